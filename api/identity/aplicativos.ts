@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { Aplicativo } from '../../models/identity';
+import { iso } from '../../models/shared/base';
+import { conflito, naoEncontrado } from '../shared/errors';
+import { offset, PaginaNumerada } from '../shared/paginacao';
+import { hashDoSegredo } from './login';
+
+export interface AplicativoJson {
+  id: string;
+  client_id: string;
+  nome: string;
+  descricao: string | null;
+  ativo: boolean;
+  criado_em: string;
+  atualizado_em: string;
+}
+
+export function aplicativoJson(a: Aplicativo): AplicativoJson {
+  return {
+    id: a.id,
+    client_id: a.id,
+    nome: a.nome,
+    descricao: a.descricao,
+    ativo: a.ativo,
+    criado_em: iso(a.criado_em)!,
+    atualizado_em: iso(a.atualizado_em)!,
+  };
+}
+
+/** 256 random bits, shown once; only its hash is kept. */
+export const novoSegredo = () => randomBytes(32).toString('base64url');
+
+async function existente(id: string): Promise<Aplicativo> {
+  const a = await Aplicativo.findByPk(id);
+  if (!a) throw naoEncontrado('Aplicativo');
+  return a;
+}
+
+export async function listarAplicativos(pagina: number, tamanho: number): Promise<PaginaNumerada<AplicativoJson>> {
+  const { rows, count } = await Aplicativo.findAndCountAll({
+    order: [
+      ['nome', 'ASC'],
+      ['id', 'ASC'],
+    ],
+    offset: offset(pagina, tamanho),
+    limit: tamanho,
+  });
+  return { itens: rows.map(aplicativoJson), pagina, tamanho, total: count };
+}
+
+export async function aplicativoPorId(id: string): Promise<AplicativoJson> {
+  return aplicativoJson(await existente(id));
+}
+
+export async function criarAplicativo(e: { nome: string; descricao?: string | null }) {
+  const client_secret = novoSegredo();
+  const a = await Aplicativo.create({ nome: e.nome, descricao: e.descricao ?? null, segredo_hash: hashDoSegredo(client_secret) });
+  return { ...aplicativoJson(a), client_secret };
+}
+
+export async function atualizarAplicativo(id: string, e: { nome?: string; descricao?: string | null; ativo?: boolean }) {
+  const a = await existente(id);
+  if (e.ativo === false && a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser desativado.');
+  await a.update(e);
+  return aplicativoJson(a);
+}
+
+/** A new secret replaces the old one at once (the old one stops working). */
+export async function renovarSegredo(id: string) {
+  const a = await existente(id);
+  const client_secret = novoSegredo();
+  await a.update({ segredo_hash: hashDoSegredo(client_secret) });
+  return { ...aplicativoJson(a), client_secret };
+}
+
+export async function deletarAplicativo(id: string): Promise<void> {
+  const a = await existente(id);
+  if (a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser removido.');
+  await a.destroy();
+}

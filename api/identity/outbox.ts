@@ -1,0 +1,80 @@
+import { Op, Transaction } from 'sequelize';
+import { config } from '../../config';
+import { logger } from '../../lib/logger';
+import { Aplicativo, EventoPendente } from '../../models/identity';
+import { fila } from '../../queues/fila';
+import { filaIdentityOutbox } from '../../queues/identity-outbox';
+import { assinar } from './chaves';
+
+export type TipoDeEventoDeColaborador = 'colaborador.criado' | 'colaborador.atualizado' | 'colaborador.removido';
+
+const log = logger('identity-outbox');
+
+/** Stores the event in the caller's transaction: it exists if and only if the change does. */
+export async function registrarEvento(
+  tipo: TipoDeEventoDeColaborador,
+  dados: Record<string, unknown>,
+  transaction: Transaction,
+): Promise<string> {
+  const evento = await EventoPendente.create({ tipo, versao: 1, dados }, { transaction });
+  return evento.id;
+}
+
+/** After commit: one job per event (jobId = event id). When Redis is down the sweep enqueues it later. */
+export async function enfileirar(ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  try {
+    await fila(filaIdentityOutbox).addBulk(ids.map((id) => ({ name: 'enviar', data: { id }, opts: { jobId: id } })));
+  } catch (err) {
+    log.warn({ err: (err as Error).message, eventos: ids }, 'eventos ficam para a varredura');
+  }
+}
+
+/** Events stored but never enqueued (or whose job was lost) go back to the queue. */
+export async function varrer(): Promise<number> {
+  const pendentes = await EventoPendente.findAll({
+    where: { enviado_em: null, criado_em: { [Op.lt]: new Date(Date.now() - 30_000) } },
+    attributes: ['id'],
+    order: [['criado_em', 'ASC']],
+    limit: 1000,
+  });
+  await enfileirar(pendentes.map((e) => e.id));
+  return pendentes.length;
+}
+
+/** The identity service's own application token, signed locally: it is the issuer. */
+async function tokenDoIdentity(): Promise<string> {
+  const clientId = config().servicos.identity.clientId;
+  const app = await Aplicativo.findOne({ where: clientId ? { id: clientId } : { servico_da_suite: 'identity' } });
+  if (!app) throw new Error('the identity service has no application of its own (IDENTITY_CLIENT_ID)');
+  return assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, 300);
+}
+
+/**
+ * Publishes one stored event at the hub (POST /eventos, idempotent by `id`). Throws while the hub
+ * is out of reach or refuses, so the queue retries it; an event already sent is not sent again.
+ */
+export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'inexistente'> {
+  const evento = await EventoPendente.findByPk(id);
+  if (!evento) return 'inexistente';
+  if (evento.enviado_em) return 'ja_enviado';
+  await evento.increment('tentativas');
+  let erro: string;
+  try {
+    const resposta = await fetch(`${config().servicos.hub.url}/eventos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await tokenDoIdentity()}` },
+      body: JSON.stringify({ id: evento.id, tipo: evento.tipo, versao: evento.versao, dados: evento.dados }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (resposta.ok) {
+      await evento.update({ enviado_em: new Date(), ultimo_erro: null });
+      return 'enviado';
+    }
+    erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
+  } catch (err) {
+    erro = `hub out of reach: ${(err as Error).message}`;
+  }
+  await evento.update({ ultimo_erro: erro.slice(0, 1000) });
+  throw new Error(erro);
+}

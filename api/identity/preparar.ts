@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { config } from '../../config';
+import { APLICATIVOS_DA_SUITE, NomeDoServico } from '../../config/services';
+import { Credenciais, gravarCredenciaisLocais, lerCredenciaisLocais } from '../../lib/credenciais';
+import { logger } from '../../lib/logger';
+import { Aplicativo, Usuario } from '../../models/identity';
+import { novoSegredo } from './aplicativos';
+import { carregarChaves } from './chaves';
+import { hashDoSegredo } from './login';
+import { hashDeSenha } from './senhas';
+
+const log = logger('identity');
+
+const NOMES: Record<string, string> = {
+  hub: 'Webhook hub',
+  identity: 'Identity',
+  intranet: 'Intranet',
+  sales: 'Vendas',
+  tracing: 'Tracing',
+};
+
+/** DESIGN §2: with no user at all, a master is created from IDENTITY_ADMIN_EMAIL/SENHA (or a random password, printed once). */
+async function criarAdminInicial(): Promise<void> {
+  if ((await Usuario.count({ paranoid: false })) > 0) return;
+  const email = config().identity.adminEmail ?? 'admin@suite.local';
+  const informada = config().identity.adminSenha;
+  const senha = informada ?? randomBytes(12).toString('base64url');
+  await Usuario.create({ nome: 'Administrador', email, perfil: 'colaborador', master: true, senha_hash: await hashDeSenha(senha) });
+  log.info({ email }, 'usuário master inicial criado');
+  if (!informada) process.stdout.write(`\nUsuário master inicial: ${email}\nSenha (mostrada só agora): ${senha}\n\n`);
+}
+
+/**
+ * LOCALHOST: the suite's own services are applications of the identity service (DESIGN §3).
+ * Registered once; their credentials are kept in the local data folder and reused while they
+ * still match, so processes started apart keep working.
+ */
+async function registrarAplicativosDaSuite(): Promise<void> {
+  const guardadas = await lerCredenciaisLocais();
+  const novas: Credenciais = {};
+  for (const servico of APLICATIVOS_DA_SUITE) {
+    const doAmbiente = config().servicos[servico];
+    if (doAmbiente.clientId && doAmbiente.clientSecret) continue;
+    let app = await Aplicativo.findOne({ where: { servico_da_suite: servico } });
+    const anterior = guardadas[servico];
+    if (app && anterior && anterior.clientId === app.id && hashDoSegredo(anterior.clientSecret) === app.segredo_hash) {
+      novas[servico] = anterior;
+      continue;
+    }
+    const segredo = novoSegredo();
+    if (app) await app.update({ segredo_hash: hashDoSegredo(segredo), ativo: true });
+    else {
+      app = await Aplicativo.create({
+        nome: NOMES[servico] ?? servico,
+        descricao: `Serviço ${servico} da suíte`,
+        segredo_hash: hashDoSegredo(segredo),
+        servico_da_suite: servico,
+      });
+    }
+    novas[servico] = { clientId: app.id, clientSecret: segredo };
+  }
+  await gravarCredenciaisLocais(novas);
+  for (const [servico, c] of Object.entries(novas)) {
+    Object.assign(config().servicos[servico as NomeDoServico], c);
+  }
+}
+
+export async function prepararIdentity(): Promise<void> {
+  await carregarChaves();
+  await criarAdminInicial();
+  if (config().ambiente === 'LOCALHOST') await registrarAplicativosDaSuite();
+}

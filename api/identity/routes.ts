@@ -1,0 +1,251 @@
+import Joi from 'joi';
+import { config } from '../../config';
+import { Principal } from '../shared/principal';
+import { limitePorEndereco } from '../shared/limite';
+import { proibido } from '../shared/errors';
+import { Permissao, Rota } from '../shared/rotas';
+import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
+import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
+import { jwks } from './chaves';
+import { entrar, tokenDeAplicativo } from './login';
+import { respostas, schemas } from './schemas';
+import {
+  atualizarUsuario,
+  autocompletarUsuarios,
+  criarUsuario,
+  deletarUsuario,
+  filtrarUsuarios,
+  listarUsuarios,
+  usuarioPorId,
+} from './usuarios';
+
+const soMaster: Permissao = (p: Principal) => {
+  if (!p.master) throw proibido('Somente um usuário master.');
+};
+/** Applications read the application list (the hub syncs from it); users must be masters. */
+const masterOuAplicativo: Permissao = (p: Principal) => {
+  if (p.tipo === 'usuario' && !p.master) throw proibido('Somente um usuário master ou um aplicativo.');
+};
+
+function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
+  return [
+    {
+      metodo: 'get',
+      caminho: `/${tipo}`,
+      operacao: `buscar_${tipo}`,
+      resumo: `Lista ${plural} em ordem alfabética`,
+      acesso: 'usuario',
+      resposta: respostas.cadastro,
+      tratar: () => listarCadastros(tipo),
+    },
+    {
+      metodo: 'post',
+      caminho: `/${tipo}`,
+      operacao: `criar_${tipo}`,
+      resumo: `Cria um registro de ${plural}`,
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { body: schemas.criarCadastro },
+      status: 201,
+      resposta: respostas.cadastro,
+      tratar: (req) => criarCadastro(tipo, req.entrada.body.nome),
+    },
+  ];
+}
+
+/** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */
+export function rotasDoIdentity(): Rota[] {
+  const limiteDeLogin = limitePorEndereco('login', config().identity.loginLimitePorMinuto);
+  return [
+    {
+      metodo: 'post',
+      caminho: '/auth/login',
+      operacao: 'login',
+      resumo: 'Login de usuário por e-mail e senha',
+      acesso: 'publico',
+      antes: [limiteDeLogin],
+      validar: { body: schemas.login },
+      resposta: respostas.token.keys({ usuario: respostas.usuario }),
+      tratar: (req) => entrar(req.entrada.body.email, req.entrada.body.senha),
+    },
+    {
+      metodo: 'post',
+      caminho: '/auth/token',
+      operacao: 'token_de_aplicativo',
+      resumo: 'Token de aplicativo (client credentials)',
+      acesso: 'publico',
+      antes: [limiteDeLogin],
+      validar: { body: schemas.token },
+      resposta: respostas.token,
+      tratar: (req) => tokenDeAplicativo(req.entrada.body.client_id, req.entrada.body.client_secret),
+    },
+    {
+      metodo: 'get',
+      caminho: '/.well-known/jwks.json',
+      operacao: 'jwks',
+      resumo: 'Chaves públicas que verificam os tokens',
+      acesso: 'publico',
+      tratar: (_req, res) => {
+        res.setHeader('Cache-Control', 'public, max-age=300');
+        return jwks();
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/usuario',
+      operacao: 'buscar_paginador_usuario',
+      resumo: 'Usuários, mais recentes primeiro',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { query: schemas.listaDeUsuarios },
+      resposta: respostas.pagina(respostas.usuario),
+      tratar: (req) => {
+        const { pagina, tamanho, ...filtros } = req.entrada.query;
+        return listarUsuarios(filtros, pagina, tamanho);
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/usuario/autocomplete',
+      operacao: 'buscar_auto_complete_usuario',
+      resumo: 'Autocomplete de usuários, alfabético',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { query: schemas.autocompleteDeUsuarios },
+      resposta: respostas.pagina(respostas.autocomplete),
+      tratar: (req) => {
+        const { pagina, tamanho, ...filtros } = req.entrada.query;
+        return autocompletarUsuarios(filtros, pagina, tamanho);
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/usuario/filtro',
+      operacao: 'buscar_pelo_filtro_usuario',
+      resumo: 'Usuários filtrados, alfabético, sem paginação',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { query: schemas.filtroDeUsuarios },
+      resposta: Joi.array().items(respostas.usuario),
+      tratar: (req) => filtrarUsuarios(req.entrada.query),
+    },
+    {
+      metodo: 'get',
+      caminho: '/usuario/:id',
+      operacao: 'buscar_pelo_id_usuario',
+      resumo: 'Usuário pelo id (quem não é master, só o próprio)',
+      acesso: 'usuario',
+      validar: { params: schemas.paramsId },
+      resposta: respostas.usuario,
+      tratar: (req) => usuarioPorId(req.entrada.params.id, req.principal!),
+    },
+    {
+      metodo: 'post',
+      caminho: '/usuario',
+      operacao: 'criar_usuario',
+      resumo: 'Cria um usuário',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { body: schemas.criarUsuario },
+      status: 201,
+      resposta: respostas.usuario,
+      tratar: (req) => criarUsuario(req.entrada.body),
+    },
+    {
+      metodo: 'patch',
+      caminho: '/usuario/:id',
+      operacao: 'atualizar_pelo_id_usuario',
+      resumo: 'Altera um usuário (só os campos enviados)',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { params: schemas.paramsId, body: schemas.atualizarUsuario },
+      resposta: respostas.usuario,
+      tratar: (req) => atualizarUsuario(req.entrada.params.id, req.entrada.body),
+    },
+    {
+      metodo: 'delete',
+      caminho: '/usuario/:id',
+      operacao: 'deletar_pelo_id_usuario',
+      resumo: 'Remove um usuário (logicamente)',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { params: schemas.paramsId },
+      tratar: async (req) => {
+        await deletarUsuario(req.entrada.params.id, req.principal!);
+        return undefined;
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/aplicativo',
+      operacao: 'buscar_paginador_aplicativo',
+      resumo: 'Aplicativos, em ordem alfabética',
+      acesso: 'usuario_ou_aplicativo',
+      permissao: masterOuAplicativo,
+      validar: { query: schemas.listaDeAplicativos },
+      resposta: respostas.pagina(respostas.aplicativo),
+      tratar: (req) => listarAplicativos(req.entrada.query.pagina, req.entrada.query.tamanho),
+    },
+    {
+      metodo: 'get',
+      caminho: '/aplicativo/:id',
+      operacao: 'buscar_pelo_id_aplicativo',
+      resumo: 'Aplicativo pelo id',
+      acesso: 'usuario_ou_aplicativo',
+      permissao: masterOuAplicativo,
+      validar: { params: schemas.paramsId },
+      resposta: respostas.aplicativo,
+      tratar: (req) => aplicativoPorId(req.entrada.params.id),
+    },
+    {
+      metodo: 'post',
+      caminho: '/aplicativo',
+      operacao: 'criar_aplicativo',
+      resumo: 'Cria um aplicativo; client_secret aparece só nesta resposta',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { body: schemas.criarAplicativo },
+      status: 201,
+      resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
+      tratar: (req) => criarAplicativo(req.entrada.body),
+    },
+    {
+      metodo: 'post',
+      caminho: '/aplicativo/:id/segredo',
+      operacao: 'renovar_segredo_aplicativo',
+      resumo: 'Gera um novo client_secret (o anterior deixa de valer)',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { params: schemas.paramsId },
+      resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
+      tratar: (req) => renovarSegredo(req.entrada.params.id),
+    },
+    {
+      metodo: 'patch',
+      caminho: '/aplicativo/:id',
+      operacao: 'atualizar_pelo_id_aplicativo',
+      resumo: 'Altera nome, descrição ou situação',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { params: schemas.paramsId, body: schemas.atualizarAplicativo },
+      resposta: respostas.aplicativo,
+      tratar: (req) => atualizarAplicativo(req.entrada.params.id, req.entrada.body),
+    },
+    {
+      metodo: 'delete',
+      caminho: '/aplicativo/:id',
+      operacao: 'deletar_pelo_id_aplicativo',
+      resumo: 'Remove um aplicativo (logicamente)',
+      acesso: 'usuario',
+      permissao: soMaster,
+      validar: { params: schemas.paramsId },
+      tratar: async (req) => {
+        await deletarAplicativo(req.entrada.params.id);
+        return undefined;
+      },
+    },
+    ...rotasDeCadastro('setor', 'setores'),
+    ...rotasDeCadastro('cargo', 'cargos'),
+    ...rotasDeCadastro('funcao', 'funções'),
+  ];
+}

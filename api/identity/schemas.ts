@@ -1,0 +1,84 @@
+import Joi from 'joi';
+import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
+
+const email = () => Joi.string().trim().lowercase().max(254).email({ tlds: { allow: false } });
+const perfil = () => Joi.string().valid('colaborador', 'cliente');
+const senha = () => Joi.string().min(8).max(200);
+const refOpcional = () => id().allow(null);
+
+export const filtrosDeUsuario = { busca: texto(), perfil: perfil().empty('') };
+
+export const schemas = {
+  paramsId: Joi.object({ id: id().required() }),
+  login: Joi.object({ email: email().required(), senha: Joi.string().max(200).required() }).required(),
+  token: Joi.object({ client_id: Joi.string().max(64).required(), client_secret: Joi.string().max(200).required() }).required(),
+  listaDeUsuarios: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500), ...filtrosDeUsuario }),
+  autocompleteDeUsuarios: Joi.object({ pagina: pagina(), tamanho: tamanho(10), ...filtrosDeUsuario }),
+  filtroDeUsuarios: Joi.object(filtrosDeUsuario),
+  criarUsuario: Joi.object({
+    nome: Joi.string().trim().min(1).max(200).required(),
+    email: email().required(),
+    perfil: perfil().required(),
+    senha: senha(),
+    e_master: Joi.boolean(),
+    setor_id: refOpcional(),
+    cargo_id: refOpcional(),
+    funcao_id: refOpcional(),
+    imagem: Joi.string().uri({ scheme: ['http', 'https'] }).max(1000).allow(null),
+  }).required(),
+  atualizarUsuario: Joi.object({
+    nome: Joi.string().trim().min(1).max(200),
+    email: email(),
+    perfil: perfil(),
+    senha: senha(),
+    e_master: Joi.boolean(),
+    setor_id: refOpcional(),
+    cargo_id: refOpcional(),
+    funcao_id: refOpcional(),
+    imagem: Joi.string().uri({ scheme: ['http', 'https'] }).max(1000).allow(null),
+  }).required(),
+  listaDeAplicativos: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }),
+  criarAplicativo: Joi.object({
+    nome: Joi.string().trim().min(1).max(200).required(),
+    descricao: Joi.string().trim().max(1000).allow(null, ''),
+  }).required(),
+  atualizarAplicativo: Joi.object({
+    nome: Joi.string().trim().min(1).max(200),
+    descricao: Joi.string().trim().max(1000).allow(null, ''),
+    ativo: booleano(),
+  }).required(),
+  criarCadastro: Joi.object({ nome: Joi.string().trim().min(1).max(200).required() }).required(),
+};
+
+const s = Joi.string();
+const sn = Joi.string().allow(null);
+
+export const respostas = {
+  usuario: Joi.object({
+    id: s,
+    nome: s,
+    email: s,
+    perfil: s,
+    e_master: Joi.boolean(),
+    master_pelo_ambiente: Joi.boolean(),
+    email_verificado: Joi.boolean(),
+    dois_fatores_ativo: Joi.boolean(),
+    tem_senha: Joi.boolean(),
+    criado_em: s,
+    atualizado_em: s,
+    bloqueado_ate: sn,
+    ultimo_login_em: sn,
+    cargo: sn,
+    cargo_id: sn,
+    funcao: sn,
+    funcao_id: sn,
+    setor: sn,
+    setor_id: sn,
+    imagem: sn,
+  }).label('Usuario'),
+  autocomplete: Joi.object({ id: s, nome: s, email: s }),
+  token: Joi.object({ access_token: s, token_type: s, expires_in: Joi.number() }),
+  aplicativo: Joi.object({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: s, atualizado_em: s }),
+  cadastro: Joi.object({ id: s, nome: s, criado_em: s, atualizado_em: s }),
+  pagina: (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+};

@@ -1,0 +1,37 @@
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Passwords are kept as scrypt hashes with a random salt (OWASP's N=2^14, r=8, p=5 profile):
+ * `scrypt$N$r$p$salt$hash`, base64url. The parameters travel with the hash so they can grow later.
+ */
+const N = 2 ** 14;
+const R = 8;
+const P = 5;
+const TAMANHO = 32;
+
+function derivar(senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) =>
+      err ? reject(err) : resolve(chave),
+    ),
+  );
+}
+
+export async function hashDeSenha(senha: string): Promise<string> {
+  const sal = randomBytes(16);
+  const chave = await derivar(senha, sal, N, R, P);
+  return ['scrypt', N, R, P, sal.toString('base64url'), chave.toString('base64url')].join('$');
+}
+
+export async function senhaConfere(senha: string, hash: string | null): Promise<boolean> {
+  if (!hash) {
+    // same work as a real check, so a missing user or password cannot be told apart by timing
+    await derivar(senha, Buffer.alloc(16), N, R, P);
+    return false;
+  }
+  const [algoritmo, n, r, p, sal, esperado] = hash.split('$');
+  if (algoritmo !== 'scrypt') return false;
+  const esperadoBuf = Buffer.from(esperado, 'base64url');
+  const chave = await derivar(senha, Buffer.from(sal, 'base64url'), Number(n), Number(r), Number(p));
+  return chave.length === esperadoBuf.length && timingSafeEqual(chave, esperadoBuf);
+}

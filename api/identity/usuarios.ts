@@ -1,0 +1,248 @@
+import { Op, Transaction, WhereOptions } from 'sequelize';
+import { config } from '../../config';
+import { banco } from '../../lib/database';
+import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
+import { PerfilDeUsuario } from '../../models/identity/usuario';
+import { iso } from '../../models/shared/base';
+import { conflito, naoEncontrado, proibido, referenciaInvalida } from '../shared/errors';
+import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+import { Principal } from '../shared/principal';
+import { enfileirar, registrarEvento, TipoDeEventoDeColaborador } from './outbox';
+import { hashDeSenha } from './senhas';
+
+/** SPEC §2 Usuario, exactly. */
+export interface UsuarioJson {
+  id: string;
+  nome: string;
+  email: string;
+  perfil: PerfilDeUsuario;
+  e_master: boolean;
+  master_pelo_ambiente: boolean;
+  email_verificado: boolean;
+  dois_fatores_ativo: boolean;
+  tem_senha: boolean;
+  criado_em: string;
+  atualizado_em: string;
+  bloqueado_ate: string | null;
+  ultimo_login_em: string | null;
+  cargo: string | null;
+  cargo_id: string | null;
+  funcao: string | null;
+  funcao_id: string | null;
+  setor: string | null;
+  setor_id: string | null;
+  imagem: string | null;
+}
+
+export const masterPeloAmbiente = (email: string) => config().identity.masterEmails.includes(email.toLowerCase());
+export const eMaster = (u: Pick<Usuario, 'master' | 'email'>) => u.master || masterPeloAmbiente(u.email);
+
+export function usuarioJson(u: Usuario): UsuarioJson {
+  const peloAmbiente = masterPeloAmbiente(u.email);
+  return {
+    id: u.id,
+    nome: u.nome,
+    email: u.email,
+    perfil: u.perfil,
+    e_master: u.master || peloAmbiente,
+    master_pelo_ambiente: peloAmbiente,
+    email_verificado: u.email_verificado,
+    dois_fatores_ativo: u.dois_fatores_ativo,
+    tem_senha: Boolean(u.senha_hash),
+    criado_em: iso(u.criado_em)!,
+    atualizado_em: iso(u.atualizado_em)!,
+    bloqueado_ate: iso(u.bloqueado_ate),
+    ultimo_login_em: iso(u.ultimo_login_em),
+    cargo: u.cargo?.nome ?? null,
+    cargo_id: u.cargo_id,
+    funcao: u.funcao?.nome ?? null,
+    funcao_id: u.funcao_id,
+    setor: u.setor?.nome ?? null,
+    setor_id: u.setor_id,
+    imagem: u.imagem,
+  };
+}
+
+const comCadastros = [
+  { model: Setor, as: 'setor', attributes: ['id', 'nome'] },
+  { model: Cargo, as: 'cargo', attributes: ['id', 'nome'] },
+  { model: Funcao, as: 'funcao', attributes: ['id', 'nome'] },
+];
+
+export interface FiltrosDeUsuario {
+  busca?: string;
+  perfil?: PerfilDeUsuario;
+}
+
+function filtrosWhere(f: FiltrosDeUsuario): WhereOptions {
+  const e: WhereOptions[] = [];
+  if (f.busca) e.push({ [Op.or]: [{ nome: { [Op.like]: contem(f.busca) } }, { email: { [Op.like]: contem(f.busca) } }] });
+  if (f.perfil) e.push({ perfil: f.perfil });
+  return e.length ? { [Op.and]: e } : {};
+}
+
+const ALFABETICA: [string, string][] = [
+  ['nome', 'ASC'],
+  ['id', 'ASC'],
+];
+
+/** SPEC 4.1: most recent first. */
+export async function listarUsuarios(f: FiltrosDeUsuario, pagina: number, tamanho: number): Promise<PaginaNumerada<UsuarioJson>> {
+  const where = filtrosWhere(f);
+  const [total, linhas] = await Promise.all([
+    Usuario.count({ where }),
+    Usuario.findAll({
+      where,
+      include: comCadastros,
+      order: [
+        ['criado_em', 'DESC'],
+        ['id', 'DESC'],
+      ],
+      offset: offset(pagina, tamanho),
+      limit: tamanho,
+    }),
+  ]);
+  return { itens: linhas.map(usuarioJson), pagina, tamanho, total };
+}
+
+/** SPEC 4.1: alphabetical autocomplete items. */
+export async function autocompletarUsuarios(f: FiltrosDeUsuario, pagina: number, tamanho: number) {
+  const where = filtrosWhere(f);
+  const [total, linhas] = await Promise.all([
+    Usuario.count({ where }),
+    Usuario.findAll({ where, attributes: ['id', 'nome', 'email'], order: ALFABETICA, offset: offset(pagina, tamanho), limit: tamanho }),
+  ]);
+  return { itens: linhas.map((u) => ({ id: u.id, nome: u.nome, email: u.email })), pagina, tamanho, total };
+}
+
+/** SPEC 4.1: every match, alphabetical, no pagination. */
+export async function filtrarUsuarios(f: FiltrosDeUsuario): Promise<UsuarioJson[]> {
+  const linhas = await Usuario.findAll({ where: filtrosWhere(f), include: comCadastros, order: ALFABETICA });
+  return linhas.map(usuarioJson);
+}
+
+async function existente(id: string): Promise<Usuario> {
+  const u = await Usuario.findByPk(id, { include: comCadastros });
+  if (!u) throw naoEncontrado('Usuário');
+  return u;
+}
+
+/** SPEC 4.1 and 5.3: a non-master reads only their own record. */
+export async function usuarioPorId(id: string, quem: Principal): Promise<UsuarioJson> {
+  if (!quem.master && quem.sub !== id) throw proibido('Um usuário que não é master só lê o próprio registro.');
+  return usuarioJson(await existente(id));
+}
+
+export interface EntradaDeUsuario {
+  nome?: string;
+  email?: string;
+  perfil?: PerfilDeUsuario;
+  senha?: string;
+  e_master?: boolean;
+  setor_id?: string | null;
+  cargo_id?: string | null;
+  funcao_id?: string | null;
+  imagem?: string | null;
+}
+
+/** Sector, position and function named in a body must exist (DESIGN §4: 422). */
+async function conferirReferencias(e: EntradaDeUsuario): Promise<void> {
+  const refs: [keyof EntradaDeUsuario, typeof Setor, string][] = [
+    ['setor_id', Setor, 'Setor'],
+    ['cargo_id', Cargo, 'Cargo'],
+    ['funcao_id', Funcao, 'Função'],
+  ];
+  for (const [campo, modelo, nome] of refs) {
+    const valor = e[campo];
+    if (typeof valor === 'string' && !(await modelo.findByPk(valor, { attributes: ['id'] }))) {
+      throw referenciaInvalida(campo, `${nome} não encontrado.`);
+    }
+  }
+}
+
+async function emailEmUso(email: string, excetoId?: string): Promise<void> {
+  const outro = await Usuario.findOne({ where: { email }, attributes: ['id'] });
+  if (outro && outro.id !== excetoId) throw conflito('Já existe um usuário com este e-mail.');
+}
+
+/** Which `colaborador.*` event a change makes, if any (the profile may move in or out). */
+function eventoDaMudanca(antes: PerfilDeUsuario | null, depois: PerfilDeUsuario | null): TipoDeEventoDeColaborador | null {
+  const eraColaborador = antes === 'colaborador';
+  const eColaborador = depois === 'colaborador';
+  if (!eraColaborador && eColaborador) return 'colaborador.criado';
+  if (eraColaborador && eColaborador) return 'colaborador.atualizado';
+  if (eraColaborador && !eColaborador) return 'colaborador.removido';
+  return null;
+}
+
+/**
+ * Runs a user change in a transaction that also stores its `colaborador.*` event (outbox), then
+ * enqueues the event once the transaction is committed.
+ */
+async function mudarUsuario(
+  antes: PerfilDeUsuario | null,
+  acao: (transaction: Transaction) => Promise<Usuario | null>,
+): Promise<Usuario | null> {
+  const eventos: string[] = [];
+  const usuario = await banco('identity').transaction(async (transaction) => {
+    const u = await acao(transaction);
+    const depois = u && !u.deletado_em ? u.perfil : null;
+    const tipo = eventoDaMudanca(antes, depois);
+    if (tipo && u) {
+      await u.reload({ include: comCadastros, transaction, paranoid: false });
+      eventos.push(await registrarEvento(tipo, { ...usuarioJson(u) }, transaction));
+    }
+    return u;
+  });
+  await enfileirar(eventos);
+  return usuario;
+}
+
+export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | 'email' | 'perfil'>> & EntradaDeUsuario) {
+  await conferirReferencias(e);
+  await emailEmUso(e.email);
+  const senha_hash = e.senha ? await hashDeSenha(e.senha) : null;
+  const u = await mudarUsuario(null, (transaction) =>
+    Usuario.create(
+      {
+        nome: e.nome,
+        email: e.email,
+        perfil: e.perfil,
+        master: e.e_master ?? false,
+        senha_hash,
+        setor_id: e.setor_id ?? null,
+        cargo_id: e.cargo_id ?? null,
+        funcao_id: e.funcao_id ?? null,
+        imagem: e.imagem ?? null,
+      },
+      { transaction },
+    ),
+  );
+  return usuarioJson(await existente(u!.id));
+}
+
+export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise<UsuarioJson> {
+  const atual = await existente(id);
+  await conferirReferencias(e);
+  if (e.email !== undefined) await emailEmUso(e.email, id);
+  const mudancas: Record<string, unknown> = {};
+  for (const campo of ['nome', 'email', 'perfil', 'setor_id', 'cargo_id', 'funcao_id', 'imagem'] as const) {
+    if (e[campo] !== undefined) mudancas[campo] = e[campo];
+  }
+  if (e.e_master !== undefined) mudancas.master = e.e_master;
+  if (e.senha !== undefined) mudancas.senha_hash = await hashDeSenha(e.senha);
+  await mudarUsuario(atual.perfil, async (transaction) => {
+    await atual.update(mudancas, { transaction });
+    return atual;
+  });
+  return usuarioJson(await existente(id));
+}
+
+export async function deletarUsuario(id: string, quem: Principal): Promise<void> {
+  const atual = await existente(id);
+  if (atual.id === quem.sub) throw conflito('Um usuário não pode remover a si mesmo.');
+  await mudarUsuario(atual.perfil, async (transaction) => {
+    await atual.destroy({ transaction });
+    return atual;
+  });
+}

@@ -1,0 +1,13 @@
+import { NomeDoServico } from '../config/services';
+import { identity } from './identity';
+import { intranet } from './intranet';
+import { Servico } from './shared/servico';
+
+/** Services built so far; `npm start` runs all of them. */
+export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, intranet };
+
+export function servico(nome: string): Servico {
+  const s = SERVICOS_DA_SUITE[nome as NomeDoServico];
+  if (!s) throw new Error(`unknown service "${nome}"; known: ${Object.keys(SERVICOS_DA_SUITE).join(', ')}`);
+  return s;
+}

@@ -1,0 +1,11 @@
+import { Colaborador, PerfilAcesso } from '../../models/intranet';
+import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
+import { criarModuloDeAcesso } from '../shared/acesso';
+
+/** The intranet's collaborators and access profiles (SPEC 4.5), on its own tables. */
+export const acessoIntranet = criarModuloDeAcesso({
+  areas: ['colaboradores'],
+  Colaborador,
+  PerfilAcesso,
+  filaDeSync: filaIntranetColaboradorSync,
+});

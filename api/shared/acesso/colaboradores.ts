@@ -1,0 +1,222 @@
+import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { iso } from '../../../models/shared/base';
+import { ColaboradorBase } from '../../../models/shared/colaborador';
+import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
+import { conflito, naoEncontrado, referenciaInvalida } from '../errors';
+import { contem, PaginaCursor } from '../paginacao';
+
+/** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
+export const TAMANHO_DA_PAGINA = 50;
+
+export interface ColaboradorJson {
+  id: string;
+  auth_id: string;
+  nome: string;
+  email: string;
+  ativo: boolean;
+  master: boolean;
+  cargo: string | null;
+  funcao: string | null;
+  setor: string | null;
+  telefone: string | null;
+  perfil_acesso_id: string | null;
+  perfil_acesso: string | null;
+  criado_em: string;
+  atualizado_em: string;
+}
+
+export interface FiltrosDeColaborador {
+  busca?: string;
+  nome?: string;
+  email?: string;
+  setor?: string;
+  cargo?: string;
+  ativo?: boolean;
+  perfil_acesso_id?: string;
+}
+
+/** What the identity service says of a collaborator (SPEC §2 Usuario fields used here). */
+export interface UsuarioDoIdentity {
+  id: string;
+  nome: string;
+  email: string;
+  e_master: boolean;
+  setor?: string | null;
+  cargo?: string | null;
+  funcao?: string | null;
+}
+
+type ComPerfil = ColaboradorBase & { perfil?: PerfilAcessoBase | null };
+
+export function colaboradorJson(c: ComPerfil): ColaboradorJson {
+  return {
+    id: c.id,
+    auth_id: c.auth_id,
+    nome: c.nome,
+    email: c.email,
+    ativo: c.ativo,
+    master: c.master,
+    cargo: c.cargo,
+    funcao: c.funcao,
+    setor: c.setor,
+    telefone: c.telefone,
+    perfil_acesso_id: c.perfil_acesso_id,
+    perfil_acesso: c.perfil?.nome ?? null,
+    criado_em: iso(c.criado_em)!,
+    atualizado_em: iso(c.atualizado_em)!,
+  };
+}
+
+function filtrosWhere(f: FiltrosDeColaborador): WhereOptions {
+  const e: WhereOptions[] = [];
+  if (f.busca) e.push({ [Op.or]: [{ nome: { [Op.like]: contem(f.busca) } }, { email: { [Op.like]: contem(f.busca) } }] });
+  if (f.nome) e.push({ nome: { [Op.like]: contem(f.nome) } });
+  if (f.email) e.push({ email: { [Op.like]: contem(f.email) } });
+  if (f.setor) e.push({ setor: { [Op.like]: contem(f.setor) } });
+  if (f.cargo) e.push({ cargo: { [Op.like]: contem(f.cargo) } });
+  if (f.ativo !== undefined) e.push({ ativo: f.ativo });
+  if (f.perfil_acesso_id) e.push({ perfil_acesso_id: f.perfil_acesso_id });
+  return e.length ? { [Op.and]: e } : {};
+}
+
+/**
+ * Collaborators of one service (SPEC 4.5). `aoMudarPerfil` drops the cached permissions of the
+ * person at once; other processes see the change within the cache time (5 minutes at most).
+ */
+export function criarColaboradores(
+  Colaborador: ModelStatic<ColaboradorBase>,
+  PerfilAcesso: ModelStatic<PerfilAcessoBase>,
+  aoMudarPerfil: (authId: string) => void,
+) {
+  const incluirPerfil = [{ model: PerfilAcesso, as: 'perfil', attributes: ['id', 'nome'], required: false }];
+  const ORDEM: [string, string][] = [
+    ['nome', 'ASC'],
+    ['id', 'ASC'],
+  ];
+
+  /** Items after the cursor in (nome, id) order; an unknown cursor gives an empty page (SPEC 4.5 rule 1). */
+  async function depoisDoCursor(cursor: string | undefined): Promise<WhereOptions | null> {
+    if (!cursor) return {};
+    const marco = await Colaborador.findByPk(cursor, { paranoid: false, attributes: ['id', 'nome'] });
+    if (!marco) return null;
+    return {
+      [Op.or]: [{ nome: { [Op.gt]: marco.nome } }, { nome: marco.nome, id: { [Op.gt]: marco.id } }],
+    };
+  }
+
+  async function paginaCursor<T>(
+    where: WhereOptions,
+    cursor: string | undefined,
+    tamanho: number,
+    mapear: (c: ComPerfil) => T,
+    comPerfil: boolean,
+  ): Promise<PaginaCursor<T>> {
+    const depois = await depoisDoCursor(cursor);
+    if (depois === null) return { itens: [], proximo_cursor: null, tamanho };
+    const linhas = await Colaborador.findAll({
+      where: { [Op.and]: [where, depois] },
+      order: ORDEM,
+      limit: tamanho + 1,
+      include: comPerfil ? incluirPerfil : [],
+    });
+    const itens = linhas.slice(0, tamanho);
+    const proximo = linhas.length > tamanho ? itens[itens.length - 1].id : null;
+    return { itens: itens.map(mapear), proximo_cursor: proximo, tamanho };
+  }
+
+  async function existente(id: string): Promise<ComPerfil> {
+    const c = await Colaborador.findByPk(id, { include: incluirPerfil });
+    if (!c) throw naoEncontrado('Colaborador');
+    return c;
+  }
+
+  return {
+    listar(f: Pick<FiltrosDeColaborador, 'nome' | 'setor' | 'cargo' | 'ativo'>, cursor?: string) {
+      return paginaCursor(filtrosWhere(f), cursor, TAMANHO_DA_PAGINA, colaboradorJson, true);
+    },
+
+    autocompletar(busca: string | undefined, tamanho: number, cursor?: string) {
+      return paginaCursor(filtrosWhere({ busca }), cursor, tamanho, (c) => ({ id: c.id, nome: c.nome, email: c.email }), false);
+    },
+
+    async filtrar(f: FiltrosDeColaborador): Promise<ColaboradorJson[]> {
+      const linhas = await Colaborador.findAll({ where: filtrosWhere(f), order: ORDEM, include: incluirPerfil });
+      return linhas.map(colaboradorJson);
+    },
+
+    async total(f: Pick<FiltrosDeColaborador, 'nome' | 'setor' | 'cargo' | 'ativo'>): Promise<{ total: number }> {
+      return { total: await Colaborador.count({ where: filtrosWhere(f) }) };
+    },
+
+    async porId(id: string): Promise<ColaboradorJson> {
+      return colaboradorJson(await existente(id));
+    },
+
+    /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
+    async vincularPerfil(id: string, perfilAcessoId: string | null | undefined): Promise<ColaboradorJson> {
+      const colaborador = await existente(id);
+      if (perfilAcessoId === undefined) return colaboradorJson(colaborador);
+      let perfil: PerfilAcessoBase | null = null;
+      if (perfilAcessoId !== null) {
+        perfil = await PerfilAcesso.findByPk(perfilAcessoId);
+        if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
+        if (colaborador.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+      }
+      colaborador.perfil_acesso_id = perfil?.id ?? null;
+      await colaborador.save();
+      colaborador.perfil = perfil;
+      aoMudarPerfil(colaborador.auth_id);
+      return colaboradorJson(colaborador);
+    },
+
+    /**
+     * Mirrors the identity collaborators (SPEC 4.5 rule 2, DESIGN §10): registers the new ones
+     * (masters without a profile, everyone else with `Acesso inicial`), updates changed ones and
+     * marks as deleted those gone from identity.
+     */
+    async espelhar(usuarios: UsuarioDoIdentity[], acessoInicialId: string) {
+      const locais = await Colaborador.findAll({ paranoid: false });
+      const porAuthId = new Map(locais.map((c) => [c.auth_id, c]));
+      const vistos = new Set<string>();
+      const resultado = { criados: 0, atualizados: 0, removidos: 0 };
+      const novos: Record<string, unknown>[] = [];
+      for (const u of usuarios) {
+        vistos.add(u.id);
+        const dados = {
+          nome: u.nome,
+          email: u.email,
+          master: u.e_master,
+          setor: u.setor ?? null,
+          cargo: u.cargo ?? null,
+          funcao: u.funcao ?? null,
+          ativo: true,
+        };
+        const local = porAuthId.get(u.id);
+        if (!local) {
+          novos.push({ auth_id: u.id, ...dados, perfil_acesso_id: u.e_master ? null : acessoInicialId });
+          continue;
+        }
+        const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
+        if (mudou || local.deletado_em) {
+          if (local.deletado_em) await local.restore();
+          await local.update(dados);
+          aoMudarPerfil(local.auth_id);
+          resultado.atualizados++;
+        }
+      }
+      if (novos.length) {
+        await Colaborador.bulkCreate(novos, { ignoreDuplicates: true });
+        resultado.criados = novos.length;
+      }
+      const sumidos = locais.filter((c) => !c.deletado_em && !vistos.has(c.auth_id));
+      if (sumidos.length) {
+        await Colaborador.destroy({ where: { id: sumidos.map((c) => c.id) } });
+        sumidos.forEach((c) => aoMudarPerfil(c.auth_id));
+        resultado.removidos = sumidos.length;
+      }
+      return resultado;
+    },
+  };
+}
+
+export type Colaboradores = ReturnType<typeof criarColaboradores>;

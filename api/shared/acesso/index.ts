@@ -1,0 +1,77 @@
+import { ModelStatic } from 'sequelize';
+import { config } from '../../../config';
+import { logger } from '../../../lib/logger';
+import { ColaboradorBase } from '../../../models/shared/colaborador';
+import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
+import { DefinicaoDeFila, eventosDaFila, fila } from '../../../queues/fila';
+import { Principal } from '../principal';
+import { criarColaboradores, UsuarioDoIdentity } from './colaboradores';
+import { criarControleDeAcesso } from './permissoes';
+import { criarPerfis } from './perfis';
+
+export interface OpcoesDoModuloDeAcesso {
+  /** the areas of SPEC 5.2 this service protects: `Acesso inicial` reads each of them */
+  areas: string[];
+  Colaborador: ModelStatic<ColaboradorBase>;
+  PerfilAcesso: ModelStatic<PerfilAcessoBase>;
+  /** the service's queue that registers identity collaborators on a master's listing */
+  filaDeSync: DefinicaoDeFila;
+}
+
+const ID_DO_JOB_DE_SYNC = 'sincronizar';
+
+/**
+ * The access module of DESIGN §3, mounted by each service on its own tables: permissions,
+ * profiles, collaborators and their mirror of the identity service. Plain domain code: the
+ * routes (./rotas.ts) and the sync processor both call it.
+ */
+export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
+  const controle = criarControleDeAcesso(o.Colaborador, o.PerfilAcesso, () => config().acesso.cacheSegundos);
+  const perfis = criarPerfis(o.PerfilAcesso, o.Colaborador, () => controle.invalidar());
+  const colaboradores = criarColaboradores(o.Colaborador, o.PerfilAcesso, (authId) => controle.invalidar(authId));
+  const log = logger('acesso').child({ fila: o.filaDeSync.nome });
+
+  /** The processor's work: reads identity's collaborators with the master's token and mirrors them. */
+  async function sincronizar(token: string) {
+    const url = `${config().servicos.identity.url}/usuario/filtro?perfil=colaborador`;
+    const resposta = await fetch(url, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!resposta.ok) throw new Error(`identity answered ${resposta.status} to GET /usuario/filtro`);
+    const usuarios = (await resposta.json()) as UsuarioDoIdentity[];
+    const inicial = await perfis.semearAcessoInicial(o.areas);
+    return colaboradores.espelhar(usuarios, inicial.id);
+  }
+
+  /**
+   * SPEC 4.5 rule 2: before a master's listing, register what identity has. Runs as a queue job
+   * that concurrent listings share; the listing waits for it a bounded time and lists anyway
+   * when it fails or is slow.
+   */
+  async function sincronizarAntesDeListar(principal: Principal): Promise<void> {
+    if (!principal.master) return;
+    try {
+      const job = await fila(o.filaDeSync).add('sincronizar', { token: principal.token }, { jobId: ID_DO_JOB_DE_SYNC });
+      await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
+    }
+  }
+
+  return {
+    areas: o.areas,
+    controle,
+    perfis,
+    colaboradores,
+    sincronizar,
+    sincronizarAntesDeListar,
+    /** seeds `Acesso inicial` and opens the queue's completion events so no completion is missed */
+    async preparar() {
+      await perfis.semearAcessoInicial(o.areas);
+      await eventosDaFila(o.filaDeSync).waitUntilReady();
+    },
+  };
+}
+
+export type ModuloDeAcesso = ReturnType<typeof criarModuloDeAcesso>;

@@ -1,0 +1,131 @@
+import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { iso } from '../../../models/shared/base';
+import { ColaboradorBase } from '../../../models/shared/colaborador';
+import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
+import { conflito, naoEncontrado } from '../errors';
+import { contem, offset, PaginaNumerada } from '../paginacao';
+
+export const ACESSO_INICIAL = 'Acesso inicial';
+
+export interface PerfilAcessoJson {
+  id: string;
+  nome: string;
+  descricao: string | null;
+  permissoes: Permissoes;
+  sistema: boolean;
+  criado_em: string;
+  atualizado_em: string;
+}
+
+export function perfilJson(p: PerfilAcessoBase): PerfilAcessoJson {
+  return {
+    id: p.id,
+    nome: p.nome,
+    descricao: p.descricao,
+    permissoes: p.permissoes,
+    sistema: p.sistema,
+    criado_em: iso(p.criado_em)!,
+    atualizado_em: iso(p.atualizado_em)!,
+  };
+}
+
+/** Same actions in a fixed order, no repeats, empty areas dropped. */
+function normalizar(permissoes: Permissoes): Permissoes {
+  const ordem: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
+  const saida: Permissoes = {};
+  for (const [area, acoes] of Object.entries(permissoes)) {
+    const lista = ordem.filter((a) => acoes.includes(a));
+    if (lista.length) saida[area] = lista;
+  }
+  return saida;
+}
+
+export interface EntradaDePerfil {
+  nome?: string;
+  descricao?: string | null;
+  permissoes?: Permissoes;
+}
+
+/** Access profiles of one service (DESIGN §3). */
+export function criarPerfis(
+  PerfilAcesso: ModelStatic<PerfilAcessoBase>,
+  Colaborador: ModelStatic<ColaboradorBase>,
+  aoMudar: () => void,
+) {
+  async function existente(id: string): Promise<PerfilAcessoBase> {
+    const perfil = await PerfilAcesso.findByPk(id);
+    if (!perfil) throw naoEncontrado('Perfil de acesso');
+    return perfil;
+  }
+
+  return {
+    async listar(pagina: number, tamanho: number): Promise<PaginaNumerada<PerfilAcessoJson>> {
+      const { rows, count } = await PerfilAcesso.findAndCountAll({
+        order: [['nome', 'ASC'], ['id', 'ASC']],
+        offset: offset(pagina, tamanho),
+        limit: tamanho,
+      });
+      return { itens: rows.map(perfilJson), pagina, tamanho, total: count };
+    },
+
+    async filtrar(nome?: string): Promise<PerfilAcessoJson[]> {
+      const where: WhereOptions = nome ? { nome: { [Op.like]: contem(nome) } } : {};
+      const perfis = await PerfilAcesso.findAll({ where, order: [['nome', 'ASC'], ['id', 'ASC']] });
+      return perfis.map(perfilJson);
+    },
+
+    async porId(id: string): Promise<PerfilAcessoJson> {
+      return perfilJson(await existente(id));
+    },
+
+    async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil): Promise<PerfilAcessoJson> {
+      const perfil = await PerfilAcesso.create({
+        nome: entrada.nome,
+        descricao: entrada.descricao ?? null,
+        permissoes: normalizar(entrada.permissoes),
+      });
+      return perfilJson(perfil);
+    },
+
+    async atualizar(id: string, entrada: EntradaDePerfil): Promise<PerfilAcessoJson> {
+      const perfil = await existente(id);
+      if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
+      if (entrada.nome !== undefined) perfil.nome = entrada.nome;
+      if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao;
+      if (entrada.permissoes !== undefined) perfil.permissoes = normalizar(entrada.permissoes);
+      await perfil.save();
+      aoMudar();
+      return perfilJson(perfil);
+    },
+
+    async deletar(id: string): Promise<void> {
+      const perfil = await existente(id);
+      if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser removido.`);
+      const emUso = await Colaborador.count({ where: { perfil_acesso_id: id } });
+      if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
+      await perfil.destroy();
+      aoMudar();
+    },
+
+    /** The read-only profile given to collaborators registered by the master-listing sync. */
+    async semearAcessoInicial(areas: string[]): Promise<PerfilAcessoBase> {
+      const permissoes = Object.fromEntries(areas.map((a) => [a, ['ler']])) as Permissoes;
+      const atual = await PerfilAcesso.findOne({ where: { sistema: true, nome: ACESSO_INICIAL } });
+      if (atual) {
+        if (JSON.stringify(atual.permissoes) !== JSON.stringify(permissoes)) {
+          atual.permissoes = permissoes;
+          await atual.save();
+        }
+        return atual;
+      }
+      return PerfilAcesso.create({
+        nome: ACESSO_INICIAL,
+        descricao: 'Leitura em cada área do serviço; dado a quem é cadastrado pela listagem de um master.',
+        permissoes,
+        sistema: true,
+      });
+    },
+  };
+}
+
+export type Perfis = ReturnType<typeof criarPerfis>;

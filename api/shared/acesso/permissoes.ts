@@ -1,0 +1,71 @@
+import { ModelStatic } from 'sequelize';
+import { ColaboradorBase } from '../../../models/shared/colaborador';
+import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
+import { proibido } from '../errors';
+import { Principal } from '../principal';
+import { Permissao } from '../rotas';
+
+export const ACOES: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
+export const TODAS = 'todas' as const;
+
+export interface ControleDeAcesso {
+  permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS>;
+  /** permission `acao` in `area` */
+  pode(acao: Acao, area: string): Permissao;
+  /** any action in any of the areas grants read (SPEC 5.2) */
+  lerEmQualquer(...areas: string[]): Permissao;
+  /** forget cached permissions: of one person, or of everyone (a profile changed) */
+  invalidar(authId?: string): void;
+}
+
+/**
+ * Permissions of a caller (DESIGN §3): a master has all; otherwise those of the profile linked to
+ * the caller's local collaborator record (`auth_id` = token `sub`). Lookups are cached at most
+ * `cacheSegundos`; changes made in this process invalidate the cache at once.
+ */
+export function criarControleDeAcesso(
+  Colaborador: ModelStatic<ColaboradorBase>,
+  PerfilAcesso: ModelStatic<PerfilAcessoBase>,
+  cacheSegundos: () => number,
+): ControleDeAcesso {
+  const cache = new Map<string, { permissoes: Permissoes; expiraEm: number }>();
+
+  async function buscar(authId: string): Promise<Permissoes> {
+    const colaborador = await Colaborador.findOne({ where: { auth_id: authId, ativo: true }, attributes: ['perfil_acesso_id'] });
+    if (!colaborador?.perfil_acesso_id) return {};
+    const perfil = await PerfilAcesso.findByPk(colaborador.perfil_acesso_id, { attributes: ['id', 'permissoes'] });
+    return perfil?.permissoes ?? {};
+  }
+
+  async function permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS> {
+    if (principal.master) return TODAS;
+    if (principal.tipo !== 'usuario') return {};
+    const agora = Date.now();
+    const guardado = cache.get(principal.sub);
+    if (guardado && guardado.expiraEm > agora) return guardado.permissoes;
+    const permissoes = await buscar(principal.sub);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(principal.sub, { permissoes, expiraEm: agora + cacheSegundos() * 1000 });
+    return permissoes;
+  }
+
+  return {
+    permissoesDe,
+    pode: (acao, area) => async (principal) => {
+      const p = await permissoesDe(principal);
+      if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
+    },
+    lerEmQualquer:
+      (...areas) =>
+      async (principal) => {
+        const p = await permissoesDe(principal);
+        if (p !== TODAS && !areas.some((a) => (p[a]?.length ?? 0) > 0)) {
+          throw proibido(`Exige alguma permissão na área ${areas.join(' ou ')}.`);
+        }
+      },
+    invalidar(authId) {
+      if (authId) cache.delete(authId);
+      else cache.clear();
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import Joi from 'joi';
+import { booleano, id, inteiroAjustado, pagina, tamanho, texto } from '../paginacao';
+import { Rota } from '../rotas';
+import { ModuloDeAcesso } from '.';
+import { ACOES } from './permissoes';
+
+const AREA = 'colaboradores';
+
+const colaboradorSchema = Joi.object({
+  id: Joi.string(),
+  auth_id: Joi.string(),
+  nome: Joi.string(),
+  email: Joi.string(),
+  ativo: Joi.boolean(),
+  master: Joi.boolean(),
+  cargo: Joi.string().allow(null),
+  funcao: Joi.string().allow(null),
+  setor: Joi.string().allow(null),
+  telefone: Joi.string().allow(null),
+  perfil_acesso_id: Joi.string().allow(null),
+  perfil_acesso: Joi.string().allow(null),
+  criado_em: Joi.string().isoDate(),
+  atualizado_em: Joi.string().isoDate(),
+}).label('Colaborador');
+
+const autocompleteSchema = Joi.object({ id: Joi.string(), nome: Joi.string(), email: Joi.string() });
+
+const perfilSchema = Joi.object({
+  id: Joi.string(),
+  nome: Joi.string(),
+  descricao: Joi.string().allow(null),
+  permissoes: Joi.object().pattern(Joi.string(), Joi.array().items(Joi.string())),
+  sistema: Joi.boolean(),
+  criado_em: Joi.string().isoDate(),
+  atualizado_em: Joi.string().isoDate(),
+}).label('PerfilAcesso');
+
+const filtrosDaLista = { nome: texto(), setor: texto(), cargo: texto(), ativo: booleano() };
+const paramsId = Joi.object({ id: id().required() });
+
+/** Routes of the access module (SPEC 4.5 and DESIGN §3), the same in every service that mounts it. */
+export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
+  const { colaboradores, perfis, controle } = acesso;
+  const ler = controle.lerEmQualquer(AREA);
+  const permissoesSchema = Joi.object()
+    .pattern(
+      Joi.string().valid(...acesso.areas),
+      Joi.array()
+        .items(Joi.string().valid(...ACOES))
+        .max(ACOES.length),
+    )
+    .messages({ 'object.unknown': `área desconhecida; áreas deste serviço: ${acesso.areas.join(', ')}` });
+
+  return [
+    {
+      metodo: 'get',
+      caminho: '/colaborador',
+      operacao: 'buscar_paginador_colaborador',
+      resumo: 'Colaboradores em páginas de 50, por nome e id (cursor)',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { query: Joi.object({ cursor: texto(64), ...filtrosDaLista }) },
+      resposta: Joi.object({ itens: Joi.array().items(colaboradorSchema), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() }),
+      tratar: async (req) => {
+        await acesso.sincronizarAntesDeListar(req.principal!);
+        const { cursor, ...filtros } = req.entrada.query;
+        return colaboradores.listar(filtros, cursor);
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/colaborador/autocomplete',
+      operacao: 'buscar_auto_complete_colaborador',
+      resumo: 'Autocomplete por nome ou e-mail (cursor)',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: texto(64) }) },
+      resposta: Joi.object({ itens: Joi.array().items(autocompleteSchema), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() }),
+      tratar: (req) => colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor),
+    },
+    {
+      metodo: 'get',
+      caminho: '/colaborador/filtro',
+      operacao: 'buscar_pelo_filtro_colaborador',
+      resumo: 'Colaboradores filtrados, em ordem alfabética, sem paginação',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: {
+        query: Joi.object({ busca: texto(), email: texto(254), perfil_acesso_id: id().empty(''), ...filtrosDaLista }),
+      },
+      resposta: Joi.array().items(colaboradorSchema),
+      tratar: (req) => colaboradores.filtrar(req.entrada.query),
+    },
+    {
+      metodo: 'get',
+      caminho: '/colaborador/total',
+      operacao: 'buscar_total_colaborador',
+      resumo: 'Total com os filtros da lista',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { query: Joi.object(filtrosDaLista) },
+      resposta: Joi.object({ total: Joi.number() }),
+      tratar: (req) => colaboradores.total(req.entrada.query),
+    },
+    {
+      metodo: 'get',
+      caminho: '/colaborador/:id',
+      operacao: 'buscar_pelo_id_colaborador',
+      resumo: 'Colaborador pelo id',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { params: paramsId },
+      resposta: colaboradorSchema,
+      tratar: (req) => colaboradores.porId(req.entrada.params.id),
+    },
+    {
+      metodo: 'patch',
+      caminho: '/colaborador/:id/perfil_acesso',
+      operacao: 'vincular_perfil_acesso_colaborador',
+      resumo: 'Define ou remove (null) o perfil de acesso',
+      acesso: 'usuario',
+      permissao: controle.pode('editar', AREA),
+      validar: { params: paramsId, body: Joi.object({ perfil_acesso_id: id().allow(null) }).required() },
+      resposta: colaboradorSchema,
+      tratar: (req) => colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id),
+    },
+    {
+      metodo: 'get',
+      caminho: '/perfil_acesso',
+      operacao: 'buscar_paginador_perfil_acesso',
+      resumo: 'Perfis de acesso em páginas, por nome',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { query: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }) },
+      resposta: Joi.object({ itens: Joi.array().items(perfilSchema), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+      tratar: (req) => perfis.listar(req.entrada.query.pagina, req.entrada.query.tamanho),
+    },
+    {
+      metodo: 'get',
+      caminho: '/perfil_acesso/filtro',
+      operacao: 'buscar_pelo_filtro_perfil_acesso',
+      resumo: 'Perfis de acesso por nome, sem paginação',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { query: Joi.object({ nome: texto() }) },
+      resposta: Joi.array().items(perfilSchema),
+      tratar: (req) => perfis.filtrar(req.entrada.query.nome),
+    },
+    {
+      metodo: 'get',
+      caminho: '/perfil_acesso/:id',
+      operacao: 'buscar_pelo_id_perfil_acesso',
+      resumo: 'Perfil de acesso pelo id',
+      acesso: 'usuario',
+      permissao: ler,
+      validar: { params: paramsId },
+      resposta: perfilSchema,
+      tratar: (req) => perfis.porId(req.entrada.params.id),
+    },
+    {
+      metodo: 'post',
+      caminho: '/perfil_acesso',
+      operacao: 'criar_perfil_acesso',
+      resumo: 'Cria um perfil de acesso',
+      acesso: 'usuario',
+      permissao: controle.pode('criar', AREA),
+      validar: {
+        body: Joi.object({
+          nome: Joi.string().trim().min(1).max(120).required(),
+          descricao: Joi.string().trim().max(500).allow(null, ''),
+          permissoes: permissoesSchema.required(),
+        }).required(),
+      },
+      status: 201,
+      resposta: perfilSchema,
+      tratar: (req) => perfis.criar(req.entrada.body),
+    },
+    {
+      metodo: 'patch',
+      caminho: '/perfil_acesso/:id',
+      operacao: 'atualizar_pelo_id_perfil_acesso',
+      resumo: 'Altera nome, descrição ou permissões',
+      acesso: 'usuario',
+      permissao: controle.pode('editar', AREA),
+      validar: {
+        params: paramsId,
+        body: Joi.object({
+          nome: Joi.string().trim().min(1).max(120),
+          descricao: Joi.string().trim().max(500).allow(null, ''),
+          permissoes: permissoesSchema,
+        }).required(),
+      },
+      resposta: perfilSchema,
+      tratar: (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body),
+    },
+    {
+      metodo: 'delete',
+      caminho: '/perfil_acesso/:id',
+      operacao: 'deletar_pelo_id_perfil_acesso',
+      resumo: 'Remove um perfil que nenhum colaborador usa',
+      acesso: 'usuario',
+      permissao: controle.pode('deletar', AREA),
+      validar: { params: paramsId },
+      tratar: async (req) => {
+        await perfis.deletar(req.entrada.params.id);
+        return undefined;
+      },
+    },
+  ];
+}
+

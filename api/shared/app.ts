@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import express, { Express, NextFunction, Request, Response, Router } from 'express';
+import Joi from 'joi';
+import { logger } from '../../lib/logger';
+import { Autenticador } from './auth';
+import { ErroDeDominio } from './errors';
+import { naoEncontradoRota, tratadorDeErros } from './http-errors';
+import { documentoOpenApi } from './openapi';
+import { montarRotas, Rota } from './rotas';
+
+export interface DefinicaoDoServico {
+  nome: string;
+  info: { title: string; version: string; description?: string };
+  rotas: Rota[];
+  autenticar: Autenticador;
+  /** readiness: resolves when the database and Redis answer */
+  pronto: () => Promise<void>;
+  limiteDoCorpo?: string;
+}
+
+/** Request id from `X-Request-Id` (when sane) or a new one; echoed back and put on every log line. */
+function idDaRequisicao(req: Request, res: Response, next: NextFunction) {
+  const recebido = req.headers['x-request-id'];
+  req.id = typeof recebido === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(recebido) ? recebido : randomUUID();
+  res.setHeader('X-Request-Id', req.id);
+  next();
+}
+
+function registroDeAcesso(servico: string) {
+  const log = logger('http').child({ servico });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const inicio = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - inicio) / 1e6;
+      const dados = { request_id: req.id, metodo: req.method, rota: req.originalUrl.split('?')[0], status: res.statusCode, ms };
+      if (res.statusCode >= 500) log.error(dados, 'requisição');
+      else log.info(dados, 'requisição');
+    });
+    next();
+  };
+}
+
+/** Routes every service serves (DESIGN §4): liveness, readiness and its OpenAPI document. */
+function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota[] {
+  return [
+    { metodo: 'get', caminho: '/saude', operacao: 'saude', resumo: 'Liveness', acesso: 'publico', tratar: () => ({ status: 'ok' }) },
+    {
+      metodo: 'get',
+      caminho: '/pronto',
+      operacao: 'pronto',
+      resumo: 'Readiness: banco e Redis respondem',
+      acesso: 'publico',
+      resposta: Joi.object({ status: Joi.string() }),
+      tratar: async () => {
+        try {
+          await def.pronto();
+        } catch {
+          throw new ErroDeDominio('indisponivel', 'Banco de dados ou Redis sem resposta.');
+        }
+        return { status: 'pronto' };
+      },
+    },
+    { metodo: 'get', caminho: '/openapi.json', operacao: 'openapi', resumo: 'Documento OpenAPI 3.1', acesso: 'publico', tratar: documento },
+  ];
+}
+
+export function criarApp(def: DefinicaoDoServico): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.use(idDaRequisicao);
+  app.use(registroDeAcesso(def.nome));
+  app.use(express.json({ limit: def.limiteDoCorpo ?? '1mb' }));
+
+  let cache: unknown;
+  const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas))), ...def.rotas];
+  const router = Router();
+  montarRotas(router, todas, def.autenticar);
+  app.use(router);
+  app.use(naoEncontradoRota());
+  app.use(tratadorDeErros());
+  return app;
+}

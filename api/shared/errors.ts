@@ -1,0 +1,42 @@
+/**
+ * Typed domain errors: they carry a stable code and know nothing of HTTP. The error middleware
+ * (api/shared/http-errors.ts) maps each kind to a status (DESIGN §4).
+ */
+export type TipoDeErro =
+  | 'dados_invalidos'
+  | 'nao_autenticado'
+  | 'proibido'
+  | 'nao_encontrado'
+  | 'conflito'
+  | 'referencia_invalida'
+  | 'bloqueado'
+  | 'limite_excedido'
+  | 'indisponivel'
+  | 'corpo_grande_demais';
+
+export interface ErroDeCampo {
+  campo: string;
+  mensagem: string;
+}
+
+export class ErroDeDominio extends Error {
+  constructor(
+    readonly tipo: TipoDeErro,
+    message: string,
+    readonly erros?: ErroDeCampo[],
+    readonly extras?: { retryAfterSegundos?: number },
+  ) {
+    super(message);
+    this.name = 'ErroDeDominio';
+  }
+}
+
+export const dadosInvalidos = (mensagem: string, erros?: ErroDeCampo[]) =>
+  new ErroDeDominio('dados_invalidos', mensagem, erros);
+export const naoAutenticado = (mensagem = 'Token ausente, inválido ou expirado.') =>
+  new ErroDeDominio('nao_autenticado', mensagem);
+export const proibido = (mensagem = 'Sem permissão para esta operação.') => new ErroDeDominio('proibido', mensagem);
+export const naoEncontrado = (oQue: string) => new ErroDeDominio('nao_encontrado', `${oQue} não encontrado.`);
+export const conflito = (mensagem: string) => new ErroDeDominio('conflito', mensagem);
+export const referenciaInvalida = (campo: string, mensagem: string) =>
+  new ErroDeDominio('referencia_invalida', mensagem, [{ campo, mensagem }]);

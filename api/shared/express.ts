@@ -1,0 +1,15 @@
+import { Principal } from './principal';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id?: string;
+      principal?: Principal;
+      /** params, query and body after joi validation and conversion */
+      entrada: { params: any; query: any; body: any };
+    }
+  }
+}
+
+export {};

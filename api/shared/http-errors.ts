@@ -1,0 +1,114 @@
+import { NextFunction, Request, Response } from 'express';
+import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
+import { logger } from '../../lib/logger';
+import { ErroDeDominio, TipoDeErro } from './errors';
+
+const STATUS: Record<TipoDeErro, number> = {
+  dados_invalidos: 400,
+  nao_autenticado: 401,
+  proibido: 403,
+  nao_encontrado: 404,
+  conflito: 409,
+  corpo_grande_demais: 413,
+  referencia_invalida: 422,
+  bloqueado: 423,
+  limite_excedido: 429,
+  indisponivel: 503,
+};
+
+const TITULOS: Record<number, string> = {
+  400: 'Requisição inválida',
+  401: 'Não autenticado',
+  403: 'Proibido',
+  404: 'Não encontrado',
+  405: 'Método não permitido',
+  409: 'Conflito',
+  413: 'Corpo grande demais',
+  415: 'Tipo de conteúdo não suportado',
+  422: 'Referência inválida',
+  423: 'Bloqueado',
+  429: 'Muitas requisições',
+  500: 'Erro interno',
+  503: 'Serviço indisponível',
+};
+
+export interface Problema {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: { campo: string; mensagem: string }[];
+  request_id?: string;
+}
+
+export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}) {
+  const corpo: Problema = {
+    type: `urn:problema:${code}`,
+    title: TITULOS[status] ?? 'Erro',
+    status,
+    detail,
+    code,
+    ...extra,
+  };
+  res.status(status).type('application/problem+json').send(JSON.stringify(corpo));
+}
+
+/** Translates what reaches Express into an RFC 9457 problem; a 500 never shows internals. */
+export function tratadorDeErros() {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof ErroDeDominio) {
+      const status = STATUS[err.tipo];
+      if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
+      enviarProblema(res, status, err.tipo, err.message, err.erros ? { errors: err.erros } : {});
+      return;
+    }
+    if (err instanceof UniqueConstraintError) {
+      enviarProblema(res, 409, 'conflito', 'Já existe um registro com estes dados.');
+      return;
+    }
+    if (err instanceof ErroDoSequelize) {
+      enviarProblema(res, 400, 'dados_invalidos', 'Dados inválidos.');
+      return;
+    }
+    const e = err as { type?: string; status?: number; statusCode?: number };
+    // body-parser errors: malformed JSON, oversized body, wrong charset
+    if (e?.type === 'entity.parse.failed') return enviarProblema(res, 400, 'dados_invalidos', 'O corpo não é um JSON válido.');
+    if (e?.type === 'entity.too.large') return enviarProblema(res, 413, 'corpo_grande_demais', 'O corpo passa do limite.');
+    const statusHttp = e?.status ?? e?.statusCode;
+    if (typeof statusHttp === 'number' && statusHttp >= 400 && statusHttp < 500) {
+      return enviarProblema(res, statusHttp, 'requisicao_invalida', TITULOS[statusHttp] ?? 'Requisição inválida.');
+    }
+    const requestId = String(req.id ?? '');
+    if (isIndisponivel(err)) {
+      logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
+      return enviarProblema(res, 503, 'indisponivel', 'Uma dependência do serviço está indisponível; tente de novo.', {
+        request_id: requestId,
+      });
+    }
+    logger('http').error({ err, request_id: requestId }, 'erro interno');
+    enviarProblema(res, 500, 'erro_interno', 'Erro interno. Informe o request_id ao suporte.', { request_id: requestId });
+  };
+}
+
+/** Database or Redis out of reach: answer 503 rather than 500 (DESIGN §8: producers fail fast). */
+function isIndisponivel(err: unknown): boolean {
+  const nome = (err as Error)?.name ?? '';
+  const msg = (err as Error)?.message ?? '';
+  return (
+    nome === 'SequelizeConnectionError' ||
+    nome === 'SequelizeConnectionRefusedError' ||
+    nome === 'SequelizeConnectionAcquireTimeoutError' ||
+    nome === 'MaxRetriesPerRequestError' ||
+    /Stream isn't writeable|Connection is closed|ECONNREFUSED/.test(msg)
+  );
+}
+
+export function naoEncontradoRota() {
+  return (req: Request, res: Response) => enviarProblema(res, 404, 'nao_encontrado', 'Rota não encontrada.');
+}

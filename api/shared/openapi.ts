@@ -1,0 +1,91 @@
+import Joi from 'joi';
+import parse from 'joi-to-json';
+import { Rota } from './rotas';
+
+const PROBLEMA = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string' },
+    request_id: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { campo: { type: 'string' }, mensagem: { type: 'string' } } },
+    },
+  },
+};
+
+function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
+  return parse(esquema, 'open-api-3.1') as Record<string, unknown>;
+}
+
+/** `/usuario/:id` → `/usuario/{id}` */
+export function caminhoOpenApi(caminho: string): string {
+  return caminho.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query') {
+  if (!esquema) return [];
+  const json = esquemaJson(esquema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([nome, schema]) => {
+    const { description, ...resto } = schema;
+    return {
+      name: nome,
+      in: onde,
+      required: onde === 'path' || (json.required ?? []).includes(nome),
+      ...(description ? { description } : {}),
+      schema: resto,
+    };
+  });
+}
+
+function respostasDeErro(rota: Rota) {
+  const r: Record<string, unknown> = {};
+  const problema = (descricao: string) => ({
+    description: descricao,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problema' } } },
+  });
+  r['400'] = problema('Entrada inválida');
+  if (rota.acesso !== 'publico') {
+    r['401'] = problema('Token ausente, inválido ou expirado');
+    r['403'] = problema('Sem permissão');
+  }
+  if (rota.caminho.includes(':')) r['404'] = problema('Não encontrado');
+  return r;
+}
+
+/** The OpenAPI 3.1 document of a service, built from the same joi schemas that validate requests. */
+export function documentoOpenApi(info: { title: string; version: string; description?: string }, rotas: Rota[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const rota of rotas) {
+    const caminho = caminhoOpenApi(rota.caminho);
+    const status = String(rota.status ?? 200);
+    const sucesso = rota.resposta
+      ? { description: 'Sucesso', content: { 'application/json': { schema: esquemaJson(rota.resposta) } } }
+      : { description: 'Sucesso' };
+    const operacao: Record<string, unknown> = {
+      operationId: rota.operacao,
+      summary: rota.resumo,
+      parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query')],
+      responses: { [status]: sucesso, ...respostasDeErro(rota) },
+    };
+    if (rota.validar?.body) {
+      operacao.requestBody = { required: true, content: { 'application/json': { schema: esquemaJson(rota.validar.body) } } };
+    }
+    if (rota.acesso !== 'publico') operacao.security = [{ bearer: [] }];
+    (paths[caminho] ??= {})[rota.metodo] = operacao;
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: {
+      schemas: { Problema: PROBLEMA },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+  };
+}

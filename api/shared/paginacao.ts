@@ -1,0 +1,45 @@
+import Joi from 'joi';
+
+/**
+ * Query parsing of SPEC §2 pages (DESIGN §4): `pagina`/`tamanho` must be integers (else 400);
+ * below 1 becomes 1, above the route's cap becomes the cap.
+ */
+export function inteiroAjustado(padrao: number, maximo?: number) {
+  return Joi.number()
+    .integer()
+    .default(padrao)
+    .custom((v: number) => Math.max(1, maximo ? Math.min(v, maximo) : v));
+}
+
+export const pagina = () => inteiroAjustado(1).description('Página, a partir de 1 (abaixo de 1 vira 1).');
+export const tamanho = (padrao: number, maximo?: number) =>
+  inteiroAjustado(padrao, maximo).description(
+    `Itens por página (padrão ${padrao}${maximo ? `, máximo ${maximo}` : ', sem máximo'}; abaixo de 1 vira 1).`,
+  );
+
+/** Optional text filter: empty means absent. */
+export const texto = (max = 200) => Joi.string().trim().max(max).empty('');
+export const booleano = () => Joi.boolean().truthy('true').falsy('false').empty('');
+export const id = () => Joi.string().trim().max(64).pattern(/^[A-Za-z0-9_-]+$/);
+
+export interface PaginaNumerada<T> {
+  itens: T[];
+  pagina: number;
+  tamanho: number;
+  total: number;
+}
+
+export interface PaginaCursor<T> {
+  itens: T[];
+  proximo_cursor: string | null;
+  tamanho: number;
+}
+
+export function offset(paginaAtual: number, tamanhoAtual: number): number {
+  return (paginaAtual - 1) * tamanhoAtual;
+}
+
+/** `%` and `_` typed by a user are literal, not wildcards. */
+export function contem(valor: string): string {
+  return `%${valor.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,87 @@
+import { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import Joi from 'joi';
+import './express';
+import { Autenticador, tokenDoCabecalho } from './auth';
+import { dadosInvalidos, naoAutenticado, proibido } from './errors';
+import { Principal } from './principal';
+
+export type Metodo = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+/** Who may call: nobody needs a token, a logged user, an application, or either. */
+export type Acesso = 'publico' | 'usuario' | 'aplicativo' | 'usuario_ou_aplicativo';
+
+/** Throws `proibido` when the principal may not run the operation. */
+export type Permissao = (principal: Principal, req: Request) => Promise<void> | void;
+
+export interface Rota {
+  metodo: Metodo;
+  /** Express path, e.g. `/usuario/:id` */
+  caminho: string;
+  /** SPEC's operation name where SPEC gives one */
+  operacao: string;
+  resumo: string;
+  acesso: Acesso;
+  permissao?: Permissao;
+  validar?: { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; body?: Joi.Schema };
+  /** success status (200 by default; a handler that returns undefined answers 204 with no body) */
+  status?: number;
+  /** response schema, for the OpenAPI document only */
+  resposta?: Joi.Schema;
+  /** middleware run before everything else (e.g. a rate limit on a public route) */
+  antes?: RequestHandler[];
+  tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
+}
+
+const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
+
+function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: string, desconhecidos: boolean) {
+  if (!esquema) return parte === 'body' ? undefined : {};
+  const { value, error } = esquema.validate(valor ?? (parte === 'body' ? undefined : {}), {
+    ...OPCOES_JOI,
+    stripUnknown: desconhecidos ? { objects: true } : false,
+  });
+  if (error) {
+    throw dadosInvalidos(
+      parte === 'body' && valor === undefined ? 'O corpo JSON é obrigatório.' : 'Dados inválidos.',
+      error.details.map((d) => ({ campo: d.path.length ? d.path.join('.') : parte, mensagem: d.message })),
+    );
+  }
+  return value;
+}
+
+/**
+ * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
+ * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
+ */
+export function montarRotas(router: Router, rotas: Rota[], autenticar: Autenticador): void {
+  for (const rota of rotas) {
+    const pipeline = async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        if (rota.acesso !== 'publico') {
+          const token = tokenDoCabecalho(req.headers.authorization);
+          if (!token) throw naoAutenticado('Token ausente: envie Authorization: Bearer <token>.');
+          const principal = await autenticar(token);
+          if (rota.acesso === 'usuario' && principal.tipo !== 'usuario') throw proibido('Esta operação exige um usuário.');
+          if (rota.acesso === 'aplicativo' && principal.tipo !== 'aplicativo') {
+            throw proibido('Esta operação exige um token de aplicativo.');
+          }
+          req.principal = principal;
+          if (rota.permissao) await rota.permissao(principal, req);
+        }
+        req.entrada = {
+          params: validarParte(rota.validar?.params, req.params, 'params', false),
+          query: validarParte(rota.validar?.query, req.query, 'query', true),
+          body: validarParte(rota.validar?.body, req.body, 'body', false),
+        };
+        const resultado = await rota.tratar(req, res);
+        if (res.headersSent) return;
+        if (resultado === undefined) res.status(204).end();
+        else res.status(rota.status ?? 200).json(resultado);
+      } catch (err) {
+        next(err);
+      }
+    };
+    const antes = rota.antes ?? [];
+    router[rota.metodo](rota.caminho, ...antes, pipeline);
+  }
+}

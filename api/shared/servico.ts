@@ -1,0 +1,20 @@
+import { Express } from 'express';
+import { ModelCtor } from 'sequelize-typescript';
+import { NomeDoServico } from '../../config/services';
+import { banco, Migracao } from '../../lib/database';
+import { redis } from '../../lib/redis';
+
+/** What the suite runner needs to know of a service. */
+export interface Servico {
+  nome: NomeDoServico;
+  modelos: ModelCtor[];
+  migracoes: Migracao[];
+  /** after migrations: keys, seeds, anything the API or the workers need at hand */
+  preparar(): Promise<void>;
+  app(): Express;
+}
+
+/** Readiness (DESIGN §4): the service's database and Redis answer. */
+export async function prontidao(servico: NomeDoServico): Promise<void> {
+  await Promise.all([banco(servico).query('SELECT 1'), redis('produtor').ping()]);
+}

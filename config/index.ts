@@ -1,0 +1,150 @@
+import Joi from 'joi';
+import { NOMES_DOS_SERVICOS, NomeDoServico, PORTA_DO_DASHBOARD, SERVICOS } from './services';
+
+export type Ambiente = 'LOCALHOST' | 'SANDBOX' | 'PRODUCTION';
+
+export interface ConfigDoServico {
+  url: string;
+  porta: number;
+  clientId?: string;
+  clientSecret?: string;
+}
+
+export interface Config {
+  ambiente: Ambiente;
+  servicos: Record<NomeDoServico, ConfigDoServico>;
+  mysqlUrl: string;
+  dbPrefix: string;
+  redisUrl: string;
+  queuePrefix: string;
+  logLevel: string;
+  dataDir: string;
+  shutdownGraceMs: number;
+  dashboard: { porta: number; usuario?: string; senha?: string };
+  identity: {
+    adminEmail?: string;
+    adminSenha?: string;
+    masterEmails: string[];
+    chavePrivadaArquivo?: string;
+    loginLimitePorMinuto: number;
+    tokenUsuarioSegundos: number;
+    tokenAplicativoSegundos: number;
+  };
+  acesso: { cacheSegundos: number; esperaSyncMs: number };
+  hub: { retryScheduleMs: number[]; retencaoDias: number };
+  leads: { cnpjLimitePorMinuto: number };
+}
+
+const servicoKeys: Record<string, Joi.Schema> = {};
+for (const nome of NOMES_DOS_SERVICOS) {
+  const p = SERVICOS[nome].env;
+  servicoKeys[`${p}_URL`] = Joi.string().uri({ scheme: ['http', 'https'] });
+  servicoKeys[`${p}_PORT`] = Joi.number().integer().min(1).max(65535);
+  servicoKeys[`${p}_CLIENT_ID`] = Joi.string().max(64);
+  servicoKeys[`${p}_CLIENT_SECRET`] = Joi.string().max(200);
+}
+
+const envSchema = Joi.object({
+  APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
+  MYSQL_URL: Joi.string().uri({ scheme: ['mysql', 'mariadb'] }).default('mysql://root@127.0.0.1:3306'),
+  DB_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_]{1,40}$/).default('suite'),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_{}:-]{1,60}$/).default('suite'),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  DATA_DIR: Joi.string().default('data'),
+  SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).max(120000).default(10000),
+  DASHBOARD_PORT: Joi.number().integer().min(1).max(65535).default(PORTA_DO_DASHBOARD),
+  DASHBOARD_USUARIO: Joi.string(),
+  DASHBOARD_SENHA: Joi.string().min(12),
+  IDENTITY_ADMIN_EMAIL: Joi.string().email({ tlds: { allow: false } }),
+  IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
+  MASTER_EMAILS: Joi.string().allow('').default(''),
+  IDENTITY_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
+  IDENTITY_LOGIN_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(20),
+  IDENTITY_TOKEN_USUARIO_SEGUNDOS: Joi.number().integer().min(60).default(8 * 3600),
+  IDENTITY_TOKEN_APLICATIVO_SEGUNDOS: Joi.number().integer().min(60).default(3600),
+  ACESSO_CACHE_SEGUNDOS: Joi.number().integer().min(0).max(300).default(300),
+  ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(5000),
+  HUB_RETRY_SCHEDULE_MS: Joi.string()
+    .pattern(/^\d+(,\d+)*$/)
+    .default('5000,300000,1800000,7200000,18000000,36000000'),
+  HUB_RETENCAO_DIAS: Joi.number().integer().min(1).default(30),
+  LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
+  ...servicoKeys,
+}).unknown(true);
+
+export class ConfigError extends Error {}
+
+/** Reads and validates the environment; a bad value throws naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { value, error } = envSchema.validate(env, { abortEarly: false, convert: true });
+  if (error) {
+    const detalhes = error.details.map((d) => `${d.path.join('.')}: ${d.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${detalhes}`);
+  }
+  const ambiente = value.APP_ENV as Ambiente;
+  const servicos = {} as Record<NomeDoServico, ConfigDoServico>;
+  for (const nome of NOMES_DOS_SERVICOS) {
+    const p = SERVICOS[nome].env;
+    const porta: number = value[`${p}_PORT`] ?? SERVICOS[nome].porta;
+    let url: string | undefined = value[`${p}_URL`];
+    if (!url && ambiente === 'LOCALHOST') url = `http://localhost:${porta}`;
+    servicos[nome] = {
+      url: (url ?? '').replace(/\/+$/, ''),
+      porta,
+      clientId: value[`${p}_CLIENT_ID`],
+      clientSecret: value[`${p}_CLIENT_SECRET`],
+    };
+  }
+  if (ambiente !== 'LOCALHOST') {
+    const faltando = NOMES_DOS_SERVICOS.filter((n) => !servicos[n].url).map((n) => `${SERVICOS[n].env}_URL`);
+    if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
+    if (!value.IDENTITY_CHAVE_PRIVADA_ARQUIVO) {
+      throw new ConfigError('invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST');
+    }
+  }
+  return {
+    ambiente,
+    servicos,
+    mysqlUrl: value.MYSQL_URL,
+    dbPrefix: value.DB_PREFIX,
+    redisUrl: value.REDIS_URL,
+    queuePrefix: value.QUEUE_PREFIX,
+    logLevel: value.LOG_LEVEL,
+    dataDir: value.DATA_DIR,
+    shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
+    dashboard: { porta: value.DASHBOARD_PORT, usuario: value.DASHBOARD_USUARIO, senha: value.DASHBOARD_SENHA },
+    identity: {
+      adminEmail: value.IDENTITY_ADMIN_EMAIL?.toLowerCase(),
+      adminSenha: value.IDENTITY_ADMIN_SENHA,
+      masterEmails: String(value.MASTER_EMAILS)
+        .split(/[\s,;]+/)
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+      chavePrivadaArquivo: value.IDENTITY_CHAVE_PRIVADA_ARQUIVO,
+      loginLimitePorMinuto: value.IDENTITY_LOGIN_LIMITE_POR_MINUTO,
+      tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
+      tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,
+    },
+    acesso: { cacheSegundos: value.ACESSO_CACHE_SEGUNDOS, esperaSyncMs: value.ACESSO_ESPERA_SYNC_MS },
+    hub: {
+      retryScheduleMs: String(value.HUB_RETRY_SCHEDULE_MS).split(',').map(Number),
+      retencaoDias: value.HUB_RETENCAO_DIAS,
+    },
+    leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO },
+  };
+}
+
+let atual: Config | undefined;
+
+/** The process's configuration, read once. Nothing else reads process.env. */
+export function config(): Config {
+  if (!atual) atual = loadConfig();
+  return atual;
+}
+
+/** Tests re-read the environment after changing it. */
+export function resetConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  atual = loadConfig(env);
+  return atual;
+}

@@ -1,0 +1,46 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import express, { NextFunction, Request, Response } from 'express';
+import { timingSafeEqual } from 'node:crypto';
+import { config } from '../config';
+import { FILAS } from '../queues';
+import { fila } from '../queues/fila';
+
+function iguais(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** HTTP Basic auth when DASHBOARD_USUARIO/DASHBOARD_SENHA are set (required outside LOCALHOST). */
+function autenticacaoBasica(usuario: string, senha: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
+    const [u, s] = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString().split(':') : [];
+    if (u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha)) return next();
+    res.setHeader('WWW-Authenticate', 'Basic realm="filas"');
+    res.status(401).end();
+  };
+}
+
+/** Bull Board over every queue of the suite (operators watch queues here). */
+export function appDoDashboard(): express.Express {
+  const { usuario, senha } = config().dashboard;
+  if (config().ambiente !== 'LOCALHOST' && !(usuario && senha)) {
+    throw new Error('DASHBOARD_USUARIO and DASHBOARD_SENHA are required outside LOCALHOST');
+  }
+  const adaptador = new ExpressAdapter();
+  adaptador.setBasePath('/');
+  createBullBoard({
+    queues: FILAS.map((def) => new BullMQAdapter(fila(def), { description: def.descricao })),
+    serverAdapter: adaptador,
+    options: { uiConfig: { boardTitle: 'Filas da suíte' } },
+  });
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/saude', (_req, res) => res.json({ status: 'ok' }));
+  if (usuario && senha) app.use(autenticacaoBasica(usuario, senha));
+  app.use('/', adaptador.getRouter());
+  return app;
+}

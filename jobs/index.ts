@@ -1,0 +1,20 @@
+import { Processor } from 'bullmq';
+import { FILAS } from '../queues';
+import { processarIdentityOutbox } from './identity-outbox';
+import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
+
+/** One processor per queue. */
+export const PROCESSADORES: Record<string, Processor> = {
+  'identity-outbox': processarIdentityOutbox,
+  'intranet-colaborador-sync': processarIntranetColaboradorSync,
+};
+
+/** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */
+export function conferirProcessadores(): void {
+  const filas = new Set(FILAS.map((f) => f.nome));
+  const semProcessador = [...filas].filter((f) => !PROCESSADORES[f]);
+  const semFila = Object.keys(PROCESSADORES).filter((p) => !filas.has(p));
+  if (semProcessador.length || semFila.length) {
+    throw new Error(`queues without processor: [${semProcessador.join(', ')}]; processors without queue: [${semFila.join(', ')}]`);
+  }
+}

@@ -1,0 +1,35 @@
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { config } from '../config';
+import { NomeDoServico } from '../config/services';
+
+/**
+ * LOCALHOST only: the credentials `npm start` generated for the suite's own applications, kept in
+ * the data folder (mode 0600) so a service started on its own (`suite api hub`) finds them too.
+ * Elsewhere they come from `<SERVICE>_CLIENT_ID` / `<SERVICE>_CLIENT_SECRET`.
+ */
+export type Credenciais = Partial<Record<NomeDoServico, { clientId: string; clientSecret: string }>>;
+
+const arquivo = () => path.resolve(config().dataDir, `${config().dbPrefix}-credenciais.json`);
+
+export async function lerCredenciaisLocais(): Promise<Credenciais> {
+  try {
+    return JSON.parse(await readFile(arquivo(), 'utf8')) as Credenciais;
+  } catch {
+    return {};
+  }
+}
+
+export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
+  await mkdir(path.dirname(arquivo()), { recursive: true });
+  await writeFile(arquivo(), JSON.stringify(c, null, 2), { mode: 0o600 });
+  await chmod(arquivo(), 0o600);
+}
+
+/** A service's own client credentials: env first, then (LOCALHOST) the local file. */
+export async function credenciaisDe(servico: NomeDoServico): Promise<{ clientId: string; clientSecret: string } | undefined> {
+  const s = config().servicos[servico];
+  if (s.clientId && s.clientSecret) return { clientId: s.clientId, clientSecret: s.clientSecret };
+  if (config().ambiente !== 'LOCALHOST') return undefined;
+  return (await lerCredenciaisLocais())[servico];
+}

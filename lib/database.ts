@@ -1,0 +1,116 @@
+import { createConnection } from 'mysql2/promise';
+import { QueryInterface, Transaction } from 'sequelize';
+import { ModelCtor, Sequelize } from 'sequelize-typescript';
+import { SequelizeStorage, Umzug } from 'umzug';
+import { config } from '../config';
+import { NomeDoServico } from '../config/services';
+import { aoEncerrar } from './lifecycle';
+import { logger } from './logger';
+
+export interface Migracao {
+  name: string;
+  up: (qi: QueryInterface) => Promise<void>;
+  down?: (qi: QueryInterface) => Promise<void>;
+}
+
+/** Each service owns its own database: `<DB_PREFIX>_<service>` (DESIGN §2). */
+export function nomeDoBanco(servico: NomeDoServico): string {
+  return `${config().dbPrefix}_${servico}`;
+}
+
+function urlDoServidor(): URL {
+  return new URL(config().mysqlUrl);
+}
+
+export async function criarBanco(servico: NomeDoServico): Promise<void> {
+  const u = urlDoServidor();
+  const conexao = await createConnection({
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password),
+  });
+  try {
+    await conexao.query(
+      `CREATE DATABASE IF NOT EXISTS \`${nomeDoBanco(servico)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+    );
+  } finally {
+    await conexao.end();
+  }
+}
+
+export async function apagarBanco(servico: NomeDoServico): Promise<void> {
+  const u = urlDoServidor();
+  const conexao = await createConnection({
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password),
+  });
+  try {
+    await conexao.query(`DROP DATABASE IF EXISTS \`${nomeDoBanco(servico)}\``);
+  } finally {
+    await conexao.end();
+  }
+}
+
+const abertos = new Map<NomeDoServico, Sequelize>();
+
+/** Connects a service's models to its database (created when absent). */
+export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): Promise<Sequelize> {
+  const existente = abertos.get(servico);
+  if (existente) return existente;
+  await criarBanco(servico);
+  const u = urlDoServidor();
+  const sequelize = new Sequelize({
+    dialect: 'mysql',
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    username: decodeURIComponent(u.username || 'root'),
+    password: decodeURIComponent(u.password),
+    database: nomeDoBanco(servico),
+    timezone: '+00:00',
+    logging: false,
+    benchmark: false,
+    pool: { max: 10, min: 0, idle: 10000, acquire: 10000 },
+    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true },
+    models,
+  });
+  abertos.set(servico, sequelize);
+  aoEncerrar('bancos', `mysql:${servico}`, async () => {
+    abertos.delete(servico);
+    await sequelize.close();
+  });
+  return sequelize;
+}
+
+export function banco(servico: NomeDoServico): Sequelize {
+  const s = abertos.get(servico);
+  if (!s) throw new Error(`database of ${servico} is not open`);
+  return s;
+}
+
+/**
+ * Applies the service's versioned migrations in order, once each (table `schema_migracoes`).
+ * A named lock keeps two processes starting together from migrating at the same time.
+ */
+export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Promise<string[]> {
+  const sequelize = banco(servico);
+  const qi = sequelize.getQueryInterface();
+  const umzug = new Umzug({
+    migrations: migracoes.map((m) => ({ name: m.name, up: () => m.up(qi), down: m.down ? () => m.down!(qi) : undefined })),
+    storage: new SequelizeStorage({ sequelize, tableName: 'schema_migracoes' }),
+    logger: undefined,
+  });
+  const trava = `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
+  return sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
+    await sequelize.query('SELECT GET_LOCK(?, 120)', { replacements: [trava], transaction });
+    try {
+      const feitas = await umzug.up();
+      if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas.map((m) => m.name) }, 'migrações aplicadas');
+      return feitas.map((m) => m.name);
+    } finally {
+      await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
+    }
+  });
+}

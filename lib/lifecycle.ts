@@ -1,0 +1,59 @@
+import { config } from '../config';
+import { logger } from './logger';
+
+type Closer = { nome: string; fechar: () => Promise<unknown> };
+
+/**
+ * What the process has opened, closed in the order of STYLE §7: HTTP servers first, then workers,
+ * queues, databases and Redis. Each part registers itself in its stage when it opens.
+ */
+const ESTAGIOS = ['http', 'workers', 'filas', 'bancos', 'redis'] as const;
+export type Estagio = (typeof ESTAGIOS)[number];
+
+const abertos: Record<Estagio, Closer[]> = { http: [], workers: [], filas: [], bancos: [], redis: [] };
+let encerrando: Promise<void> | undefined;
+
+export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise<unknown>): void {
+  abertos[estagio].push({ nome, fechar });
+}
+
+/** Closes everything once; later calls wait for the first. */
+export function encerrar(): Promise<void> {
+  if (!encerrando) {
+    encerrando = (async () => {
+      for (const estagio of ESTAGIOS) {
+        const lista = abertos[estagio].splice(0).reverse();
+        await Promise.all(
+          lista.map(async (c) => {
+            try {
+              await c.fechar();
+            } catch (err) {
+              logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar');
+            }
+          }),
+        );
+      }
+    })().finally(() => {
+      encerrando = undefined;
+    });
+  }
+  return encerrando;
+}
+
+/** SIGTERM/SIGINT: close in order, exit 0; a forced exit after the grace period. */
+export function encerrarNoSinal(): void {
+  const aoSinal = (sinal: string) => {
+    logger('lifecycle').info({ sinal }, 'encerrando');
+    const forcar = setTimeout(() => {
+      logger('lifecycle').error('encerramento passou do prazo: saída forçada');
+      process.exit(1);
+    }, config().shutdownGraceMs + 5000);
+    forcar.unref();
+    encerrar().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => aoSinal('SIGTERM'));
+  process.once('SIGINT', () => aoSinal('SIGINT'));
+}

@@ -1,0 +1,49 @@
+import IORedis, { RedisOptions } from 'ioredis';
+import { config } from '../config';
+import { aoEncerrar } from './lifecycle';
+
+/**
+ * Two kinds of connection (BullMQ docs): workers block and must retry forever
+ * (`maxRetriesPerRequest: null`); producers behind HTTP fail fast so a route answers 503
+ * instead of hanging when Redis is down.
+ */
+export type TipoDeConexao = 'worker' | 'produtor';
+
+const compartilhadas = new Map<TipoDeConexao, IORedis>();
+
+export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {
+  const opcoes: RedisOptions =
+    tipo === 'worker'
+      ? { maxRetriesPerRequest: null, enableReadyCheck: false }
+      : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
+  const conexao = new IORedis(config().redisUrl, { ...opcoes, lazyConnect: false, connectionName: nome });
+  conexao.on('error', () => {
+    // reconnection is automatic; readiness (/pronto) reports the outage
+  });
+  aoEncerrar('redis', `redis:${nome}`, () => conexao.quit().catch(() => conexao.disconnect()));
+  return conexao;
+}
+
+/** One shared connection per kind, for producers, rate limits and caches. */
+export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
+  let c = compartilhadas.get(tipo);
+  if (!c) {
+    c = novaConexaoRedis(tipo);
+    compartilhadas.set(tipo, c);
+    aoEncerrar('redis', `redis-compartilhada:${tipo}`, async () => compartilhadas.delete(tipo));
+  }
+  return c;
+}
+
+/** Producers refuse commands until connected (no offline queue): wait for the first connection. */
+export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
+  const c = redis(tipo);
+  if (c.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const prazo = setTimeout(() => reject(new Error(`Redis did not answer at ${config().redisUrl}`)), prazoMs);
+    c.once('ready', () => {
+      clearTimeout(prazo);
+      resolve();
+    });
+  });
+}

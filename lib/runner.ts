@@ -1,0 +1,75 @@
+import { servico, SERVICOS_DA_SUITE } from '../api';
+import { Servico } from '../api/shared/servico';
+import { config } from '../config';
+import { NomeDoServico } from '../config/services';
+import { appDoDashboard } from '../dashboards/bull-board';
+import { conferirProcessadores, PROCESSADORES } from '../jobs';
+import { definicaoDaFila, FILAS } from '../queues';
+import { fila, iniciarWorker } from '../queues/fila';
+import { INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
+import { abrirBanco, migrar } from './database';
+import { escutar } from './http-server';
+import { esperarRedis } from './redis';
+
+/** Every process of the suite is made of these parts (DESIGN §1 commands). */
+
+const abertos = new Map<NomeDoServico, Promise<void>>();
+
+/** Connects a service's database, migrates it and prepares its seeds and keys (once per process). */
+export function abrirServico(s: Servico): Promise<void> {
+  let p = abertos.get(s.nome);
+  if (!p) {
+    p = (async () => {
+      await esperarRedis();
+      await abrirBanco(s.nome, s.modelos);
+      await migrar(s.nome, s.migracoes);
+      await s.preparar();
+    })();
+    abertos.set(s.nome, p);
+    p.catch(() => abertos.delete(s.nome));
+  }
+  return p;
+}
+
+export async function iniciarApi(nome: string, porta = config().servicos[nome as NomeDoServico]?.porta) {
+  const s = servico(nome);
+  await abrirServico(s);
+  return escutar(s.app(), porta, s.nome);
+}
+
+export async function iniciarWorkers(nomes: string[]) {
+  conferirProcessadores();
+  const defs = nomes.map(definicaoDaFila);
+  for (const def of defs) await abrirServico(servico(def.servico));
+  return defs.map((def) => iniciarWorker(def, PROCESSADORES[def.nome]));
+}
+
+/** Repeatable jobs, scheduled idempotently by whichever process starts. */
+export async function agendarRepetiveis(): Promise<void> {
+  if (SERVICOS_DA_SUITE.identity) {
+    const { filaIdentityOutbox } = await import('../queues/identity-outbox');
+    await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer' });
+  }
+}
+
+export async function iniciarDashboard(porta = config().dashboard.porta) {
+  await esperarRedis();
+  return escutar(appDoDashboard(), porta, 'dashboard');
+}
+
+/** `npm start`: every service built so far, every worker and the dashboard, in one process. */
+export async function iniciarTudo(): Promise<void> {
+  const servicos = Object.values(SERVICOS_DA_SUITE);
+  for (const s of servicos) await abrirServico(s);
+  await iniciarWorkers(FILAS.filter((f) => SERVICOS_DA_SUITE[f.servico]).map((f) => f.nome));
+  await agendarRepetiveis();
+  for (const s of servicos) await iniciarApi(s.nome);
+  await iniciarDashboard();
+}
+
+export async function migrarTudo(): Promise<void> {
+  for (const s of Object.values(SERVICOS_DA_SUITE)) {
+    await abrirBanco(s.nome, s.modelos);
+    await migrar(s.nome, s.migracoes);
+  }
+}

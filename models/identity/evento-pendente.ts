@@ -1,0 +1,19 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { json, novoId } from '../shared/base';
+
+/**
+ * Outbox of `colaborador.*` events: written in the same transaction as the user change, sent to
+ * the hub by the identity-outbox queue, marked `enviado_em` once the hub accepted it.
+ */
+@Table({ tableName: 'evento_pendente', underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false })
+export class EventoPendente extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  @Column({ type: DataType.STRING(100), allowNull: false }) declare tipo: string;
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 1 }) declare versao: number;
+  @Column({ type: DataType.TEXT('long'), allowNull: false, ...json<Record<string, unknown>>('dados') })
+  declare dados: Record<string, unknown>;
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare enviado_em: Date | null;
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
+  @Column({ type: DataType.STRING(1000), allowNull: true }) declare ultimo_erro: string | null;
+  declare criado_em: Date;
+}

@@ -1,0 +1,78 @@
+import { Migracao } from '../../lib/database';
+
+const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+
+export const MIGRACOES_IDENTITY: Migracao[] = [
+  {
+    name: '0001-identity',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      for (const cadastro of ['setor', 'cargo', 'funcao']) {
+        await q(`CREATE TABLE ${cadastro} (
+          id CHAR(36) NOT NULL PRIMARY KEY,
+          nome VARCHAR(200) NOT NULL,
+          criado_em DATETIME(3) NOT NULL,
+          atualizado_em DATETIME(3) NOT NULL,
+          UNIQUE KEY ${cadastro}_nome (nome)
+        ) ${TABELA}`);
+      }
+      // e-mail unique among users not deleted: a deleted user's address may be used again
+      await q(`CREATE TABLE usuario (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        nome VARCHAR(200) NOT NULL,
+        email VARCHAR(254) NOT NULL,
+        perfil VARCHAR(20) NOT NULL,
+        master BOOLEAN NOT NULL DEFAULT FALSE,
+        email_verificado BOOLEAN NOT NULL DEFAULT FALSE,
+        dois_fatores_ativo BOOLEAN NOT NULL DEFAULT FALSE,
+        senha_hash VARCHAR(255) NULL,
+        setor_id CHAR(36) NULL,
+        cargo_id CHAR(36) NULL,
+        funcao_id CHAR(36) NULL,
+        imagem VARCHAR(1000) NULL,
+        bloqueado_ate DATETIME(3) NULL,
+        ultimo_login_em DATETIME(3) NULL,
+        falhas_de_login INT NOT NULL DEFAULT 0,
+        criado_em DATETIME(3) NOT NULL,
+        atualizado_em DATETIME(3) NOT NULL,
+        deletado_em DATETIME(3) NULL,
+        email_unico VARCHAR(254) GENERATED ALWAYS AS (IF(deletado_em IS NULL, email, NULL)) STORED,
+        UNIQUE KEY usuario_email_unico (email_unico),
+        KEY usuario_recentes (deletado_em, criado_em, id),
+        KEY usuario_nome (deletado_em, nome, id),
+        CONSTRAINT usuario_setor FOREIGN KEY (setor_id) REFERENCES setor (id),
+        CONSTRAINT usuario_cargo FOREIGN KEY (cargo_id) REFERENCES cargo (id),
+        CONSTRAINT usuario_funcao FOREIGN KEY (funcao_id) REFERENCES funcao (id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE aplicativo (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        nome VARCHAR(200) NOT NULL,
+        descricao VARCHAR(1000) NULL,
+        segredo_hash CHAR(64) NOT NULL,
+        ativo BOOLEAN NOT NULL DEFAULT TRUE,
+        servico_da_suite VARCHAR(20) NULL,
+        criado_em DATETIME(3) NOT NULL,
+        atualizado_em DATETIME(3) NOT NULL,
+        deletado_em DATETIME(3) NULL,
+        UNIQUE KEY aplicativo_servico_da_suite (servico_da_suite),
+        KEY aplicativo_nome (deletado_em, nome, id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE chave_de_assinatura (
+        kid VARCHAR(64) NOT NULL PRIMARY KEY,
+        chave_privada_pem TEXT NOT NULL,
+        criada_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+      await q(`CREATE TABLE evento_pendente (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        tipo VARCHAR(100) NOT NULL,
+        versao INT NOT NULL DEFAULT 1,
+        dados LONGTEXT NOT NULL,
+        enviado_em DATETIME(3) NULL,
+        tentativas INT NOT NULL DEFAULT 0,
+        ultimo_erro VARCHAR(1000) NULL,
+        criado_em DATETIME(3) NOT NULL,
+        KEY evento_pendente_nao_enviado (enviado_em, criado_em)
+      ) ${TABELA}`);
+    },
+  },
+];

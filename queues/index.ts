@@ -1,0 +1,12 @@
+import { DefinicaoDeFila } from './fila';
+import { filaIdentityOutbox } from './identity-outbox';
+import { filaIntranetColaboradorSync } from './intranet-colaborador-sync';
+
+/** Every queue of the suite, in one place (the dashboard and `suite worker` read this list). */
+export const FILAS: DefinicaoDeFila[] = [filaIdentityOutbox, filaIntranetColaboradorSync];
+
+export function definicaoDaFila(nome: string): DefinicaoDeFila {
+  const def = FILAS.find((f) => f.nome === nome);
+  if (!def) throw new Error(`unknown queue "${nome}"; known: ${FILAS.map((f) => f.nome).join(', ')}`);
+  return def;
+}

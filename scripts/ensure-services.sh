@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Makes sure MariaDB/MySQL and Redis answer at the addresses of MYSQL_URL and REDIS_URL (defaults:
+# 127.0.0.1:3306 and 127.0.0.1:6379). When a local one is not answering it is started, and when it
+# is not installed it is installed from Debian packages (mariadb-server, redis-server). Remote
+# addresses are only checked. Idempotent: a second run does nothing.
+set -euo pipefail
+
+MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
+REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+
+hostport() { # URL default-port -> "host port"
+  node -e '
+    const u = new URL(process.argv[1]);
+    process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[2]));
+  ' "$1" "$2"
+}
+read -r MYSQL_HOST MYSQL_PORT <<<"$(hostport "$MYSQL_URL" 3306)"
+read -r REDIS_HOST REDIS_PORT <<<"$(hostport "$REDIS_URL" 6379)"
+
+answers() { # host port
+  node -e '
+    const s = require("net").connect({ host: process.argv[1], port: Number(process.argv[2]) });
+    s.setTimeout(1500, () => process.exit(1));
+    s.on("connect", () => process.exit(0));
+    s.on("error", () => process.exit(1));
+  ' "$1" "$2"
+}
+is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+wait_for() { # name host port
+  for _ in $(seq 1 60); do
+    answers "$2" "$3" && return 0
+    sleep 1
+  done
+  echo "$1 did not start on $2:$3" >&2
+  return 1
+}
+
+apt_updated=0
+apt_install() {
+  command -v apt-get >/dev/null || { echo "no apt-get: install $* yourself" >&2; exit 1; }
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! answers "$MYSQL_HOST" "$MYSQL_PORT"; then
+  is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $MYSQL_HOST:$MYSQL_PORT does not answer" >&2; exit 1; }
+  if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ] && ! command -v mysqld >/dev/null; then
+    echo "installing MariaDB (Debian package mariadb-server)"
+    apt_install mariadb-server
+  fi
+  echo "starting MariaDB"
+  as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
+  if [ -x /usr/sbin/mariadbd ]; then
+    as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" \
+      || as_root service mariadb start
+  else
+    as_root service mysql start
+  fi
+  wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT"
+fi
+
+if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
+  is_local "$REDIS_HOST" || { echo "Redis at $REDIS_HOST:$REDIS_PORT does not answer" >&2; exit 1; }
+  if ! command -v redis-server >/dev/null; then
+    echo "installing Redis (Debian package redis-server)"
+    apt_install redis-server
+  fi
+  echo "starting Redis"
+  # BullMQ needs keys never evicted (DESIGN §8)
+  as_root redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --maxmemory-policy noeviction \
+    --save "" --appendonly no
+  wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
+fi

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { config, ConfigError } from './config';
+import { encerrar, encerrarNoSinal } from './lib/lifecycle';
+import { logger } from './lib/logger';
+import { iniciarApi, iniciarDashboard, iniciarTudo, iniciarWorkers, migrarTudo, agendarRepetiveis } from './lib/runner';
+import { FILAS } from './queues';
+
+const AJUDA = `usage: suite <command>
+  start                  every service, every worker and the dashboard in one process
+  api <service>          one service's HTTP API
+  worker <queue>...      workers of the named queues (${FILAS.map((f) => f.nome).join(', ')})
+  dashboard              Bull Board only
+  migrate                database migrations of every service, then exit`;
+
+async function main(argv: string[]): Promise<void> {
+  const [comando, ...args] = argv;
+  config(); // a bad variable stops here, named
+  encerrarNoSinal();
+  switch (comando) {
+    case 'start':
+    case undefined:
+      return iniciarTudo();
+    case 'api':
+      if (!args[0]) throw new ConfigError(AJUDA);
+      await iniciarApi(args[0]);
+      return;
+    case 'worker':
+      if (!args.length) throw new ConfigError(AJUDA);
+      await iniciarWorkers(args);
+      await agendarRepetiveis();
+      return;
+    case 'dashboard':
+      await iniciarDashboard();
+      return;
+    case 'migrate':
+      await migrarTudo();
+      await encerrar();
+      return;
+    default:
+      throw new ConfigError(AJUDA);
+  }
+}
+
+main(process.argv.slice(2)).catch(async (err) => {
+  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+  else logger('suite').fatal({ err }, 'falha ao iniciar');
+  await encerrar().catch(() => undefined);
+  process.exit(1);
+});
