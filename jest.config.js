@@ -1,0 +1,16 @@
+/** Tests run against the real MariaDB/MySQL and Redis (scripts/ensure-services.sh starts them). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // jose 6 ships ES modules only
+    '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/helpers/setup-nock.ts'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,59 @@
+export interface Resposta<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface Opcoes {
+  token?: string;
+  body?: unknown;
+  raw?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP call to a service started by the test, JSON in and out. */
+export async function chamar<T = any>(base: string, metodo: string, caminho: string, o: Opcoes = {}): Promise<Resposta<T>> {
+  const url = new URL(base + caminho);
+  for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  const headers: Record<string, string> = { accept: 'application/json', ...(o.headers ?? {}) };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  let corpo: string | undefined;
+  if (o.raw !== undefined) {
+    corpo = o.raw;
+    headers['content-type'] ??= 'application/json';
+  } else if (o.body !== undefined) {
+    corpo = JSON.stringify(o.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(url, { method: metodo, headers, body: corpo, redirect: 'manual' });
+  const text = await res.text();
+  let body: any;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export function cliente(base: string) {
+  return {
+    get: (c: string, o?: Opcoes) => chamar(base, 'GET', c, o),
+    post: (c: string, o?: Opcoes) => chamar(base, 'POST', c, o),
+    patch: (c: string, o?: Opcoes) => chamar(base, 'PATCH', c, o),
+    del: (c: string, o?: Opcoes) => chamar(base, 'DELETE', c, o),
+  };
+}
+
+/** RFC 9457 shape of DESIGN §4; returns the problem for further checks. */
+export function esperarProblema(res: Resposta, status: number) {
+  expect({ status: res.status, corpo: res.body }).toEqual({ status, corpo: expect.anything() });
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(res.body).toEqual(
+    expect.objectContaining({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code: expect.any(String) }),
+  );
+  expect(res.text).not.toMatch(/Sequelize|ER_[A-Z_]{3,}|node_modules|\bat .*\.(ts|js):\d+/);
+  return res.body;
+}
