@@ -1,0 +1,38 @@
+import { loadConfig } from '../../config';
+
+describe('configuration is validated at start (DESIGN §2)', () => {
+  test('defaults give the LOCALHOST addresses and ports of DESIGN §1', () => {
+    const c = loadConfig({});
+    expect(c.ambiente).toBe('LOCALHOST');
+    expect(c.servicos.identity.url).toBe('http://localhost:4001');
+    expect(c.servicos.intranet.porta).toBe(4004);
+    expect(c.dashboard.porta).toBe(4100);
+    expect(c.mysqlUrl).toBe('mysql://root@127.0.0.1:3306');
+    expect(c.hub.retryScheduleMs).toEqual([5000, 300000, 1800000, 7200000, 18000000, 36000000]);
+  });
+
+  test('a bad value stops with a message naming the variable', () => {
+    expect(() => loadConfig({ IDENTITY_PORT: 'abc' })).toThrow(/IDENTITY_PORT/);
+    expect(() => loadConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL/);
+    expect(() => loadConfig({ APP_ENV: 'TESTE' })).toThrow(/APP_ENV/);
+    expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
+  });
+
+  test('outside LOCALHOST every service address and the signing key must be given', () => {
+    expect(() => loadConfig({ APP_ENV: 'PRODUCTION' })).toThrow(/IDENTITY_URL.*HUB_URL/);
+    const urls = Object.fromEntries(
+      ['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((s) => [`${s}_URL`, `https://${s.toLowerCase()}.example.com/`]),
+    );
+    expect(() => loadConfig({ APP_ENV: 'PRODUCTION', ...urls })).toThrow(/IDENTITY_CHAVE_PRIVADA_ARQUIVO/);
+    const c = loadConfig({ APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' });
+    expect(c.servicos.hub.url).toBe('https://hub.example.com');
+  });
+
+  test('MASTER_EMAILS is a list, compared without case', () => {
+    expect(loadConfig({ MASTER_EMAILS: 'Ana@X.test, bia@x.test;caio@x.test' }).identity.masterEmails).toEqual([
+      'ana@x.test',
+      'bia@x.test',
+      'caio@x.test',
+    ]);
+  });
+});

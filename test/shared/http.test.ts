@@ -1,0 +1,123 @@
+import { AddressInfo } from 'node:net';
+import http from 'node:http';
+import Joi from 'joi';
+import { criarApp } from '../../api/shared/app';
+import { Autenticador } from '../../api/shared/auth';
+import { naoAutenticado } from '../../api/shared/errors';
+import { pagina, tamanho } from '../../api/shared/paginacao';
+import { Rota } from '../../api/shared/rotas';
+import { cliente, esperarProblema } from '../helpers/http';
+
+/** The shared HTTP layer alone (DESIGN §4), on a service of its own with a fake key check. */
+const autenticar: Autenticador = async (token) => {
+  if (token !== 'valido') throw naoAutenticado();
+  return { sub: 'u1', tipo: 'usuario', master: false, nome: 'U', token };
+};
+
+let prontoFalha = false;
+const rotas: Rota[] = [
+  {
+    metodo: 'get',
+    caminho: '/paginas',
+    operacao: 'paginas',
+    resumo: 'eco',
+    acesso: 'publico',
+    validar: { query: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }) },
+    tratar: (req) => req.entrada.query,
+  },
+  {
+    metodo: 'post',
+    caminho: '/eco',
+    operacao: 'eco',
+    resumo: 'eco',
+    acesso: 'usuario',
+    validar: { body: Joi.object({ nome: Joi.string().required() }).required() },
+    tratar: (req) => req.entrada.body,
+  },
+  {
+    metodo: 'get',
+    caminho: '/quebra',
+    operacao: 'quebra',
+    resumo: 'falha interna',
+    acesso: 'publico',
+    tratar: () => {
+      throw new Error("ER_PARSE_ERROR: You have an error in your SQL syntax near 'SELECT * FROM usuario' at /app/x.ts:1:2");
+    },
+  },
+];
+
+let servidor: http.Server;
+let api: ReturnType<typeof cliente>;
+beforeAll(async () => {
+  const app = criarApp({
+    nome: 'teste',
+    info: { title: 'teste', version: '0' },
+    rotas,
+    autenticar,
+    pronto: async () => {
+      if (prontoFalha) throw new Error('banco fora');
+    },
+  });
+  servidor = app.listen(0, '127.0.0.1');
+  await new Promise((r) => servidor.once('listening', r));
+  api = cliente(`http://127.0.0.1:${(servidor.address() as AddressInfo).port}`);
+});
+afterAll(() => new Promise((r) => servidor.close(r)));
+
+describe('query parsing of pages (SPEC §2, DESIGN §4)', () => {
+  test('defaults, values below 1 become 1, values over the cap become the cap', async () => {
+    expect((await api.get('/paginas')).body).toEqual({ pagina: 1, tamanho: 10 });
+    expect((await api.get('/paginas', { query: { pagina: 0, tamanho: -3 } })).body).toEqual({ pagina: 1, tamanho: 1 });
+    expect((await api.get('/paginas', { query: { pagina: 7, tamanho: 9999 } })).body).toEqual({ pagina: 7, tamanho: 500 });
+  });
+
+  test('non-integer pagina or tamanho answers 400 naming the field', async () => {
+    const p = esperarProblema(await api.get('/paginas', { query: { pagina: 'dois' } }), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'pagina' })]);
+    esperarProblema(await api.get('/paginas', { query: { tamanho: '2.5' } }), 400);
+  });
+
+  test('unknown query parameters are ignored', async () => {
+    expect((await api.get('/paginas', { query: { outro: 'x', pagina: 2 } })).body).toEqual({ pagina: 2, tamanho: 10 });
+  });
+});
+
+describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
+  test('no token 401, then a bad body 400 with every field error', async () => {
+    esperarProblema(await api.post('/eco', { body: {} }), 401);
+    esperarProblema(await api.post('/eco', { token: 'falso', body: {} }), 401);
+    const p = esperarProblema(await api.post('/eco', { token: 'valido', body: { outro: 1 } }), 400);
+    expect(p.errors.map((e: any) => e.campo).sort()).toEqual(['nome', 'outro']);
+  });
+
+  test('malformed JSON answers 400', async () => {
+    esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": ' }), 400);
+  });
+
+  test('a body over 1 MiB answers 413', async () => {
+    esperarProblema(await api.post('/eco', { token: 'valido', raw: JSON.stringify({ nome: 'x'.repeat(1_100_000) }) }), 413);
+  });
+
+  test('an unknown route answers 404', async () => {
+    esperarProblema(await api.get('/nada'), 404);
+  });
+
+  test('a 500 shows no internals and carries the request id of the response header', async () => {
+    const res = await api.get('/quebra', { headers: { 'x-request-id': 'req-abc-123' } });
+    const p = esperarProblema(res, 500);
+    expect(res.text).not.toMatch(/SQL|SELECT|usuario|x\.ts/);
+    expect(p.request_id).toBe('req-abc-123');
+    expect(res.headers.get('x-request-id')).toBe('req-abc-123');
+  });
+});
+
+describe('health routes (DESIGN §4)', () => {
+  test('/saude is always 200; /pronto is 503 while a dependency is down', async () => {
+    expect((await api.get('/saude')).status).toBe(200);
+    expect((await api.get('/pronto')).status).toBe(200);
+    prontoFalha = true;
+    esperarProblema(await api.get('/pronto'), 503);
+    prontoFalha = false;
+    expect((await api.get('/pronto')).status).toBe(200);
+  });
+});

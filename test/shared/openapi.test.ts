@@ -1,0 +1,89 @@
+import { Express } from 'express';
+import { SERVICOS_DA_SUITE } from '../../api';
+import { caminhoOpenApi } from '../../api/shared/openapi';
+import { cliente } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+
+/** Routes Express actually serves, read from its router (not from our route list). */
+function rotasMontadas(app: Express): string[] {
+  const rotas: string[] = [];
+  const visitar = (stack: any[]) => {
+    for (const camada of stack) {
+      if (camada.route) {
+        for (const metodo of Object.keys(camada.route.methods)) rotas.push(`${metodo.toUpperCase()} ${caminhoOpenApi(camada.route.path)}`);
+      } else if (camada.handle?.stack) visitar(camada.handle.stack);
+    }
+  };
+  visitar((app as any).router.stack);
+  return rotas.sort();
+}
+
+function rotasDocumentadas(doc: any): string[] {
+  const rotas: string[] = [];
+  for (const [caminho, operacoes] of Object.entries<any>(doc.paths)) {
+    for (const metodo of Object.keys(operacoes)) rotas.push(`${metodo.toUpperCase()} ${caminho}`);
+  }
+  return rotas.sort();
+}
+
+const OPERACOES_DA_SPEC: Record<string, Record<string, string>> = {
+  identity: {
+    'GET /usuario': 'buscar_paginador_usuario',
+    'GET /usuario/autocomplete': 'buscar_auto_complete_usuario',
+    'GET /usuario/filtro': 'buscar_pelo_filtro_usuario',
+    'GET /usuario/{id}': 'buscar_pelo_id_usuario',
+  },
+  intranet: {
+    'GET /colaborador': 'buscar_paginador_colaborador',
+    'GET /colaborador/autocomplete': 'buscar_auto_complete_colaborador',
+    'GET /colaborador/filtro': 'buscar_pelo_filtro_colaborador',
+    'GET /colaborador/total': 'buscar_total_colaborador',
+    'GET /colaborador/{id}': 'buscar_pelo_id_colaborador',
+    'PATCH /colaborador/{id}/perfil_acesso': 'vincular_perfil_acesso_colaborador',
+  },
+};
+
+let suite: SuiteDeTeste;
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'intranet'], { workers: false });
+});
+afterAll(() => suite.encerrar());
+
+describe.each(Object.keys(SERVICOS_DA_SUITE))('GET /openapi.json of %s (DESIGN §4)', (nome) => {
+  let doc: any;
+  beforeAll(async () => {
+    const res = await cliente(suite.url[nome]).get('/openapi.json');
+    expect(res.status).toBe(200);
+    doc = res.body;
+  });
+
+  test('is an OpenAPI 3.1 document', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toEqual(expect.objectContaining({ title: expect.any(String), version: expect.any(String) }));
+  });
+
+  test('documents exactly the routes the service mounts', () => {
+    const app = SERVICOS_DA_SUITE[nome as keyof typeof SERVICOS_DA_SUITE]!.app();
+    expect(rotasDocumentadas(doc)).toEqual(rotasMontadas(app));
+  });
+
+  test("names each operation with SPEC's operation name, every operationId unique", () => {
+    const ids = Object.values<any>(doc.paths).flatMap((ops) => Object.values<any>(ops).map((o) => o.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [rota, operacao] of Object.entries(OPERACOES_DA_SPEC[nome] ?? {})) {
+      const [metodo, caminho] = rota.split(' ');
+      expect(doc.paths[caminho]?.[metodo.toLowerCase()]?.operationId).toBe(operacao);
+    }
+  });
+
+  test('describes query parameters and bodies from the validation schemas', () => {
+    for (const ops of Object.values<any>(doc.paths)) {
+      for (const [metodo, op] of Object.entries<any>(ops)) {
+        for (const p of op.parameters) expect(p.schema).toEqual(expect.any(Object));
+        if (metodo === 'post' && op.requestBody) {
+          expect(op.requestBody.content['application/json'].schema.type).toBe('object');
+        }
+      }
+    }
+  });
+});

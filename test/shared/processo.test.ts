@@ -1,0 +1,76 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { resetConfig } from '../../config';
+import { ADMIN } from '../helpers/identity';
+import { cliente } from '../helpers/http';
+import { limparDados } from '../helpers/suite';
+
+/** Free loopback ports, one per service of the child process. */
+async function portaLivre(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const porta = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return porta;
+}
+
+async function esperarPronto(url: string, prazo = 60_000) {
+  const fim = Date.now() + prazo;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/pronto`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > fim) throw new Error(`${url} never became ready`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const prefixo = `${process.env.DB_PREFIX}p`;
+let filho: ChildProcess;
+let saida = '';
+
+afterAll(async () => {
+  if (filho && filho.exitCode === null) filho.kill('SIGKILL');
+  process.env.DB_PREFIX = prefixo;
+  process.env.QUEUE_PREFIX = prefixo;
+  resetConfig();
+  await limparDados(['identity', 'intranet']);
+});
+
+test('`suite start` serves every built service and the dashboard, and SIGTERM finishes in-flight requests then exits 0 (DESIGN §4)', async () => {
+  const [identity, intranet, dashboard] = [await portaLivre(), await portaLivre(), await portaLivre()];
+  filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'start'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: {
+      ...process.env,
+      DB_PREFIX: prefixo,
+      QUEUE_PREFIX: prefixo,
+      IDENTITY_PORT: String(identity),
+      INTRANET_PORT: String(intranet),
+      DASHBOARD_PORT: String(dashboard),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  filho.stdout!.on('data', (d) => (saida += d));
+  filho.stderr!.on('data', (d) => (saida += d));
+  const urlIdentity = `http://localhost:${identity}`;
+  await esperarPronto(urlIdentity);
+  await esperarPronto(`http://localhost:${intranet}`);
+  expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
+
+  // a login is slow on purpose (password hash): it is in flight when SIGTERM arrives
+  const emVoo = cliente(urlIdentity).post('/auth/login', { body: ADMIN });
+  await new Promise((r) => setTimeout(r, 20));
+  const saiu = new Promise<number | null>((r) => filho.once('exit', (codigo) => r(codigo)));
+  filho.kill('SIGTERM');
+  expect((await emVoo).status).toBe(200);
+  expect(await saiu).toBe(0);
+  // every line is structured JSON
+  const linhas = saida.split('\n').filter((l) => l.startsWith('{'));
+  expect(linhas.length).toBeGreaterThan(3);
+  expect(linhas.map((l) => JSON.parse(l).msg)).toContain('encerrando');
+}, 90_000);
