@@ -77,7 +77,9 @@ export class ConfigError extends Error {}
 
 /** Reads and validates the environment; a bad value throws naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const { value, error } = envSchema.validate(env, { abortEarly: false, convert: true });
+  // an empty variable counts as unset (compose files and shells often pass `VAR=`)
+  const definidas = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const { value, error } = envSchema.validate(definidas, { abortEarly: false, convert: true });
   if (error) {
     const detalhes = error.details.map((d) => `${d.path.join('.')}: ${d.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${detalhes}`);

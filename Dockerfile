@@ -1,0 +1,18 @@
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+EXPOSE 4001 4002 4003 4004 4005 4006 4007 4008 4100
+# one process per container is also fine: `node dist/suite.js api identity`, `... worker <queue>`
+CMD ["node", "dist/suite.js", "start"]

@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU time from /proc (Linux), so the benchmark can say who was busy during a run: the server
+ * process, the load generator, the database, or nobody (the server waiting on I/O).
+ */
+const TICKS_POR_SEGUNDO = 100; // USER_HZ on Linux
+
+/** user + system CPU seconds of one process, or undefined when it cannot be read. */
+export function cpuDoProcesso(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name may hold spaces: fields are counted after its closing parenthesis
+    const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(campos[11]) + Number(campos[12])) / TICKS_POR_SEGUNDO;
+  } catch {
+    return undefined;
+  }
+}
+
+/** busy and total CPU seconds of the whole machine (all cores). */
+export function cpuDaMaquina(): { ocupado: number; total: number } | undefined {
+  try {
+    const linha = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+    const v = linha.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.reduce((a, b) => a + b, 0);
+    const ocioso = (v[3] ?? 0) + (v[4] ?? 0); // idle + iowait
+    return { ocupado: (total - ocioso) / TICKS_POR_SEGUNDO, total: total / TICKS_POR_SEGUNDO };
+  } catch {
+    return undefined;
+  }
+}
+
+/** pids whose command name is one of `nomes` (e.g. the MariaDB server). */
+export function pidsPeloNome(nomes: string[]): number[] {
+  const pids: number[] = [];
+  try {
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+        if (nomes.includes(comm)) pids.push(Number(d));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return pids;
+}
+
+export interface AmostraDeCpu {
+  servidor?: number;
+  gerador: number;
+  banco?: number;
+  redis?: number;
+  maquina?: { ocupado: number; total: number };
+  em: number;
+}
+
+export function amostrarCpu(pidServidor: number, pidsBanco: number[], pidsRedis: number[]): AmostraDeCpu {
+  const soma = (pids: number[]) => {
+    if (!pids.length) return undefined;
+    let t = 0;
+    for (const p of pids) t += cpuDoProcesso(p) ?? 0;
+    return t;
+  };
+  const u = process.cpuUsage();
+  return {
+    servidor: cpuDoProcesso(pidServidor),
+    gerador: (u.user + u.system) / 1e6,
+    banco: soma(pidsBanco),
+    redis: soma(pidsRedis),
+    maquina: cpuDaMaquina(),
+    em: performance.now(),
+  };
+}
+
+/** CPU use between two samples, in percent of one core (the machine: percent of all cores). */
+export function usoDeCpu(a: AmostraDeCpu, b: AmostraDeCpu) {
+  const seg = (b.em - a.em) / 1000;
+  const pct = (x?: number, y?: number) => (x === undefined || y === undefined ? undefined : (100 * (y - x)) / seg);
+  return {
+    servidor: pct(a.servidor, b.servidor),
+    gerador: pct(a.gerador, b.gerador),
+    banco: pct(a.banco, b.banco),
+    redis: pct(a.redis, b.redis),
+    maquina:
+      a.maquina && b.maquina && b.maquina.total > a.maquina.total
+        ? (100 * (b.maquina.ocupado - a.maquina.ocupado)) / (b.maquina.total - a.maquina.total)
+        : undefined,
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Server side of `npm run bench:access` (bench/access.ts spawns it; never part of `npm test`).
+ *
+ * Starts, in this one process, the identity and intranet APIs (as `npm start` would: migrated
+ * databases, seeds, the intranet collaborator-sync worker) on free loopback ports, plus a bare
+ * Express route as the baseline, and tells the parent the addresses over the IPC channel
+ * (stdout is left to the logs, which the parent sends to /dev/null).
+ *
+ * The parent sets DB_PREFIX/QUEUE_PREFIX (unique per run), DATA_DIR (a temp folder), LOG_LEVEL
+ * and the admin credentials; run alone, it picks its own and prints the addresses on stdout.
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import express from 'express';
+
+const prefixoPadrao = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+process.env.APP_ENV = 'LOCALHOST';
+process.env.DB_PREFIX ??= prefixoPadrao;
+process.env.QUEUE_PREFIX ??= process.env.DB_PREFIX;
+process.env.DATA_DIR ??= mkdtempSync(path.join(tmpdir(), 'suite-bench-'));
+process.env.LOG_LEVEL ??= 'warn';
+process.env.IDENTITY_ADMIN_EMAIL ??= 'admin@bench.test';
+process.env.IDENTITY_ADMIN_SENHA ??= 'Admin-Bench-Senha-Forte-1';
+process.env.IDENTITY_LOGIN_LIMITE_POR_MINUTO ??= '100000';
+process.env.SHUTDOWN_GRACE_MS ??= '2000';
+delete process.env.MASTER_EMAILS;
+
+export interface EnderecosDoBench {
+  tipo: 'pronto';
+  pid: number;
+  prefixo: string;
+  logLevel: string;
+  bare: string;
+  identity: string;
+  intranet: string;
+}
+
+function avisar(msg: unknown): void {
+  if (process.send) process.send(msg);
+  else process.stdout.write(`${JSON.stringify(msg)}\n`);
+}
+
+async function main(): Promise<void> {
+  // imported here so that the environment above is what config() reads
+  const { servico } = await import('../api');
+  const { config } = await import('../config');
+  const { escutar } = await import('../lib/http-server');
+  const { encerrarNoSinal, encerrar } = await import('../lib/lifecycle');
+  const { abrirServico, iniciarWorkers } = await import('../lib/runner');
+  const { filaIntranetColaboradorSync } = await import('../queues/intranet-colaborador-sync');
+
+  config();
+  encerrarNoSinal();
+  // the parent went away (crash, Ctrl-C): close like on SIGTERM
+  process.once('disconnect', () => {
+    encerrar().finally(() => process.exit(0));
+  });
+
+  const url: Record<string, string> = {};
+  // identity first: intranet verifies tokens against its JWKS and issuer (its real address)
+  for (const nome of ['identity', 'intranet'] as const) {
+    const s = servico(nome);
+    await abrirServico(s);
+    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
+    url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    config().servicos[nome].url = url[nome];
+  }
+  // the master's GET /colaborador registers identity's collaborators through this queue
+  await iniciarWorkers([filaIntranetColaboradorSync.nome]);
+
+  const bare = express();
+  bare.disable('x-powered-by');
+  bare.set('etag', false);
+  bare.get('/x', (_req, res) => {
+    res.json({ id: '0190f2a4-6b1e-7c3d-8e9f-0a1b2c3d4e5f', nome: 'Fulano de Tal', ativo: true });
+  });
+  const servidorBare = await escutar(bare, 0, 'bare', '127.0.0.1');
+
+  const enderecos: EnderecosDoBench = {
+    tipo: 'pronto',
+    pid: process.pid,
+    prefixo: config().dbPrefix,
+    logLevel: config().logLevel,
+    bare: `http://127.0.0.1:${(servidorBare.address() as AddressInfo).port}`,
+    identity: url.identity,
+    intranet: url.intranet,
+  };
+  avisar(enderecos);
+}
+
+main().catch((err: Error) => {
+  avisar({ tipo: 'erro', mensagem: err.message, pilha: err.stack });
+  process.stderr.write(`bench server failed to start: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+
+/** What the identity test files share: unique data, the Usuario shape, timestamps and polling. */
+
+/** A unique lowercase mark: names and e-mails carrying it isolate one test's data from the rest. */
+export const marca = (prefixo = 'm') => `${prefixo}${randomBytes(5).toString('hex')}`;
+
+/** SPEC §2 Usuario: every field, sorted. */
+export const CAMPOS_DO_USUARIO = [
+  'atualizado_em',
+  'bloqueado_ate',
+  'cargo',
+  'cargo_id',
+  'criado_em',
+  'dois_fatores_ativo',
+  'e_master',
+  'email',
+  'email_verificado',
+  'funcao',
+  'funcao_id',
+  'id',
+  'imagem',
+  'master_pelo_ambiente',
+  'nome',
+  'perfil',
+  'setor',
+  'setor_id',
+  'tem_senha',
+  'ultimo_login_em',
+];
+
+/** DESIGN §4: RFC 3339 UTC. */
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+export const chavesOrdenadas = (o: object) => Object.keys(o).sort();
+
+/** Polls `obter` until it returns something truthy, or fails after `prazoMs`. */
+export async function esperarAte<T>(obter: () => Promise<T> | T, prazoMs = 10_000, o = { intervaloMs: 50, descricao: 'condição' }): Promise<T> {
+  const limite = Date.now() + prazoMs;
+  for (;;) {
+    const valor = await obter();
+    if (valor) return valor;
+    if (Date.now() > limite) throw new Error(`${o.descricao} não se cumpriu em ${prazoMs} ms`);
+    await new Promise((r) => setTimeout(r, o.intervaloMs));
+  }
+}
+
+export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
