@@ -28,6 +28,10 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
+  test('an empty variable counts as unset', () => {
+    expect(loadConfig({ IDENTITY_ADMIN_SENHA: '', IDENTITY_PORT: '' }).servicos.identity.porta).toBe(4001);
+  });
+
   test('MASTER_EMAILS is a list, compared without case', () => {
     expect(loadConfig({ MASTER_EMAILS: 'Ana@X.test, bia@x.test;caio@x.test' }).identity.masterEmails).toEqual([
       'ana@x.test',

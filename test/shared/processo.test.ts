@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { resetConfig } from '../../config';
+import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
 import { limparDados } from '../helpers/suite';
@@ -61,6 +62,9 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   await esperarPronto(urlIdentity);
   await esperarPronto(`http://localhost:${intranet}`);
   expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
+  // every queue of the suite shows in Bull Board
+  const painel = (await (await fetch(`http://localhost:${dashboard}/api/queues`)).json()) as { queues: { name: string }[] };
+  expect(painel.queues.map((q) => q.name).sort()).toEqual(FILAS.map((f) => f.nome).sort());
 
   // a login is slow on purpose (password hash): it is in flight when SIGTERM arrives
   const emVoo = cliente(urlIdentity).post('/auth/login', { body: ADMIN });
