@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { config, ConfigError } from './config';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger } from './lib/logger';
-import { iniciarApi, iniciarDashboard, iniciarTudo, iniciarWorkers, migrarTudo, agendarRepetiveis } from './lib/runner';
+import { abrirServico, agendarRepetiveis, iniciarApi, iniciarDashboard, iniciarTudo, iniciarWorkers, migrarTudo } from './lib/runner';
 import { FILAS } from './queues';
 
 const AJUDA = `usage: suite <command>
@@ -10,7 +10,8 @@ const AJUDA = `usage: suite <command>
   api <service>          one service's HTTP API
   worker <queue>...      workers of the named queues (${FILAS.map((f) => f.nome).join(', ')})
   dashboard              Bull Board only
-  migrate                database migrations of every service, then exit`;
+  migrate                database migrations of every service, then exit
+  rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)`;
 
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
@@ -36,6 +37,14 @@ async function main(argv: string[]): Promise<void> {
       await migrarTudo();
       await encerrar();
       return;
+    case 'rotate-hub-key': {
+      const { hub } = await import('./api/hub');
+      const { rotacionarChave } = await import('./api/hub/assinador');
+      await abrirServico(hub);
+      process.stdout.write(`${JSON.stringify(await rotacionarChave())}\n`);
+      await encerrar();
+      return;
+    }
     default:
       throw new ConfigError(AJUDA);
   }

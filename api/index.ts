@@ -1,10 +1,11 @@
 import { NomeDoServico } from '../config/services';
+import { hub } from './hub';
 import { identity } from './identity';
 import { intranet } from './intranet';
 import { Servico } from './shared/servico';
 
 /** Services built so far; `npm start` runs all of them. */
-export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, intranet };
+export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, intranet, hub };
 
 export function servico(nome: string): Servico {
   const s = SERVICOS_DA_SUITE[nome as NomeDoServico];

@@ -29,9 +29,20 @@ export interface Config {
     loginLimitePorMinuto: number;
     tokenUsuarioSegundos: number;
     tokenAplicativoSegundos: number;
+    /** log2 of scrypt's N for new password hashes (tests lower it: the hash is slow on purpose) */
+    senhaCusto: number;
   };
   acesso: { cacheSegundos: number; esperaSyncMs: number };
-  hub: { retryScheduleMs: number[]; retencaoDias: number };
+  hub: {
+    retryScheduleMs: number[];
+    retencaoDias: number;
+    chavePrivadaArquivo?: string;
+    /** deliveries to private, loopback or link-local addresses (SSRF guard); LOCALHOST allows them */
+    permitirDestinosPrivados: boolean;
+    entregaLockMs: number;
+    entregaConcorrencia: number;
+    esperaSyncMs: number;
+  };
   leads: { cnpjLimitePorMinuto: number };
 }
 
@@ -63,12 +74,19 @@ const envSchema = Joi.object({
   IDENTITY_LOGIN_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(20),
   IDENTITY_TOKEN_USUARIO_SEGUNDOS: Joi.number().integer().min(60).default(8 * 3600),
   IDENTITY_TOKEN_APLICATIVO_SEGUNDOS: Joi.number().integer().min(60).default(3600),
+  IDENTITY_SENHA_CUSTO: Joi.number().integer().min(10).max(17).default(14),
   ACESSO_CACHE_SEGUNDOS: Joi.number().integer().min(0).max(300).default(300),
   ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(5000),
   HUB_RETRY_SCHEDULE_MS: Joi.string()
     .pattern(/^\d+(,\d+)*$/)
     .default('5000,300000,1800000,7200000,18000000,36000000'),
   HUB_RETENCAO_DIAS: Joi.number().integer().min(1).default(30),
+  HUB_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
+  HUB_PERMITIR_DESTINOS_PRIVADOS: Joi.boolean(),
+  // must exceed the longest attempt (30 s) or a slow delivery would be taken as stalled and sent twice
+  HUB_ENTREGA_LOCK_MS: Joi.number().integer().min(1000).default(60_000),
+  HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
+  HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
   ...servicoKeys,
 }).unknown(true);
@@ -127,11 +145,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginLimitePorMinuto: value.IDENTITY_LOGIN_LIMITE_POR_MINUTO,
       tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
       tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,
+      senhaCusto: value.IDENTITY_SENHA_CUSTO,
     },
     acesso: { cacheSegundos: value.ACESSO_CACHE_SEGUNDOS, esperaSyncMs: value.ACESSO_ESPERA_SYNC_MS },
     hub: {
       retryScheduleMs: String(value.HUB_RETRY_SCHEDULE_MS).split(',').map(Number),
       retencaoDias: value.HUB_RETENCAO_DIAS,
+      chavePrivadaArquivo: value.HUB_CHAVE_PRIVADA_ARQUIVO,
+      permitirDestinosPrivados: value.HUB_PERMITIR_DESTINOS_PRIVADOS ?? ambiente === 'LOCALHOST',
+      entregaLockMs: value.HUB_ENTREGA_LOCK_MS,
+      entregaConcorrencia: value.HUB_ENTREGA_CONCORRENCIA,
+      esperaSyncMs: value.HUB_ESPERA_SYNC_MS,
     },
     leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO },
   };

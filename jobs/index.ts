@@ -1,5 +1,9 @@
 import { Processor } from 'bullmq';
 import { FILAS } from '../queues';
+import { processarHubAplicativoSync } from './hub-aplicativo-sync';
+import { processarHubColaboradorSync } from './hub-colaborador-sync';
+import { processarHubEntrega } from './hub-entrega';
+import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
 import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
 
@@ -7,6 +11,10 @@ import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
 export const PROCESSADORES: Record<string, Processor> = {
   'identity-outbox': processarIdentityOutbox,
   'intranet-colaborador-sync': processarIntranetColaboradorSync,
+  'hub-entrega': processarHubEntrega,
+  'hub-aplicativo-sync': processarHubAplicativoSync,
+  'hub-retencao': processarHubRetencao,
+  'hub-colaborador-sync': processarHubColaboradorSync,
 };
 
 /** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */

@@ -6,7 +6,8 @@ import { appDoDashboard } from '../dashboards/bull-board';
 import { conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { fila, iniciarWorker } from '../queues/fila';
-import { INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
+import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
+import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { abrirBanco, migrar } from './database';
 import { escutar } from './http-server';
 import { esperarRedis } from './redis';
@@ -47,8 +48,11 @@ export async function iniciarWorkers(nomes: string[]) {
 /** Repeatable jobs, scheduled idempotently by whichever process starts. */
 export async function agendarRepetiveis(): Promise<void> {
   if (SERVICOS_DA_SUITE.identity) {
-    const { filaIdentityOutbox } = await import('../queues/identity-outbox');
     await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer' });
+  }
+  if (SERVICOS_DA_SUITE.hub) {
+    await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar' });
+    await fila(filaHubRetencao).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS }, { name: 'varrer' });
   }
 }
 

@@ -1,9 +1,20 @@
 import { DefinicaoDeFila } from './fila';
+import { filaHubAplicativoSync } from './hub-aplicativo-sync';
+import { filaHubColaboradorSync } from './hub-colaborador-sync';
+import { filaHubEntrega } from './hub-entrega';
+import { filaHubRetencao } from './hub-retencao';
 import { filaIdentityOutbox } from './identity-outbox';
 import { filaIntranetColaboradorSync } from './intranet-colaborador-sync';
 
 /** Every queue of the suite, in one place (the dashboard and `suite worker` read this list). */
-export const FILAS: DefinicaoDeFila[] = [filaIdentityOutbox, filaIntranetColaboradorSync];
+export const FILAS: DefinicaoDeFila[] = [
+  filaIdentityOutbox,
+  filaIntranetColaboradorSync,
+  filaHubEntrega,
+  filaHubAplicativoSync,
+  filaHubRetencao,
+  filaHubColaboradorSync,
+];
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {
   const def = FILAS.find((f) => f.nome === nome);

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
+import { banco } from '../../lib/database';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar } from './chaves';
@@ -17,6 +18,24 @@ export interface RespostaDeToken {
 }
 
 const credenciaisInvalidas = () => naoAutenticado('E-mail ou senha inválidos.');
+
+/**
+ * Counts a failed login under a row lock: simultaneous wrong attempts are each counted, so a burst
+ * cannot dodge the lockout, and one arriving after the lock was set leaves it alone.
+ */
+async function registrarFalha(id: string, agora: Date): Promise<void> {
+  await banco('identity').transaction(async (transaction) => {
+    const u = await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+    if (!u || (u.bloqueado_ate && u.bloqueado_ate > agora)) return;
+    // a lock that has ended starts a new count
+    const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
+    const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
+    await u.update(
+      { falhas_de_login: bloqueia ? 0 : falhas, bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null },
+      { transaction },
+    );
+  });
+}
 
 /** User login: token, lockout after repeated failures, `ultimo_login_em` on success. */
 export async function entrar(email: string, senha: string): Promise<RespostaDeToken & { usuario: UsuarioJson }> {
@@ -38,14 +57,7 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
   if (!usuario) throw credenciaisInvalidas();
   if (!confere) {
-    // a lock that has ended starts a new count
-    const anteriores = usuario.bloqueado_ate ? 0 : usuario.falhas_de_login;
-    const falhas = anteriores + 1;
-    const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
-    await usuario.update({
-      falhas_de_login: bloqueia ? 0 : falhas,
-      bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null,
-    });
+    await registrarFalha(usuario.id, agora);
     throw credenciaisInvalidas();
   }
   await usuario.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora });

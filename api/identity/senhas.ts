@@ -1,10 +1,12 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { config } from '../../config';
 
 /**
  * Passwords are kept as scrypt hashes with a random salt (OWASP's N=2^14, r=8, p=5 profile):
- * `scrypt$N$r$p$salt$hash`, base64url. The parameters travel with the hash so they can grow later.
+ * `scrypt$N$r$p$salt$hash`, base64url. The parameters travel with the hash so they can grow later;
+ * N comes from IDENTITY_SENHA_CUSTO (default 14), which tests lower to keep the suite fast.
  */
-const N = 2 ** 14;
+const custoAtual = () => 2 ** config().identity.senhaCusto;
 const R = 8;
 const P = 5;
 const TAMANHO = 32;
@@ -19,14 +21,15 @@ function derivar(senha: string, sal: Buffer, n: number, r: number, p: number): P
 
 export async function hashDeSenha(senha: string): Promise<string> {
   const sal = randomBytes(16);
-  const chave = await derivar(senha, sal, N, R, P);
-  return ['scrypt', N, R, P, sal.toString('base64url'), chave.toString('base64url')].join('$');
+  const custo = custoAtual();
+  const chave = await derivar(senha, sal, custo, R, P);
+  return ['scrypt', custo, R, P, sal.toString('base64url'), chave.toString('base64url')].join('$');
 }
 
 export async function senhaConfere(senha: string, hash: string | null): Promise<boolean> {
   if (!hash) {
     // same work as a real check, so a missing user or password cannot be told apart by timing
-    await derivar(senha, Buffer.alloc(16), N, R, P);
+    await derivar(senha, Buffer.alloc(16), custoAtual(), R, P);
     return false;
   }
   const [algoritmo, n, r, p, sal, esperado] = hash.split('$');

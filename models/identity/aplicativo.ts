@@ -1,6 +1,6 @@
 import { Column, DataType, Model, Table } from 'sequelize-typescript';
 import { NomeDoServico } from '../../config/services';
-import { novoId, tabela } from '../shared/base';
+import { MOMENTO, novoId, tabela } from '../shared/base';
 
 /** An application: a client of the identity service with its own credentials (client credentials). */
 @Table(tabela('aplicativo', { paranoid: true }))
@@ -13,7 +13,7 @@ export class Aplicativo extends Model {
   @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: true }) declare ativo: boolean;
   /** set for the suite's own services (hub, identity, ...), registered at start in LOCALHOST */
   @Column({ type: DataType.STRING(20), allowNull: true }) declare servico_da_suite: NomeDoServico | null;
-  declare criado_em: Date;
-  declare atualizado_em: Date;
-  declare deletado_em: Date | null;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+  @Column(MOMENTO) declare deletado_em: Date | null;
 }

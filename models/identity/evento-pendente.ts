@@ -1,5 +1,5 @@
 import { Column, DataType, Model, Table } from 'sequelize-typescript';
-import { json, novoId } from '../shared/base';
+import { json, MOMENTO, novoId } from '../shared/base';
 
 /**
  * Outbox of `colaborador.*` events: written in the same transaction as the user change, sent to
@@ -15,5 +15,5 @@ export class EventoPendente extends Model {
   @Column({ type: DataType.DATE(3), allowNull: true }) declare enviado_em: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   @Column({ type: DataType.STRING(1000), allowNull: true }) declare ultimo_erro: string | null;
-  declare criado_em: Date;
+  @Column(MOMENTO) declare criado_em: Date;
 }

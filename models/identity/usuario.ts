@@ -1,5 +1,5 @@
 import { BelongsTo, Column, DataType, Model, Table } from 'sequelize-typescript';
-import { novoId, tabela } from '../shared/base';
+import { MOMENTO, novoId, tabela } from '../shared/base';
 import { Cargo, Funcao, Setor } from './cadastros';
 
 export type PerfilDeUsuario = 'colaborador' | 'cliente';
@@ -23,9 +23,9 @@ export class Usuario extends Model {
   @Column({ type: DataType.DATE(3), allowNull: true }) declare ultimo_login_em: Date | null;
   /** failed logins in a row; reset by a success or when a lock ends */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare falhas_de_login: number;
-  declare criado_em: Date;
-  declare atualizado_em: Date;
-  declare deletado_em: Date | null;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+  @Column(MOMENTO) declare deletado_em: Date | null;
 
   @BelongsTo(() => Setor, { foreignKey: 'setor_id', constraints: false }) declare setor?: Setor | null;
   @BelongsTo(() => Cargo, { foreignKey: 'cargo_id', constraints: false }) declare cargo?: Cargo | null;

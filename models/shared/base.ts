@@ -1,4 +1,4 @@
-import { TableOptions } from 'sequelize-typescript';
+import { DataType, TableOptions } from 'sequelize-typescript';
 import { v7 as uuidv7 } from 'uuid';
 
 /** Ids are time-ordered UUIDs (v7): sortable, no coordination (DESIGN §4). */
@@ -16,6 +16,12 @@ export function tabela(nome: string, opcoes: { paranoid?: boolean } = {}): Table
     paranoid: opcoes.paranoid ?? false,
   };
 }
+
+/**
+ * Timestamp columns are DATETIME(3), but sequelize writes a plain DATE without its milliseconds:
+ * declared with this type, a record reads back the same instant its create or update answered.
+ */
+export const MOMENTO = { type: DataType.DATE(3) };
 
 /** RFC 3339 UTC with milliseconds, or null. */
 export const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toISOString() : null);

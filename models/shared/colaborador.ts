@@ -1,5 +1,5 @@
 import { Column, DataType, Model } from 'sequelize-typescript';
-import { novoId } from './base';
+import { MOMENTO, novoId } from './base';
 
 /**
  * A service's local copy of an identity collaborator (SPEC §2 Colaborador), with the access
@@ -18,7 +18,7 @@ export abstract class ColaboradorBase extends Model {
   @Column({ type: DataType.STRING(200), allowNull: true }) declare setor: string | null;
   @Column({ type: DataType.STRING(40), allowNull: true }) declare telefone: string | null;
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare perfil_acesso_id: string | null;
-  declare criado_em: Date;
-  declare atualizado_em: Date;
-  declare deletado_em: Date | null;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+  @Column(MOMENTO) declare deletado_em: Date | null;
 }

@@ -1,5 +1,5 @@
 import { Column, DataType, Model } from 'sequelize-typescript';
-import { json, novoId } from './base';
+import { json, MOMENTO, novoId } from './base';
 
 export type Acao = 'ler' | 'criar' | 'editar' | 'deletar';
 export type Permissoes = Record<string, Acao[]>;
@@ -12,7 +12,7 @@ export abstract class PerfilAcessoBase extends Model {
   @Column({ type: DataType.TEXT, allowNull: false, ...json<Permissoes>('permissoes') }) declare permissoes: Permissoes;
   /** seeded profiles (`Acesso inicial`) cannot be deleted: the master-listing sync hands them out */
   @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: false }) declare sistema: boolean;
-  declare criado_em: Date;
-  declare atualizado_em: Date;
-  declare deletado_em: Date | null;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+  @Column(MOMENTO) declare deletado_em: Date | null;
 }

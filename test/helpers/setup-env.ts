@@ -18,6 +18,8 @@ Object.assign(process.env, {
   IDENTITY_ADMIN_EMAIL: 'admin@suite.test',
   IDENTITY_ADMIN_SENHA: 'Admin-Senha-Forte-1',
   IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
+  // password hashes are slow on purpose; tests use the lowest cost config accepts
+  IDENTITY_SENHA_CUSTO: '10',
   SHUTDOWN_GRACE_MS: '2000',
 });
 delete process.env.MASTER_EMAILS;

@@ -38,11 +38,11 @@ afterAll(async () => {
   process.env.DB_PREFIX = prefixo;
   process.env.QUEUE_PREFIX = prefixo;
   resetConfig();
-  await limparDados(['identity', 'intranet']);
+  await limparDados(['identity', 'intranet', 'hub']);
 });
 
 test('`suite start` serves every built service and the dashboard, and SIGTERM finishes in-flight requests then exits 0 (DESIGN §4)', async () => {
-  const [identity, intranet, dashboard] = [await portaLivre(), await portaLivre(), await portaLivre()];
+  const [identity, intranet, hub, dashboard] = [await portaLivre(), await portaLivre(), await portaLivre(), await portaLivre()];
   filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'start'], {
     cwd: path.resolve(__dirname, '../..'),
     env: {
@@ -51,6 +51,7 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
       QUEUE_PREFIX: prefixo,
       IDENTITY_PORT: String(identity),
       INTRANET_PORT: String(intranet),
+      HUB_PORT: String(hub),
       DASHBOARD_PORT: String(dashboard),
       LOG_LEVEL: 'info',
     },
@@ -61,6 +62,7 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   const urlIdentity = `http://localhost:${identity}`;
   await esperarPronto(urlIdentity);
   await esperarPronto(`http://localhost:${intranet}`);
+  await esperarPronto(`http://localhost:${hub}`);
   expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
   // every queue of the suite shows in Bull Board
   const painel = (await (await fetch(`http://localhost:${dashboard}/api/queues`)).json()) as { queues: { name: string }[] };

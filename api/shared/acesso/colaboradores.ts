@@ -206,6 +206,8 @@ export function criarColaboradores(
       }
       if (novos.length) {
         await Colaborador.bulkCreate(novos, { ignoreDuplicates: true });
+        // a refusal cached before the person was registered must not outlive the registration
+        novos.forEach((n) => aoMudarPerfil(n.auth_id as string));
         resultado.criados = novos.length;
       }
       const sumidos = locais.filter((c) => !c.deletado_em && !vistos.has(c.auth_id));

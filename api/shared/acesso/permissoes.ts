@@ -12,6 +12,8 @@ export interface ControleDeAcesso {
   permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS>;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
+  /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
+  podeEmAlguma(acao: Acao, ...areas: string[]): Permissao;
   /** any action in any of the areas grants read (SPEC 5.2) */
   lerEmQualquer(...areas: string[]): Permissao;
   /** forget cached permissions: of one person, or of everyone (a profile changed) */
@@ -55,6 +57,14 @@ export function criarControleDeAcesso(
       const p = await permissoesDe(principal);
       if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
     },
+    podeEmAlguma:
+      (acao, ...areas) =>
+      async (principal) => {
+        const p = await permissoesDe(principal);
+        if (p !== TODAS && !areas.some((a) => p[a]?.includes(acao))) {
+          throw proibido(`Exige a permissão ${acao} na área ${areas.join(' ou ')}.`);
+        }
+      },
     lerEmQualquer:
       (...areas) =>
       async (principal) => {

@@ -1,0 +1,186 @@
+import { Op, WhereOptions } from 'sequelize';
+import { config } from '../../config';
+import { credenciaisDe } from '../../lib/credenciais';
+import { logger } from '../../lib/logger';
+import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
+import { iso } from '../../models/shared/base';
+import { eventosDaFila, fila } from '../../queues/fila';
+import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
+import { naoEncontrado } from '../shared/errors';
+import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+import { Principal } from '../shared/principal';
+import { criarTiposDoIdentity } from './tipos';
+
+/** SPEC §2 Aplicativo of the hub. */
+export interface AplicativoJson {
+  id: string;
+  nome: string;
+  descricao: string | null;
+  ativo: boolean;
+  identificador_no_auth: string;
+  quantidade_de_tipos_de_evento: number;
+  quantidade_de_assinaturas: number;
+  criado_em: string;
+  atualizado_em: string;
+}
+
+const log = logger('hub-aplicativos');
+
+/** How many types each application owns and in how many live subscriptions it is subscriber. */
+async function contagens(ids: string[]): Promise<Map<string, { tipos: number; assinaturas: number }>> {
+  const mapa = new Map(ids.map((id) => [id, { tipos: 0, assinaturas: 0 }]));
+  if (!ids.length) return mapa;
+  const [tipos, assinaturas] = await Promise.all([
+    TipoDeEvento.count({ where: { aplicativo_id: ids }, group: ['aplicativo_id'] }),
+    Assinatura.count({ where: { aplicativo_assinante_id: ids }, group: ['aplicativo_assinante_id'] }),
+  ]);
+  for (const t of tipos as unknown as { aplicativo_id: string; count: number }[]) mapa.get(t.aplicativo_id)!.tipos = Number(t.count);
+  for (const a of assinaturas as unknown as { aplicativo_assinante_id: string; count: number }[]) {
+    mapa.get(a.aplicativo_assinante_id)!.assinaturas = Number(a.count);
+  }
+  return mapa;
+}
+
+async function comoJson(apps: Aplicativo[]): Promise<AplicativoJson[]> {
+  const c = await contagens(apps.map((a) => a.id));
+  return apps.map((a) => ({
+    id: a.id,
+    nome: a.nome,
+    descricao: a.descricao,
+    ativo: a.ativo,
+    identificador_no_auth: a.identificador_no_auth,
+    quantidade_de_tipos_de_evento: c.get(a.id)!.tipos,
+    quantidade_de_assinaturas: c.get(a.id)!.assinaturas,
+    criado_em: iso(a.criado_em)!,
+    atualizado_em: iso(a.atualizado_em)!,
+  }));
+}
+
+const ALFABETICA: [string, string][] = [
+  ['nome', 'ASC'],
+  ['id', 'ASC'],
+];
+
+export async function listarAplicativos(pagina: number, tamanho: number): Promise<PaginaNumerada<AplicativoJson>> {
+  const { rows, count } = await Aplicativo.findAndCountAll({ order: ALFABETICA, offset: offset(pagina, tamanho), limit: tamanho });
+  return { itens: await comoJson(rows), pagina, tamanho, total: count };
+}
+
+export async function autocompletarAplicativos(busca: string | undefined, pagina: number, tamanho: number) {
+  const where: WhereOptions = busca ? { nome: { [Op.like]: contem(busca) } } : {};
+  const { rows, count } = await Aplicativo.findAndCountAll({
+    where,
+    attributes: ['id', 'nome', 'ativo'],
+    order: ALFABETICA,
+    offset: offset(pagina, tamanho),
+    limit: tamanho,
+  });
+  return { itens: rows.map((a) => ({ id: a.id, nome: a.nome, ativo: a.ativo })), pagina, tamanho, total: count };
+}
+
+export async function filtrarAplicativos(f: { nome?: string; ativo?: boolean }): Promise<AplicativoJson[]> {
+  const e: WhereOptions[] = [];
+  if (f.nome) e.push({ [Op.or]: [{ nome: { [Op.like]: contem(f.nome) } }, { descricao: { [Op.like]: contem(f.nome) } }] });
+  if (f.ativo !== undefined) e.push({ ativo: f.ativo });
+  return comoJson(await Aplicativo.findAll({ where: { [Op.and]: e }, order: ALFABETICA }));
+}
+
+export async function aplicativoPorId(id: string): Promise<AplicativoJson> {
+  const a = await Aplicativo.findByPk(id);
+  if (!a) throw naoEncontrado('Aplicativo');
+  return (await comoJson([a]))[0];
+}
+
+interface AplicativoDoIdentity {
+  id: string;
+  nome: string;
+  descricao: string | null;
+}
+
+/** The hub's own application token (client credentials at identity), when its secret is registered. */
+async function tokenDoHub(): Promise<string | undefined> {
+  const c = await credenciaisDe('hub');
+  if (!c) return undefined;
+  const res = await fetch(`${config().servicos.identity.url}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }),
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!res.ok) throw new Error(`identity refused the hub's credentials (${res.status})`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentity[]> {
+  const todos: AplicativoDoIdentity[] = [];
+  for (let pagina = 1; ; pagina++) {
+    const res = await fetch(`${config().servicos.identity.url}/aplicativo?pagina=${pagina}&tamanho=500`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) throw new Error(`identity answered ${res.status} to GET /aplicativo`);
+    const corpo = (await res.json()) as { itens: AplicativoDoIdentity[]; total: number };
+    todos.push(...corpo.itens);
+    if (!corpo.itens.length || todos.length >= corpo.total) return todos;
+  }
+}
+
+/**
+ * SPEC §3 Hub application activity: new identity applications enter active; names and
+ * descriptions follow identity; an application gone from identity is deleted, or made inactive
+ * while it still owns types or has subscriptions. The identity application's own types
+ * (`colaborador.*`) are created when it first appears (DESIGN §10).
+ */
+export async function sincronizarAplicativos(tokenDoChamador?: string) {
+  const token = tokenDoChamador ?? (await tokenDoHub());
+  if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
+  const remotos = await aplicativosDoIdentity(token);
+  const locais = await Aplicativo.findAll();
+  const porAuth = new Map(locais.map((a) => [a.identificador_no_auth, a]));
+  const r = { criados: 0, atualizados: 0, removidos: 0, desativados: 0 };
+  for (const remoto of remotos) {
+    const local = porAuth.get(remoto.id);
+    if (!local) {
+      await Aplicativo.create({ identificador_no_auth: remoto.id, nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+      r.criados++;
+    } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || !local.ativo) {
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+      r.atualizados++;
+    }
+  }
+  const presentes = new Set(remotos.map((a) => a.id));
+  const sumidos = locais.filter((a) => !presentes.has(a.identificador_no_auth));
+  const uso = await contagens(sumidos.map((a) => a.id));
+  for (const a of sumidos) {
+    const emUso = uso.get(a.id)!;
+    if (emUso.tipos || emUso.assinaturas) {
+      if (a.ativo) {
+        await a.update({ ativo: false });
+        r.desativados++;
+      }
+    } else {
+      await a.destroy();
+      r.removidos++;
+    }
+  }
+  const identity = await credenciaisDe('identity');
+  if (identity && presentes.has(identity.clientId)) await criarTiposDoIdentity(identity.clientId);
+  return r;
+}
+
+/**
+ * SPEC 4.4 rule 3, DESIGN §5: the sync runs as a queue job shared by concurrent listings; the
+ * listing waits for it a bounded time and lists anyway when identity fails or is slow.
+ */
+export async function sincronizarAntesDeListar(quem: Principal): Promise<void> {
+  try {
+    const job = await fila(filaHubAplicativoSync).add(
+      'sincronizar',
+      { token: quem.master ? quem.token : undefined },
+      { jobId: 'sincronizar' },
+    );
+    await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
+  }
+}

@@ -1,0 +1,143 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { JWK, SignJWT } from 'jose';
+import { Op } from 'sequelize';
+import { config } from '../../config';
+import { ChaveDoHub } from '../../models/hub';
+
+/**
+ * The hub's Ed25519 keys and the two signatures of every attempt (DESIGN §5): Standard Webhooks
+ * `v1a` over "{webhook-id}.{webhook-timestamp}.{body}" and a `webhook-token` JWS.
+ */
+interface Chave {
+  kid: string;
+  privada: KeyObject;
+  publicaJwk: JWK;
+  assinaDesde: number;
+  aposentadaEm: number | null;
+}
+
+/** A retired key stays listed this long: longer than any attempt's time-out plus the token's life. */
+export const PUBLICADA_APOS_APOSENTAR_MS = 60 * 60_000;
+/** A new key is listed this long before it signs, so subscribers' cached key sets can catch up. */
+export const PUBLICADA_ANTES_DE_ASSINAR_MS = 60 * 60_000;
+const RECARREGAR_MS = 60_000;
+
+let chaves: Chave[] = [];
+let carregadasEm = 0;
+
+function chaveDoPem(pem: string, kid: string | undefined, assinaDesde: Date, aposentadaEm: Date | null): Chave {
+  const privada = createPrivateKey(pem);
+  const jwk = createPublicKey(privada).export({ format: 'jwk' }) as JWK;
+  const id = kid ?? createHash('sha256').update(String(jwk.x)).digest('base64url').slice(0, 16);
+  return {
+    kid: id,
+    privada,
+    publicaJwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid: id, alg: 'EdDSA', use: 'sig' },
+    assinaDesde: assinaDesde.getTime(),
+    aposentadaEm: aposentadaEm?.getTime() ?? null,
+  };
+}
+
+function novaChavePem(): string {
+  return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+}
+
+async function guardar(pem: string, assinaDesde: Date): Promise<void> {
+  const c = chaveDoPem(pem, undefined, assinaDesde, null);
+  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde } });
+}
+
+/** Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO or generates one. */
+export async function carregarChavesDoHub(): Promise<void> {
+  if ((await ChaveDoHub.count()) === 0) {
+    const arquivo = config().hub.chavePrivadaArquivo;
+    await guardar(arquivo ? await readFile(arquivo, 'utf8') : novaChavePem(), new Date(0));
+  }
+  const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
+  const guardadas = await ChaveDoHub.findAll({
+    where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
+    order: [['assina_desde', 'DESC']],
+  });
+  chaves = guardadas.map((c) => chaveDoPem(c.chave_privada_pem, c.kid, c.assina_desde, c.aposentada_em));
+  carregadasEm = Date.now();
+}
+
+/** Other processes pick a rotation up within a minute. */
+async function atuais(): Promise<Chave[]> {
+  if (Date.now() - carregadasEm > RECARREGAR_MS) await carregarChavesDoHub();
+  return chaves;
+}
+
+/**
+ * `suite rotate-hub-key`: a new key, listed now and signing after PUBLICADA_ANTES_DE_ASSINAR_MS;
+ * the keys signing today retire at that moment and stay listed one more hour.
+ */
+export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
+  const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
+  await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: null } });
+  const pem = novaChavePem();
+  await guardar(pem, assinaDesde);
+  await carregarChavesDoHub();
+  return { kid: chaveDoPem(pem, undefined, assinaDesde, null).kid, assina_desde: assinaDesde.toISOString() };
+}
+
+export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
+  const agora = Date.now();
+  return {
+    keys: (await atuais())
+      .filter((c) => c.aposentadaEm === null || c.aposentadaEm + PUBLICADA_APOS_APOSENTAR_MS > agora)
+      .map((c) => c.publicaJwk),
+  };
+}
+
+/** Keys that sign now: normally one; two around a rotation. Newest first. */
+async function assinantes(): Promise<Chave[]> {
+  const agora = Date.now();
+  const ativas = (await atuais()).filter((c) => c.assinaDesde <= agora && (c.aposentadaEm === null || c.aposentadaEm > agora));
+  if (ativas.length) return ativas;
+  // between a retirement and the next key's start (clock skew): keep signing with the newest that ever signed
+  return (await atuais()).filter((c) => c.assinaDesde <= agora).slice(0, 1);
+}
+
+export interface Assinatura {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+  'webhook-token': string;
+}
+
+/** Headers of one attempt, signed afresh. */
+export async function assinarEntrega(p: {
+  webhookId: string;
+  corpo: string;
+  audiencia: string;
+  assinaturaId: string;
+  tipo: string;
+  versao: number;
+}): Promise<Assinatura> {
+  const chavesQueAssinam = await assinantes();
+  const ts = Math.floor(Date.now() / 1000);
+  const conteudo = Buffer.from(`${p.webhookId}.${ts}.${p.corpo}`);
+  const assinaturas = chavesQueAssinam.map((c) => `v1a,${sign(null, conteudo, c.privada).toString('base64')}`);
+  const principal = chavesQueAssinam[0];
+  const jws = await new SignJWT({
+    tipo: p.tipo,
+    versao: p.versao,
+    body_sha256: createHash('sha256').update(p.corpo).digest('base64url'),
+  })
+    .setProtectedHeader({ alg: 'EdDSA', kid: principal.kid, typ: 'webhook+jwt' })
+    .setIssuer(config().servicos.hub.url)
+    .setAudience(p.audiencia)
+    .setSubject(p.assinaturaId)
+    .setJti(p.webhookId)
+    .setIssuedAt(ts)
+    .setExpirationTime(ts + 300)
+    .sign(principal.privada);
+  return {
+    'webhook-id': p.webhookId,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': assinaturas.join(' '),
+    'webhook-token': jws,
+  };
+}

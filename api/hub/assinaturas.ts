@@ -1,0 +1,196 @@
+import { Op, WhereOptions } from 'sequelize';
+import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { iso } from '../../models/shared/base';
+import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+import { cancelarPendentes } from './entregas';
+
+/** SPEC §2 Assinatura. */
+export interface AssinaturaJson {
+  id: string;
+  aplicativo_assinante_id: string;
+  aplicativo_assinante_nome: string;
+  tipo_de_evento_id: string;
+  tipo_de_evento_nome: string;
+  versao_do_esquema: number;
+  situacao_da_versao: string;
+  url_de_destino: string;
+  maximo_de_tentativas: number;
+  tempo_limite_em_segundos: number;
+  ativa: boolean;
+  entregas_na_fila_de_erro: number;
+  ultima_entrega_em: string | null;
+  criada_em: string;
+  atualizada_em: string;
+}
+
+const incluir = [
+  { model: Aplicativo, as: 'assinante', attributes: ['id', 'nome'], paranoid: false, required: true },
+  { model: TipoDeEvento, as: 'tipo', attributes: ['id', 'nome'], paranoid: false, required: true },
+];
+
+/** SPEC 4.3 rule 1: subscriber name, then event type name. */
+const ORDEM: any[] = [
+  [{ model: Aplicativo, as: 'assinante' }, 'nome', 'ASC'],
+  [{ model: TipoDeEvento, as: 'tipo' }, 'nome', 'ASC'],
+  ['id', 'ASC'],
+];
+
+async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
+  if (!lista.length) return [];
+  const ids = lista.map((a) => a.id);
+  const [naFila, versoes] = await Promise.all([
+    Entrega.count({ where: { assinatura_id: ids, situacao: 'fila_de_erro' }, group: ['assinatura_id'] }),
+    VersaoDeEvento.findAll({
+      where: { [Op.or]: lista.map((a) => ({ tipo_de_evento_id: a.tipo_de_evento_id, versao: a.versao_do_esquema })) },
+      attributes: ['tipo_de_evento_id', 'versao', 'situacao'],
+    }),
+  ]);
+  const erros = new Map((naFila as unknown as { assinatura_id: string; count: number }[]).map((c) => [c.assinatura_id, Number(c.count)]));
+  const situacoes = new Map(versoes.map((v) => [`${v.tipo_de_evento_id}:${v.versao}`, v.situacao]));
+  return lista.map((a) => ({
+    id: a.id,
+    aplicativo_assinante_id: a.aplicativo_assinante_id,
+    aplicativo_assinante_nome: a.assinante!.nome,
+    tipo_de_evento_id: a.tipo_de_evento_id,
+    tipo_de_evento_nome: a.tipo!.nome,
+    versao_do_esquema: a.versao_do_esquema,
+    situacao_da_versao: situacoes.get(`${a.tipo_de_evento_id}:${a.versao_do_esquema}`) ?? 'desconhecida',
+    url_de_destino: a.url_de_destino,
+    maximo_de_tentativas: a.maximo_de_tentativas,
+    tempo_limite_em_segundos: a.tempo_limite_em_segundos,
+    ativa: a.ativa,
+    entregas_na_fila_de_erro: erros.get(a.id) ?? 0,
+    ultima_entrega_em: iso(a.ultima_entrega_em),
+    criada_em: iso(a.criada_em)!,
+    atualizada_em: iso(a.atualizada_em)!,
+  }));
+}
+
+async function existente(id: string): Promise<Assinatura> {
+  const a = await Assinatura.findByPk(id, { include: incluir });
+  if (!a) throw naoEncontrado('Assinatura');
+  return a;
+}
+
+export async function listarAssinaturas(pagina: number, tamanho: number): Promise<PaginaNumerada<AssinaturaJson>> {
+  const [total, linhas] = await Promise.all([
+    Assinatura.count(),
+    Assinatura.findAll({ include: incluir, order: ORDEM, offset: offset(pagina, tamanho), limit: tamanho }),
+  ]);
+  return { itens: await comoJson(linhas), pagina, tamanho, total };
+}
+
+export async function autocompletarAssinaturas(busca: string | undefined, pagina: number, tamanho: number) {
+  const where: WhereOptions = busca
+    ? { [Op.or]: [{ '$assinante.nome$': { [Op.like]: contem(busca) } }, { '$tipo.nome$': { [Op.like]: contem(busca) } }] }
+    : {};
+  const [total, linhas] = await Promise.all([
+    Assinatura.count({ where, include: incluir }),
+    Assinatura.findAll({ where, include: incluir, order: ORDEM, offset: offset(pagina, tamanho), limit: tamanho, subQuery: false }),
+  ]);
+  const itens = linhas.map((a) => ({
+    id: a.id,
+    aplicativo_assinante_nome: a.assinante!.nome,
+    tipo_de_evento_nome: a.tipo!.nome,
+    versao_do_esquema: a.versao_do_esquema,
+    ativa: a.ativa,
+  }));
+  return { itens, pagina, tamanho, total };
+}
+
+export async function filtrarAssinaturas(f: { aplicativo_assinante_id?: string; tipo_de_evento_id?: string; ativa?: boolean }) {
+  const where: WhereOptions = {};
+  if (f.aplicativo_assinante_id) Object.assign(where, { aplicativo_assinante_id: f.aplicativo_assinante_id });
+  if (f.tipo_de_evento_id) Object.assign(where, { tipo_de_evento_id: f.tipo_de_evento_id });
+  if (f.ativa !== undefined) Object.assign(where, { ativa: f.ativa });
+  return comoJson(await Assinatura.findAll({ where, include: incluir, order: ORDEM }));
+}
+
+export async function assinaturaPorId(id: string): Promise<AssinaturaJson> {
+  return (await comoJson([await existente(id)]))[0];
+}
+
+/** SPEC 4.3 rule 7: at most 500 characters, https, or http only for localhost. */
+export function conferirUrl(url: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw dadosInvalidos('url_de_destino inválida.', [{ campo: 'url_de_destino', mensagem: 'não é uma URL' }]);
+  }
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && local)) {
+    throw dadosInvalidos('url_de_destino deve ser https (http só para localhost).', [
+      { campo: 'url_de_destino', mensagem: 'deve ser https (http só para localhost)' },
+    ]);
+  }
+  if (u.username || u.password) {
+    throw dadosInvalidos('url_de_destino não pode levar credenciais.', [{ campo: 'url_de_destino', mensagem: 'sem usuário e senha na URL' }]);
+  }
+}
+
+/** SPEC 4.3 rule 6 and 9: the version exists for the type and is not switched off. */
+async function conferirVersao(tipoId: string, versao: number): Promise<void> {
+  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao }, attributes: ['situacao'] });
+  if (!v) throw referenciaInvalida('versao_do_esquema', 'Versão não encontrada para o tipo de evento.');
+  if (v.situacao === 'desligada') throw referenciaInvalida('versao_do_esquema', 'Versão desligada: não aceita novas assinaturas.');
+}
+
+export interface CriarAssinatura {
+  aplicativo_assinante_id: string;
+  tipo_de_evento_id: string;
+  url_de_destino: string;
+  versao_do_esquema: number;
+  ativa?: boolean | null;
+  maximo_de_tentativas?: number | null;
+  tempo_limite_em_segundos?: number | null;
+}
+
+export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJson> {
+  conferirUrl(e.url_de_destino);
+  const app = await Aplicativo.findByPk(e.aplicativo_assinante_id);
+  if (!app || !app.ativo) throw referenciaInvalida('aplicativo_assinante_id', 'Aplicativo não encontrado ou inativo.');
+  if (!(await TipoDeEvento.findByPk(e.tipo_de_evento_id, { attributes: ['id'] }))) {
+    throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
+  }
+  await conferirVersao(e.tipo_de_evento_id, e.versao_do_esquema);
+  if (await Assinatura.findOne({ where: { aplicativo_assinante_id: app.id, tipo_de_evento_id: e.tipo_de_evento_id }, attributes: ['id'] })) {
+    throw conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
+  }
+  const a = await Assinatura.create({
+    aplicativo_assinante_id: app.id,
+    tipo_de_evento_id: e.tipo_de_evento_id,
+    url_de_destino: e.url_de_destino,
+    versao_do_esquema: e.versao_do_esquema,
+    ativa: e.ativa ?? true,
+    maximo_de_tentativas: e.maximo_de_tentativas ?? 5,
+    tempo_limite_em_segundos: e.tempo_limite_em_segundos ?? 5,
+  });
+  return assinaturaPorId(a.id);
+}
+
+export type AtualizarAssinatura = Partial<Omit<CriarAssinatura, 'aplicativo_assinante_id' | 'tipo_de_evento_id'>>;
+
+/** SPEC 4.3 rule 9: partial; keeping the current version is always accepted. */
+export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): Promise<AssinaturaJson> {
+  const a = await existente(id);
+  if (e.url_de_destino != null) conferirUrl(e.url_de_destino);
+  if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
+    await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema);
+  }
+  const mudancas: Record<string, unknown> = {};
+  for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
+    if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
+  }
+  await a.update(mudancas);
+  if (mudancas.ativa === false) await cancelarPendentes(a.id);
+  return assinaturaPorId(a.id);
+}
+
+/** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
+export async function deletarAssinatura(id: string): Promise<void> {
+  const a = await existente(id);
+  await a.destroy();
+  await cancelarPendentes(a.id);
+}

@@ -1,0 +1,130 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { config } from '../../config';
+
+/**
+ * One HTTP POST of a delivery: time-out per attempt, redirects never followed, the first KiB of
+ * the answer kept, and the SSRF guard applied to the address actually connected to (checked in
+ * the socket's DNS lookup, so a name that changes between check and use cannot slip through).
+ */
+export interface ResultadoDoEnvio {
+  status: number | null;
+  erro: string | null;
+  resposta: string | null;
+  retryAfterMs?: number;
+  duracaoMs: number;
+}
+
+const agentes = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+};
+
+const BLOQUEADAS = new net.BlockList();
+for (const [rede, prefixo] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv4');
+}
+for (const [rede, prefixo] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv6');
+}
+
+export function enderecoPrivado(endereco: string): boolean {
+  const mapeado = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(endereco);
+  if (mapeado) return BLOQUEADAS.check(mapeado[1], 'ipv4');
+  return BLOQUEADAS.check(endereco, net.isIPv6(endereco) ? 'ipv6' : 'ipv4');
+}
+
+class DestinoBloqueado extends Error {}
+
+const lookupProtegido: net.LookupFunction = (host, opcoes, callback) => {
+  dns.lookup(host, { ...opcoes, all: true }, (err, enderecos) => {
+    if (err) return (callback as any)(err);
+    const lista = enderecos as dns.LookupAddress[];
+    const privado = lista.find((e) => enderecoPrivado(e.address));
+    if (privado) return (callback as any)(new DestinoBloqueado(`destino em endereço privado (${privado.address}) recusado`));
+    if ((opcoes as dns.LookupOptions).all) return (callback as any)(null, lista);
+    (callback as any)(null, lista[0].address, lista[0].family);
+  });
+};
+
+const LIMITE_DA_RESPOSTA = 1024;
+
+function retryAfter(valor: string | undefined): number | undefined {
+  if (!valor) return undefined;
+  const segundos = Number(valor);
+  if (Number.isFinite(segundos)) return Math.max(0, segundos * 1000);
+  const data = Date.parse(valor);
+  return Number.isNaN(data) ? undefined : Math.max(0, data - Date.now());
+}
+
+export function enviarPost(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number): Promise<ResultadoDoEnvio> {
+  const inicio = Date.now();
+  const destino = new URL(url);
+  const seguro = destino.protocol === 'https:';
+  const protegido = !config().hub.permitirDestinosPrivados;
+  if (protegido && net.isIP(destino.hostname.replace(/^\[|\]$/g, '')) && enderecoPrivado(destino.hostname.replace(/^\[|\]$/g, ''))) {
+    return Promise.resolve({ status: null, erro: 'destino em endereço privado recusado', resposta: null, duracaoMs: 0 });
+  }
+  return new Promise((resolve) => {
+    let terminou = false;
+    const fim = (r: Omit<ResultadoDoEnvio, 'duracaoMs'>) => {
+      if (terminou) return;
+      terminou = true;
+      clearTimeout(relogio);
+      resolve({ ...r, duracaoMs: Date.now() - inicio });
+    };
+    const req = (seguro ? https : http).request(
+      destino,
+      {
+        method: 'POST',
+        agent: seguro ? agentes.https : agentes.http,
+        lookup: protegido ? lookupProtegido : undefined,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
+      },
+      (res) => {
+        const partes: Buffer[] = [];
+        let tamanho = 0;
+        res.on('data', (p: Buffer) => {
+          if (tamanho < LIMITE_DA_RESPOSTA) partes.push(p);
+          tamanho += p.length;
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          const resposta = Buffer.concat(partes).subarray(0, LIMITE_DA_RESPOSTA).toString('utf8');
+          const ok = status >= 200 && status < 300;
+          fim({
+            status,
+            resposta,
+            erro: ok ? null : status >= 300 && status < 400 ? `redirecionamento ${status} não é seguido` : `HTTP ${status}`,
+            retryAfterMs: status === 429 || status === 503 ? retryAfter(res.headers['retry-after'] as string | undefined) : undefined,
+          });
+        });
+        res.on('error', (err) => fim({ status: res.statusCode ?? null, erro: err.message, resposta: null }));
+      },
+    );
+    const relogio = setTimeout(() => {
+      req.destroy();
+      fim({ status: null, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
+    }, tempoLimiteMs);
+    req.on('error', (err) => fim({ status: null, erro: err instanceof DestinoBloqueado ? err.message : `falha de conexão: ${err.message}`, resposta: null }));
+    req.end(corpo);
+  });
+}

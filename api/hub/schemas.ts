@@ -1,0 +1,122 @@
+import Joi from 'joi';
+import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
+
+const nomeDeTipo = () =>
+  Joi.string()
+    .trim()
+    .max(150)
+    .pattern(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/)
+    .messages({ 'string.pattern.base': 'use letras, dígitos, _ e - em partes separadas por ponto (ex.: colaborador.criado)' });
+const imutavel = (campo: string) =>
+  Joi.any().forbidden().messages({ 'any.unknown': `${campo} não muda: crie outra assinatura` });
+const situacaoDaVersao = () => Joi.string().valid('ativa', 'depreciada', 'desligada');
+
+export const schemas = {
+  paramsId: Joi.object({ id: id().required() }),
+  paramsVersao: Joi.object({ id: id().required(), versao: Joi.number().integer().min(1).required() }),
+  paginaSemMaximo: Joi.object({ pagina: pagina(), tamanho: tamanho(10) }),
+  autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
+  filtroDeAplicativos: Joi.object({ nome: texto(), ativo: booleano() }),
+  filtroDeAssinaturas: Joi.object({ aplicativo_assinante_id: id().empty(''), tipo_de_evento_id: id().empty(''), ativa: booleano() }),
+  criarAssinatura: Joi.object({
+    aplicativo_assinante_id: id().required(),
+    tipo_de_evento_id: id().required(),
+    url_de_destino: Joi.string().trim().max(500).required(),
+    versao_do_esquema: Joi.number().integer().min(1).required(),
+    ativa: Joi.boolean().allow(null),
+    maximo_de_tentativas: Joi.number().integer().min(1).max(20).allow(null),
+    tempo_limite_em_segundos: Joi.number().integer().min(1).max(30).allow(null),
+  }).required(),
+  atualizarAssinatura: Joi.object({
+    aplicativo_assinante_id: imutavel('aplicativo_assinante_id'),
+    tipo_de_evento_id: imutavel('tipo_de_evento_id'),
+    url_de_destino: Joi.string().trim().max(500).allow(null),
+    versao_do_esquema: Joi.number().integer().min(1).allow(null),
+    ativa: Joi.boolean().allow(null),
+    maximo_de_tentativas: Joi.number().integer().min(1).max(20).allow(null),
+    tempo_limite_em_segundos: Joi.number().integer().min(1).max(30).allow(null),
+  }).required(),
+  criarTipo: Joi.object({
+    nome: nomeDeTipo().required(),
+    descricao: Joi.string().trim().max(1000).allow(null, ''),
+    aplicativo_id: id().required(),
+  }).required(),
+  atualizarTipo: Joi.object({ nome: nomeDeTipo(), descricao: Joi.string().trim().max(1000).allow(null, '') }).required(),
+  criarVersao: Joi.object({ esquema: Joi.object().unknown(true).required() }).required(),
+  mudarVersao: Joi.object({ situacao: situacaoDaVersao().required() }).required(),
+  publicar: Joi.object({
+    tipo: nomeDeTipo().required(),
+    versao: Joi.number().integer().min(1).required(),
+    dados: Joi.any().required(),
+    id: Joi.string().trim().min(1).max(100),
+  }).required(),
+  filtroDeEntregas: Joi.object({
+    pagina: pagina(),
+    tamanho: tamanho(10, 500),
+    assinatura_id: id().empty(''),
+    situacao: Joi.string().valid('pendente', 'entregue', 'fila_de_erro', 'cancelada').empty(''),
+  }),
+};
+
+const s = Joi.string();
+const sn = Joi.string().allow(null);
+const n = Joi.number();
+const b = Joi.boolean();
+
+export const respostas = {
+  aplicativo: Joi.object({
+    id: s,
+    nome: s,
+    descricao: sn,
+    ativo: b,
+    identificador_no_auth: s,
+    quantidade_de_tipos_de_evento: n,
+    quantidade_de_assinaturas: n,
+    criado_em: s,
+    atualizado_em: s,
+  }).label('Aplicativo'),
+  aplicativoAutocomplete: Joi.object({ id: s, nome: s, ativo: b }),
+  assinatura: Joi.object({
+    id: s,
+    aplicativo_assinante_id: s,
+    aplicativo_assinante_nome: s,
+    tipo_de_evento_id: s,
+    tipo_de_evento_nome: s,
+    versao_do_esquema: n,
+    situacao_da_versao: s,
+    url_de_destino: s,
+    maximo_de_tentativas: n,
+    tempo_limite_em_segundos: n,
+    ativa: b,
+    entregas_na_fila_de_erro: n,
+    ultima_entrega_em: sn,
+    criada_em: s,
+    atualizada_em: s,
+  }).label('Assinatura'),
+  assinaturaAutocomplete: Joi.object({ id: s, aplicativo_assinante_nome: s, tipo_de_evento_nome: s, versao_do_esquema: n, ativa: b }),
+  tipo: Joi.object({
+    id: s,
+    nome: s,
+    descricao: sn,
+    aplicativo_id: s,
+    aplicativo_nome: sn,
+    versoes: Joi.array().items(Joi.object({ versao: n, situacao: s, criada_em: s })),
+    criado_em: s,
+    atualizado_em: s,
+  }).label('TipoDeEvento'),
+  versao: Joi.object({ versao: n, situacao: s, esquema: Joi.object().unknown(true), criada_em: s }),
+  publicacao: Joi.object({ id: s, entregas: n }),
+  entrega: Joi.object({
+    id: s,
+    evento_id: s,
+    assinatura_id: s,
+    situacao: s,
+    tentativas: n,
+    proxima_tentativa_em: sn,
+    entregue_em: sn,
+    ultimo_erro: sn,
+    criada_em: s,
+    atualizada_em: s,
+  }).label('Entrega'),
+  pagina: (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: n, tamanho: n, total: n }),
+};

@@ -1,0 +1,148 @@
+
+import { banco } from '../../lib/database';
+import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
+import { iso } from '../../models/shared/base';
+import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { offset, PaginaNumerada } from '../shared/paginacao';
+import { conferirEsquema } from './esquemas';
+
+/** DESIGN §10 event type shape. */
+export interface TipoDeEventoJson {
+  id: string;
+  nome: string;
+  descricao: string | null;
+  aplicativo_id: string;
+  aplicativo_nome: string | null;
+  versoes: { versao: number; situacao: SituacaoDaVersao; criada_em: string }[];
+  criado_em: string;
+  atualizado_em: string;
+}
+
+const incluir = [
+  { model: Aplicativo, as: 'aplicativo', attributes: ['id', 'nome'], paranoid: false },
+  { model: VersaoDeEvento, as: 'versoes', attributes: ['versao', 'situacao', 'criada_em'] },
+];
+
+function tipoJson(t: TipoDeEvento): TipoDeEventoJson {
+  return {
+    id: t.id,
+    nome: t.nome,
+    descricao: t.descricao,
+    aplicativo_id: t.aplicativo_id,
+    aplicativo_nome: t.aplicativo?.nome ?? null,
+    versoes: (t.versoes ?? [])
+      .map((v) => ({ versao: v.versao, situacao: v.situacao, criada_em: iso(v.criada_em)! }))
+      .sort((a, b) => a.versao - b.versao),
+    criado_em: iso(t.criado_em)!,
+    atualizado_em: iso(t.atualizado_em)!,
+  };
+}
+
+async function existente(id: string): Promise<TipoDeEvento> {
+  const t = await TipoDeEvento.findByPk(id, { include: incluir });
+  if (!t) throw naoEncontrado('Tipo de evento');
+  return t;
+}
+
+export async function listarTipos(pagina: number, tamanho: number): Promise<PaginaNumerada<TipoDeEventoJson>> {
+  const [total, ids] = await Promise.all([
+    TipoDeEvento.count(),
+    TipoDeEvento.findAll({ attributes: ['id'], order: [['nome', 'ASC'], ['id', 'ASC']], offset: offset(pagina, tamanho), limit: tamanho }),
+  ]);
+  const tipos = ids.length ? await TipoDeEvento.findAll({ where: { id: ids.map((t) => t.id) }, include: incluir, order: [['nome', 'ASC'], ['id', 'ASC']] }) : [];
+  return { itens: tipos.map(tipoJson), pagina, tamanho, total };
+}
+
+export async function tipoPorId(id: string): Promise<TipoDeEventoJson> {
+  return tipoJson(await existente(id));
+}
+
+async function aplicativoAtivo(id: string): Promise<Aplicativo> {
+  const app = await Aplicativo.findByPk(id);
+  if (!app || !app.ativo) throw referenciaInvalida('aplicativo_id', 'Aplicativo não encontrado ou inativo.');
+  return app;
+}
+
+async function nomeLivre(nome: string, exceto?: string): Promise<void> {
+  const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] });
+  if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
+}
+
+export async function criarTipo(e: { nome: string; descricao?: string | null; aplicativo_id: string }) {
+  await aplicativoAtivo(e.aplicativo_id);
+  await nomeLivre(e.nome);
+  const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao ?? null, aplicativo_id: e.aplicativo_id });
+  return tipoPorId(t.id);
+}
+
+export async function atualizarTipo(id: string, e: { nome?: string; descricao?: string | null }) {
+  const t = await existente(id);
+  if (e.nome !== undefined) await nomeLivre(e.nome, id);
+  await t.update(e);
+  return tipoPorId(id);
+}
+
+/** A type with live subscriptions cannot go: its subscribers would silently stop receiving. */
+export async function deletarTipo(id: string): Promise<void> {
+  const t = await existente(id);
+  if (await Assinatura.count({ where: { tipo_de_evento_id: id } })) {
+    throw conflito('O tipo tem assinaturas; remova-as antes.');
+  }
+  await t.destroy();
+}
+
+export async function criarVersao(tipoId: string, esquema: Record<string, unknown>) {
+  await existente(tipoId);
+  conferirEsquema(esquema);
+  const v = await banco('hub').transaction(async (transaction) => {
+    const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipoId }, transaction })) as number | null;
+    return VersaoDeEvento.create({ tipo_de_evento_id: tipoId, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
+  });
+  return versaoJson(v);
+}
+
+const versaoJson = (v: VersaoDeEvento) => ({ versao: v.versao, situacao: v.situacao, esquema: v.esquema, criada_em: iso(v.criada_em)! });
+
+async function versaoExistente(tipoId: string, versao: number): Promise<VersaoDeEvento> {
+  await existente(tipoId);
+  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao } });
+  if (!v) throw naoEncontrado('Versão');
+  return v;
+}
+
+export async function versaoPorNumero(tipoId: string, versao: number) {
+  return versaoJson(await versaoExistente(tipoId, versao));
+}
+
+/** `desligada` = switched off: no new subscriptions and no new events in it (SPEC §9.3). */
+export async function mudarSituacaoDaVersao(tipoId: string, versao: number, situacao: SituacaoDaVersao) {
+  const v = await versaoExistente(tipoId, versao);
+  await v.update({ situacao });
+  return versaoJson(v);
+}
+
+const ESQUEMA_DO_COLABORADOR = {
+  type: 'object',
+  required: ['id', 'nome', 'email', 'perfil'],
+  properties: {
+    id: { type: 'string' },
+    nome: { type: 'string' },
+    email: { type: 'string' },
+    perfil: { type: 'string' },
+    e_master: { type: 'boolean' },
+  },
+};
+
+/** DESIGN §10: the identity application's `colaborador.*` types, version 1, created once. */
+export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise<void> {
+  const app = await Aplicativo.findOne({ where: { identificador_no_auth: identificadorNoAuth } });
+  if (!app) return;
+  for (const nome of ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido']) {
+    const existe = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], paranoid: false });
+    if (existe) continue;
+    const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id });
+    await VersaoDeEvento.create({ tipo_de_evento_id: t.id, versao: 1, esquema: ESQUEMA_DO_COLABORADOR, situacao: 'ativa' });
+  }
+}
+

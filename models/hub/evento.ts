@@ -1,0 +1,15 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { json, MOMENTO, novoId } from '../shared/base';
+
+/** A published event (DESIGN §5). `id_do_publicador` is the publisher's idempotency key. */
+@Table({ tableName: 'evento', underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false })
+export class Evento extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare aplicativo_origem_id: string;
+  @Column({ type: DataType.STRING(100), allowNull: true }) declare id_do_publicador: string | null;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare tipo_de_evento_id: string;
+  @Column({ type: DataType.INTEGER, allowNull: false }) declare versao: number;
+  @Column({ type: DataType.TEXT('long'), allowNull: false, ...json<unknown>('dados') }) declare dados: unknown;
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare entregas: number;
+  @Column(MOMENTO) declare criado_em: Date;
+}

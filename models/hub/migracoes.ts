@@ -1,0 +1,114 @@
+import { Migracao } from '../../lib/database';
+import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+
+const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+
+export const MIGRACOES_HUB: Migracao[] = [
+  migracaoDeAcesso,
+  {
+    name: '0002-hub',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      await q(`CREATE TABLE aplicativo (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        identificador_no_auth VARCHAR(64) NOT NULL,
+        nome VARCHAR(200) NOT NULL,
+        descricao VARCHAR(1000) NULL,
+        ativo BOOLEAN NOT NULL DEFAULT TRUE,
+        criado_em DATETIME(3) NOT NULL,
+        atualizado_em DATETIME(3) NOT NULL,
+        deletado_em DATETIME(3) NULL,
+        UNIQUE KEY aplicativo_identificador_no_auth (identificador_no_auth),
+        KEY aplicativo_nome (deletado_em, nome, id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE tipo_de_evento (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        nome VARCHAR(150) NOT NULL,
+        descricao VARCHAR(1000) NULL,
+        aplicativo_id CHAR(36) NOT NULL,
+        criado_em DATETIME(3) NOT NULL,
+        atualizado_em DATETIME(3) NOT NULL,
+        deletado_em DATETIME(3) NULL,
+        nome_unico VARCHAR(150) GENERATED ALWAYS AS (IF(deletado_em IS NULL, nome, NULL)) STORED,
+        UNIQUE KEY tipo_de_evento_nome_unico (nome_unico),
+        KEY tipo_de_evento_aplicativo (aplicativo_id),
+        CONSTRAINT tipo_de_evento_aplicativo FOREIGN KEY (aplicativo_id) REFERENCES aplicativo (id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE versao_de_evento (
+        tipo_de_evento_id CHAR(36) NOT NULL,
+        versao INT NOT NULL,
+        esquema LONGTEXT NOT NULL,
+        situacao VARCHAR(20) NOT NULL DEFAULT 'ativa',
+        criada_em DATETIME(3) NOT NULL,
+        atualizada_em DATETIME(3) NOT NULL,
+        PRIMARY KEY (tipo_de_evento_id, versao),
+        CONSTRAINT versao_de_evento_tipo FOREIGN KEY (tipo_de_evento_id) REFERENCES tipo_de_evento (id)
+      ) ${TABELA}`);
+      // one live subscription per application and type; a deleted one frees the pair (SPEC §3)
+      await q(`CREATE TABLE assinatura (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        aplicativo_assinante_id CHAR(36) NOT NULL,
+        tipo_de_evento_id CHAR(36) NOT NULL,
+        versao_do_esquema INT NOT NULL,
+        url_de_destino VARCHAR(500) NOT NULL,
+        maximo_de_tentativas INT NOT NULL DEFAULT 5,
+        tempo_limite_em_segundos INT NOT NULL DEFAULT 5,
+        ativa BOOLEAN NOT NULL DEFAULT TRUE,
+        ultima_entrega_em DATETIME(3) NULL,
+        criada_em DATETIME(3) NOT NULL,
+        atualizada_em DATETIME(3) NOT NULL,
+        deletada_em DATETIME(3) NULL,
+        viva TINYINT GENERATED ALWAYS AS (IF(deletada_em IS NULL, 1, NULL)) STORED,
+        UNIQUE KEY assinatura_par_unico (aplicativo_assinante_id, tipo_de_evento_id, viva),
+        KEY assinatura_tipo (tipo_de_evento_id, versao_do_esquema, ativa),
+        CONSTRAINT assinatura_aplicativo FOREIGN KEY (aplicativo_assinante_id) REFERENCES aplicativo (id),
+        CONSTRAINT assinatura_tipo FOREIGN KEY (tipo_de_evento_id) REFERENCES tipo_de_evento (id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE evento (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        aplicativo_origem_id CHAR(36) NOT NULL,
+        id_do_publicador VARCHAR(100) NULL,
+        tipo_de_evento_id CHAR(36) NOT NULL,
+        versao INT NOT NULL,
+        dados LONGTEXT NOT NULL,
+        entregas INT NOT NULL DEFAULT 0,
+        criado_em DATETIME(3) NOT NULL,
+        UNIQUE KEY evento_idempotencia (aplicativo_origem_id, id_do_publicador),
+        KEY evento_criado_em (criado_em)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE entrega (
+        id CHAR(36) NOT NULL PRIMARY KEY,
+        evento_id CHAR(36) NOT NULL,
+        assinatura_id CHAR(36) NOT NULL,
+        situacao VARCHAR(20) NOT NULL DEFAULT 'pendente',
+        tentativas INT NOT NULL DEFAULT 0,
+        proxima_tentativa_em DATETIME(3) NULL,
+        entregue_em DATETIME(3) NULL,
+        ultimo_erro VARCHAR(1000) NULL,
+        criada_em DATETIME(3) NOT NULL,
+        atualizada_em DATETIME(3) NOT NULL,
+        KEY entrega_assinatura (assinatura_id, situacao, criada_em),
+        KEY entrega_situacao (situacao, criada_em),
+        KEY entrega_criada_em (criada_em)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE tentativa_de_entrega (
+        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        entrega_id CHAR(36) NOT NULL,
+        numero INT NOT NULL,
+        iniciada_em DATETIME(3) NOT NULL,
+        duracao_ms INT NOT NULL,
+        status_http INT NULL,
+        erro VARCHAR(1000) NULL,
+        resposta VARCHAR(1024) NULL,
+        KEY tentativa_entrega (entrega_id, numero)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE chave_do_hub (
+        kid VARCHAR(64) NOT NULL PRIMARY KEY,
+        chave_privada_pem TEXT NOT NULL,
+        assina_desde DATETIME(3) NOT NULL,
+        aposentada_em DATETIME(3) NULL,
+        criada_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+    },
+  },
+];

@@ -1,0 +1,14 @@
+import { DefinicaoDeFila } from './fila';
+
+/**
+ * Sync of the hub's applications with identity before a listing (SPEC 4.4 rule 3). One job at a
+ * time (fixed jobId), shared by concurrent listings; it may carry a master's token, so it is
+ * removed as soon as it ends.
+ */
+export const filaHubAplicativoSync: DefinicaoDeFila = {
+  nome: 'hub-aplicativo-sync',
+  servico: 'hub',
+  descricao: 'Sincronização dos aplicativos com o identity',
+  opcoesDosJobs: { attempts: 1, removeOnComplete: true, removeOnFail: true },
+  opcoesDoWorker: { concurrency: 1 },
+};

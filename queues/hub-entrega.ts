@@ -1,0 +1,50 @@
+import { config } from '../config';
+import { DefinicaoDeFila } from './fila';
+
+/**
+ * Hub deliveries (DESIGN §5): one job per delivery, jobId = delivery id (= webhook-id). The
+ * processor counts attempts against the subscription's `maximo_de_tentativas` (so a PATCH counts
+ * at once); BullMQ only spaces the retries, on the schedule below.
+ */
+export const filaHubEntrega: DefinicaoDeFila = {
+  nome: 'hub-entrega',
+  servico: 'hub',
+  descricao: 'Entregas de eventos às assinaturas',
+  opcoesDosJobs: {
+    attempts: 20,
+    backoff: { type: 'agenda' },
+    removeOnComplete: true,
+    removeOnFail: true,
+  },
+  get opcoesDoWorker() {
+    return {
+      concurrency: config().hub.entregaConcorrencia,
+      lockDuration: config().hub.entregaLockMs,
+      settings: { backoffStrategy: atrasoDaProximaTentativa },
+    };
+  },
+};
+
+/** The failure of one attempt; `retryAfterMs` when the subscriber answered 429/503 with Retry-After. */
+export class FalhaDeTentativa extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'FalhaDeTentativa';
+  }
+}
+
+/**
+ * HUB_RETRY_SCHEDULE_MS with ±20% jitter, the last delay repeating; a Retry-After is honoured up to
+ * twice the scheduled delay.
+ */
+export function atrasoDaProximaTentativa(tentativasFeitas: number, _tipo?: string, erro?: Error): number {
+  const agenda = config().hub.retryScheduleMs;
+  const base = agenda[Math.min(Math.max(tentativasFeitas, 1), agenda.length) - 1];
+  const comJitter = Math.round(base * (0.8 + Math.random() * 0.4));
+  const pedido = erro instanceof FalhaDeTentativa ? erro.retryAfterMs : undefined;
+  if (pedido === undefined) return comJitter;
+  return Math.min(Math.max(pedido, comJitter), 2 * base);
+}

@@ -1,0 +1,13 @@
+import { DefinicaoDeFila } from './fila';
+
+/** Repeatable purge of delivery history older than HUB_RETENCAO_DIAS, and of deliveries left without a job. */
+export const filaHubRetencao: DefinicaoDeFila = {
+  nome: 'hub-retencao',
+  servico: 'hub',
+  descricao: 'Limpeza do histórico de entregas e reenfileiramento de entregas esquecidas',
+  opcoesDosJobs: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+  opcoesDoWorker: { concurrency: 1 },
+};
+
+export const INTERVALO_DA_RETENCAO_MS = 60 * 60_000;
+export const INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS = 60_000;
