@@ -199,7 +199,8 @@ export function criarColaboradores(
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
           if (local.deletado_em) await local.restore();
-          await local.update(dados);
+          // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
+          await local.update(u.e_master ? { ...dados, perfil_acesso_id: null } : dados);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
         }

@@ -81,7 +81,7 @@ export function criarPerfis(
     async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil): Promise<PerfilAcessoJson> {
       const perfil = await PerfilAcesso.create({
         nome: entrada.nome,
-        descricao: entrada.descricao ?? null,
+        descricao: entrada.descricao || null,
         permissoes: normalizar(entrada.permissoes),
       });
       return perfilJson(perfil);
@@ -91,7 +91,8 @@ export function criarPerfis(
       const perfil = await existente(id);
       if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
       if (entrada.nome !== undefined) perfil.nome = entrada.nome;
-      if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao;
+      // an empty description is no description
+      if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao || null;
       if (entrada.permissoes !== undefined) perfil.permissoes = normalizar(entrada.permissoes);
       await perfil.save();
       aoMudar();

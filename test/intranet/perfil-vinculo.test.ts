@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
+
+let suite: SuiteDeTeste;
+let it: Intranet;
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'intranet']);
+  it = intranetDe(suite);
+});
+afterAll(() => suite.encerrar());
+
+const vinculo = (id: string) => `/colaborador/${id}/perfil_acesso`;
+
+/** one collaborator that the bad-body cases try (and fail) to change */
+let alvo: ReturnType<Intranet['pessoa']> | undefined;
+
+async function lerComoAdmin(id: string) {
+  const res = await it.api.get(`/colaborador/${id}`, { token: await it.admin() });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', () => {
+  test('sets a listed profile: the answer, the record by id and the filter carry its id and name', async () => {
+    const { colaborador } = await it.pessoa();
+    const perfil = await it.criarPerfil({ colaboradores: ['ler', 'editar'] });
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: perfil.id } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...colaborador, perfil_acesso_id: perfil.id, perfil_acesso: perfil.nome, atualizado_em: expect.any(String) });
+    expect(await lerComoAdmin(colaborador.id)).toEqual(res.body);
+    const filtro = await it.api.get('/colaborador/filtro', { token: await it.admin(), query: { perfil_acesso_id: perfil.id } });
+    expect(filtro.body.map((c: any) => c.id)).toEqual([colaborador.id]);
+  });
+
+  test('the profile then defines what the person sees, at once in the same process: granted, the person reads immediately', async () => {
+    const { token, colaborador } = await it.pessoa({ permissoes: null });
+    esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    await it.vincular(colaborador.id, perfil.id);
+    expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+    expect((await it.api.get(`/colaborador/${colaborador.id}`, { token })).status).toBe(200);
+  });
+
+  test('null removes the profile: perfil_acesso_id and perfil_acesso become null and the person loses every area at once', async () => {
+    const { token, colaborador } = await it.pessoa();
+    expect(colaborador.perfil_acesso).toBe(ACESSO_INICIAL);
+    expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: null } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: colaborador.id, perfil_acesso_id: null, perfil_acesso: null });
+    expect(await lerComoAdmin(colaborador.id)).toMatchObject({ perfil_acesso_id: null, perfil_acesso: null });
+    esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+    esperarProblema(await it.api.get(`/colaborador/${colaborador.id}`, { token }), 403);
+    esperarProblema(await it.api.get('/perfil_acesso', { token }), 403);
+  });
+
+  test('switching to a profile without the area takes effect at once too', async () => {
+    const { token, colaborador } = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+    const vazio = await it.criarPerfil({});
+    await it.vincular(colaborador.id, vazio.id);
+    esperarProblema(await it.api.get('/colaborador/total', { token }), 403);
+  });
+
+  test('a collaborator who is an identity master does not accept a profile: 409, and nothing changes (SPEC §7, DESIGN §4)', async () => {
+    const usuario = await it.identity.criarUsuario({ e_master: true });
+    await it.sincronizar();
+    const master = await it.colaboradorDe(usuario);
+    expect(master).toMatchObject({ master: true, perfil_acesso_id: null });
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const res = await it.api.patch(vinculo(master.id), { token: await it.admin(), body: { perfil_acesso_id: perfil.id } });
+    const problema = esperarProblema(res, 409);
+    expect(problema.detail).toMatch(/master/i);
+    expect(await lerComoAdmin(master.id)).toEqual(master);
+  });
+
+  test('a profile id that names no profile answers 422 and nothing changes (DESIGN §4)', async () => {
+    const { colaborador } = await it.pessoa();
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: randomUUID() } });
+    const problema = esperarProblema(res, 422);
+    expect(problema.errors).toEqual([expect.objectContaining({ campo: 'perfil_acesso_id' })]);
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+  });
+
+  test('a deleted profile is no longer listed, so it cannot be linked: 422', async () => {
+    const { colaborador } = await it.pessoa();
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    expect((await it.api.del(`/perfil_acesso/${perfil.id}`, { token: await it.admin() })).status).toBe(204);
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: perfil.id } });
+    esperarProblema(res, 422);
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+  });
+
+  test('an unknown collaborator answers 404', async () => {
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    esperarProblema(await it.api.patch(vinculo(randomUUID()), { token: await it.admin(), body: { perfil_acesso_id: perfil.id } }), 404);
+    esperarProblema(await it.api.patch(vinculo(randomUUID()), { token: await it.admin(), body: { perfil_acesso_id: null } }), 404);
+  });
+
+  test.each([
+    ['a number', { body: { perfil_acesso_id: 42 } }],
+    ['a malformed id', { body: { perfil_acesso_id: 'não é um id' } }],
+    ['an unknown field', { body: { perfil: 'x' } }],
+    ['an array', { body: [] }],
+    ['no body', {}],
+    ['malformed JSON', { raw: '{"perfil_acesso_id": ' }],
+  ])('a bad body (%s) answers 400 problem+json and changes nothing', async (_caso, opcoes) => {
+    const { colaborador } = await (alvo ??= it.pessoa());
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), ...opcoes });
+    const problema = esperarProblema(res, 400);
+    expect(problema.detail.length).toBeGreaterThan(0);
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+  });
+
+  test('a bad id in the path answers 400', async () => {
+    const res = await it.api.patch(vinculo(`${unico()}$`), { token: await it.admin(), body: { perfil_acesso_id: null } });
+    esperarProblema(res, 400);
+  });
+
+  test('needs editar in colaboradores: with only ler the answer is 403 and nothing changes', async () => {
+    const leitor = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    const { colaborador } = await it.pessoa();
+    const res = await it.api.patch(vinculo(colaborador.id), { token: leitor.token, body: { perfil_acesso_id: null } });
+    esperarProblema(res, 403);
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['editar'] } });
+    const feito = await it.api.patch(vinculo(colaborador.id), { token: editor.token, body: { perfil_acesso_id: null } });
+    expect(feito.status).toBe(200);
+    expect(feito.body.perfil_acesso_id).toBeNull();
+  });
+});

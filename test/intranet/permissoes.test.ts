@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { chamar as http, esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { Intranet, intranetDe, unico } from './apoio';
+
+let suite: SuiteDeTeste;
+let it: Intranet;
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'intranet']);
+  it = intranetDe(suite);
+});
+afterAll(() => suite.encerrar());
+
+const INEXISTENTE = randomUUID();
+
+/** One call of each route, with input that is bad or points at nothing, to see which check answers first. */
+const chamadasRuins = (): [string, string, Record<string, unknown>][] => [
+  ['GET', '/colaborador', { query: { ativo: 'talvez' } }],
+  ['GET', '/colaborador/autocomplete', { query: { tamanho: 'dez' } }],
+  ['GET', '/colaborador/filtro', { query: { ativo: 'talvez' } }],
+  ['GET', '/colaborador/total', { query: { ativo: 'talvez' } }],
+  ['GET', `/colaborador/${INEXISTENTE}`, {}],
+  ['PATCH', `/colaborador/${INEXISTENTE}/perfil_acesso`, { body: { perfil_acesso_id: 42 } }],
+  ['GET', '/perfil_acesso', { query: { pagina: 'um' } }],
+  ['GET', `/perfil_acesso/${INEXISTENTE}`, {}],
+  ['POST', '/perfil_acesso', { body: { nome: '' } }],
+  ['PATCH', `/perfil_acesso/${INEXISTENTE}`, { body: { permissoes: { vendas: ['ler'] } } }],
+  ['DELETE', `/perfil_acesso/${INEXISTENTE}`, {}],
+];
+
+function chamar(metodo: string, caminho: string, opcoes: Record<string, unknown>, token?: string) {
+  return http(suite.url.intranet, metodo, caminho, { ...opcoes, token });
+}
+
+describe('order of checks and who is let in (SPEC 5, DESIGN §3 and §10)', () => {
+  test('without a token every route answers 401, before permission, input or existence (DESIGN §10)', async () => {
+    for (const [metodo, caminho, opcoes] of chamadasRuins()) {
+      const res = await chamar(metodo, caminho, opcoes);
+      esperarProblema(res, 401);
+    }
+  });
+
+  test('a token that is not a valid identity token, or is not sent as Bearer, answers 401 (DESIGN §3)', async () => {
+    esperarProblema(await it.api.get('/colaborador/filtro', { token: 'abc.def.ghi' }), 401);
+    const valido = await it.admin();
+    const adulterado = valido.slice(0, -4) + (valido.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    esperarProblema(await it.api.get('/colaborador/filtro', { token: adulterado }), 401);
+    esperarProblema(await it.api.get('/colaborador/filtro', { headers: { authorization: `Basic ${valido}` } }), 401);
+  });
+
+  test('a user with no collaborator record in the intranet is refused with 403 on every route, before input or existence (SPEC §7, DESIGN §3)', async () => {
+    // created in identity after the last master listing: the intranet has no record of this person
+    const { token } = await it.identity.criarUsuarioLogado();
+    for (const [metodo, caminho, opcoes] of chamadasRuins()) {
+      esperarProblema(await chamar(metodo, caminho, opcoes, token), 403);
+    }
+    esperarProblema(await it.api.get('/colaborador', { token }), 403);
+  });
+
+  test('a collaborator whose profile was removed is refused with 403 on every route (SPEC 4.5 rule 7, DESIGN §3)', async () => {
+    const { token } = await it.pessoa({ permissoes: null });
+    for (const [metodo, caminho, opcoes] of chamadasRuins()) {
+      esperarProblema(await chamar(metodo, caminho, opcoes, token), 403);
+    }
+  });
+
+  test('a profile with no action in area colaboradores grants nothing: 403 (SPEC 5.2)', async () => {
+    const { token } = await it.pessoa({ permissoes: {} });
+    esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+    esperarProblema(await it.api.get('/perfil_acesso', { token }), 403);
+  });
+
+  test('an application token is refused with 403: these routes are for logged users (DESIGN §3)', async () => {
+    const app = await it.identity.criarAplicativo();
+    esperarProblema(await it.api.get('/colaborador', { token: app.token }), 403);
+    esperarProblema(await it.api.get('/colaborador/filtro', { token: app.token }), 403);
+    esperarProblema(await it.api.get('/perfil_acesso', { token: app.token }), 403);
+    esperarProblema(await it.api.post('/perfil_acesso', { token: app.token, body: { nome: unico(), permissoes: {} } }), 403);
+  });
+
+  test('an identity master has every permission without any profile or local record (SPEC 5.1)', async () => {
+    const { usuario, token } = await it.identity.criarUsuarioLogado({ e_master: true });
+    expect(usuario.e_master).toBe(true);
+    // no master listing yet: the master is not registered, and needs not be
+    expect(await it.colaboradorDe(usuario)).toBeUndefined();
+    expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+    expect((await it.api.get('/perfil_acesso', { token })).status).toBe(200);
+    const nome = unico('Perfil do master ');
+    const criado = await it.api.post('/perfil_acesso', { token, body: { nome, permissoes: { colaboradores: ['ler'] } } });
+    expect(criado.status).toBe(201);
+    const editado = await it.api.patch(`/perfil_acesso/${criado.body.id}`, { token, body: { descricao: 'editado' } });
+    expect(editado.status).toBe(200);
+    const outro = await it.pessoa();
+    const vinculado = await it.api.patch(`/colaborador/${outro.colaborador.id}/perfil_acesso`, {
+      token,
+      body: { perfil_acesso_id: criado.body.id },
+    });
+    expect(vinculado.status).toBe(200);
+    await it.vincular(outro.colaborador.id, null);
+    expect((await it.api.del(`/perfil_acesso/${criado.body.id}`, { token })).status).toBe(204);
+  });
+
+  test.each(['ler', 'criar', 'editar', 'deletar'])(
+    'any action in area colaboradores grants read: a profile with only %s reads every read route (SPEC 4.5 access, SPEC 5.2)',
+    async (acao) => {
+      const { token, colaborador, perfil } = await it.pessoa({ permissoes: { colaboradores: [acao] } });
+      for (const caminho of [
+        '/colaborador',
+        '/colaborador/autocomplete',
+        '/colaborador/filtro',
+        '/colaborador/total',
+        `/colaborador/${colaborador.id}`,
+        '/perfil_acesso',
+        '/perfil_acesso/filtro',
+        `/perfil_acesso/${perfil.id}`,
+      ]) {
+        const res = await it.api.get(caminho, { token });
+        expect({ caminho, status: res.status }).toEqual({ caminho, status: 200 });
+      }
+    },
+  );
+
+  test('read does not grant writes: with only ler, every write answers 403 and changes nothing (SPEC 4.5 access)', async () => {
+    const { token, colaborador, perfil } = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    const nome = unico('Não criado ');
+    esperarProblema(await it.api.post('/perfil_acesso', { token, body: { nome, permissoes: {} } }), 403);
+    esperarProblema(await it.api.patch(`/perfil_acesso/${perfil.id}`, { token, body: { nome: `${nome} 2` } }), 403);
+    esperarProblema(await it.api.del(`/perfil_acesso/${perfil.id}`, { token }), 403);
+    esperarProblema(await it.api.patch(`/colaborador/${colaborador.id}/perfil_acesso`, { token, body: { perfil_acesso_id: null } }), 403);
+
+    const admin = await it.admin();
+    expect((await it.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+    expect((await it.api.get(`/perfil_acesso/${perfil.id}`, { token: admin })).body).toEqual(perfil);
+    expect((await it.api.get(`/colaborador/${colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(perfil.id);
+  });
+
+  test('each write needs its own action in colaboradores: criar creates, editar edits and links, deletar deletes (DESIGN §3)', async () => {
+    const criador = await it.pessoa({ permissoes: { colaboradores: ['criar'] } });
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['editar'] } });
+    const removedor = await it.pessoa({ permissoes: { colaboradores: ['deletar'] } });
+    const alvo = await it.pessoa();
+
+    const body = { nome: unico('Perfil '), permissoes: { colaboradores: ['ler'] } };
+    esperarProblema(await it.api.post('/perfil_acesso', { token: editor.token, body }), 403);
+    esperarProblema(await it.api.post('/perfil_acesso', { token: removedor.token, body }), 403);
+    const criado = await it.api.post('/perfil_acesso', { token: criador.token, body });
+    expect(criado.status).toBe(201);
+
+    const caminho = `/perfil_acesso/${criado.body.id}`;
+    esperarProblema(await it.api.patch(caminho, { token: criador.token, body: { descricao: 'x' } }), 403);
+    expect((await it.api.patch(caminho, { token: editor.token, body: { descricao: 'x' } })).status).toBe(200);
+
+    const vinculo = `/colaborador/${alvo.colaborador.id}/perfil_acesso`;
+    esperarProblema(await it.api.patch(vinculo, { token: criador.token, body: { perfil_acesso_id: criado.body.id } }), 403);
+    esperarProblema(await it.api.patch(vinculo, { token: removedor.token, body: { perfil_acesso_id: criado.body.id } }), 403);
+    expect((await it.api.patch(vinculo, { token: editor.token, body: { perfil_acesso_id: criado.body.id } })).status).toBe(200);
+    expect((await it.api.patch(vinculo, { token: editor.token, body: { perfil_acesso_id: null } })).status).toBe(200);
+
+    esperarProblema(await it.api.del(caminho, { token: criador.token }), 403);
+    esperarProblema(await it.api.del(caminho, { token: editor.token }), 403);
+    expect((await it.api.del(caminho, { token: removedor.token })).status).toBe(204);
+  });
+
+  test('with the permission, bad input answers 400 before existence is checked (DESIGN §10)', async () => {
+    const { token } = await it.pessoa({ permissoes: { colaboradores: ['ler', 'criar', 'editar', 'deletar'] } });
+    for (const [metodo, caminho, opcoes] of chamadasRuins()) {
+      if (metodo === 'GET' && caminho.includes(INEXISTENTE)) continue; // no input to get wrong
+      if (metodo === 'DELETE') continue;
+      const res = await chamar(metodo, caminho, opcoes, token);
+      const problema = esperarProblema(res, 400);
+      expect(problema.errors?.length).toBeGreaterThan(0);
+    }
+  });
+
+  test('then existence: an unknown id in the path answers 404, even when the body names an unknown profile (DESIGN §10)', async () => {
+    const { token } = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar', 'deletar'] } });
+    esperarProblema(await it.api.get(`/colaborador/${INEXISTENTE}`, { token }), 404);
+    esperarProblema(await it.api.get(`/perfil_acesso/${INEXISTENTE}`, { token }), 404);
+    esperarProblema(await it.api.del(`/perfil_acesso/${INEXISTENTE}`, { token }), 404);
+    esperarProblema(
+      await it.api.patch(`/colaborador/${INEXISTENTE}/perfil_acesso`, { token, body: { perfil_acesso_id: randomUUID() } }),
+      404,
+    );
+  });
+});

@@ -1,0 +1,190 @@
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
+
+let suite: SuiteDeTeste;
+let it: Intranet;
+let admin: string;
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'intranet']);
+  it = intranetDe(suite);
+  admin = await it.admin();
+});
+afterAll(() => suite.encerrar());
+
+/** Creates a sector, position or function in identity (DESIGN §10) and returns its id. */
+async function cadastro(tipo: 'setor' | 'cargo' | 'funcao', nome: string): Promise<string> {
+  const res = await it.identity.api.post(`/${tipo}`, { token: admin, body: { nome } });
+  if (res.status !== 201) throw new Error(`create ${tipo}: ${res.status} ${res.text}`);
+  return res.body.id;
+}
+
+/** A collaborator of identity who needs not log in (no password: no slow hash). */
+const usuario = (campos: Record<string, unknown> = {}) => it.identity.criarUsuario({ senha: undefined, ...campos });
+
+async function registrados(tag: string): Promise<any[]> {
+  const res = await it.api.get('/colaborador/filtro', { token: admin, query: { busca: tag } });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DESIGN §3 and §10)', () => {
+  test('registers identity collaborators that do not exist locally, with the profile `Acesso inicial`, before listing them', async () => {
+    const tag = unico('Sinc');
+    const a = await usuario({ nome: `${tag} Ana` });
+    const b = await usuario({ nome: `${tag} Bruno` });
+    expect(await registrados(tag)).toEqual([]);
+
+    // the master's own listing already shows what it registered
+    const pagina = await it.sincronizar({ nome: tag });
+    const inicial = await it.acessoInicial();
+    const esperado = [a, b].map((u) =>
+      expect.objectContaining({
+        auth_id: u.id,
+        nome: u.nome,
+        email: u.email,
+        ativo: true,
+        master: false,
+        perfil_acesso_id: inicial.id,
+        perfil_acesso: ACESSO_INICIAL,
+      }),
+    );
+    expect(pagina.itens).toEqual(esperado);
+    expect(await registrados(tag)).toEqual(esperado);
+  });
+
+  test('`Acesso inicial` is read-only: a registered person reads but cannot write', async () => {
+    const { token, colaborador } = await it.pessoa();
+    expect(colaborador.perfil_acesso).toBe(ACESSO_INICIAL);
+    expect((await it.api.get('/colaborador', { token })).status).toBe(200);
+    expect((await it.api.get('/perfil_acesso', { token })).status).toBe(200);
+    esperarProblema(await it.api.patch(`/colaborador/${colaborador.id}/perfil_acesso`, { token, body: { perfil_acesso_id: null } }), 403);
+    esperarProblema(await it.api.post('/perfil_acesso', { token, body: { nome: unico(), permissoes: {} } }), 403);
+  });
+
+  test('identity masters are registered without a profile, flagged master', async () => {
+    const tag = unico('Master');
+    const m = await usuario({ nome: `${tag} Chefe`, e_master: true });
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([
+      expect.objectContaining({ auth_id: m.id, master: true, perfil_acesso_id: null, perfil_acesso: null }),
+    ]);
+  });
+
+  test('`cliente` users of identity are not registered', async () => {
+    const tag = unico('Cliente');
+    await usuario({ nome: `${tag} Loja`, perfil: 'cliente' });
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([]);
+  });
+
+  test('a non-master listing does not sync; the next master listing does', async () => {
+    const { token } = await it.pessoa();
+    const tag = unico('NaoMaster');
+    const novo = await usuario({ nome: `${tag} Nova` });
+    const res = await it.api.get('/colaborador', { token, query: { nome: tag } });
+    expect(res.status).toBe(200);
+    expect(res.body.itens).toEqual([]);
+    expect(await registrados(tag)).toEqual([]);
+    await it.sincronizar();
+    expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([novo.id]);
+  });
+
+  test('updates what changed in identity: name, e-mail, sector, position and function names, master; the local profile stays until the person becomes master', async () => {
+    const tag = unico('Muda');
+    const [setor1, setor2] = [await cadastro('setor', `${tag} Financeiro`), await cadastro('setor', `${tag} Comercial`)];
+    const [cargo1, cargo2] = [await cadastro('cargo', `${tag} Analista`), await cadastro('cargo', `${tag} Gerente`)];
+    const [funcao1, funcao2] = [await cadastro('funcao', `${tag} Contas`), await cadastro('funcao', `${tag} Vendas`)];
+    const u = await usuario({ nome: `${tag} Antes`, setor_id: setor1, cargo_id: cargo1, funcao_id: funcao1 });
+    await it.sincronizar();
+    const [antes] = await registrados(tag);
+    expect(antes).toMatchObject({ setor: `${tag} Financeiro`, cargo: `${tag} Analista`, funcao: `${tag} Contas`, master: false });
+    const perfil = await it.criarPerfil({ colaboradores: ['ler', 'editar'] });
+    await it.vincular(antes.id, perfil.id);
+
+    const email = `${tag.toLowerCase()}.depois@suite.test`;
+    const patch = await it.identity.api.patch(`/usuario/${u.id}`, {
+      token: admin,
+      body: { nome: `${tag} Depois`, email, setor_id: setor2, cargo_id: cargo2, funcao_id: funcao2 },
+    });
+    expect(patch.status).toBe(200);
+    await it.sincronizar();
+    const depois = (await it.api.get(`/colaborador/${antes.id}`, { token: admin })).body;
+    expect(depois).toEqual({
+      ...antes,
+      nome: `${tag} Depois`,
+      email,
+      setor: `${tag} Comercial`,
+      cargo: `${tag} Gerente`,
+      funcao: `${tag} Vendas`,
+      perfil_acesso_id: perfil.id,
+      perfil_acesso: perfil.nome,
+      atualizado_em: expect.any(String),
+    });
+
+    await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { setor_id: null, cargo_id: null, funcao_id: null, e_master: true } });
+    await it.sincronizar();
+    expect((await it.api.get(`/colaborador/${antes.id}`, { token: admin })).body).toMatchObject({
+      setor: null,
+      cargo: null,
+      funcao: null,
+      master: true,
+      // a master takes no profile (SPEC 4.5 rule 7): the one it had is dropped
+      perfil_acesso_id: null,
+      perfil_acesso: null,
+    });
+  });
+
+  test('a listing that finds nothing changed in identity leaves the record untouched', async () => {
+    const tag = unico('Igual');
+    await usuario({ nome: `${tag} Fixa` });
+    await it.sincronizar();
+    const [antes] = await registrados(tag);
+    await new Promise((r) => setTimeout(r, 20));
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([antes]);
+  });
+
+  test('identity users that were removed are marked deleted: gone from list, filter, total and autocomplete, 404 by id (DESIGN §10, SPEC 4.5 rule 3)', async () => {
+    const tag = unico('Sai');
+    const fica = await usuario({ nome: `${tag} Fica` });
+    const sai = await usuario({ nome: `${tag} Sai` });
+    const vira = await usuario({ nome: `${tag} Vira cliente` });
+    await it.sincronizar();
+    const antes = await registrados(tag);
+    expect(antes).toHaveLength(3);
+    const idDe = (u: { id: string }) => antes.find((c) => c.auth_id === u.id).id;
+
+    expect((await it.identity.api.del(`/usuario/${sai.id}`, { token: admin })).status).toBe(204);
+    expect((await it.identity.api.patch(`/usuario/${vira.id}`, { token: admin, body: { perfil: 'cliente' } })).status).toBe(200);
+    const lista = await it.sincronizar({ nome: tag });
+
+    expect(lista.itens.map((c: any) => c.auth_id)).toEqual([fica.id]);
+    expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([fica.id]);
+    expect((await it.api.get('/colaborador/total', { token: admin, query: { nome: tag } })).body).toEqual({ total: 1 });
+    const auto = await it.api.get('/colaborador/autocomplete', { token: admin, query: { busca: tag } });
+    expect(auto.body.itens.map((c: any) => c.id)).toEqual([idDe(fica)]);
+    esperarProblema(await it.api.get(`/colaborador/${idDe(sai)}`, { token: admin }), 404);
+    esperarProblema(await it.api.get(`/colaborador/${idDe(vira)}`, { token: admin }), 404);
+    esperarProblema(
+      await it.api.patch(`/colaborador/${idDe(sai)}/perfil_acesso`, { token: admin, body: { perfil_acesso_id: null } }),
+      404,
+    );
+  });
+
+  test('a removed person loses access at once in the same process (DESIGN §3)', async () => {
+    const { usuario: u, token } = await it.pessoa();
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+    expect((await it.identity.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
+    await it.sincronizar();
+    esperarProblema(await it.api.get('/colaborador/total', { token }), 403);
+  });
+
+  test('a person refused before being registered reads at once after a master listing registers them (DESIGN §3)', async () => {
+    const { usuario: u, token } = await it.identity.criarUsuarioLogado();
+    esperarProblema(await it.api.get('/colaborador/total', { token }), 403);
+    await it.sincronizar();
+    expect(await it.colaboradorDe(u)).toMatchObject({ perfil_acesso: ACESSO_INICIAL });
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+  });
+});
