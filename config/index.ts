@@ -18,6 +18,7 @@ export interface Config {
   redisUrl: string;
   queuePrefix: string;
   logLevel: string;
+  trustProxy: string;
   dataDir: string;
   shutdownGraceMs: number;
   dashboard: { porta: number; usuario?: string; senha?: string };
@@ -61,6 +62,7 @@ const envSchema = Joi.object({
   DB_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_]{1,40}$/).default('suite'),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_{}:-]{1,60}$/).default('suite'),
+  TRUST_PROXY: Joi.string().default('loopback'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATA_DIR: Joi.string().default('data'),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).max(120000).default(10000),
@@ -131,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: value.REDIS_URL,
     queuePrefix: value.QUEUE_PREFIX,
     logLevel: value.LOG_LEVEL,
+    trustProxy: value.TRUST_PROXY,
     dataDir: value.DATA_DIR,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     dashboard: { porta: value.DASHBOARD_PORT, usuario: value.DASHBOARD_USUARIO, senha: value.DASHBOARD_SENHA },

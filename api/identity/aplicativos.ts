@@ -54,14 +54,15 @@ export async function aplicativoPorId(id: string): Promise<AplicativoJson> {
 
 export async function criarAplicativo(e: { nome: string; descricao?: string | null }) {
   const client_secret = novoSegredo();
-  const a = await Aplicativo.create({ nome: e.nome, descricao: e.descricao ?? null, segredo_hash: hashDoSegredo(client_secret) });
+  const a = await Aplicativo.create({ nome: e.nome, descricao: e.descricao || null, segredo_hash: hashDoSegredo(client_secret) });
   return { ...aplicativoJson(a), client_secret };
 }
 
 export async function atualizarAplicativo(id: string, e: { nome?: string; descricao?: string | null; ativo?: boolean }) {
   const a = await existente(id);
   if (e.ativo === false && a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser desativado.');
-  await a.update(e);
+  // an empty description is no description
+  await a.update(e.descricao === '' ? { ...e, descricao: null } : e);
   return aplicativoJson(a);
 }
 

@@ -230,11 +230,16 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise
     if (e[campo] !== undefined) mudancas[campo] = e[campo];
   }
   if (e.e_master !== undefined) mudancas.master = e.e_master;
-  if (e.senha !== undefined) mudancas.senha_hash = await hashDeSenha(e.senha);
-  await mudarUsuario(atual.perfil, async (transaction) => {
-    await atual.update(mudancas, { transaction });
-    return atual;
-  });
+  const perfilAntes = atual.perfil;
+  atual.set(mudancas);
+  if (e.senha !== undefined) atual.senha_hash = await hashDeSenha(e.senha);
+  // nothing collaborators see changed (only the password, or no field at all): no event
+  const visiveis = (atual.changed() || []).filter((campo) => campo !== 'senha_hash');
+  if (visiveis.length) {
+    await mudarUsuario(perfilAntes, async (transaction) => atual.save({ transaction }));
+  } else if (atual.changed()) {
+    await atual.save();
+  }
   return usuarioJson(await existente(id));
 }
 

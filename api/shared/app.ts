@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, Response, Router } from 'express';
 import Joi from 'joi';
+import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
@@ -68,7 +69,8 @@ export function criarApp(def: DefinicaoDoServico): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // X-Forwarded-For is believed only from the proxies named in TRUST_PROXY (per-address rate limits)
+  app.set('trust proxy', config().trustProxy);
   app.use(idDaRequisicao);
   app.use(registroDeAcesso(def.nome));
   app.use(express.json({ limit: def.limiteDoCorpo ?? '1mb' }));

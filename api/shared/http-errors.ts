@@ -65,6 +65,7 @@ export function tratadorDeErros() {
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
+      if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
       enviarProblema(res, status, err.tipo, err.message, err.erros ? { errors: err.erros } : {});
       return;
     }

@@ -1,6 +1,7 @@
 import { Express } from 'express';
 import { SERVICOS_DA_SUITE } from '../../api';
 import { caminhoOpenApi } from '../../api/shared/openapi';
+import { NomeDoServico } from '../../config/services';
 import { cliente } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
@@ -33,6 +34,20 @@ const OPERACOES_DA_SPEC: Record<string, Record<string, string>> = {
     'GET /usuario/filtro': 'buscar_pelo_filtro_usuario',
     'GET /usuario/{id}': 'buscar_pelo_id_usuario',
   },
+  hub: {
+    'GET /assinatura': 'buscar_paginador_assinatura',
+    'POST /assinatura': 'criar_assinatura',
+    'GET /assinatura/autocomplete': 'buscar_auto_complete_assinatura',
+    'GET /assinatura/filtro': 'buscar_pelo_filtro_assinatura',
+    'GET /assinatura/{id}': 'buscar_pelo_id_assinatura',
+    'PATCH /assinatura/{id}': 'atualizar_pelo_id_assinatura',
+    'DELETE /assinatura/{id}': 'deletar_pelo_id_assinatura',
+    'GET /aplicativo': 'buscar_paginador_aplicativo',
+    'GET /aplicativo/autocomplete': 'buscar_auto_complete_aplicativo',
+    'GET /aplicativo/filtro': 'buscar_pelo_filtro_aplicativo',
+    'GET /aplicativo/{id}': 'buscar_pelo_id_aplicativo',
+    'GET /colaborador': 'buscar_paginador_colaborador',
+  },
   intranet: {
     'GET /colaborador': 'buscar_paginador_colaborador',
     'GET /colaborador/autocomplete': 'buscar_auto_complete_colaborador',
@@ -45,7 +60,7 @@ const OPERACOES_DA_SPEC: Record<string, Record<string, string>> = {
 
 let suite: SuiteDeTeste;
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'intranet'], { workers: false });
+  suite = await iniciarSuite(Object.keys(SERVICOS_DA_SUITE) as NomeDoServico[], { workers: false });
 });
 afterAll(() => suite.encerrar());
 

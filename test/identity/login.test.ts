@@ -1,0 +1,159 @@
+import { decodeJwt } from 'jose';
+import { Usuario } from '../../models/identity';
+import { esperarProblema } from '../helpers/http';
+import { identityDe } from '../helpers/identity';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { CAMPOS_DO_USUARIO, chavesOrdenadas, RFC3339 } from './apoio';
+
+/** POST /auth/login (DESIGN §3, DESIGN §10): token, lockout after 5 failures, ultimo_login_em. */
+
+let suite: SuiteDeTeste;
+let id: ReturnType<typeof identityDe>;
+let admin: string;
+/** A user with a password for the tests that only log in (password hashes are slow on purpose). */
+let pessoa: any;
+
+beforeAll(async () => {
+  // no outbox worker: only outbox.test.ts has a hub to publish colaborador events to
+  suite = await iniciarSuite(['identity'], { workers: false });
+  id = identityDe(suite.url.identity);
+  admin = await id.admin();
+  pessoa = await id.criarUsuario();
+});
+afterAll(() => suite.encerrar());
+
+const entrar = (email: string, senha: string) => id.api.post('/auth/login', { body: { email, senha } });
+const ler = async (usuarioId: string) => (await id.api.get(`/usuario/${usuarioId}`, { token: admin })).body;
+const QUINZE_MINUTOS = 15 * 60_000;
+
+test('answers {access_token, token_type "Bearer", expires_in 28800, usuario} (DESIGN §10: user tokens last 8 hours)', async () => {
+  const u = pessoa;
+  const res = await entrar(u.email, u.senha);
+  expect(res.status).toBe(200);
+  expect(chavesOrdenadas(res.body)).toEqual(['access_token', 'expires_in', 'token_type', 'usuario']);
+  expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 28800 });
+  expect(chavesOrdenadas(res.body.usuario)).toEqual(CAMPOS_DO_USUARIO);
+  expect(res.body.usuario).toMatchObject({ id: u.id, email: u.email, tem_senha: true, bloqueado_ate: null });
+  const claims = decodeJwt(res.body.access_token);
+  expect(claims.sub).toBe(u.id);
+  expect(claims.exp! - claims.iat!).toBe(28800);
+  expect(await ler(u.id)).toEqual(res.body.usuario);
+});
+
+test('the e-mail is matched ignoring case and surrounding spaces (DESIGN §10)', async () => {
+  const u = pessoa;
+  const res = await entrar(`  ${u.email.toUpperCase()} `, u.senha);
+  expect(res.status).toBe(200);
+  expect(res.body.usuario.id).toBe(u.id);
+});
+
+test('a wrong password answers 401 (DESIGN §3)', async () => {
+  const u = pessoa;
+  const problema = esperarProblema(await entrar(u.email, `${u.senha}-errada`), 401);
+  expect(problema.detail).not.toContain(u.senha);
+});
+
+test('an unknown e-mail answers 401, the same problem as a wrong password (DESIGN §3: no hint of who exists)', async () => {
+  const u = pessoa;
+  const desconhecido = esperarProblema(await entrar('ninguem.aqui@suite.test', 'Qualquer-Senha-1'), 401);
+  const errada = esperarProblema(await entrar(u.email, 'Qualquer-Senha-1'), 401);
+  expect(desconhecido).toEqual(errada);
+});
+
+test('a user created without senha cannot log in (401) (DESIGN §10)', async () => {
+  const u = await id.criarUsuario({ senha: undefined });
+  esperarProblema(await entrar(u.email, 'Alguma-Senha-1'), 401);
+});
+
+test('a body without e-mail or senha answers 400 (DESIGN §4)', async () => {
+  esperarProblema(await id.api.post('/auth/login', { body: { email: 'a@suite.test' } }), 400);
+  esperarProblema(await id.api.post('/auth/login', { body: { senha: 'x' } }), 400);
+  esperarProblema(await id.api.post('/auth/login', {}), 400);
+});
+
+test('success sets ultimo_login_em (DESIGN §3)', async () => {
+  const u = await id.criarUsuario();
+  expect(u.ultimo_login_em).toBeNull();
+  const antes = Date.now();
+  const res = await entrar(u.email, u.senha);
+  expect(res.body.usuario.ultimo_login_em).toMatch(RFC3339);
+  const lido = await ler(u.id);
+  expect(lido.ultimo_login_em).toBe(res.body.usuario.ultimo_login_em);
+  expect(Date.parse(lido.ultimo_login_em)).toBeGreaterThanOrEqual(antes - 1000);
+  expect(Date.parse(lido.ultimo_login_em)).toBeLessThanOrEqual(Date.now() + 1000);
+});
+
+test('a failed login does not touch ultimo_login_em (DESIGN §3)', async () => {
+  const u = await id.criarUsuario({ senha: 'Senha-Certa-1' });
+  esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
+  expect((await ler(u.id)).ultimo_login_em).toBeNull();
+});
+
+describe('5 failures in a row lock the login for 15 minutes (DESIGN §3, §10)', () => {
+  let u: any;
+  let statuses: number[];
+  let inicio: number;
+  beforeAll(async () => {
+    u = await id.criarUsuario();
+    inicio = Date.now();
+    statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await entrar(u.email, `Errada-${i}-Senha`)).status);
+  });
+
+  test('each of the 5 failures answers 401, the one reaching the limit included', () => {
+    expect(statuses).toEqual([401, 401, 401, 401, 401]);
+  });
+
+  test('the 5th failure sets bloqueado_ate about 15 minutes ahead, visible in GET /usuario/{id}', async () => {
+    const { bloqueado_ate } = await ler(u.id);
+    expect(bloqueado_ate).toMatch(RFC3339);
+    expect(Date.parse(bloqueado_ate)).toBeGreaterThanOrEqual(inicio + QUINZE_MINUTOS - 1000);
+    expect(Date.parse(bloqueado_ate)).toBeLessThanOrEqual(Date.now() + QUINZE_MINUTOS + 1000);
+  });
+
+  test('while locked, even the right password answers 423 with Retry-After', async () => {
+    const res = await entrar(u.email, u.senha);
+    esperarProblema(res, 423);
+    const segundos = Number(res.headers.get('retry-after'));
+    expect(segundos).toBeGreaterThan(0);
+    expect(segundos).toBeLessThanOrEqual(15 * 60);
+  });
+
+  test('attempts during the lock answer 423 and do not move bloqueado_ate', async () => {
+    const antes = (await ler(u.id)).bloqueado_ate;
+    esperarProblema(await entrar(u.email, 'Outra-Errada-1'), 423);
+    expect((await ler(u.id)).bloqueado_ate).toBe(antes);
+  });
+
+  test('once bloqueado_ate has passed, the right password logs in and clears the lock (DESIGN §3: "until then")', async () => {
+    await Usuario.update({ bloqueado_ate: new Date(Date.now() - 1000) }, { where: { id: u.id } });
+    const res = await entrar(u.email, u.senha);
+    expect(res.status).toBe(200);
+    expect(res.body.usuario.bloqueado_ate).toBeNull();
+    expect((await ler(u.id)).bloqueado_ate).toBeNull();
+  });
+});
+
+test('after a lock ends, the count starts again: one failure does not lock (DESIGN §3)', async () => {
+  const u = await id.criarUsuario({ senha: undefined });
+  await Usuario.update({ bloqueado_ate: new Date(Date.now() - 1000), falhas_de_login: 4 }, { where: { id: u.id } });
+  esperarProblema(await entrar(u.email, 'Errada-Depois-1'), 401);
+  expect((await ler(u.id)).bloqueado_ate).toBeNull();
+  expect((await Usuario.findByPk(u.id))!.falhas_de_login).toBe(1);
+});
+
+test('a success resets the failure count: 4 failures, a success, then 4 failures do not lock (DESIGN §3: "in a row")', async () => {
+  const u = await id.criarUsuario();
+  for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  expect((await entrar(u.email, u.senha)).status).toBe(200);
+  for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  expect((await ler(u.id)).bloqueado_ate).toBeNull();
+});
+
+test('simultaneous failures are all counted: a burst of wrong passwords still locks (DESIGN §3)', async () => {
+  const u = await id.criarUsuario();
+  const rajada = await Promise.all(Array.from({ length: 6 }, (_, i) => entrar(u.email, `Rajada-${i}-Errada`)));
+  for (const r of rajada) expect([401, 423]).toContain(r.status);
+  expect((await ler(u.id)).bloqueado_ate).toMatch(RFC3339);
+  esperarProblema(await entrar(u.email, u.senha), 423);
+});

@@ -1,0 +1,209 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { Aplicativo, EventoPendente } from '../../models/identity';
+import { fila } from '../../queues/fila';
+import { filaIdentityOutbox } from '../../queues/identity-outbox';
+import { identityDe } from '../helpers/identity';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
+
+/**
+ * DESIGN §3: creating, changing or deleting a `colaborador` user publishes colaborador.criado,
+ * colaborador.atualizado or colaborador.removido to the hub (POST {HUB_URL}/eventos with the
+ * identity service's own application token) through a queue, so an outage of the hub loses no
+ * event. A local HTTP server stands in for the hub.
+ */
+
+interface Chamada {
+  metodo: string;
+  caminho: string;
+  autorizacao?: string;
+  corpo: any;
+  /** what the stand-in answered; 0 when it dropped the connection */
+  status: number;
+}
+
+/** How the stand-in hub behaves now: accept (202), refuse (503) or drop the connection. */
+let modo: 'aceitar' | 'recusar' | 'derrubar' = 'aceitar';
+const chamadas: Chamada[] = [];
+
+const hub = http.createServer((req, res) => {
+  let bruto = '';
+  req.setEncoding('utf8');
+  req.on('data', (parte) => (bruto += parte));
+  req.on('end', () => {
+    let corpo: any;
+    try {
+      corpo = JSON.parse(bruto);
+    } catch {
+      corpo = bruto;
+    }
+    const chamada = { metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo, status: 0 };
+    chamadas.push(chamada);
+    if (modo === 'derrubar') {
+      req.socket.destroy();
+      return;
+    }
+    chamada.status = modo === 'recusar' ? 503 : 202;
+    res.writeHead(chamada.status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(modo === 'recusar' ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
+  });
+});
+
+let suite: SuiteDeTeste;
+let id: ReturnType<typeof identityDe>;
+let admin: string;
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+  const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+  suite = await iniciarSuite(['identity'], { env: { HUB_URL: hubUrl } });
+  id = identityDe(suite.url.identity);
+  admin = await id.admin();
+});
+afterAll(async () => {
+  await suite.encerrar();
+  hub.closeAllConnections();
+  await new Promise((resolve) => hub.close(resolve));
+});
+beforeEach(() => {
+  modo = 'aceitar';
+});
+
+const doUsuario = (usuarioId: string) => chamadas.filter((c) => c.corpo?.dados?.id === usuarioId);
+const aceitas = (usuarioId: string, tipo: string) => doUsuario(usuarioId).filter((c) => c.status === 202 && c.corpo.tipo === tipo);
+const esperarEvento = (usuarioId: string, tipo: string) =>
+  esperarAte(() => aceitas(usuarioId, tipo)[0], `${tipo} of ${usuarioId} at the hub`);
+const pendentesDo = async (usuarioId: string) =>
+  (await EventoPendente.findAll({ order: [['criado_em', 'ASC']] })).filter((e) => e.dados.id === usuarioId);
+const colaborador = (campos: Record<string, unknown> = {}) => id.criarUsuario({ senha: undefined, perfil: 'colaborador', ...campos });
+
+test('creating a colaborador publishes colaborador.criado: POST /eventos {id, tipo, versao 1, dados} with dados the Usuario', async () => {
+  const u = await colaborador();
+  const chamada = await esperarEvento(u.id, 'colaborador.criado');
+  expect(chamada.metodo).toBe('POST');
+  expect(chamada.caminho).toBe('/eventos');
+  expect(chavesOrdenadas(chamada.corpo)).toEqual(['dados', 'id', 'tipo', 'versao']);
+  expect(chamada.corpo).toMatchObject({ id: expect.any(String), tipo: 'colaborador.criado', versao: 1 });
+  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual(CAMPOS_DO_USUARIO);
+  const { senha: _s, ...usuario } = u;
+  expect(chamada.corpo.dados).toEqual(usuario);
+});
+
+test('the event carries an application token of the identity service, verified by the identity JWKS (DESIGN §3)', async () => {
+  const u = await colaborador();
+  const chamada = await esperarEvento(u.id, 'colaborador.criado');
+  const token = /^Bearer (.+)$/.exec(chamada.autorizacao ?? '')?.[1];
+  expect(token).toBeDefined();
+  const jwks = (await id.api.get('/.well-known/jwks.json')).body;
+  const { payload } = await jwtVerify(token!, createLocalJWKSet(jwks), { issuer: suite.url.identity });
+  const doIdentity = await Aplicativo.findOne({ where: { servico_da_suite: 'identity' } });
+  expect(payload).toMatchObject({ tipo: 'aplicativo', sub: doIdentity!.id });
+});
+
+test('updating a colaborador publishes colaborador.atualizado with the new data', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  const res = await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Nome Novo Do Colaborador' } });
+  const chamada = await esperarEvento(u.id, 'colaborador.atualizado');
+  expect(chamada.corpo.versao).toBe(1);
+  expect(chamada.corpo.dados).toEqual(res.body);
+});
+
+test('a PATCH that changes nothing collaborators see (same values, or only the password) publishes nothing', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: u.nome } })).status).toBe(200);
+  expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Outra-Senha-Longa-9' } })).status).toBe(200);
+  // a later visible change is published, and it is the only atualizado stored
+  await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: `${u.nome} Novo` } });
+  await esperarEvento(u.id, 'colaborador.atualizado');
+  expect((await pendentesDo(u.id)).map((e) => e.tipo)).toEqual(['colaborador.criado', 'colaborador.atualizado']);
+});
+
+test('deleting a colaborador publishes colaborador.removido', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
+  const chamada = await esperarEvento(u.id, 'colaborador.removido');
+  expect(chamada.corpo.dados).toMatchObject({ id: u.id, email: u.email, perfil: 'colaborador' });
+  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual(CAMPOS_DO_USUARIO);
+});
+
+test('each event has its own id, and every event stored is marked enviado_em once the hub accepted it', async () => {
+  const u = await colaborador();
+  await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Outro Nome' } });
+  await id.api.del(`/usuario/${u.id}`, { token: admin });
+  await esperarEvento(u.id, 'colaborador.removido');
+  await esperarEvento(u.id, 'colaborador.atualizado');
+  const pendentes = await esperarAte(async () => {
+    const p = await pendentesDo(u.id);
+    return p.length === 3 && p.every((e) => e.enviado_em) && p;
+  }, 'three events marked enviado_em');
+  expect(pendentes.map((e) => e.tipo).sort()).toEqual(['colaborador.atualizado', 'colaborador.criado', 'colaborador.removido']);
+  expect(new Set(doUsuario(u.id).map((c) => c.corpo.id))).toEqual(new Set(pendentes.map((e) => e.id)));
+});
+
+test('a cliente user publishes nothing: created, changed or deleted (DESIGN §3: perfil colaborador only)', async () => {
+  const c = await id.criarUsuario({ senha: undefined, perfil: 'cliente' });
+  await id.api.patch(`/usuario/${c.id}`, { token: admin, body: { nome: 'Cliente Renomeado' } });
+  await id.api.del(`/usuario/${c.id}`, { token: admin });
+  // a colaborador changed afterwards: once its event arrived, the queue has had its chance
+  const sentinela = await colaborador();
+  await esperarEvento(sentinela.id, 'colaborador.criado');
+  await dormir(300);
+  expect(await pendentesDo(c.id)).toEqual([]);
+  expect(doUsuario(c.id)).toEqual([]);
+});
+
+test('a user moving into colaborador publishes criado, moving out publishes removido (DESIGN §3)', async () => {
+  const u = await id.criarUsuario({ senha: undefined, perfil: 'cliente' });
+  await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'colaborador' } });
+  expect((await esperarEvento(u.id, 'colaborador.criado')).corpo.dados.perfil).toBe('colaborador');
+  await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'cliente' } });
+  expect((await esperarEvento(u.id, 'colaborador.removido')).corpo.dados.perfil).toBe('cliente');
+});
+
+test('while the hub answers 503 the event is retried; once it answers 202 it arrives, marked enviado_em, and is not sent again', async () => {
+  modo = 'recusar';
+  const u = await colaborador();
+  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 2, 'two refused attempts');
+  const [pendente] = await pendentesDo(u.id);
+  await pendente.reload();
+  expect(pendente.enviado_em).toBeNull();
+  expect(pendente.tentativas).toBeGreaterThanOrEqual(2);
+  expect(pendente.ultimo_erro).toContain('503');
+
+  modo = 'aceitar';
+  const chamada = await esperarEvento(u.id, 'colaborador.criado');
+  expect(chamada.corpo.id).toBe(pendente.id);
+  await esperarAte(async () => (await pendente.reload()).enviado_em, 'enviado_em set');
+  // the job is done for good: no retry is left scheduled that could send it again
+  const job = await esperarAte(async () => {
+    const j = await fila(filaIdentityOutbox).getJob(pendente.id);
+    return (await j?.getState()) === 'completed' && j;
+  }, 'the outbox job completed');
+  expect(job.returnvalue).toBe('enviado');
+  await dormir(300);
+  expect(aceitas(u.id, 'colaborador.criado')).toHaveLength(1);
+  expect(new Set(doUsuario(u.id).map((c) => c.corpo.id))).toEqual(new Set([pendente.id]));
+  expect((await pendentesDo(u.id)).map((e) => e.enviado_em)).toEqual([expect.any(Date)]);
+});
+
+test('while the hub is out of reach the event waits, and arrives once the hub is back', async () => {
+  modo = 'derrubar';
+  const u = await colaborador();
+  await esperarAte(() => doUsuario(u.id).length >= 1, 'a dropped attempt');
+  const [pendente] = await esperarAte(async () => {
+    const p = await pendentesDo(u.id);
+    return p[0]?.ultimo_erro && p;
+  }, 'the failure recorded');
+  expect(pendente.enviado_em).toBeNull();
+  expect(pendente.ultimo_erro).toMatch(/out of reach/);
+
+  modo = 'aceitar';
+  await esperarEvento(u.id, 'colaborador.criado');
+  await esperarAte(async () => (await pendente.reload()).enviado_em, 'enviado_em set');
+  expect(aceitas(u.id, 'colaborador.criado')).toHaveLength(1);
+});
