@@ -97,10 +97,17 @@ interface AplicativoDoIdentity {
   descricao: string | null;
 }
 
-/** The hub's own application token (client credentials at identity), when its secret is registered. */
+/**
+ * The hub's own application token (client credentials at identity), when its secret is registered.
+ * Reused until a minute before it expires: identity limits /auth/token per client address
+ * (DESIGN §10), and every non-master listing would otherwise ask for a new one.
+ */
+let tokenGuardado: { clientId: string; token: string; expiraEm: number } | undefined;
+
 async function tokenDoHub(): Promise<string | undefined> {
   const c = await credenciaisDe('hub');
   if (!c) return undefined;
+  if (tokenGuardado?.clientId === c.clientId && tokenGuardado.expiraEm - 60_000 > Date.now()) return tokenGuardado.token;
   const res = await fetch(`${config().servicos.identity.url}/auth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -108,7 +115,9 @@ async function tokenDoHub(): Promise<string | undefined> {
     signal: AbortSignal.timeout(5000),
   });
   if (!res.ok) throw new Error(`identity refused the hub's credentials (${res.status})`);
-  return ((await res.json()) as { access_token: string }).access_token;
+  const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
+  tokenGuardado = { clientId: c.clientId, token: access_token, expiraEm: Date.now() + expires_in * 1000 };
+  return access_token;
 }
 
 async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentity[]> {
@@ -118,6 +127,8 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
       headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
       signal: AbortSignal.timeout(10_000),
     });
+    // a refused token is not reused: the next sync asks for a new one (identity may have new keys)
+    if (res.status === 401) tokenGuardado = undefined;
     if (!res.ok) throw new Error(`identity answered ${res.status} to GET /aplicativo`);
     const corpo = (await res.json()) as { itens: AplicativoDoIdentity[]; total: number };
     todos.push(...corpo.itens);

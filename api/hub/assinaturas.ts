@@ -174,8 +174,9 @@ export type AtualizarAssinatura = Partial<Omit<CriarAssinatura, 'aplicativo_assi
 
 /** SPEC 4.3 rule 9: partial; keeping the current version is always accepted. */
 export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): Promise<AssinaturaJson> {
-  const a = await existente(id);
+  // input first, then existence (DESIGN §10 order of checks)
   if (e.url_de_destino != null) conferirUrl(e.url_de_destino);
+  const a = await existente(id);
   if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
     await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema);
   }

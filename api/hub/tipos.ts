@@ -76,8 +76,16 @@ export async function criarTipo(e: { nome: string; descricao?: string | null; ap
   return tipoPorId(t.id);
 }
 
+/** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
+const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'];
+
+function conferirTipoDoIdentity(t: TipoDeEvento, acao: string): void {
+  if (TIPOS_DO_IDENTITY.includes(t.nome)) throw conflito(`O tipo ${t.nome} é publicado pelo identity e não pode ser ${acao}.`);
+}
+
 export async function atualizarTipo(id: string, e: { nome?: string; descricao?: string | null }) {
   const t = await existente(id);
+  if (e.nome !== undefined && e.nome !== t.nome) conferirTipoDoIdentity(t, 'renomeado');
   if (e.nome !== undefined) await nomeLivre(e.nome, id);
   await t.update(e);
   return tipoPorId(id);
@@ -86,6 +94,7 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
 /** A type with live subscriptions cannot go: its subscribers would silently stop receiving. */
 export async function deletarTipo(id: string): Promise<void> {
   const t = await existente(id);
+  conferirTipoDoIdentity(t, 'removido');
   if (await Assinatura.count({ where: { tipo_de_evento_id: id } })) {
     throw conflito('O tipo tem assinaturas; remova-as antes.');
   }
@@ -93,9 +102,12 @@ export async function deletarTipo(id: string): Promise<void> {
 }
 
 export async function criarVersao(tipoId: string, esquema: Record<string, unknown>) {
-  await existente(tipoId);
+  // input first, then existence (DESIGN §10 order of checks)
   conferirEsquema(esquema);
+  await existente(tipoId);
   const v = await banco('hub').transaction(async (transaction) => {
+    // the type's row lock queues concurrent creations, so two never read the same last number
+    await TipoDeEvento.findByPk(tipoId, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
     const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipoId }, transaction })) as number | null;
     return VersaoDeEvento.create({ tipo_de_evento_id: tipoId, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
   });
@@ -138,11 +150,13 @@ const ESQUEMA_DO_COLABORADOR = {
 export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise<void> {
   const app = await Aplicativo.findOne({ where: { identificador_no_auth: identificadorNoAuth } });
   if (!app) return;
-  for (const nome of ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido']) {
-    const existe = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], paranoid: false });
-    if (existe) continue;
-    const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id });
-    await VersaoDeEvento.create({ tipo_de_evento_id: t.id, versao: 1, esquema: ESQUEMA_DO_COLABORADOR, situacao: 'ativa' });
+  for (const nome of TIPOS_DO_IDENTITY) {
+    if (await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] })) continue;
+    // the type and its version 1 together, or neither
+    await banco('hub').transaction(async (transaction) => {
+      const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id }, { transaction });
+      await VersaoDeEvento.create({ tipo_de_evento_id: t.id, versao: 1, esquema: ESQUEMA_DO_COLABORADOR, situacao: 'ativa' }, { transaction });
+    });
   }
 }
 

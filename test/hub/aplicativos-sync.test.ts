@@ -1,0 +1,322 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { config } from '../../config';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
+
+/**
+ * The sync of the hub's applications with identity before GET /aplicativo (SPEC §3 Hub application
+ * activity, SPEC 4.4 rule 3, SPEC 5.7, DESIGN §5). The hub reaches identity at its configured
+ * address through a local relay started here (a load balancer in front of identity, in effect)
+ * that records what the hub asks and that the tests can break. Token keys were fetched from
+ * identity itself, so tokens keep verifying, as they would while the hub holds identity's keys.
+ */
+type Modo = 'normal' | 'fora' | 'erro' | 'recusa' | 'lento' | 'atrasado';
+
+interface Pedido {
+  metodo: string;
+  caminho: string;
+  autorizacao?: string;
+  corpo: string;
+}
+
+function retransmissor(destino: string) {
+  let modo: Modo = 'normal';
+  const pedidos: Pedido[] = [];
+  const presas: http.ServerResponse[] = [];
+  const server = http.createServer(async (req, res) => {
+    const partes: Buffer[] = [];
+    for await (const p of req) partes.push(p as Buffer);
+    const corpo = Buffer.concat(partes).toString('utf8');
+    pedidos.push({ metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo });
+    if (modo === 'fora') return req.socket.destroy();
+    if (modo === 'erro') return res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
+    if (modo === 'recusa' && req.url!.startsWith('/aplicativo')) return res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
+    if (modo === 'lento') return void presas.push(res);
+    if (modo === 'atrasado') await new Promise((r) => setTimeout(r, 400));
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (req.headers.authorization) headers.authorization = req.headers.authorization;
+    if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
+    const resposta = await fetch(destino + req.url, { method: req.method, headers, body: corpo || undefined });
+    res.writeHead(resposta.status, { 'content-type': resposta.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await resposta.arrayBuffer()));
+  });
+  return {
+    server,
+    pedidos,
+    mudar(novo: Modo) {
+      modo = novo;
+    },
+    /** answers what was held back, as an identity that finally gives up */
+    soltar() {
+      presas.splice(0).forEach((r) => r.writeHead(503).end());
+    },
+    quantasPresas: () => presas.length,
+  };
+}
+
+const ESPERA_MS = 1000;
+let suite: SuiteDeTeste;
+let hub: Hub;
+let admin: string;
+let relay: ReturnType<typeof retransmissor>;
+let enderecoDoRelay: string;
+const tag = unico('Sync');
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_ESPERA_SYNC_MS: String(ESPERA_MS) } });
+  relay = retransmissor(suite.url.identity);
+  await new Promise<void>((r) => relay.server.listen(0, '127.0.0.1', r));
+  // from here on identity is known at the relay's address: tokens carry it as issuer and the sync calls it
+  enderecoDoRelay = `http://127.0.0.1:${(relay.server.address() as AddressInfo).port}`;
+  config().servicos.identity.url = enderecoDoRelay;
+  hub = hubDe(suite);
+  admin = await hub.admin();
+});
+afterAll(async () => {
+  relay.soltar();
+  relay.server.closeAllConnections();
+  await new Promise((r) => relay.server.close(r));
+  await suite.encerrar();
+});
+afterEach(() => {
+  relay.mudar('normal');
+  relay.soltar();
+  config().servicos.identity.url = enderecoDoRelay;
+});
+
+const ids = (xs: any[]) => xs.map((x) => x.id);
+const doPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+const listasNoIdentity = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && p.caminho.startsWith('/aplicativo'));
+const doTag = async () => (await hub.api.get('/aplicativo/filtro', { token: admin, query: { nome: tag } })).body as any[];
+
+describe('entering and following identity (SPEC §3 Hub application activity, SPEC 4.4 rule 3)', () => {
+  test('a new identity application enters the hub, active, at the next listing, and only then', async () => {
+    const nome = `${tag} Novo`;
+    const noIdentity = await hub.criarNoIdentity(nome, 'Recém-chegado');
+    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
+    const pagina = await hub.sincronizar();
+    const local = pagina.itens.filter((a) => a.identificador_no_auth === noIdentity.id);
+    expect(local).toEqual([
+      expect.objectContaining({
+        nome,
+        descricao: 'Recém-chegado',
+        ativo: true,
+        identificador_no_auth: noIdentity.id,
+        quantidade_de_tipos_de_evento: 0,
+        quantidade_de_assinaturas: 0,
+      }),
+    ]);
+  });
+
+  test('name and description follow identity at the next listing; the hub id and identificador_no_auth never change', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Antigo`, 'Descrição antiga');
+    await hub.sincronizar();
+    const antes = await hub.doHub(noIdentity.id);
+
+    const patch = await hub.identity.api.patch(`/aplicativo/${noIdentity.id}`, {
+      token: admin,
+      body: { nome: `${tag} Renomeado`, descricao: 'Descrição nova' },
+    });
+    expect(patch.status).toBe(200);
+    expect(await hub.doHub(noIdentity.id)).toMatchObject({ nome: `${tag} Antigo` }); // the filter does not sync
+    await hub.sincronizar();
+    const depois = await hub.doHub(noIdentity.id);
+    expect(depois).toMatchObject({ id: antes.id, identificador_no_auth: noIdentity.id, nome: `${tag} Renomeado`, descricao: 'Descrição nova' });
+
+    await hub.identity.api.patch(`/aplicativo/${noIdentity.id}`, { token: admin, body: { descricao: null } });
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, nome: `${tag} Renomeado`, descricao: null });
+  });
+});
+
+describe('leaving identity (SPEC §3 Hub application activity)', () => {
+  const sair = async (identityId: string) => {
+    expect((await hub.identity.api.del(`/aplicativo/${identityId}`, { token: admin })).status).toBe(204);
+    await hub.sincronizar();
+  };
+
+  test('an application that owns nothing is deleted: gone from the reads, 404 by id', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Sem nada`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+    await sair(noIdentity.id);
+    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
+    esperarProblema(await hub.api.get(`/aplicativo/${local.id}`, { token: admin }), 404);
+  });
+
+  test('an application that owns an event type becomes inactive and keeps its type', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Dono`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+    const tipo = await hub.criarTipo(local.id);
+    await sair(noIdentity.id);
+    const res = await hub.api.get(`/aplicativo/${local.id}`, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ativo: false, quantidade_de_tipos_de_evento: 1 });
+    expect((await hub.api.get(`/tipo_de_evento/${tipo.id}`, { token: admin })).body).toMatchObject({ aplicativo_id: local.id });
+    // a later listing keeps it so
+    await hub.sincronizar();
+    expect((await hub.api.get(`/aplicativo/${local.id}`, { token: admin })).body.ativo).toBe(false);
+  });
+
+  test('an application with subscriptions becomes inactive and keeps them', async () => {
+    const [dono] = await hub.aplicativos(`${tag} Publicador`);
+    const tipo = await hub.criarTipo(dono.id);
+    const noIdentity = await hub.criarNoIdentity(`${tag} Assinante`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+    const assinatura = await hub.criarAssinatura({ aplicativo_assinante_id: local.id, tipo_de_evento_id: tipo.id });
+    await sair(noIdentity.id);
+    expect((await hub.api.get(`/aplicativo/${local.id}`, { token: admin })).body).toMatchObject({ ativo: false, quantidade_de_assinaturas: 1 });
+    expect((await hub.api.get(`/assinatura/${assinatura.id}`, { token: admin })).status).toBe(200);
+  });
+
+  test('an inactive application can neither subscribe nor own a new type: 422 (DESIGN §4)', async () => {
+    const [dono] = await hub.aplicativos(`${tag} Outro publicador`);
+    const tipo = await hub.criarTipo(dono.id);
+    const noIdentity = await hub.criarNoIdentity(`${tag} Inativo`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+    await hub.criarTipo(local.id);
+    await sair(noIdentity.id);
+    expect((await hub.api.get(`/aplicativo/${local.id}`, { token: admin })).body.ativo).toBe(false);
+
+    const assinar = await hub.api.post('/assinatura', {
+      token: admin,
+      body: { aplicativo_assinante_id: local.id, tipo_de_evento_id: tipo.id, versao_do_esquema: 1, url_de_destino: URL_LOCAL },
+    });
+    expect(esperarProblema(assinar, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_assinante_id' })]);
+    const tipoNovo = await hub.api.post('/tipo_de_evento', { token: admin, body: { nome: `${unico('t')}.x`, aplicativo_id: local.id } });
+    expect(esperarProblema(tipoNovo, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_id' })]);
+  });
+});
+
+describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
+  test('a master’s listing reads identity with the master’s own token', async () => {
+    const desde = relay.pedidos.length;
+    await hub.sincronizar();
+    const lidas = listasNoIdentity(desde);
+    expect(lidas.length).toBeGreaterThanOrEqual(1);
+    expect(lidas.every((p) => p.autorizacao === `Bearer ${admin}`)).toBe(true);
+  });
+
+  test('a non-master listing syncs too, with the hub’s own application token', async () => {
+    const [pessoa] = await hub.pessoas(undefined); // `Acesso inicial` reads every area
+    const noIdentity = await hub.criarNoIdentity(`${tag} Visto por colaborador`);
+    const desde = relay.pedidos.length;
+
+    const res = await hub.api.get('/aplicativo', { token: pessoa.token, query: { tamanho: 1000 } });
+    expect(res.status).toBe(200);
+    expect(res.body.itens.filter((a: any) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
+
+    const hubNoIdentity = config().servicos.hub.clientId;
+    const pedidoDeToken = relay.pedidos.slice(desde).find((p) => p.metodo === 'POST' && p.caminho === '/auth/token');
+    expect(JSON.parse(pedidoDeToken!.corpo)).toMatchObject({ client_id: hubNoIdentity });
+    const lidas = listasNoIdentity(desde);
+    expect(lidas.length).toBeGreaterThanOrEqual(1);
+    for (const p of lidas) {
+      expect(p.autorizacao).not.toBe(`Bearer ${pessoa.token}`);
+      expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: hubNoIdentity });
+    }
+  });
+});
+
+describe('the hub’s own token is reused (SPEC 5.7, DESIGN §10 rate limit of /auth/token)', () => {
+  test('repeated non-master listings ask identity for the hub’s token at most once: /auth/token is limited per address', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const desde = relay.pedidos.length;
+    for (let i = 0; i < 3; i++) expect((await hub.api.get('/aplicativo', { token: pessoa.token })).status).toBe(200);
+    expect(listasNoIdentity(desde)).toHaveLength(3);
+    expect(relay.pedidos.slice(desde).filter((p) => p.caminho === '/auth/token').length).toBeLessThanOrEqual(1);
+  });
+
+  test('a token identity refuses is not reused: the next sync asks for a new one', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const listar = () => hub.api.get('/aplicativo', { token: pessoa.token });
+    expect((await listar()).status).toBe(200);
+    relay.mudar('recusa');
+    expect((await listar()).status).toBe(200);
+    relay.mudar('normal');
+    const desde = relay.pedidos.length;
+    expect((await listar()).status).toBe(200);
+    expect(relay.pedidos.slice(desde).map((p) => `${p.metodo} ${p.caminho.split('?')[0]}`)).toEqual(['POST /auth/token', 'GET /aplicativo']);
+  });
+});
+
+describe('identity failing does not stop the listing (SPEC 4.4 rule 3, DESIGN §5)', () => {
+  test.each([
+    ['dropping connections', 'fora'],
+    ['answering an error', 'erro'],
+    ['not listening at all', 'fechado'],
+  ] as const)('identity %s: the listing answers 200 with the local applications, changes nothing, and a later listing catches up', async (_caso, modo) => {
+    const antes = await hub.criarNoIdentity(`${tag} Antes ${modo}`);
+    const pagina0 = await hub.sincronizar();
+    const depois = await hub.criarNoIdentity(`${tag} Depois ${modo}`);
+
+    if (modo === 'fechado') {
+      const porta = await portaLivre();
+      // the master's token is already verified and remembered, so it does not need identity's address
+      config().servicos.identity.url = `http://127.0.0.1:${porta}`;
+    } else relay.mudar(modo);
+    const desde = relay.pedidos.length;
+    const pagina = await hub.sincronizar();
+    // the sync did try: through the relay, or at a closed port the relay never sees
+    expect(listasNoIdentity(desde)).toHaveLength(modo === 'fechado' ? 0 : 1);
+    expect(pagina.total).toBe(pagina0.total);
+    expect(ids(pagina.itens)).toEqual(ids(pagina0.itens));
+    expect(pagina.itens.some((a) => a.identificador_no_auth === antes.id)).toBe(true);
+    expect(pagina.itens.some((a) => a.identificador_no_auth === depois.id)).toBe(false);
+
+    relay.mudar('normal');
+    config().servicos.identity.url = enderecoDoRelay;
+    const seguinte = await hub.sincronizar();
+    expect(seguinte.itens.filter((a) => a.identificador_no_auth === depois.id)).toHaveLength(1);
+  });
+
+  test('identity slow: the listing waits a bounded time (HUB_ESPERA_SYNC_MS), then answers with what is local', async () => {
+    const antes = await hub.criarNoIdentity(`${tag} Antes lento`);
+    await hub.sincronizar();
+    const depois = await hub.criarNoIdentity(`${tag} Depois lento`);
+
+    relay.mudar('lento');
+    const inicio = Date.now();
+    const pagina = await hub.sincronizar();
+    const demora = Date.now() - inicio;
+    expect(pagina.itens.some((a) => a.identificador_no_auth === antes.id)).toBe(true);
+    expect(pagina.itens.some((a) => a.identificador_no_auth === depois.id)).toBe(false);
+    expect(relay.quantasPresas()).toBe(1); // the sync did call identity, which is still holding the answer
+    expect(demora).toBeGreaterThanOrEqual(ESPERA_MS - 50);
+    expect(demora).toBeLessThan(ESPERA_MS + 3000);
+
+    relay.mudar('normal');
+    relay.soltar();
+    // the held job ends (failed) at once: a new listing runs a new sync
+    let seguinte: any;
+    for (let i = 0; i < 20 && !seguinte?.itens.some((a: any) => a.identificador_no_auth === depois.id); i++) {
+      seguinte = await hub.sincronizar();
+    }
+    expect(seguinte.itens.filter((a: any) => a.identificador_no_auth === depois.id)).toHaveLength(1);
+  });
+});
+
+describe('concurrent listings (DESIGN §5)', () => {
+  test('five listings at once share one sync: identity is read once and the new application enters once', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Concorrido`);
+    relay.mudar('atrasado');
+    const desde = relay.pedidos.length;
+    const paginas = await Promise.all(Array.from({ length: 5 }, () => hub.sincronizar()));
+    expect(listasNoIdentity(desde)).toHaveLength(1);
+    for (const p of paginas) expect(p.itens.filter((a) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
+    expect((await doTag()).filter((a) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
+  });
+});
+
+async function portaLivre(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const porta = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return porta;
+}
