@@ -9,6 +9,7 @@ import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { Principal } from '../shared/principal';
+import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
 
 /** SPEC §2 Aplicativo of the hub. */
@@ -174,6 +175,8 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
       r.removidos++;
     }
   }
+  // publishers enter, leave or change state: publishing sees it at once
+  if (r.criados || r.atualizados || r.removidos || r.desativados) esquecerContratos();
   const identity = await credenciaisDe('identity');
   if (identity && presentes.has(identity.clientId)) await criarTiposDoIdentity(identity.clientId);
   return r;

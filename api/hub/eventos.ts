@@ -1,8 +1,9 @@
 import { UniqueConstraintError } from 'sequelize';
 import { banco } from '../../lib/database';
+import { CacheComPrazo } from '../../lib/cache';
+import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
-import { logger } from '../../lib/logger';
 import { proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { enfileirarEntregas } from './entregas';
@@ -22,79 +23,161 @@ export interface RespostaDaPublicacao {
   entregas: number;
 }
 
-async function publicador(quem: Principal): Promise<Aplicativo> {
-  const app = await Aplicativo.findOne({ where: { identificador_no_auth: quem.sub } });
-  if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
-  return app;
+/**
+ * What a publication looks up before it is stored changes rarely: publisher, type and version
+ * are remembered a few seconds (a change made through this process forgets them at once).
+ * Subscriptions are never cached: an event accepted after a subscription exists must reach it.
+ */
+const PRAZO_MS = 5000;
+const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS);
+const tipos = new CacheComPrazo<string, TipoDeEvento | null>(() => PRAZO_MS);
+const versoes = new CacheComPrazo<string, VersaoDeEvento | null>(() => PRAZO_MS);
+
+export function esquecerContratos(): void {
+  publicadores.esquecer();
+  tipos.esquecer();
+  versoes.esquecer();
 }
 
-async function anterior(app: Aplicativo, id: string | undefined): Promise<RespostaDaPublicacao | null> {
+interface Pedido {
+  aplicativoId: string;
+  idDoPublicador: string | null;
+  tipoId: string;
+  versao: number;
+  dados: unknown;
+  responder: (r: RespostaDaPublicacao) => void;
+  falhar: (err: unknown) => void;
+}
+
+async function anterior(aplicativoId: string, id: string | null): Promise<RespostaDaPublicacao | null> {
   if (!id) return null;
-  const e = await Evento.findOne({ where: { aplicativo_origem_id: app.id, id_do_publicador: id }, attributes: ['id', 'entregas'] });
+  const e = await Evento.findOne({ where: { aplicativo_origem_id: aplicativoId, id_do_publicador: id }, attributes: ['id', 'entregas'] });
   return e ? { id: e.id, entregas: e.entregas } : null;
 }
 
 /**
  * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
  * follows the version's schema; the event and one delivery per active subscription of that version
- * are stored in one transaction and enqueued before the answer. The same publisher repeating an
- * `id` gets the first answer and creates nothing.
+ * are stored and enqueued before the answer. The same publisher repeating an `id` gets the first
+ * answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
-  const app = await publicador(quem);
-  const repetido = await anterior(app, p.id);
+  const app = await publicadores.obterOuCarregar(quem.sub, () =>
+    Aplicativo.findOne({ where: { identificador_no_auth: quem.sub }, attributes: ['id', 'ativo'] }),
+  );
+  if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
+  const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return repetido;
-  const tipo = await TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'aplicativo_id'] });
+  const tipo = await tipos.obterOuCarregar(p.tipo, () =>
+    TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'aplicativo_id'] }),
+  );
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
   if (tipo.aplicativo_id !== app.id) throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
-  const versao = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipo.id, versao: p.versao } });
+  const versao = await versoes.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>
+    VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipo.id, versao: p.versao } }),
+  );
   if (!versao) throw referenciaInvalida('versao', 'Versão não encontrada para o tipo de evento.');
   if (versao.situacao === 'desligada') throw referenciaInvalida('versao', 'Versão desligada: não aceita novos eventos.');
   validarDados(`${tipo.id}:${versao.versao}:${versao.atualizada_em.getTime()}`, versao.esquema, p.dados);
+  return new Promise((responder, falhar) =>
+    guardar({ aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados: p.dados, responder, falhar }),
+  );
+}
 
-  const assinaturas = await Assinatura.findAll({
-    where: { tipo_de_evento_id: tipo.id, versao_do_esquema: p.versao, ativa: true },
-    attributes: ['id'],
-  });
-  const eventoId = novoId();
-  const agora = new Date();
-  const entregas = assinaturas.map((a) => ({
-    id: novoId(),
-    evento_id: eventoId,
-    assinatura_id: a.id,
-    situacao: 'pendente' as const,
-    tentativas: 0,
-    proxima_tentativa_em: agora,
-  }));
+/**
+ * Group commit: publications that arrive while a batch is being written wait and are written
+ * together in the next one (one transaction, one multi-row insert per table, one Redis
+ * round trip), so the cost of a commit is shared under load and nothing waits when idle.
+ */
+const LOTE_MAXIMO = 500;
+let esperando: Pedido[] = [];
+let gravando = false;
+
+function guardar(pedido: Pedido): void {
+  esperando.push(pedido);
+  if (!gravando) void gravarLotes();
+}
+
+async function gravarLotes(): Promise<void> {
+  gravando = true;
   try {
-    await banco('hub').transaction(async (transaction) => {
-      await Evento.create(
-        {
-          id: eventoId,
-          aplicativo_origem_id: app.id,
-          id_do_publicador: p.id ?? null,
-          tipo_de_evento_id: tipo.id,
-          versao: p.versao,
-          dados: p.dados,
-          entregas: entregas.length,
-        },
-        { transaction },
-      );
-      if (entregas.length) await Entrega.bulkCreate(entregas, { transaction });
-    });
-  } catch (err) {
-    // the same id published twice at the same moment: the first one wins
-    if (err instanceof UniqueConstraintError && p.id) {
-      const primeiro = await anterior(app, p.id);
-      if (primeiro) return primeiro;
+    while (esperando.length) {
+      const lote = esperando.slice(0, LOTE_MAXIMO);
+      esperando = esperando.slice(lote.length);
+      await gravarLote(lote);
     }
-    throw err;
+  } finally {
+    gravando = false;
   }
+}
+
+async function gravarLote(lote: Pedido[]): Promise<void> {
+  try {
+    const respostas = await gravar(lote);
+    lote.forEach((p, i) => p.responder(respostas[i]));
+  } catch (err) {
+    if (!(err instanceof UniqueConstraintError)) {
+      lote.forEach((p) => p.falhar(err));
+      return;
+    }
+    // an `id` repeated inside the batch or racing another process: one by one, the first wins
+    for (const p of lote) {
+      try {
+        p.responder((await anterior(p.aplicativoId, p.idDoPublicador)) ?? (await gravar([p]))[0]);
+      } catch (e) {
+        p.falhar(e);
+      }
+    }
+  }
+}
+
+async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
+  const assinaturas = await Assinatura.findAll({
+    where: { tipo_de_evento_id: [...new Set(lote.map((p) => p.tipoId))], ativa: true },
+    attributes: ['id', 'tipo_de_evento_id', 'versao_do_esquema'],
+  });
+  const agora = new Date();
+  const eventos = lote.map((p) => ({
+    id: novoId(),
+    aplicativo_origem_id: p.aplicativoId,
+    id_do_publicador: p.idDoPublicador,
+    tipo_de_evento_id: p.tipoId,
+    versao: p.versao,
+    dados: JSON.stringify(p.dados),
+    entregas: 0,
+    criado_em: agora,
+  }));
+  const porVersao = new Map<string, string[]>();
+  for (const a of assinaturas) {
+    const chave = `${a.tipo_de_evento_id}:${a.versao_do_esquema}`;
+    porVersao.set(chave, [...(porVersao.get(chave) ?? []), a.id]);
+  }
+  const entregas = eventos.flatMap((e) => {
+    const destinos = porVersao.get(`${e.tipo_de_evento_id}:${e.versao}`) ?? [];
+    e.entregas = destinos.length;
+    return destinos.map((assinaturaId) => ({
+      id: novoId(),
+      evento_id: e.id,
+      assinatura_id: assinaturaId,
+      situacao: 'pendente',
+      tentativas: 0,
+      proxima_tentativa_em: agora,
+      criada_em: agora,
+      atualizada_em: agora,
+    }));
+  });
+  const qi = banco('hub').getQueryInterface();
+  await banco('hub').transaction(async (transaction) => {
+    // the models' attributes make the timestamps keep their milliseconds (DATETIME(3))
+    await qi.bulkInsert(Evento.getTableName() as string, eventos, { transaction }, Evento.getAttributes());
+    if (entregas.length) await qi.bulkInsert(Entrega.getTableName() as string, entregas, { transaction }, Entrega.getAttributes());
+  });
   try {
     await enfileirarEntregas(entregas.map((e) => e.id));
   } catch (err) {
     // stored durably: the sweep of pending deliveries enqueues them once Redis is back
-    log.warn({ err: (err as Error).message, evento: eventoId }, 'entregas ficam para a varredura');
+    log.warn({ err: (err as Error).message, eventos: eventos.length }, 'entregas ficam para a varredura');
   }
-  return { id: eventoId, entregas: entregas.length };
+  return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }
+

@@ -6,6 +6,7 @@ import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { conferirEsquema } from './esquemas';
+import { esquecerContratos } from './eventos';
 
 /** DESIGN §10 event type shape. */
 export interface TipoDeEventoJson {
@@ -88,6 +89,7 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
   if (e.nome !== undefined && e.nome !== t.nome) conferirTipoDoIdentity(t, 'renomeado');
   if (e.nome !== undefined) await nomeLivre(e.nome, id);
   await t.update(e);
+  esquecerContratos();
   return tipoPorId(id);
 }
 
@@ -99,6 +101,7 @@ export async function deletarTipo(id: string): Promise<void> {
     throw conflito('O tipo tem assinaturas; remova-as antes.');
   }
   await t.destroy();
+  esquecerContratos();
 }
 
 export async function criarVersao(tipoId: string, esquema: Record<string, unknown>) {
@@ -111,6 +114,7 @@ export async function criarVersao(tipoId: string, esquema: Record<string, unknow
     const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipoId }, transaction })) as number | null;
     return VersaoDeEvento.create({ tipo_de_evento_id: tipoId, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
   });
+  esquecerContratos();
   return versaoJson(v);
 }
 
@@ -131,6 +135,7 @@ export async function versaoPorNumero(tipoId: string, versao: number) {
 export async function mudarSituacaoDaVersao(tipoId: string, versao: number, situacao: SituacaoDaVersao) {
   const v = await versaoExistente(tipoId, versao);
   await v.update({ situacao });
+  esquecerContratos();
   return versaoJson(v);
 }
 

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, createRemoteJWKSet, JSONWebKeySet, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
+import { CacheComPrazo } from '../../lib/cache';
 import { naoAutenticado } from './errors';
 import { Principal } from './principal';
 
@@ -14,11 +15,10 @@ const CACHE_MAXIMO = 5000;
  * lookup instead of a signature check.
  */
 export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
-  const verificados = new Map<string, { principal: Principal; expiraEm: number }>();
+  const verificados = new CacheComPrazo<string, Principal>(() => 0, CACHE_MAXIMO);
   return async (token) => {
-    const agora = Date.now();
-    const guardado = verificados.get(token);
-    if (guardado && guardado.expiraEm > agora) return guardado.principal;
+    const guardado = verificados.obter(token);
+    if (guardado) return guardado;
     let payload;
     try {
       ({ payload } = await jwtVerify(token, chaves, {
@@ -39,8 +39,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       email: typeof payload.email === 'string' ? payload.email : undefined,
       token,
     };
-    if (verificados.size >= CACHE_MAXIMO) verificados.clear();
-    verificados.set(token, { principal, expiraEm: Number(payload.exp) * 1000 });
+    verificados.guardar(token, principal, Number(payload.exp) * 1000);
     return principal;
   };
 }

@@ -1,4 +1,5 @@
 import { ModelStatic } from 'sequelize';
+import { CacheComPrazo } from '../../../lib/cache';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { proibido } from '../errors';
@@ -30,7 +31,7 @@ export function criarControleDeAcesso(
   PerfilAcesso: ModelStatic<PerfilAcessoBase>,
   cacheSegundos: () => number,
 ): ControleDeAcesso {
-  const cache = new Map<string, { permissoes: Permissoes; expiraEm: number }>();
+  const cache = new CacheComPrazo<string, Permissoes>(() => cacheSegundos() * 1000);
 
   async function buscar(authId: string): Promise<Permissoes> {
     const colaborador = await Colaborador.findOne({ where: { auth_id: authId, ativo: true }, attributes: ['perfil_acesso_id'] });
@@ -42,13 +43,7 @@ export function criarControleDeAcesso(
   async function permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS> {
     if (principal.master) return TODAS;
     if (principal.tipo !== 'usuario') return {};
-    const agora = Date.now();
-    const guardado = cache.get(principal.sub);
-    if (guardado && guardado.expiraEm > agora) return guardado.permissoes;
-    const permissoes = await buscar(principal.sub);
-    if (cache.size > 10_000) cache.clear();
-    cache.set(principal.sub, { permissoes, expiraEm: agora + cacheSegundos() * 1000 });
-    return permissoes;
+    return cache.obterOuCarregar(principal.sub, () => buscar(principal.sub));
   }
 
   return {
@@ -74,8 +69,7 @@ export function criarControleDeAcesso(
         }
       },
     invalidar(authId) {
-      if (authId) cache.delete(authId);
-      else cache.clear();
+      cache.esquecer(authId);
     },
   };
 }

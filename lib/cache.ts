@@ -1,0 +1,42 @@
+/**
+ * A small in-process cache whose entries expire: for lookups that may be a little stale
+ * (permissions for up to 5 minutes, verified tokens until they expire, a hub's event types for
+ * a few seconds). Bounded: when full it starts over rather than tracking recency.
+ */
+export class CacheComPrazo<K, V> {
+  private readonly entradas = new Map<K, { valor: V; expiraEm: number }>();
+
+  constructor(
+    private readonly prazoMs: () => number,
+    private readonly maximo = 10_000,
+  ) {}
+
+  obter(chave: K): V | undefined {
+    const e = this.entradas.get(chave);
+    if (!e) return undefined;
+    if (e.expiraEm <= Date.now()) {
+      this.entradas.delete(chave);
+      return undefined;
+    }
+    return e.valor;
+  }
+
+  /** `expiraEm` overrides the cache's own term (a token's own expiry). */
+  guardar(chave: K, valor: V, expiraEm = Date.now() + this.prazoMs()): void {
+    if (this.entradas.size >= this.maximo) this.entradas.clear();
+    this.entradas.set(chave, { valor, expiraEm });
+  }
+
+  async obterOuCarregar(chave: K, carregar: () => Promise<V>): Promise<V> {
+    const e = this.entradas.get(chave);
+    if (e && e.expiraEm > Date.now()) return e.valor;
+    const valor = await carregar();
+    this.guardar(chave, valor);
+    return valor;
+  }
+
+  esquecer(chave?: K): void {
+    if (chave === undefined) this.entradas.clear();
+    else this.entradas.delete(chave);
+  }
+}
