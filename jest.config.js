@@ -6,7 +6,7 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     // jose 6 ships ES modules only
-    '^.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
+    '^.+\\.js$': '<rootDir>/test/helpers/transformar-esm.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],

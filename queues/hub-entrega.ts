@@ -20,6 +20,8 @@ export const filaHubEntrega: DefinicaoDeFila = {
     return {
       concurrency: config().hub.entregaConcorrencia,
       lockDuration: config().hub.entregaLockMs,
+      // a dead worker's deliveries are taken up again within about two checks (BullMQ's default is every 30 s)
+      stalledInterval: Math.min(config().hub.entregaLockMs, 30_000),
       settings: { backoffStrategy: atrasoDaProximaTentativa },
     };
   },

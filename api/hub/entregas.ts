@@ -21,13 +21,12 @@ export async function enfileirarEntregas(ids: string[]): Promise<void> {
 /** An application's identity id never changes: remembered for the life of the process. */
 const identificadores = new Map<string, string>();
 async function identificadorNoAuth(aplicativoId: string): Promise<string> {
-  let id = identificadores.get(aplicativoId);
-  if (!id) {
-    const app = await Aplicativo.findByPk(aplicativoId, { paranoid: false, attributes: ['identificador_no_auth'] });
-    id = app?.identificador_no_auth ?? aplicativoId;
-    identificadores.set(aplicativoId, id);
-  }
-  return id;
+  const guardado = identificadores.get(aplicativoId);
+  if (guardado) return guardado;
+  const app = await Aplicativo.findByPk(aplicativoId, { paranoid: false, attributes: ['identificador_no_auth'] });
+  if (!app) throw new Error(`hub application ${aplicativoId} not found`);
+  identificadores.set(aplicativoId, app.identificador_no_auth);
+  return app.identificador_no_auth;
 }
 
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
@@ -88,6 +87,7 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   });
   if (!r.erro) {
     const agora = new Date();
+    // recorded even if the subscription was deactivated during the attempt: the subscriber has it
     await entrega.update({ situacao: 'entregue', tentativas: numero, entregue_em: agora, proxima_tentativa_em: null, ultimo_erro: null });
     // monotonic: concurrent deliveries never move it back
     await Assinatura.update(
@@ -96,16 +96,17 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
     );
     return 'entregue';
   }
-  if (numero >= assinatura.maximo_de_tentativas) {
-    await entrega.update({ situacao: 'fila_de_erro', tentativas: numero, proxima_tentativa_em: null, ultimo_erro: r.erro.slice(0, 1000) });
-    return 'fila_de_erro';
-  }
+  const esgotou = numero >= assinatura.maximo_de_tentativas;
   const falha = new FalhaDeTentativa(r.erro, r.retryAfterMs);
-  await entrega.update({
-    tentativas: numero,
-    ultimo_erro: r.erro.slice(0, 1000),
-    proxima_tentativa_em: new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha)),
-  });
+  const ultimoErro = r.erro.slice(0, 1000);
+  const proxima = esgotou ? null : new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha));
+  const [seguiaPendente] = await Entrega.update(
+    { situacao: esgotou ? 'fila_de_erro' : 'pendente', tentativas: numero, proxima_tentativa_em: proxima, ultimo_erro: ultimoErro },
+    { where: { id: entrega.id, situacao: 'pendente' } },
+  );
+  // cancelled while this attempt was in flight (SPEC §6 rule 6): it stays cancelled and is not retried
+  if (!seguiaPendente) return 'cancelada';
+  if (esgotou) return 'fila_de_erro';
   throw falha;
 }
 
@@ -252,15 +253,23 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
     await TentativaDeEntrega.destroy({ where: { entrega_id: ids } });
     entregas += await Entrega.destroy({ where: { id: ids } });
   }
+  // events go once none of their deliveries is left; walked in id order so kept ones are passed over
   let eventos = 0;
+  let depoisDe = '';
   for (;;) {
-    const velhos = await Evento.findAll({ where: { criado_em: { [Op.lt]: limite } }, attributes: ['id'], limit: 5000 });
-    const comPendentes = new Set(
+    const velhos = await Evento.findAll({
+      where: { criado_em: { [Op.lt]: limite }, id: { [Op.gt]: depoisDe } },
+      attributes: ['id'],
+      order: [['id', 'ASC']],
+      limit: 5000,
+    });
+    if (!velhos.length) break;
+    depoisDe = velhos[velhos.length - 1].id;
+    const comEntregas = new Set(
       (await Entrega.findAll({ where: { evento_id: velhos.map((e) => e.id) }, attributes: ['evento_id'] })).map((e) => e.evento_id),
     );
-    const ids = velhos.map((e) => e.id).filter((id) => !comPendentes.has(id));
-    if (!ids.length) break;
-    eventos += await Evento.destroy({ where: { id: ids } });
+    const ids = velhos.map((e) => e.id).filter((id) => !comEntregas.has(id));
+    if (ids.length) eventos += await Evento.destroy({ where: { id: ids } });
   }
   return { entregas, eventos };
 }

@@ -27,7 +27,11 @@ export function validarDados(chave: string, esquema: Record<string, unknown>, da
   if (!validar(dados)) {
     throw dadosInvalidos(
       'Os dados não seguem o esquema da versão.',
-      (validar.errors ?? []).map((e) => ({ campo: `dados${e.instancePath.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' })),
+      (validar.errors ?? []).map((e) => {
+        // a missing property is reported at its parent by ajv: name the property itself
+        const falta = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
+        return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };
+      }),
     );
   }
 }

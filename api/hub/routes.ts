@@ -329,6 +329,10 @@ function rotasDeEntregas(): Rota[] {
       acesso: 'usuario',
       permissao: lerMonitoramento,
       validar: { params: schemas.paramsId },
+      resposta: respostas.entrega.keys({
+        evento: Joi.object({ id: Joi.string(), versao: Joi.number(), dados: Joi.any(), criado_em: Joi.string() }).allow(null),
+        historico: respostas.historico,
+      }),
       tratar: (req) => entregaPorId(req.entrada.params.id),
     },
     {

@@ -118,5 +118,8 @@ export const respostas = {
     criada_em: s,
     atualizada_em: s,
   }).label('Entrega'),
+  historico: Joi.array().items(
+    Joi.object({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
+  ),
   pagina: (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: n, tamanho: n, total: n }),
 };

@@ -1,0 +1,159 @@
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * SPEC §3 Subscription activity and §6 rule 6: setting ativa to false or deleting a subscription
+ * cancels its pending deliveries immediately and stops new ones; delivery history stays. DESIGN §5:
+ * "A delivery whose subscription was deactivated or deleted stops at once, whatever stage it is
+ * in." Retries here wait 1.5 s (±20%), long enough to act between two attempts.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '1500' } });
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor((r) => (r.caminho.startsWith('/falha') ? 500 : 200));
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+
+/** Waits until the first attempt of the delivery is recorded and the delivery waits for the next (tentativas 1). */
+async function esperarPrimeiraFalha(entregaId: string) {
+  return esperarAte(async () => {
+    const e = await hub.entrega(entregaId);
+    return e.situacao === 'pendente' && e.tentativas === 1 && e.historico.length === 1 && e;
+  }, `first failed attempt of ${entregaId}`);
+}
+
+test('PATCH ativa false cancels pending deliveries at once, and the subscriber gets no further call; other subscriptions keep retrying (SPEC §6 rule 6)', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/desativada'), maximo_de_tentativas: 5 });
+  const outra = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/falha/outra'), maximo_de_tentativas: 5 });
+  const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 })];
+  const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
+  for (const e of entregas) await esperarPrimeiraFalha(e.id);
+  expect(noCaminho('/falha/desativada')).toHaveLength(2);
+  const pendente = await hub.entrega(entregas[0].id);
+  expect(pendente).toMatchObject({ situacao: 'pendente', tentativas: 1, proxima_tentativa_em: expect.any(String) });
+
+  const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+  expect(res.status).toBe(200);
+  expect(res.body.ativa).toBe(false);
+  // at once: the answer of the PATCH already finds them cancelled
+  for (const e of entregas) {
+    expect(await hub.entrega(e.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null, tentativas: 1 });
+  }
+  expect((await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'pendente' })).total).toBe(0);
+  expect((await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'cancelada' })).total).toBe(2);
+
+  // the next attempt was due in about 1.5 s: it never comes, while the other subscription's does
+  await esperarAte(() => noCaminho('/falha/outra').length >= 4, 'the second attempts of the other subscription', 5000);
+  await dormir(300);
+  expect(noCaminho('/falha/desativada')).toHaveLength(2);
+  expect((await hub.entregas({ assinatura_id: outra.id, situacao: 'pendente' })).total).toBe(2);
+
+  // and no new event becomes a delivery for it
+  const depois = await c.publicar({ n: 3 });
+  expect(depois.entregas).toBe(1);
+  expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(2);
+  await hub.api.patch(`/assinatura/${outra.id}`, { token: await hub.admin(), body: { ativa: false } });
+});
+
+test('DELETE cancels pending deliveries at once; the deleted subscription vanishes but its delivery history stays readable (SPEC §3, §6 rule 6)', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/removida'), maximo_de_tentativas: 5 });
+  const { id } = await c.publicar();
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+  await esperarPrimeiraFalha(entrega.id);
+
+  const res = await hub.api.del(`/assinatura/${c.assinatura.id}`, { token: await hub.admin() });
+  expect(res.status).toBe(204);
+  expect((await hub.api.get(`/assinatura/${c.assinatura.id}`, { token: await hub.admin() })).status).toBe(404);
+  expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+
+  await dormir(2300);
+  expect(noCaminho('/falha/removida')).toHaveLength(1);
+  const historico = await hub.entregas({ assinatura_id: c.assinatura.id });
+  expect(historico.total).toBe(1);
+  expect(historico.itens[0]).toMatchObject({ id: entrega.id, evento_id: id, assinatura_id: c.assinatura.id, situacao: 'cancelada' });
+  const detalhe = await hub.entrega(entrega.id);
+  expect(detalhe.historico).toEqual([expect.objectContaining({ numero: 1, status_http: 500, erro: 'HTTP 500' })]);
+  expect(detalhe.evento).toMatchObject({ id, dados: { n: 1 } });
+
+  // the application may subscribe to the same type again; the old history is not the new one's
+  const nova = await hub.assinar(c.assinante, c.tipo.id, { url_de_destino: receptor.url('/nova') });
+  expect((await hub.entregas({ assinatura_id: nova.id })).total).toBe(0);
+});
+
+test('an attempt in flight when the subscription is deactivated does not move the cancelled delivery on, even if it was the last one (DESIGN §5: stops whatever stage it is in)', async () => {
+  receptor.responder = (r) => (r.caminho.startsWith('/em-voo') ? { status: 500, atrasoMs: 700 } : 200);
+  try {
+    const ultima = await hub.cenario({ url_de_destino: receptor.url('/em-voo/ultima'), maximo_de_tentativas: 1 });
+    const meio = await hub.cenario({ url_de_destino: receptor.url('/em-voo/meio'), maximo_de_tentativas: 3 });
+    const eUltima = await hub.entregaDoEvento(ultima.assinatura.id, (await ultima.publicar()).id);
+    const eMeio = await hub.entregaDoEvento(meio.assinatura.id, (await meio.publicar()).id);
+    await esperarAte(() => noCaminho('/em-voo/ultima').length && noCaminho('/em-voo/meio').length, 'both attempts in flight');
+
+    for (const c of [ultima, meio]) {
+      expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
+    }
+    // the attempts end (500 after 700 ms) and are recorded; the deliveries stay cancelled
+    for (const e of [eUltima, eMeio]) {
+      const final = await esperarAte(async () => {
+        const d = await hub.entrega(e.id);
+        return d.historico.length === 1 && d;
+      }, 'the attempt recorded');
+      expect(final).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+    }
+    expect((await hub.assinatura(ultima.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
+    await dormir(2300);
+    expect(noCaminho('/em-voo/meio')).toHaveLength(1);
+    expect((await hub.entrega(eMeio.id)).situacao).toBe('cancelada');
+  } finally {
+    receptor.responder = (r) => (r.caminho.startsWith('/falha') ? 500 : 200);
+  }
+});
+
+test('reactivating a subscription does not revive its cancelled deliveries; events accepted afterwards are delivered again', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reativada'), maximo_de_tentativas: 5 });
+  const antigo = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+  await esperarPrimeiraFalha(antigo.id);
+  await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+  const reativada = await hub.api.patch(`/assinatura/${c.assinatura.id}`, {
+    token: await hub.admin(),
+    body: { ativa: true, url_de_destino: receptor.url('/reativada') },
+  });
+  expect(reativada.body.ativa).toBe(true);
+
+  const novo = await c.publicar({ n: 2 });
+  expect(novo.entregas).toBe(1);
+  await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, novo.id)).id, 'entregue');
+  await dormir(1900);
+  expect((await hub.entrega(antigo.id)).situacao).toBe('cancelada');
+  expect(noCaminho('/reativada').map((r) => r.corpo.dados)).toEqual([{ n: 2 }]);
+});
+
+test('a 503 with Retry-After is honoured: the next attempt waits the seconds asked, beyond the scheduled 1.5 s ±20% (DESIGN §5)', async () => {
+  receptor.responder = (r, vez) => (r.caminho === '/ocupado' && vez === 1 ? { status: 503, cabecalhos: { 'retry-after': '2' } } : 200);
+  try {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/ocupado'), maximo_de_tentativas: 3 });
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar()).id);
+    const primeira = await esperarPrimeiraFalha(entrega.id);
+    // the stored time of the next attempt says the same
+    const espera = Date.parse(primeira.proxima_tentativa_em) - Date.parse(primeira.historico[0].iniciada_em);
+    expect(espera).toBeGreaterThanOrEqual(2000);
+    expect(espera).toBeLessThan(3200);
+
+    await hub.esperarSituacao(entrega.id, 'entregue', 6000);
+    const [a, b] = noCaminho('/ocupado');
+    expect(b.em - a.em).toBeGreaterThanOrEqual(1950);
+    expect(b.em - a.em).toBeLessThan(3500);
+  } finally {
+    receptor.responder = (r) => (r.caminho.startsWith('/falha') ? 500 : 200);
+  }
+});

@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import { purgarHistorico } from '../../api/hub/entregas';
+import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, marca, Receptor } from './apoio-entregas';
+
+/**
+ * Monitoring (DESIGN §5, area `monitoramento`): GET /entrega (page; filters assinatura_id and
+ * situacao), GET /entrega/{id} with its attempts, POST /entrega/{id}/reenviar and
+ * POST /assinatura/{id}/reenviar_falhas (send error-queue deliveries again); and retention:
+ * history older than HUB_RETENCAO_DIAS is purged (SPEC §6 rule 6: "kept until the retention
+ * period expires").
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+/** paths whose calls fail with 500 until taken out */
+const falhando = new Set<string>();
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor((r) => (r.caminho === '/demora' ? { status: 200, atrasoMs: 1200 } : falhando.has(r.caminho) ? 500 : 200));
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+
+/** A subscription whose deliveries end in the error queue (one attempt each) while its path fails. */
+async function cenarioComFalhas(caminho: string, quantas: number) {
+  falhando.add(caminho);
+  const c = await hub.cenario({ url_de_destino: receptor.url(caminho), maximo_de_tentativas: 1 });
+  const entregas = [];
+  for (let i = 0; i < quantas; i++) {
+    const { id } = await c.publicar({ n: i });
+    entregas.push(await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
+  }
+  return { c, entregas };
+}
+
+const CAMPOS_DA_ENTREGA = [
+  'assinatura_id',
+  'atualizada_em',
+  'criada_em',
+  'entregue_em',
+  'evento_id',
+  'id',
+  'proxima_tentativa_em',
+  'situacao',
+  'tentativas',
+  'ultimo_erro',
+];
+
+describe('GET /entrega and GET /entrega/{id}', () => {
+  test('a page of deliveries, newest first, filtered by assinatura_id and by situacao', async () => {
+    const boa = await hub.cenario({ url_de_destino: receptor.url('/lista/boa') });
+    const publicados = [];
+    for (let i = 0; i < 3; i++) publicados.push((await boa.publicar({ n: i })).id);
+    for (const id of publicados) await hub.esperarSituacao((await hub.entregaDoEvento(boa.assinatura.id, id)).id, 'entregue');
+    const { c: ruim, entregas: [falha] } = await cenarioComFalhas('/lista/ruim', 1);
+
+    const pagina = await hub.entregas({ assinatura_id: boa.assinatura.id });
+    expect(pagina).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 500, total: 3 });
+    expect(pagina.itens.map((e: any) => e.evento_id)).toEqual([...publicados].reverse());
+    for (const e of pagina.itens) {
+      expect(Object.keys(e).sort()).toEqual(CAMPOS_DA_ENTREGA);
+      expect(e).toMatchObject({ assinatura_id: boa.assinatura.id, situacao: 'entregue', tentativas: 1 });
+    }
+
+    const paginada = await hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 2, pagina: 2 });
+    expect(paginada).toMatchObject({ pagina: 2, tamanho: 2, total: 3 });
+    expect(paginada.itens.map((e: any) => e.evento_id)).toEqual([publicados[0]]);
+
+    expect((await hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'fila_de_erro' })).itens.map((e: any) => e.id)).toEqual([falha.id]);
+    expect((await hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'entregue' })).total).toBe(0);
+    expect((await hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).total).toBe(0);
+    // situacao alone spans subscriptions
+    const naFila = (await hub.entregas({ situacao: 'fila_de_erro' })).itens as any[];
+    expect(naFila.every((e) => e.situacao === 'fila_de_erro')).toBe(true);
+    expect(naFila.map((e) => e.id)).toContain(falha.id);
+    // an unknown situacao is a validation error
+    esperarProblema(await hub.api.get('/entrega', { token: await hub.admin(), query: { situacao: 'perdida' } }), 400);
+  });
+
+  test('GET /entrega/{id} shows the delivery, its event and every attempt; an unknown id is 404', async () => {
+    falhando.add('/detalhe');
+    const c = await hub.cenario({ url_de_destino: receptor.url('/detalhe'), maximo_de_tentativas: 2 });
+    const { id } = await c.publicar({ n: 42, texto: 'detalhe' });
+    const entrega = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    expect(Object.keys(entrega).sort()).toEqual([...CAMPOS_DA_ENTREGA, 'evento', 'historico'].sort());
+    expect(entrega).toMatchObject({ evento_id: id, assinatura_id: c.assinatura.id, situacao: 'fila_de_erro', tentativas: 2 });
+    expect(entrega.ultimo_erro).toBe('HTTP 500');
+    expect(entrega.evento).toEqual({ id, versao: 1, dados: { n: 42, texto: 'detalhe' }, criado_em: expect.any(String) });
+    expect(entrega.historico).toEqual([1, 2].map((numero) => ({
+      numero,
+      iniciada_em: expect.any(String),
+      duracao_ms: expect.any(Number),
+      status_http: 500,
+      erro: 'HTTP 500',
+      resposta: '{}',
+    })));
+
+    esperarProblema(await hub.api.get(`/entrega/${randomUUID()}`, { token: await hub.admin() }), 404);
+  });
+});
+
+describe('sending again (DESIGN §5)', () => {
+  test('POST /entrega/{id}/reenviar of an error-queue delivery starts a new round with the same webhook-id, and it is delivered', async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/reenviar', 1);
+    falhando.delete('/reenviar');
+    const res = await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await hub.admin() });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ id: falha.id, ultimo_erro: null });
+    // pending again (or, with a fast worker, already delivered)
+    expect(['pendente', 'entregue']).toContain(res.body.situacao);
+
+    const final = await hub.esperarSituacao(falha.id, 'entregue');
+    expect(noCaminho('/reenviar').map((r) => r.webhookId)).toEqual([falha.id, falha.id]);
+    expect(final.historico.map((t: any) => t.status_http)).toEqual([500, 200]);
+    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
+  });
+
+  test('POST /assinatura/{id}/reenviar_falhas sends every error-queue delivery of the subscription again, and only those', async () => {
+    const { c, entregas } = await cenarioComFalhas('/falhas', 3);
+    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(3);
+    falhando.delete('/falhas');
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 9 })).id)).id, 'entregue');
+    // another subscription's error queue is not touched
+    const { entregas: [alheia] } = await cenarioComFalhas('/falhas-alheias', 1);
+
+    const res = await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ reenviadas: 3 });
+    for (const e of entregas) await hub.esperarSituacao(e.id, 'entregue');
+    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
+    await dormir(200);
+    for (const e of entregas) expect(receptor.de(e.id)).toHaveLength(2);
+    expect(receptor.de(entregue.id)).toHaveLength(1);
+    expect((await hub.entrega(alheia.id)).situacao).toBe('fila_de_erro');
+
+    // nothing left to send
+    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 0 });
+  });
+
+  test('reenviar of a delivery still pending (its attempt in flight) is 409; an unknown delivery or subscription is 404', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/demora') });
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    await esperarAte(() => noCaminho('/demora').length, 'the attempt in flight');
+    expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+    esperarProblema(await hub.api.post(`/entrega/${entrega.id}/reenviar`, { token: await hub.admin() }), 409);
+    await hub.esperarSituacao(entrega.id, 'entregue');
+    expect(noCaminho('/demora')).toHaveLength(1);
+
+    esperarProblema(await hub.api.post(`/entrega/${randomUUID()}/reenviar`, { token: await hub.admin() }), 404);
+    esperarProblema(await hub.api.post(`/assinatura/${randomUUID()}/reenviar_falhas`, { token: await hub.admin() }), 404);
+  });
+
+  test('an inactive subscription has nothing sent again: 409 until it is reactivated', async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/inativa', 1);
+    falhando.delete('/inativa');
+    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await hub.admin() }), 409);
+    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() }), 409);
+    await dormir(150);
+    expect(noCaminho('/inativa')).toHaveLength(1);
+    expect((await hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
+
+    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: true } });
+    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 1 });
+    await hub.esperarSituacao(falha.id, 'entregue');
+  });
+});
+
+describe('access: area monitoramento (DESIGN §5, SPEC §5 rules 1-2)', () => {
+  /** An identity collaborator registered at the hub by a master's listing, with `permissoes` when given. */
+  async function pessoa(permissoes?: Record<string, string[]>) {
+    const { usuario, token } = await hub.identity.criarUsuarioLogado({ perfil: 'colaborador' });
+    const lista = await hub.api.get('/colaborador', { token: await hub.admin() });
+    expect(lista.status).toBe(200);
+    const filtro = await hub.api.get('/colaborador/filtro', { token: await hub.admin(), query: { email: usuario.email } });
+    const colaborador = (filtro.body as any[]).find((c) => c.auth_id === usuario.id);
+    expect(colaborador).toBeDefined();
+    if (permissoes) {
+      const perfil = await hub.api.post('/perfil_acesso', { token: await hub.admin(), body: { nome: `Perfil ${marca()}`, permissoes } });
+      expect(perfil.status).toBe(201);
+      const vinculo = await hub.api.patch(`/colaborador/${colaborador.id}/perfil_acesso`, {
+        token: await hub.admin(),
+        body: { perfil_acesso_id: perfil.body.id },
+      });
+      expect(vinculo.status).toBe(200);
+    }
+    return token as string;
+  }
+
+  test('without a token: 401 on every monitoring route', async () => {
+    const id = randomUUID();
+    esperarProblema(await hub.api.get('/entrega'), 401);
+    esperarProblema(await hub.api.get(`/entrega/${id}`), 401);
+    esperarProblema(await hub.api.post(`/entrega/${id}/reenviar`), 401);
+    esperarProblema(await hub.api.post(`/assinatura/${id}/reenviar_falhas`), 401);
+  });
+
+  test('a user with every subscription permission but none in monitoramento gets 403 on the monitoring routes', async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/sem-permissao', 1);
+    const token = await pessoa({ assinaturas: ['ler', 'criar', 'editar', 'deletar'] });
+    // the subscription itself is readable to them (SPEC 4.3 access)
+    expect((await hub.api.get(`/assinatura/${c.assinatura.id}`, { token })).status).toBe(200);
+    esperarProblema(await hub.api.get('/entrega', { token }), 403);
+    esperarProblema(await hub.api.get(`/entrega/${falha.id}`, { token }), 403);
+    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token }), 403);
+    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token }), 403);
+    expect((await hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
+  });
+
+  test('ler in monitoramento reads deliveries but sending again needs editar there', async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/so-leitura', 1);
+    const leitor = await pessoa({ monitoramento: ['ler'] });
+    expect((await hub.api.get('/entrega', { token: leitor, query: { assinatura_id: c.assinatura.id } })).body.total).toBe(1);
+    expect((await hub.api.get(`/entrega/${falha.id}`, { token: leitor })).body.id).toBe(falha.id);
+    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: leitor }), 403);
+    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: leitor }), 403);
+
+    falhando.delete('/so-leitura');
+    const editor = await pessoa({ monitoramento: ['ler', 'editar'] });
+    expect((await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: editor })).status).toBe(202);
+    await hub.esperarSituacao(falha.id, 'entregue');
+  });
+});
+
+describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () => {
+  test('purgarHistorico drops finished deliveries, their attempts and events older than the period; pending and recent ones stay', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao') });
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await c.publicar({ n: i })).id);
+    const entregue = async (eventoId: string) => hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, eventoId)).id, 'entregue');
+    const [velha, velhaPendente, recente] = await Promise.all(ids.map(entregue));
+
+    // 31 days ago: one finished, one still pending (its retries go on past any period)
+    const antigo = new Date(Date.now() - 31 * 86_400_000);
+    const sequelize = Entrega.sequelize!;
+    await sequelize.query('UPDATE entrega SET criada_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.id, velhaPendente.id] });
+    await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.evento_id, velhaPendente.evento_id] });
+    await Entrega.update({ situacao: 'pendente' }, { where: { id: velhaPendente.id } });
+
+    const r = await purgarHistorico(30);
+    expect(r.entregas).toBeGreaterThanOrEqual(1);
+    esperarProblema(await hub.api.get(`/entrega/${velha.id}`, { token: await hub.admin() }), 404);
+    expect(await TentativaDeEntrega.count({ where: { entrega_id: velha.id } })).toBe(0);
+    expect(await Evento.count({ where: { id: velha.evento_id } })).toBe(0);
+
+    expect((await hub.entrega(velhaPendente.id)).situacao).toBe('pendente');
+    expect(await Evento.count({ where: { id: velhaPendente.evento_id } })).toBe(1);
+    expect(await TentativaDeEntrega.count({ where: { entrega_id: velhaPendente.id } })).toBe(1);
+    expect((await hub.entrega(recente.id)).historico).toHaveLength(1);
+    const restantes = (await hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.id);
+    expect(restantes.sort()).toEqual([velhaPendente.id, recente.id].sort());
+
+    // a longer period keeps them all
+    await sequelize.query('UPDATE entrega SET criada_em = ?, situacao = ? WHERE id = ?', { replacements: [antigo, 'entregue', velhaPendente.id] });
+    expect(await purgarHistorico(60)).toEqual({ entregas: 0, eventos: 0 });
+    expect((await hub.entrega(velhaPendente.id)).situacao).toBe('entregue');
+  });
+});

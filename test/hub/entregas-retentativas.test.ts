@@ -1,0 +1,223 @@
+import { AddressInfo, createServer } from 'node:net';
+import { config } from '../../config';
+import { atrasoDaProximaTentativa, FalhaDeTentativa } from '../../queues/hub-entrega';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * Attempts and retries (SPEC §6 rules 3-5; DESIGN §5): an attempt succeeds on a 2xx within
+ * `tempo_limite_em_segundos`; a redirect, another status, a time-out or a connection error fails
+ * it; retries follow HUB_RETRY_SCHEDULE_MS (short here) with ±20% jitter and the same webhook-id;
+ * after `maximo_de_tentativas` attempts the delivery sits in the error queue. Every attempt is
+ * recorded with its status, duration, error and the first KiB of the answer.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+afterEach(() => {
+  receptor.responder = () => 200;
+});
+
+const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+
+describe('the retry schedule, atrasoDaProximaTentativa (DESIGN §5)', () => {
+  // a schedule of our own for these pure checks; the suite's own is put back afterwards
+  let agenda: number[];
+  beforeAll(() => {
+    agenda = config().hub.retryScheduleMs;
+    config().hub.retryScheduleMs = [1000, 2000, 4000];
+  });
+  afterAll(() => {
+    config().hub.retryScheduleMs = agenda;
+  });
+  const comSorteio = (sorteio: number, f: () => number) => {
+    const espiao = jest.spyOn(Math, 'random').mockReturnValue(sorteio);
+    try {
+      return f();
+    } finally {
+      espiao.mockRestore();
+    }
+  };
+
+  test('each delay is the scheduled one with ±20% jitter', () => {
+    expect(comSorteio(0, () => atrasoDaProximaTentativa(1))).toBe(800);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1))).toBe(1000);
+    expect(comSorteio(0.999999, () => atrasoDaProximaTentativa(1))).toBe(1200);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2))).toBe(2000);
+    const sorteados = Array.from({ length: 200 }, () => atrasoDaProximaTentativa(2));
+    expect(Math.min(...sorteados)).toBeGreaterThanOrEqual(1600);
+    expect(Math.max(...sorteados)).toBeLessThanOrEqual(2400);
+    expect(new Set(sorteados).size).toBeGreaterThan(10);
+  });
+
+  test('past the end of the schedule the last delay repeats', () => {
+    for (const feitas of [3, 4, 10, 19]) expect(comSorteio(0.5, () => atrasoDaProximaTentativa(feitas))).toBe(4000);
+    expect(comSorteio(0, () => atrasoDaProximaTentativa(12))).toBe(3200);
+  });
+
+  test('a Retry-After (429/503) is honoured, but never beyond twice the scheduled delay nor sooner than the schedule', () => {
+    const depois = (ms: number) => new FalhaDeTentativa('HTTP 503', ms);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(1500)))).toBe(1500);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(3_600_000)))).toBe(2000);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(3, 'agenda', depois(3_600_000)))).toBe(8000);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(0)))).toBe(1000);
+    // any other failure follows the schedule alone
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2, 'agenda', new FalhaDeTentativa('HTTP 500')))).toBe(2000);
+    expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2, 'agenda', new Error('x')))).toBe(2000);
+  });
+});
+
+describe('attempts against a real subscriber', () => {
+  test('a subscriber failing twice then answering 200 gets the same webhook-id every time, and the delivery ends entregue with one history entry per attempt (DESIGN §5, SPEC §6 rule 3)', async () => {
+    const longa = `erro ${'x'.repeat(1500)}`;
+    receptor.responder = (r, vez) =>
+      r.caminho === '/falha-duas' && vez <= 2 ? { status: 500, corpo: longa } : { status: 200, corpo: '{"ok":true}' };
+    const c = await hub.cenario({ url_de_destino: receptor.url('/falha-duas'), maximo_de_tentativas: 5 });
+    const antes = Date.now();
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await hub.esperarSituacao(entrega.id, 'entregue');
+
+    const chamadas = noCaminho('/falha-duas');
+    expect(chamadas.map((r) => r.webhookId)).toEqual([entrega.id, entrega.id, entrega.id]);
+    expect(chamadas.map((r) => r.corpo.id)).toEqual([id, id, id]);
+    // the retries wait for the schedule (50 ms, then 100 ms, ±20%)
+    expect(chamadas[1].em - chamadas[0].em).toBeGreaterThanOrEqual(35);
+    expect(chamadas[2].em - chamadas[1].em).toBeGreaterThanOrEqual(75);
+
+    expect(final).toMatchObject({ id: entrega.id, evento_id: id, assinatura_id: c.assinatura.id, tentativas: 3 });
+    expect(final).toMatchObject({ ultimo_erro: null, proxima_tentativa_em: null });
+    expect(Date.parse(final.entregue_em)).toBeGreaterThanOrEqual(antes);
+    const quando = { iniciada_em: expect.any(String), duracao_ms: expect.any(Number) };
+    const falhou = { status_http: 500, erro: 'HTTP 500', resposta: longa.slice(0, 1024) };
+    expect(final.historico).toEqual([
+      { numero: 1, ...quando, ...falhou },
+      { numero: 2, ...quando, ...falhou },
+      { numero: 3, ...quando, status_http: 200, erro: null, resposta: '{"ok":true}' },
+    ]);
+    const inicios = final.historico.map((t: any) => Date.parse(t.iniciada_em));
+    expect(inicios).toEqual([...inicios].sort((a, b) => a - b));
+    expect(inicios[0]).toBeGreaterThanOrEqual(antes - 5);
+  });
+
+  test('an answer slower than tempo_limite_em_segundos is a failed attempt; the next one delivers (SPEC §6 rule 3)', async () => {
+    receptor.responder = (r, vez) => (r.caminho === '/lento' && vez === 1 ? { status: 200, atrasoMs: 1600 } : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/lento'), tempo_limite_em_segundos: 1, maximo_de_tentativas: 3 });
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await hub.esperarSituacao(entrega.id, 'entregue');
+    expect(final.tentativas).toBe(2);
+    const [primeira, segunda] = final.historico;
+    expect(primeira).toMatchObject({ numero: 1, status_http: null, resposta: null, erro: expect.stringMatching(/tempo limite/) });
+    expect(primeira.duracao_ms).toBeGreaterThanOrEqual(950);
+    expect(primeira.duracao_ms).toBeLessThan(1500);
+    expect(segunda).toMatchObject({ numero: 2, status_http: 200, erro: null });
+    expect(noCaminho('/lento').map((r) => r.webhookId)).toEqual([entrega.id, entrega.id]);
+  });
+
+  test('a redirect is a failure and is not followed (DESIGN §5)', async () => {
+    receptor.responder = (r) => (r.caminho === '/redireciona' ? { status: 302, cabecalhos: { location: receptor.url('/alvo') } } : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/redireciona'), maximo_de_tentativas: 2 });
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await hub.esperarSituacao(entrega.id, 'fila_de_erro');
+    expect(final.historico.map((t: any) => [t.status_http, t.erro])).toEqual([
+      [302, expect.stringMatching(/redirecionamento/)],
+      [302, expect.stringMatching(/redirecionamento/)],
+    ]);
+    await dormir(150);
+    expect(noCaminho('/alvo')).toHaveLength(0);
+    expect(noCaminho('/redireciona')).toHaveLength(2);
+  });
+
+  test('after maximo_de_tentativas failures the delivery sits in the error queue, counted by entregas_na_fila_de_erro, and is not tried again (SPEC §6 rules 3-4)', async () => {
+    receptor.responder = (r) => (r.caminho === '/sempre-falha' ? 500 : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/sempre-falha'), maximo_de_tentativas: 3 });
+    expect(c.assinatura.entregas_na_fila_de_erro).toBe(0);
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await hub.esperarSituacao(entrega.id, 'fila_de_erro');
+    expect(final).toMatchObject({ tentativas: 3, ultimo_erro: 'HTTP 500', proxima_tentativa_em: null, entregue_em: null });
+    expect(final.historico.map((t: any) => t.numero)).toEqual([1, 2, 3]);
+    await dormir(500);
+    expect(noCaminho('/sempre-falha')).toHaveLength(3);
+    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
+
+    const segundo = await c.publicar({ n: 2 });
+    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, segundo.id)).id, 'fila_de_erro');
+    const assinatura = await hub.assinatura(c.assinatura.id);
+    expect(assinatura.entregas_na_fila_de_erro).toBe(2);
+    expect(assinatura.ultima_entrega_em).toBeNull();
+  });
+
+  test('maximo_de_tentativas 1 means a single attempt', async () => {
+    receptor.responder = (r) => (r.caminho === '/uma-vez' ? 503 : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/uma-vez'), maximo_de_tentativas: 1 });
+    const { id } = await c.publicar();
+    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    expect(final.historico).toHaveLength(1);
+    await dormir(300);
+    expect(noCaminho('/uma-vez')).toHaveLength(1);
+  });
+
+  test('a connection error is a failed attempt, recorded with its reason', async () => {
+    const fechado = createServer();
+    await new Promise<void>((r) => fechado.listen(0, '127.0.0.1', r));
+    const porta = (fechado.address() as AddressInfo).port;
+    await new Promise((r) => fechado.close(r));
+    const c = await hub.cenario({ url_de_destino: `http://localhost:${porta}/ninguem`, maximo_de_tentativas: 2 });
+    const { id } = await c.publicar();
+    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    expect(final.historico).toEqual([
+      expect.objectContaining({ numero: 1, status_http: null, erro: expect.stringMatching(/falha de conexão/) }),
+      expect.objectContaining({ numero: 2, status_http: null, erro: expect.stringMatching(/falha de conexão/) }),
+    ]);
+  });
+
+  test('a 429 with a long Retry-After waits at most twice the scheduled delay, not the hour asked (DESIGN §5)', async () => {
+    receptor.responder = (r, vez) => (r.caminho === '/devagar' && vez === 1 ? { status: 429, cabecalhos: { 'retry-after': '3600' } } : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/devagar'), maximo_de_tentativas: 3 });
+    const { id } = await c.publicar();
+    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const [primeira, segunda] = noCaminho('/devagar');
+    // 2 × 50 ms at most, plus the time to record the attempt and hand the job back
+    expect(segunda.em - primeira.em).toBeLessThan(1000);
+  });
+
+  test('ultima_entrega_em is null until a delivery succeeds, then the time of the last success (SPEC §6 rule 5)', async () => {
+    receptor.responder = (r, vez) => (r.caminho === '/ultima' && vez === 1 ? 500 : 200);
+    const c = await hub.cenario({ url_de_destino: receptor.url('/ultima'), maximo_de_tentativas: 3 });
+    expect(c.assinatura.ultima_entrega_em).toBeNull();
+    const antes = Date.now();
+    const { id } = await c.publicar();
+    const primeira = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    // the subscription is updated right after the delivery
+    const depois = await esperarAte(async () => {
+      const a = await hub.assinatura(c.assinatura.id);
+      return a.ultima_entrega_em && a;
+    }, 'ultima_entrega_em set');
+    expect(depois.ultima_entrega_em).toBe(primeira.entregue_em);
+    expect(Date.parse(depois.ultima_entrega_em)).toBeGreaterThanOrEqual(antes);
+    expect(Date.parse(depois.ultima_entrega_em)).toBeLessThanOrEqual(Date.now());
+
+    await dormir(20);
+    const outro = await c.publicar({ n: 2 });
+    const segunda = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, outro.id)).id, 'entregue');
+    const agora = await esperarAte(async () => {
+      const a = await hub.assinatura(c.assinatura.id);
+      return a.ultima_entrega_em === segunda.entregue_em && a;
+    }, 'ultima_entrega_em moved to the second success');
+    expect(Date.parse(agora.ultima_entrega_em)).toBeGreaterThan(Date.parse(depois.ultima_entrega_em));
+  });
+});

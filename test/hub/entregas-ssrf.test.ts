@@ -1,0 +1,107 @@
+import nock from 'nock';
+import { enderecoPrivado } from '../../api/hub/envio';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { dormir, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * SSRF guard (DESIGN §5): destinations that resolve to private, loopback or link-local addresses
+ * are refused unless allowed in config, and the check is made on the resolved address at send
+ * time. LOCALHOST allows them by default; this file turns the guard on
+ * (HUB_PERMITIR_DESTINOS_PRIVADOS=false), so a subscriber on localhost is never reached.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150', HUB_PERMITIR_DESTINOS_PRIVADOS: 'false' } });
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  nock.cleanAll();
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+describe('enderecoPrivado', () => {
+  test.each([
+    '10.0.0.1',
+    '10.255.255.255',
+    '172.16.0.1',
+    '172.31.255.254',
+    '192.168.0.1',
+    '192.168.255.255',
+    '127.0.0.1',
+    '127.9.9.9',
+    '169.254.169.254',
+    '0.0.0.0',
+    '100.64.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+  ])('%s is private, loopback or link-local', (endereco) => {
+    expect(enderecoPrivado(endereco)).toBe(true);
+  });
+
+  test.each(['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '192.169.0.1', '11.0.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+    '%s is public',
+    (endereco) => {
+      expect(enderecoPrivado(endereco)).toBe(false);
+    },
+  );
+});
+
+describe('deliveries with the guard on', () => {
+  test('a subscription to http://localhost is still accepted (SPEC 4.3 rule 7): the guard acts at send time', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/aceita') });
+    expect(c.assinatura.url_de_destino).toBe(receptor.url('/aceita'));
+  });
+
+  test('a delivery to localhost fails each attempt saying the private address was refused, and the subscriber gets nothing', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/nome'), maximo_de_tentativas: 2 });
+    const { id } = await c.publicar();
+    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    expect(final.ultimo_erro).toMatch(/endereço privado \((127\.0\.0\.1|::1)\) recusado/);
+    const recusada = (numero: number) => expect.objectContaining({ numero, status_http: null, resposta: null, erro: final.ultimo_erro });
+    expect(final.historico).toEqual([recusada(1), recusada(2)]);
+    await dormir(100);
+    expect(receptor.recebidas).toHaveLength(0);
+  });
+
+  test('an address written as an IP (127.0.0.1, [::1]) is refused before any connection', async () => {
+    const c = await hub.cenario({ url_de_destino: `http://127.0.0.1:${receptor.porta}/ip`, maximo_de_tentativas: 1 });
+    const outro = await hub.assinar(await hub.aplicativo(), c.tipo.id, {
+      url_de_destino: `http://[::1]:${receptor.porta}/ip6`,
+      maximo_de_tentativas: 1,
+    });
+    const { id } = await c.publicar();
+    for (const assinaturaId of [c.assinatura.id, outro.id]) {
+      const final = await hub.esperarSituacao((await hub.entregaDoEvento(assinaturaId, id)).id, 'fila_de_erro');
+      expect(final.historico).toEqual([expect.objectContaining({ status_http: null, duracao_ms: 0, erro: 'destino em endereço privado recusado' })]);
+    }
+    expect(receptor.recebidas).toHaveLength(0);
+  });
+
+  test('a public https destination is still delivered', async () => {
+    const recebidos: unknown[] = [];
+    const escopo = nock('https://ganchos.exemplo.com.br')
+      .post('/hub', (corpo) => {
+        recebidos.push(corpo);
+        return true;
+      })
+      .reply(200, { ok: true });
+    const c = await hub.cenario({ url_de_destino: 'https://ganchos.exemplo.com.br/hub' });
+    const { id } = await c.publicar({ n: 3 });
+    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    expect(escopo.isDone()).toBe(true);
+    expect(recebidos).toEqual([expect.objectContaining({ id, dados: { n: 3 } })]);
+  });
+});

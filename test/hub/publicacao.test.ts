@@ -1,0 +1,225 @@
+import { Evento } from '../../models/hub';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * POST /eventos (SPEC §4.9, §6 rules 1-2; DESIGN §5 and §10 Hub): the owner of a type publishes
+ * `{tipo, versao, dados, id?}` with its application token and gets `202 {id, entregas}`, one
+ * delivery per active subscription of that exact version; `dados` follows the version's schema;
+ * `id` is the publisher's idempotency key.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+const eventosDoTipo = (tipoId: string) => Evento.count({ where: { tipo_de_evento_id: tipoId } });
+
+describe('202 {id, entregas}', () => {
+  test('one active subscription: 202 {id, entregas: 1}, and the subscriber receives that event (DESIGN §5, SPEC §6 rule 2)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/um') });
+    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 7 } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
+    const [recebida] = await esperarAte(() => noCaminho('/um').length && noCaminho('/um'), 'the delivery');
+    expect(recebida.corpo).toMatchObject({ id: res.body.id, tipo: c.tipo.nome, versao: 1, dados: { n: 7 } });
+  });
+
+  test('several active subscriptions of the version: entregas counts them and each subscriber gets its own delivery (SPEC §6 rule 2)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/varios/0') });
+    for (const i of [1, 2]) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(`/varios/${i}`) });
+
+    const { id, entregas } = await c.publicar({ n: 3 });
+    expect(entregas).toBe(3);
+    const recebidas = await esperarAte(() => {
+      const r = receptor.recebidas.filter((x) => x.corpo?.id === id);
+      return r.length === 3 && r;
+    }, 'three deliveries');
+    expect(recebidas.map((r) => r.caminho).sort()).toEqual(['/varios/0', '/varios/1', '/varios/2']);
+    expect(new Set(recebidas.map((r) => r.webhookId)).size).toBe(3);
+  });
+
+  test('with no subscription the event is accepted with entregas 0', async () => {
+    const publicador = await hub.aplicativo();
+    const tipo = await hub.tipo(publicador);
+    const res = await hub.publicar(publicador, { tipo: tipo.nome, dados: { n: 1 } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ id: expect.any(String), entregas: 0 });
+    expect(await eventosDoTipo(tipo.id)).toBe(1);
+  });
+
+  test('only subscriptions of the exact version get deliveries (SPEC §6 rule 2, §9 rule 3)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/v1') });
+    await hub.versao(c.tipo.id, { type: 'object' });
+    const naV2 = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/v2'), versao_do_esquema: 2 });
+
+    const v2 = await c.publicar({ qualquer: 'coisa' }, { versao: 2 });
+    expect(v2.entregas).toBe(1);
+    await esperarAte(() => noCaminho('/v2').length, 'the version 2 delivery');
+    const v1 = await c.publicar({ n: 1 });
+    expect(v1.entregas).toBe(1);
+    await esperarAte(() => noCaminho('/v1').length, 'the version 1 delivery');
+    await dormir(200);
+
+    expect(noCaminho('/v2').map((r) => [r.corpo.id, r.corpo.versao])).toEqual([[v2.id, 2]]);
+    expect(noCaminho('/v1').map((r) => [r.corpo.id, r.corpo.versao])).toEqual([[v1.id, 1]]);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.evento_id)).toEqual([v1.id]);
+    expect((await hub.entregas({ assinatura_id: naV2.id })).itens.map((e: any) => e.evento_id)).toEqual([v2.id]);
+  });
+
+  test('a deactivated subscription gets no delivery, nor does a deleted one (SPEC §3 Subscription activity)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/inativa'), ativa: false });
+    const removida = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/removida') });
+    expect((await hub.api.del(`/assinatura/${removida.id}`, { token: await hub.admin() })).status).toBe(204);
+    const viva = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/viva') });
+
+    const { id, entregas } = await c.publicar();
+    expect(entregas).toBe(1);
+    await esperarAte(() => noCaminho('/viva').length, 'the delivery to the live subscription');
+    await dormir(200);
+    expect(noCaminho('/inativa')).toHaveLength(0);
+    expect(noCaminho('/removida')).toHaveLength(0);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
+    expect((await hub.entregas({ assinatura_id: removida.id })).total).toBe(0);
+    expect((await hub.entregas({ assinatura_id: viva.id })).itens.map((e: any) => e.evento_id)).toEqual([id]);
+  });
+
+  test('a deprecated version still accepts events (only a switched-off one refuses them, SPEC §9 rule 3)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/depreciada') });
+    const mudou = await hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await hub.admin(), body: { situacao: 'depreciada' } });
+    expect(mudou.status).toBe(200);
+    expect((await c.publicar()).entregas).toBe(1);
+  });
+});
+
+describe('dados follow the version schema (DESIGN §5)', () => {
+  test('dados out of the schema: 400 with errors naming the dados fields, and nothing is stored or delivered', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/esquema') });
+    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { texto: 5, extra: true } });
+    const problema = esperarProblema(res, 400);
+    const campos = (problema.errors as { campo: string; mensagem: string }[]).map((e) => e.campo);
+    expect(campos).toContain('dados.texto');
+    // a missing required property is named as the field itself
+    expect(problema.errors).toContainEqual({ campo: 'dados.n', mensagem: expect.stringContaining("'n'") });
+    expect(campos.every((campo) => campo === 'dados' || campo.startsWith('dados.'))).toBe(true);
+
+    expect(esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: 'texto' }), 400).errors).toEqual([
+      { campo: 'dados', mensagem: expect.any(String) },
+    ]);
+    await dormir(200);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
+    expect(noCaminho('/esquema')).toHaveLength(0);
+  });
+
+  test('a body without tipo, versao or dados is refused with 400 naming them', async () => {
+    const publicador = await hub.aplicativo();
+    const res = await hub.api.post('/eventos', { token: publicador.token, body: {} });
+    const campos = esperarProblema(res, 400).errors.map((e: { campo: string }) => e.campo);
+    expect(campos).toEqual(expect.arrayContaining(['tipo', 'versao', 'dados']));
+  });
+});
+
+describe('who may publish (DESIGN §10 Hub, SPEC §4.9)', () => {
+  test('without a token: 401', async () => {
+    esperarProblema(await hub.api.post('/eventos', { body: { tipo: 'a.b', versao: 1, dados: {} } }), 401);
+  });
+
+  test("a user's token, even a master's: 403", async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/usuario') });
+    const res = await hub.api.post('/eventos', { token: await hub.admin(), body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } });
+    esperarProblema(res, 403);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+  });
+
+  test('an application that does not own the type: 403, nothing stored', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/alheio') });
+    esperarProblema(await hub.publicar(c.assinante, { tipo: c.tipo.nome, dados: { n: 1 } }), 403);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+  });
+
+  test('an application the hub has not registered yet (never synced): 403', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/nova') });
+    const nova = await hub.identity.criarAplicativo();
+    esperarProblema(await hub.api.post('/eventos', { token: nova.token, body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } }), 403);
+  });
+});
+
+describe('the type and version must exist and be on (DESIGN §10: 422 for references in the body)', () => {
+  test('an unknown type: 422 naming tipo', async () => {
+    const publicador = await hub.aplicativo();
+    const res = await hub.publicar(publicador, { tipo: 'nao.existe.nunca', dados: { n: 1 } });
+    expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'tipo', mensagem: expect.any(String) }]);
+  });
+
+  test('an unknown version of the type: 422 naming versao', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/sem-versao') });
+    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 9, dados: { n: 1 } });
+    expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'versao', mensagem: expect.any(String) }]);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+  });
+
+  test('a switched-off version (desligada): 422, nothing stored or delivered', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/desligada') });
+    const mudou = await hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await hub.admin(), body: { situacao: 'desligada' } });
+    expect(mudou.status).toBe(200);
+    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
+    expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'versao', mensagem: expect.any(String) }]);
+    await dormir(150);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+    expect(noCaminho('/desligada')).toHaveLength(0);
+  });
+});
+
+describe('id is the idempotency key (DESIGN §5)', () => {
+  test('the same id twice from the same publisher: the first answer again, one event, one delivery', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/idempotente') });
+    const primeira = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'pedido-42' });
+    expect(primeira.status).toBe(202);
+    const segunda = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 }, id: 'pedido-42' });
+    expect(segunda.status).toBe(202);
+    expect(segunda.body).toEqual(primeira.body);
+
+    await esperarAte(() => noCaminho('/idempotente').length, 'the delivery');
+    await dormir(300);
+    expect(noCaminho('/idempotente').map((r) => r.corpo.dados)).toEqual([{ n: 1 }]);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(1);
+  });
+
+  test('the same id sent at the same moment creates one event only', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/simultaneo') });
+    const respostas = await Promise.all(
+      Array.from({ length: 5 }, () => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'mesmo-instante' })),
+    );
+    expect(respostas.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(1);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+  });
+
+  test('a different id, no id, or the same id from another publisher is a new event', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/chaves') });
+    const a = await c.publicar({ n: 1 }, { id: 'a' });
+    const b = await c.publicar({ n: 1 }, { id: 'b' });
+    const semId1 = await c.publicar({ n: 1 });
+    const semId2 = await c.publicar({ n: 1 });
+    const outro = await hub.cenario({ url_de_destino: receptor.url('/chaves-outro') });
+    const doOutro = await outro.publicar({ n: 1 }, { id: 'a' });
+    expect(new Set([a.id, b.id, semId1.id, semId2.id, doOutro.id]).size).toBe(5);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(4);
+    expect((await hub.entregas({ assinatura_id: outro.assinatura.id })).total).toBe(1);
+  });
+});
