@@ -15,27 +15,37 @@
  * (BENCH_LOG_LEVELS, `info,warn` by default): at `info` every request writes its access log line,
  * sent to /dev/null.
  *
- * Environment: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS
- * (default 50), BENCH_LOG_LEVELS (default `info,warn`), BENCH_ROUTES (comma list of route keys:
- * bare,colaborador,usuario,usuario_master; default all), BENCH_CPU_PROF (folder: the server writes
- * a V8 CPU profile there on exit), BENCH_SERVER_LOG (file for the server's stdout instead of
- * /dev/null), MYSQL_URL / REDIS_URL (as the suite).
+ * Environment (all optional):
+ *   BENCH_DURATION      seconds measured per route (10)
+ *   BENCH_WARMUP        seconds of load before each measurement (3)
+ *   BENCH_CONNECTIONS   autocannon connections (50)
+ *   BENCH_LOG_LEVELS    one pass per level (`info,warn`)
+ *   BENCH_ROUTES        route keys besides the baseline: colaborador,usuario,usuario_master (all)
+ *   BENCH_QUIET_WAIT    before each route, wait up to this many seconds for the machine to be
+ *                       idle, since others' work on 2 cores skews the figures (30; 0 = don't)
+ *   BENCH_CPU_PROF      folder where the server writes a V8 CPU profile when it exits
+ *   BENCH_SERVER_LOG    file for the server's stdout instead of /dev/null
+ *   BENCH_SERVER_PRELOAD  module the server loads first (to try a change without editing the product)
+ *   BENCH_COMPILED=1    server as plain node on tsc output (as `npm start`), not through ts-node
+ *   MYSQL_URL, REDIS_URL  as the suite
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import IORedis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import type { EnderecosDoBench } from './servidor';
-import { amostrarCpu, pidsPeloNome, usoDeCpu } from './processo';
+import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu } from './processo';
 
 const RAIZ = path.resolve(__dirname, '..');
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const AQUECIMENTO = inteiro('BENCH_WARMUP', 3);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
+const ESPERA_SOSSEGO = inteiro('BENCH_QUIET_WAIT', 30);
+const COMPILADO = process.env.BENCH_COMPILED === '1';
 const NIVEIS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',').map((s) => s.trim()).filter(Boolean);
 const ROTAS_PEDIDAS = process.env.BENCH_ROUTES?.split(',').map((s) => s.trim()).filter(Boolean);
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
@@ -55,7 +65,7 @@ function inteiro(nome: string, padrao: number): number {
 
 // ---------------------------------------------------------------- HTTP setup calls
 
-async function chamar(base: string, metodo: string, caminho: string, o: { token?: string; body?: unknown } = {}) {
+async function chamar(base: string, metodo: string, caminho: string, o: Opcoes = {}) {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
@@ -75,7 +85,9 @@ async function chamar(base: string, metodo: string, caminho: string, o: { token?
   return { status: res.status, body, text };
 }
 
-async function esperar(base: string, metodo: string, caminho: string, status: number, o: { token?: string; body?: unknown } = {}) {
+type Opcoes = { token?: string; body?: unknown };
+
+async function esperar(base: string, metodo: string, caminho: string, status: number, o: Opcoes = {}) {
   const r = await chamar(base, metodo, caminho, o);
   if (r.status !== status) throw new Error(`${metodo} ${caminho}: expected ${status}, got ${r.status} ${r.text.slice(0, 500)}`);
   return r.body;
@@ -95,21 +107,69 @@ interface Servidor {
   dataDir: string;
 }
 
+let compilado: { dir: string; script: string } | undefined;
+
+/**
+ * BENCH_COMPILED=1: the server runs as `npm start` does, plain node on tsc output (compiled here
+ * into a temp folder, so dist/ is left alone) instead of through ts-node.
+ */
+function compilarServidor(): { dir: string; script: string } {
+  if (compilado) return compilado;
+  const dir = mkdtempSync(path.join(tmpdir(), 'suite-bench-dist-'));
+  const tsconfig = path.join(dir, 'tsconfig.json');
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: path.join(RAIZ, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir: path.join(dir, 'out'),
+        rootDir: RAIZ,
+        sourceMap: false,
+        typeRoots: [path.join(RAIZ, 'node_modules', '@types')],
+      },
+      files: [path.join(RAIZ, 'bench', 'servidor.ts')],
+      include: [],
+    }),
+  );
+  const inicio = Date.now();
+  const tsc = path.join(RAIZ, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', tsconfig], { cwd: RAIZ, encoding: 'utf8' });
+  const script = path.join(dir, 'out', 'bench', 'servidor.js');
+  // type errors (others' work in progress) still emit; only a missing output stops the run
+  if (!existsSync(script)) throw new Error(`tsc did not emit the bench server: ${r.stdout}${r.stderr}`);
+  const aviso = r.status ? ' (with type errors, emitted anyway)' : '';
+  console.log(`compiled the server with tsc in ${((Date.now() - inicio) / 1000).toFixed(1)} s${aviso}`);
+  compilado = { dir, script };
+  return compilado;
+}
+
+const caminhosDePacotes = () => [path.join(RAIZ, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(path.delimiter);
+
 function iniciarServidor(logLevel: string): Promise<Servidor> {
   const prefixo = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'suite-bench-'));
   const saida = openSync(process.env.BENCH_SERVER_LOG || '/dev/null', 'a');
-  const execArgv = ['-r', 'ts-node/register/transpile-only'];
+  const preload = process.env.BENCH_SERVER_PRELOAD;
+  const execArgv = !COMPILADO || preload?.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : [];
+  const script = COMPILADO ? compilarServidor().script : path.join(RAIZ, 'bench', 'servidor.ts');
+  // a module loaded in the server before it starts: to try a change without editing the product
+  if (preload) execArgv.push('-r', path.resolve(preload));
   if (process.env.BENCH_CPU_PROF) {
     mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true });
-    execArgv.push('--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`, `--cpu-prof-name=servidor-${logLevel}-${prefixo}.cpuprofile`);
+    execArgv.push(
+      '--cpu-prof',
+      `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`,
+      `--cpu-prof-name=servidor-${logLevel}-${prefixo}.cpuprofile`,
+    );
   }
-  const filho = spawn(process.execPath, [...execArgv, path.join(RAIZ, 'bench', 'servidor.ts')], {
+  const filho = spawn(process.execPath, [...execArgv, script], {
     cwd: RAIZ,
     stdio: ['ignore', saida, 'inherit', 'ipc'],
     env: {
       ...process.env,
       APP_ENV: 'LOCALHOST',
+      // tsc output lives in a temp folder: packages are found through NODE_PATH
+      ...(COMPILADO ? { NODE_PATH: caminhosDePacotes() } : {}),
       DB_PREFIX: prefixo,
       QUEUE_PREFIX: prefixo,
       DATA_DIR: dataDir,
@@ -125,24 +185,37 @@ function iniciarServidor(logLevel: string): Promise<Servidor> {
   closeSync(saida);
   const servidor = { filho, prefixo, dataDir } as Servidor;
   return new Promise((resolve, reject) => {
-    const prazo = setTimeout(() => reject(Object.assign(new Error('bench server did not start within 120 s'), { servidor })), 120_000);
+    const falhou = (mensagem: string) => reject(Object.assign(new Error(mensagem), { servidor }));
+    const prazo = setTimeout(() => falhou('bench server did not start within 120 s'), 120_000);
     filho.on('message', (m: any) => {
       if (m?.tipo === 'pronto') {
         clearTimeout(prazo);
         resolve({ ...servidor, enderecos: m });
       } else if (m?.tipo === 'erro') {
         clearTimeout(prazo);
-        reject(Object.assign(new Error(`bench server failed: ${m.mensagem}`), { servidor }));
+        falhou(`bench server failed: ${m.mensagem}`);
       }
     });
     filho.once('exit', (code, sinal) => {
       clearTimeout(prazo);
-      reject(Object.assign(new Error(`bench server exited (${code ?? sinal}) before it was ready`), { servidor }));
+      falhou(`bench server exited (${code ?? sinal}) before it was ready`);
     });
   });
 }
 
-async function pararServidor(s: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'>): Promise<void> {
+const parando = new Map<string, Promise<void>>();
+
+/** SIGTERM to the server, then its databases, Redis keys and data folder go; once per server. */
+function pararServidor(s: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'>): Promise<void> {
+  let p = parando.get(s.prefixo);
+  if (!p) {
+    p = pararUmaVez(s);
+    parando.set(s.prefixo, p);
+  }
+  return p;
+}
+
+async function pararUmaVez(s: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'>): Promise<void> {
   const { filho } = s;
   if (filho.exitCode === null && filho.signalCode === null) {
     const saiu = new Promise<void>((resolve) => filho.once('exit', () => resolve()));
@@ -191,7 +264,10 @@ interface Alvo {
   token?: string;
 }
 
-/** Admin logs in, creates a non-master collaborator, registers it in the intranet, gives it a profile with {colaboradores: ['ler']}. */
+/**
+ * The admin logs in, creates a non-master collaborator, has the intranet register it and gives it
+ * a profile with {colaboradores: ['ler']}; then the collaborator logs in.
+ */
 async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
   const admin = await login(e.identity, ADMIN.email, ADMIN.senha);
   const sufixo = randomBytes(4).toString('hex');
@@ -228,8 +304,18 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
       url: `${e.intranet}/colaborador/${colaborador.id}`,
       token: tokenUsuario,
     },
-    { chave: 'usuario', nome: 'identity GET /usuario/{own id} (non-master)', url: `${e.identity}/usuario/${usuario.id}`, token: tokenUsuario },
-    { chave: 'usuario_master', nome: 'identity GET /usuario/{id} (master, other user)', url: `${e.identity}/usuario/${usuario.id}`, token: admin },
+    {
+      chave: 'usuario',
+      nome: 'identity GET /usuario/{own id} (non-master)',
+      url: `${e.identity}/usuario/${usuario.id}`,
+      token: tokenUsuario,
+    },
+    {
+      chave: 'usuario_master',
+      nome: 'identity GET /usuario/{id} (master, other user)',
+      url: `${e.identity}/usuario/${usuario.id}`,
+      token: admin,
+    },
   ];
   // each target answers 200 with the expected record before it is measured
   for (const a of alvos) {
@@ -253,6 +339,8 @@ interface Medida {
   non2xx: number;
   erros: number;
   cpu: ReturnType<typeof usoDeCpu>;
+  /** server CPU time per answered request (µs): less sensitive than req/s to others' work on the machine */
+  usPorReq?: number;
 }
 
 /** autocannon returns its instance, also a promise of the result (the types only show the promise) */
@@ -273,7 +361,25 @@ function rodar(a: Alvo, segundos: number): Promise<autocannon.Result> {
   });
 }
 
+/** Waits (bounded) until the machine has been idle for 2 s in a row: others' work on 2 cores skews everything. */
+async function esperarSossego(): Promise<number | undefined> {
+  const limite = Date.now() + ESPERA_SOSSEGO * 1000;
+  let seguidos = 0;
+  let ultima: number | undefined;
+  while (ESPERA_SOSSEGO > 0 && Date.now() < limite) {
+    ultima = await ocupacaoDaMaquina(1000);
+    if (ultima === undefined) return undefined;
+    seguidos = ultima < 8 ? seguidos + 1 : 0;
+    if (seguidos >= 2) return ultima;
+  }
+  if (ultima !== undefined) {
+    console.log(`    (machine still ${Math.round(ultima)}% busy after waiting ${ESPERA_SOSSEGO} s to idle; measuring anyway)`);
+  }
+  return ultima;
+}
+
 async function medir(a: Alvo, s: Servidor, pidsBanco: number[], pidsRedis: number[], logLevel: string): Promise<Medida> {
+  await esperarSossego();
   if (AQUECIMENTO > 0) await rodar(a, AQUECIMENTO);
   const antes = amostrarCpu(s.enderecos.pid, pidsBanco, pidsRedis);
   const r = await rodar(a, DURACAO);
@@ -288,6 +394,10 @@ async function medir(a: Alvo, s: Servidor, pidsBanco: number[], pidsRedis: numbe
     non2xx: r.non2xx,
     erros: r.errors + r.timeouts,
     cpu: usoDeCpu(antes, depois),
+    usPorReq:
+      antes.servidor !== undefined && depois.servidor !== undefined && r.requests.total > 0
+        ? ((depois.servidor - antes.servidor) * 1e6) / r.requests.total
+        : undefined,
   };
 }
 
@@ -318,37 +428,43 @@ function linhaDaMedida(m: Medida, bare?: Medida): string {
     `  ${m.alvo.nome}\n` +
     `    ${f0(m.reqPorSeg)} req/s  p50 ${fms(m.p50)} ms  p99 ${fms(m.p99)} ms  ratio ${v.razao.toFixed(2)}  ` +
     `[${m.total} requests, ${m.non2xx} non-2xx, ${m.erros} errors]\n` +
-    `    CPU: server ${fpct(m.cpu.servidor)}, load generator ${fpct(m.cpu.gerador)}, mariadb ${fpct(m.cpu.banco)}, ` +
-    `redis ${fpct(m.cpu.redis)}, machine ${fpct(m.cpu.maquina)} of all cores\n` +
+    `    CPU: server ${fpct(m.cpu.servidor)} (${m.usPorReq === undefined ? '-' : f0(m.usPorReq)} µs per request), ` +
+    `load generator ${fpct(m.cpu.gerador)}, mariadb ${fpct(m.cpu.banco)}, redis ${fpct(m.cpu.redis)}, ` +
+    `other processes ${fpct(m.cpu.outros)} (100% = one core); machine ${fpct(m.cpu.maquina)} of all cores\n` +
     `    goal: ${v.texto}`
   );
 }
 
 function tabela(medidas: Medida[]): string {
-  const cab = ['log', 'route', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'srv CPU', 'db CPU', 'goal'];
+  const cab = ['log', 'route', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'srv CPU', 'srv µs/req', 'db CPU', 'others', 'goal'];
   const linhas = medidas.map((m) => {
     const bare = medidas.find((b) => b.logLevel === m.logLevel && b.alvo.chave === 'bare');
     const v = veredito(m, bare);
     return [
       m.logLevel,
-      m.alvo.chave === 'bare' ? 'bare GET /x' : m.alvo.nome.replace(/ \(.*\)$/, '') + (m.alvo.chave === 'usuario_master' ? ' (master)' : ''),
+      m.alvo.chave === 'bare'
+        ? 'bare GET /x'
+        : m.alvo.nome.replace(/ \(.*\)$/, '') + (m.alvo.chave === 'usuario_master' ? ' (master)' : ''),
       f0(m.reqPorSeg),
       fms(m.p50),
       fms(m.p99),
       v.razao.toFixed(2),
       fpct(m.cpu.servidor),
+      m.usPorReq === undefined ? '-' : f0(m.usPorReq),
       fpct(m.cpu.banco),
+      fpct(m.cpu.outros),
       v.ok === undefined ? '-' : v.ok ? 'met' : 'NOT met',
     ];
   });
   const larguras = cab.map((c, i) => Math.max(c.length, ...linhas.map((l) => l[i].length)));
-  const fmt = (l: string[]) => l.map((c, i) => (i >= 2 && i <= 7 ? c.padStart(larguras[i]) : c.padEnd(larguras[i]))).join('  ');
+  const fmt = (l: string[]) => l.map((c, i) => (i >= 2 && i <= 9 ? c.padStart(larguras[i]) : c.padEnd(larguras[i]))).join('  ');
   return [fmt(cab), larguras.map((w) => '-'.repeat(w)).join('  '), ...linhas.map(fmt)].join('\n');
 }
 
 // ---------------------------------------------------------------- main
 
 let atual: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'> | undefined;
+let interrompido = false;
 
 async function passada(logLevel: string, pidsBanco: number[], pidsRedis: number[]): Promise<Medida[]> {
   console.log(`\n== LOG_LEVEL=${logLevel} (server stdout -> ${process.env.BENCH_SERVER_LOG || '/dev/null'}) ==`);
@@ -367,6 +483,7 @@ async function passada(logLevel: string, pidsBanco: number[], pidsRedis: number[
     const medidas: Medida[] = [];
     for (const a of alvos) {
       const m = await medir(a, s, pidsBanco, pidsRedis, logLevel);
+      if (interrompido) break;
       medidas.push(m);
       console.log(linhaDaMedida(m, medidas.find((b) => b.alvo.chave === 'bare')));
     }
@@ -380,22 +497,35 @@ async function passada(logLevel: string, pidsBanco: number[], pidsRedis: number[
 async function main(): Promise<void> {
   console.log(
     `bench:access: autocannon ${CONEXOES} connections, ${DURACAO} s per route after a ${AQUECIMENTO} s warm-up; ` +
-      `node ${process.version}; servers in a child process, this process only generates load`,
+      `node ${process.version}; servers in a child process ` +
+      `(${COMPILADO ? 'plain node on tsc output' : 'ts-node transpile-only'}), ` +
+      `this process only generates load`,
   );
   console.log(`goal per service route: req/s >= ${META_RAZAO} x bare route, p99 <= ${META_P99_MS} ms`);
+  console.log(
+    `(closed loop: mean latency = ${CONEXOES} connections / req/s, so p99 <= ${META_P99_MS} ms needs well over ` +
+      `${f0((CONEXOES * 1000) / META_P99_MS)} req/s)`,
+  );
   const pidsBanco = pidsPeloNome(['mariadbd', 'mysqld']);
   const pidsRedis = pidsPeloNome(['redis-server']);
   const todas: Medida[] = [];
-  for (const nivel of NIVEIS) todas.push(...(await passada(nivel, pidsBanco, pidsRedis)));
+  try {
+    for (const nivel of NIVEIS) todas.push(...(await passada(nivel, pidsBanco, pidsRedis)));
+  } finally {
+    if (compilado) rmSync(compilado.dir, { recursive: true, force: true });
+  }
 
   console.log(`\nSummary (${DURACAO} s per route, ${CONEXOES} connections; ratio = req/s / bare req/s of the same log level)`);
   console.log(tabela(todas));
   const servicos = todas.filter((m) => m.alvo.chave !== 'bare');
   const falhas = servicos.filter((m) => !veredito(m, todas.find((b) => b.logLevel === m.logLevel && b.alvo.chave === 'bare')).ok);
-  console.log(falhas.length ? `\nGoal NOT met by ${falhas.length} of ${servicos.length} measurements.` : `\nGoal met by every measurement.`);
+  console.log(
+    falhas.length ? `\nGoal NOT met by ${falhas.length} of ${servicos.length} measurements.` : '\nGoal met by every measurement.',
+  );
 }
 
 process.once('SIGINT', () => {
+  interrompido = true;
   console.error('\ninterrupted: stopping the server and dropping its data');
   emCurso?.stop();
   const s = atual;
@@ -405,6 +535,8 @@ process.once('SIGINT', () => {
 main().then(
   () => process.exit(0),
   (err) => {
+    // after Ctrl-C the SIGINT handler finishes the clean-up and exits
+    if (interrompido) return;
     console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },

@@ -77,6 +77,12 @@ export function amostrarCpu(pidServidor: number, pidsBanco: number[], pidsRedis:
   };
 }
 
+/** CPU seconds the measured processes (server, generator, database, Redis) used between two samples. */
+function nossos(a: AmostraDeCpu, b: AmostraDeCpu): number {
+  const d = (x?: number, y?: number) => (y ?? 0) - (x ?? 0);
+  return d(a.servidor, b.servidor) + d(a.gerador, b.gerador) + d(a.banco, b.banco) + d(a.redis, b.redis);
+}
+
 /** CPU use between two samples, in percent of one core (the machine: percent of all cores). */
 export function usoDeCpu(a: AmostraDeCpu, b: AmostraDeCpu) {
   const seg = (b.em - a.em) / 1000;
@@ -90,5 +96,19 @@ export function usoDeCpu(a: AmostraDeCpu, b: AmostraDeCpu) {
       a.maquina && b.maquina && b.maquina.total > a.maquina.total
         ? (100 * (b.maquina.ocupado - a.maquina.ocupado)) / (b.maquina.total - a.maquina.total)
         : undefined,
+    /** busy CPU of everything else on the machine (other users' work), in percent of one core */
+    outros:
+      a.maquina && b.maquina && a.servidor !== undefined && b.servidor !== undefined
+        ? Math.max(0, (100 * (b.maquina.ocupado - a.maquina.ocupado - nossos(a, b))) / seg)
+        : undefined,
   };
+}
+
+/** Busy share of all cores over `ms` (undefined without /proc). */
+export async function ocupacaoDaMaquina(ms: number): Promise<number | undefined> {
+  const a = cpuDaMaquina();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = cpuDaMaquina();
+  if (!a || !b || b.total <= a.total) return undefined;
+  return (100 * (b.ocupado - a.ocupado)) / (b.total - a.total);
 }

@@ -1,4 +1,4 @@
-import { Op, Transaction, WhereOptions } from 'sequelize';
+import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -37,17 +37,24 @@ export interface UsuarioJson {
 export const masterPeloAmbiente = (email: string) => config().identity.masterEmails.includes(email.toLowerCase());
 export const eMaster = (u: Pick<Usuario, 'master' | 'email'>) => u.master || masterPeloAmbiente(u.email);
 
-export function usuarioJson(u: Usuario): UsuarioJson {
+/** What a Usuario is made of: a model instance, or a row read by hand (usuarioPorId). */
+type CamposDoUsuario = Pick<
+  Usuario,
+  | 'id' | 'nome' | 'email' | 'perfil' | 'master' | 'email_verificado' | 'dois_fatores_ativo' | 'senha_hash'
+  | 'criado_em' | 'atualizado_em' | 'bloqueado_ate' | 'ultimo_login_em' | 'cargo_id' | 'funcao_id' | 'setor_id' | 'imagem'
+> & { setor?: { nome: string } | null; cargo?: { nome: string } | null; funcao?: { nome: string } | null };
+
+export function usuarioJson(u: CamposDoUsuario): UsuarioJson {
   const peloAmbiente = masterPeloAmbiente(u.email);
   return {
     id: u.id,
     nome: u.nome,
     email: u.email,
     perfil: u.perfil,
-    e_master: u.master || peloAmbiente,
+    e_master: Boolean(u.master) || peloAmbiente,
     master_pelo_ambiente: peloAmbiente,
-    email_verificado: u.email_verificado,
-    dois_fatores_ativo: u.dois_fatores_ativo,
+    email_verificado: Boolean(u.email_verificado),
+    dois_fatores_ativo: Boolean(u.dois_fatores_ativo),
     tem_senha: Boolean(u.senha_hash),
     criado_em: iso(u.criado_em)!,
     atualizado_em: iso(u.atualizado_em)!,
@@ -127,10 +134,24 @@ async function existente(id: string): Promise<Usuario> {
   return u;
 }
 
-/** SPEC 4.1 and 5.3: a non-master reads only their own record. */
+/**
+ * SPEC 4.1 and 5.3: a non-master reads only their own record. The most frequent read of the
+ * suite, so it is one hand-written query: Sequelize's model layer costs more than the query itself.
+ */
 export async function usuarioPorId(id: string, quem: Principal): Promise<UsuarioJson> {
   if (!quem.master && quem.sub !== id) throw proibido('Um usuário que não é master só lê o próprio registro.');
-  return usuarioJson(await existente(id));
+  const [linha] = await banco('identity').query<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
+    `SELECT u.*, s.nome AS setor_nome, c.nome AS cargo_nome, f.nome AS funcao_nome
+       FROM usuario u
+       LEFT JOIN setor s ON s.id = u.setor_id
+       LEFT JOIN cargo c ON c.id = u.cargo_id
+       LEFT JOIN funcao f ON f.id = u.funcao_id
+      WHERE u.id = ? AND u.deletado_em IS NULL`,
+    { replacements: [id], type: QueryTypes.SELECT },
+  );
+  if (!linha) throw naoEncontrado('Usuário');
+  const nome = (n: string | null) => (n === null ? null : { nome: n });
+  return usuarioJson({ ...linha, setor: nome(linha.setor_nome), cargo: nome(linha.cargo_nome), funcao: nome(linha.funcao_nome) });
 }
 
 export interface EntradaDeUsuario {

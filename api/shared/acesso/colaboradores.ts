@@ -1,4 +1,4 @@
-import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { ModelStatic, Op, QueryTypes, WhereOptions } from 'sequelize';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
@@ -48,7 +48,13 @@ export interface UsuarioDoIdentity {
 
 type ComPerfil = ColaboradorBase & { perfil?: PerfilAcessoBase | null };
 
-export function colaboradorJson(c: ComPerfil): ColaboradorJson {
+/** What a Colaborador is made of: a model instance, or a row read by hand (porId). */
+type CamposDoColaborador = Pick<
+  ColaboradorBase,
+  'id' | 'auth_id' | 'nome' | 'email' | 'ativo' | 'master' | 'cargo' | 'funcao' | 'setor' | 'telefone' | 'perfil_acesso_id' | 'criado_em' | 'atualizado_em'
+> & { perfil?: { nome: string } | null };
+
+export function colaboradorJson(c: CamposDoColaborador): ColaboradorJson {
   return {
     id: c.id,
     auth_id: c.auth_id,
@@ -148,8 +154,18 @@ export function criarColaboradores(
       return { total: await Colaborador.count({ where: filtrosWhere(f) }) };
     },
 
+    /** The most frequent read: one hand-written query, Sequelize's model layer costs more than the query. */
     async porId(id: string): Promise<ColaboradorJson> {
-      return colaboradorJson(await existente(id));
+      const [linha] = await Colaborador.sequelize!.query<CamposDoColaborador & { perfil_nome: string | null }>(
+        `SELECT c.*, p.nome AS perfil_nome
+           FROM ${Colaborador.getTableName()} c
+           LEFT JOIN ${PerfilAcesso.getTableName()} p ON p.id = c.perfil_acesso_id AND p.deletado_em IS NULL
+          WHERE c.id = ? AND c.deletado_em IS NULL`,
+        { replacements: [id], type: QueryTypes.SELECT },
+      );
+      if (!linha) throw naoEncontrado('Colaborador');
+      const perfil = linha.perfil_nome === null ? null : { nome: linha.perfil_nome };
+      return colaboradorJson({ ...linha, ativo: Boolean(linha.ativo), master: Boolean(linha.master), perfil });
     },
 
     /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
