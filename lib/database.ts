@@ -18,40 +18,33 @@ export function nomeDoBanco(servico: NomeDoServico): string {
   return `${config().dbPrefix}_${servico}`;
 }
 
-function urlDoServidor(): URL {
-  return new URL(config().mysqlUrl);
-}
-
-export async function criarBanco(servico: NomeDoServico): Promise<void> {
-  const u = urlDoServidor();
-  const conexao = await createConnection({
+/** Host, port and credentials of MYSQL_URL. */
+function servidor() {
+  const u = new URL(config().mysqlUrl);
+  return {
     host: u.hostname,
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
-  });
+  };
+}
+
+/** A statement on the server itself, outside any service's database (create or drop one). */
+async function noServidor(sql: string): Promise<void> {
+  const conexao = await createConnection(servidor());
   try {
-    await conexao.query(
-      `CREATE DATABASE IF NOT EXISTS \`${nomeDoBanco(servico)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
+    await conexao.query(sql);
   } finally {
     await conexao.end();
   }
 }
 
-export async function apagarBanco(servico: NomeDoServico): Promise<void> {
-  const u = urlDoServidor();
-  const conexao = await createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-  });
-  try {
-    await conexao.query(`DROP DATABASE IF EXISTS \`${nomeDoBanco(servico)}\``);
-  } finally {
-    await conexao.end();
-  }
+export function criarBanco(servico: NomeDoServico): Promise<void> {
+  return noServidor(`CREATE DATABASE IF NOT EXISTS \`${nomeDoBanco(servico)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+}
+
+export function apagarBanco(servico: NomeDoServico): Promise<void> {
+  return noServidor(`DROP DATABASE IF EXISTS \`${nomeDoBanco(servico)}\``);
 }
 
 const abertos = new Map<NomeDoServico, Sequelize>();
@@ -61,13 +54,13 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
   const existente = abertos.get(servico);
   if (existente) return existente;
   await criarBanco(servico);
-  const u = urlDoServidor();
+  const { host, port, user, password } = servidor();
   const sequelize = new Sequelize({
     dialect: 'mysql',
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    username: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
+    host,
+    port,
+    username: user,
+    password,
     database: nomeDoBanco(servico),
     timezone: '+00:00',
     logging: false,
