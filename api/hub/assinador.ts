@@ -1,6 +1,6 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { JWK, SignJWT } from 'jose';
+import { importPKCS8, JWK, SignJWT } from 'jose';
 import { Op } from 'sequelize';
 import { config } from '../../config';
 import { ChaveDoHub } from '../../models/hub';
@@ -11,7 +11,10 @@ import { ChaveDoHub } from '../../models/hub';
  */
 interface Chave {
   kid: string;
+  pem: string;
   privada: KeyObject;
+  /** the same key as WebCrypto's, which jose signs with: imported once, not on every token */
+  paraJose?: Promise<webcrypto.CryptoKey>;
   publicaJwk: JWK;
   assinaDesde: number;
   aposentadaEm: number | null;
@@ -32,6 +35,7 @@ function chaveDoPem(pem: string, kid: string | undefined, assinaDesde: Date, apo
   const id = kid ?? createHash('sha256').update(String(jwk.x)).digest('base64url').slice(0, 16);
   return {
     kid: id,
+    pem,
     privada,
     publicaJwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid: id, alg: 'EdDSA', use: 'sig' },
     assinaDesde: assinaDesde.getTime(),
@@ -133,7 +137,7 @@ export async function assinarEntrega(p: {
     .setJti(p.webhookId)
     .setIssuedAt(ts)
     .setExpirationTime(ts + 300)
-    .sign(principal.privada);
+    .sign(await (principal.paraJose ??= importPKCS8(principal.pem, 'EdDSA')));
   return {
     'webhook-id': p.webhookId,
     'webhook-timestamp': String(ts),

@@ -1,4 +1,4 @@
-import { Op, WhereOptions } from 'sequelize';
+import { col, fn, Op, WhereOptions } from 'sequelize';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -39,8 +39,16 @@ const ORDEM: any[] = [
 async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
   if (!lista.length) return [];
   const ids = lista.map((a) => a.id);
-  const [naFila, versoes] = await Promise.all([
+  const [naFila, ultimas, versoes] = await Promise.all([
     Entrega.count({ where: { assinatura_id: ids, situacao: 'fila_de_erro' }, group: ['assinatura_id'] }),
+    // the last success is read from the deliveries (no hot row to update per delivery); the column
+    // keeps it once the history is purged
+    Entrega.findAll({
+      attributes: ['assinatura_id', [fn('MAX', col('entregue_em')), 'ultima']],
+      where: { assinatura_id: ids, situacao: 'entregue' },
+      group: ['assinatura_id'],
+      raw: true,
+    }) as unknown as Promise<{ assinatura_id: string; ultima: Date }[]>,
     VersaoDeEvento.findAll({
       where: { [Op.or]: lista.map((a) => ({ tipo_de_evento_id: a.tipo_de_evento_id, versao: a.versao_do_esquema })) },
       attributes: ['tipo_de_evento_id', 'versao', 'situacao'],
@@ -48,6 +56,11 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
   ]);
   const erros = new Map((naFila as unknown as { assinatura_id: string; count: number }[]).map((c) => [c.assinatura_id, Number(c.count)]));
   const situacoes = new Map(versoes.map((v) => [`${v.tipo_de_evento_id}:${v.versao}`, v.situacao]));
+  const entregues = new Map(ultimas.map((u) => [u.assinatura_id, new Date(u.ultima)]));
+  const ultimaEntrega = (a: Assinatura) => {
+    const datas = [a.ultima_entrega_em, entregues.get(a.id)].filter((d): d is Date => Boolean(d));
+    return datas.length ? new Date(Math.max(...datas.map((d) => d.getTime()))) : null;
+  };
   return lista.map((a) => ({
     id: a.id,
     aplicativo_assinante_id: a.aplicativo_assinante_id,
@@ -61,7 +74,7 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
     tempo_limite_em_segundos: a.tempo_limite_em_segundos,
     ativa: a.ativa,
     entregas_na_fila_de_erro: erros.get(a.id) ?? 0,
-    ultima_entrega_em: iso(a.ultima_entrega_em),
+    ultima_entrega_em: iso(ultimaEntrega(a)),
     criada_em: iso(a.criada_em)!,
     atualizada_em: iso(a.atualizada_em)!,
   }));

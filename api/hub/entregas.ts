@@ -1,4 +1,5 @@
-import { Op, WhereOptions } from 'sequelize';
+import { Op, QueryTypes, WhereOptions } from 'sequelize';
+import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega, TipoDeEvento } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
@@ -37,77 +38,98 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
  */
 export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
-  const entrega = await Entrega.findByPk(entregaId, {
-    include: [
-      { model: Evento, as: 'evento' },
-      {
-        model: Assinatura,
-        as: 'assinatura',
-        paranoid: false,
-        include: [{ model: TipoDeEvento, as: 'tipo', attributes: ['nome'], paranoid: false }],
-      },
-    ],
-  });
-  if (!entrega || entrega.situacao !== 'pendente') return 'ignorada';
-  const assinatura = entrega.assinatura!;
-  const evento = entrega.evento!;
-  if (assinatura.deletada_em || !assinatura.ativa) {
-    await entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null });
+  const sequelize = banco('hub');
+  // the hot path of the hub: hand-written SQL, Sequelize's model layer would cost more than the work
+  const [e] = await sequelize.query<LinhaDaEntrega>(
+    `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
+            ev.aplicativo_origem_id, a.id AS assinatura_id, a.aplicativo_assinante_id, a.url_de_destino,
+            a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo
+       FROM entrega e
+       JOIN evento ev ON ev.id = e.evento_id
+       JOIN assinatura a ON a.id = e.assinatura_id
+       JOIN tipo_de_evento t ON t.id = a.tipo_de_evento_id
+      WHERE e.id = ?`,
+    { replacements: [entregaId], type: QueryTypes.SELECT },
+  );
+  if (!e || e.situacao !== 'pendente') return 'ignorada';
+  if (e.deletada_em || !e.ativa) {
+    await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'cancelada';
   }
-  const audiencia = await identificadorNoAuth(assinatura.aplicativo_assinante_id);
-  const corpo = JSON.stringify({
-    id: evento.id,
-    tipo: assinatura.tipo!.nome,
-    versao: evento.versao,
-    aplicativo_origem_id: await identificadorNoAuth(evento.aplicativo_origem_id),
+  const audiencia = await identificadorNoAuth(e.aplicativo_assinante_id);
+  const envelope = JSON.stringify({
+    id: e.evento_id,
+    tipo: e.tipo,
+    versao: e.versao,
+    aplicativo_origem_id: await identificadorNoAuth(e.aplicativo_origem_id),
     aplicativo_assinante_id: audiencia,
-    criado_em: iso(evento.criado_em),
-    dados: evento.dados,
+    criado_em: iso(e.evento_criado_em),
   });
+  // `dados` is stored as JSON text: spliced in as it is, never parsed and written again
+  const corpo = `${envelope.slice(0, -1)},"dados":${e.dados}}`;
   const cabecalhos = await assinarEntrega({
-    webhookId: entrega.id,
+    webhookId: e.id,
     corpo,
     audiencia,
-    assinaturaId: assinatura.id,
-    tipo: assinatura.tipo!.nome,
-    versao: evento.versao,
+    assinaturaId: e.assinatura_id,
+    tipo: e.tipo,
+    versao: e.versao,
   });
   const iniciadaEm = new Date();
-  const r = await enviarPost(assinatura.url_de_destino, corpo, { ...cabecalhos }, assinatura.tempo_limite_em_segundos * 1000);
-  const numero = entrega.tentativas + 1;
-  await TentativaDeEntrega.create({
-    entrega_id: entrega.id,
-    numero,
-    iniciada_em: iniciadaEm,
-    duracao_ms: r.duracaoMs,
-    status_http: r.status,
-    erro: r.erro?.slice(0, 1000) ?? null,
-    resposta: r.resposta,
-  });
-  if (!r.erro) {
-    const agora = new Date();
-    // recorded even if the subscription was deactivated during the attempt: the subscriber has it
-    await entrega.update({ situacao: 'entregue', tentativas: numero, entregue_em: agora, proxima_tentativa_em: null, ultimo_erro: null });
-    // monotonic: concurrent deliveries never move it back
-    await Assinatura.update(
-      { ultima_entrega_em: agora },
-      { where: { id: assinatura.id, [Op.or]: [{ ultima_entrega_em: null }, { ultima_entrega_em: { [Op.lt]: agora } }] }, paranoid: false },
+  const r = await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000);
+  const numero = e.tentativas + 1;
+  const agora = new Date();
+  const ultimoErro = r.erro?.slice(0, 1000) ?? null;
+  const esgotou = numero >= e.maximo_de_tentativas;
+  const falha = r.erro ? new FalhaDeTentativa(r.erro, r.retryAfterMs) : null;
+  const situacao: SituacaoDaEntrega = !falha ? 'entregue' : esgotou ? 'fila_de_erro' : 'pendente';
+  const proxima = falha && !esgotou ? new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha)) : null;
+  let seguiaPendente = 0;
+  // the attempt and the delivery's new state in one commit
+  await sequelize.transaction(async (transaction) => {
+    await sequelize.query(
+      `INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      { replacements: [e.id, numero, sqlData(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta], transaction },
     );
-    return 'entregue';
-  }
-  const esgotou = numero >= assinatura.maximo_de_tentativas;
-  const falha = new FalhaDeTentativa(r.erro, r.retryAfterMs);
-  const ultimoErro = r.erro.slice(0, 1000);
-  const proxima = esgotou ? null : new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha));
-  const [seguiaPendente] = await Entrega.update(
-    { situacao: esgotou ? 'fila_de_erro' : 'pendente', tentativas: numero, proxima_tentativa_em: proxima, ultimo_erro: ultimoErro },
-    { where: { id: entrega.id, situacao: 'pendente' } },
-  );
-  // cancelled while this attempt was in flight (SPEC §6 rule 6): it stays cancelled and is not retried
+    // a success is recorded even if the subscription was deactivated meanwhile: the subscriber has it;
+    // a failure leaves a delivery cancelled meanwhile alone (SPEC §6 rule 6)
+    const [, linhas] = await sequelize.query(
+      `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = ?, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
+        WHERE id = ? AND situacao ${falha ? "= 'pendente'" : "IN ('pendente', 'cancelada')"}`,
+      {
+        replacements: [situacao, numero, falha ? null : sqlData(agora), proxima && sqlData(proxima), ultimoErro, sqlData(agora), e.id],
+        transaction,
+        type: QueryTypes.UPDATE,
+      },
+    );
+    seguiaPendente = Number(linhas);
+  });
+  if (!falha) return 'entregue';
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';
   throw falha;
+}
+
+/** A Date as DATETIME(3) text in UTC (the connection's zone): Sequelize's escaping would drop the milliseconds. */
+const sqlData = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
+
+interface LinhaDaEntrega {
+  id: string;
+  situacao: SituacaoDaEntrega;
+  tentativas: number;
+  evento_id: string;
+  versao: number;
+  dados: string;
+  evento_criado_em: Date;
+  aplicativo_origem_id: string;
+  assinatura_id: string;
+  aplicativo_assinante_id: string;
+  url_de_destino: string;
+  maximo_de_tentativas: number;
+  tempo_limite_em_segundos: number;
+  ativa: number;
+  deletada_em: Date | null;
+  tipo: string;
 }
 
 /** SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once. */
@@ -241,6 +263,15 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
 /** Retention (DESIGN §5): finished deliveries, their attempts and events older than `dias` go, in batches. */
 export async function purgarHistorico(dias: number): Promise<{ entregas: number; eventos: number }> {
   const limite = new Date(Date.now() - dias * 86_400_000);
+  // ultima_entrega_em is read from the deliveries: keep it on the subscription before they go
+  await banco('hub').query(
+    `UPDATE assinatura a
+       JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega
+              WHERE situacao = 'entregue' AND criada_em < ? GROUP BY assinatura_id) x ON x.assinatura_id = a.id
+        SET a.ultima_entrega_em = x.ultima
+      WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
+    { replacements: [sqlData(limite)] },
+  );
   let entregas = 0;
   for (;;) {
     const velhas = await Entrega.findAll({

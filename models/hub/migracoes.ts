@@ -111,4 +111,11 @@ export const MIGRACOES_HUB: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0003-hub-ultima-entrega',
+    async up(qi) {
+      // the last successful delivery of a subscription is read as MAX(entregue_em)
+      await qi.sequelize.query('CREATE INDEX entrega_ultima ON entrega (assinatura_id, situacao, entregue_em)');
+    },
+  },
 ];
