@@ -1,4 +1,4 @@
-import { createConnection } from 'mysql2/promise';
+import { createConnection, createPool, Pool } from 'mysql2/promise';
 import { QueryInterface, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
@@ -106,4 +106,27 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Pro
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }
   });
+}
+
+const leitores = new Map<string, Pool>();
+
+/**
+ * Hot reads (a record by id on every request): mysql2's prepared statements on a small pool of
+ * the same database, without Sequelize's query pipeline, which cost more than the query itself.
+ * Dates come back as UTC Dates, booleans as 0/1.
+ */
+export async function lerLinhas<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
+  const database = sequelize.config.database;
+  let pool = leitores.get(database);
+  if (!pool) {
+    const criado = createPool({ ...servidor(), database, connectionLimit: 10, timezone: 'Z' });
+    leitores.set(database, criado);
+    aoEncerrar('bancos', `mysql-leitura:${database}`, async () => {
+      leitores.delete(database);
+      await criado.end();
+    });
+    pool = criado;
+  }
+  const [linhas] = await pool.execute(sql, parametros as never[]);
+  return linhas as T[];
 }

@@ -1,6 +1,6 @@
-import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
+import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, lerLinhas } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { PerfilDeUsuario } from '../../models/identity/usuario';
 import { iso } from '../../models/shared/base';
@@ -136,18 +136,19 @@ async function existente(id: string): Promise<Usuario> {
 
 /**
  * SPEC 4.1 and 5.3: a non-master reads only their own record. The most frequent read of the
- * suite, so it is one hand-written query: Sequelize's model layer costs more than the query itself.
+ * suite, so it is one prepared statement (lib/database.ts lerLinhas).
  */
 export async function usuarioPorId(id: string, quem: Principal): Promise<UsuarioJson> {
   if (!quem.master && quem.sub !== id) throw proibido('Um usuário que não é master só lê o próprio registro.');
-  const [linha] = await banco('identity').query<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
+  const [linha] = await lerLinhas<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
+    banco('identity'),
     `SELECT u.*, s.nome AS setor_nome, c.nome AS cargo_nome, f.nome AS funcao_nome
        FROM usuario u
        LEFT JOIN setor s ON s.id = u.setor_id
        LEFT JOIN cargo c ON c.id = u.cargo_id
        LEFT JOIN funcao f ON f.id = u.funcao_id
       WHERE u.id = ? AND u.deletado_em IS NULL`,
-    { replacements: [id], type: QueryTypes.SELECT },
+    [id],
   );
   if (!linha) throw naoEncontrado('Usuário');
   const nome = (n: string | null) => (n === null ? null : { nome: n });

@@ -1,4 +1,5 @@
-import { ModelStatic, Op, QueryTypes, WhereOptions } from 'sequelize';
+import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { lerLinhas } from '../../../lib/database';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
@@ -154,14 +155,15 @@ export function criarColaboradores(
       return { total: await Colaborador.count({ where: filtrosWhere(f) }) };
     },
 
-    /** The most frequent read: one hand-written query, Sequelize's model layer costs more than the query. */
+    /** The most frequent read: one prepared statement (lib/database.ts lerLinhas). */
     async porId(id: string): Promise<ColaboradorJson> {
-      const [linha] = await Colaborador.sequelize!.query<CamposDoColaborador & { perfil_nome: string | null }>(
+      const [linha] = await lerLinhas<CamposDoColaborador & { perfil_nome: string | null }>(
+        Colaborador.sequelize!,
         `SELECT c.*, p.nome AS perfil_nome
            FROM ${Colaborador.getTableName()} c
            LEFT JOIN ${PerfilAcesso.getTableName()} p ON p.id = c.perfil_acesso_id AND p.deletado_em IS NULL
           WHERE c.id = ? AND c.deletado_em IS NULL`,
-        { replacements: [id], type: QueryTypes.SELECT },
+        [id],
       );
       if (!linha) throw naoEncontrado('Colaborador');
       const perfil = linha.perfil_nome === null ? null : { nome: linha.perfil_nome };
