@@ -108,25 +108,52 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Pro
   });
 }
 
-const leitores = new Map<string, Pool>();
+const pools = new Map<string, Pool>();
 
 /**
- * Hot reads (a record by id on every request): mysql2's prepared statements on a small pool of
- * the same database, without Sequelize's query pipeline, which cost more than the query itself.
- * Dates come back as UTC Dates, booleans as 0/1.
+ * Hot paths (a record by id on every request, a delivery attempt) use mysql2's prepared
+ * statements on a small pool of the same database, without Sequelize's query pipeline, which cost
+ * more than the queries themselves. Dates come back as UTC Dates, booleans as 0/1.
  */
-export async function lerLinhas<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
+function poolRapido(sequelize: { config: { database: string } }): Pool {
   const database = sequelize.config.database;
-  let pool = leitores.get(database);
+  let pool = pools.get(database);
   if (!pool) {
     const criado = createPool({ ...servidor(), database, connectionLimit: 10, timezone: 'Z' });
-    leitores.set(database, criado);
-    aoEncerrar('bancos', `mysql-leitura:${database}`, async () => {
-      leitores.delete(database);
+    pools.set(database, criado);
+    aoEncerrar('bancos', `mysql-rapido:${database}`, async () => {
+      pools.delete(database);
       await criado.end();
     });
     pool = criado;
   }
-  const [linhas] = await pool.execute(sql, parametros as never[]);
+  return pool;
+}
+
+export async function lerLinhas<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
+  const [linhas] = await poolRapido(sequelize).execute(sql, parametros as never[]);
   return linhas as T[];
+}
+
+/** Statements in one transaction (one commit); answers the rows each one changed. */
+export async function escreverJuntos(
+  sequelize: { config: { database: string } },
+  comandos: [sql: string, parametros: unknown[]][],
+): Promise<number[]> {
+  const conexao = await poolRapido(sequelize).getConnection();
+  try {
+    await conexao.beginTransaction();
+    const alteradas: number[] = [];
+    for (const [sql, parametros] of comandos) {
+      const [r] = await conexao.execute(sql, parametros as never[]);
+      alteradas.push((r as { affectedRows: number }).affectedRows);
+    }
+    await conexao.commit();
+    return alteradas;
+  } catch (err) {
+    await conexao.rollback().catch(() => undefined);
+    throw err;
+  } finally {
+    conexao.release();
+  }
 }

@@ -1,5 +1,5 @@
-import { Op, QueryTypes, WhereOptions } from 'sequelize';
-import { banco } from '../../lib/database';
+import { Op, WhereOptions } from 'sequelize';
+import { banco, escreverJuntos, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega, TipoDeEvento } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
@@ -38,9 +38,9 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
  */
 export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
-  const sequelize = banco('hub');
-  // the hot path of the hub: hand-written SQL, Sequelize's model layer would cost more than the work
-  const [e] = await sequelize.query<LinhaDaEntrega>(
+  // the hot path of the hub: prepared statements, without Sequelize's model layer (lib/database.ts)
+  const [e] = await lerLinhas<LinhaDaEntrega>(
+    banco('hub'),
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
             ev.aplicativo_origem_id, a.id AS assinatura_id, a.aplicativo_assinante_id, a.url_de_destino,
             a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo
@@ -49,7 +49,7 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
        JOIN assinatura a ON a.id = e.assinatura_id
        JOIN tipo_de_evento t ON t.id = a.tipo_de_evento_id
       WHERE e.id = ?`,
-    { replacements: [entregaId], type: QueryTypes.SELECT },
+    [entregaId],
   );
   if (!e || e.situacao !== 'pendente') return 'ignorada';
   if (e.deletada_em || !e.ativa) {
@@ -84,26 +84,20 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const falha = r.erro ? new FalhaDeTentativa(r.erro, r.retryAfterMs) : null;
   const situacao: SituacaoDaEntrega = !falha ? 'entregue' : esgotou ? 'fila_de_erro' : 'pendente';
   const proxima = falha && !esgotou ? new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha)) : null;
-  let seguiaPendente = 0;
-  // the attempt and the delivery's new state in one commit
-  await sequelize.transaction(async (transaction) => {
-    await sequelize.query(
-      `INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      { replacements: [e.id, numero, sqlData(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta], transaction },
-    );
-    // a success is recorded even if the subscription was deactivated meanwhile: the subscriber has it;
-    // a failure leaves a delivery cancelled meanwhile alone (SPEC §6 rule 6)
-    const [, linhas] = await sequelize.query(
+  // the attempt and the delivery's new state in one commit; a success is recorded even if the
+  // subscription was deactivated meanwhile (the subscriber has it), a failure leaves a delivery
+  // cancelled meanwhile alone (SPEC §6 rule 6)
+  const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
+    [
+      'INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [e.id, numero, sqlData(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta],
+    ],
+    [
       `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = ?, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
         WHERE id = ? AND situacao ${falha ? "= 'pendente'" : "IN ('pendente', 'cancelada')"}`,
-      {
-        replacements: [situacao, numero, falha ? null : sqlData(agora), proxima && sqlData(proxima), ultimoErro, sqlData(agora), e.id],
-        transaction,
-        type: QueryTypes.UPDATE,
-      },
-    );
-    seguiaPendente = Number(linhas);
-  });
+      [situacao, numero, falha ? null : sqlData(agora), proxima && sqlData(proxima), ultimoErro, sqlData(agora), e.id],
+    ],
+  ]);
   if (!falha) return 'entregue';
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';
