@@ -1,0 +1,135 @@
+/**
+ * `npm run bench:hub-ingest`: publishing throughput of the webhook hub (never part of `npm test`).
+ *
+ * autocannon (BENCH_CONEXOES connections, 50 by default) posts events to `POST /eventos` for
+ * BENCH_DURACAO seconds after a BENCH_AQUECIMENTO-second warm-up, first with 1 active subscription
+ * of the type's version, then with 10 (distinct subscriber applications): events/s (2xx only),
+ * p50/p99, errors and non-2xx. No delivery worker runs, so only publishing is measured (events
+ * and deliveries stored, jobs enqueued). At the end, GET /entrega's total is checked against
+ * accepted events x subscriptions.
+ *
+ * Goal (issue): >= 3,000 events/s with p99 <= 20 ms (a self-reported Express+BullMQ peer reaches
+ * 4,107/s at p95 8 ms on twice our cores).
+ *
+ * Environment: BENCH_DURACAO (s, default 10), BENCH_AQUECIMENTO (s, default 3), BENCH_CONEXOES
+ * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_COMPILED=1 (hub on tsc
+ * output instead of ts-node), BENCH_LOG_LEVEL (default warn), BENCH_SERVER_LOG (file for the
+ * children's stdout instead of /dev/null), MYSQL_URL / REDIS_URL.
+ */
+import {
+  Bancada,
+  cabecalho,
+  Carga,
+  dormir,
+  f0,
+  fms,
+  fpct,
+  inteiro,
+  inteiros,
+  linhaDeCpu,
+  medirCpu,
+  prepararCenario,
+  publicar,
+  rodar,
+  tabela,
+  totalDeEntregas,
+  UsoDeCpu,
+} from './hub-comum';
+
+const DURACAO = inteiro('BENCH_DURACAO', 10);
+const AQUECIMENTO = inteiro('BENCH_AQUECIMENTO', 3);
+const CONEXOES = inteiro('BENCH_CONEXOES', 50);
+const ASSINATURAS = inteiros('BENCH_ASSINATURAS', [1, 10]);
+const META_EVENTOS = 3000;
+const META_P99 = 20;
+
+interface Medida {
+  assinaturas: number;
+  carga: Carga;
+  cpu: UsoDeCpu;
+}
+
+const cumpre = (m: Medida) => m.carga.eventosPorSeg >= META_EVENTOS && m.carga.p99 <= META_P99 && !m.carga.non2xx && !m.carga.erros;
+
+async function principal(b: Bancada): Promise<number> {
+  cabecalho('bench:hub-ingest');
+  console.log(`autocannon ${CONEXOES} connections on POST /eventos, ${DURACAO} s after a ${AQUECIMENTO} s warm-up; no delivery worker running`);
+  console.log(`goal: >= ${f0(META_EVENTOS)} events/s with p99 <= ${META_P99} ms`);
+  const inicio = Date.now();
+  const e = await b.iniciarServidor();
+  console.log(`hub API pid ${e.pid} (identity ${e.identity}, hub ${e.hub}), ready in ${((Date.now() - inicio) / 1000).toFixed(1)} s`);
+  // nothing is delivered (no worker): the address only has to be valid
+  const opcoes = { url: 'http://127.0.0.1:9/bench', maximo_de_tentativas: 3, tempo_limite_em_segundos: 10 };
+  const c = await prepararCenario(e, 0, opcoes);
+
+  const medidas: Medida[] = [];
+  // autocannon stops with requests in flight: they are stored but not counted as accepted
+  let esperadasMin = 0;
+  let esperadasMax = 0;
+  const contar = (r: Carga, k: number) => {
+    esperadasMin += r.aceitos * k;
+    esperadasMax += (r.aceitos + r.erros + CONEXOES) * k;
+  };
+  for (const n of ASSINATURAS) {
+    if (c.assinaturas.length < n) await c.adicionarAssinaturas(n - c.assinaturas.length, opcoes);
+    const token = await c.tokenDoPublicador();
+    console.log(`\n== ${c.assinaturas.length} matching subscription(s) ==`);
+    if (AQUECIMENTO > 0) {
+      const a = await publicar(c, token, { conexoes: CONEXOES, duracao: AQUECIMENTO });
+      contar(a, c.assinaturas.length);
+      console.log(`  warm-up: ${f0(a.eventosPorSeg)} events/s`);
+    }
+    const fim = medirCpu({ hub: e.pid });
+    const carga = await publicar(c, token, { conexoes: CONEXOES, duracao: DURACAO });
+    const cpu = fim();
+    contar(carga, c.assinaturas.length);
+    const m = { assinaturas: c.assinaturas.length, carga, cpu };
+    medidas.push(m);
+    console.log(
+      `  ${f0(carga.eventosPorSeg)} events/s (2xx)  p50 ${fms(carga.p50)} ms  p90 ${fms(carga.p90)} ms  p99 ${fms(carga.p99)} ms  max ${fms(carga.max)} ms  ` +
+        `[${f0(carga.aceitos)} accepted, ${carga.non2xx} non-2xx${carga.non2xx ? ` ${JSON.stringify(carga.codigos)}` : ''}, ${carga.erros} errors]`,
+    );
+    console.log(`  ${linhaDeCpu(cpu)}`);
+    console.log(`  goal: ${cumpre(m) ? 'MET' : 'NOT MET'}`);
+  }
+
+  // the requests still in flight when autocannon stopped finish first
+  let total = await totalDeEntregas(c);
+  for (let antes = -1; total !== antes; ) {
+    await dormir(1000);
+    antes = total;
+    total = await totalDeEntregas(c);
+  }
+  const contagemOk = total >= esperadasMin && total <= esperadasMax;
+  console.log(
+    `\ndeliveries stored (GET /entrega total): ${f0(total)}; accepted events x subscriptions: ${f0(esperadasMin)} ` +
+      `(up to ${f0(esperadasMax)} with the requests in flight when the load stopped) -> ${contagemOk ? 'PASS' : 'FAIL'}`,
+  );
+  const fila = await b.filaDeEntregas().getJobCounts('wait', 'paused', 'delayed', 'active', 'prioritized');
+  console.log(`delivery jobs waiting in Redis: ${f0(Object.values(fila).reduce((t, v) => t + v, 0))} (${JSON.stringify(fila)})`);
+
+  console.log(`\nSummary: bench:hub-ingest (${DURACAO} s per row, ${CONEXOES} connections; goal >= ${f0(META_EVENTOS)} events/s, p99 <= ${META_P99} ms)`);
+  console.log(
+    tabela(
+      ['subscriptions', 'events/s', 'deliveries/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'hub CPU', 'db CPU', 'others', 'goal'],
+      medidas.map((m) => [
+        String(m.assinaturas),
+        f0(m.carga.eventosPorSeg),
+        f0(m.carga.eventosPorSeg * m.assinaturas),
+        fms(m.carga.p50),
+        fms(m.carga.p99),
+        String(m.carga.non2xx),
+        String(m.carga.erros),
+        fpct(m.cpu.hub),
+        fpct(m.cpu.banco),
+        fpct(m.cpu.outros),
+        cumpre(m) ? 'met' : 'NOT met',
+      ]),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    ),
+  );
+  console.log(`count check (stored deliveries = accepted x subscriptions, + those in flight at the stop): ${contagemOk ? 'PASS' : 'FAIL'}`);
+  return contagemOk ? 0 : 1;
+}
+
+rodar(principal);
