@@ -35,10 +35,12 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import IORedis from 'ioredis';
-import { createConnection } from 'mysql2/promise';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu } from './processo';
+import { chamar, esperar, inteiro, limparDados, MYSQL_URL, REDIS_URL } from './comum';
+
+/** the services this benchmark starts, whose databases it drops */
+const SERVICOS = ['identity', 'intranet'];
 
 const RAIZ = path.resolve(__dirname, '..');
 const DURACAO = inteiro('BENCH_DURATION', 10);
@@ -48,50 +50,12 @@ const ESPERA_SOSSEGO = inteiro('BENCH_QUIET_WAIT', 30);
 const COMPILADO = process.env.BENCH_COMPILED === '1';
 const NIVEIS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',').map((s) => s.trim()).filter(Boolean);
 const ROTAS_PEDIDAS = process.env.BENCH_ROUTES?.split(',').map((s) => s.trim()).filter(Boolean);
-const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
 
 const META_RAZAO = 0.35;
 const META_P99_MS = 25;
 
-function inteiro(nome: string, padrao: number): number {
-  const v = process.env[nome];
-  if (v === undefined || v === '') return padrao;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${nome} must be a non-negative integer, got "${v}"`);
-  return n;
-}
-
 // ---------------------------------------------------------------- HTTP setup calls
-
-async function chamar(base: string, metodo: string, caminho: string, o: Opcoes = {}) {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(base + caminho, {
-    method: metodo,
-    headers,
-    body: o.body === undefined ? undefined : JSON.stringify(o.body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  let body: any;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text };
-}
-
-type Opcoes = { token?: string; body?: unknown };
-
-async function esperar(base: string, metodo: string, caminho: string, status: number, o: Opcoes = {}) {
-  const r = await chamar(base, metodo, caminho, o);
-  if (r.status !== status) throw new Error(`${metodo} ${caminho}: expected ${status}, got ${r.status} ${r.text.slice(0, 500)}`);
-  return r.body;
-}
 
 async function login(base: string, email: string, senha: string): Promise<string> {
   const b = await esperar(base, 'POST', '/auth/login', 200, { body: { email, senha } });
@@ -224,35 +188,8 @@ async function pararUmaVez(s: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'>): 
     await saiu;
     clearTimeout(prazo);
   }
-  await limparDados(s.prefixo);
+  await limparDados(s.prefixo, SERVICOS);
   rmSync(s.dataDir, { recursive: true, force: true });
-}
-
-/** Drops `<prefix>_identity`, `<prefix>_intranet` and the Redis keys `<prefix>*` (as test/helpers/suite.ts). */
-async function limparDados(prefixo: string): Promise<void> {
-  const u = new URL(MYSQL_URL);
-  const conexao = await createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-  });
-  try {
-    for (const servico of ['identity', 'intranet']) await conexao.query(`DROP DATABASE IF EXISTS \`${prefixo}_${servico}\``);
-  } finally {
-    await conexao.end();
-  }
-  const r = new IORedis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [proximo, chaves] = await r.scan(cursor, 'MATCH', `${prefixo}*`, 'COUNT', 1000);
-      cursor = proximo;
-      if (chaves.length) await r.del(...chaves);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
 }
 
 // ---------------------------------------------------------------- scenario

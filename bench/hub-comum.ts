@@ -22,14 +22,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
-import IORedis from 'ioredis';
-import { createConnection } from 'mysql2/promise';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
+import IORedis from 'ioredis';
+import { chamar, esperar, inteiro, limparDados as limparDadosDe, MYSQL_URL, REDIS_URL } from './comum';
+
+export { chamar, esperar, inteiro, REDIS_URL };
 
 export const RAIZ = path.resolve(__dirname, '..');
-export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
 /** the delivery queue's name (queues/hub-entrega.ts): the only product internal the benches use */
 export const FILA_DE_ENTREGAS = 'hub-entrega';
@@ -42,14 +42,6 @@ export function usarCompiladoPorPadrao(): void {
 }
 export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 
-export function inteiro(nome: string, padrao: number): number {
-  const v = process.env[nome];
-  if (v === undefined || v === '') return padrao;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${nome} must be a non-negative integer, got "${v}"`);
-  return n;
-}
-
 export function inteiros(nome: string, padrao: number[]): number[] {
   const v = process.env[nome];
   if (v === undefined || v === '') return padrao;
@@ -61,32 +53,6 @@ export function inteiros(nome: string, padrao: number[]): number[] {
 export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- HTTP
-
-export async function chamar(base: string, metodo: string, caminho: string, o: { token?: string; body?: unknown } = {}) {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(base + caminho, {
-    method: metodo,
-    headers,
-    body: o.body === undefined ? undefined : JSON.stringify(o.body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await res.text();
-  let body: any;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body, text };
-}
-
-export async function esperar(base: string, metodo: string, caminho: string, status: number, o: { token?: string; body?: unknown } = {}) {
-  const r = await chamar(base, metodo, caminho, o);
-  if (r.status !== status) throw new Error(`${metodo} ${caminho}: expected ${status}, got ${r.status} ${r.text.slice(0, 500)}`);
-  return r.body;
-}
 
 // ---------------------------------------------------------------- compiled mode
 
@@ -398,32 +364,8 @@ export class Bancada {
   }
 }
 
-/** Drops `<prefix>_identity`, `<prefix>_hub` and the Redis keys `<prefix>*` (as test/helpers/suite.ts). */
-export async function limparDados(prefixo: string): Promise<void> {
-  const u = new URL(MYSQL_URL);
-  const conexao = await createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-  });
-  try {
-    for (const servico of ['identity', 'hub']) await conexao.query(`DROP DATABASE IF EXISTS \`${prefixo}_${servico}\``);
-  } finally {
-    await conexao.end();
-  }
-  const r = new IORedis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [proximo, chaves] = await r.scan(cursor, 'MATCH', `${prefixo}*`, 'COUNT', 1000);
-      cursor = proximo;
-      if (chaves.length) await r.del(...chaves);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
+/** Drops `<prefix>_identity`, `<prefix>_hub` and the Redis keys `<prefix>*`. */
+export const limparDados = (prefixo: string) => limparDadosDe(prefixo, ['identity', 'hub']);
 
 // ---------------------------------------------------------------- the scenario, over HTTP
 
