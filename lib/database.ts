@@ -135,7 +135,16 @@ export async function lerLinhas<T>(sequelize: { config: { database: string } }, 
   return linhas as T[];
 }
 
-/** Statements in one transaction (one commit); answers the rows each one changed. */
+/** A Date as DATETIME(3) text in UTC (the connections' zone), milliseconds kept. */
+export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
+
+/** A duplicate key, as mysql2 reports it. */
+export const chaveDuplicada = (err: unknown) => (err as { code?: string })?.code === 'ER_DUP_ENTRY';
+
+/**
+ * Statements in one transaction (one commit); answers the rows each one changed. Values are
+ * escaped by mysql2, and `VALUES ?` takes an array of rows (a multi-row insert).
+ */
 export async function escreverJuntos(
   sequelize: { config: { database: string } },
   comandos: [sql: string, parametros: unknown[]][],
@@ -145,7 +154,7 @@ export async function escreverJuntos(
     await conexao.beginTransaction();
     const alteradas: number[] = [];
     for (const [sql, parametros] of comandos) {
-      const [r] = await conexao.execute(sql, parametros as never[]);
+      const [r] = await conexao.query(sql, parametros);
       alteradas.push((r as { affectedRows: number }).affectedRows);
     }
     await conexao.commit();

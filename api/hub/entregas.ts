@@ -1,5 +1,5 @@
 import { Op, WhereOptions } from 'sequelize';
-import { banco, escreverJuntos, lerLinhas } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega, TipoDeEvento } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
@@ -90,12 +90,12 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
     [
       'INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      [e.id, numero, sqlData(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta],
+      [e.id, numero, dataSql(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta],
     ],
     [
       `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = ?, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
         WHERE id = ? AND situacao ${falha ? "= 'pendente'" : "IN ('pendente', 'cancelada')"}`,
-      [situacao, numero, falha ? null : sqlData(agora), proxima && sqlData(proxima), ultimoErro, sqlData(agora), e.id],
+      [situacao, numero, falha ? null : dataSql(agora), proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id],
     ],
   ]);
   if (!falha) return 'entregue';
@@ -103,9 +103,6 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   if (esgotou) return 'fila_de_erro';
   throw falha;
 }
-
-/** A Date as DATETIME(3) text in UTC (the connection's zone): Sequelize's escaping would drop the milliseconds. */
-const sqlData = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
 
 interface LinhaDaEntrega {
   id: string;
@@ -264,7 +261,7 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
               WHERE situacao = 'entregue' AND criada_em < ? GROUP BY assinatura_id) x ON x.assinatura_id = a.id
         SET a.ultima_entrega_em = x.ultima
       WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
-    { replacements: [sqlData(limite)] },
+    { replacements: [dataSql(limite)] },
   );
   let entregas = 0;
   for (;;) {
