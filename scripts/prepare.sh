@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing dependencies (npm ci)"
-  npm ci --no-audit --no-fund
+  # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then
+  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 fi
 bash scripts/ensure-services.sh
 if [ "${1:-}" = "--build" ]; then
