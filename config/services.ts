@@ -13,9 +13,6 @@ export const SERVICOS = {
 export type NomeDoServico = keyof typeof SERVICOS;
 export const NOMES_DOS_SERVICOS = Object.keys(SERVICOS) as NomeDoServico[];
 
-/** Services built so far: `npm start` runs these. */
-export const SERVICOS_CONSTRUIDOS: NomeDoServico[] = ['identity', 'intranet'];
-
 /** Suite services that call others with an application token of their own (DESIGN §3). */
 export const APLICATIVOS_DA_SUITE: NomeDoServico[] = ['hub', 'identity', 'intranet', 'sales', 'tracing'];
 
