@@ -1,7 +1,7 @@
 import { Op, WhereOptions } from 'sequelize';
 import { banco, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega, TipoDeEvento } from '../../models/hub';
+import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
