@@ -15,7 +15,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -46,11 +45,9 @@ function avisar(msg: unknown): void {
 
 async function main(): Promise<void> {
   // imported here so that the environment above is what config() reads
-  const { servico } = await import('../api');
   const { config } = await import('../config');
-  const { escutar } = await import('../lib/http-server');
   const { encerrarNoSinal, encerrar } = await import('../lib/lifecycle');
-  const { abrirServico, iniciarWorkers } = await import('../lib/runner');
+  const { iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
   const { filaHubAplicativoSync } = await import('../queues/hub-aplicativo-sync');
   const { filaHubColaboradorSync } = await import('../queues/hub-colaborador-sync');
 
@@ -61,15 +58,7 @@ async function main(): Promise<void> {
     encerrar().finally(() => process.exit(0));
   });
 
-  const url: Record<string, string> = {};
-  // identity first: the hub verifies tokens against its JWKS and issuer (its real address)
-  for (const nome of ['identity', 'hub'] as const) {
-    const s = servico(nome);
-    await abrirServico(s);
-    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
-    url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    config().servicos[nome].url = url[nome];
-  }
+  const url = await iniciarApisEmPortasLivres(['identity', 'hub']);
   // administration only: no delivery worker here
   await iniciarWorkers([filaHubAplicativoSync.nome, filaHubColaboradorSync.nome]);
 

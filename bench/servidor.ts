@@ -46,11 +46,10 @@ function avisar(msg: unknown): void {
 
 async function main(): Promise<void> {
   // imported here so that the environment above is what config() reads
-  const { servico } = await import('../api');
   const { config } = await import('../config');
   const { escutar } = await import('../lib/http-server');
   const { encerrarNoSinal, encerrar } = await import('../lib/lifecycle');
-  const { abrirServico, iniciarWorkers } = await import('../lib/runner');
+  const { iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
   const { filaIntranetColaboradorSync } = await import('../queues/intranet-colaborador-sync');
 
   config();
@@ -60,15 +59,7 @@ async function main(): Promise<void> {
     encerrar().finally(() => process.exit(0));
   });
 
-  const url: Record<string, string> = {};
-  // identity first: intranet verifies tokens against its JWKS and issuer (its real address)
-  for (const nome of ['identity', 'intranet'] as const) {
-    const s = servico(nome);
-    await abrirServico(s);
-    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
-    url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    config().servicos[nome].url = url[nome];
-  }
+  const url = await iniciarApisEmPortasLivres(['identity', 'intranet']);
   // the master's GET /colaborador registers identity's collaborators through this queue
   await iniciarWorkers([filaIntranetColaboradorSync.nome]);
 

@@ -1,3 +1,4 @@
+import { AddressInfo } from 'node:net';
 import { servico, SERVICOS_DA_SUITE } from '../api';
 import { Servico } from '../api/shared/servico';
 import { config } from '../config';
@@ -36,6 +37,23 @@ export async function iniciarApi(nome: string, porta = config().servicos[nome as
   const s = servico(nome);
   await abrirServico(s);
   return escutar(s.app(), porta, s.nome);
+}
+
+/**
+ * Tests and benchmarks: the named services on free loopback ports, identity first, each service's
+ * address set in config as soon as it listens (identity's is the issuer every service verifies).
+ */
+export async function iniciarApisEmPortasLivres(nomes: NomeDoServico[]): Promise<Record<string, string>> {
+  const ordem = [...nomes].sort((a, b) => (a === 'identity' ? -1 : b === 'identity' ? 1 : 0));
+  const url: Record<string, string> = {};
+  for (const nome of ordem) {
+    const s = servico(nome);
+    await abrirServico(s);
+    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
+    url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    config().servicos[nome].url = url[nome];
+  }
+  return url;
 }
 
 export async function iniciarWorkers(nomes: string[]) {

@@ -1,12 +1,9 @@
-import { AddressInfo } from 'node:net';
 import IORedis from 'ioredis';
-import { servico } from '../../api';
 import { config, resetConfig } from '../../config';
 import { NomeDoServico } from '../../config/services';
 import { apagarBanco } from '../../lib/database';
-import { escutar } from '../../lib/http-server';
 import { encerrar } from '../../lib/lifecycle';
-import { abrirServico, iniciarWorkers } from '../../lib/runner';
+import { iniciarApisEmPortasLivres, iniciarWorkers } from '../../lib/runner';
 import { FILAS } from '../../queues';
 
 export interface SuiteDeTeste {
@@ -22,15 +19,7 @@ export interface SuiteDeTeste {
 export async function iniciarSuite(nomes: NomeDoServico[], opcoes: { workers?: boolean; env?: Record<string, string> } = {}) {
   Object.assign(process.env, opcoes.env ?? {});
   resetConfig();
-  const ordem = [...nomes].sort((a, b) => (a === 'identity' ? -1 : b === 'identity' ? 1 : 0));
-  const url: Record<string, string> = {};
-  for (const nome of ordem) {
-    const s = servico(nome);
-    await abrirServico(s);
-    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
-    url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    config().servicos[nome].url = url[nome];
-  }
+  const url = await iniciarApisEmPortasLivres(nomes);
   if (opcoes.workers !== false) {
     await iniciarWorkers(FILAS.filter((f) => nomes.includes(f.servico)).map((f) => f.nome));
   }
