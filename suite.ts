@@ -2,7 +2,16 @@ import 'reflect-metadata';
 import { config, ConfigError } from './config';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger } from './lib/logger';
-import { abrirServico, agendarRepetiveis, iniciarApi, iniciarDashboard, iniciarTudo, iniciarWorkers, migrarTudo } from './lib/runner';
+import {
+  abrirServico,
+  agendarRepetiveis,
+  importarCnpjPelaFila,
+  iniciarApi,
+  iniciarDashboard,
+  iniciarTudo,
+  iniciarWorkers,
+  migrarTudo,
+} from './lib/runner';
 import { FILAS } from './queues';
 
 const AJUDA = `usage: suite <command>
@@ -11,7 +20,8 @@ const AJUDA = `usage: suite <command>
   worker <queue>...      workers of the named queues (${FILAS.map((f) => f.nome).join(', ')})
   dashboard              Bull Board only
   migrate                database migrations of every service, then exit
-  rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)`;
+  rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
+  import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress`;
 
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
@@ -42,6 +52,16 @@ async function main(argv: string[]): Promise<void> {
       const { rotacionarChave } = await import('./api/hub/assinador');
       await abrirServico(hub);
       process.stdout.write(`${JSON.stringify(await rotacionarChave())}\n`);
+      await encerrar();
+      return;
+    }
+    case 'import-cnpj': {
+      if (!args[0]) throw new ConfigError(AJUDA);
+      const resultado = await importarCnpjPelaFila(args[0], (p) => {
+        const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
+        process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
+      });
+      process.stdout.write(`${JSON.stringify(resultado)}\n`);
       await encerrar();
       return;
     }

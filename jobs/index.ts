@@ -6,6 +6,9 @@ import { processarHubEntrega } from './hub-entrega';
 import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
 import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
+import { processarLeadsColaboradorSync } from './leads-colaborador-sync';
+import { processarLeadsContagem } from './leads-contagem';
+import { processarLeadsImportacao } from './leads-importacao';
 
 /** One processor per queue. */
 export const PROCESSADORES: Record<string, Processor> = {
@@ -15,6 +18,9 @@ export const PROCESSADORES: Record<string, Processor> = {
   'hub-aplicativo-sync': processarHubAplicativoSync,
   'hub-retencao': processarHubRetencao,
   'hub-colaborador-sync': processarHubColaboradorSync,
+  'leads-importacao': processarLeadsImportacao,
+  'leads-contagem': processarLeadsContagem,
+  'leads-colaborador-sync': processarLeadsColaboradorSync,
 };
 
 /** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */

@@ -1,4 +1,4 @@
-import { createConnection, createPool, Pool } from 'mysql2/promise';
+import { Connection, createConnection, createPool, Pool } from 'mysql2/promise';
 import { QueryInterface, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
@@ -106,6 +106,14 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Pro
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }
   });
+}
+
+/**
+ * A connection of its own on a service's database, for long work that should not hold one of the
+ * pool's (a bulk load). The caller ends it.
+ */
+export function novaConexao(servico: NomeDoServico): Promise<Connection> {
+  return createConnection({ ...servidor(), database: nomeDoBanco(servico), timezone: 'Z' });
 }
 
 const pools = new Map<string, Pool>();

@@ -1,14 +1,17 @@
+import { statSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { servico, SERVICOS_DA_SUITE } from '../api';
 import { Servico } from '../api/shared/servico';
-import { config } from '../config';
+import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
 import { appDoDashboard } from '../dashboards/bull-board';
 import { conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
-import { fila, iniciarWorker } from '../queues/fila';
+import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
+import { filaLeadsImportacao } from '../queues/leads-importacao';
 import { abrirBanco, migrar } from './database';
 import { escutar } from './http-server';
 import { esperarRedis } from './redis';
@@ -61,6 +64,29 @@ export async function iniciarWorkers(nomes: string[]) {
   const defs = nomes.map(definicaoDaFila);
   for (const def of defs) await abrirServico(servico(def.servico));
   return defs.map((def) => iniciarWorker(def, PROCESSADORES[def.nome]));
+}
+
+/**
+ * `suite import-cnpj <dir>`: enqueues the import and waits for it, passing its progress on. When no
+ * worker serves the import queue, this process runs one, so the command works on its own too.
+ * A worker elsewhere must see the same directory.
+ */
+export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: unknown) => void): Promise<unknown> {
+  const dir = path.resolve(diretorio);
+  if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(`import-cnpj: no such directory: ${dir}`);
+  await abrirServico(servico('leads'));
+  const q = fila(filaLeadsImportacao);
+  const eventos = eventosDaFila(filaLeadsImportacao);
+  await eventos.waitUntilReady();
+  if ((await q.getWorkersCount()) === 0) iniciarWorker(filaLeadsImportacao, PROCESSADORES[filaLeadsImportacao.nome]);
+  const job = await q.add('importar', { diretorio: dir });
+  const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && aoProgredir(data);
+  eventos.on('progress', ouvir);
+  try {
+    return await job.waitUntilFinished(eventos);
+  } finally {
+    eventos.off('progress', ouvir);
+  }
 }
 
 /** Repeatable jobs, scheduled idempotently by whichever process starts. */

@@ -5,6 +5,9 @@ import { filaHubEntrega } from './hub-entrega';
 import { filaHubRetencao } from './hub-retencao';
 import { filaIdentityOutbox } from './identity-outbox';
 import { filaIntranetColaboradorSync } from './intranet-colaborador-sync';
+import { filaLeadsColaboradorSync } from './leads-colaborador-sync';
+import { filaLeadsContagem } from './leads-contagem';
+import { filaLeadsImportacao } from './leads-importacao';
 
 /** Every queue of the suite, in one place (the dashboard and `suite worker` read this list). */
 export const FILAS: DefinicaoDeFila[] = [
@@ -14,6 +17,9 @@ export const FILAS: DefinicaoDeFila[] = [
   filaHubAplicativoSync,
   filaHubRetencao,
   filaHubColaboradorSync,
+  filaLeadsImportacao,
+  filaLeadsContagem,
+  filaLeadsColaboradorSync,
 ];
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {

@@ -1,0 +1,101 @@
+import { banco, lerLinhas } from '../../lib/database';
+import { dadosInvalidos, naoEncontrado } from '../shared/errors';
+
+/**
+ * A CNPJ as written by a person: with or without the mask `NN.NNN.NNN/NNNN-NN`. Since July 2026 the
+ * Receita also issues alphanumeric CNPJs (IN RFB 2.229/2024): the first 12 characters may be 0-9 or
+ * A-Z, each worth its ASCII code minus 48, with the same mod-11 weights; the two check digits stay
+ * numeric. Answers the 14 characters, upper case, or throws a 400 naming what is wrong.
+ */
+export function normalizarCnpj(entrada: string): string {
+  const cnpj = entrada.replace(/[.\/\-\s]/g, '').toUpperCase();
+  if (cnpj.length !== 14) throw dadosInvalidos(`O CNPJ deve ter 14 caracteres sem a máscara; recebidos ${cnpj.length}.`);
+  if (!/^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)) {
+    throw dadosInvalidos('O CNPJ aceita algarismos (ou letras de A a Z nas 12 primeiras posições) e a máscara NN.NNN.NNN/NNNN-NN.');
+  }
+  if (cnpj.slice(12) !== digitosVerificadores(cnpj.slice(0, 12))) throw dadosInvalidos('Dígitos verificadores do CNPJ inválidos.');
+  return cnpj;
+}
+
+/** The two check digits of the first 12 characters (mod 11, weights 2..9 from the right). */
+export function digitosVerificadores(base: string): string {
+  const digito = (s: string) => {
+    let soma = 0;
+    for (let i = 0; i < s.length; i++) soma += (s.charCodeAt(s.length - 1 - i) - 48) * (2 + (i % 8));
+    const resto = soma % 11;
+    return resto < 2 ? 0 : 11 - resto;
+  };
+  const primeiro = digito(base);
+  return `${primeiro}${digito(base + primeiro)}`;
+}
+
+const SITUACOES: Record<string, string> = { '01': 'Nula', '02': 'Ativa', '03': 'Suspensa', '04': 'Inapta', '08': 'Baixada' };
+const MATRIZ_FILIAL: Record<string, string> = { '1': 'Matriz', '2': 'Filial' };
+const PORTES: Record<string, string> = { '00': 'Não informado', '01': 'Microempresa', '03': 'Empresa de Pequeno Porte', '05': 'Demais' };
+const SIM_NAO: Record<string, string> = { S: 'Sim', N: 'Não' };
+const IDENTIFICADOR_DE_SOCIO: Record<string, string> = { '1': 'Pessoa Jurídica', '2': 'Pessoa Física', '3': 'Estrangeiro' };
+
+/** Descriptions that have no code table come from the layout; an unknown code has none. */
+export const descricao = (tabela: Record<string, string>, codigo: string | null) => (codigo === null ? null : (tabela[codigo] ?? null));
+export const DESCRICOES = { SITUACOES, MATRIZ_FILIAL, PORTES, SIM_NAO, IDENTIFICADOR_DE_SOCIO };
+
+/** DECIMAL text (`1061004829.23`) back to the Receita's decimal comma. */
+export const capitalComVirgula = (valor: string | null) => (valor === null ? null : valor.replace('.', ','));
+
+type Linha = Record<string, string | null>;
+
+const SQL_DO_ESTABELECIMENTO = `SELECT e.*,
+    mo.descricao AS motivo_situacao_cadastral_descricao, cn.descricao AS cnae_fiscal_principal_descricao,
+    mu.descricao AS municipio_descricao, pa.descricao AS pais_descricao,
+    em.cnpj_basico AS empresa_encontrada, em.razao_social AS empresa_razao_social,
+    em.natureza_juridica AS empresa_natureza_juridica, nj.descricao AS empresa_natureza_juridica_descricao,
+    em.porte_empresa AS empresa_porte_empresa, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
+    em.ente_federativo_responsavel AS empresa_ente_federativo_responsavel,
+    em.qualificacao_responsavel AS empresa_qualificacao_responsavel, qr.descricao AS empresa_qualificacao_responsavel_descricao,
+    si.cnpj_basico AS simples_encontrado, si.opcao_pelo_simples AS simples_opcao_pelo_simples,
+    si.data_opcao_simples AS simples_data_opcao_simples, si.data_exclusao_simples AS simples_data_exclusao_simples,
+    si.opcao_pelo_mei AS simples_opcao_pelo_mei, si.data_opcao_mei AS simples_data_opcao_mei,
+    si.data_exclusao_mei AS simples_data_exclusao_mei
+  FROM estabelecimento e
+  LEFT JOIN motivo mo ON mo.codigo = e.motivo_situacao_cadastral
+  LEFT JOIN cnae cn ON cn.codigo = e.cnae_fiscal_principal
+  LEFT JOIN municipio mu ON mu.codigo = e.municipio
+  LEFT JOIN pais pa ON pa.codigo = e.pais
+  LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
+  LEFT JOIN natureza_juridica nj ON nj.codigo = em.natureza_juridica
+  LEFT JOIN qualificacao qr ON qr.codigo = em.qualificacao_responsavel
+  LEFT JOIN simples si ON si.cnpj_basico = e.cnpj_basico
+  WHERE e.cnpj = ?`;
+
+const SQL_DOS_SOCIOS = `SELECT s.cnpj_basico, s.identificador_socio, s.nome_socio_razao_social, s.cnpj_cpf_socio,
+    s.qualificacao_socio, qs.descricao AS qualificacao_socio_descricao, s.data_entrada_sociedade,
+    s.pais, pa.descricao AS pais_descricao, s.representante_legal, s.nome_representante,
+    s.qualificacao_representante, qr.descricao AS qualificacao_representante_descricao, s.faixa_etaria
+  FROM socio s
+  LEFT JOIN qualificacao qs ON qs.codigo = s.qualificacao_socio
+  LEFT JOIN qualificacao qr ON qr.codigo = s.qualificacao_representante
+  LEFT JOIN pais pa ON pa.codigo = s.pais
+  WHERE s.cnpj_basico = ?
+  ORDER BY s.nome_socio_razao_social, s.id`;
+
+/** SPEC 4.2 GET /api/cnpj/{cnpj}: the full record (establishment, company, Simples, partners). */
+export async function buscarCnpj(entrada: string): Promise<Record<string, unknown>> {
+  const cnpj = normalizarCnpj(entrada);
+  const sequelize = banco('leads');
+  const [e] = await lerLinhas<Linha>(sequelize, SQL_DO_ESTABELECIMENTO, [cnpj]);
+  if (!e) throw naoEncontrado('CNPJ');
+  const socios = await lerLinhas<Linha>(sequelize, SQL_DOS_SOCIOS, [e.cnpj_basico]);
+  const { empresa_encontrada, simples_encontrado, ...campos } = e;
+  return {
+    ...campos,
+    identificador_matriz_filial_descricao: descricao(MATRIZ_FILIAL, e.identificador_matriz_filial),
+    situacao_cadastral_descricao: descricao(SITUACOES, e.situacao_cadastral),
+    empresa_capital_social: capitalComVirgula(e.empresa_capital_social),
+    empresa_porte_empresa_descricao: descricao(PORTES, e.empresa_porte_empresa),
+    simples_opcao_pelo_simples_descricao: descricao(SIM_NAO, e.simples_opcao_pelo_simples),
+    simples_opcao_pelo_mei_descricao: descricao(SIM_NAO, e.simples_opcao_pelo_mei),
+    tem_empresa: empresa_encontrada !== null,
+    tem_simples: simples_encontrado !== null,
+    socios: socios.map((s) => ({ ...s, identificador_socio_descricao: descricao(IDENTIFICADOR_DE_SOCIO, s.identificador_socio) })),
+  };
+}

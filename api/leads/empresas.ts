@@ -1,0 +1,51 @@
+import { banco, lerLinhas } from '../../lib/database';
+import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
+import { contagemDasEmpresas } from './contagem';
+import { condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+
+export const TAMANHO_PADRAO = 12;
+export const TAMANHO_MAXIMO = 50;
+
+type Resumo = Record<string, string | null>;
+
+export interface PaginaDeEmpresas {
+  estimado: boolean;
+  itens: Resumo[];
+  pagina: number;
+  tamanho: number;
+  total: number;
+}
+
+/** `tamanho` outside 1..50 is brought into that range (SPEC 4.2 rule 3). */
+export const tamanhoAjustado = (t: number | undefined) => Math.min(TAMANHO_MAXIMO, Math.max(1, t ?? TAMANHO_PADRAO));
+
+/**
+ * SPEC 4.2 GET /api/empresas: establishments in CNPJ order. The page's CNPJs come first from the
+ * narrowest index (a "deferred join"), then the summary columns of just those rows, so a deep page
+ * costs an index walk and not thousands of full rows.
+ */
+export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tamanho?: number): Promise<PaginaDeEmpresas> {
+  const porPagina = tamanhoAjustado(tamanho);
+  const { total, estimado } = await contagemDasEmpresas(filtros);
+  const ultima = Math.max(1, Math.ceil(total / porPagina));
+  const atual = Math.min(Math.max(1, pagina), ultima);
+  const { onde, parametros } = condicoesDosFiltros(filtros);
+  const linhas = await lerLinhas<Resumo>(
+    banco('leads'),
+    `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
+        em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
+        e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf
+      FROM (SELECT e.cnpj FROM estabelecimento e ${onde} ORDER BY e.cnpj LIMIT ${porPagina} OFFSET ${(atual - 1) * porPagina}) p
+      JOIN estabelecimento e ON e.cnpj = p.cnpj
+      LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
+      LEFT JOIN municipio mu ON mu.codigo = e.municipio
+      ORDER BY e.cnpj`,
+    parametros,
+  );
+  const itens = linhas.map(({ situacao_cadastral, ...r }) => ({
+    ...r,
+    empresa_capital_social: capitalComVirgula(r.empresa_capital_social),
+    situacao_cadastral_descricao: descricao(DESCRICOES.SITUACOES, situacao_cadastral),
+  }));
+  return { estimado, itens, pagina: atual, tamanho: porPagina, total };
+}

@@ -1,0 +1,169 @@
+import Joi from 'joi';
+import { booleano } from '../shared/paginacao';
+
+/** Filters of GET /api/empresas (DESIGN §6), normalized: codes padded, masks removed. */
+export interface FiltrosDeEmpresas {
+  uf?: string;
+  municipio?: string;
+  cnae?: string;
+  cnae_secundaria?: string;
+  situacao_cadastral?: string;
+  natureza_juridica?: string;
+  porte?: string;
+  matriz_filial?: string;
+  opcao_simples?: 'S' | 'N';
+  opcao_mei?: 'S' | 'N';
+  data_inicio_de?: string;
+  data_inicio_ate?: string;
+  capital_social_min?: number;
+  capital_social_max?: number;
+  ddd?: string;
+  tem_email?: boolean;
+  tem_telefone?: boolean;
+  cep?: string;
+  nome?: string;
+}
+
+/** Digits only (masks such as `6204-0/00` or `70.836-900` are accepted), then left-padded. */
+const codigo = (tamanho: number, descricao: string, minimo = 1) =>
+  Joi.string()
+    .trim()
+    .empty('')
+    .replace(/[^0-9]/g, '')
+    .pattern(new RegExp(`^[0-9]{${minimo},${tamanho}}$`))
+    .custom((v: string) => v.padStart(tamanho, '0'))
+    .description(descricao);
+
+const simNao = (descricao: string) =>
+  Joi.string().trim().empty('').uppercase().valid('S', 'N').description(descricao);
+
+const data = (descricao: string) =>
+  Joi.string()
+    .trim()
+    .empty('')
+    .pattern(/^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/)
+    .messages({ 'string.pattern.base': '{{#label}} deve ser uma data AAAAMMDD' })
+    .description(descricao);
+
+/** Accepts a decimal comma or point, no thousands separator. */
+const valor = (descricao: string) =>
+  Joi.string()
+    .trim()
+    .empty('')
+    .replace(',', '.')
+    .pattern(/^\d{1,18}(\.\d{1,2})?$/)
+    .messages({ 'string.pattern.base': '{{#label}} deve ser um valor como 1000,50' })
+    .custom((v: string) => Number(v))
+    .description(descricao);
+
+export const UFS = ['AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX'];
+
+export const esquemaDosFiltros = {
+  uf: Joi.string().trim().empty('').uppercase().valid(...UFS).description('UF do estabelecimento (EX: exterior)'),
+  municipio: codigo(4, 'código do município na Receita (tabela Municipios)'),
+  cnae: codigo(7, 'CNAE fiscal principal', 7),
+  cnae_secundaria: codigo(7, 'um dos CNAEs secundários', 7),
+  situacao_cadastral: codigo(2, 'situação cadastral: 01 nula, 02 ativa, 03 suspensa, 04 inapta, 08 baixada'),
+  natureza_juridica: codigo(4, 'natureza jurídica da empresa', 4),
+  porte: codigo(2, 'porte da empresa: 00 não informado, 01 micro, 03 pequeno porte, 05 demais'),
+  matriz_filial: Joi.string().trim().empty('').valid('1', '2').description('1 matriz, 2 filial'),
+  opcao_simples: simNao('optante pelo Simples Nacional (S) ou não (N)'),
+  opcao_mei: simNao('optante pelo MEI (S) ou não (N)'),
+  data_inicio_de: data('início de atividade a partir de (AAAAMMDD)'),
+  data_inicio_ate: data('início de atividade até (AAAAMMDD)'),
+  capital_social_min: valor('capital social mínimo'),
+  capital_social_max: valor('capital social máximo'),
+  ddd: codigo(2, 'DDD de um dos telefones', 2),
+  tem_email: booleano().description('com (true) ou sem (false) e-mail'),
+  tem_telefone: booleano().description('com (true) ou sem (false) telefone'),
+  cep: Joi.string()
+    .trim()
+    .empty('')
+    .replace(/[^0-9]/g, '')
+    .pattern(/^[0-9]{1,8}$/)
+    .description('início do CEP'),
+  nome: Joi.string().trim().empty('').min(2).max(150).description('palavras da razão social ou do nome fantasia'),
+};
+
+export interface Condicoes {
+  onde: string;
+  parametros: unknown[];
+}
+
+/** InnoDB's full-text index skips words shorter than 3 characters. */
+const palavrasDoNome = (nome: string) => nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3);
+
+/**
+ * The WHERE of a filter set over `estabelecimento e`. Company and Simples filters are semi-joins on
+ * their own tables (indexed), so the listing keeps reading establishments in CNPJ order.
+ */
+export function condicoesDosFiltros(f: FiltrosDeEmpresas): Condicoes {
+  const onde: string[] = [];
+  const parametros: unknown[] = [];
+  const igual = (coluna: string, v: unknown) => {
+    if (v === undefined) return;
+    onde.push(`${coluna} = ?`);
+    parametros.push(v);
+  };
+  igual('e.uf', f.uf);
+  igual('e.municipio', f.municipio);
+  igual('e.cnae_fiscal_principal', f.cnae);
+  igual('e.situacao_cadastral', f.situacao_cadastral);
+  igual('e.identificador_matriz_filial', f.matriz_filial);
+  if (f.cnae_secundaria) {
+    onde.push('e.cnpj IN (SELECT cs.cnpj FROM estabelecimento_cnae_secundaria cs WHERE cs.cnae = ?)');
+    parametros.push(f.cnae_secundaria);
+  }
+  if (f.data_inicio_de) (onde.push('e.data_inicio_atividade >= ?'), parametros.push(f.data_inicio_de));
+  if (f.data_inicio_ate) (onde.push('e.data_inicio_atividade <= ?'), parametros.push(f.data_inicio_ate));
+  if (f.ddd) (onde.push('(e.ddd_1 = ? OR e.ddd_2 = ?)'), parametros.push(f.ddd, f.ddd));
+  if (f.cep) (onde.push('e.cep LIKE ?'), parametros.push(`${f.cep}%`));
+  if (f.tem_email !== undefined) onde.push(f.tem_email ? 'e.correio_eletronico IS NOT NULL' : 'e.correio_eletronico IS NULL');
+  if (f.tem_telefone !== undefined) {
+    onde.push(f.tem_telefone ? '(e.telefone_1 IS NOT NULL OR e.telefone_2 IS NOT NULL)' : '(e.telefone_1 IS NULL AND e.telefone_2 IS NULL)');
+  }
+
+  const daEmpresa: string[] = [];
+  const parametrosDaEmpresa: unknown[] = [];
+  if (f.natureza_juridica) (daEmpresa.push('em.natureza_juridica = ?'), parametrosDaEmpresa.push(f.natureza_juridica));
+  if (f.porte) (daEmpresa.push('em.porte_empresa = ?'), parametrosDaEmpresa.push(f.porte));
+  if (f.capital_social_min !== undefined) (daEmpresa.push('em.capital_social >= ?'), parametrosDaEmpresa.push(f.capital_social_min));
+  if (f.capital_social_max !== undefined) (daEmpresa.push('em.capital_social <= ?'), parametrosDaEmpresa.push(f.capital_social_max));
+  if (daEmpresa.length) {
+    onde.push(`e.cnpj_basico IN (SELECT em.cnpj_basico FROM empresa em WHERE ${daEmpresa.join(' AND ')})`);
+    parametros.push(...parametrosDaEmpresa);
+  }
+
+  // Opting out (N) includes companies that never had a Simples record.
+  for (const [v, coluna] of [
+    [f.opcao_simples, 'opcao_pelo_simples'],
+    [f.opcao_mei, 'opcao_pelo_mei'],
+  ] as const) {
+    if (v === undefined) continue;
+    onde.push(`e.cnpj_basico ${v === 'S' ? 'IN' : 'NOT IN'} (SELECT si.cnpj_basico FROM simples si WHERE si.${coluna} = 'S')`);
+  }
+
+  if (f.nome) {
+    const palavras = palavrasDoNome(f.nome);
+    if (palavras.length) {
+      const busca = palavras.map((p) => `+${p}*`).join(' ');
+      onde.push(`(MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE)
+        OR e.cnpj_basico IN (SELECT em.cnpj_basico FROM empresa em WHERE MATCH(em.razao_social) AGAINST (? IN BOOLEAN MODE)))`);
+      parametros.push(busca, busca);
+    } else {
+      // Only short words: a prefix of either name.
+      onde.push('(e.nome_fantasia LIKE ? OR e.cnpj_basico IN (SELECT em.cnpj_basico FROM empresa em WHERE em.razao_social LIKE ?))');
+      const prefixo = `${f.nome.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      parametros.push(prefixo, prefixo);
+    }
+  }
+  return { onde: onde.length ? `WHERE ${onde.join(' AND ')}` : '', parametros };
+}
+
+/** The filter set's stable key (cache and job id): its non-empty values in name order. */
+export function chaveDosFiltros(f: FiltrosDeEmpresas): string {
+  const pares = Object.entries(f)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify(Object.fromEntries(pares));
+}

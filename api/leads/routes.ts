@@ -1,0 +1,47 @@
+import { config } from '../../config';
+import { rotasDeAcesso } from '../shared/acesso/rotas';
+import { limitePorEndereco } from '../shared/limite';
+import { Rota } from '../shared/rotas';
+import { acessoLeads } from './acesso';
+import { buscarCnpj } from './cnpj';
+import { listarEmpresas } from './empresas';
+import { respostas, schemas } from './schemas';
+
+/** The registry changes once a month: a record may be kept by caches for an hour. */
+const CACHE_DO_CNPJ = 'public, max-age=3600';
+
+/** Leads routes: SPEC 4.2 plus the access module (DESIGN §3). */
+export function rotasDeLeads(): Rota[] {
+  return [
+    {
+      metodo: 'get',
+      caminho: '/api/cnpj/:cnpj',
+      operacao: 'buscar_pelo_id_cnpj',
+      resumo: 'Registro completo de um estabelecimento: empresa, Simples/MEI e sócios',
+      acesso: 'publico',
+      antes: [limitePorEndereco('leads-cnpj', config().leads.cnpjLimitePorMinuto)],
+      validar: { params: schemas.paramsCnpj },
+      resposta: respostas.cnpj,
+      tratar: async (req, res) => {
+        const registro = await buscarCnpj(req.entrada.params.cnpj);
+        res.setHeader('Cache-Control', CACHE_DO_CNPJ);
+        return registro;
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/api/empresas',
+      operacao: 'buscar_paginador_cnpj',
+      resumo: 'Estabelecimentos em ordem de CNPJ, com filtros combináveis e total (limitado a 2.000.000)',
+      acesso: 'usuario_ou_aplicativo',
+      permissao: acessoLeads.controle.lerEmQualquer('empresas'),
+      validar: { query: schemas.empresas },
+      resposta: respostas.pagina,
+      tratar: (req) => {
+        const { pagina, tamanho, ...filtros } = req.entrada.query;
+        return listarEmpresas(filtros, pagina, tamanho);
+      },
+    },
+    ...rotasDeAcesso(acessoLeads),
+  ];
+}
