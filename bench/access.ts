@@ -29,20 +29,19 @@
  *   BENCH_COMPILED=1    server as plain node on tsc output (as `npm start`), not through ts-node
  *   MYSQL_URL, REDIS_URL  as the suite
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu } from './processo';
-import { chamar, esperar, inteiro, limparDados, MYSQL_URL, REDIS_URL } from './comum';
+import { chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
 const SERVICOS = ['identity', 'intranet'];
 
-const RAIZ = path.resolve(__dirname, '..');
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const AQUECIMENTO = inteiro('BENCH_WARMUP', 3);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
@@ -71,43 +70,10 @@ interface Servidor {
   dataDir: string;
 }
 
-let compilado: { dir: string; script: string } | undefined;
+let compilado: Compilado | undefined;
 
-/**
- * BENCH_COMPILED=1: the server runs as `npm start` does, plain node on tsc output (compiled here
- * into a temp folder, so dist/ is left alone) instead of through ts-node.
- */
-function compilarServidor(): { dir: string; script: string } {
-  if (compilado) return compilado;
-  const dir = mkdtempSync(path.join(tmpdir(), 'suite-bench-dist-'));
-  const tsconfig = path.join(dir, 'tsconfig.json');
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({
-      extends: path.join(RAIZ, 'tsconfig.build.json'),
-      compilerOptions: {
-        outDir: path.join(dir, 'out'),
-        rootDir: RAIZ,
-        sourceMap: false,
-        typeRoots: [path.join(RAIZ, 'node_modules', '@types')],
-      },
-      files: [path.join(RAIZ, 'bench', 'servidor.ts')],
-      include: [],
-    }),
-  );
-  const inicio = Date.now();
-  const tsc = path.join(RAIZ, 'node_modules', 'typescript', 'bin', 'tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', tsconfig], { cwd: RAIZ, encoding: 'utf8' });
-  const script = path.join(dir, 'out', 'bench', 'servidor.js');
-  // type errors (others' work in progress) still emit; only a missing output stops the run
-  if (!existsSync(script)) throw new Error(`tsc did not emit the bench server: ${r.stdout}${r.stderr}`);
-  const aviso = r.status ? ' (with type errors, emitted anyway)' : '';
-  console.log(`compiled the server with tsc in ${((Date.now() - inicio) / 1000).toFixed(1)} s${aviso}`);
-  compilado = { dir, script };
-  return compilado;
-}
-
-const caminhosDePacotes = () => [path.join(RAIZ, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(path.delimiter);
+/** BENCH_COMPILED=1: the server runs as `npm start` does, plain node on tsc output. */
+const compilarServidor = () => (compilado ??= compilarParaBench(['bench/servidor.ts']));
 
 function iniciarServidor(logLevel: string): Promise<Servidor> {
   const prefixo = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -115,7 +81,7 @@ function iniciarServidor(logLevel: string): Promise<Servidor> {
   const saida = openSync(process.env.BENCH_SERVER_LOG || '/dev/null', 'a');
   const preload = process.env.BENCH_SERVER_PRELOAD;
   const execArgv = !COMPILADO || preload?.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : [];
-  const script = COMPILADO ? compilarServidor().script : path.join(RAIZ, 'bench', 'servidor.ts');
+  const script = COMPILADO ? compilarServidor().saida('bench/servidor.ts') : path.join(RAIZ, 'bench', 'servidor.ts');
   // a module loaded in the server before it starts: to try a change without editing the product
   if (preload) execArgv.push('-r', path.resolve(preload));
   if (process.env.BENCH_CPU_PROF) {
@@ -133,7 +99,7 @@ function iniciarServidor(logLevel: string): Promise<Servidor> {
       ...process.env,
       APP_ENV: 'LOCALHOST',
       // tsc output lives in a temp folder: packages are found through NODE_PATH
-      ...(COMPILADO ? { NODE_PATH: caminhosDePacotes() } : {}),
+      ...(COMPILADO ? compilarServidor().env : {}),
       DB_PREFIX: prefixo,
       QUEUE_PREFIX: prefixo,
       DATA_DIR: dataDir,

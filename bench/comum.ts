@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import IORedis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 
@@ -67,4 +71,48 @@ export async function limparDados(prefixo: string, servicos: string[]): Promise<
   } finally {
     r.disconnect();
   }
+}
+
+export const RAIZ = path.resolve(__dirname, '..');
+
+export interface Compilado {
+  dir: string;
+  /** where tsc put an entry of the project, e.g. `saida('suite.ts')` */
+  saida(arquivo: string): string;
+  /** compiled code lives in a temp folder: its packages are found through NODE_PATH */
+  env: { NODE_PATH: string };
+}
+
+/**
+ * Compiles entries of the project with tsc into a temp folder (dist/ is left alone), so a bench
+ * can run them as `npm start` does, plain node on tsc output, instead of through ts-node. The
+ * caller removes `dir` when done.
+ */
+export function compilarParaBench(entradas: string[]): Compilado {
+  const dir = mkdtempSync(path.join(tmpdir(), 'suite-bench-dist-'));
+  const tsconfig = path.join(dir, 'tsconfig.json');
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: path.join(RAIZ, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir: path.join(dir, 'out'),
+        rootDir: RAIZ,
+        sourceMap: false,
+        incremental: false,
+        tsBuildInfoFile: null,
+        typeRoots: [path.join(RAIZ, 'node_modules', '@types')],
+      },
+      files: entradas.map((e) => path.join(RAIZ, e)),
+      include: [],
+    }),
+  );
+  const inicio = Date.now();
+  const r = spawnSync(process.execPath, [path.join(RAIZ, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], { cwd: RAIZ, encoding: 'utf8' });
+  const saida = (arquivo: string) => path.join(dir, 'out', arquivo.replace(/\.ts$/, '.js'));
+  // type errors (others' work in progress) still emit; only a missing output stops the run
+  const faltando = entradas.filter((e) => !existsSync(saida(e)));
+  if (faltando.length) throw new Error(`tsc did not emit ${faltando.join(', ')}: ${r.stdout}${r.stderr}`);
+  console.log(`compiled ${entradas.join(', ')} with tsc in ${((Date.now() - inicio) / 1000).toFixed(1)} s${r.status ? ' (with type errors, emitted anyway)' : ''}`);
+  return { dir, saida, env: { NODE_PATH: [path.join(RAIZ, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(path.delimiter) } };
 }

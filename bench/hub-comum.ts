@@ -15,9 +15,9 @@
  *
  * Only HTTP and the queue's name (`hub-entrega`) are relied on, never the product's internals.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -25,11 +25,9 @@ import { Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
 import IORedis from 'ioredis';
-import { chamar, esperar, inteiro, limparDados as limparDadosDe, MYSQL_URL, REDIS_URL } from './comum';
+import { chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
-export { chamar, esperar, inteiro, REDIS_URL };
-
-export const RAIZ = path.resolve(__dirname, '..');
+export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
 /** the delivery queue's name (queues/hub-entrega.ts): the only product internal the benches use */
 export const FILA_DE_ENTREGAS = 'hub-entrega';
@@ -56,43 +54,14 @@ export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- compiled mode
 
-let compilado: { dir: string; suite: string; servidor: string } | undefined;
+let compilado: Compilado | undefined;
 
 /**
- * Compiled mode (BENCH_COMPILED=1, or a bench's default): hub server and workers run as `npm start` does, plain node on tsc output
- * (compiled into a temp folder, dist/ left alone) instead of through ts-node (whose source-map
- * support makes every error stack, e.g. of a failed attempt, dearer than in production).
+ * Compiled mode (BENCH_COMPILED=1, or a bench's default): hub server and workers run as `npm start`
+ * does, plain node on tsc output, instead of through ts-node (whose source-map support makes every
+ * error stack, e.g. of a failed attempt, dearer than in production).
  */
-function compilar() {
-  if (compilado) return compilado;
-  const dir = mkdtempSync(path.join(tmpdir(), 'suite-bench-hub-dist-'));
-  const tsconfig = path.join(dir, 'tsconfig.json');
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({
-      extends: path.join(RAIZ, 'tsconfig.build.json'),
-      compilerOptions: {
-        outDir: path.join(dir, 'out'),
-        rootDir: RAIZ,
-        sourceMap: false,
-        incremental: false,
-        tsBuildInfoFile: null,
-        typeRoots: [path.join(RAIZ, 'node_modules', '@types')],
-      },
-      files: [path.join(RAIZ, 'suite.ts'), path.join(RAIZ, 'bench', 'hub-servidor.ts')],
-      include: [],
-    }),
-  );
-  const inicio = Date.now();
-  const r = spawnSync(process.execPath, [path.join(RAIZ, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], { cwd: RAIZ, encoding: 'utf8' });
-  const suite = path.join(dir, 'out', 'suite.js');
-  const servidor = path.join(dir, 'out', 'bench', 'hub-servidor.js');
-  // type errors (others' work in progress) still emit; only a missing output stops the run
-  if (!existsSync(suite) || !existsSync(servidor)) throw new Error(`tsc did not emit: ${r.stdout}${r.stderr}`);
-  console.log(`compiled the hub and the worker with tsc in ${((Date.now() - inicio) / 1000).toFixed(1)} s${r.status ? ' (with type errors, emitted anyway)' : ''}`);
-  compilado = { dir, suite, servidor };
-  return compilado;
-}
+const compilar = () => (compilado ??= compilarParaBench(['suite.ts', 'bench/hub-servidor.ts']));
 
 /** node arguments to run a TypeScript entry of the project (ts-node, or its compiled twin) */
 function comando(entrada: 'suite' | 'servidor', args: string[] = []): { argv: string[]; env: Record<string, string> } {
@@ -105,10 +74,7 @@ function comando(entrada: 'suite' | 'servidor', args: string[] = []): { argv: st
   }
   if (compiladoAtivo()) {
     const c = compilar();
-    return {
-      argv: [...perfil, entrada === 'suite' ? c.suite : c.servidor, ...args],
-      env: { NODE_PATH: [path.join(RAIZ, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(path.delimiter) },
-    };
+    return { argv: [...perfil, c.saida(entrada === 'suite' ? 'suite.ts' : 'bench/hub-servidor.ts'), ...args], env: c.env };
   }
   const arquivo = entrada === 'suite' ? path.join(RAIZ, 'suite.ts') : path.join(RAIZ, 'bench', 'hub-servidor.ts');
   return { argv: [...perfil, '-r', 'ts-node/register/transpile-only', arquivo, ...args], env: {} };

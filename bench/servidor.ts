@@ -1,9 +1,9 @@
 /**
  * Server side of `npm run bench:access` (bench/access.ts spawns it; never part of `npm test`).
  *
- * Starts, in this one process, the identity and intranet APIs (as `npm start` would: migrated
- * databases, seeds, the intranet collaborator-sync worker) on free loopback ports, plus a bare
- * Express route as the baseline, and tells the parent the addresses over the IPC channel
+ * Starts, in this one process, the APIs of BENCH_SERVICOS (identity and intranet by default) as
+ * `npm start` would (migrated databases, seeds, the workers of their queues) on free loopback
+ * ports, plus a bare Express route as the baseline, and tells the parent the addresses over the IPC channel
  * (stdout is left to the logs, which the parent sends to /dev/null).
  *
  * The parent sets DB_PREFIX/QUEUE_PREFIX (unique per run), DATA_DIR (a temp folder), LOG_LEVEL
@@ -16,6 +16,7 @@ import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
+import type { NomeDoServico } from '../config/services';
 
 const prefixoPadrao = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
 process.env.APP_ENV = 'LOCALHOST';
@@ -37,6 +38,7 @@ export interface EnderecosDoBench {
   bare: string;
   identity: string;
   intranet: string;
+  leads: string;
 }
 
 function avisar(msg: unknown): void {
@@ -50,7 +52,8 @@ async function main(): Promise<void> {
   const { escutar } = await import('../lib/http-server');
   const { encerrarNoSinal, encerrar } = await import('../lib/lifecycle');
   const { iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
-  const { filaIntranetColaboradorSync } = await import('../queues/intranet-colaborador-sync');
+  const { FILAS } = await import('../queues');
+  const servicos = (process.env.BENCH_SERVICOS || 'identity,intranet').split(',') as NomeDoServico[];
 
   config();
   encerrarNoSinal();
@@ -59,9 +62,9 @@ async function main(): Promise<void> {
     encerrar().finally(() => process.exit(0));
   });
 
-  const url = await iniciarApisEmPortasLivres(['identity', 'intranet']);
-  // the master's GET /colaborador registers identity's collaborators through this queue
-  await iniciarWorkers([filaIntranetColaboradorSync.nome]);
+  const url = await iniciarApisEmPortasLivres(servicos);
+  // e.g. the master's GET /colaborador registers identity's collaborators through a queue
+  await iniciarWorkers(FILAS.filter((f) => servicos.includes(f.servico)).map((f) => f.nome));
 
   const bare = express();
   bare.disable('x-powered-by');
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     bare: `http://127.0.0.1:${(servidorBare.address() as AddressInfo).port}`,
     identity: url.identity,
     intranet: url.intranet,
+    leads: url.leads,
   };
   avisar(enderecos);
 }
