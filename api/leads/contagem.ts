@@ -13,7 +13,9 @@ export const TETO_DA_CONTAGEM = 2_000_000;
 export const PRAZO_DA_CONTAGEM_S = 6;
 /** How long a listing waits for the count job before answering the estimate (queue wait included). */
 const ESPERA_DA_CONTAGEM_MS = (PRAZO_DA_CONTAGEM_S + 2) * 1000;
+/** Exact counts hold until the next import; an estimate from a slow count is retried sooner. */
 const VALIDADE_DO_CACHE_S = 24 * 60 * 60;
+const VALIDADE_DA_ESTIMATIVA_S = 10 * 60;
 
 export interface Contagem {
   total: number;
@@ -55,8 +57,9 @@ const chaveDoCache = (chave: string) => prefixoDoCache() + createHash('sha256').
 
 /**
  * The count a listing shows: from the cache when this filter set was counted since the last import,
- * else by the count job (shared by concurrent listings of the same filters). A job that does not
- * answer in time gives the estimate, which is not cached.
+ * else by the count job (shared by concurrent listings of the same filters). The database's
+ * estimate (over the cap or the time) is cached for a shorter while; a job that does not answer in
+ * time gives the estimate without caching it.
  */
 export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
   const chave = chaveDosFiltros(filtros);
@@ -71,7 +74,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
     log.warn({ err: (err as Error).message, filtros: chave }, 'contagem sem resposta a tempo: total estimado');
     return ESTIMATIVA;
   }
-  await redis('produtor').set(cache, JSON.stringify(contagem), 'EX', VALIDADE_DO_CACHE_S);
+  await redis('produtor').set(cache, JSON.stringify(contagem), 'EX', contagem.estimado ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
 }
 

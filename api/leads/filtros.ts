@@ -24,12 +24,12 @@ export interface FiltrosDeEmpresas {
   nome?: string;
 }
 
-/** Digits only (masks such as `6204-0/00` or `70.836-900` are accepted), then left-padded. */
+/** Digits only (mask characters `. / -` as in `6204-0/00` or `70.836-900` are dropped; anything else is refused), then left-padded. */
 const codigo = (tamanho: number, descricao: string, minimo = 1) =>
   Joi.string()
     .trim()
     .empty('')
-    .replace(/[^0-9]/g, '')
+    .replace(/[.\/\-\s]/g, '')
     .pattern(new RegExp(`^[0-9]{${minimo},${tamanho}}$`))
     .custom((v: string) => v.padStart(tamanho, '0'))
     .description(descricao);
@@ -79,7 +79,7 @@ export const esquemaDosFiltros = {
   cep: Joi.string()
     .trim()
     .empty('')
-    .replace(/[^0-9]/g, '')
+    .replace(/[.\/\-\s]/g, '')
     .pattern(/^[0-9]{1,8}$/)
     .description('início do CEP'),
   nome: Joi.string().trim().empty('').min(2).max(150).description('palavras da razão social ou do nome fantasia'),

@@ -1,0 +1,119 @@
+/**
+ * What the leads benchmarks share (never part of `npm test`): synthetic Receita files (generated
+ * once per size into a temp folder and reused), the import run as an operator runs it
+ * (`suite import-cnpj <dir>` in a child process, its peak RSS read from /proc), and clean-up.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Compilado, inteiro, limparDados, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
+
+export const ESTABELECIMENTOS = inteiro('BENCH_ESTABELECIMENTOS', 1_000_000);
+export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
+
+/** The synthetic month: BENCH_RECEITA_DIR, or a temp folder per size, generated on first use. */
+export function arquivosDoBench(): Promise<ResumoDaGeracao> {
+  const dir = process.env.BENCH_RECEITA_DIR || path.join(tmpdir(), `suite-bench-receita-${ESTABELECIMENTOS}`);
+  const inicio = Date.now();
+  return gerarArquivosReceita(dir, { estabelecimentos: ESTABELECIMENTOS }).then((r) => {
+    console.log(`synthetic Receita files in ${dir} (${((Date.now() - inicio) / 1000).toFixed(1)} s to generate or reuse)`);
+    return r;
+  });
+}
+
+export interface Ambiente {
+  prefixo: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A unique DB/queue prefix and the environment every child of one run shares. */
+export function novoAmbiente(c: Compilado, extra: Record<string, string> = {}): Ambiente {
+  const prefixo = `benchleads${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'suite-bench-leads-'));
+  return {
+    prefixo,
+    dataDir,
+    env: {
+      ...process.env,
+      ...c.env,
+      APP_ENV: 'LOCALHOST',
+      DB_PREFIX: prefixo,
+      QUEUE_PREFIX: prefixo,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
+      MYSQL_URL,
+      REDIS_URL,
+      IDENTITY_ADMIN_EMAIL: ADMIN.email,
+      IDENTITY_ADMIN_SENHA: ADMIN.senha,
+      IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
+      SHUTDOWN_GRACE_MS: '2000',
+      ...extra,
+    },
+  };
+}
+
+export async function limparAmbiente(a: Ambiente): Promise<void> {
+  if (process.env.BENCH_MANTER === '1') {
+    console.log(`kept the data (BENCH_MANTER=1): databases ${a.prefixo}_*`);
+    return;
+  }
+  await limparDados(a.prefixo, ['identity', 'leads']);
+  rmSync(a.dataDir, { recursive: true, force: true });
+}
+
+/** Peak resident memory of a process so far (VmHWM), in MB. */
+function picoDeRss(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Importacao {
+  segundos: number;
+  rssPicoMb: number;
+  linhas: Record<string, number>;
+}
+
+/**
+ * `suite import-cnpj <dir>` as an operator runs it. With no worker of the import queue running
+ * under this prefix, the command runs the job itself, so its RSS is the importer's.
+ */
+export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Importacao> {
+  const inicio = process.hrtime.bigint();
+  const filho = spawn(process.execPath, [c.saida('suite.ts'), 'import-cnpj', dir], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let saida = '';
+  let erros = '';
+  let pico = 0;
+  filho.stdout.on('data', (d) => (saida += d));
+  filho.stderr.on('data', (d) => {
+    erros += d;
+    const ultima = String(d).trim().split('\n').pop();
+    if (ultima && process.env.BENCH_PROGRESSO !== '0') process.stdout.write(`  ${ultima}\n`);
+  });
+  const amostra = setInterval(() => (pico = Math.max(pico, picoDeRss(filho.pid!) ?? 0)), 100);
+  return new Promise((resolve, reject) => {
+    filho.once('exit', (codigo) => {
+      clearInterval(amostra);
+      const segundos = Number(process.hrtime.bigint() - inicio) / 1e9;
+      if (codigo !== 0) return reject(new Error(`import-cnpj exited ${codigo}: ${erros.slice(-2000)}`));
+      const resultado = JSON.parse(saida.trim().split('\n').pop() ?? '{}');
+      resolve({ segundos, rssPicoMb: pico, linhas: resultado.linhas ?? {} });
+    });
+  });
+}
+
+export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+export const fms = (n: number) => (!Number.isFinite(n) ? '-' : n >= 10 ? n.toFixed(0) : n.toFixed(1));
+
+export function percentil(valores: number[], p: number): number {
+  if (!valores.length) return NaN;
+  const ordenados = [...valores].sort((x, y) => x - y);
+  return ordenados[Math.min(ordenados.length - 1, Math.ceil((p / 100) * ordenados.length) - 1)];
+}

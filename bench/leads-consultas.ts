@@ -1,0 +1,134 @@
+/**
+ * `npm run bench:leads-cnpj` and `npm run bench:leads-empresas` (this file with `cnpj` or
+ * `empresas`): reads over BENCH_ESTABELECIMENTOS (1,000,000) imported synthetic establishments.
+ *
+ *   cnpj      GET /api/cnpj/{cnpj} with autocannon, 50 connections, BENCH_DURATION (10) s, each
+ *             request a random existing CNPJ, against a bare Express route in the same server
+ *             process and run. Goal: p99 <= 20 ms and ratio >= 0.3.
+ *   empresas  GET /api/empresas by the master with 1, 2 and 3 filters, first page and page 1,000
+ *             (tamanho 12), one request at a time: p50/p99 over the 27 UFs, once with the count
+ *             computed (a filter set not seen before) and once with it cached.
+ *             Goal: every first page <= 150 ms, deep pages <= 500 ms.
+ *
+ * The identity and leads APIs (with their workers) run compiled in one child (bench/servidor.ts);
+ * the data is imported with `suite import-cnpj`. Environment: BENCH_ESTABELECIMENTOS,
+ * BENCH_RECEITA_DIR, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_MANTER=1, MYSQL_URL, REDIS_URL.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import autocannon from 'autocannon';
+import type { EnderecosDoBench } from './servidor';
+import { chamar, compilarParaBench, esperar, inteiro, RAIZ } from './comum';
+import { ADMIN, Ambiente, arquivosDoBench, f0, fms, importar, limparAmbiente, novoAmbiente, percentil } from './leads-comum';
+
+const MODO = process.argv[2];
+const DURACAO = inteiro('BENCH_DURATION', 10);
+const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
+
+function iniciarServidor(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: EnderecosDoBench }> {
+  const filho = spawn(process.execPath, [script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));
+    filho.once('exit', (code) => reject(new Error(`bench server exited (${code}) before it was ready`)));
+  });
+}
+
+function parar(filho: ChildProcess): Promise<void> {
+  if (filho.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    filho.once('exit', () => resolve());
+    filho.kill('SIGTERM');
+  });
+}
+
+async function carga(url: string, caminhos: () => string): Promise<autocannon.Result> {
+  return autocannon({
+    url,
+    connections: CONEXOES,
+    duration: DURACAO,
+    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
+  });
+}
+
+async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
+  const sorteado = () => cnpjs[Math.floor(Math.random() * cnpjs.length)];
+  const r = await chamar(e.leads, 'GET', `/api/cnpj/${sorteado()}`);
+  if (r.status !== 200) throw new Error(`lookup of an imported CNPJ answered ${r.status}: ${r.text.slice(0, 300)}`);
+  await carga(e.bare, () => '/x'); // warm-up of both
+  await carga(e.leads, () => `/api/cnpj/${sorteado()}`);
+  const bare = await carga(e.bare, () => '/x');
+  const leads = await carga(e.leads, () => `/api/cnpj/${sorteado()}`);
+  const razao = leads.requests.average / bare.requests.average;
+  const linha = (nome: string, x: autocannon.Result) =>
+    `  ${nome.padEnd(34)} ${f0(x.requests.average).padStart(6)} req/s  p50 ${fms(x.latency.p50)} ms  p99 ${fms(x.latency.p99)} ms` +
+    `  [${x.requests.total} requests, ${x.non2xx} non-2xx, ${x.errors + x.timeouts} errors]`;
+  console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length)} sampled`);
+  console.log(linha('bare express GET /x', bare));
+  console.log(linha('leads GET /api/cnpj/{cnpj}', leads));
+  const ok = leads.latency.p99 <= 20 && razao >= 0.3 && leads.non2xx === 0;
+  console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
+}
+
+const UFS = 'SP MG RJ BA PR RS PE CE PA SC GO MA AM ES PB RN MT AL PI DF MS SE RO TO AC AP RR'.split(' ');
+
+async function benchEmpresas(e: EnderecosDoBench) {
+  const token = (await esperar(e.identity, 'POST', '/auth/login', 200, { body: ADMIN })).access_token as string;
+  // the most common main CNAE of the data, so the 3-filter set is not empty
+  const amostra = await esperar(e.leads, 'GET', '/api/empresas?tamanho=50', 200, { token });
+  const cnae = (await esperar(e.leads, 'GET', `/api/cnpj/${amostra.itens[0].cnpj}`, 200)).cnae_fiscal_principal as string;
+  const cenarios: [string, (uf: string) => string][] = [
+    ['1 filter (uf)', (uf) => `uf=${uf}`],
+    ['2 filters (uf, situacao_cadastral)', (uf) => `uf=${uf}&situacao_cadastral=02`],
+    ['3 filters (uf, situacao, cnae)', (uf) => `uf=${uf}&situacao_cadastral=02&cnae=${cnae}`],
+  ];
+  console.log(`\nGET /api/empresas, one request at a time, one sample per UF (${UFS.length}); tamanho 12`);
+  console.log('  scenario                              page   count     p50 ms  p99 ms  max ms  goal');
+  let ok = true;
+  for (const [nome, filtro] of cenarios) {
+    // the first pass computes each filter set's count; later passes find it cached
+    for (const [pagina, contagem] of [
+      [1, 'computed'],
+      [1, 'cached'],
+      [1000, 'cached'],
+    ] as const) {
+      const tempos: number[] = [];
+      for (const uf of UFS) {
+        const inicio = performance.now();
+        const r = await chamar(e.leads, 'GET', `/api/empresas?${filtro(uf)}&pagina=${pagina}`, { token });
+        tempos.push(performance.now() - inicio);
+        if (r.status !== 200) throw new Error(`${nome} ${uf}: ${r.status} ${r.text.slice(0, 300)}`);
+      }
+      const meta = pagina === 1 ? 150 : 500;
+      const p99 = percentil(tempos, 99);
+      ok &&= p99 <= meta;
+      console.log(`  ${nome.padEnd(36)}  ${String(pagina).padStart(5)}  ${contagem.padEnd(8)}  ${fms(percentil(tempos, 50)).padStart(6)}  ` +
+        `${fms(p99).padStart(6)}  ${fms(Math.max(...tempos)).padStart(6)}  ${p99 <= meta ? 'met' : 'NOT met'} (<= ${meta})`);
+    }
+  }
+  console.log(ok ? '\nGoals met.' : '\nGoals NOT met.');
+}
+
+async function main() {
+  if (MODO !== 'cnpj' && MODO !== 'empresas') throw new Error('usage: leads-consultas.ts cnpj|empresas');
+  const arquivos = await arquivosDoBench();
+  const c = compilarParaBench(['suite.ts', 'bench/servidor.ts']);
+  const a = novoAmbiente(c, { BENCH_SERVICOS: 'identity,leads', LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' });
+  let filho: ChildProcess | undefined;
+  try {
+    const s = await iniciarServidor(c.saida('bench/servidor.ts'), a);
+    filho = s.filho;
+    const imp = await importar(c, a, arquivos.dir);
+    console.log(`imported ${f0(imp.linhas.estabelecimento ?? 0)} establishments in ${fms(imp.segundos)} s`);
+    if (MODO === 'cnpj') await benchCnpj(s.e, arquivos.cnpjs);
+    else await benchEmpresas(s.e);
+  } finally {
+    if (filho) await parar(filho);
+    await limparAmbiente(a);
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,285 @@
+import { Connection } from 'mysql2/promise';
+import { QueryTypes } from 'sequelize';
+import { contarEmpresas, esquecerContagens, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { banco, novaConexao } from '../../lib/database';
+import { eventosDaFila, fila } from '../../queues/fila';
+import { filaLeadsContagem } from '../../queues/leads-contagem';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import {
+  acrescentar,
+  Cadastro,
+  Consulta,
+  empresa,
+  esperados,
+  estabelecimento,
+  gerarCadastro,
+  Leads,
+  leadsDe,
+  remover,
+  resumoEsperado,
+  semear,
+  Visao,
+} from './apoio-empresas';
+
+/*
+ * SPEC 4.2 rule 4 and DESIGN §6/§8: `total` of GET /api/empresas is counted by a queue job
+ * (leads-contagem) under a time limit enforced by the database, stopping past the cap, and
+ * cached in Redis per filter set until esquecerContagens() (called after an import).
+ *
+ * The database's own limit is exercised for real: a LOCK TABLES ... WRITE held by another
+ * connection makes the count wait on a metadata lock until MariaDB's max_statement_time ends it.
+ * The cap of 2,000,000 itself needs 2,000,001 rows (about 40 s to insert here): see the report.
+ */
+
+let suite: SuiteDeTeste;
+let leads: Leads;
+let cadastro: Cadastro;
+let master: string;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads']);
+  leads = leadsDe(suite);
+  cadastro = gerarCadastro(7);
+  await semear(cadastro);
+  master = await leads.admin();
+});
+afterAll(() => suite.encerrar());
+// each test starts with no cached count
+beforeEach(() => esquecerContagens());
+
+const ESTIMATIVA = { total: TETO_DA_CONTAGEM, estimado: true };
+
+const primeiraPagina = (p: (v: Visao) => boolean) =>
+  esperados(cadastro, p)
+    .slice(0, 12)
+    .map((cnpj) => resumoEsperado(cadastro, cnpj));
+
+async function listar(query: Consulta) {
+  const res = await leads.listar(master, query);
+  if (res.status !== 200) throw new Error(`listing: ${res.status} ${res.text}`);
+  return res.body as { total: number; estimado: boolean; pagina: number; tamanho: number; itens: Record<string, string | null>[] };
+}
+
+/** Polls until `f` gives something truthy (or fails after `prazoMs`). */
+async function ate<T>(f: () => Promise<T | undefined | false>, prazoMs = 5_000): Promise<T> {
+  const fim = Date.now() + prazoMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > fim) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Count statements of the listing running (or waiting) in the leads database right now. */
+function contagensNoBanco() {
+  return banco('leads').query<{ id: number; info: string }>(
+    `SELECT ID AS id, INFO AS info FROM information_schema.PROCESSLIST
+      WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e%'`,
+    { type: QueryTypes.SELECT },
+  );
+}
+
+/** Another connection takes a write lock on estabelecimento: every read of it waits (metadata lock). */
+async function travarEstabelecimentos(): Promise<Connection> {
+  const conexao = await novaConexao('leads');
+  await conexao.query('LOCK TABLES estabelecimento WRITE');
+  return conexao;
+}
+
+async function destravar(conexao: Connection) {
+  await conexao.query('UNLOCK TABLES');
+  await conexao.end();
+}
+
+/** Jobs added to (or refused as duplicates by) the count queue while `f` runs. */
+function ouvirJobsDeContagem() {
+  const eventos = eventosDaFila(filaLeadsContagem);
+  const vistos: string[] = [];
+  const adicionado = ({ jobId }: { jobId: string }) => vistos.push(`adicionado ${jobId}`);
+  const duplicado = ({ jobId }: { jobId: string }) => vistos.push(`duplicado ${jobId}`);
+  eventos.on('added', adicionado);
+  eventos.on('duplicated', duplicado);
+  return {
+    vistos,
+    parar() {
+      eventos.off('added', adicionado);
+      eventos.off('duplicated', duplicado);
+    },
+  };
+}
+
+describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', () => {
+  test('total is the number of matches over every page, estimado false, below the cap', async () => {
+    const p = ({ e }: Visao) => e.uf === 'SP' || e.uf === 'RJ';
+    const sp = await listar({ uf: 'SP', tamanho: 3 });
+    const rj = await listar({ uf: 'RJ', tamanho: 3 });
+    expect(sp.total + rj.total).toBe(esperados(cadastro, p).length);
+    expect([sp.estimado, rj.estimado, sp.itens.length]).toEqual([false, false, 3]);
+    const tudo = await listar({});
+    expect({ total: tudo.total, estimado: tudo.estimado }).toEqual({ total: cadastro.estabelecimentos.length, estimado: false });
+  });
+});
+
+describe('rule 4: counts are cached per filter set until esquecerContagens (DESIGN §6)', () => {
+  test('a second listing with the same filters does not recount: a new row is not in total until esquecerContagens', async () => {
+    const noDf = ({ e }: Visao) => e.uf === 'DF';
+    const antes = esperados(cadastro, noDf).length;
+    expect((await listar({ uf: 'DF' })).total).toBe(antes);
+
+    const novo = estabelecimento({ uf: 'DF', municipio: '9701', identificador_matriz_filial: '1' });
+    await acrescentar(cadastro, [{ e: novo, em: empresa({ cnpj_basico: novo.cnpj_basico }) }]);
+    try {
+      const ouvinte = ouvirJobsDeContagem();
+      try {
+        // the same set of filters, however it is written: values normalized, empties and unknown names dropped, any order
+        for (const query of [{ uf: 'DF' }, { uf: 'df' }, { uf: 'DF', cnae: '', nome: ' ', foo: 'bar' }]) {
+          expect({ query, total: (await listar(query)).total }).toEqual({ query, total: antes });
+        }
+        expect(ouvinte.vistos).toEqual([]); // no count job at all
+      } finally {
+        ouvinte.parar();
+      }
+
+      // another filter set is counted now, new row included
+      const outro = await listar({ uf: 'DF', matriz_filial: '1' });
+      const matrizesNoDf = esperados(cadastro, (v) => noDf(v) && v.e.identificador_matriz_filial === '1');
+      expect(matrizesNoDf).toContain(novo.cnpj);
+      expect(outro.total).toBe(matrizesNoDf.length);
+
+      await esquecerContagens();
+      expect((await listar({ uf: 'DF' })).total).toBe(antes + 1);
+    } finally {
+      await remover(cadastro, [novo.cnpj]);
+      await esquecerContagens();
+    }
+    expect((await listar({ uf: 'DF' })).total).toBe(antes);
+  });
+
+  test('filter sets that differ only in order and code masks share one cached count', async () => {
+    const p = ({ e }: Visao) => e.situacao_cadastral === '02' && e.cnae_fiscal_principal === '6204000';
+    const esperado = esperados(cadastro, p).length;
+    expect((await listar({ situacao_cadastral: '02', cnae: '6204000' })).total).toBe(esperado);
+    const ouvinte = ouvirJobsDeContagem();
+    try {
+      expect((await listar({ cnae: '6204-0/00', situacao_cadastral: '2' })).total).toBe(esperado);
+      expect(ouvinte.vistos).toEqual([]);
+    } finally {
+      ouvinte.parar();
+    }
+  });
+});
+
+describe('rule 4: the count is a queue job (DESIGN §6 and §8)', () => {
+  test('two concurrent listings with the same filters share one count job and one count query', async () => {
+    const p = ({ e }: Visao) => e.uf === 'RJ' && (e.telefone_1 !== null || e.telefone_2 !== null);
+    const ouvinte = ouvirJobsDeContagem();
+    const trava = await travarEstabelecimentos();
+    let pedidos: Promise<Awaited<ReturnType<typeof listar>>>[] = [];
+    try {
+      // the first count waits on the lock, so the second listing arrives while it runs
+      pedidos = [listar({ uf: 'RJ', tem_telefone: 'true' }), listar({ tem_telefone: 'true', uf: 'rj' })];
+      await ate(async () => ouvinte.vistos.length >= 2);
+      await ate(async () => (await contagensNoBanco()).length > 0);
+      expect(await contagensNoBanco()).toHaveLength(1);
+    } finally {
+      ouvinte.parar();
+      await destravar(trava);
+    }
+    const respostas = await Promise.all(pedidos);
+    const esperado = { total: esperados(cadastro, p).length, estimado: false, itens: primeiraPagina(p) };
+    for (const r of respostas) expect({ total: r.total, estimado: r.estimado, itens: r.itens }).toEqual(esperado);
+    const [, jobId] = ouvinte.vistos[0].split(' ');
+    expect(ouvinte.vistos).toEqual([`adicionado ${jobId}`, `duplicado ${jobId}`]);
+  });
+
+  test(
+    `a count the database ends at its ${PRAZO_DA_CONTAGEM_S} s limit gives total 2,000,000 and estimado true; the page is still listed (SPEC 4.2 rule 4, DESIGN §6)`,
+    async () => {
+      const p = ({ e }: Visao) => e.uf === 'SP' && e.correio_eletronico !== null;
+      const trava = await travarEstabelecimentos();
+      let pedido: ReturnType<typeof listar> | undefined;
+      let direta: ReturnType<typeof contarEmpresas> | undefined;
+      let consulta: { info: string } | undefined;
+      let duracao = 0;
+      try {
+        const inicio = Date.now();
+        pedido = listar({ uf: 'SP', tem_email: 'true' });
+        pedido.catch(() => undefined);
+        // the count function itself, as the job's processor calls it: the timeout is its answer, not an error
+        direta = contarEmpresas({ uf: 'SP', tem_email: true });
+        direta.catch(() => undefined);
+        [consulta] = await ate(async () => {
+          const c = await contagensNoBanco();
+          return c.length > 0 && c;
+        });
+        // the database itself ends the statement (not the listing giving up on the job)
+        await ate(async () => (await contagensNoBanco()).length === 0, (PRAZO_DA_CONTAGEM_S + 3) * 1000);
+        duracao = Date.now() - inicio;
+      } finally {
+        await destravar(trava);
+      }
+      // the limit and the cap are the database's: the statement carries both
+      expect(consulta!.info).toMatch(new RegExp(`max_statement_time = ${PRAZO_DA_CONTAGEM_S}\\b|MAX_EXECUTION_TIME\\(${PRAZO_DA_CONTAGEM_S * 1000}\\)`));
+      expect(consulta!.info).toContain(`LIMIT ${TETO_DA_CONTAGEM + 1}`);
+      expect(duracao).toBeGreaterThanOrEqual(PRAZO_DA_CONTAGEM_S * 1000 - 100);
+      expect(duracao).toBeLessThan((PRAZO_DA_CONTAGEM_S + 2) * 1000);
+
+      expect(await direta!).toEqual(ESTIMATIVA);
+      const res = await pedido!;
+      expect(res).toEqual({ ...ESTIMATIVA, pagina: 1, tamanho: 12, itens: primeiraPagina(p) });
+
+      await esquecerContagens();
+      expect(await listar({ uf: 'SP', tem_email: 'true' })).toEqual(
+        expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }),
+      );
+    },
+    30_000,
+  );
+
+  test(
+    'with no worker taking count jobs the listing still answers, after its wait, with the estimate, which is not cached (DESIGN §8)',
+    async () => {
+      const p = ({ e }: Visao) => e.uf === 'MG';
+      const q = fila(filaLeadsContagem);
+      // a paused queue: jobs wait, as with `workers: false` or every worker down
+      await q.pause();
+      let duracao = 0;
+      let res: Awaited<ReturnType<typeof listar>>;
+      try {
+        const inicio = Date.now();
+        res = await listar({ uf: 'MG' });
+        duracao = Date.now() - inicio;
+      } finally {
+        await q.resume();
+      }
+      expect(res).toEqual({ ...ESTIMATIVA, pagina: 1, tamanho: 12, itens: primeiraPagina(p) });
+      // it waited at least the database's own limit before giving up on the job
+      expect(duracao).toBeGreaterThanOrEqual(PRAZO_DA_CONTAGEM_S * 1000);
+      expect(duracao).toBeLessThan(12_000);
+
+      // the job that was left waiting runs now; then the same filters are counted for real
+      await ate(async () => {
+        const n = await q.getJobCounts('waiting', 'active', 'paused', 'prioritized');
+        return Object.values(n).every((v) => v === 0);
+      });
+      expect(await listar({ uf: 'MG' })).toEqual(expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }));
+    },
+    30_000,
+  );
+});
+
+describe('the seed of this file', () => {
+  test('each filter used above matches more than a page of establishments and not all of them (guard)', () => {
+    for (const p of [
+      ({ e }: Visao) => e.uf === 'DF',
+      ({ e }: Visao) => e.uf === 'MG',
+      ({ e }: Visao) => e.uf === 'SP' && e.correio_eletronico !== null,
+      ({ e }: Visao) => e.uf === 'RJ' && (e.telefone_1 !== null || e.telefone_2 !== null),
+    ]) {
+      const n = esperados(cadastro, p).length;
+      expect(n).toBeGreaterThan(12);
+      expect(n).toBeLessThan(cadastro.estabelecimentos.length);
+    }
+  });
+});
