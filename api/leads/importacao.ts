@@ -167,12 +167,27 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
 
       // Every file on a connection of its own, a few at a time (a month has dozens of parts);
       // each table is indexed as soon as its last file is in.
+      // After a failure the loads not yet started are skipped, and the clean-up below waits for
+      // those in flight, so none of them can write into the copies of a later import.
+      let falha: unknown;
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
-      await Promise.all(
+      const tarefa = <T>(fn: () => Promise<T>) =>
+        vez(async () => {
+          if (falha) throw falha;
+          return fn().catch((err) => {
+            falha ??= err;
+            throw err;
+          });
+        });
+      const todasAcabaram = async (tarefas: Promise<unknown>[]) => {
+        await Promise.allSettled(tarefas);
+        if (falha) throw falha;
+      };
+      await todasAcabaram(
         [...porTabela.entries()].map(async ([tabela, lista]) => {
-          await Promise.all(
+          await todasAcabaram(
             lista.map((arquivo) =>
-              vez(() =>
+              tarefa(() =>
                 comConexao(async (conexao) => {
                   // Progress counts the zip's share of the total as its entries are read.
                   const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
@@ -186,7 +201,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
               ),
             ),
           );
-          await vez(() =>
+          await tarefa(() =>
             comConexao(async (conexao) => {
               avisar('indexando', tabela, true);
               await criarIndices(conexao, tabela, indices.get(tabela)!);

@@ -33,7 +33,10 @@ export const MIGRACOES_LEADS: Migracao[] = [
         KEY empresa_capital_social (capital_social),
         FULLTEXT KEY empresa_razao_social (razao_social)
       ) ${TABELA}`);
-      // Secondary indexes hold the primary key, so "WHERE uf = ? ORDER BY cnpj" reads one index in order.
+      // The listing's indexes: a filter column, then the CNPJ, then the other common filter columns.
+      // "WHERE uf = ? AND situacao_cadastral = ? ORDER BY cnpj LIMIT .. OFFSET .." then walks one
+      // index in CNPJ order and checks the other filters inside it, without reading the rows, so a
+      // deep page costs an index scan.
       await q(`CREATE TABLE estabelecimento (
         cnpj CHAR(14) ${CODIGO} NOT NULL PRIMARY KEY,
         cnpj_basico CHAR(8) ${CODIGO} NOT NULL,
@@ -67,10 +70,10 @@ export const MIGRACOES_LEADS: Migracao[] = [
         situacao_especial VARCHAR(255) NULL,
         data_situacao_especial CHAR(8) ${CODIGO} NULL,
         KEY estabelecimento_cnpj_basico (cnpj_basico),
-        KEY estabelecimento_uf (uf),
-        KEY estabelecimento_municipio (municipio),
-        KEY estabelecimento_cnae (cnae_fiscal_principal),
-        KEY estabelecimento_situacao (situacao_cadastral),
+        KEY estabelecimento_uf (uf, cnpj, situacao_cadastral, cnae_fiscal_principal, municipio),
+        KEY estabelecimento_situacao (situacao_cadastral, cnpj, uf, cnae_fiscal_principal, municipio),
+        KEY estabelecimento_cnae (cnae_fiscal_principal, cnpj, uf, situacao_cadastral, municipio),
+        KEY estabelecimento_municipio (municipio, cnpj, situacao_cadastral, cnae_fiscal_principal),
         FULLTEXT KEY estabelecimento_nome_fantasia (nome_fantasia)
       ) ${TABELA}`);
       await q(`CREATE TABLE estabelecimento_cnae_secundaria (

@@ -1,0 +1,406 @@
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import yazl from 'yazl';
+
+/**
+ * Helpers of the leads tests: the Receita Federal's open CNPJ files written the way the Receita
+ * writes them (DESIGN §6, shared/fixtures/receita/SOURCE.md), row builders with defaults for each
+ * layout, and an independent CNPJ check-digit calculation.
+ */
+
+/** The real fixtures (SOURCE.md); absent in some checkouts, so tests using them skip. */
+export const FIXTURES_DA_RECEITA = path.resolve(__dirname, '../../../shared/fixtures/receita');
+
+// ---------------------------------------------------------------------------------------------
+// Check digits, computed here independently of api/leads/cnpj.ts
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The two check digits of a CNPJ base (12 characters), as the Receita publishes the rule: each
+ * character is worth its ASCII code minus 48 (so 0-9 are themselves and A-Z are 17-42), weights
+ * 5,4,3,2,9,8,7,6,5,4,3,2 for the first digit and 6,5,4,3,2,9,8,7,6,5,4,3,2 for the second;
+ * remainder of 11 below 2 gives 0, otherwise 11 minus the remainder.
+ */
+export function dvDoCnpj(base: string): string {
+  if (!/^[0-9A-Z]{12}$/.test(base)) throw new Error(`bad CNPJ base: ${base}`);
+  const pesos = [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2];
+  const digito = (s: string) => {
+    const p = pesos.slice(pesos.length - s.length);
+    const soma = [...s].reduce((t, ch, i) => t + (ch.charCodeAt(0) - 48) * p[i], 0);
+    return soma % 11 < 2 ? 0 : 11 - (soma % 11);
+  };
+  const d1 = digito(base);
+  return `${d1}${digito(base + d1)}`;
+}
+
+/** A valid CNPJ (14 characters) from its 12-character base. */
+export const cnpjValido = (base: string) => base + dvDoCnpj(base);
+
+/** The same CNPJ with its last check digit wrong. */
+export const comDvErrado = (cnpj: string) => cnpj.slice(0, 13) + String((Number(cnpj[13]) + 1) % 10);
+
+/** `33683111000280` → `33.683.111/0002-80` */
+export const comMascara = (cnpj: string) =>
+  `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
+
+let sequencia = 0;
+/**
+ * A valid numeric CNPJ no other call of this process gets: a random 8-digit company base (the
+ * leading 9 keeps it off the real fixtures' companies) and a running order number.
+ */
+export function novoCnpj(ordem?: string): string {
+  sequencia++;
+  const basico = `9${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+  return cnpjValido(basico + (ordem ?? String(sequencia % 10000).padStart(4, '0')));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layouts (SOURCE.md "File by file"), in file column order
+// ---------------------------------------------------------------------------------------------
+
+export const COLUNAS_DO_ESTABELECIMENTO = [
+  'cnpj_basico',
+  'cnpj_ordem',
+  'cnpj_dv',
+  'identificador_matriz_filial',
+  'nome_fantasia',
+  'situacao_cadastral',
+  'data_situacao_cadastral',
+  'motivo_situacao_cadastral',
+  'nome_cidade_exterior',
+  'pais',
+  'data_inicio_atividade',
+  'cnae_fiscal_principal',
+  'cnae_fiscal_secundaria',
+  'tipo_logradouro',
+  'logradouro',
+  'numero',
+  'complemento',
+  'bairro',
+  'cep',
+  'uf',
+  'municipio',
+  'ddd_1',
+  'telefone_1',
+  'ddd_2',
+  'telefone_2',
+  'ddd_fax',
+  'fax',
+  'correio_eletronico',
+  'situacao_especial',
+  'data_situacao_especial',
+] as const;
+
+export const COLUNAS_DA_EMPRESA = [
+  'cnpj_basico',
+  'razao_social',
+  'natureza_juridica',
+  'qualificacao_responsavel',
+  'capital_social',
+  'porte_empresa',
+  'ente_federativo_responsavel',
+] as const;
+
+export const COLUNAS_DO_SOCIO = [
+  'cnpj_basico',
+  'identificador_socio',
+  'nome_socio_razao_social',
+  'cnpj_cpf_socio',
+  'qualificacao_socio',
+  'data_entrada_sociedade',
+  'pais',
+  'representante_legal',
+  'nome_representante',
+  'qualificacao_representante',
+  'faixa_etaria',
+] as const;
+
+export const COLUNAS_DO_SIMPLES = [
+  'cnpj_basico',
+  'opcao_pelo_simples',
+  'data_opcao_simples',
+  'data_exclusao_simples',
+  'opcao_pelo_mei',
+  'data_opcao_mei',
+  'data_exclusao_mei',
+] as const;
+
+type Campos<C extends readonly string[]> = Partial<Record<C[number], string>>;
+
+const emOrdem = <C extends readonly string[]>(colunas: C, valores: Record<string, string>) => colunas.map((c) => valores[c] ?? '');
+
+/**
+ * An Estabelecimentos row (30 columns). `cnpj` (14 characters) fills basico, ordem and dv; any
+ * column may be given by name. Defaults: an active head office in São Paulo, CNAE 6204000.
+ */
+export function linhaDeEstabelecimento(campos: Campos<typeof COLUNAS_DO_ESTABELECIMENTO> & { cnpj?: string } = {}): string[] {
+  const { cnpj = novoCnpj(), ...resto } = campos;
+  return emOrdem(COLUNAS_DO_ESTABELECIMENTO, {
+    cnpj_basico: cnpj.slice(0, 8),
+    cnpj_ordem: cnpj.slice(8, 12),
+    cnpj_dv: cnpj.slice(12),
+    identificador_matriz_filial: '1',
+    nome_fantasia: 'LOJA TESTE',
+    situacao_cadastral: '02',
+    data_situacao_cadastral: '20200101',
+    motivo_situacao_cadastral: '00',
+    data_inicio_atividade: '20200101',
+    cnae_fiscal_principal: '6204000',
+    tipo_logradouro: 'RUA',
+    logradouro: 'DAS FLORES',
+    numero: '10',
+    bairro: 'CENTRO',
+    cep: '01001000',
+    uf: 'SP',
+    municipio: '7107',
+    ...resto,
+  });
+}
+
+/** An Empresas row (7 columns); `cnpj_basico` is required. */
+export function linhaDeEmpresa(campos: Campos<typeof COLUNAS_DA_EMPRESA> & { cnpj_basico: string }): string[] {
+  return emOrdem(COLUNAS_DA_EMPRESA, {
+    razao_social: 'EMPRESA TESTE LTDA',
+    natureza_juridica: '2062',
+    qualificacao_responsavel: '49',
+    capital_social: '10000,00',
+    porte_empresa: '01',
+    ...campos,
+  });
+}
+
+/** A Socios row (11 columns); `cnpj_basico` is required. */
+export function linhaDeSocio(campos: Campos<typeof COLUNAS_DO_SOCIO> & { cnpj_basico: string }): string[] {
+  return emOrdem(COLUNAS_DO_SOCIO, {
+    identificador_socio: '2',
+    nome_socio_razao_social: 'FULANO DE TAL',
+    cnpj_cpf_socio: '***123456**',
+    qualificacao_socio: '49',
+    data_entrada_sociedade: '20200101',
+    representante_legal: '***000000**',
+    qualificacao_representante: '00',
+    faixa_etaria: '4',
+    ...campos,
+  });
+}
+
+/** A Simples row (7 columns); `cnpj_basico` is required. Default: Simples since 2020, no MEI. */
+export function linhaDoSimples(campos: Campos<typeof COLUNAS_DO_SIMPLES> & { cnpj_basico: string }): string[] {
+  return emOrdem(COLUNAS_DO_SIMPLES, {
+    opcao_pelo_simples: 'S',
+    data_opcao_simples: '20200101',
+    data_exclusao_simples: '00000000',
+    opcao_pelo_mei: 'N',
+    data_opcao_mei: '00000000',
+    data_exclusao_mei: '00000000',
+    ...campos,
+  });
+}
+
+/** Rows of a code table (2 columns) from `{codigo: descricao}`. */
+export const linhasDeCodigos = (codigos: Record<string, string>): string[][] => Object.entries(codigos).map(([c, d]) => [c, d]);
+
+// ---------------------------------------------------------------------------------------------
+// Zips in the Receita's layout
+// ---------------------------------------------------------------------------------------------
+
+/** Inner names as the real archives carry them (SOURCE.md): the importer must ignore them. */
+const NOMES_INTERNOS: Record<string, string> = {
+  estabelecimentos: 'K3241.K03200Y0.D60110.ESTABELE',
+  empresas: 'K3241.K03200Y0.D60110.EMPRECSV',
+  socios: 'K3241.K03200Y0.D60110.SOCIOCSV',
+  simples: 'F.K03200$W.SIMPLES.CSV.D60110',
+  cnaes: 'F.K03200$Z.D60110.CNAECSV',
+  motivos: 'F.K03200$Z.D60110.MOTICSV',
+  municipios: 'F.K03200$Z.D60110.MUNICCSV',
+  naturezas: 'F.K03200$Z.D60110.NATJUCSV',
+  paises: 'F.K03200$Z.D60110.PAISCSV',
+  qualificacoes: 'F.K03200$Z.D60110.QUALSCSV',
+};
+
+export const nomeInternoReal = (nomeDoZip: string) => {
+  const tipo = /^[A-Za-z]+/.exec(nomeDoZip)?.[0].toLowerCase() ?? '';
+  return NOMES_INTERNOS[tipo] ?? nomeDoZip;
+};
+
+/** Rows as the Receita writes them: every field in double quotes, `;` between, `\n` after each. */
+export const csvDaReceita = (linhas: string[][]) => linhas.map((l) => `${l.map((v) => `"${v}"`).join(';')}\n`).join('');
+
+export interface ArquivoDaReceita {
+  /** the name of the file inside the zip (default: the real archives' name for the kind) */
+  interno?: string;
+  /** rows, quoted by csvDaReceita; or the raw text, written byte for byte as ISO-8859-1 */
+  linhas: string[][] | string;
+}
+
+/** Writes one zip holding one ISO-8859-1 entry. */
+export async function escreverZip(caminho: string, interno: string, texto: string): Promise<void> {
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(Buffer.from(texto, 'latin1'), interno, { mtime: new Date('2026-01-10T00:00:00Z') });
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(caminho));
+}
+
+/**
+ * Writes `<name>.zip` for each entry of `arquivos` (`{Estabelecimentos0: {linhas}}` →
+ * `Estabelecimentos0.zip`), each holding one CSV entry in the Receita's layout.
+ */
+export async function escreverZipsDaReceita(dir: string, arquivos: Record<string, ArquivoDaReceita>): Promise<void> {
+  for (const [nome, arquivo] of Object.entries(arquivos)) {
+    const texto = typeof arquivo.linhas === 'string' ? arquivo.linhas : csvDaReceita(arquivo.linhas);
+    await escreverZip(path.join(dir, `${nome}.zip`), arquivo.interno ?? nomeInternoReal(nome), texto);
+  }
+}
+
+/** What one month of the registry holds; any kind left out is written as an empty file. */
+export interface MesDaReceita {
+  estabelecimentos?: string[][];
+  empresas?: string[][];
+  socios?: string[][];
+  simples?: string[][];
+  cnaes?: Record<string, string>;
+  motivos?: Record<string, string>;
+  municipios?: Record<string, string>;
+  naturezas?: Record<string, string>;
+  paises?: Record<string, string>;
+  qualificacoes?: Record<string, string>;
+}
+
+/** Code tables every generated month carries unless told otherwise. */
+export const CODIGOS_PADRAO = {
+  cnaes: { '6204000': 'Consultoria em tecnologia da informação', '4711302': 'Comércio varejista de mercadorias em geral' },
+  motivos: { '00': 'SEM MOTIVO', '01': 'EXTINCAO POR ENCERRAMENTO LIQUIDACAO VOLUNTARIA' },
+  municipios: { '7107': 'SAO PAULO', '9701': 'BRASILIA' },
+  naturezas: { '2062': 'Sociedade Empresária Limitada', '2011': 'Empresa Pública' },
+  paises: { '105': 'BRASIL', '249': 'ESTADOS UNIDOS' },
+  qualificacoes: { '00': 'Não informada', '05': 'Administrador', '49': 'Sócio-Administrador' },
+};
+
+/**
+ * A complete month in `dir`: one zip of each of the 10 kinds, so an import replaces every table
+ * and a test does not see what an earlier test imported.
+ */
+export async function escreverMes(dir: string, mes: MesDaReceita): Promise<string> {
+  const codigos = { ...CODIGOS_PADRAO, ...mes };
+  await escreverZipsDaReceita(dir, {
+    Estabelecimentos0: { linhas: mes.estabelecimentos ?? [] },
+    Empresas0: { linhas: mes.empresas ?? [] },
+    Socios0: { linhas: mes.socios ?? [] },
+    Simples: { linhas: mes.simples ?? [] },
+    Cnaes: { linhas: linhasDeCodigos(codigos.cnaes) },
+    Motivos: { linhas: linhasDeCodigos(codigos.motivos) },
+    Municipios: { linhas: linhasDeCodigos(codigos.municipios) },
+    Naturezas: { linhas: linhasDeCodigos(codigos.naturezas) },
+    Paises: { linhas: linhasDeCodigos(codigos.paises) },
+    Qualificacoes: { linhas: linhasDeCodigos(codigos.qualificacoes) },
+  });
+  return dir;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Directories and the response shape
+// ---------------------------------------------------------------------------------------------
+
+/** Temporary directories of a test file, removed by `apagar`. */
+export function diretorios() {
+  const criados: string[] = [];
+  return {
+    novo(rotulo = 'receita'): string {
+      const d = mkdtempSync(path.join(tmpdir(), `leads-${rotulo}-`));
+      criados.push(d);
+      return d;
+    },
+    apagar() {
+      for (const d of criados.splice(0)) rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The fields of SPEC §2 Establishment (Cnpj), exactly: the required ones and every optional one. */
+export const CAMPOS_OBRIGATORIOS_DO_CNPJ = ['cnpj', 'cnpj_basico', 'socios', 'tem_empresa', 'tem_simples'];
+export const CAMPOS_OPCIONAIS_DO_CNPJ = [
+  // Identity
+  'cnpj_ordem',
+  'cnpj_dv',
+  'identificador_matriz_filial',
+  'identificador_matriz_filial_descricao',
+  'nome_fantasia',
+  // Status
+  'situacao_cadastral',
+  'situacao_cadastral_descricao',
+  'data_situacao_cadastral',
+  'motivo_situacao_cadastral',
+  'motivo_situacao_cadastral_descricao',
+  'situacao_especial',
+  'data_situacao_especial',
+  'data_inicio_atividade',
+  // Activity
+  'cnae_fiscal_principal',
+  'cnae_fiscal_principal_descricao',
+  'cnae_fiscal_secundaria',
+  // Address
+  'tipo_logradouro',
+  'logradouro',
+  'numero',
+  'complemento',
+  'bairro',
+  'cep',
+  'municipio',
+  'municipio_descricao',
+  'uf',
+  'nome_cidade_exterior',
+  'pais',
+  'pais_descricao',
+  // Contact
+  'ddd_1',
+  'telefone_1',
+  'ddd_2',
+  'telefone_2',
+  'ddd_fax',
+  'fax',
+  'correio_eletronico',
+  // Company
+  'empresa_razao_social',
+  'empresa_natureza_juridica',
+  'empresa_natureza_juridica_descricao',
+  'empresa_porte_empresa',
+  'empresa_porte_empresa_descricao',
+  'empresa_capital_social',
+  'empresa_ente_federativo_responsavel',
+  'empresa_qualificacao_responsavel',
+  'empresa_qualificacao_responsavel_descricao',
+  // Simples Nacional and MEI
+  'simples_opcao_pelo_simples',
+  'simples_opcao_pelo_simples_descricao',
+  'simples_data_opcao_simples',
+  'simples_data_exclusao_simples',
+  'simples_opcao_pelo_mei',
+  'simples_opcao_pelo_mei_descricao',
+  'simples_data_opcao_mei',
+  'simples_data_exclusao_mei',
+];
+export const CAMPOS_DO_CNPJ = [...CAMPOS_OBRIGATORIOS_DO_CNPJ, ...CAMPOS_OPCIONAIS_DO_CNPJ].sort();
+
+/** The keys of each element of `socios` (SPEC §2), exactly. */
+export const CAMPOS_DO_SOCIO = [
+  'cnpj_basico',
+  'identificador_socio',
+  'identificador_socio_descricao',
+  'nome_socio_razao_social',
+  'cnpj_cpf_socio',
+  'qualificacao_socio',
+  'qualificacao_socio_descricao',
+  'data_entrada_sociedade',
+  'pais',
+  'pais_descricao',
+  'representante_legal',
+  'nome_representante',
+  'qualificacao_representante',
+  'qualificacao_representante_descricao',
+  'faixa_etaria',
+].sort();
+
+/** Every optional field of a record with the value null: a test spreads what it expects on top. */
+export const tudoNulo = (): Record<string, null> => Object.fromEntries(CAMPOS_OPCIONAIS_DO_CNPJ.map((c) => [c, null]));

@@ -1,0 +1,74 @@
+import { importarCnpj } from '../../api/leads/importacao';
+import { cliente, esperarProblema, Resposta } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { cnpjValido, diretorios, escreverMes, linhaDeEstabelecimento } from './apoio';
+
+/**
+ * DESIGN §6 and §10: GET /api/cnpj/{cnpj} is public and limited per client address
+ * (LEADS_CNPJ_LIMITE_POR_MINUTO, Redis), 429 with Retry-After past the limit. Set to 3 here. The
+ * service trusts X-Forwarded-For from a loopback proxy (TRUST_PROXY), which lets each test speak
+ * from an address of its own.
+ */
+
+let suite: SuiteDeTeste;
+let api: ReturnType<typeof cliente>;
+const dirs = diretorios();
+const CNPJ = cnpjValido('445566770001');
+const AUSENTE = cnpjValido('445566770002');
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '3' } });
+  api = cliente(suite.url.leads);
+  await importarCnpj(await escreverMes(dirs.novo(), { estabelecimentos: [linhaDeEstabelecimento({ cnpj: CNPJ })] }));
+});
+afterAll(async () => {
+  dirs.apagar();
+  await suite?.encerrar();
+});
+
+let ultimoOcteto = 10;
+/** A documentation address (RFC 5737) no other test uses. */
+const novoEndereco = () => ({ 'x-forwarded-for': `198.51.100.${ultimoOcteto++}` });
+const buscar = (cnpj: string, headers: Record<string, string>) => api.get(`/api/cnpj/${cnpj}`, { headers });
+
+function esperarLimite(res: Resposta) {
+  const problema = esperarProblema(res, 429);
+  const segundos = Number(res.headers.get('retry-after'));
+  expect(Number.isInteger(segundos)).toBe(true);
+  expect(segundos).toBeGreaterThanOrEqual(1);
+  expect(segundos).toBeLessThanOrEqual(60);
+  return problema;
+}
+
+test('the 4th lookup from the same address within a minute answers 429 with Retry-After, as problem+json', async () => {
+  const endereco = novoEndereco();
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await buscar(CNPJ, endereco)).status);
+  expect(statuses).toEqual([200, 200, 200]);
+  esperarLimite(await buscar(CNPJ, endereco));
+});
+
+test('every call counts, whatever it answers: three 400s and 404s use the limit up, and past it a bad CNPJ answers 429 too', async () => {
+  const endereco = novoEndereco();
+  esperarProblema(await buscar('123', endereco), 400);
+  esperarProblema(await buscar(AUSENTE, endereco), 404);
+  esperarProblema(await buscar(`${CNPJ.slice(0, 13)}${(Number(CNPJ[13]) + 1) % 10}`, endereco), 400);
+  esperarLimite(await buscar(CNPJ, endereco));
+  esperarLimite(await buscar('123', endereco));
+});
+
+test('the count is per client address: another address still gets the record', async () => {
+  const esgotado = novoEndereco();
+  for (let i = 0; i < 3; i++) await buscar(CNPJ, esgotado);
+  esperarLimite(await buscar(CNPJ, esgotado));
+  const res = await buscar(CNPJ, novoEndereco());
+  expect(res.status).toBe(200);
+  expect(res.body.cnpj).toBe(CNPJ);
+});
+
+test('other routes of the service are not limited by it', async () => {
+  const endereco = novoEndereco();
+  for (let i = 0; i < 3; i++) await buscar(CNPJ, endereco);
+  esperarLimite(await buscar(CNPJ, endereco));
+  for (let i = 0; i < 5; i++) expect((await api.get('/saude', { headers: endereco })).status).toBe(200);
+});

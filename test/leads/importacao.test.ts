@@ -1,0 +1,702 @@
+import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { QueryTypes } from 'sequelize';
+import { importarCnpj, Progresso } from '../../api/leads/importacao';
+import { ErroDeDominio } from '../../api/shared/errors';
+import { banco } from '../../lib/database';
+import { importarCnpjPelaFila } from '../../lib/runner';
+import { eventosDaFila, fila } from '../../queues/fila';
+import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { cliente } from '../helpers/http';
+import { identityDe } from '../helpers/identity';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import {
+  ArquivoDaReceita,
+  cnpjValido,
+  csvDaReceita,
+  diretorios,
+  escreverMes,
+  escreverZipsDaReceita,
+  FIXTURES_DA_RECEITA,
+  linhaDeEmpresa,
+  linhaDeEstabelecimento,
+  linhaDeSocio,
+  linhaDoSimples,
+  linhasDeCodigos,
+  MesDaReceita,
+  novoCnpj,
+  tudoNulo,
+} from './apoio';
+
+/**
+ * Import of the Receita Federal's open CNPJ files (DESIGN §6; shared/fixtures/receita/SOURCE.md):
+ * zips of `;`-separated, double-quoted ISO-8859-1 CSV without header, read whatever the name of
+ * the file inside; `import-cnpj <dir>` runs as a queue job with progress, and runs again on a new
+ * month's files, replacing the data. What the import stored is read back through
+ * GET /api/cnpj/{cnpj} (SPEC 4.2), as clients see it.
+ */
+
+let suite: SuiteDeTeste;
+let api: ReturnType<typeof cliente>;
+const dirs = diretorios();
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000' } });
+  api = cliente(suite.url.leads);
+});
+afterAll(async () => {
+  dirs.apagar();
+  await suite?.encerrar();
+});
+
+const buscar = (cnpj: string) => api.get(`/api/cnpj/${cnpj}`);
+
+/** The record of a CNPJ, failing the test unless it answers 200. */
+async function registro(cnpj: string): Promise<Record<string, any>> {
+  const res = await buscar(cnpj);
+  expect({ cnpj, status: res.status }).toEqual({ cnpj, status: 200 });
+  return res.body;
+}
+
+async function sql<T = Record<string, unknown>>(texto: string, parametros: unknown[] = []): Promise<T[]> {
+  return (await banco('leads').query(texto, { replacements: parametros, type: QueryTypes.SELECT })) as T[];
+}
+
+const contar = async (tabela: string) => Number((await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM ${tabela}`))[0].n);
+
+/** Work tables an import leaves behind, if any (it must leave none). */
+const tabelasDeTrabalho = async () =>
+  (
+    await sql<{ t: string }>(
+      `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND (table_name LIKE '%\\_nova' OR table_name LIKE '%\\_antiga')`,
+    )
+  ).map((r) => r.t);
+
+/** A directory with a complete month (every kind of file) plus `extras` written over it. */
+async function diretorioDoMes(mes: MesDaReceita, extras: Record<string, ArquivoDaReceita> = {}): Promise<string> {
+  const dir = dirs.novo();
+  await escreverMes(dir, mes);
+  await escreverZipsDaReceita(dir, extras);
+  return dir;
+}
+
+const importarMes = async (mes: MesDaReceita, extras: Record<string, ArquivoDaReceita> = {}) => importarCnpj(await diretorioDoMes(mes, extras));
+
+const basico = (cnpj: string) => cnpj.slice(0, 8);
+
+/** Why `fn` was refused: the domain error's kind and message. */
+async function recusa(fn: () => Promise<unknown>): Promise<{ tipo: string; mensagem: string }> {
+  try {
+    await fn();
+  } catch (err) {
+    return { tipo: err instanceof ErroDeDominio ? err.tipo : (err as Error).name, mensagem: (err as Error).message };
+  }
+  throw new Error('expected a refusal, but it succeeded');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const temFixtures = existsSync(path.join(FIXTURES_DA_RECEITA, 'Estabelecimentos0.zip'));
+const descrevaComFixtures = temFixtures ? describe : describe.skip;
+
+descrevaComFixtures('the real Receita sample files (SOURCE.md), imported through the queue (`suite import-cnpj <dir>`)', () => {
+  const SERPRO = '33683111000280';
+  let resultado: { linhas: Record<string, number> };
+
+  beforeAll(async () => {
+    resultado = (await importarCnpjPelaFila(FIXTURES_DA_RECEITA, () => undefined)) as typeof resultado;
+  });
+
+  test('GET /api/cnpj/33683111000280 answers every value SOURCE.md lists, codes and descriptions; empty fields are null (DESIGN §10)', async () => {
+    const { socios, ...resto } = await registro(SERPRO);
+    expect(resto).toEqual({
+      ...tudoNulo(),
+      cnpj: SERPRO,
+      cnpj_basico: '33683111',
+      cnpj_ordem: '0002',
+      cnpj_dv: '80',
+      identificador_matriz_filial: '2',
+      identificador_matriz_filial_descricao: 'Filial',
+      nome_fantasia: 'REGIONAL BRASILIA-DF',
+      situacao_cadastral: '02',
+      situacao_cadastral_descricao: 'Ativa',
+      data_situacao_cadastral: '20040522',
+      motivo_situacao_cadastral: '00',
+      // two spaces in the raw file: runs of spaces are folded into one
+      motivo_situacao_cadastral_descricao: 'SEM MOTIVO',
+      data_inicio_atividade: '19670630',
+      cnae_fiscal_principal: '6204000',
+      cnae_fiscal_principal_descricao: 'Consultoria em tecnologia da informação',
+      cnae_fiscal_secundaria: '6201501,6202300,6203100,6209100,6311900',
+      tipo_logradouro: 'AVENIDA',
+      logradouro: 'L2 SGAN',
+      numero: '601',
+      complemento: 'MODULO G',
+      bairro: 'ASA NORTE',
+      cep: '70836900',
+      uf: 'DF',
+      municipio: '9701',
+      municipio_descricao: 'BRASILIA',
+      empresa_razao_social: 'SERVICO FEDERAL DE PROCESSAMENTO DE DADOS (SERPRO)',
+      empresa_natureza_juridica: '2011',
+      empresa_natureza_juridica_descricao: 'Empresa Pública',
+      empresa_qualificacao_responsavel: '16',
+      empresa_qualificacao_responsavel_descricao: 'Presidente',
+      empresa_capital_social: '1061004829,23',
+      empresa_porte_empresa: '05',
+      empresa_porte_empresa_descricao: 'Demais',
+      simples_opcao_pelo_simples: 'S',
+      simples_opcao_pelo_simples_descricao: 'Sim',
+      simples_data_opcao_simples: '20140101',
+      // `00000000` in the file: no date (DESIGN §10)
+      simples_data_exclusao_simples: null,
+      simples_opcao_pelo_mei: 'N',
+      simples_opcao_pelo_mei_descricao: 'Não',
+      tem_empresa: true,
+      tem_simples: true,
+    });
+    // pais, phones, e-mail, situação especial and the MEI dates are empty in the file
+    for (const campo of ['pais', 'pais_descricao', 'ddd_1', 'telefone_1', 'ddd_2', 'telefone_2', 'ddd_fax', 'fax', 'correio_eletronico', 'situacao_especial']) {
+      expect({ campo, valor: resto[campo] }).toEqual({ campo, valor: null });
+    }
+    expect(socios).toHaveLength(6);
+  });
+
+  test('the six partners come in the listed order (byte order: ANTONINO before ANTONIO), with their codes and descriptions', async () => {
+    const { socios } = await registro(SERPRO);
+    expect(socios.map((s: any) => s.nome_socio_razao_social)).toEqual([
+      'ANDRE DE CESERO',
+      'ANTONINO DOS SANTOS GUERRA NETO',
+      'ANTONIO DE PADUA FERREIRA PASSOS',
+      'GILENO GURJAO BARRETO',
+      'RICARDO CEZAR DE MOURA JUCA',
+      'WILSON BIANCARDI COURY',
+    ]);
+    const { representante_legal, ...primeiro } = socios[0];
+    // `***000000**` is the Receita's "no representative": kept as written or made null
+    expect(['***000000**', null]).toContain(representante_legal);
+    expect(primeiro).toEqual({
+      cnpj_basico: '33683111',
+      identificador_socio: '2',
+      identificador_socio_descricao: expect.stringMatching(/f[ií]sica/i),
+      nome_socio_razao_social: 'ANDRE DE CESERO',
+      cnpj_cpf_socio: '***220050**',
+      qualificacao_socio: '10',
+      qualificacao_socio_descricao: 'Diretor',
+      data_entrada_sociedade: '20160616',
+      pais: null,
+      pais_descricao: null,
+      nome_representante: null,
+      qualificacao_representante: '00',
+      qualificacao_representante_descricao: 'Não informada',
+      faixa_etaria: '6',
+    });
+    expect(socios.map((s: any) => [s.qualificacao_socio, s.qualificacao_socio_descricao, s.faixa_etaria])).toEqual([
+      ['10', 'Diretor', '6'],
+      ['05', 'Administrador', '7'],
+      ['10', 'Diretor', '7'],
+      ['16', 'Presidente', '5'],
+      ['10', 'Diretor', '5'],
+      ['10', 'Diretor', '8'],
+    ]);
+  });
+
+  test('the company 19131243 has no establishment: the import loads it without error and its CNPJ answers 404', async () => {
+    expect(resultado.linhas).toMatchObject({ empresa: 2, socio: 7, estabelecimento: 1 });
+    expect(await sql('SELECT razao_social FROM empresa WHERE cnpj_basico = ?', ['19131243'])).toEqual([{ razao_social: 'OPEN KNOWLEDGE BRASIL' }]);
+    expect((await buscar(cnpjValido('191312430001'))).status).toBe(404);
+  });
+
+  test('files outside the layout (Lucro Real.zip and the other tax-regime zips, tabmun.csv) are ignored; the trailing blank line adds no row', async () => {
+    expect(resultado.linhas).toEqual({
+      estabelecimento: 1,
+      estabelecimento_cnae_secundaria: 5,
+      empresa: 2,
+      socio: 7,
+      simples: 1,
+      cnae: 6,
+      motivo: 2,
+      municipio: 1,
+      natureza_juridica: 1,
+      pais: 1,
+      qualificacao: 4,
+    });
+    expect(await contar('estabelecimento')).toBe(1);
+    // Lucro Real.zip holds 00.000.000/0001-91 in its own CSV format: not read as an establishment
+    expect((await buscar('00000000000191')).status).toBe(404);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)', () => {
+  test('NUL bytes are dropped and runs of spaces folded into one, in data and code tables', async () => {
+    const cnpj = novoCnpj();
+    const estab = csvDaReceita([
+      linhaDeEstabelecimento({ cnpj, nome_fantasia: 'PADA@RIA  DO   ZE', logradouro: '  DAS@ FLORES  ', complemento: '@@', ddd_1: '1@1', numero: '  ' }),
+    ]).replace(/@/g, '\0');
+    const cnaes = csvDaReceita([['6204000', 'Consultoria  em\0 tecnologia']]);
+    await importarMes({}, { Estabelecimentos0: { linhas: estab }, Cnaes: { linhas: cnaes } });
+
+    expect(await registro(cnpj)).toMatchObject({
+      nome_fantasia: 'PADARIA DO ZE',
+      logradouro: 'DAS FLORES',
+      complemento: null,
+      numero: null,
+      ddd_1: '11',
+      cnae_fiscal_principal_descricao: 'Consultoria em tecnologia',
+    });
+  });
+
+  test('CRLF line ends: no carriage return stays in the last column, every row is read', async () => {
+    const [a, b] = [novoCnpj(), novoCnpj()];
+    const crlf = (linhas: string[][]) => csvDaReceita(linhas).replace(/\n/g, '\r\n');
+    await importarMes(
+      {},
+      {
+        Estabelecimentos0: {
+          linhas: crlf([
+            linhaDeEstabelecimento({ cnpj: a, situacao_especial: 'X', data_situacao_especial: '20210101' }),
+            linhaDeEstabelecimento({ cnpj: b, correio_eletronico: 'b@empresa.test' }),
+          ]),
+        },
+        Simples: { linhas: crlf([linhaDoSimples({ cnpj_basico: basico(a), opcao_pelo_mei: 'S', data_opcao_mei: '20200202', data_exclusao_mei: '20210303' })]) },
+        Municipios: { linhas: crlf([['7107', 'SAO PAULO']]) },
+      },
+    );
+
+    expect(await registro(a)).toMatchObject({ data_situacao_especial: '20210101', municipio_descricao: 'SAO PAULO', simples_data_exclusao_mei: '20210303' });
+    expect(await registro(b)).toMatchObject({ correio_eletronico: 'b@empresa.test', data_situacao_especial: null });
+    expect(await contar('estabelecimento')).toBe(2);
+  });
+
+  test('blank lines at the start, in the middle and at the end are skipped', async () => {
+    const [a, b] = [novoCnpj(), novoCnpj()];
+    const [la, lb] = [a, b].map((cnpj) => csvDaReceita([linhaDeEstabelecimento({ cnpj })]));
+    const resultado = await importarMes({}, { Estabelecimentos0: { linhas: `\n\n${la}\n\n\n${lb}\r\n\n\r\n\n` } });
+
+    expect(resultado.linhas.estabelecimento).toBe(2);
+    expect(await contar('estabelecimento')).toBe(2);
+    await registro(a);
+    await registro(b);
+  });
+
+  test('the name of the file inside the zip does not matter, even in a subfolder', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(
+      {},
+      {
+        Estabelecimentos0: { interno: 'qualquer nome.txt', linhas: [linhaDeEstabelecimento({ cnpj })] },
+        Empresas0: { interno: 'pasta/sub/EMPRESAS.CSV', linhas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'DENTRO DA PASTA' })] },
+      },
+    );
+    expect(await registro(cnpj)).toMatchObject({ tem_empresa: true, empresa_razao_social: 'DENTRO DA PASTA' });
+  });
+
+  test('several parts of a kind (Estabelecimentos0.zip, Estabelecimentos1.zip...) are loaded together', async () => {
+    const [a, b, c] = [novoCnpj(), novoCnpj(), novoCnpj()];
+    const resultado = await importarMes(
+      {},
+      {
+        Estabelecimentos0: { linhas: [linhaDeEstabelecimento({ cnpj: a })] },
+        Estabelecimentos1: { linhas: [linhaDeEstabelecimento({ cnpj: b })] },
+        Estabelecimentos2: { linhas: [linhaDeEstabelecimento({ cnpj: c })] },
+        Empresas0: { linhas: [linhaDeEmpresa({ cnpj_basico: basico(a), razao_social: 'A' })] },
+        Empresas1: { linhas: [linhaDeEmpresa({ cnpj_basico: basico(b), razao_social: 'B' })] },
+        Socios0: { linhas: [linhaDeSocio({ cnpj_basico: basico(a), nome_socio_razao_social: 'SOCIO A0' })] },
+        Socios1: { linhas: [linhaDeSocio({ cnpj_basico: basico(a), nome_socio_razao_social: 'SOCIO A1' })] },
+      },
+    );
+    expect(resultado.linhas).toMatchObject({ estabelecimento: 3, empresa: 2, socio: 2 });
+    expect(await registro(a)).toMatchObject({
+      empresa_razao_social: 'A',
+      socios: [expect.objectContaining({ nome_socio_razao_social: 'SOCIO A0' }), expect.objectContaining({ nome_socio_razao_social: 'SOCIO A1' })],
+    });
+    expect(await registro(b)).toMatchObject({ empresa_razao_social: 'B', socios: [] });
+    expect(await registro(c)).toMatchObject({ tem_empresa: false });
+  });
+
+  test.each([
+    ['00000000', '00000000'],
+    ['0', '0'],
+    ['empty', ''],
+  ])('the date %s means no date: null in the establishment, Simples and partner dates (DESIGN §10)', async (_caso, semData) => {
+    const cnpj = novoCnpj();
+    await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj, data_situacao_cadastral: semData, data_inicio_atividade: semData, situacao_especial: 'X', data_situacao_especial: semData }),
+      ],
+      simples: [
+        linhaDoSimples({
+          cnpj_basico: basico(cnpj),
+          data_opcao_simples: semData,
+          data_exclusao_simples: semData,
+          data_opcao_mei: semData,
+          data_exclusao_mei: semData,
+        }),
+      ],
+      socios: [linhaDeSocio({ cnpj_basico: basico(cnpj), data_entrada_sociedade: semData })],
+    });
+    const r = await registro(cnpj);
+    expect(r).toMatchObject({
+      data_situacao_cadastral: null,
+      data_inicio_atividade: null,
+      data_situacao_especial: null,
+      simples_data_opcao_simples: null,
+      simples_data_exclusao_simples: null,
+      simples_data_opcao_mei: null,
+      simples_data_exclusao_mei: null,
+      tem_simples: true,
+    });
+    expect(r.socios).toEqual([expect.objectContaining({ data_entrada_sociedade: null })]);
+  });
+
+  test('a real date next to an empty one is kept as AAAAMMDD text', async () => {
+    const cnpj = novoCnpj();
+    await importarMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, data_situacao_cadastral: '19991231', data_inicio_atividade: '' })] });
+    expect(await registro(cnpj)).toMatchObject({ data_situacao_cadastral: '19991231', data_inicio_atividade: null });
+  });
+
+  test('a code absent from its code table (CNAE, município, motivo, país, natureza, qualificação) keeps its code, with description null, and is no error', async () => {
+    const cnpj = novoCnpj();
+    const resultado = await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj, cnae_fiscal_principal: '9999999', municipio: '0001', motivo_situacao_cadastral: '98', pais: '997', situacao_cadastral: '99' }),
+      ],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), natureza_juridica: '9998', qualificacao_responsavel: '97', porte_empresa: '02' })],
+      socios: [linhaDeSocio({ cnpj_basico: basico(cnpj), qualificacao_socio: '96', pais: '996', qualificacao_representante: '95', identificador_socio: '9' })],
+    });
+    expect(resultado.linhas.estabelecimento).toBe(1);
+    const r = await registro(cnpj);
+    expect(r).toMatchObject({
+      cnae_fiscal_principal: '9999999',
+      cnae_fiscal_principal_descricao: null,
+      municipio: '0001',
+      municipio_descricao: null,
+      motivo_situacao_cadastral: '98',
+      motivo_situacao_cadastral_descricao: null,
+      pais: '997',
+      pais_descricao: null,
+      situacao_cadastral: '99',
+      situacao_cadastral_descricao: null,
+      empresa_natureza_juridica: '9998',
+      empresa_natureza_juridica_descricao: null,
+      empresa_qualificacao_responsavel: '97',
+      empresa_qualificacao_responsavel_descricao: null,
+      empresa_porte_empresa: '02',
+      empresa_porte_empresa_descricao: null,
+    });
+    expect(r.socios).toEqual([
+      expect.objectContaining({
+        qualificacao_socio: '96',
+        qualificacao_socio_descricao: null,
+        pais: '996',
+        pais_descricao: null,
+        qualificacao_representante: '95',
+        qualificacao_representante_descricao: null,
+        identificador_socio: '9',
+        identificador_socio_descricao: null,
+      }),
+    ]);
+  });
+
+  test('an establishment without a company row: tem_empresa false and every empresa_* null; without a Simples row: tem_simples false and every simples_* null', async () => {
+    const [sozinho, soEmpresa] = [novoCnpj(), novoCnpj()];
+    await importarMes({
+      estabelecimentos: [linhaDeEstabelecimento({ cnpj: sozinho }), linhaDeEstabelecimento({ cnpj: soEmpresa })],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(soEmpresa) })],
+    });
+    const r = await registro(sozinho);
+    expect(r).toMatchObject({ tem_empresa: false, tem_simples: false, socios: [] });
+    const nulos = Object.entries(r).filter(([k]) => k.startsWith('empresa_') || k.startsWith('simples_'));
+    expect(nulos.length).toBe(17);
+    expect(nulos.filter(([, v]) => v !== null)).toEqual([]);
+
+    expect(await registro(soEmpresa)).toMatchObject({ tem_empresa: true, empresa_razao_social: 'EMPRESA TESTE LTDA', tem_simples: false, simples_opcao_pelo_simples: null });
+  });
+
+  test('an alphanumeric CNPJ (letters in the first 12 positions) is imported and found in any case; letters written lower case in the file are stored upper case', async () => {
+    const oficial = '12ABC34501DE35';
+    const minusculo = cnpjValido('AB1CD2EF0A01');
+    await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj: oficial, nome_fantasia: 'EXEMPLO DA RECEITA' }),
+        linhaDeEstabelecimento({ cnpj: minusculo.toLowerCase(), nome_fantasia: 'MINUSCULO NO ARQUIVO' }),
+      ],
+      empresas: [linhaDeEmpresa({ cnpj_basico: '12ABC345', razao_social: 'ALFA' }), linhaDeEmpresa({ cnpj_basico: basico(minusculo).toLowerCase(), razao_social: 'BETA' })],
+      socios: [linhaDeSocio({ cnpj_basico: basico(minusculo).toLowerCase(), nome_socio_razao_social: 'SOCIA BETA' })],
+      simples: [linhaDoSimples({ cnpj_basico: '12ABC345' })],
+    });
+
+    for (const escrito of ['12abc34501de35', '12ABC34501DE35', '12.abc.345%2F01de-35']) {
+      expect(await registro(escrito)).toMatchObject({ cnpj: oficial, cnpj_basico: '12ABC345', cnpj_ordem: '01DE', cnpj_dv: '35', empresa_razao_social: 'ALFA', tem_simples: true });
+    }
+    expect(await registro(minusculo.toLowerCase())).toMatchObject({
+      cnpj: minusculo,
+      cnpj_basico: basico(minusculo),
+      nome_fantasia: 'MINUSCULO NO ARQUIVO',
+      empresa_razao_social: 'BETA',
+      socios: [expect.objectContaining({ cnpj_basico: basico(minusculo), nome_socio_razao_social: 'SOCIA BETA' })],
+    });
+  });
+
+  test('a key repeated in a file keeps one row, the first (establishment, company, Simples, code table)', async () => {
+    const cnpj = novoCnpj();
+    const resultado = await importarMes({
+      estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'PRIMEIRA' }), linhaDeEstabelecimento({ cnpj, nome_fantasia: 'SEGUNDA' })],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'PRIMEIRA LTDA' }), linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'SEGUNDA LTDA' })],
+      simples: [linhaDoSimples({ cnpj_basico: basico(cnpj), opcao_pelo_simples: 'S' }), linhaDoSimples({ cnpj_basico: basico(cnpj), opcao_pelo_simples: 'N' })],
+      cnaes: { '6204000': 'PRIMEIRA DESCRICAO' },
+    });
+    expect(resultado.linhas).toMatchObject({ estabelecimento: 1, empresa: 1, simples: 1 });
+    expect(await contar('estabelecimento')).toBe(1);
+    expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'PRIMEIRA', empresa_razao_social: 'PRIMEIRA LTDA', simples_opcao_pelo_simples: 'S' });
+
+    await importarMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj })] }, { Cnaes: { linhas: linhasDeCodigos({ '6204000': 'PRIMEIRA' }).concat([['6204000', 'SEGUNDA']]) } });
+    expect(await registro(cnpj)).toMatchObject({ cnae_fiscal_principal_descricao: 'PRIMEIRA' });
+    expect(await contar('cnae')).toBe(1);
+  });
+
+  test('a secondary CNAE listed twice by one establishment: the establishment is still found by that CNAE, once (DESIGN §6 filter cnae_secundaria)', async () => {
+    const [repete, outro] = [novoCnpj(), novoCnpj()];
+    await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj: repete, cnae_fiscal_secundaria: '6201501,6201501,4711302' }),
+        linhaDeEstabelecimento({ cnpj: outro, cnae_fiscal_secundaria: '6201501' }),
+      ],
+    });
+    const token = await identityDe(suite.url.identity).admin();
+    const pagina = async (cnae: string) => {
+      const res = await api.get('/api/empresas', { token, query: { cnae_secundaria: cnae } });
+      expect(res.status).toBe(200);
+      return { total: res.body.total, cnpjs: res.body.itens.map((i: { cnpj: string }) => i.cnpj) };
+    };
+    expect(await pagina('6201501')).toEqual({ total: 2, cnpjs: [repete, outro].sort() });
+    expect(await pagina('4711302')).toEqual({ total: 1, cnpjs: [repete] });
+  });
+
+  test('a kind of file absent from the directory keeps its current data (api/leads/importacao.ts)', async () => {
+    const cnpj = novoCnpj();
+    await importarMes({
+      estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'ANTES' })],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'CONTINUA LTDA' })],
+    });
+    const dir = dirs.novo();
+    await escreverZipsDaReceita(dir, { Estabelecimentos0: { linhas: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'DEPOIS' })] } });
+    await importarCnpj(dir);
+    expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'DEPOIS', empresa_razao_social: 'CONTINUA LTDA' });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+/** A month with `n` extra establishments: big enough that its import takes a while. */
+let grande: { dir: string; cnpj: string } | undefined;
+async function mesGrande(n = 40_000) {
+  if (grande) return grande;
+  const dir = dirs.novo('grande');
+  const cnpj = cnpjValido('555000010001');
+  const base = csvDaReceita([linhaDeEstabelecimento({ cnpj: '00000000000000', nome_fantasia: 'MES 2', correio_eletronico: 'contato@mes2.test' })]);
+  const partes: string[] = [csvDaReceita([linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES 2' })])];
+  for (let i = 1; i <= n; i++) {
+    const c = cnpjValido(`7${String(i).padStart(7, '0')}0001`);
+    partes.push(`"${c.slice(0, 8)}";"0001";"${c.slice(12)}"${base.slice(base.indexOf(';"1";'))}`);
+  }
+  await escreverMes(dir, {
+    estabelecimentos: [],
+    empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'EMPRESA MES 2' })],
+    socios: [linhaDeSocio({ cnpj_basico: basico(cnpj), nome_socio_razao_social: 'SOCIO UNICO' })],
+  });
+  await escreverZipsDaReceita(dir, { Estabelecimentos0: { linhas: partes.join('') } });
+  grande = { dir, cnpj };
+  return grande;
+}
+
+describe('importing a new month (DESIGN §6: runs again on a new month\'s files)', () => {
+  const dois = (cnpj: string, mes: string) => ({
+    estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: mes })],
+    empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: `EMPRESA ${mes}` })],
+    socios: ['ANA', 'BRUNO'].map((nome) => linhaDeSocio({ cnpj_basico: basico(cnpj), nome_socio_razao_social: nome })),
+  });
+
+  test('replaces the data: a CNPJ only in the old month is gone, a changed value shows the new one, one only in the new month appears; no duplicates', async () => {
+    const [soNoPrimeiro, nosDois, soNoSegundo] = [novoCnpj(), novoCnpj(), novoCnpj()];
+    const m1 = dois(nosDois, 'MES 1');
+    await importarMes({ ...m1, estabelecimentos: [...m1.estabelecimentos, linhaDeEstabelecimento({ cnpj: soNoPrimeiro })] });
+    expect(await registro(nosDois)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
+    expect((await buscar(soNoSegundo)).status).toBe(404);
+
+    const m2 = dois(nosDois, 'MES 2');
+    const dir2 = await diretorioDoMes({ ...m2, estabelecimentos: [...m2.estabelecimentos, linhaDeEstabelecimento({ cnpj: soNoSegundo })] });
+    await importarCnpj(dir2);
+    expect((await buscar(soNoPrimeiro)).status).toBe(404);
+    await registro(soNoSegundo);
+    const r = await registro(nosDois);
+    expect(r).toMatchObject({ nome_fantasia: 'MES 2', empresa_razao_social: 'EMPRESA MES 2' });
+    expect(r.socios.map((s: any) => s.nome_socio_razao_social)).toEqual(['ANA', 'BRUNO']);
+
+    // the same month once more: nothing doubled
+    await importarCnpj(dir2);
+    expect((await registro(nosDois)).socios.map((s: any) => s.nome_socio_razao_social)).toEqual(['ANA', 'BRUNO']);
+    expect([await contar('estabelecimento'), await contar('empresa'), await contar('socio')]).toEqual([2, 1, 2]);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
+  test('while a month is being imported, lookups keep answering the old data, then the new one: always 200, never a gap', async () => {
+    const { dir, cnpj } = await mesGrande();
+    await importarMes({ ...dois(cnpj, 'MES 1'), estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES 1' })] });
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+
+    let terminou = false;
+    const importacao = importarCnpj(dir).finally(() => (terminou = true));
+    const respostas: { status: number; nome?: string; socios?: number; durante: boolean }[] = [];
+    while (!terminou) {
+      const res = await buscar(cnpj);
+      respostas.push({ status: res.status, nome: res.body?.nome_fantasia, socios: res.body?.socios?.length, durante: !terminou });
+    }
+    await importacao;
+    const res = await buscar(cnpj);
+    respostas.push({ status: res.status, nome: res.body?.nome_fantasia, socios: res.body?.socios?.length, durante: false });
+
+    expect(respostas.filter((r) => r.status !== 200)).toEqual([]);
+    const nomes = respostas.map((r) => r.nome);
+    // old answers, then new ones: once the new month shows, the old one never comes back
+    const primeiraNova = nomes.indexOf('MES 2');
+    expect(primeiraNova).toBeGreaterThan(0);
+    expect(nomes.slice(0, primeiraNova).every((n) => n === 'MES 1')).toBe(true);
+    expect(nomes.slice(primeiraNova).every((n) => n === 'MES 2')).toBe(true);
+    // the import took long enough that several lookups happened during it, answered from the old month
+    expect(respostas.filter((r) => r.durante && r.nome === 'MES 1').length).toBeGreaterThanOrEqual(3);
+    expect(respostas.at(-1)).toEqual({ status: 200, nome: 'MES 2', socios: 1, durante: false });
+  });
+
+  test('a failed import (a corrupt zip) leaves the previous data intact and no work tables behind', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const antes = await registro(cnpj);
+
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    writeFileSync(path.join(dir, 'Empresas0.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
+    const erro = await recusa(() => importarCnpj(dir));
+    expect(erro.tipo).not.toBe('conflito');
+
+    expect(await registro(cnpj)).toEqual(antes);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
+
+    // a zip cut in half (an interrupted download) fails the same way
+    const cortado = await diretorioDoMes(dois(cnpj, 'MES 3'));
+    const inteiro = readFileSync(path.join(cortado, 'Estabelecimentos0.zip'));
+    writeFileSync(path.join(cortado, 'Estabelecimentos0.zip'), inteiro.subarray(0, Math.floor(inteiro.length / 2)));
+    await recusa(() => importarCnpj(cortado));
+    expect(await registro(cnpj)).toEqual(antes);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+
+    // and the next good month imports normally
+    await importarMes(dois(cnpj, 'MES 4'));
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 4');
+  });
+
+  test('a directory without Estabelecimentos*.zip is refused with a clear error, and the data stays', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = dirs.novo();
+    await escreverZipsDaReceita(dir, { Empresas0: { linhas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'OUTRA' })] } });
+    writeFileSync(path.join(dir, 'estabelecimentos.csv'), 'not a zip');
+
+    expect(await recusa(() => importarCnpj(dir))).toEqual({ tipo: 'dados_invalidos', mensagem: expect.stringMatching(/Estabelecimentos\*?\.zip/) });
+    // the same through the queue, as `suite import-cnpj <dir>` runs it
+    await expect(importarCnpjPelaFila(dir, () => undefined)).rejects.toThrow(/Estabelecimentos/);
+    await expect(importarCnpjPelaFila(path.join(dir, 'nao-existe'), () => undefined)).rejects.toThrow(/no such directory/);
+    expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
+  });
+
+  test('two imports at the same time: the second is refused (409 conflict) while the first goes on to the end', async () => {
+    const { dir, cnpj } = await mesGrande();
+    const outro = novoCnpj();
+    const primeira = importarCnpj(dir);
+    const em = await (async () => {
+      for (let i = 0; i < 500; i++) {
+        if ((await sql('SELECT id FROM importacao WHERE diretorio = ? AND situacao = ?', [dir, 'em_andamento'])).length) return true;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return false;
+    })();
+    expect(em).toBe(true);
+
+    const segunda = await recusa(async () => importarCnpj(await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj: outro })] })));
+    expect(segunda).toEqual({ tipo: 'conflito', mensagem: expect.stringMatching(/andamento/) });
+
+    await primeira;
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+    expect((await buscar(outro)).status).toBe(404);
+    // the lock is released: the next import runs
+    await importarMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj: outro })] });
+    await registro(outro);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => {
+  test('`suite import-cnpj <dir>` (importarCnpjPelaFila) passes progress on: phases in order, percent never going back, ending at 100', async () => {
+    const cnpj = novoCnpj();
+    const dir = await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj })] });
+    const progresso: Progresso[] = [];
+    const resultado = (await importarCnpjPelaFila(dir, (p) => progresso.push(p as Progresso))) as { linhas: Record<string, number> };
+
+    expect(resultado.linhas.estabelecimento).toBe(1);
+    await registro(cnpj);
+    expect(progresso.at(-1)).toMatchObject({ fase: 'concluida', percentual: 100 });
+    const percentuais = progresso.map((p) => p.percentual);
+    expect(percentuais).toEqual([...percentuais].sort((a, b) => a - b));
+    expect(percentuais.every((p) => p >= 0 && p <= 100)).toBe(true);
+    // loading and indexing (in whatever interleaving) come before the swap, the swap before the end
+    const fases = progresso.map((p) => p.fase);
+    expect(fases.every((f) => ['carregando', 'indexando', 'trocando', 'concluida'].includes(f))).toBe(true);
+    expect(fases.slice(-2)).toEqual(['trocando', 'concluida']);
+    expect(fases.slice(0, -2).length).toBeGreaterThan(0);
+    expect(fases.slice(0, -2).every((f) => f === 'carregando' || f === 'indexando')).toBe(true);
+  });
+
+  test('a job added to the queue runs on the workers; its progress stays on the job, at 100 when done, and its result counts the rows', async () => {
+    const cnpj = novoCnpj();
+    const dir = await diretorioDoMes({
+      estabelecimentos: [linhaDeEstabelecimento({ cnpj }), linhaDeEstabelecimento()],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj) })],
+      socios: [linhaDeSocio({ cnpj_basico: basico(cnpj) })],
+    });
+    const eventos = eventosDaFila(filaLeadsImportacao);
+    await eventos.waitUntilReady();
+    const job = await fila(filaLeadsImportacao).add('importar', { diretorio: dir });
+    const vistos: unknown[] = [];
+    const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && vistos.push(data);
+    eventos.on('progress', ouvir);
+    try {
+      await job.waitUntilFinished(eventos, 60_000);
+    } finally {
+      eventos.off('progress', ouvir);
+    }
+
+    const feito = await fila(filaLeadsImportacao).getJob(job.id!);
+    expect(await feito!.getState()).toBe('completed');
+    expect(feito!.progress).toMatchObject({ fase: 'concluida', percentual: 100 });
+    expect(feito!.returnvalue).toMatchObject({ linhas: { estabelecimento: 2, empresa: 1, socio: 1 } });
+    await registro(cnpj);
+    expect(vistos.length).toBeGreaterThanOrEqual(2);
+    expect(vistos.at(-1)).toMatchObject({ fase: 'concluida', percentual: 100 });
+  });
+
+  test('a job on a directory it cannot import fails once (no retry), with the reason on the job', async () => {
+    const dir = dirs.novo();
+    const eventos = eventosDaFila(filaLeadsImportacao);
+    await eventos.waitUntilReady();
+    const job = await fila(filaLeadsImportacao).add('importar', { diretorio: dir });
+    await expect(job.waitUntilFinished(eventos, 30_000)).rejects.toThrow(/Estabelecimentos/);
+    const falho = await fila(filaLeadsImportacao).getJob(job.id!);
+    expect(await falho!.getState()).toBe('failed');
+    expect(falho!.attemptsMade).toBe(1);
+    expect(falho!.failedReason).toMatch(/Estabelecimentos/);
+  });
+});
