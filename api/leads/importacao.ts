@@ -201,17 +201,22 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
               ),
             ),
           );
-          await tarefa(() =>
-            comConexao(async (conexao) => {
-              avisar('indexando', tabela, true);
-              await criarIndices(conexao, tabela, indices.get(tabela)!);
-              if (tabela === 'estabelecimento') {
-                linhas.estabelecimento_cnae_secundaria = await espalharCnaesSecundarios(conexao);
-                await criarIndices(conexao, 'estabelecimento_cnae_secundaria', indices.get('estabelecimento_cnae_secundaria')!);
-              }
-              indexadas++;
-            }),
-          );
+          avisar('indexando', tabela, true);
+          // Secondary CNAEs are read from the loaded establishments while their indexes build.
+          await todasAcabaram([
+            tarefa(() => comConexao((conexao) => criarIndices(conexao, tabela, indices.get(tabela)!))),
+            ...(tabela === 'estabelecimento'
+              ? [
+                  tarefa(() =>
+                    comConexao(async (conexao) => {
+                      linhas.estabelecimento_cnae_secundaria = await espalharCnaesSecundarios(conexao);
+                      await criarIndices(conexao, 'estabelecimento_cnae_secundaria', indices.get('estabelecimento_cnae_secundaria')!);
+                    }),
+                  ),
+                ]
+              : []),
+          ]);
+          indexadas++;
         }),
       );
 
