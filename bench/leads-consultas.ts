@@ -12,10 +12,12 @@
  *
  * The identity and leads APIs (with their workers) run compiled in one child (bench/servidor.ts);
  * the data is imported with `suite import-cnpj`. Environment: BENCH_ESTABELECIMENTOS,
- * BENCH_RECEITA_DIR, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_MANTER=1, MYSQL_URL, REDIS_URL.
+ * BENCH_RECEITA_DIR, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_MANTER=1, BENCH_CPU_PROF=<dir>, MYSQL_URL,
+ * REDIS_URL.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { chamar, compilarParaBench, esperar, inteiro, RAIZ } from './comum';
@@ -26,7 +28,9 @@ const DURACAO = inteiro('BENCH_DURATION', 10);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
 
 function iniciarServidor(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: EnderecosDoBench }> {
-  const filho = spawn(process.execPath, [script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits
+  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));
     filho.once('exit', (code) => reject(new Error(`bench server exited (${code}) before it was ready`)));

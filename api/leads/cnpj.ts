@@ -1,5 +1,6 @@
 import { banco, lerLinhas } from '../../lib/database';
 import { dadosInvalidos, naoEncontrado } from '../shared/errors';
+import { descricoesDosCodigos } from './codigos';
 
 /**
  * A CNPJ as written by a person: with or without the mask `NN.NNN.NNN/NNNN-NN`. Since July 2026 the
@@ -45,57 +46,61 @@ export const capitalComVirgula = (valor: string | null) => (valor === null ? nul
 type Linha = Record<string, string | null>;
 
 const SQL_DO_ESTABELECIMENTO = `SELECT e.*,
-    mo.descricao AS motivo_situacao_cadastral_descricao, cn.descricao AS cnae_fiscal_principal_descricao,
-    mu.descricao AS municipio_descricao, pa.descricao AS pais_descricao,
     em.cnpj_basico AS empresa_encontrada, em.razao_social AS empresa_razao_social,
-    em.natureza_juridica AS empresa_natureza_juridica, nj.descricao AS empresa_natureza_juridica_descricao,
-    em.porte_empresa AS empresa_porte_empresa, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
-    em.ente_federativo_responsavel AS empresa_ente_federativo_responsavel,
-    em.qualificacao_responsavel AS empresa_qualificacao_responsavel, qr.descricao AS empresa_qualificacao_responsavel_descricao,
+    em.natureza_juridica AS empresa_natureza_juridica, em.porte_empresa AS empresa_porte_empresa,
+    CAST(em.capital_social AS CHAR) AS empresa_capital_social, em.ente_federativo_responsavel AS empresa_ente_federativo_responsavel,
+    em.qualificacao_responsavel AS empresa_qualificacao_responsavel,
     si.cnpj_basico AS simples_encontrado, si.opcao_pelo_simples AS simples_opcao_pelo_simples,
     si.data_opcao_simples AS simples_data_opcao_simples, si.data_exclusao_simples AS simples_data_exclusao_simples,
     si.opcao_pelo_mei AS simples_opcao_pelo_mei, si.data_opcao_mei AS simples_data_opcao_mei,
     si.data_exclusao_mei AS simples_data_exclusao_mei
   FROM estabelecimento e
-  LEFT JOIN motivo mo ON mo.codigo = e.motivo_situacao_cadastral
-  LEFT JOIN cnae cn ON cn.codigo = e.cnae_fiscal_principal
-  LEFT JOIN municipio mu ON mu.codigo = e.municipio
-  LEFT JOIN pais pa ON pa.codigo = e.pais
   LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
-  LEFT JOIN natureza_juridica nj ON nj.codigo = em.natureza_juridica
-  LEFT JOIN qualificacao qr ON qr.codigo = em.qualificacao_responsavel
   LEFT JOIN simples si ON si.cnpj_basico = e.cnpj_basico
   WHERE e.cnpj = ?`;
 
-const SQL_DOS_SOCIOS = `SELECT s.cnpj_basico, s.identificador_socio, s.nome_socio_razao_social, s.cnpj_cpf_socio,
-    s.qualificacao_socio, qs.descricao AS qualificacao_socio_descricao, s.data_entrada_sociedade,
-    s.pais, pa.descricao AS pais_descricao, s.representante_legal, s.nome_representante,
-    s.qualificacao_representante, qr.descricao AS qualificacao_representante_descricao, s.faixa_etaria
-  FROM socio s
-  LEFT JOIN qualificacao qs ON qs.codigo = s.qualificacao_socio
-  LEFT JOIN qualificacao qr ON qr.codigo = s.qualificacao_representante
-  LEFT JOIN pais pa ON pa.codigo = s.pais
-  WHERE s.cnpj_basico = ?
-  ORDER BY s.nome_socio_razao_social, s.id`;
+/** Partners by name in the database's collation (case- and accent-insensitive), then in file order. */
+const SQL_DOS_SOCIOS = `SELECT cnpj_basico, identificador_socio, nome_socio_razao_social, cnpj_cpf_socio, qualificacao_socio,
+    data_entrada_sociedade, pais, representante_legal, nome_representante, qualificacao_representante, faixa_etaria
+  FROM socio WHERE cnpj_basico = ?
+  ORDER BY nome_socio_razao_social, id`;
+
+const de = (tabela: Map<string, string | null>, codigo: string | null) => (codigo === null ? null : (tabela.get(codigo) ?? null));
 
 /** SPEC 4.2 GET /api/cnpj/{cnpj}: the full record (establishment, company, Simples, partners). */
 export async function buscarCnpj(entrada: string): Promise<Record<string, unknown>> {
   const cnpj = normalizarCnpj(entrada);
   const sequelize = banco('leads');
-  const [e] = await lerLinhas<Linha>(sequelize, SQL_DO_ESTABELECIMENTO, [cnpj]);
+  // The partners are keyed by the CNPJ's first 8 characters: both reads go out together.
+  const [[e], socios, codigos] = await Promise.all([
+    lerLinhas<Linha>(sequelize, SQL_DO_ESTABELECIMENTO, [cnpj]),
+    lerLinhas<Linha>(sequelize, SQL_DOS_SOCIOS, [cnpj.slice(0, 8)]),
+    descricoesDosCodigos(),
+  ]);
   if (!e) throw naoEncontrado('CNPJ');
-  const socios = await lerLinhas<Linha>(sequelize, SQL_DOS_SOCIOS, [e.cnpj_basico]);
   const { empresa_encontrada, simples_encontrado, ...campos } = e;
   return {
     ...campos,
     identificador_matriz_filial_descricao: descricao(MATRIZ_FILIAL, e.identificador_matriz_filial),
     situacao_cadastral_descricao: descricao(SITUACOES, e.situacao_cadastral),
+    motivo_situacao_cadastral_descricao: de(codigos.motivo, e.motivo_situacao_cadastral),
+    cnae_fiscal_principal_descricao: de(codigos.cnae, e.cnae_fiscal_principal),
+    municipio_descricao: de(codigos.municipio, e.municipio),
+    pais_descricao: de(codigos.pais, e.pais),
+    empresa_natureza_juridica_descricao: de(codigos.natureza_juridica, e.empresa_natureza_juridica),
+    empresa_qualificacao_responsavel_descricao: de(codigos.qualificacao, e.empresa_qualificacao_responsavel),
     empresa_capital_social: capitalComVirgula(e.empresa_capital_social),
     empresa_porte_empresa_descricao: descricao(PORTES, e.empresa_porte_empresa),
     simples_opcao_pelo_simples_descricao: descricao(SIM_NAO, e.simples_opcao_pelo_simples),
     simples_opcao_pelo_mei_descricao: descricao(SIM_NAO, e.simples_opcao_pelo_mei),
     tem_empresa: empresa_encontrada !== null,
     tem_simples: simples_encontrado !== null,
-    socios: socios.map((s) => ({ ...s, identificador_socio_descricao: descricao(IDENTIFICADOR_DE_SOCIO, s.identificador_socio) })),
+    socios: socios.map((s) => ({
+      ...s,
+      identificador_socio_descricao: descricao(IDENTIFICADOR_DE_SOCIO, s.identificador_socio),
+      qualificacao_socio_descricao: de(codigos.qualificacao, s.qualificacao_socio),
+      pais_descricao: de(codigos.pais, s.pais),
+      qualificacao_representante_descricao: de(codigos.qualificacao, s.qualificacao_representante),
+    })),
   };
 }

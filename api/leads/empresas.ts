@@ -19,33 +19,40 @@ export interface PaginaDeEmpresas {
 /** `tamanho` outside 1..50 is brought into that range (SPEC 4.2 rule 3). */
 export const tamanhoAjustado = (t: number | undefined) => Math.min(TAMANHO_MAXIMO, Math.max(1, t ?? TAMANHO_PADRAO));
 
-/**
- * SPEC 4.2 GET /api/empresas: establishments in CNPJ order. The page's CNPJs come first from the
- * narrowest index (a "deferred join"), then the summary columns of just those rows, so a deep page
- * costs an index walk and not thousands of full rows.
- */
+/** SPEC 4.2 GET /api/empresas: establishments in CNPJ order, with the count of all that match. */
 export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tamanho?: number): Promise<PaginaDeEmpresas> {
   const porPagina = tamanhoAjustado(tamanho);
+  // The first page exists whatever the total: it is read while the count runs.
+  const primeira = pagina <= 1 ? resumos(filtros, 1, porPagina) : undefined;
+  primeira?.catch(() => undefined); // awaited below; a failed count must not leave it unhandled
   const { total, estimado } = await contagemDasEmpresas(filtros);
   const ultima = Math.max(1, Math.ceil(total / porPagina));
   const atual = Math.min(Math.max(1, pagina), ultima);
-  const { onde, parametros } = condicoesDosFiltros(filtros);
-  const linhas = await lerLinhas<Resumo>(
-    banco('leads'),
-    `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
-        em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
-        e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf
-      FROM (SELECT e.cnpj FROM estabelecimento e ${onde} ORDER BY e.cnpj LIMIT ${porPagina} OFFSET ${(atual - 1) * porPagina}) p
-      JOIN estabelecimento e ON e.cnpj = p.cnpj
-      LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
-      LEFT JOIN municipio mu ON mu.codigo = e.municipio
-      ORDER BY e.cnpj`,
-    parametros,
-  );
+  const linhas = await (primeira ?? resumos(filtros, atual, porPagina));
   const itens = linhas.map(({ situacao_cadastral, ...r }) => ({
     ...r,
     empresa_capital_social: capitalComVirgula(r.empresa_capital_social),
     situacao_cadastral_descricao: descricao(DESCRICOES.SITUACOES, situacao_cadastral),
   }));
   return { estimado, itens, pagina: atual, tamanho: porPagina, total };
+}
+
+/**
+ * A page's CNPJs come first from the narrowest index (a "deferred join"), then the summary columns
+ * of just those rows, so a deep page costs an index walk and not thousands of full rows.
+ */
+function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: number): Promise<Resumo[]> {
+  const { onde, parametros } = condicoesDosFiltros(filtros);
+  return lerLinhas<Resumo>(
+    banco('leads'),
+    `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
+        em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
+        e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf
+      FROM (SELECT e.cnpj FROM estabelecimento e ${onde} ORDER BY e.cnpj LIMIT ${porPagina} OFFSET ${(pagina - 1) * porPagina}) p
+      JOIN estabelecimento e ON e.cnpj = p.cnpj
+      LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
+      LEFT JOIN municipio mu ON mu.codigo = e.municipio
+      ORDER BY e.cnpj`,
+    parametros,
+  );
 }

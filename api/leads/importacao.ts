@@ -6,6 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
+import { esquecerCodigos } from './codigos';
 import { esquecerContagens } from './contagem';
 import { entradasDoZip, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeBytes, sqlDeCarga } from './receita';
 
@@ -224,6 +225,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       await controle.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
       await controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`);
       await esquecerContagens();
+      esquecerCodigos();
 
       await sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
         replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
