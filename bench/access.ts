@@ -37,7 +37,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu } from './processo';
-import { chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, RAIZ } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
 const SERVICOS = ['identity', 'intranet'];
@@ -49,7 +49,7 @@ const ESPERA_SOSSEGO = inteiro('BENCH_QUIET_WAIT', 30);
 const COMPILADO = process.env.BENCH_COMPILED === '1';
 const NIVEIS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',').map((s) => s.trim()).filter(Boolean);
 const ROTAS_PEDIDAS = process.env.BENCH_ROUTES?.split(',').map((s) => s.trim()).filter(Boolean);
-const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
+const ADMIN = ADMIN_DO_BENCH;
 
 const META_RAZAO = 0.35;
 const META_P99_MS = 25;
@@ -95,22 +95,8 @@ function iniciarServidor(logLevel: string): Promise<Servidor> {
   const filho = spawn(process.execPath, [...execArgv, script], {
     cwd: RAIZ,
     stdio: ['ignore', saida, 'inherit', 'ipc'],
-    env: {
-      ...process.env,
-      APP_ENV: 'LOCALHOST',
-      // tsc output lives in a temp folder: packages are found through NODE_PATH
-      ...(COMPILADO ? compilarServidor().env : {}),
-      DB_PREFIX: prefixo,
-      QUEUE_PREFIX: prefixo,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: logLevel,
-      MYSQL_URL,
-      REDIS_URL,
-      IDENTITY_ADMIN_EMAIL: ADMIN.email,
-      IDENTITY_ADMIN_SENHA: ADMIN.senha,
-      IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
-      SHUTDOWN_GRACE_MS: '2000',
-    },
+    // tsc output lives in a temp folder: packages are found through NODE_PATH
+    env: { ...ambienteDoSuite(prefixo, dataDir, logLevel), ...(COMPILADO ? compilarServidor().env : {}) },
   });
   closeSync(saida);
   const servidor = { filho, prefixo, dataDir } as Servidor;

@@ -116,3 +116,23 @@ export function compilarParaBench(entradas: string[]): Compilado {
   console.log(`compiled ${entradas.join(', ')} with tsc in ${((Date.now() - inicio) / 1000).toFixed(1)} s${r.status ? ' (with type errors, emitted anyway)' : ''}`);
   return { dir, saida, env: { NODE_PATH: [path.join(RAIZ, 'node_modules'), process.env.NODE_PATH].filter(Boolean).join(path.delimiter) } };
 }
+
+export const ADMIN_DO_BENCH = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
+
+/** The environment of a suite process a bench starts: its own databases, keys and data folder. */
+export function ambienteDoSuite(prefixo: string, dataDir: string, logLevel: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    APP_ENV: 'LOCALHOST',
+    DB_PREFIX: prefixo,
+    QUEUE_PREFIX: prefixo,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: logLevel,
+    MYSQL_URL,
+    REDIS_URL,
+    IDENTITY_ADMIN_EMAIL: ADMIN_DO_BENCH.email,
+    IDENTITY_ADMIN_SENHA: ADMIN_DO_BENCH.senha,
+    IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
+    SHUTDOWN_GRACE_MS: '2000',
+  };
+}

@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Compilado, inteiro, limparDados, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { ADMIN_DO_BENCH, ambienteDoSuite, Compilado, inteiro, limparDados, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
 
 export const ESTABELECIMENTOS = inteiro('BENCH_ESTABELECIMENTOS', 1_000_000);
-export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
+export const ADMIN = ADMIN_DO_BENCH;
 
 /** The synthetic month: BENCH_RECEITA_DIR, or a temp folder per size, generated on first use. */
 export function arquivosDoBench(): Promise<ResumoDaGeracao> {
@@ -37,22 +37,7 @@ export function novoAmbiente(c: Compilado, extra: Record<string, string> = {}): 
   return {
     prefixo,
     dataDir,
-    env: {
-      ...process.env,
-      ...c.env,
-      APP_ENV: 'LOCALHOST',
-      DB_PREFIX: prefixo,
-      QUEUE_PREFIX: prefixo,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
-      MYSQL_URL,
-      REDIS_URL,
-      IDENTITY_ADMIN_EMAIL: ADMIN.email,
-      IDENTITY_ADMIN_SENHA: ADMIN.senha,
-      IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
-      SHUTDOWN_GRACE_MS: '2000',
-      ...extra,
-    },
+    env: { ...ambienteDoSuite(prefixo, dataDir, process.env.BENCH_LOG_LEVEL || 'warn'), ...c.env, ...extra },
   };
 }
 
