@@ -6,12 +6,12 @@ import yazl from 'yazl';
 
 /**
  * Helpers of the leads tests: the Receita Federal's open CNPJ files written the way the Receita
- * writes them (DESIGN §6, shared/fixtures/receita/SOURCE.md), row builders with defaults for each
+ * writes them (DESIGN §6, test/fixtures/receita/LEIA-ME.md), row builders with defaults for each
  * layout, and an independent CNPJ check-digit calculation.
  */
 
-/** The real fixtures (SOURCE.md); absent in some checkouts, so tests using them skip. */
-export const FIXTURES_DA_RECEITA = path.resolve(__dirname, '../../../shared/fixtures/receita');
+/** The real-layout samples (test/fixtures/receita/LEIA-ME.md). */
+export const FIXTURES_DA_RECEITA = path.resolve(__dirname, '../fixtures/receita');
 
 // ---------------------------------------------------------------------------------------------
 // Check digits, computed here independently of api/leads/cnpj.ts

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj, Progresso } from '../../api/leads/importacao';
@@ -29,7 +29,7 @@ import {
 } from './apoio';
 
 /**
- * Import of the Receita Federal's open CNPJ files (DESIGN §6; shared/fixtures/receita/SOURCE.md):
+ * Import of the Receita Federal's open CNPJ files (DESIGN §6; test/fixtures/receita/LEIA-ME.md):
  * zips of `;`-separated, double-quoted ISO-8859-1 CSV without header, read whatever the name of
  * the file inside; `import-cnpj <dir>` runs as a queue job with progress, and runs again on a new
  * month's files, replacing the data. What the import stored is read back through
@@ -96,10 +96,7 @@ async function recusa(fn: () => Promise<unknown>): Promise<{ tipo: string; mensa
 
 // ---------------------------------------------------------------------------------------------
 
-const temFixtures = existsSync(path.join(FIXTURES_DA_RECEITA, 'Estabelecimentos0.zip'));
-const descrevaComFixtures = temFixtures ? describe : describe.skip;
-
-descrevaComFixtures('the real Receita sample files (SOURCE.md), imported through the queue (`suite import-cnpj <dir>`)', () => {
+describe('the real Receita sample files (SOURCE.md), imported through the queue (`suite import-cnpj <dir>`)', () => {
   const SERPRO = '33683111000280';
   let resultado: { linhas: Record<string, number> };
 
