@@ -57,11 +57,18 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import-cnpj': {
       if (!args[0]) throw new ConfigError(AJUDA);
-      const resultado = await importarCnpjPelaFila(args[0], (p) => {
-        const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
-        process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
-      });
-      process.stdout.write(`${JSON.stringify(resultado)}\n`);
+      try {
+        const resultado = await importarCnpjPelaFila(args[0], (p) => {
+          const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
+          process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
+        });
+        process.stdout.write(`${JSON.stringify(resultado)}\n`);
+      } catch (err) {
+        // the job's own reason, plainly: nothing failed to start
+        if (err instanceof ConfigError) throw err;
+        process.stderr.write(`import-cnpj failed: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+      }
       await encerrar();
       return;
     }

@@ -1,8 +1,7 @@
 import { Job } from 'bullmq';
-import { contarEmpresas } from '../api/leads/contagem';
-import { FiltrosDeEmpresas } from '../api/leads/filtros';
+import { contarEGuardar, PedidoDeContagem } from '../api/leads/contagem';
 
-/** Adapter: counts one filter set under the database's time limit. */
-export function processarLeadsContagem(job: Job<{ filtros: FiltrosDeEmpresas }>) {
-  return contarEmpresas(job.data.filtros);
+/** Adapter: counts one filter set under the database's time limit and caches the result. */
+export function processarLeadsContagem(job: Job<PedidoDeContagem>) {
+  return contarEGuardar(job.data);
 }

@@ -143,6 +143,16 @@ export async function lerLinhas<T>(sequelize: { config: { database: string } }, 
   return linhas as T[];
 }
 
+/**
+ * Statements whose text varies with the request (a filter set, a page's LIMIT): sent as text with
+ * values escaped by mysql2, since each distinct text would otherwise stay prepared on the server,
+ * and the server-wide cap of prepared statements is shared by every service.
+ */
+export async function lerPorTexto<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
+  const [linhas] = await poolRapido(sequelize).query(sql, parametros);
+  return linhas as T[];
+}
+
 /** A Date as DATETIME(3) text in UTC (the connections' zone), milliseconds kept. */
 export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
 

@@ -38,6 +38,8 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   let e = eventos.get(def.nome);
   if (!e) {
     e = new QueueEvents(def.nome, { connection: novaConexaoRedis('worker', `eventos:${def.nome}`), prefix: config().queuePrefix });
+    // every request waiting on a job listens here for a moment: many at once is normal
+    e.setMaxListeners(1000);
     e.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro nos eventos da fila'));
     eventos.set(def.nome, e);
     const abertos = e;

@@ -7,8 +7,8 @@ export type Descricoes = Record<TabelaDeCodigos, Map<string, string | null>>;
 
 /**
  * The Receita's code tables (CNAEs, municipalities, countries...: a few thousand rows in all) kept
- * in each process, so a lookup reads its record without joining them. A process sees a new
- * month's descriptions at most a minute after the import; the one that imported, at once.
+ * in each process, so a lookup reads its record without joining them. API processes see a new
+ * month's descriptions at most a minute after the import.
  */
 const cache = new CacheComPrazo<'codigos', Promise<Descricoes>>(() => 60_000);
 

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { config } from '../../config';
-import { banco, lerLinhas } from '../../lib/database';
+import { banco, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { chaveDosFiltros, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { comPrazo, ehMariaDb, tempoEsgotado } from './sql';
 
 /** SPEC 4.2 rule 4: the count stops past this and says it is an estimate. */
 export const TETO_DA_CONTAGEM = 2_000_000;
@@ -25,70 +26,68 @@ export interface Contagem {
 const ESTIMATIVA: Contagem = { total: TETO_DA_CONTAGEM, estimado: true };
 const log = logger('leads-contagem');
 
-/** Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). */
-const TEMPO_ESGOTADO = new Set([1969, 3024]);
-
-let servidorMariaDb: Promise<boolean> | undefined;
-const ehMariaDb = () =>
-  (servidorMariaDb ??= lerLinhas<{ v: string }>(banco('leads'), 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v)));
-
 /**
- * The count itself (run by the queue's processor): stops at the cap + 1 row and under a time limit
- * enforced by the database, so a filter that matches most of the registry costs at most 6 seconds.
+ * The count itself: stops at the cap + 1 row and under a time limit enforced by the database, so a
+ * filter that matches most of the registry costs at most 6 seconds.
  */
 export async function contarEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
   const { onde, parametros } = condicoesDosFiltros(filtros);
   const teto = TETO_DA_CONTAGEM + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).
-  const sql = (await ehMariaDb())
-    ? `SET STATEMENT max_statement_time = ${PRAZO_DA_CONTAGEM_S} FOR
-       SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${teto}`
-    : `SELECT /*+ MAX_EXECUTION_TIME(${PRAZO_DA_CONTAGEM_S * 1000}) */ COUNT(*) AS total
-       FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${teto}) t`;
+  const select = (await ehMariaDb())
+    ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${teto}`
+    : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${teto}) t`;
   try {
-    const [{ total }] = await lerLinhas<{ total: number | string }>(banco('leads'), sql, parametros);
+    const [{ total }] = await lerPorTexto<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
     return n > TETO_DA_CONTAGEM ? ESTIMATIVA : { total: n, estimado: false };
   } catch (err) {
-    if (TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0)) return ESTIMATIVA;
+    if (tempoEsgotado(err)) return ESTIMATIVA;
     throw err;
   }
 }
 
-const prefixoDoCache = () => `${config().queuePrefix}:leads:contagem:`;
-const chaveDoCache = (chave: string) => prefixoDoCache() + createHash('sha256').update(chave).digest('hex').slice(0, 32);
+export interface PedidoDeContagem {
+  filtros: FiltrosDeEmpresas;
+  /** where the result is cached: the key names the data's generation (see `esquecerContagens`) */
+  chave: string;
+}
 
-/**
- * The count a listing shows: from the cache when this filter set was counted since the last import,
- * else by the count job (shared by concurrent listings of the same filters). The database's
- * estimate (over the cap or the time) is cached for a shorter while; a job that does not answer in
- * time gives the estimate without caching it.
- */
-export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
-  const chave = chaveDosFiltros(filtros);
-  const cache = chaveDoCache(chave);
-  const guardada = await redis('produtor').get(cache);
-  if (guardada) return JSON.parse(guardada) as Contagem;
-  const job = await fila(filaLeadsContagem).add('contar', { filtros }, { jobId: `contagem-${cache.slice(prefixoDoCache().length)}` });
-  let contagem: Contagem;
-  try {
-    contagem = (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
-  } catch (err) {
-    log.warn({ err: (err as Error).message, filtros: chave }, 'contagem sem resposta a tempo: total estimado');
-    return ESTIMATIVA;
-  }
-  await redis('produtor').set(cache, JSON.stringify(contagem), 'EX', contagem.estimado ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
+/** The job's work: counts and caches the result, so a count that ends after the listing gave up still serves the next one. */
+export async function contarEGuardar({ filtros, chave }: PedidoDeContagem): Promise<Contagem> {
+  const contagem = await contarEmpresas(filtros);
+  await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', contagem.estimado ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
 }
 
-/** After an import every cached count is stale. */
-export async function esquecerContagens(): Promise<void> {
+const prefixo = () => `${config().queuePrefix}:leads:`;
+/** Bumped by every import: cached counts of earlier data are simply never read again (they expire). */
+const chaveDaGeracao = () => `${prefixo()}geracao`;
+
+/**
+ * The count a listing shows: from the cache when this filter set was counted on the current data,
+ * else by the count job (shared by concurrent listings of the same filters). A job that does not
+ * answer in time gives the estimate; its result, when it comes, serves the next listing.
+ */
+export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
   const r = redis('produtor');
-  let cursor = '0';
-  do {
-    const [proximo, chaves] = await r.scan(cursor, 'MATCH', `${prefixoDoCache()}*`, 'COUNT', 1000);
-    cursor = proximo;
-    if (chaves.length) await r.del(...chaves);
-  } while (cursor !== '0');
+  const geracao = (await r.get(chaveDaGeracao())) ?? '0';
+  const hash = createHash('sha256').update(chaveDosFiltros(filtros)).digest('hex').slice(0, 32);
+  const chave = `${prefixo()}contagem:${geracao}:${hash}`;
+  const guardada = await r.get(chave);
+  if (guardada) return JSON.parse(guardada) as Contagem;
+  const pedido: PedidoDeContagem = { filtros, chave };
+  const job = await fila(filaLeadsContagem).add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
+  try {
+    return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
+  } catch (err) {
+    log.warn({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');
+    return ESTIMATIVA;
+  }
+}
+
+/** After an import every cached count is stale: a new generation makes them unreachable. */
+export async function esquecerContagens(): Promise<void> {
+  await redis('produtor').incr(chaveDaGeracao());
 }

@@ -1,10 +1,17 @@
-import { banco, lerLinhas } from '../../lib/database';
+import { banco, lerPorTexto } from '../../lib/database';
+import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
 import { condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { comPrazo, tempoEsgotado } from './sql';
 
 export const TAMANHO_PADRAO = 12;
 export const TAMANHO_MAXIMO = 50;
+/**
+ * A page read the database gives up on: a slow read would also hold up the monthly table swap,
+ * and every lookup queued behind it.
+ */
+const PRAZO_DA_PAGINA_S = 10;
 
 type Resumo = Record<string, string | null>;
 
@@ -41,18 +48,20 @@ export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tam
  * A page's CNPJs come first from the narrowest index (a "deferred join"), then the summary columns
  * of just those rows, so a deep page costs an index walk and not thousands of full rows.
  */
-function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: number): Promise<Resumo[]> {
+async function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: number): Promise<Resumo[]> {
   const { onde, parametros } = condicoesDosFiltros(filtros);
-  return lerLinhas<Resumo>(
-    banco('leads'),
-    `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
+  const select = `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
         em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
         e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf
-      FROM (SELECT e.cnpj FROM estabelecimento e ${onde} ORDER BY e.cnpj LIMIT ${porPagina} OFFSET ${(pagina - 1) * porPagina}) p
+      FROM (SELECT e.cnpj FROM estabelecimento e ${onde} ORDER BY e.cnpj LIMIT ? OFFSET ?) p
       JOIN estabelecimento e ON e.cnpj = p.cnpj
       LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
       LEFT JOIN municipio mu ON mu.codigo = e.municipio
-      ORDER BY e.cnpj`,
-    parametros,
-  );
+      ORDER BY e.cnpj`;
+  try {
+    return await lerPorTexto<Resumo>(banco('leads'), await comPrazo(select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
+  } catch (err) {
+    if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A página demorou demais: combine mais filtros ou peça uma página anterior.');
+    throw err;
+  }
 }

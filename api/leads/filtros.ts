@@ -90,8 +90,15 @@ export interface Condicoes {
   parametros: unknown[];
 }
 
-/** InnoDB's full-text index skips words shorter than 3 characters. */
-const palavrasDoNome = (nome: string) => nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3);
+/**
+ * InnoDB's full-text index skips words shorter than 3 characters and the words of its default
+ * stopword list; a required word it never indexed would match nothing ("casa com arte").
+ */
+const NAO_INDEXADAS = new Set(
+  'about are com for from how that the this was what when where who will with und www'.split(' '),
+);
+const palavrasDoNome = (nome: string) =>
+  nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3 && !NAO_INDEXADAS.has(p.toLowerCase()));
 
 /**
  * The WHERE of a filter set over `estabelecimento e`. Company and Simples filters are semi-joins on

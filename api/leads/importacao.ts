@@ -97,12 +97,21 @@ async function carregarZip(conexao: Connection, arquivo: ArquivoDaImportacao, ao
       const limpeza = new LimpezaDeBytes(aoLer);
       const origem = await lerEntrada(zip, entrada);
       const fluxo = pipeline(origem, limpeza).catch((err) => limpeza.destroy(err));
-      const [r] = await conexao.query({
-        sql: sqlDeCarga(arquivo.layout, `${arquivo.layout.tabela}_nova`),
-        infileStreamFactory: () => limpeza,
-      });
-      await fluxo;
-      linhas += (r as { affectedRows: number }).affectedRows;
+      try {
+        const [r] = await conexao.query({
+          sql: sqlDeCarga(arquivo.layout, `${arquivo.layout.tabela}_nova`),
+          infileStreamFactory: () => limpeza,
+        });
+        const { affectedRows, warningStatus } = r as { affectedRows: number; warningStatus: number };
+        linhas += affectedRows;
+        // malformed values the loader kept as best it could (IGNORE): worth a look, not a stop
+        if (warningStatus) log.warn({ arquivo: path.basename(arquivo.caminho), entrada: entrada.fileName, avisos: warningStatus }, 'valores ajustados na carga');
+      } finally {
+        // a load that failed before reading the file leaves the stream paused: release it
+        origem.destroy();
+        limpeza.destroy();
+        await fluxo;
+      }
     }
   } finally {
     zip.close();
@@ -134,19 +143,23 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
     const trava = `${nomeDoBanco('leads')}_importacao`.slice(0, 64);
     const [[{ obtida }]] = (await controle.query('SELECT GET_LOCK(?, 0) AS obtida', [trava])) as unknown as [[{ obtida: number }]];
     if (obtida !== 1) throw conflito('Outra importação do cadastro CNPJ está em andamento.');
+    // the lock lives as long as this connection, idle for the whole load
+    await controle.query('SET SESSION wait_timeout = 86400');
+    // holding the lock, no other import runs: one left "em andamento" was cut short
+    await controle.query("UPDATE importacao SET situacao = 'interrompida' WHERE situacao = 'em_andamento'");
     await sequelize.query('INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, ?, ?, ?)', {
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
     try {
-      // Each table's files in order on a connection of its own; the tables load side by side.
       const porTabela = new Map<string, ArquivoDaImportacao[]>();
       for (const a of arquivos) porTabela.set(a.layout.tabela, [...(porTabela.get(a.layout.tabela) ?? []), a]);
 
-      // Copies without secondary indexes: rows go in primary-key order, and each index is then
-      // built in one sorted pass, many times faster than updating it row by row.
+      // Copies without secondary indexes: each index is built after the load in one sorted pass,
+      // many times faster than updating it row by row.
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
-        await controle.query(`DROP TABLE IF EXISTS ${t}_nova`);
+        // leftovers of a run cut short before or after its swap
+        await controle.query(`DROP TABLE IF EXISTS ${t}_nova, ${t}_antiga`);
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
         indices.set(t, await indicesSecundarios(controle, t));
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
@@ -161,8 +174,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       const avisar = (fase: Progresso['fase'], arquivo?: string, forcar = false) => {
         if (!forcar && Date.now() - ultimoAviso < 1000) return;
         ultimoAviso = Date.now();
-        const percentual =
-          fase === 'concluida' ? 100 : Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
+        const percentual = Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
         aoProgredir({ fase, percentual, arquivo, linhas: { ...linhas } });
       };
 
@@ -205,7 +217,12 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
           avisar('indexando', tabela, true);
           // Secondary CNAEs are read from the loaded establishments while their indexes build.
           await todasAcabaram([
-            tarefa(() => comConexao((conexao) => criarIndices(conexao, tabela, indices.get(tabela)!))),
+            tarefa(() =>
+              comConexao(async (conexao) => {
+                await criarIndices(conexao, tabela, indices.get(tabela)!);
+                linhas[tabela] -= await apagarLinhasSemChave(conexao, tabela);
+              }),
+            ),
             ...(tabela === 'estabelecimento'
               ? [
                   tarefa(() =>
@@ -222,18 +239,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       );
 
       avisar('trocando', undefined, true);
-      await controle.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
-      await controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`);
-      await esquecerContagens();
-      esquecerCodigos();
-
-      await sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
-        replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
-      });
-      avisar('concluida', undefined, true);
-      const segundos = (Date.now() - inicio) / 1000;
-      log.info({ id, linhas, segundos }, 'importação concluída');
-      return { id, linhas, segundos };
+      await trocarTabelas(controle, tabelas);
     } catch (err) {
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
       await sequelize
@@ -241,10 +247,27 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
           replacements: ['falhou', String((err as Error).message).slice(0, 1000), dataSql(new Date()), id],
         })
         .catch(() => undefined);
+      await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
       throw err;
+    }
+
+    // The new month is live: what follows is tidying up, and its failure fails nothing.
+    try {
+      await sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
+        replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
+      });
+      await controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`);
+      await esquecerContagens();
+      esquecerCodigos();
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'importação concluída; a arrumação depois da troca falhou');
     } finally {
       await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
     }
+    aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas } });
+    const segundos = (Date.now() - inicio) / 1000;
+    log.info({ id, linhas, segundos }, 'importação concluída');
+    return { id, linhas, segundos };
   });
 }
 
@@ -271,6 +294,35 @@ async function espalharCnaesSecundarios(conexao: Connection): Promise<number> {
       JSON_TABLE(CONCAT('["', REPLACE(e.cnae_fiscal_secundaria, ',', '","'), '"]'), '$[*]' COLUMNS (cnae VARCHAR(7) PATH '$')) j
     WHERE e.cnae_fiscal_secundaria REGEXP '^[0-9A-Z]{7}(,[0-9A-Z]{7})*$'
     ORDER BY j.cnae, e.cnpj`);
+  return (r as { affectedRows: number }).affectedRows;
+}
+
+/**
+ * One `RENAME TABLE` swaps every copy in at once. It waits for reads still running on the live
+ * tables, and new reads queue behind it: a short wait, retried, keeps lookups from stalling behind
+ * a slow read.
+ */
+async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<void> {
+  await conexao.query('SET SESSION lock_wait_timeout = 5');
+  for (let tentativa = 1; ; tentativa++) {
+    try {
+      await conexao.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
+      return;
+    } catch (err) {
+      const esperaEsgotada = (err as { errno?: number }).errno === 1205;
+      if (!esperaEsgotada || tentativa >= 12) throw err;
+      log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
+    }
+  }
+}
+
+/**
+ * A malformed line (say, only spaces) becomes a row whose key the loader left empty: it would lead
+ * every listing. Dropped once the table's indexes are there to find it.
+ */
+async function apagarLinhasSemChave(conexao: Connection, tabela: string): Promise<number> {
+  const chave = { estabelecimento: 'cnpj', empresa: 'cnpj_basico', socio: 'cnpj_basico', simples: 'cnpj_basico' }[tabela] ?? 'codigo';
+  const [r] = await conexao.query(`DELETE FROM ${tabela}_nova WHERE ${chave} = ''`);
   return (r as { affectedRows: number }).affectedRows;
 }
 

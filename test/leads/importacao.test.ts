@@ -279,6 +279,18 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     await registro(b);
   });
 
+  test('a line of only spaces leaves no row with an empty key (it would lead every listing)', async () => {
+    const a = novoCnpj();
+    const la = csvDaReceita([linhaDeEstabelecimento({ cnpj: a })]);
+    const le = csvDaReceita([linhaDeEmpresa({ cnpj_basico: basico(a) })]);
+    const resultado = await importarMes({}, { Estabelecimentos0: { linhas: `   \n${la}    \n` }, Empresas0: { linhas: ` \n${le}  \n` } });
+
+    expect(resultado.linhas.estabelecimento).toBe(1);
+    expect(await contar('estabelecimento')).toBe(1);
+    expect(await contar('empresa')).toBe(1);
+    await registro(a);
+  });
+
   test('the name of the file inside the zip does not matter, even in a subfolder', async () => {
     const cnpj = novoCnpj();
     await importarMes(

@@ -1,0 +1,21 @@
+import { banco, lerLinhas } from '../../lib/database';
+
+/** Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). */
+const TEMPO_ESGOTADO = new Set([1969, 3024]);
+export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0);
+
+let servidorMariaDb: Promise<boolean> | undefined;
+
+/** MariaDB and MySQL write a few things differently; asked once (again after a failure). */
+export function ehMariaDb(): Promise<boolean> {
+  servidorMariaDb ??= lerLinhas<{ v: string }>(banco('leads'), 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v));
+  servidorMariaDb.catch(() => (servidorMariaDb = undefined));
+  return servidorMariaDb;
+}
+
+/** A SELECT the database itself stops after `segundos` (error 1969 / 3024, see `tempoEsgotado`). */
+export async function comPrazo(select: string, segundos: number): Promise<string> {
+  return (await ehMariaDb())
+    ? `SET STATEMENT max_statement_time = ${segundos} FOR ${select}`
+    : select.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${segundos * 1000}) */`);
+}
