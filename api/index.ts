@@ -1,4 +1,5 @@
 import { NomeDoServico } from '../config/services';
+import { files } from './files';
 import { hub } from './hub';
 import { identity } from './identity';
 import { intranet } from './intranet';
@@ -6,7 +7,7 @@ import { leads } from './leads';
 import { Servico } from './shared/servico';
 
 /** Services built so far; `npm start` runs all of them. */
-export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, leads, intranet, hub };
+export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, leads, intranet, hub, files };
 
 export function servico(nome: string): Servico {
   const s = SERVICOS_DA_SUITE[nome as NomeDoServico];

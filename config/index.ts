@@ -1,3 +1,4 @@
+import path from 'node:path';
 import Joi from 'joi';
 import { NOMES_DOS_SERVICOS, NomeDoServico, PORTA_DO_DASHBOARD, SERVICOS } from './services';
 
@@ -45,6 +46,14 @@ export interface Config {
     esperaSyncMs: number;
   };
   leads: { cnpjLimitePorMinuto: number };
+  files: {
+    /** an upload past this size answers 413 and leaves nothing stored (FILES_TAMANHO_MAXIMO_MB, in MiB) */
+    tamanhoMaximoBytes: number;
+    /** HMAC key of the signed download URLs; absent in LOCALHOST: generated on first start, kept in the database */
+    segredoDeAssinatura?: string;
+    /** the local-disk storage's folder (default `<DATA_DIR>/arquivos`) */
+    diretorio: string;
+  };
 }
 
 const servicoKeys: Record<string, Joi.Schema> = {};
@@ -90,6 +99,9 @@ const envSchema = Joi.object({
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
   HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
+  FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
+  FILES_SEGREDO_DE_ASSINATURA: Joi.string().min(32).max(512),
+  FILES_DIRETORIO: Joi.string(),
   ...servicoKeys,
 }).unknown(true);
 
@@ -161,6 +173,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       esperaSyncMs: value.HUB_ESPERA_SYNC_MS,
     },
     leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO },
+    files: {
+      tamanhoMaximoBytes: value.FILES_TAMANHO_MAXIMO_MB * 1024 * 1024,
+      segredoDeAssinatura: value.FILES_SEGREDO_DE_ASSINATURA,
+      diretorio: value.FILES_DIRETORIO ?? path.join(value.DATA_DIR, 'arquivos'),
+    },
   };
 }
 

@@ -73,12 +73,21 @@ export function criarApp(def: DefinicaoDoServico): Express {
   app.set('trust proxy', config().trustProxy);
   app.use(idDaRequisicao);
   app.use(registroDeAcesso(def.nome));
-  app.use(express.json({ limit: def.limiteDoCorpo ?? '1mb' }));
 
   let cache: unknown;
   const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas))), ...def.rotas];
+  // Routes that stream their own body (a file upload) are matched, by Express itself, before the
+  // JSON parser: a file sent as application/json reaches its handler byte for byte. Being matched
+  // first, their paths must not shadow another route's literal path.
+  const emFluxo = todas.filter((r) => r.corpoEmFluxo);
+  if (emFluxo.length) {
+    const fluxos = Router();
+    montarRotas(fluxos, emFluxo, def.autenticar);
+    app.use(fluxos);
+  }
+  app.use(express.json({ limit: def.limiteDoCorpo ?? '1mb' }));
   const router = Router();
-  montarRotas(router, todas, def.autenticar);
+  montarRotas(router, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
   app.use(router);
   app.use(naoEncontradoRota());
   app.use(tratadorDeErros());

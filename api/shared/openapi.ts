@@ -25,7 +25,8 @@ function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
 
 /** `/usuario/:id` → `/usuario/{id}` */
 export function caminhoOpenApi(caminho: string): string {
-  return caminho.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  // `:id` is one segment; `*resto` (Express 5) may span several, documented as one parameter
+  return caminho.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 }
 
 function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query') {
@@ -54,7 +55,7 @@ function respostasDeErro(rota: Rota) {
     r['401'] = problema('Token ausente, inválido ou expirado');
     r['403'] = problema('Sem permissão');
   }
-  if (rota.caminho.includes(':')) r['404'] = problema('Não encontrado');
+  if (/[:*]/.test(rota.caminho)) r['404'] = problema('Não encontrado');
   return r;
 }
 
@@ -70,6 +71,7 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
     const operacao: Record<string, unknown> = {
       operationId: rota.operacao,
       summary: rota.resumo,
+      ...(rota.descricao ? { description: rota.descricao } : {}),
       parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query')],
       responses: { [status]: sucesso, ...respostasDeErro(rota) },
     };

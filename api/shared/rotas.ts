@@ -20,6 +20,8 @@ export interface Rota {
   /** SPEC's operation name where SPEC gives one */
   operacao: string;
   resumo: string;
+  /** longer text for the OpenAPI document (what a schema cannot say: a raw body, a binary answer) */
+  descricao?: string;
   acesso: Acesso;
   permissao?: Permissao;
   validar?: { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; body?: Joi.Schema };
@@ -29,6 +31,11 @@ export interface Rota {
   resposta?: Joi.Schema;
   /** middleware run before everything else (e.g. a rate limit on a public route) */
   antes?: RequestHandler[];
+  /**
+   * The handler reads the request body itself, as a stream (a file upload): the service's JSON
+   * parser never touches it, whatever its Content-Type (api/shared/app.ts).
+   */
+  corpoEmFluxo?: boolean;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 

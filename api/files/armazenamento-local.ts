@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { access, constants, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { logger } from '../../lib/logger';
+import type { Armazenamento } from './armazenamento';
+
+/** A key is an id: letters, digits, `-` and `_` only, so it can never name a path outside the folder. */
+const CHAVE = /^[A-Za-z0-9_-]{1,128}$/;
+/** A partial file older than this belongs to an upload that will never finish (a crash). */
+const PARCIAL_ABANDONADO_MS = 60 * 60_000;
+
+/**
+ * Files on the local disk: `<dir>/<last two characters of the id>/<id>` (256 sub-folders: the
+ * random end of a v7 id spreads them evenly). An upload is written to `<dir>/parciais/` and renamed
+ * into place only once complete and flushed, so a reader never sees half a file and a failed upload
+ * leaves nothing behind.
+ */
+export class ArmazenamentoLocal implements Armazenamento {
+  private readonly parciais: string;
+
+  constructor(readonly diretorio: string) {
+    this.parciais = path.join(diretorio, 'parciais');
+  }
+
+  private caminho(chave: string): string {
+    if (!CHAVE.test(chave)) throw new Error(`invalid storage key: ${JSON.stringify(chave)}`);
+    return path.join(this.diretorio, chave.slice(-2), chave);
+  }
+
+  async gravar(chave: string, origem: Readable): Promise<void> {
+    const final = this.caminho(chave);
+    // the source may fail while the folder is being made: its error waits for the pipeline below
+    const guardarErro = () => undefined;
+    origem.on('error', guardarErro);
+    const parcial = path.join(this.parciais, `${chave}.${randomUUID()}`);
+    try {
+      await mkdir(this.parciais, { recursive: true, mode: 0o700 });
+      // flush: fsync before close, so the renamed file is whole after a power cut
+      await pipeline(origem, createWriteStream(parcial, { flags: 'wx', mode: 0o600, flush: true }));
+      await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+      await rename(parcial, final);
+    } catch (err) {
+      await rm(parcial, { force: true });
+      throw err;
+    } finally {
+      origem.off('error', guardarErro);
+    }
+  }
+
+  async ler(chave: string): Promise<Readable | null> {
+    try {
+      const arquivo = await open(this.caminho(chave), 'r');
+      return arquivo.createReadStream();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async remover(chave: string): Promise<void> {
+    await rm(this.caminho(chave), { force: true });
+  }
+
+  /** Creates the folders and sweeps partial files abandoned by a crash. */
+  async preparar(): Promise<void> {
+    await mkdir(this.parciais, { recursive: true, mode: 0o700 });
+    await this.limparParciais();
+  }
+
+  async pronto(): Promise<void> {
+    await access(this.parciais, constants.W_OK);
+  }
+
+  async limparParciais(agora = Date.now()): Promise<number> {
+    let removidos = 0;
+    for (const nome of await readdir(this.parciais).catch(() => [] as string[])) {
+      const caminho = path.join(this.parciais, nome);
+      const info = await stat(caminho).catch(() => undefined);
+      if (info && agora - info.mtimeMs > PARCIAL_ABANDONADO_MS) {
+        await rm(caminho, { force: true });
+        removidos++;
+      }
+    }
+    if (removidos) logger('files').warn({ removidos }, 'envios abandonados removidos do disco');
+    return removidos;
+  }
+}

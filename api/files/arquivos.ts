@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import { finished, Readable, Transform, TransformCallback } from 'node:stream';
+import { config } from '../../config';
+import { banco } from '../../lib/database';
+import { logger } from '../../lib/logger';
+import { Arquivo } from '../../models/files';
+import { iso, novoId } from '../../models/shared/base';
+import { dadosInvalidos, ErroDeDominio, naoEncontrado } from '../shared/errors';
+import { offset, PaginaNumerada } from '../shared/paginacao';
+import { armazenamento } from './armazenamento';
+import { conferirAssinatura, urlDeDownload } from './url-assinada';
+
+const log = logger('files');
+
+/** A file as every route answers it; `url` is a fresh signed download URL (15 minutes). */
+export interface ArquivoJson {
+  id: string;
+  nome: string;
+  tipo_mime: string;
+  tamanho: number;
+  sha256: string;
+  criado_em: string;
+  url: string;
+}
+
+export interface Envio {
+  nome: string;
+  /** the request's Content-Type; absent means application/octet-stream */
+  tipoMime?: string;
+  corpo: Readable;
+}
+
+export interface Conteudo {
+  nome: string;
+  tipo_mime: string;
+  tamanho: number;
+  sha256: string;
+  bytes: Readable;
+}
+
+const TIPO_PADRAO = 'application/octet-stream';
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** RFC 9110 media type: `type/subtype` and optional `; name=value` parameters (value a token or a quoted string). */
+const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
+
+function arquivoJson(a: Arquivo): ArquivoJson {
+  return {
+    id: a.id,
+    nome: a.nome,
+    tipo_mime: a.tipo_mime,
+    tamanho: Number(a.tamanho),
+    sha256: a.sha256,
+    criado_em: iso(a.criado_em)!,
+    url: urlDeDownload(a.id),
+  };
+}
+
+/** The Content-Type as stored and served back: type and subtype in lower case, parameters as sent. */
+export function tipoMime(valor: string | undefined): string {
+  const v = valor?.trim();
+  if (!v) return TIPO_PADRAO;
+  if (v.length > 255 || !TIPO_MIME.test(v)) {
+    throw dadosInvalidos('Content-Type inválido.', [{ campo: 'Content-Type', mensagem: 'use um tipo MIME como image/png (até 255 caracteres)' }]);
+  }
+  return v.replace(/^[^;]+/, (essencia) => essencia.trim().toLowerCase());
+}
+
+export const corpoGrandeDemais = () =>
+  new ErroDeDominio('corpo_grande_demais', `O arquivo passa do limite de ${config().files.tamanhoMaximoBytes / 1048576} MB.`);
+
+/** Counts and hashes the bytes on their way to the storage; one byte past the limit fails the upload. */
+class Medidor extends Transform {
+  tamanho = 0;
+  private readonly hash = createHash('sha256');
+
+  constructor(private readonly limite: number) {
+    super();
+  }
+
+  override _transform(pedaco: Buffer, _codificacao: BufferEncoding, pronto: TransformCallback): void {
+    this.tamanho += pedaco.length;
+    if (this.tamanho > this.limite) return pronto(corpoGrandeDemais());
+    this.hash.update(pedaco);
+    pronto(null, pedaco);
+  }
+
+  sha256(): string {
+    return this.hash.digest('hex');
+  }
+}
+
+/**
+ * POST /arquivo: streams the body to the storage under a new id, never holding the whole file,
+ * measuring size and SHA-256 on the way; then records the metadata. Past the size limit, or when
+ * the client stops sending, nothing stays stored.
+ */
+export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<ArquivoJson> {
+  const tipo = tipoMime(e.tipoMime);
+  const nome = e.nome.normalize('NFC');
+  const id = novoId();
+  const medidor = new Medidor(config().files.tamanhoMaximoBytes);
+  // pipe, not pipeline: a failed upload must not destroy the request, whose socket still carries the answer
+  e.corpo.pipe(medidor);
+  finished(e.corpo, (err) => {
+    if (err) medidor.destroy(dadosInvalidos('O envio foi interrompido antes do fim do corpo.'));
+  });
+  await armazenamento().gravar(id, medidor);
+  try {
+    const a = await Arquivo.create({ id, aplicativo_id: aplicativoId, nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() });
+    return arquivoJson(a);
+  } catch (err) {
+    await armazenamento()
+      .remover(id)
+      .catch((erroAoRemover) => log.error({ err: erroAoRemover, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
+    throw err;
+  }
+}
+
+/** GET /arquivo: the caller's files, most recent first. */
+export async function listarArquivos(aplicativoId: string, pagina: number, tamanho: number): Promise<PaginaNumerada<ArquivoJson>> {
+  const { rows, count } = await Arquivo.findAndCountAll({
+    where: { aplicativo_id: aplicativoId },
+    order: [
+      ['criado_em', 'DESC'],
+      ['id', 'DESC'],
+    ],
+    offset: offset(pagina, tamanho),
+    limit: tamanho,
+  });
+  return { itens: rows.map(arquivoJson), pagina, tamanho, total: count };
+}
+
+/** Another application's file is answered exactly as one that does not exist. */
+async function doAplicativo(aplicativoId: string, id: string): Promise<Arquivo> {
+  const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId } });
+  if (!a) throw naoEncontrado('Arquivo');
+  return a;
+}
+
+/** GET /arquivo/{id}: metadata and a fresh signed URL. */
+export async function arquivoPorId(aplicativoId: string, id: string): Promise<ArquivoJson> {
+  return arquivoJson(await doAplicativo(aplicativoId, id));
+}
+
+/**
+ * DELETE /arquivo/{id}: the row and the bytes. The row is locked and deleted, the bytes removed,
+ * and only then is the deletion committed: when the storage fails the file is still whole and the
+ * client may try again.
+ */
+export async function deletarArquivo(aplicativoId: string, id: string): Promise<void> {
+  await banco('files').transaction(async (transaction) => {
+    const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
+    if (!a) throw naoEncontrado('Arquivo');
+    await a.destroy({ transaction });
+    await armazenamento().remover(id);
+  });
+}
+
+/**
+ * GET /arquivo/{id}/conteudo: the signature stands for a token, so it is checked before anything
+ * is read (403 when wrong or expired); then the file's bytes as a stream.
+ */
+export async function abrirConteudo(id: string, expira: number, assinatura: string): Promise<Conteudo> {
+  conferirAssinatura(id, expira, assinatura);
+  const a = await Arquivo.findByPk(id);
+  if (!a) throw naoEncontrado('Arquivo');
+  const bytes = await armazenamento().ler(id);
+  if (!bytes) {
+    log.error({ arquivo_id: id }, 'arquivo sem bytes no armazenamento');
+    throw naoEncontrado('Arquivo');
+  }
+  return { nome: a.nome, tipo_mime: a.tipo_mime, tamanho: Number(a.tamanho), sha256: a.sha256, bytes };
+}

@@ -1,0 +1,32 @@
+import { MIGRACOES_FILES, MODELOS_FILES } from '../../models/files';
+import { criarApp } from '../shared/app';
+import { autenticadorRemoto } from '../shared/auth';
+import { prontidao, Servico } from '../shared/servico';
+import { armazenamento } from './armazenamento';
+import { rotasDeFiles } from './routes';
+import { carregarSegredo } from './url-assinada';
+
+export const files: Servico = {
+  nome: 'files',
+  modelos: MODELOS_FILES,
+  migracoes: MIGRACOES_FILES,
+  preparar: async () => {
+    await carregarSegredo();
+    await armazenamento().preparar();
+  },
+  app: () =>
+    criarApp({
+      nome: 'files',
+      info: {
+        title: 'File storage',
+        version: '0.1.0',
+        description: 'Arquivos de aplicativos: envio, lista, download por link assinado e remoção.',
+      },
+      rotas: rotasDeFiles(),
+      autenticar: autenticadorRemoto(),
+      pronto: async () => {
+        await prontidao('files');
+        await armazenamento().pronto();
+      },
+    }),
+};

@@ -1,0 +1,126 @@
+import { pipeline } from 'node:stream/promises';
+import { NextFunction, Request, Response } from 'express';
+import { config } from '../../config';
+import { enviarProblema } from '../shared/http-errors';
+import { Rota } from '../shared/rotas';
+import { abrirConteudo, arquivoPorId, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
+import { disposicaoDeAnexo } from './disposicao';
+import { respostas, schemas } from './schemas';
+
+/**
+ * Before anything else, what the headers already tell (as the JSON parser does for every other
+ * route): a declared size past the limit answers 413 without reading a byte, and a compressed body
+ * 415, since the bytes are stored as sent. The connection is closed after these answers rather than
+ * drained.
+ */
+function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFunction) {
+  const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
+  if (codificacao && codificacao !== 'identity') {
+    res.setHeader('Connection', 'close');
+    enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding.');
+    return;
+  }
+  if (Number(req.headers['content-length']) > config().files.tamanhoMaximoBytes) {
+    res.setHeader('Connection', 'close');
+    next(corpoGrandeDemais());
+    return;
+  }
+  next();
+}
+
+const DESCRICAO_DO_ENVIO = `O corpo são os bytes do arquivo, sem JSON nem multipart; \`Content-Type\` é o tipo MIME \
+guardado e devolvido no download (ausente: application/octet-stream). Acima de FILES_TAMANHO_MAXIMO_MB (padrão 25) \
+responde 413 e nada fica guardado. Só tokens de aplicativo; cada aplicativo vê apenas os seus arquivos.`;
+
+const DESCRICAO_DO_DOWNLOAD = `Público: a assinatura faz as vezes do token. Use a \`url\` devolvida pelas outras rotas, \
+válida por 15 minutos; expirada ou alterada responde 403. Devolve os bytes com o \`Content-Type\` do envio, \
+\`Content-Disposition: attachment\` e \`Repr-Digest\` (SHA-256).`;
+
+/** File storage routes (DESIGN §7): an application's own files under /arquivo. */
+export function rotasDeFiles(): Rota[] {
+  return [
+    {
+      metodo: 'post',
+      caminho: '/arquivo',
+      operacao: 'criar_arquivo',
+      resumo: 'Envia um arquivo (corpo binário) e devolve seus dados com um link de download',
+      descricao: DESCRICAO_DO_ENVIO,
+      acesso: 'aplicativo',
+      antes: [conferirCabecalhosDoCorpo],
+      corpoEmFluxo: true,
+      validar: { query: schemas.enviar },
+      status: 201,
+      resposta: respostas.arquivo,
+      tratar: async (req, res) => {
+        try {
+          const arquivo = await enviarArquivo(req.principal!.sub, {
+            nome: req.entrada.query.nome,
+            tipoMime: req.headers['content-type'],
+            corpo: req,
+          });
+          res.setHeader('Location', `/arquivo/${arquivo.id}`);
+          return arquivo;
+        } catch (err) {
+          // the rest of a refused body is not read: the connection closes after the answer
+          if (!req.complete) res.setHeader('Connection', 'close');
+          throw err;
+        }
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/arquivo',
+      operacao: 'buscar_paginador_arquivo',
+      resumo: 'Arquivos do aplicativo, do mais recente ao mais antigo',
+      acesso: 'aplicativo',
+      validar: { query: schemas.pagina },
+      resposta: respostas.pagina,
+      tratar: (req) => listarArquivos(req.principal!.sub, req.entrada.query.pagina, req.entrada.query.tamanho),
+    },
+    {
+      metodo: 'get',
+      caminho: '/arquivo/:id',
+      operacao: 'buscar_pelo_id_arquivo',
+      resumo: 'Dados de um arquivo do aplicativo, com um link de download novo',
+      acesso: 'aplicativo',
+      validar: { params: schemas.paramsId },
+      resposta: respostas.arquivo,
+      tratar: (req) => arquivoPorId(req.principal!.sub, req.entrada.params.id),
+    },
+    {
+      metodo: 'delete',
+      caminho: '/arquivo/:id',
+      operacao: 'deletar_pelo_id_arquivo',
+      resumo: 'Apaga um arquivo do aplicativo: os dados e os bytes',
+      acesso: 'aplicativo',
+      validar: { params: schemas.paramsId },
+      status: 204,
+      tratar: async (req) => {
+        await deletarArquivo(req.principal!.sub, req.entrada.params.id);
+      },
+    },
+    {
+      metodo: 'get',
+      caminho: '/arquivo/:id/conteudo',
+      operacao: 'baixar_conteudo_arquivo',
+      resumo: 'Bytes do arquivo, por link assinado (sem token)',
+      descricao: DESCRICAO_DO_DOWNLOAD,
+      acesso: 'publico',
+      validar: { params: schemas.paramsId, query: schemas.conteudo },
+      tratar: async (req, res) => {
+        const c = await abrirConteudo(req.entrada.params.id, req.entrada.query.expira, req.entrada.query.assinatura);
+        res.writeHead(200, {
+          'Content-Type': c.tipo_mime,
+          'Content-Length': String(c.tamanho),
+          'Content-Disposition': disposicaoDeAnexo(c.nome),
+          'Cache-Control': 'private',
+          'Repr-Digest': `sha-256=:${Buffer.from(c.sha256, 'hex').toString('base64')}:`,
+          // whatever the type, a browser neither guesses another one nor runs it as a page of this origin
+          'X-Content-Type-Options': 'nosniff',
+          'Content-Security-Policy': "default-src 'none'; sandbox",
+        });
+        await pipeline(c.bytes, res);
+      },
+    },
+  ];
+}

@@ -1,0 +1,41 @@
+import Joi from 'joi';
+import { id, pagina, tamanho } from '../shared/paginacao';
+
+export const TAMANHO_PADRAO = 10;
+export const TAMANHO_MAXIMO = 100;
+
+/** A file name is a label: any text up to 255 characters but control characters (it never names a path). */
+const nome = () =>
+  Joi.string()
+    .trim()
+    .min(1)
+    .max(255)
+    // eslint-disable-next-line no-control-regex
+    .pattern(/^[^\u0000-\u001f\u007f]+$/)
+    .messages({ 'string.pattern.base': 'o nome não pode ter caracteres de controle' })
+    .description('Nome do arquivo (até 255 caracteres), devolvido no download; não é usado como caminho.');
+
+export const schemas = {
+  paramsId: Joi.object({ id: id().required() }),
+  enviar: Joi.object({ nome: nome().required() }),
+  pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
+  conteudo: Joi.object({
+    expira: Joi.number().integer().min(0).required().description('Validade do link, em segundos Unix (vem na `url`).'),
+    assinatura: Joi.string().max(200).required().description('HMAC do link (vem na `url`).'),
+  }),
+};
+
+const arquivo = Joi.object({
+  id: Joi.string(),
+  nome: Joi.string(),
+  tipo_mime: Joi.string(),
+  tamanho: Joi.number().integer().description('Bytes'),
+  sha256: Joi.string().description('SHA-256 dos bytes, hexadecimal'),
+  criado_em: Joi.string(),
+  url: Joi.string().description('Download assinado, sem token, válido por 15 minutos'),
+});
+
+export const respostas = {
+  arquivo,
+  pagina: Joi.object({ itens: Joi.array().items(arquivo), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+};

@@ -1,0 +1,21 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { MOMENTO, novoId } from '../shared/base';
+
+/**
+ * A stored file's metadata (DESIGN §7). The bytes live in the storage (api/files/armazenamento.ts)
+ * under the file's id, never under its name. A file never changes: no `atualizado_em`; deleting it
+ * removes the row and the bytes (no soft delete).
+ */
+@Table({ tableName: 'arquivo', underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false })
+export class Arquivo extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  /** the owner: `sub` of the application token that uploaded it (identity id) */
+  @Column({ type: DataType.STRING(64), allowNull: false }) declare aplicativo_id: string;
+  @Column({ type: DataType.STRING(255), allowNull: false }) declare nome: string;
+  @Column({ type: DataType.STRING(255), allowNull: false }) declare tipo_mime: string;
+  /** BIGINT: mysql2 hands it back as a string (bigNumberStrings) */
+  @Column({ type: DataType.BIGINT, allowNull: false }) declare tamanho: number | string;
+  /** lower-case hex SHA-256 of the bytes */
+  @Column({ type: DataType.CHAR(64), allowNull: false }) declare sha256: string;
+  @Column(MOMENTO) declare criado_em: Date;
+}

@@ -1,0 +1,29 @@
+import { Migracao } from '../../lib/database';
+
+const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
+
+export const MIGRACOES_FILES: Migracao[] = [
+  {
+    name: '0001-files',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      // an application's page, most recent first, walks arquivo_aplicativo backwards
+      await q(`CREATE TABLE arquivo (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        aplicativo_id VARCHAR(64) ${ASCII} NOT NULL,
+        nome VARCHAR(255) NOT NULL,
+        tipo_mime VARCHAR(255) NOT NULL,
+        tamanho BIGINT NOT NULL,
+        sha256 CHAR(64) ${ASCII} NOT NULL,
+        criado_em DATETIME(3) NOT NULL,
+        KEY arquivo_aplicativo (aplicativo_id, criado_em, id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE segredo_de_assinatura (
+        nome VARCHAR(64) NOT NULL PRIMARY KEY,
+        valor VARCHAR(200) NOT NULL,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+    },
+  },
+];

@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { ArmazenamentoLocal } from '../../api/files/armazenamento-local';
+import { disposicaoDeAnexo } from '../../api/files/disposicao';
+
+/** The local-disk storage behind the Armazenamento interface (DESIGN §7), on a folder of its own. */
+
+let dir: string;
+let local: ArmazenamentoLocal;
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'armazenamento-'));
+  local = new ArmazenamentoLocal(dir);
+  await local.preparar();
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const ler = async (r: Readable | null) => {
+  const partes: Buffer[] = [];
+  for await (const p of r!) partes.push(p as Buffer);
+  return Buffer.concat(partes);
+};
+
+test('writes from a stream, reads as a stream, removes; a missing key reads as null and removes without error', async () => {
+  const id = '0190f000-0000-7000-8000-0000000000ab';
+  await local.gravar(id, Readable.from([Buffer.from('um '), Buffer.from('dois')]));
+  expect(existsSync(path.join(dir, 'ab', id))).toBe(true);
+  expect((await ler(await local.ler(id))).toString()).toBe('um dois');
+  await local.remover(id);
+  expect(await local.ler(id)).toBeNull();
+  await expect(local.remover(id)).resolves.toBeUndefined();
+});
+
+test('a source that fails midway leaves nothing behind, and its error comes back as it was', async () => {
+  const falha = new Error('cliente sumiu');
+  const origem = new Readable({ read() {} });
+  origem.push(Buffer.alloc(1000));
+  setImmediate(() => origem.destroy(falha));
+  await expect(local.gravar('0190f000-0000-7000-8000-0000000000cd', origem)).rejects.toBe(falha);
+  expect(readdirSync(path.join(dir, 'parciais'))).toEqual([]);
+  expect(existsSync(path.join(dir, 'cd'))).toBe(false);
+});
+
+test('a key is an id: anything that could name a path elsewhere is refused before touching the disk', async () => {
+  for (const chave of ['../fora', 'a/b', '..', '', 'a\\b', 'x'.repeat(129)]) {
+    await expect(local.gravar(chave, Readable.from([Buffer.from('x')]))).rejects.toThrow(/invalid storage key/);
+    await expect(local.ler(chave)).rejects.toThrow(/invalid storage key/);
+    await expect(local.remover(chave)).rejects.toThrow(/invalid storage key/);
+  }
+  expect(readdirSync(dir)).toEqual(['parciais']);
+});
+
+test('on start, partial files abandoned by a crash (over an hour old) are swept; a recent one is left alone', async () => {
+  const velho = path.join(dir, 'parciais', 'velho.1');
+  const recente = path.join(dir, 'parciais', 'recente.1');
+  writeFileSync(velho, 'x');
+  writeFileSync(recente, 'x');
+  const duasHorasAtras = (Date.now() - 2 * 3600_000) / 1000;
+  utimesSync(velho, duasHorasAtras, duasHorasAtras);
+  await local.preparar();
+  expect(readdirSync(path.join(dir, 'parciais'))).toEqual(['recente.1']);
+});
+
+describe('Content-Disposition of a download (DESIGN §7 downloads; RFC 6266, RFC 8187)', () => {
+  test.each([
+    ['relatorio.pdf', `attachment; filename="relatorio.pdf"; filename*=UTF-8''relatorio.pdf`],
+    ['São Paulo (1).txt', `attachment; filename="S_o Paulo (1).txt"; filename*=UTF-8''S%C3%A3o%20Paulo%20%281%29.txt`],
+    ['a"b\\c.txt', `attachment; filename="a_b_c.txt"; filename*=UTF-8''a%22b_c.txt`],
+    ['../../etc/passwd', `attachment; filename=".._.._etc_passwd"; filename*=UTF-8''.._.._etc_passwd`],
+    ['100%.txt', `attachment; filename="100_.txt"; filename*=UTF-8''100%25.txt`],
+    ["it's*.txt", `attachment; filename="it's*.txt"; filename*=UTF-8''it%27s%2A.txt`],
+    ['😀.png', `attachment; filename="__.png"; filename*=UTF-8''%F0%9F%98%80.png`],
+    ['\ud800x', `attachment; filename="_x"; filename*=UTF-8''_x`],
+  ])('%s', (nome, esperado) => {
+    expect(disposicaoDeAnexo(nome)).toBe(esperado);
+  });
+});

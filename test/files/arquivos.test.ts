@@ -1,0 +1,325 @@
+import { createHash } from 'node:crypto';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe, linhasNoBanco } from './apoio';
+
+/**
+ * The file storage service's /arquivo routes (DESIGN §7): an application uploads, lists, reads
+ * and deletes its own files. The size limit is set to 2 MiB here (FILES_TAMANHO_MAXIMO_MB).
+ */
+
+const LIMITE = 2 * 1024 * 1024;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+let suite: SuiteDeTeste;
+let files: ReturnType<typeof filesDe>;
+let app: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'files'], { workers: false, env: { FILES_TAMANHO_MAXIMO_MB: '2' } });
+  files = filesDe(suite);
+  app = await files.novoAplicativo();
+});
+afterAll(() => suite.encerrar());
+
+/** What the service keeps, before and after a call that must keep nothing. */
+async function retrato() {
+  return { disco: arquivosNoDisco(), linhas: await linhasNoBanco() };
+}
+
+describe('POST /arquivo (DESIGN §7: an application uploads its own files)', () => {
+  test('stores the raw body and answers 201 with id, nome, tipo_mime, tamanho, sha256, criado_em and an absolute signed url', async () => {
+    const bytes = Buffer.from('olá, arquivo\n');
+    const res = await files.enviar(app.token, 'nota.txt', bytes, { tipo: 'text/plain; charset=utf-8' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+      nome: 'nota.txt',
+      tipo_mime: 'text/plain; charset=utf-8',
+      tamanho: bytes.length,
+      sha256: sha256(bytes),
+      criado_em: expect.stringMatching(RFC3339),
+      url: expect.any(String),
+    });
+    expect(res.headers.get('location')).toBe(`/arquivo/${res.body.id}`);
+    const url = new URL(res.body.url);
+    expect(`${url.origin}${url.pathname}`).toBe(`${suite.url.files}/arquivo/${res.body.id}/conteudo`);
+    expect(url.searchParams.get('assinatura')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(res.body.id));
+  });
+
+  test('a JSON file sent as application/json is stored byte for byte: the JSON parser never touches an upload', async () => {
+    const json = '{ "b" : [1, 2.50],\r\n\t"a":"\\u00e9" }\n\n';
+    const res = await files.enviar(app.token, 'dados.json', json, { tipo: 'application/json' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual(expect.objectContaining({ tipo_mime: 'application/json', tamanho: Buffer.byteLength(json), sha256: sha256(json) }));
+    const baixado = await files.baixar(res.body.url);
+    expect(baixado.status).toBe(200);
+    expect(baixado.bytes.toString('utf8')).toBe(json);
+    expect(baixado.headers.get('content-type')).toBe('application/json');
+
+    // past the 1 MB limit of the services' JSON bodies: that limit is not the upload's
+    const grande = `[${Array.from({ length: 200_000 }, (_, i) => i).join(',')}]`;
+    expect(Buffer.byteLength(grande)).toBeGreaterThan(1024 * 1024);
+    const enviadoGrande = await files.enviar(app.token, 'grande.json', grande, { tipo: 'application/json' });
+    expect(enviadoGrande.status).toBe(201);
+    expect(enviadoGrande.body.sha256).toBe(sha256(grande));
+
+    // not even valid JSON: still just bytes
+    const invalido = await files.enviar(app.token, 'quebrado.json', '{"a":', { tipo: 'application/json' });
+    expect(invalido.status).toBe(201);
+    expect((await files.baixar(invalido.body.url)).bytes.toString()).toBe('{"a":');
+  });
+
+  test('a binary file (every byte value, 600 KiB) round-trips exactly; tamanho and sha256 are those of the bytes', async () => {
+    const todos = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const bytes = Buffer.concat([todos, bytesAleatorios(600 * 1024), todos]);
+    const res = await files.enviar(app.token, 'imagem.bin', bytes, { tipo: 'image/png' });
+    expect(res.status).toBe(201);
+    expect(res.body.tamanho).toBe(bytes.length);
+    expect(res.body.sha256).toBe(sha256(bytes));
+    const baixado = await files.baixar(res.body.url);
+    expect(baixado.status).toBe(200);
+    expect(baixado.bytes.equals(bytes)).toBe(true);
+  });
+
+  test('a body sent in chunks with no Content-Length is streamed, measured and stored the same way', async () => {
+    const pedacos = [bytesAleatorios(100_000), bytesAleatorios(1), bytesAleatorios(200_000)];
+    const todos = Buffer.concat(pedacos);
+    const res = await files.enviarEmPedacos(app.token, 'pedacos.bin', pedacos);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual(expect.objectContaining({ tamanho: todos.length, sha256: sha256(todos) }));
+    expect((await files.baixar(res.body.url)).bytes.equals(todos)).toBe(true);
+  });
+
+  test('without Content-Type the file is application/octet-stream; a type is kept with type/subtype in lower case', async () => {
+    const sem = await files.enviar(app.token, 'sem-tipo', 'x');
+    expect(sem.status).toBe(201);
+    expect(sem.body.tipo_mime).toBe('application/octet-stream');
+    const misto = await files.enviar(app.token, 'misto.csv', 'a;b', { tipo: 'Text/CSV; charset=ISO-8859-1' });
+    expect(misto.body.tipo_mime).toBe('text/csv; charset=ISO-8859-1');
+  });
+
+  test('an empty body is a file of 0 bytes (sha256 of nothing)', async () => {
+    const res = await files.enviar(app.token, 'vazio.txt', Buffer.alloc(0), { tipo: 'text/plain' });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual(expect.objectContaining({ tamanho: 0, sha256: sha256('') }));
+    const baixado = await files.baixar(res.body.url);
+    expect(baixado.status).toBe(200);
+    expect(baixado.bytes.length).toBe(0);
+  });
+});
+
+describe('size limit FILES_TAMANHO_MAXIMO_MB, here 2 (DESIGN §4: file storage sets its own limit): 413 problem+json and nothing stored', () => {
+  test('a file of exactly the limit is accepted', async () => {
+    const res = await files.enviar(app.token, 'no-limite.bin', bytesAleatorios(LIMITE));
+    expect(res.status).toBe(201);
+    expect(res.body.tamanho).toBe(LIMITE);
+  });
+
+  test('one byte past the limit with a declared Content-Length: 413 before a byte is stored', async () => {
+    const antes = await retrato();
+    const res = await files.enviar(app.token, 'grande.bin', bytesAleatorios(LIMITE + 1));
+    esperarProblema(res, 413);
+    expect(res.body.code).toBe('corpo_grande_demais');
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('one byte past the limit in chunks (size unknown until streamed): 413, the partial file removed, no row', async () => {
+    const antes = await retrato();
+    const res = await files.enviarEmPedacos(app.token, 'grande.bin', [bytesAleatorios(LIMITE - 10), bytesAleatorios(11)]);
+    esperarProblema(res, 413);
+    expect(res.headers.get('connection')).toBe('close');
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('far past the limit, in many chunks: 413 and nothing left on disk or in the database', async () => {
+    const antes = await retrato();
+    const pedacos = Array.from({ length: 80 }, () => bytesAleatorios(64 * 1024));
+    const res = await files.enviarEmPedacos(app.token, 'enorme.bin', pedacos);
+    esperarProblema(res, 413);
+    expect(await retrato()).toEqual(antes);
+  });
+});
+
+describe('an upload the client abandons midway leaves nothing (DESIGN §7: stream to storage, nothing half-stored)', () => {
+  test('the partial file is removed, no row is written, and the service goes on serving', async () => {
+    const antes = await retrato();
+    await files.enviarEInterromper(app.token, 'interrompido.bin', bytesAleatorios(300_000), () => {
+      // midway, the bytes received so far sit in a partial file
+      expect(arquivosNoDisco().filter((p) => p.startsWith('parciais'))).toHaveLength(1);
+    });
+    // the server learns of the drop asynchronously: wait for its clean-up
+    for (let i = 0; i < 50 && JSON.stringify(await retrato()) !== JSON.stringify(antes); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await retrato()).toEqual(antes);
+    expect((await files.enviar(app.token, 'depois.txt', 'ok')).status).toBe(201);
+  });
+});
+
+describe('GET /arquivo (DESIGN §7 lists its own files; DESIGN §4 page-number paging): most recent first', () => {
+  test('pagina/tamanho page the list; total counts every file of the caller and no other', async () => {
+    const dono = await files.novoAplicativo();
+    const outro = await files.novoAplicativo();
+    const ids: string[] = [];
+    for (const nome of ['um', 'dois', 'tres']) ids.push((await files.enviar(dono.token, nome, nome)).body.id);
+    await files.enviar(outro.token, 'alheio', 'x');
+
+    const p1 = await files.api.get('/arquivo', { token: dono.token, query: { tamanho: 2 } });
+    expect(p1.status).toBe(200);
+    expect(p1.body).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 2, total: 3 });
+    expect(p1.body.itens.map((a: any) => a.nome)).toEqual(['tres', 'dois']);
+    expect(p1.body.itens[0]).toEqual(expect.objectContaining({ id: ids[2], tamanho: 4, url: expect.stringContaining(`/arquivo/${ids[2]}/conteudo?`) }));
+    const p2 = await files.api.get('/arquivo', { token: dono.token, query: { pagina: 2, tamanho: 2 } });
+    expect(p2.body.itens.map((a: any) => a.id)).toEqual([ids[0]]);
+
+    // DESIGN §4: below 1 becomes 1, the cap applies, non-integers are refused
+    const ajustada = await files.api.get('/arquivo', { token: dono.token, query: { pagina: 0, tamanho: 1000 } });
+    expect(ajustada.body).toEqual(expect.objectContaining({ pagina: 1, tamanho: 100, total: 3 }));
+    esperarProblema(await files.api.get('/arquivo', { token: dono.token, query: { tamanho: 'dez' } }), 400);
+  });
+
+  test('an application with no files gets an empty page', async () => {
+    const novo = await files.novoAplicativo();
+    const res = await files.api.get('/arquivo', { token: novo.token });
+    expect(res.body).toEqual({ itens: [], pagina: 1, tamanho: 10, total: 0 });
+  });
+});
+
+describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and deletes its own files)', () => {
+  test('GET gives the metadata and a fresh signed url', async () => {
+    const enviado = (await files.enviar(app.token, 'ler.txt', 'conteúdo', { tipo: 'text/plain' })).body;
+    const res = await files.api.get(`/arquivo/${enviado.id}`, { token: app.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...enviado, url: expect.any(String) });
+    expect((await files.baixar(res.body.url)).bytes.toString()).toBe('conteúdo');
+  });
+
+  test('DELETE answers 204 and removes the row and the bytes; afterwards the file is 404 everywhere, the old url included', async () => {
+    const enviado = (await files.enviar(app.token, 'apagar.txt', 'tchau')).body;
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
+    const res = await files.api.del(`/arquivo/${enviado.id}`, { token: app.token });
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
+    esperarProblema(await files.api.get(`/arquivo/${enviado.id}`, { token: app.token }), 404);
+    esperarProblema(await files.api.del(`/arquivo/${enviado.id}`, { token: app.token }), 404);
+    const baixado = await files.baixar(enviado.url);
+    expect(baixado.status).toBe(404);
+  });
+
+  test('an unknown id is 404 problem+json', async () => {
+    esperarProblema(await files.api.get('/arquivo/0190f000-0000-7000-8000-000000000000', { token: app.token }), 404);
+    esperarProblema(await files.api.del('/arquivo/0190f000-0000-7000-8000-000000000000', { token: app.token }), 404);
+  });
+});
+
+describe('DESIGN §7 "its own files": another application’s file is 404 on every route (its existence never shown)', () => {
+  test('GET and DELETE of another application’s file answer 404, as for an id that never existed, and its bytes stay', async () => {
+    const dono = await files.novoAplicativo();
+    const intruso = await files.novoAplicativo();
+    const alheio = (await files.enviar(dono.token, 'segredo.txt', 'só do dono')).body;
+
+    const lido = await files.api.get(`/arquivo/${alheio.id}`, { token: intruso.token });
+    const inexistente = await files.api.get('/arquivo/0190f000-0000-7000-8000-000000000001', { token: intruso.token });
+    esperarProblema(lido, 404);
+    esperarProblema(inexistente, 404);
+    expect(lido.body).toEqual(inexistente.body);
+    esperarProblema(await files.api.del(`/arquivo/${alheio.id}`, { token: intruso.token }), 404);
+    expect((await files.api.get('/arquivo', { token: intruso.token })).body.total).toBe(0);
+
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(alheio.id));
+    expect((await files.api.get(`/arquivo/${alheio.id}`, { token: dono.token })).status).toBe(200);
+  });
+});
+
+describe('access (DESIGN §10 order: 401, then 403, then 400): application tokens only', () => {
+  test('no token is 401 and a user token 403 on every /arquivo route, and an upload stores nothing', async () => {
+    const enviado = (await files.enviar(app.token, 'acesso.txt', 'x')).body;
+    const { token: usuario } = await files.identity.criarUsuarioLogado();
+    const antes = await retrato();
+
+    esperarProblema(await files.enviar(undefined, 'a.txt', 'x'), 401);
+    esperarProblema(await files.enviar('nao.e.um.token', 'a.txt', 'x'), 401);
+    esperarProblema(await files.enviar(usuario, 'a.txt', 'x'), 403);
+    // authentication comes before validation: a bad request without a token is still 401
+    esperarProblema(await files.enviar(undefined, undefined, 'x'), 401);
+    for (const [metodo, caminho] of [
+      ['get', '/arquivo'],
+      ['get', `/arquivo/${enviado.id}`],
+      ['del', `/arquivo/${enviado.id}`],
+    ] as const) {
+      const semToken = await files.api[metodo](caminho);
+      esperarProblema(semToken, 401);
+      expect(semToken.headers.get('www-authenticate')).toBe('Bearer');
+      esperarProblema(await files.api[metodo](caminho, { token: usuario }), 403);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+});
+
+describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and nothing stored', () => {
+  test.each([
+    ['missing nome', undefined],
+    ['empty nome', ''],
+    ['blank nome', '   '],
+    ['nome over 255 characters', 'a'.repeat(256)],
+    ['nome with a control character', 'linha\nquebrada.txt'],
+    ['nome with a NUL', 'a\u0000b.txt'],
+  ])('%s', async (_caso, nome) => {
+    const antes = await retrato();
+    const problema = esperarProblema(await files.enviar(app.token, nome, 'bytes'), 400);
+    expect(problema.errors).toEqual([expect.objectContaining({ campo: 'nome' })]);
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('a nome of exactly 255 characters (multi-byte ones too) is accepted', async () => {
+    const nome = 'ç'.repeat(251) + '.txt';
+    const res = await files.enviar(app.token, nome, 'x');
+    expect(res.status).toBe(201);
+    expect(res.body.nome).toBe(nome);
+  });
+
+  test('a Content-Type that is not a media type is 400 naming Content-Type', async () => {
+    const antes = await retrato();
+    for (const tipo of ['texto', 'text/', 'a/b; charset', `a/${'b'.repeat(300)}`]) {
+      const problema = esperarProblema(await files.enviar(app.token, 'x.bin', 'x', { tipo }), 400);
+      expect(problema.errors).toEqual([expect.objectContaining({ campo: 'Content-Type' })]);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('a compressed body (Content-Encoding) is refused with 415: the service stores bytes as sent', async () => {
+    const antes = await retrato();
+    esperarProblema(await files.enviar(app.token, 'x.gz', 'x', { headers: { 'content-encoding': 'gzip' } }), 415);
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('a malformed id is 400 on GET, DELETE and the download', async () => {
+    for (const id of ['a.b', 'x'.repeat(65), '..%2F..%2Fetc%2Fpasswd', '%00']) {
+      esperarProblema(await files.api.get(`/arquivo/${id}`, { token: app.token }), 400);
+      esperarProblema(await files.api.del(`/arquivo/${id}`, { token: app.token }), 400);
+      esperarProblema(await files.api.get(`/arquivo/${id}/conteudo`, { query: { expira: 1, assinatura: 'x' } }), 400);
+    }
+  });
+});
+
+describe('path traversal in nome is harmless (DESIGN §7 storage by id): the bytes are stored under the id, the name is only a label', () => {
+  test.each(['../../../../tmp/escapou.txt', '..\\..\\windows\\system32\\x.dll', '/etc/passwd', '..', 'a/../../b'])(
+    '%s',
+    async (nome) => {
+      const bytes = bytesAleatorios(32);
+      const res = await files.enviar(app.token, nome, bytes);
+      expect(res.status).toBe(201);
+      expect(res.body.nome).toBe(nome);
+      expect(arquivosNoDisco()).toContain(caminhoNoDisco(res.body.id));
+      expect(arquivosNoDisco().every((p) => !p.includes('..') && !p.includes('escapou') && !p.includes('passwd'))).toBe(true);
+      const baixado = await files.baixar(res.body.url);
+      expect(baixado.bytes.equals(bytes)).toBe(true);
+      // the browser is told a plain file name: no separators
+      const disposicao = baixado.headers.get('content-disposition')!;
+      expect(disposicao).toMatch(/^attachment; filename="[^"/\\]*"; filename\*=UTF-8''[^/\\]*$/);
+      expect(disposicao).not.toMatch(/%2F|%5C/i);
+    },
+  );
+});

@@ -1,0 +1,36 @@
+import { config, loadConfig, resetConfig } from '../../config';
+import { carregarSegredo } from '../../api/files/url-assinada';
+
+/** FILES_* variables (DESIGN §2: validated at start; a bad value names the variable). */
+
+const PRODUCAO = {
+  APP_ENV: 'PRODUCTION',
+  IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem',
+  ...Object.fromEntries(
+    ['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((s) => [`${s}_URL`, `https://${s.toLowerCase()}.example.com`]),
+  ),
+};
+
+afterAll(() => resetConfig());
+
+test('defaults: 25 MiB limit, files kept under <DATA_DIR>/arquivos, no signing key given', () => {
+  const c = loadConfig({ DATA_DIR: '/var/lib/suite' });
+  expect(c.files).toEqual({ tamanhoMaximoBytes: 25 * 1024 * 1024, segredoDeAssinatura: undefined, diretorio: '/var/lib/suite/arquivos' });
+  expect(loadConfig({ FILES_DIRETORIO: '/srv/arquivos', FILES_TAMANHO_MAXIMO_MB: '100' }).files).toEqual(
+    expect.objectContaining({ diretorio: '/srv/arquivos', tamanhoMaximoBytes: 100 * 1024 * 1024 }),
+  );
+});
+
+test('a bad value stops with a message naming the variable', () => {
+  expect(() => loadConfig({ FILES_TAMANHO_MAXIMO_MB: 'muito' })).toThrow(/FILES_TAMANHO_MAXIMO_MB/);
+  expect(() => loadConfig({ FILES_TAMANHO_MAXIMO_MB: '0' })).toThrow(/FILES_TAMANHO_MAXIMO_MB/);
+  expect(() => loadConfig({ FILES_SEGREDO_DE_ASSINATURA: 'curto' })).toThrow(/FILES_SEGREDO_DE_ASSINATURA/);
+});
+
+test('outside LOCALHOST the file service does not start without FILES_SEGREDO_DE_ASSINATURA (other services are not affected)', async () => {
+  resetConfig(PRODUCAO);
+  await expect(carregarSegredo()).rejects.toThrow(/FILES_SEGREDO_DE_ASSINATURA required outside LOCALHOST/);
+  resetConfig({ ...PRODUCAO, FILES_SEGREDO_DE_ASSINATURA: 'x'.repeat(32) });
+  await expect(carregarSegredo()).resolves.toBeUndefined();
+  expect(config().files.segredoDeAssinatura).toBe('x'.repeat(32));
+});

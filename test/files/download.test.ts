@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { urlAssinada, VALIDADE_DA_URL_SEGUNDOS } from '../../api/files/url-assinada';
+import { SegredoDeAssinatura } from '../../models/files';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { bytesAleatorios, filesDe } from './apoio';
+
+/**
+ * GET /arquivo/{id}/conteudo (DESIGN §7, SPEC §2 AnexoDaMensagem): downloads go through signed
+ * URLs, valid 15 minutes, usable without a token; HMAC-SHA256 over the id and the expiry.
+ */
+
+let suite: SuiteDeTeste;
+let files: ReturnType<typeof filesDe>;
+let app: { id: string; token: string };
+let arquivo: any;
+const BYTES = bytesAleatorios(5000);
+const agora = () => Math.floor(Date.now() / 1000);
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'files'], { workers: false });
+  files = filesDe(suite);
+  app = await files.novoAplicativo();
+  arquivo = (await files.enviar(app.token, 'relatório "anual" 2026.pdf', BYTES, { tipo: 'application/pdf' })).body;
+});
+afterAll(() => suite.encerrar());
+
+/** The url with one query parameter changed. */
+function comParametro(url: string, nome: string, valor: string): string {
+  const u = new URL(url);
+  u.searchParams.set(nome, valor);
+  return u.toString();
+}
+
+describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes, no token)', () => {
+  test('works without a token and streams the bytes with their type, length, an attachment name and private caching', async () => {
+    const res = await files.baixar(arquivo.url);
+    expect(res.status).toBe(200);
+    expect(res.bytes.equals(BYTES)).toBe(true);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('content-length')).toBe(String(BYTES.length));
+    expect(res.headers.get('cache-control')).toBe('private');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('repr-digest')).toBe(`sha-256=:${createHash('sha256').update(BYTES).digest('base64')}:`);
+    // RFC 6266: an ASCII fallback with no quote or non-ASCII, and the exact name in RFC 8187 encoding
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="relat_rio _anual_ 2026.pdf"; filename*=UTF-8''relat%C3%B3rio%20%22anual%22%202026.pdf`,
+    );
+  });
+
+  test('is valid 15 minutes: expira is now + 900 s in every answer that carries a url', async () => {
+    const lido = await files.api.get(`/arquivo/${arquivo.id}`, { token: app.token });
+    const listado = await files.api.get('/arquivo', { token: app.token });
+    for (const url of [arquivo.url, lido.body.url, listado.body.itens[0].url]) {
+      const expira = Number(new URL(url).searchParams.get('expira'));
+      expect(expira - agora()).toBeGreaterThan(VALIDADE_DA_URL_SEGUNDOS - 60);
+      expect(expira - agora()).toBeLessThanOrEqual(VALIDADE_DA_URL_SEGUNDOS);
+    }
+  });
+
+  test('signed with an expiry still ahead it works; with an expiry already past it is 403 problem+json', async () => {
+    expect((await files.baixar(urlAssinada(arquivo.id, agora() + 5))).status).toBe(200);
+    const expirada = await files.baixar(urlAssinada(arquivo.id, agora() - 1));
+    esperarProblema(expirada, 403);
+    expect(expirada.body.detail).toMatch(/expirado/);
+    esperarProblema(await files.baixar(urlAssinada(arquivo.id, agora() - VALIDADE_DA_URL_SEGUNDOS - 1)), 403);
+  });
+
+  test('tampered: another signature, a later expiry under the old signature, or another file’s id are 403', async () => {
+    const outro = (await files.enviar(app.token, 'outro.bin', 'outro')).body;
+    const assinatura = new URL(arquivo.url).searchParams.get('assinatura')!;
+    const trocada = assinatura.slice(0, -1) + (assinatura.endsWith('A') ? 'B' : 'A');
+    const casos = [
+      comParametro(arquivo.url, 'assinatura', trocada),
+      comParametro(arquivo.url, 'assinatura', assinatura + 'A'),
+      comParametro(arquivo.url, 'assinatura', assinatura.slice(1)),
+      comParametro(arquivo.url, 'assinatura', assinatura + '='),
+      comParametro(arquivo.url, 'assinatura', ''.padEnd(43, 'A')),
+      comParametro(arquivo.url, 'expira', String(agora() + 86400)),
+      arquivo.url.replace(arquivo.id, outro.id),
+    ];
+    for (const url of casos) {
+      const res = await files.baixar(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 403 });
+      expect(esperarProblema(res, 403).code).toBe('proibido');
+    }
+  });
+
+  test('a url without its expiry or signature is a malformed request: 400', async () => {
+    const base = `${suite.url.files}/arquivo/${arquivo.id}/conteudo`;
+    for (const query of ['', '?expira=1', `?assinatura=abc`, '?expira=amanha&assinatura=abc']) {
+      esperarProblema(await files.baixar(base + query), 400);
+    }
+  });
+
+  test('another application’s file is never readable through the API, yet its owner’s url works for whoever holds it', async () => {
+    const intruso = await files.novoAplicativo();
+    esperarProblema(await files.api.get(`/arquivo/${arquivo.id}`, { token: intruso.token }), 404);
+    expect((await files.baixar(arquivo.url)).status).toBe(200);
+  });
+
+  test('HEAD of the url gives the headers and no body', async () => {
+    const res = await files.baixar(arquivo.url, 'HEAD');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(BYTES.length));
+    expect(res.bytes.length).toBe(0);
+  });
+});
+
+describe('the signing key (DESIGN §2: LOCALHOST secrets are generated on first start and kept)', () => {
+  test('without FILES_SEGREDO_DE_ASSINATURA, LOCALHOST generated one key and keeps it in the service database', async () => {
+    const guardados = await SegredoDeAssinatura.findAll();
+    expect(guardados).toHaveLength(1);
+    expect(guardados[0].valor.length).toBeGreaterThanOrEqual(43);
+  });
+});
+
+describe('readiness (DESIGN §4)', () => {
+  test('GET /pronto answers 200 when the database, Redis and the storage folder are reachable', async () => {
+    const res = await files.api.get('/pronto');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'pronto' });
+  });
+});
