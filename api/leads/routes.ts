@@ -15,7 +15,8 @@ export function rotasDeLeads(): Rota[] {
   return [
     {
       metodo: 'get',
-      caminho: '/api/cnpj/:cnpj',
+      // `*cnpj`: the mask's slash may come unencoded (33.683.111/0002-80), making two segments
+      caminho: '/api/cnpj/*cnpj',
       operacao: 'buscar_pelo_id_cnpj',
       resumo: 'Registro completo de um estabelecimento: empresa, Simples/MEI e sócios',
       acesso: 'publico',

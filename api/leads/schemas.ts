@@ -5,7 +5,11 @@ import { esquemaDosFiltros } from './filtros';
 
 export const schemas = {
   paramsCnpj: Joi.object({
-    cnpj: Joi.string().max(40).required().description('14 caracteres, com ou sem a máscara NN.NNN.NNN/NNNN-NN (a barra como %2F)'),
+    cnpj: Joi.alternatives()
+      .try(Joi.array().items(Joi.string()).max(4), Joi.string())
+      .custom((v: string | string[]) => (Array.isArray(v) ? v.join('/') : v))
+      .required()
+      .description('14 caracteres, com ou sem a máscara NN.NNN.NNN/NNNN-NN (a barra como está ou como %2F)'),
   }),
   empresas: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO), ...esquemaDosFiltros }),
 };

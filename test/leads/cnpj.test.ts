@@ -211,6 +211,13 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
     expect(mascarado.body).toEqual(semMascara.body);
   });
 
+  test('with the mask and its slash not encoded (two path segments) it answers the same record', async () => {
+    const semMascara = await buscar(SERPRO);
+    const mascarado = await buscar('33.683.111/0002-80');
+    expect(mascarado.status).toBe(200);
+    expect(mascarado.body).toEqual(semMascara.body);
+  });
+
   test('a CNPJ starting with zeros keeps them (Banco do Brasil 00.000.000/0001-91)', async () => {
     const res = await buscar(encodeURIComponent(comMascara(BANCO_DO_BRASIL)));
     expect(res.status).toBe(200);
@@ -241,6 +248,8 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
     ['a blank', '%20'],
     ['only mask characters', '..-'],
     ['a masked CNPJ with a digit missing', '33.683.111%2F0002-8'],
+    ['a short path of several segments', '123/45'],
+    ['a masked CNPJ with a digit missing and its slash not encoded', '33.683.111/0002-8'],
   ])('not exactly 14 characters once the mask is removed: %s → 400 problem+json', async (_caso, escrito) => {
     const problema = esperarProblema(await buscar(escrito), 400);
     expect(problema.detail).toMatch(/14/);
