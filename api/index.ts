@@ -4,10 +4,11 @@ import { hub } from './hub';
 import { identity } from './identity';
 import { intranet } from './intranet';
 import { leads } from './leads';
+import { sales } from './sales';
 import { Servico } from './shared/servico';
 
 /** Services built so far; `npm start` runs all of them. */
-export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, leads, intranet, hub, files };
+export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, leads, intranet, hub, sales, files };
 
 export function servico(nome: string): Servico {
   const s = SERVICOS_DA_SUITE[nome as NomeDoServico];

@@ -54,6 +54,16 @@ export interface Config {
     /** the local-disk storage's folder (default `<DATA_DIR>/arquivos`) */
     diretorio: string;
   };
+  sales: {
+    /** key (32+ characters) that encrypts the secrets of configured systems; absent in LOCALHOST: generated, kept in the database */
+    chaveDeCifra?: string;
+    /** how long a contact may wait, with the robot silent, before the conversation goes to the team */
+    transferenciaEsperaSegundos: number;
+    /** how often the hand-over trigger looks for such conversations */
+    transferenciaIntervaloSegundos: number;
+    /** delay between attempts to copy an attachment to file storage (SPEC 4.6 rule 7: 30 minutes) */
+    anexoRetryMs: number;
+  };
 }
 
 const servicoKeys: Record<string, Joi.Schema> = {};
@@ -102,6 +112,10 @@ const envSchema = Joi.object({
   FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
   FILES_SEGREDO_DE_ASSINATURA: Joi.string().min(32).max(512),
   FILES_DIRETORIO: Joi.string(),
+  SALES_CHAVE_DE_CIFRA: Joi.string().min(32).max(512),
+  SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: Joi.number().integer().min(1).max(86400).default(300),
+  SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
+  SALES_ANEXO_RETRY_MS: Joi.number().integer().min(1).max(86_400_000).default(30 * 60 * 1000),
   ...servicoKeys,
 }).unknown(true);
 
@@ -177,6 +191,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tamanhoMaximoBytes: value.FILES_TAMANHO_MAXIMO_MB * 1024 * 1024,
       segredoDeAssinatura: value.FILES_SEGREDO_DE_ASSINATURA,
       diretorio: value.FILES_DIRETORIO ?? path.join(value.DATA_DIR, 'arquivos'),
+    },
+    sales: {
+      chaveDeCifra: value.SALES_CHAVE_DE_CIFRA,
+      transferenciaEsperaSegundos: value.SALES_TRANSFERENCIA_ESPERA_SEGUNDOS,
+      transferenciaIntervaloSegundos: value.SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS,
+      anexoRetryMs: value.SALES_ANEXO_RETRY_MS,
     },
   };
 }

@@ -9,6 +9,9 @@ import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
 import { processarLeadsColaboradorSync } from './leads-colaborador-sync';
 import { processarLeadsContagem } from './leads-contagem';
 import { processarLeadsImportacao } from './leads-importacao';
+import { processarSalesAnexo } from './sales-anexo';
+import { processarSalesColaboradorSync } from './sales-colaborador-sync';
+import { processarSalesTransferencia } from './sales-transferencia';
 
 /** One processor per queue. */
 export const PROCESSADORES: Record<string, Processor> = {
@@ -21,6 +24,9 @@ export const PROCESSADORES: Record<string, Processor> = {
   'leads-importacao': processarLeadsImportacao,
   'leads-contagem': processarLeadsContagem,
   'leads-colaborador-sync': processarLeadsColaboradorSync,
+  'sales-anexo': processarSalesAnexo,
+  'sales-transferencia': processarSalesTransferencia,
+  'sales-colaborador-sync': processarSalesColaboradorSync,
 };
 
 /** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */

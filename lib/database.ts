@@ -1,4 +1,4 @@
-import { Connection, createConnection, createPool, Pool } from 'mysql2/promise';
+import { Connection, createConnection, createPool, Pool, PoolConnection } from 'mysql2/promise';
 import { QueryInterface, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
@@ -159,28 +159,48 @@ export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' 
 /** A duplicate key, as mysql2 reports it. */
 export const chaveDuplicada = (err: unknown) => (err as { code?: string })?.code === 'ER_DUP_ENTRY';
 
+/** A connection of the fast pool inside one transaction. */
+export type ConexaoEmTransacao = PoolConnection;
+
 /**
- * Statements in one transaction (one commit); answers the rows each one changed. Values are
- * escaped by mysql2, and `VALUES ?` takes an array of rows (a multi-row insert).
+ * Runs `trabalho` in one transaction on a connection of the fast pool: committed when it
+ * resolves, rolled back when it throws. READ COMMITTED when asked: inserts that check a unique key
+ * then take no gap locks, so concurrent writers of different rows do not deadlock each other.
  */
-export async function escreverJuntos(
+export async function emTransacao<T>(
   sequelize: { config: { database: string } },
-  comandos: [sql: string, parametros: unknown[]][],
-): Promise<number[]> {
+  trabalho: (conexao: ConexaoEmTransacao) => Promise<T>,
+  opcoes: { leituraConfirmada?: boolean } = {},
+): Promise<T> {
   const conexao = await poolRapido(sequelize).getConnection();
   try {
+    if (opcoes.leituraConfirmada) await conexao.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
     await conexao.beginTransaction();
-    const alteradas: number[] = [];
-    for (const [sql, parametros] of comandos) {
-      const [r] = await conexao.query(sql, parametros);
-      alteradas.push((r as { affectedRows: number }).affectedRows);
-    }
+    const resultado = await trabalho(conexao);
     await conexao.commit();
-    return alteradas;
+    return resultado;
   } catch (err) {
     await conexao.rollback().catch(() => undefined);
     throw err;
   } finally {
     conexao.release();
   }
+}
+
+/**
+ * Statements in one transaction (one commit); answers the rows each one changed. Values are
+ * escaped by mysql2, and `VALUES ?` takes an array of rows (a multi-row insert).
+ */
+export function escreverJuntos(
+  sequelize: { config: { database: string } },
+  comandos: [sql: string, parametros: unknown[]][],
+): Promise<number[]> {
+  return emTransacao(sequelize, async (conexao) => {
+    const alteradas: number[] = [];
+    for (const [sql, parametros] of comandos) {
+      const [r] = await conexao.query(sql, parametros);
+      alteradas.push((r as { affectedRows: number }).affectedRows);
+    }
+    return alteradas;
+  });
 }

@@ -12,6 +12,8 @@ import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { filaLeadsImportacao } from '../queues/leads-importacao';
+import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
+import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, migrar } from './database';
 import { escutar } from './http-server';
 import { esperarRedis } from './redis';
@@ -97,6 +99,11 @@ export async function agendarRepetiveis(): Promise<void> {
   if (SERVICOS_DA_SUITE.hub) {
     await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar' });
     await fila(filaHubRetencao).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS }, { name: 'varrer' });
+  }
+  if (SERVICOS_DA_SUITE.sales) {
+    const intervalo = config().sales.transferenciaIntervaloSegundos * 1000;
+    await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir' });
+    await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer' });
   }
 }
 

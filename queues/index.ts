@@ -8,6 +8,9 @@ import { filaIntranetColaboradorSync } from './intranet-colaborador-sync';
 import { filaLeadsColaboradorSync } from './leads-colaborador-sync';
 import { filaLeadsContagem } from './leads-contagem';
 import { filaLeadsImportacao } from './leads-importacao';
+import { filaSalesAnexo } from './sales-anexo';
+import { filaSalesColaboradorSync } from './sales-colaborador-sync';
+import { filaSalesTransferencia } from './sales-transferencia';
 
 /** Every queue of the suite, in one place (the dashboard and `suite worker` read this list). */
 export const FILAS: DefinicaoDeFila[] = [
@@ -20,6 +23,9 @@ export const FILAS: DefinicaoDeFila[] = [
   filaLeadsImportacao,
   filaLeadsContagem,
   filaLeadsColaboradorSync,
+  filaSalesAnexo,
+  filaSalesTransferencia,
+  filaSalesColaboradorSync,
 ];
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {

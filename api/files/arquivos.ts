@@ -130,6 +130,16 @@ export async function listarArquivos(aplicativoId: string, pagina: number, taman
   return { itens: rows.map(arquivoJson), pagina, tamanho, total: count };
 }
 
+/**
+ * GET /arquivo/filtro?ids=: the caller's files among these ids, each with a fresh URL, in the order
+ * asked; ids of another application or of no file are left out (their existence is never revealed).
+ */
+export async function arquivosPorIds(aplicativoId: string, ids: string[]): Promise<ArquivoJson[]> {
+  const achados = await Arquivo.findAll({ where: { id: ids, aplicativo_id: aplicativoId } });
+  const porId = new Map(achados.map((a) => [a.id, a]));
+  return ids.flatMap((id) => (porId.has(id) ? [arquivoJson(porId.get(id)!)] : []));
+}
+
 /** Another application's file is answered exactly as one that does not exist. */
 async function doAplicativo(aplicativoId: string, id: string): Promise<Arquivo> {
   const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId } });

@@ -3,7 +3,7 @@ import { NextFunction, Request, Response } from 'express';
 import { config } from '../../config';
 import { enviarProblema } from '../shared/http-errors';
 import { Rota } from '../shared/rotas';
-import { abrirConteudo, arquivoPorId, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
+import { abrirConteudo, arquivoPorId, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
 import { disposicaoDeAnexo } from './disposicao';
 import { respostas, schemas } from './schemas';
 
@@ -76,6 +76,17 @@ export function rotasDeFiles(): Rota[] {
       validar: { query: schemas.pagina },
       resposta: respostas.pagina,
       tratar: (req) => listarArquivos(req.principal!.sub, req.entrada.query.pagina, req.entrada.query.tamanho),
+    },
+    {
+      metodo: 'get',
+      caminho: '/arquivo/filtro',
+      operacao: 'buscar_pelo_filtro_arquivo',
+      resumo: 'Arquivos do aplicativo entre os ids pedidos, cada um com um link de download novo',
+      descricao: 'Para quem guarda muitos ids (anexos de mensagens) e precisa de links de todos numa chamada.',
+      acesso: 'aplicativo',
+      validar: { query: schemas.filtro },
+      resposta: respostas.lista,
+      tratar: (req) => arquivosPorIds(req.principal!.sub, req.entrada.query.ids),
     },
     {
       metodo: 'get',

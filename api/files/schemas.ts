@@ -19,6 +19,18 @@ export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   enviar: Joi.object({ nome: nome().required() }),
   pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
+  filtro: Joi.object({
+    ids: Joi.string()
+      .trim()
+      .required()
+      .custom((v: string, helpers) => {
+        const ids = [...new Set(v.split(',').map((i) => i.trim()).filter(Boolean))];
+        if (!ids.length || ids.length > TAMANHO_MAXIMO || ids.some((i) => !/^[A-Za-z0-9_-]{1,64}$/.test(i))) return helpers.error('any.invalid');
+        return ids;
+      })
+      .messages({ 'any.invalid': `de 1 a ${TAMANHO_MAXIMO} ids separados por vírgula` })
+      .description(`Ids separados por vírgula (até ${TAMANHO_MAXIMO}).`),
+  }),
   conteudo: Joi.object({
     expira: Joi.number().integer().min(0).required().description('Validade do link, em segundos Unix (vem na `url`).'),
     assinatura: Joi.string().max(200).required().description('HMAC do link (vem na `url`).'),
@@ -37,5 +49,6 @@ const arquivo = Joi.object({
 
 export const respostas = {
   arquivo,
+  lista: Joi.array().items(arquivo),
   pagina: Joi.object({ itens: Joi.array().items(arquivo), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
 };

@@ -1,5 +1,6 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { config, ConfigError } from '../../config';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { config } from '../../config';
+import { segredoDoServico } from '../../lib/segredo-local';
 import { SegredoDeAssinatura } from '../../models/files';
 import { proibido } from '../shared/errors';
 
@@ -10,30 +11,16 @@ import { proibido } from '../shared/errors';
  */
 export const VALIDADE_DA_URL_SEGUNDOS = 15 * 60;
 
-const NOME_DO_SEGREDO = 'download';
 let segredo: Buffer | undefined;
 
-/**
- * FILES_SEGREDO_DE_ASSINATURA when set (every process of the service must share it). In LOCALHOST
- * without it, a key is generated on first start and kept in the service's database, where every
- * process finds the same one; elsewhere its absence stops the service.
- */
+/** FILES_SEGREDO_DE_ASSINATURA, or in LOCALHOST a key kept in the service's database (every process must share it). */
 export async function carregarSegredo(): Promise<void> {
-  const doAmbiente = config().files.segredoDeAssinatura;
-  if (doAmbiente) {
-    segredo = Buffer.from(doAmbiente, 'utf8');
-    return;
-  }
-  if (config().ambiente !== 'LOCALHOST') {
-    throw new ConfigError('invalid configuration: FILES_SEGREDO_DE_ASSINATURA required outside LOCALHOST');
-  }
-  // two processes starting together: the first insert wins, both read the winner
-  await SegredoDeAssinatura.bulkCreate([{ nome: NOME_DO_SEGREDO, valor: randomBytes(32).toString('base64url') }], {
-    ignoreDuplicates: true,
+  segredo = await segredoDoServico({
+    doAmbiente: config().files.segredoDeAssinatura,
+    variavel: 'FILES_SEGREDO_DE_ASSINATURA',
+    modelo: SegredoDeAssinatura,
+    nome: 'download',
   });
-  const guardado = await SegredoDeAssinatura.findByPk(NOME_DO_SEGREDO);
-  if (!guardado) throw new Error('download signing key not stored');
-  segredo = Buffer.from(guardado.valor, 'utf8');
 }
 
 function assinar(id: string, expira: number): string {

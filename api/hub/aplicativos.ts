@@ -1,6 +1,7 @@
 import { Op, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { credenciaisDe } from '../../lib/credenciais';
+import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -98,29 +99,6 @@ interface AplicativoDoIdentity {
   descricao: string | null;
 }
 
-/**
- * The hub's own application token (client credentials at identity), when its secret is registered.
- * Reused until a minute before it expires: identity limits /auth/token per client address
- * (DESIGN §10), and every non-master listing would otherwise ask for a new one.
- */
-let tokenGuardado: { clientId: string; token: string; expiraEm: number } | undefined;
-
-async function tokenDoHub(): Promise<string | undefined> {
-  const c = await credenciaisDe('hub');
-  if (!c) return undefined;
-  if (tokenGuardado?.clientId === c.clientId && tokenGuardado.expiraEm - 60_000 > Date.now()) return tokenGuardado.token;
-  const res = await fetch(`${config().servicos.identity.url}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }),
-    signal: AbortSignal.timeout(5000),
-  });
-  if (!res.ok) throw new Error(`identity refused the hub's credentials (${res.status})`);
-  const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
-  tokenGuardado = { clientId: c.clientId, token: access_token, expiraEm: Date.now() + expires_in * 1000 };
-  return access_token;
-}
-
 async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentity[]> {
   const todos: AplicativoDoIdentity[] = [];
   for (let pagina = 1; ; pagina++) {
@@ -129,7 +107,7 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
       signal: AbortSignal.timeout(10_000),
     });
     // a refused token is not reused: the next sync asks for a new one (identity may have new keys)
-    if (res.status === 401) tokenGuardado = undefined;
+    if (res.status === 401) esquecerTokenDoServico('hub');
     if (!res.ok) throw new Error(`identity answered ${res.status} to GET /aplicativo`);
     const corpo = (await res.json()) as { itens: AplicativoDoIdentity[]; total: number };
     todos.push(...corpo.itens);
@@ -144,7 +122,7 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
  * (`colaborador.*`) are created when it first appears (DESIGN §10).
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
-  const token = tokenDoChamador ?? (await tokenDoHub());
+  const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
   const remotos = await aplicativosDoIdentity(token);
   const locais = await Aplicativo.findAll();

@@ -17,6 +17,8 @@ export interface DefinicaoDoServico {
   /** readiness: resolves when the database and Redis answer */
   pronto: () => Promise<void>;
   limiteDoCorpo?: string;
+  /** keep the raw bytes of JSON bodies in `req.corpoBruto` (webhooks whose HMAC covers them) */
+  guardarCorpoBruto?: boolean;
 }
 
 /** Request id from `X-Request-Id` (when sane) or a new one; echoed back and put on every log line. */
@@ -85,7 +87,12 @@ export function criarApp(def: DefinicaoDoServico): Express {
     montarRotas(fluxos, emFluxo, def.autenticar);
     app.use(fluxos);
   }
-  app.use(express.json({ limit: def.limiteDoCorpo ?? '1mb' }));
+  app.use(
+    express.json({
+      limit: def.limiteDoCorpo ?? '1mb',
+      verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined,
+    }),
+  );
   const router = Router();
   montarRotas(router, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
   app.use(router);

@@ -6,6 +6,8 @@ declare global {
     interface Request {
       id?: string;
       principal?: Principal;
+      /** the JSON body's bytes as received, when the service keeps them (DefinicaoDoServico.guardarCorpoBruto) */
+      corpoBruto?: Buffer;
       /** params, query and body after joi validation and conversion */
       entrada: { params: any; query: any; body: any };
     }

@@ -1,0 +1,78 @@
+import { Op, WhereOptions } from 'sequelize';
+import { Model, ModelCtor } from 'sequelize-typescript';
+import { iso } from '../../models/shared/base';
+import { naoEncontrado } from '../shared/errors';
+import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+
+/**
+ * The small records conversations link to (customers, robots): a page by name with a search,
+ * one by id, create, partial update and logical deletion. Each is described by its model, the
+ * column it is named and sorted by, the columns the search reads, and its writable fields.
+ */
+export interface DefinicaoDeCadastro<M extends Model> {
+  modelo: ModelCtor<M>;
+  /** "Cliente", "Robô": the subject of a not-found answer */
+  oQue: string;
+  colunaDoNome: string;
+  colunasDaBusca: string[];
+  campos: string[];
+  /** BIGINT columns, which the driver reads as text: answered as numbers */
+  numeros?: string[];
+  /** after any write (caches of the records) */
+  aoMudar?: () => void;
+}
+
+export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
+  const comoJson = (m: M) => {
+    const valores = m.get({ plain: true }) as Record<string, unknown>;
+    const json: Record<string, unknown> = { id: valores.id };
+    for (const c of d.campos) json[c] = valores[c] ?? null;
+    for (const c of d.numeros ?? []) if (json[c] !== null) json[c] = Number(json[c]);
+    return { ...json, criado_em: iso(valores.criado_em as Date)!, atualizado_em: iso(valores.atualizado_em as Date)! };
+  };
+  type Json = ReturnType<typeof comoJson>;
+
+  async function existente(id: string): Promise<M> {
+    const m = await d.modelo.findByPk(id);
+    if (!m) throw naoEncontrado(d.oQue);
+    return m;
+  }
+
+  return {
+    async listar(pagina: number, tamanho: number, busca?: string): Promise<PaginaNumerada<Json>> {
+      const where: WhereOptions = busca ? { [Op.or]: d.colunasDaBusca.map((c) => ({ [c]: { [Op.like]: contem(busca) } })) } : {};
+      const { rows, count } = await d.modelo.findAndCountAll({
+        where,
+        order: [
+          [d.colunaDoNome, 'ASC'],
+          ['id', 'ASC'],
+        ],
+        offset: offset(pagina, tamanho),
+        limit: tamanho,
+      });
+      return { itens: rows.map(comoJson), pagina, tamanho, total: count };
+    },
+    async porId(id: string): Promise<Json> {
+      return comoJson(await existente(id));
+    },
+    /** true when the id names a record that is not deleted (a conversation may link to it) */
+    async existe(id: string): Promise<boolean> {
+      return (await d.modelo.count({ where: { id } as WhereOptions })) > 0;
+    },
+    async criar(dados: Record<string, unknown>): Promise<Json> {
+      const m = await d.modelo.create(dados as never);
+      d.aoMudar?.();
+      return comoJson(m);
+    },
+    async atualizar(id: string, dados: Record<string, unknown>): Promise<Json> {
+      const m = await existente(id);
+      await m.update(dados);
+      d.aoMudar?.();
+      return comoJson(m);
+    },
+    async deletar(id: string): Promise<void> {
+      await (await existente(id)).destroy();
+      d.aoMudar?.();
+    },
+  };
+}

@@ -1,0 +1,208 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { CacheComPrazo } from '../../lib/cache';
+import { ConfigSystem, TipoDeSistema } from '../../models/sales';
+import { iso } from '../../models/shared/base';
+import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
+import { offset, PaginaNumerada } from '../shared/paginacao';
+import { cifrar, decifrar } from './cifra';
+import { digitos } from './telefone';
+
+/** A configured system as the administration routes answer it: its secrets never, only whether they are set. */
+export interface ConfigSystemJson {
+  id: string;
+  tipo: TipoDeSistema;
+  nome: string;
+  url: string | null;
+  conta_id: number | null;
+  numero: string | null;
+  ativo: boolean;
+  tem_segredo_hmac: boolean;
+  tem_token_api: boolean;
+  criado_em: string;
+  atualizado_em: string;
+  /** the webhook token: only in the answer that created or renewed it */
+  token?: string;
+}
+
+export interface DadosDoConfigSystem {
+  tipo: TipoDeSistema;
+  nome: string;
+  token?: string;
+  segredo_hmac?: string | null;
+  url?: string | null;
+  conta_id?: number | null;
+  token_api?: string | null;
+  numero?: string | null;
+  ativo?: boolean;
+}
+
+export type AlteracaoDoConfigSystem = Partial<Omit<DadosDoConfigSystem, 'tipo' | 'token'>> & { renovar_token?: boolean };
+
+const hashDoToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const novoToken = () => randomBytes(32).toString('base64url');
+
+function comoJson(c: ConfigSystem, token?: string): ConfigSystemJson {
+  return {
+    id: c.id,
+    tipo: c.tipo,
+    nome: c.nome,
+    url: c.url,
+    conta_id: c.conta_id === null ? null : Number(c.conta_id),
+    numero: c.numero,
+    ativo: c.ativo,
+    tem_segredo_hmac: Boolean(c.segredo_hmac_cifrado),
+    tem_token_api: Boolean(c.token_api_cifrado),
+    criado_em: iso(c.criado_em)!,
+    atualizado_em: iso(c.atualizado_em)!,
+    ...(token ? { token } : {}),
+  };
+}
+
+/** DESIGN §10: the HMAC of X-Chatwoot-Signature belongs to the chat platform. */
+function conferirSegredoHmac(tipo: TipoDeSistema, segredo: string | null | undefined): void {
+  if (segredo && tipo !== 'suporte') {
+    throw dadosInvalidos('segredo_hmac só vale para o tipo suporte.', [{ campo: 'segredo_hmac', mensagem: 'só para tipo suporte' }]);
+  }
+}
+
+/** The columns a create or update writes; `undefined` leaves a column as it is, `null` clears it. */
+function colunas(e: AlteracaoDoConfigSystem): Record<string, unknown> {
+  const c: Record<string, unknown> = {};
+  if (e.nome !== undefined) c.nome = e.nome;
+  if (e.url !== undefined) c.url = e.url?.replace(/\/+$/, '') ?? null;
+  if (e.conta_id !== undefined) c.conta_id = e.conta_id;
+  if (e.numero !== undefined) c.numero = e.numero === null ? null : digitos(e.numero);
+  if (e.ativo !== undefined) c.ativo = e.ativo;
+  if (e.segredo_hmac !== undefined) c.segredo_hmac_cifrado = e.segredo_hmac ? cifrar(e.segredo_hmac) : null;
+  if (e.token_api !== undefined) c.token_api_cifrado = e.token_api ? cifrar(e.token_api) : null;
+  return c;
+}
+
+/** POST /config_system: the token is generated when not sent, and shown in this answer only. */
+export async function criarConfigSystem(e: DadosDoConfigSystem): Promise<ConfigSystemJson> {
+  conferirSegredoHmac(e.tipo, e.segredo_hmac);
+  const token = e.token ?? novoToken();
+  const c = await ConfigSystem.create({ tipo: e.tipo, token_hash: hashDoToken(token), ...colunas(e) });
+  return comoJson(c, token);
+}
+
+export async function listarConfigSystems(pagina: number, tamanho: number, tipo?: TipoDeSistema): Promise<PaginaNumerada<ConfigSystemJson>> {
+  const { rows, count } = await ConfigSystem.findAndCountAll({
+    where: tipo ? { tipo } : {},
+    order: [
+      ['tipo', 'ASC'],
+      ['nome', 'ASC'],
+      ['id', 'ASC'],
+    ],
+    offset: offset(pagina, tamanho),
+    limit: tamanho,
+  });
+  return { itens: rows.map((c) => comoJson(c)), pagina, tamanho, total: count };
+}
+
+async function existente(id: string): Promise<ConfigSystem> {
+  const c = await ConfigSystem.findByPk(id);
+  if (!c) throw naoEncontrado('Sistema configurado');
+  return c;
+}
+
+export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
+  return comoJson(await existente(id));
+}
+
+/** PATCH: partial; `renovar_token` issues a new webhook token (the old one stops at once) and shows it once. */
+export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
+  const c = await existente(id);
+  conferirSegredoHmac(c.tipo, e.segredo_hmac);
+  const token = e.renovar_token ? novoToken() : undefined;
+  await c.update({ ...colunas(e), ...(token ? { token_hash: hashDoToken(token) } : {}) });
+  paraWebhooks.esquecer(id);
+  return comoJson(c, token);
+}
+
+/** Logical deletion: its webhooks stop being accepted; conversations keep the reference. */
+export async function deletarConfigSystem(id: string): Promise<void> {
+  await (await existente(id)).destroy();
+  paraWebhooks.esquecer(id);
+}
+
+/** What a webhook needs of its system, decrypted once and kept a few seconds. */
+export interface SistemaDoWebhook {
+  id: string;
+  tipo: TipoDeSistema;
+  url: string | null;
+  contaId: number | null;
+  tokenHash: Buffer;
+  segredoHmac: string | null;
+}
+
+/** Changes made by another process take effect within this time; this process's at once. */
+const paraWebhooks = new CacheComPrazo<string, SistemaDoWebhook | null>(() => 10_000);
+
+async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
+  return paraWebhooks.obterOuCarregar(id, async () => {
+    const c = await ConfigSystem.findByPk(id);
+    if (!c || !c.ativo) return null;
+    return {
+      id: c.id,
+      tipo: c.tipo,
+      url: c.url,
+      contaId: c.conta_id === null ? null : Number(c.conta_id),
+      tokenHash: Buffer.from(c.token_hash, 'hex'),
+      segredoHmac: c.segredo_hmac_cifrado ? decifrar(c.segredo_hmac_cifrado) : null,
+    };
+  });
+}
+
+/** How far a signed webhook's timestamp may be from this clock (a replay older than this is refused). */
+const TOLERANCIA_DO_CARIMBO_S = 300;
+
+export interface ChamadaDeWebhook {
+  token?: string;
+  corpoBruto?: Buffer;
+  assinatura?: string;
+  carimbo?: string;
+}
+
+/**
+ * A webhook's caller (DESIGN §7, §10): the system must exist, be active and of the route's type
+ * (else 404), the `token` must be its own (else 401), and when it has an HMAC secret, the
+ * `X-Chatwoot-Signature` (`sha256=<hex>` of `<timestamp>.<raw body>`) must match within five
+ * minutes of `X-Chatwoot-Timestamp` (else 401).
+ */
+export async function autenticarWebhook(id: string, tipo: TipoDeSistema, chamada: ChamadaDeWebhook, agora = Date.now()) {
+  const sistema = await sistemaDoWebhook(id);
+  if (!sistema || sistema.tipo !== tipo) throw naoEncontrado('Sistema configurado');
+  const recebido = Buffer.from(hashDoToken(chamada.token ?? ''), 'hex');
+  if (!chamada.token || !timingSafeEqual(recebido, sistema.tokenHash)) throw naoAutenticado('Token do webhook ausente ou inválido.');
+  if (sistema.segredoHmac) conferirHmac(sistema.segredoHmac, chamada, agora);
+  return sistema;
+}
+
+function conferirHmac(segredo: string, chamada: ChamadaDeWebhook, agora: number): void {
+  const carimbo = Number(chamada.carimbo);
+  if (!chamada.assinatura || !Number.isInteger(carimbo) || Math.abs(agora / 1000 - carimbo) > TOLERANCIA_DO_CARIMBO_S) {
+    throw naoAutenticado('Assinatura do webhook ausente ou fora do prazo (X-Chatwoot-Signature, X-Chatwoot-Timestamp).');
+  }
+  const esperada = Buffer.from(
+    `sha256=${createHmac('sha256', segredo)
+      .update(`${chamada.carimbo}.`)
+      .update(chamada.corpoBruto ?? Buffer.alloc(0))
+      .digest('hex')}`,
+  );
+  const recebida = Buffer.from(chamada.assinatura.trim());
+  if (recebida.length !== esperada.length || !timingSafeEqual(recebida, esperada)) {
+    throw naoAutenticado('Assinatura do webhook inválida.');
+  }
+}
+
+/** The chat platform's API access of a system: its base address, account and token (hand-over, downloads). */
+export async function acessoAoSuporte(id: string): Promise<{ url: string; contaId: number | null; tokenApi: string | null } | null> {
+  const c = await ConfigSystem.findByPk(id, { paranoid: false });
+  if (!c?.url) return null;
+  return {
+    url: c.url,
+    contaId: c.conta_id === null ? null : Number(c.conta_id),
+    tokenApi: c.token_api_cifrado ? decifrar(c.token_api_cifrado) : null,
+  };
+}

@@ -1,0 +1,223 @@
+import { banco, dataSql, emTransacao, lerLinhas, lerPorTexto } from '../../lib/database';
+import { logger } from '../../lib/logger';
+import { Conversa, StatusDaConversa } from '../../models/sales';
+import { iso } from '../../models/shared/base';
+import { naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+import { enfileirarRemocao } from './anexos';
+import { clientes } from './clientes';
+import { robos } from './robos';
+import { digitos } from './telefone';
+
+const log = logger('sales');
+
+/** SPEC 4.6 rule 1: pages of exactly 50. */
+export const TAMANHO_DA_PAGINA = 50;
+/** SPEC 4.6 rule 4. */
+export const MAXIMO_DO_FILTRO = 500;
+
+/** SPEC §2 Conversa. */
+export interface ConversaJson {
+  id: string;
+  suporte_conversa_id: number;
+  suporte_contato_id: number | null;
+  suporte_endereco_conversa: string | null;
+  config_system_suporte_id: string;
+  config_system_mensageiro_id: string | null;
+  config_system_mensageiro_nome: string | null;
+  config_system_gateway_id: string | null;
+  config_system_gateway_nome: string | null;
+  cliente_id: string | null;
+  cliente_razao_social: string | null;
+  robo_id: string | null;
+  robo_nome: string | null;
+  etapa_id: string | null;
+  contato_nome: string;
+  contato_telefone: string;
+  status: StatusDaConversa;
+  ultima_mensagem: string;
+  ultima_mensagem_em: string | null;
+  ultima_mensagem_do_contato_em: string | null;
+  ultima_mensagem_do_robo_em: string | null;
+  transferida_em: string | null;
+  transferida_motivo: string | null;
+  quantidade_mensagens: number;
+  criado_em: string;
+  atualizado_em: string;
+}
+
+const sales = () => banco('sales');
+
+/** The conversation's columns and the names it shows (messaging number, gateway, customer, robot). */
+const SELECAO = `SELECT c.id, c.suporte_conversa_id, c.suporte_contato_id, c.suporte_endereco_conversa, c.config_system_suporte_id,
+    c.config_system_mensageiro_id, sm.nome AS config_system_mensageiro_nome, c.config_system_gateway_id,
+    sg.nome AS config_system_gateway_nome, c.cliente_id, cl.razao_social AS cliente_razao_social, c.robo_id, r.nome AS robo_nome,
+    c.etapa_id, c.contato_nome, c.contato_telefone, c.status, c.ultima_mensagem, c.ultima_mensagem_em,
+    c.ultima_mensagem_do_contato_em, c.ultima_mensagem_do_robo_em, c.transferida_em, c.transferida_motivo,
+    c.quantidade_mensagens, c.criado_em, c.atualizado_em`;
+const NOMES = `LEFT JOIN config_system sm ON sm.id = c.config_system_mensageiro_id
+  LEFT JOIN config_system sg ON sg.id = c.config_system_gateway_id
+  LEFT JOIN cliente cl ON cl.id = c.cliente_id
+  LEFT JOIN robo r ON r.id = c.robo_id`;
+/** SPEC 4.6 rules 1 and 4: most recent last message first (no message yet: last). */
+const RECENTES = 'c.ultima_mensagem_em DESC, c.id DESC';
+
+type Linha = Omit<ConversaJson, 'ultima_mensagem_em' | 'ultima_mensagem_do_contato_em' | 'ultima_mensagem_do_robo_em' | 'transferida_em' | 'criado_em' | 'atualizado_em'> &
+  Record<'ultima_mensagem_em' | 'ultima_mensagem_do_contato_em' | 'ultima_mensagem_do_robo_em' | 'transferida_em' | 'criado_em' | 'atualizado_em', Date | null>;
+
+function comoJson(l: Linha): ConversaJson {
+  return {
+    ...l,
+    suporte_conversa_id: Number(l.suporte_conversa_id),
+    suporte_contato_id: l.suporte_contato_id === null ? null : Number(l.suporte_contato_id),
+    quantidade_mensagens: Number(l.quantidade_mensagens),
+    ultima_mensagem_em: iso(l.ultima_mensagem_em),
+    ultima_mensagem_do_contato_em: iso(l.ultima_mensagem_do_contato_em),
+    ultima_mensagem_do_robo_em: iso(l.ultima_mensagem_do_robo_em),
+    transferida_em: iso(l.transferida_em),
+    criado_em: iso(l.criado_em)!,
+    atualizado_em: iso(l.atualizado_em)!,
+  };
+}
+
+/**
+ * GET /conversa (SPEC 4.6 rule 1): 50 per page, most recent last message first; `total` counts the
+ * live conversations of the status. The page's ids come from the index alone (a deep page skips
+ * index entries, not rows), then their rows and names are read.
+ */
+export async function listarConversas(pagina: number, status?: StatusDaConversa): Promise<PaginaNumerada<ConversaJson>> {
+  const filtro = status ? 'AND status = ?' : '';
+  const parametros = status ? [status] : [];
+  const [linhas, [{ total }]] = await Promise.all([
+    lerPorTexto<Linha>(
+      sales(),
+      `${SELECAO} FROM (SELECT id FROM conversa WHERE deletado_em IS NULL ${filtro}
+         ORDER BY ultima_mensagem_em DESC, id DESC LIMIT ? OFFSET ?) p
+       JOIN conversa c ON c.id = p.id ${NOMES} ORDER BY ${RECENTES}`,
+      [...parametros, TAMANHO_DA_PAGINA, offset(pagina, TAMANHO_DA_PAGINA)],
+    ),
+    lerPorTexto<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa WHERE deletado_em IS NULL ${filtro}`, parametros),
+  ]);
+  return { itens: linhas.map(comoJson), pagina, tamanho: TAMANHO_DA_PAGINA, total: Number(total) };
+}
+
+/** `busca` against the contact's name (a substring, any case) or phone (its digits). */
+function condicaoDaBusca(busca: string | undefined, parametros: unknown[]): string {
+  if (!busca) return '';
+  const numeros = digitos(busca);
+  parametros.push(contem(busca));
+  if (!numeros) return 'AND c.contato_nome LIKE ?';
+  parametros.push(contem(numeros));
+  return 'AND (c.contato_nome LIKE ? OR c.contato_telefone_digitos LIKE ?)';
+}
+
+/** GET /conversa/autocomplete (SPEC 4.6 rule 3): alphabetical by contact name. */
+export async function autocompletarConversas(busca: string | undefined, pagina: number, tamanho: number) {
+  const parametros: unknown[] = [];
+  const where = `WHERE c.deletado_em IS NULL ${condicaoDaBusca(busca, parametros)}`;
+  const [itens, [{ total }]] = await Promise.all([
+    lerPorTexto<{ id: string; suporte_conversa_id: number; contato_nome: string; contato_telefone: string }>(
+      sales(),
+      `SELECT c.id, c.suporte_conversa_id, c.contato_nome, c.contato_telefone FROM conversa c ${where}
+        ORDER BY c.contato_nome, c.id LIMIT ? OFFSET ?`,
+      [...parametros, tamanho, offset(pagina, tamanho)],
+    ),
+    lerPorTexto<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa c ${where}`, parametros),
+  ]);
+  return { itens: itens.map((i) => ({ ...i, suporte_conversa_id: Number(i.suporte_conversa_id) })), pagina, tamanho, total: Number(total) };
+}
+
+export interface FiltroDeConversas {
+  cliente_id?: string;
+  robo_id?: string;
+  config_system_gateway_id?: string;
+  suporte_conversa_id?: number;
+  status?: StatusDaConversa;
+  contato?: string;
+  texto?: string;
+}
+
+/**
+ * GET /conversa/filtro (SPEC 4.6 rule 4): at most 500, most recent last message first. Ids and the
+ * status compare exactly; `contato` is a substring of the contact's name, the customer's name or
+ * (its digits) the phone; `texto` a substring of any message of the conversation. Any case.
+ */
+export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJson[]> {
+  const condicoes = ['c.deletado_em IS NULL'];
+  const parametros: unknown[] = [];
+  for (const campo of ['cliente_id', 'robo_id', 'config_system_gateway_id', 'suporte_conversa_id', 'status'] as const) {
+    if (f[campo] !== undefined) {
+      condicoes.push(`c.${campo} = ?`);
+      parametros.push(f[campo]);
+    }
+  }
+  if (f.contato) {
+    const numeros = digitos(f.contato);
+    const nomes = 'c.contato_nome LIKE ? OR cl.razao_social LIKE ?';
+    condicoes.push(numeros ? `(${nomes} OR c.contato_telefone_digitos LIKE ?)` : `(${nomes})`);
+    parametros.push(contem(f.contato), contem(f.contato), ...(numeros ? [contem(numeros)] : []));
+  }
+  if (f.texto) {
+    condicoes.push('EXISTS (SELECT 1 FROM conversa_mensagem mm WHERE mm.conversa_id = c.id AND mm.conteudo LIKE ?)');
+    parametros.push(contem(f.texto));
+  }
+  const linhas = await lerPorTexto<Linha>(
+    sales(),
+    `${SELECAO} FROM conversa c ${NOMES} WHERE ${condicoes.join(' AND ')} ORDER BY ${RECENTES} LIMIT ${MAXIMO_DO_FILTRO}`,
+    parametros,
+  );
+  return linhas.map(comoJson);
+}
+
+/** GET /conversa/{id} (SPEC 4.6 rule 5): a deleted conversation is not found. */
+export async function conversaPorId(id: string): Promise<ConversaJson> {
+  const [linha] = await lerLinhas<Linha>(sales(), `${SELECAO} FROM conversa c ${NOMES} WHERE c.id = ? AND c.deletado_em IS NULL`, [id]);
+  if (!linha) throw naoEncontrado('Conversa');
+  return comoJson(linha);
+}
+
+export interface AlteracaoDaConversa {
+  cliente_id?: string | null;
+  robo_id?: string | null;
+  status?: StatusDaConversa | null;
+}
+
+/**
+ * PATCH /conversa/{id} (SPEC 4.6 rule 6): only what is sent changes; a customer or robot that does
+ * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
+ */
+export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Promise<ConversaJson> {
+  const conversa = await Conversa.findByPk(id);
+  if (!conversa) throw naoEncontrado('Conversa');
+  if (e.cliente_id && !(await clientes.existe(e.cliente_id))) throw referenciaInvalida('cliente_id', 'Cliente não encontrado.');
+  if (e.robo_id && !(await robos.existe(e.robo_id))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
+  const mudancas: Record<string, unknown> = {};
+  if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
+  if (e.robo_id !== undefined) mudancas.robo_id = e.robo_id;
+  if (e.status) mudancas.status = e.status;
+  if (Object.keys(mudancas).length) await conversa.update(mudancas);
+  return conversaPorId(id);
+}
+
+/**
+ * DELETE /conversa/{id} (SPEC §3): the record is deleted (logically) and its messages and
+ * attachments for good, in one transaction; the attachments' copies then leave file storage.
+ * A later message from the chat platform starts a new record.
+ */
+export async function deletarConversa(id: string): Promise<void> {
+  const arquivos = await emTransacao(sales(), async (conexao) => {
+    const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
+    if (!(vivas as unknown[]).length) throw naoEncontrado('Conversa');
+    const [copias] = await conexao.query('SELECT arquivo_id FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL', [id]);
+    await conexao.query('DELETE FROM anexo_da_mensagem WHERE conversa_id = ?', [id]);
+    await conexao.query('DELETE FROM conversa_mensagem WHERE conversa_id = ?', [id]);
+    const agora = dataSql(new Date());
+    await conexao.query('UPDATE conversa SET deletado_em = ?, atualizado_em = ? WHERE id = ?', [agora, agora, id]);
+    return (copias as { arquivo_id: string }[]).map((c) => c.arquivo_id);
+  });
+  try {
+    await enfileirarRemocao(arquivos);
+  } catch (err) {
+    log.error({ err, conversa_id: id, arquivos }, 'cópias de anexos não enfileiradas para remoção');
+  }
+}

@@ -1,0 +1,84 @@
+import Joi from 'joi';
+import { banco, dataSql, emTransacao } from '../../lib/database';
+import { ConfigSystem } from '../../models/sales';
+import { dadosInvalidos } from '../shared/errors';
+import { SistemaDoWebhook } from './config-system';
+import { chaveDoTelefone, variantesDoTelefone } from './telefone';
+
+/**
+ * The messaging gateway's webhook (Evolution API's `messages.upsert`, DESIGN §7): it tells which
+ * gateway, and which messaging number, a phone talks through. The sales service links the phone's
+ * running conversations (not resolved) to them, and remembers the link for conversations the chat
+ * platform creates later for that phone.
+ */
+
+const jid = Joi.string().max(200);
+const eventoDoGateway = Joi.object({
+  event: Joi.string().required(),
+  instance: Joi.string().allow('', null),
+  sender: jid.allow('', null),
+  data: Joi.object({
+    key: Joi.object({ remoteJid: jid.required(), fromMe: Joi.boolean().allow(null), id: Joi.string().allow('', null) })
+      .unknown(true)
+      .required(),
+  })
+    .unknown(true)
+    .required(),
+}).unknown(true);
+
+export interface ResultadoDoGateway {
+  conversas_vinculadas: number;
+  ignorado?: string;
+}
+
+/** `5511999990000@s.whatsapp.net` is a person; groups, broadcasts and ids without a phone are not. */
+function telefoneDoJid(valor: string | null | undefined): string | null {
+  const m = /^(\d{8,20})(?::\d+)?@(s\.whatsapp\.net|c\.us)$/.exec(valor ?? '');
+  return m ? m[1] : null;
+}
+
+/** The configured messaging number the gateway speaks for (its `sender`), when one has that number. */
+async function mensageiroDe(sender: string | null | undefined): Promise<string | null> {
+  const numero = telefoneDoJid(sender);
+  if (!numero) return null;
+  const m = await ConfigSystem.findOne({
+    where: { tipo: 'mensageiro', ativo: true, numero: variantesDoTelefone(chaveDoTelefone(numero)) },
+    attributes: ['id'],
+    order: [['criado_em', 'ASC']],
+  });
+  return m?.id ?? null;
+}
+
+export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo: unknown): Promise<ResultadoDoGateway> {
+  const { value: e, error } = eventoDoGateway.validate(corpo, { abortEarly: false, errors: { wrap: { label: false } } });
+  if (error) {
+    throw dadosInvalidos(
+      'Evento do gateway fora do formato esperado.',
+      error.details.map((d) => ({ campo: d.path.join('.') || 'body', mensagem: d.message })),
+    );
+  }
+  const nome = String(e.event).toLowerCase().replace(/_/g, '.');
+  if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${e.event} não é guardado` };
+  const telefone = telefoneDoJid(e.data.key.remoteJid);
+  if (!telefone) return { conversas_vinculadas: 0, ignorado: 'conversa de grupo ou sem telefone' };
+
+  const chave = chaveDoTelefone(telefone);
+  const mensageiroId = await mensageiroDe(e.sender);
+  const agora = dataSql(new Date());
+  const vinculadas = await emTransacao(banco('sales'), async (conexao) => {
+    await conexao.query(
+      `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, atualizado_em)
+       VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
+         config_system_mensageiro_id = VALUES(config_system_mensageiro_id), atualizado_em = VALUES(atualizado_em)`,
+      [chave, sistema.id, mensageiroId, agora],
+    );
+    const [r] = await conexao.query(
+      `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = ?, atualizado_em = ?
+        WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'
+          AND NOT (config_system_gateway_id <=> ? AND config_system_mensageiro_id <=> ?)`,
+      [sistema.id, mensageiroId, agora, variantesDoTelefone(chave), sistema.id, mensageiroId],
+    );
+    return (r as { affectedRows: number }).affectedRows;
+  });
+  return { conversas_vinculadas: vinculadas };
+}

@@ -1,0 +1,186 @@
+import Joi from 'joi';
+import { id, pagina, tamanho, texto } from '../shared/paginacao';
+import { STATUS } from './suporte';
+
+const status = () => Joi.string().valid(...STATUS);
+const idOuNulo = () => id().allow(null);
+const nome = (max: number) => Joi.string().trim().min(1).max(max);
+const urlHttp = () => Joi.string().trim().uri({ scheme: ['http', 'https'] }).max(500);
+const segredo = (min: number) => Joi.string().min(min).max(500);
+
+export const schemas = {
+  paramsId: Joi.object({ id: id().required() }),
+  paramsWebhook: Joi.object({ config_id: id().required() }),
+  tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('') }),
+  webhook: Joi.object({ event: Joi.string().max(100).required() }).unknown(true).required(),
+  // tamanho is accepted (an integer) and ignored: pages always hold 50
+  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: Joi.number().integer(), status: status().empty('') }),
+  autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
+  filtroDeConversas: Joi.object({
+    cliente_id: id().empty(''),
+    robo_id: id().empty(''),
+    config_system_gateway_id: id().empty(''),
+    suporte_conversa_id: Joi.number().integer().min(0).empty(''),
+    status: status().empty(''),
+    contato: texto(),
+    texto: texto(),
+  }),
+  atualizarConversa: Joi.object({ cliente_id: idOuNulo(), robo_id: idOuNulo(), status: status().allow(null) }).required(),
+  listaDeCadastros: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500), busca: texto() }),
+  criarConfigSystem: Joi.object({
+    tipo: Joi.string().valid('suporte', 'mensageiro', 'gateway').required(),
+    nome: nome(120).required(),
+    token: Joi.string()
+      .min(16)
+      .max(200)
+      .pattern(/^[A-Za-z0-9._~-]+$/)
+      .messages({ 'string.pattern.base': 'use letras, dígitos, ponto, _, ~ e -' }),
+    segredo_hmac: segredo(8).allow(null),
+    url: urlHttp().allow(null),
+    conta_id: Joi.number().integer().min(0).allow(null),
+    token_api: segredo(1).allow(null),
+    numero: Joi.string().trim().max(30).pattern(/\d{8}/).allow(null).messages({ 'string.pattern.base': 'um número de telefone' }),
+    ativo: Joi.boolean(),
+  }).required(),
+  atualizarConfigSystem: Joi.object({
+    nome: nome(120),
+    segredo_hmac: segredo(8).allow(null),
+    url: urlHttp().allow(null),
+    conta_id: Joi.number().integer().min(0).allow(null),
+    token_api: segredo(1).allow(null),
+    numero: Joi.string().trim().max(30).pattern(/\d{8}/).allow(null).messages({ 'string.pattern.base': 'um número de telefone' }),
+    ativo: Joi.boolean(),
+    renovar_token: Joi.boolean(),
+  }).required(),
+  listaDeConfigSystems: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500), tipo: Joi.string().valid('suporte', 'mensageiro', 'gateway').empty('') }),
+  criarCliente: Joi.object({
+    razao_social: nome(255).required(),
+    cnpj: Joi.string().trim().pattern(/^[0-9A-Za-z]{14}$/).uppercase().allow(null),
+    telefone: Joi.string().trim().max(40).allow(null),
+    email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
+  }).required(),
+  atualizarCliente: Joi.object({
+    razao_social: nome(255),
+    cnpj: Joi.string().trim().pattern(/^[0-9A-Za-z]{14}$/).uppercase().allow(null),
+    telefone: Joi.string().trim().max(40).allow(null),
+    email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
+  }).required(),
+  criarRobo: Joi.object({
+    nome: nome(120).required(),
+    descricao: Joi.string().trim().max(500).allow(null, ''),
+    suporte_usuario_id: Joi.number().integer().min(0).allow(null),
+  }).required(),
+  atualizarRobo: Joi.object({
+    nome: nome(120),
+    descricao: Joi.string().trim().max(500).allow(null, ''),
+    suporte_usuario_id: Joi.number().integer().min(0).allow(null),
+  }).required(),
+};
+
+const data = () => Joi.string().isoDate().allow(null);
+
+const conversa = Joi.object({
+  id: Joi.string(),
+  suporte_conversa_id: Joi.number(),
+  suporte_contato_id: Joi.number().allow(null),
+  suporte_endereco_conversa: Joi.string().allow(null),
+  config_system_suporte_id: Joi.string(),
+  config_system_mensageiro_id: Joi.string().allow(null),
+  config_system_mensageiro_nome: Joi.string().allow(null),
+  config_system_gateway_id: Joi.string().allow(null),
+  config_system_gateway_nome: Joi.string().allow(null),
+  cliente_id: Joi.string().allow(null),
+  cliente_razao_social: Joi.string().allow(null),
+  robo_id: Joi.string().allow(null),
+  robo_nome: Joi.string().allow(null),
+  etapa_id: Joi.string().allow(null),
+  contato_nome: Joi.string(),
+  contato_telefone: Joi.string(),
+  status: status(),
+  ultima_mensagem: Joi.string(),
+  ultima_mensagem_em: data(),
+  ultima_mensagem_do_contato_em: data(),
+  ultima_mensagem_do_robo_em: data(),
+  transferida_em: data(),
+  transferida_motivo: Joi.string().allow(null),
+  quantidade_mensagens: Joi.number(),
+  criado_em: data(),
+  atualizado_em: data(),
+}).label('Conversa');
+
+const anexo = Joi.object({
+  endereco: Joi.string(),
+  nome: Joi.string(),
+  tipo: Joi.string(),
+  arquivo_id: Joi.string().allow(null),
+  tipo_mime: Joi.string().allow(null),
+  tamanho: Joi.number().allow(null),
+  url: Joi.string().allow(null).description('Download assinado, válido por 15 minutos'),
+  tentativas: Joi.number(),
+}).label('AnexoDaMensagem');
+
+const mensagem = Joi.object({
+  id: Joi.string(),
+  conversa_id: Joi.string(),
+  suporte_mensagem_id: Joi.number(),
+  autor: Joi.string().valid('contato', 'atendente', 'robo'),
+  conteudo: Joi.string(),
+  etapa_id: Joi.string().allow(null),
+  criada_em: data(),
+  quantidade_anexos: Joi.number(),
+  anexos: Joi.array().items(anexo),
+}).label('ConversaMensagem');
+
+const configSystem = Joi.object({
+  id: Joi.string(),
+  tipo: Joi.string(),
+  nome: Joi.string(),
+  url: Joi.string().allow(null),
+  conta_id: Joi.number().allow(null),
+  numero: Joi.string().allow(null),
+  ativo: Joi.boolean(),
+  tem_segredo_hmac: Joi.boolean(),
+  tem_token_api: Joi.boolean(),
+  criado_em: data(),
+  atualizado_em: data(),
+  token: Joi.string().description('Só na resposta que o criou ou renovou'),
+}).label('ConfigSystem');
+
+const cliente = Joi.object({
+  id: Joi.string(),
+  razao_social: Joi.string(),
+  cnpj: Joi.string().allow(null),
+  telefone: Joi.string().allow(null),
+  email: Joi.string().allow(null),
+  criado_em: data(),
+  atualizado_em: data(),
+}).label('Cliente');
+
+const robo = Joi.object({
+  id: Joi.string(),
+  nome: Joi.string(),
+  descricao: Joi.string().allow(null),
+  suporte_usuario_id: Joi.number().allow(null),
+  criado_em: data(),
+  atualizado_em: data(),
+}).label('Robo');
+
+const paginaDe = (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
+
+export const respostas = {
+  conversa,
+  paginaDeConversas: paginaDe(conversa),
+  autocomplete: paginaDe(
+    Joi.object({ id: Joi.string(), suporte_conversa_id: Joi.number(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
+  ),
+  conversas: Joi.array().items(conversa),
+  mensagens: Joi.array().items(mensagem),
+  configSystem,
+  paginaDeConfigSystems: paginaDe(configSystem),
+  cliente,
+  paginaDeClientes: paginaDe(cliente),
+  robo,
+  paginaDeRobos: paginaDe(robo),
+  webhookDoSuporte: Joi.object({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string() }),
+  webhookDoGateway: Joi.object({ conversas_vinculadas: Joi.number(), ignorado: Joi.string() }),
+};

@@ -1,0 +1,197 @@
+import Joi from 'joi';
+import { AutorDaMensagem, StatusDaConversa } from '../../models/sales';
+import { dadosInvalidos } from '../shared/errors';
+
+/**
+ * The chat platform's webhook payloads (Chatwoot's shape, DESIGN §7), read into what the sales
+ * service keeps. Chatwoot writes a message two ways: at the top of `message_*` events (string
+ * `message_type`, ISO `created_at`, `sender.type` contact|user|agent_bot) and inside
+ * `conversation.messages` (integer `message_type`, unix `created_at`, `sender_type`
+ * Contact|User|AgentBot); both are read.
+ */
+
+export const STATUS: StatusDaConversa[] = ['pending', 'open', 'resolved', 'snoozed'];
+
+export interface ConversaDoSuporte {
+  suporteConversaId: number;
+  contaId: number | null;
+  contatoId: number | null;
+  contatoNome: string;
+  contatoTelefone: string;
+  status: StatusDaConversa;
+  /** the flow step a robot integration keeps in the conversation's custom attributes */
+  etapaId: string | null;
+}
+
+export interface AnexoDoSuporte {
+  suporteAnexoId: number | null;
+  endereco: string;
+  nome: string;
+  tipo: string;
+}
+
+export interface MensagemDoSuporte {
+  suporteMensagemId: number;
+  /** who sent it, as the chat platform says; the robot is told apart later (a robot's chat user) */
+  remetente: { tipo: 'contato' | 'usuario' | 'robo' | 'sistema'; id: number | null };
+  conteudo: string;
+  criadaEm: Date;
+  etapaId: string | null;
+  anexos: AnexoDoSuporte[];
+}
+
+export type EventoDoSuporte =
+  | { tipo: 'mensagem'; evento: 'message_created' | 'message_updated'; conversa: ConversaDoSuporte; mensagem: MensagemDoSuporte | null }
+  | {
+      tipo: 'conversa';
+      evento: 'conversation_created' | 'conversation_updated' | 'conversation_status_changed';
+      conversa: ConversaDoSuporte;
+      mensagens: MensagemDoSuporte[];
+    }
+  | { tipo: 'ignorado'; evento: string };
+
+const idNumerico = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
+const texto = Joi.string().allow('', null);
+
+const remetente = Joi.object({ id: idNumerico.allow(null), name: texto, phone_number: texto, type: texto }).unknown(true);
+
+const anexo = Joi.object({
+  id: idNumerico.allow(null),
+  file_type: texto,
+  data_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(2000).required(),
+}).unknown(true);
+
+const mensagem = Joi.object({
+  id: idNumerico.required(),
+  content: texto,
+  created_at: Joi.alternatives(Joi.number(), Joi.string().isoDate()).required(),
+  message_type: Joi.alternatives(Joi.string(), Joi.number().integer()).required(),
+  private: Joi.boolean().allow(null),
+  sender: remetente.allow(null),
+  sender_type: texto,
+  sender_id: idNumerico.allow(null),
+  content_attributes: Joi.object().unknown(true).allow(null),
+  additional_attributes: Joi.object().unknown(true).allow(null),
+  attachments: Joi.array().items(anexo).allow(null),
+}).unknown(true);
+
+const conversa = Joi.object({
+  id: idNumerico.required(),
+  account_id: idNumerico.allow(null),
+  status: Joi.string()
+    .valid(...STATUS)
+    .required(),
+  meta: Joi.object({ sender: remetente.allow(null) }).unknown(true).allow(null),
+  contact_inbox: Joi.object({ contact_id: idNumerico.allow(null), source_id: texto }).unknown(true).allow(null),
+  custom_attributes: Joi.object().unknown(true).allow(null),
+  messages: Joi.array().items(mensagem).allow(null),
+}).unknown(true);
+
+const conta = Joi.object({ id: idNumerico.allow(null) }).unknown(true).allow(null);
+
+const eventoDeMensagem = mensagem.keys({ event: Joi.string().required(), conversation: conversa.required(), account: conta });
+const eventoDeConversa = conversa.keys({ event: Joi.string().required(), account: conta });
+
+function validar<T>(esquema: Joi.Schema, valor: unknown): T {
+  const { value, error } = esquema.validate(valor, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+  if (error) {
+    throw dadosInvalidos(
+      'Evento da plataforma de atendimento fora do formato esperado.',
+      error.details.map((d) => ({ campo: d.path.join('.') || 'body', mensagem: d.message })),
+    );
+  }
+  return value as T;
+}
+
+const textoOuNulo = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
+
+function dataDe(valor: number | string): Date {
+  return typeof valor === 'number' ? new Date(valor * 1000) : new Date(valor);
+}
+
+/**
+ * Visible messages only: incoming (0), outgoing (1) and template (3, the inbox's automatic
+ * messages). Private notes and activity lines (2: "conversation resolved by ...") are not
+ * messages between the contact and the company.
+ */
+function visivel(m: any): boolean {
+  if (m.private === true) return false;
+  return ['incoming', 'outgoing', 'template', 0, 1, 3].includes(m.message_type);
+}
+
+function remetenteDe(m: any): MensagemDoSuporte['remetente'] {
+  const tipo = String(m.sender?.type ?? m.sender_type ?? '').toLowerCase().replace(/_/g, '');
+  const id = m.sender?.id ?? m.sender_id ?? null;
+  if (tipo === 'contact') return { tipo: 'contato', id };
+  if (tipo === 'agentbot') return { tipo: 'robo', id };
+  if (tipo === 'user') return { tipo: 'usuario', id };
+  // no sender: a template or an automation of the inbox
+  if (m.message_type === 'incoming' || m.message_type === 0) return { tipo: 'contato', id };
+  return { tipo: 'sistema', id };
+}
+
+/** The file name of an attachment: the last segment of its address, else one made from its id. */
+function nomeDoAnexo(a: any): string {
+  try {
+    const ultimo = decodeURIComponent(new URL(a.data_url).pathname.split('/').filter(Boolean).pop() ?? '');
+    if (ultimo) return ultimo.slice(0, 255);
+  } catch {
+    // an undecodable name falls back to the id
+  }
+  return `anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`.slice(0, 255);
+}
+
+function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte {
+  const remetenteDaMensagem = remetenteDe(m);
+  return {
+    suporteMensagemId: m.id,
+    remetente: remetenteDaMensagem,
+    conteudo: m.content ?? '',
+    criadaEm: dataDe(m.created_at),
+    etapaId: textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id) ?? etapaDaConversa,
+    anexos: (m.attachments ?? []).map((a: any) => ({
+      suporteAnexoId: a.id ?? null,
+      endereco: a.data_url,
+      nome: nomeDoAnexo(a),
+      tipo: String(a.file_type || 'file').slice(0, 30),
+    })),
+  };
+}
+
+function lerConversa(c: any, contaDoEvento: number | null | undefined, remetenteDaMensagem?: any): ConversaDoSuporte {
+  const contato = c.meta?.sender ?? (remetenteDaMensagem?.type === 'contact' ? remetenteDaMensagem : null);
+  return {
+    suporteConversaId: c.id,
+    contaId: contaDoEvento ?? c.account_id ?? null,
+    contatoId: contato?.id ?? c.contact_inbox?.contact_id ?? null,
+    contatoNome: String(contato?.name ?? '').slice(0, 255),
+    contatoTelefone: String(contato?.phone_number ?? '').slice(0, 40),
+    status: c.status,
+    etapaId: textoOuNulo(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,
+  };
+}
+
+/** Reads one webhook body; events the service does not keep come back as `ignorado`. */
+export function lerEventoDoSuporte(corpo: unknown): EventoDoSuporte {
+  const evento = (corpo as { event?: unknown })?.event;
+  if (typeof evento !== 'string') throw dadosInvalidos('Evento sem o campo event.', [{ campo: 'event', mensagem: 'obrigatório' }]);
+  if (evento === 'message_created' || evento === 'message_updated') {
+    const e = validar<any>(eventoDeMensagem, corpo);
+    const c = lerConversa(e.conversation, e.account?.id, e.sender);
+    return { tipo: 'mensagem', evento, conversa: c, mensagem: visivel(e) ? lerMensagem(e, c.etapaId) : null };
+  }
+  if (evento === 'conversation_created' || evento === 'conversation_updated' || evento === 'conversation_status_changed') {
+    const e = validar<any>(eventoDeConversa, corpo);
+    const c = lerConversa(e, e.account?.id);
+    const mensagens = (e.messages ?? []).filter(visivel).map((m: any) => lerMensagem(m, c.etapaId));
+    return { tipo: 'conversa', evento, conversa: c, mensagens };
+  }
+  return { tipo: 'ignorado', evento };
+}
+
+/** DESIGN §10 `autor`: the contact; a robot (agent bot, or the chat user of a registered robot); anyone else of the team. */
+export function autorDe(remetente: MensagemDoSuporte['remetente'], usuariosDeRobos: Set<number>): AutorDaMensagem {
+  if (remetente.tipo === 'contato') return 'contato';
+  if (remetente.tipo === 'robo' || remetente.tipo === 'sistema') return 'robo';
+  return remetente.id !== null && usuariosDeRobos.has(remetente.id) ? 'robo' : 'atendente';
+}

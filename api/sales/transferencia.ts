@@ -1,0 +1,71 @@
+import { config } from '../../config';
+import { banco, dataSql, lerPorTexto } from '../../lib/database';
+import { logger } from '../../lib/logger';
+import { acessoAoSuporte } from './config-system';
+
+const log = logger('sales-transferencia');
+
+/** Conversations handed over per run, oldest wait first; the rest go in the next run. */
+const POR_RODADA = 200;
+
+interface Esperando {
+  id: string;
+  config_system_suporte_id: string;
+  suporte_conta_id: number | null;
+  suporte_conversa_id: number;
+}
+
+/** Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. */
+async function abrirNoSuporte(c: Esperando): Promise<void> {
+  const acesso = await acessoAoSuporte(c.config_system_suporte_id);
+  const conta = c.suporte_conta_id ?? acesso?.contaId ?? null;
+  if (!acesso?.tokenApi || conta === null) throw new Error('the chat platform system has no API address, account or token');
+  const res = await fetch(`${acesso.url}/api/v1/accounts/${conta}/conversations/${c.suporte_conversa_id}/toggle_status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', api_access_token: acesso.tokenApi },
+    body: JSON.stringify({ status: 'open' }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!res.ok) throw new Error(`the chat platform answered ${res.status} to toggle_status`);
+}
+
+/**
+ * The hand-over trigger: a conversation with the robot (`pending`) whose contact has waited longer
+ * than SALES_TRANSFERENCIA_ESPERA_SEGUNDOS since a message the robot has not answered goes to the
+ * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
+ * `transferida_motivo = sem_resposta` recorded. One that fails stays pending and is tried again
+ * on the next run.
+ */
+export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
+  const limite = new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000);
+  const sales = banco('sales');
+  const esperando = await lerPorTexto<Esperando>(
+    sales,
+    `SELECT id, config_system_suporte_id, suporte_conta_id, suporte_conversa_id FROM conversa
+      WHERE status = 'pending' AND deletado_em IS NULL AND ultima_mensagem_do_contato_em < ?
+        AND (ultima_mensagem_do_robo_em IS NULL OR ultima_mensagem_do_robo_em < ultima_mensagem_do_contato_em)
+      ORDER BY ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
+    [dataSql(limite)],
+  );
+  let transferidas = 0;
+  let falhas = 0;
+  for (const c of esperando) {
+    try {
+      await abrirNoSuporte(c);
+    } catch (err) {
+      falhas++;
+      log.warn({ err: (err as Error).message, conversa_id: c.id }, 'transferência adiada');
+      continue;
+    }
+    const momento = dataSql(new Date());
+    await lerPorTexto(
+      sales,
+      `UPDATE conversa SET status = 'open', transferida_em = ?, transferida_motivo = 'sem_resposta', atualizado_em = ?
+        WHERE id = ? AND status = 'pending' AND deletado_em IS NULL`,
+      [momento, momento, c.id],
+    );
+    transferidas++;
+  }
+  if (esperando.length) log.info({ transferidas, falhas }, 'transferências sem resposta');
+  return { transferidas, falhas };
+}

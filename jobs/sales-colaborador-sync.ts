@@ -1,0 +1,4 @@
+import { acessoSales } from '../api/sales/acesso';
+import { processadorDeColaboradorSync } from './colaborador-sync';
+
+export const processarSalesColaboradorSync = processadorDeColaboradorSync(acessoSales);

@@ -1,0 +1,25 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { MOMENTO, novoId, tabela } from '../shared/base';
+
+/**
+ * An attachment of a message (SPEC §2 AnexoDaMensagem): where it is in the chat platform and,
+ * once copied, the file storage's id of the sales application's private copy.
+ */
+@Table(tabela('anexo_da_mensagem'))
+export class AnexoDaMensagem extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare mensagem_id: string;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare conversa_id: string;
+  @Column({ type: DataType.BIGINT, allowNull: true }) declare suporte_anexo_id: string | number | null;
+  @Column({ type: DataType.STRING(2000), allowNull: false }) declare endereco: string;
+  @Column({ type: DataType.STRING(255), allowNull: false }) declare nome: string;
+  @Column({ type: DataType.STRING(30), allowNull: false }) declare tipo: string;
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare arquivo_id: string | null;
+  @Column({ type: DataType.STRING(255), allowNull: true }) declare tipo_mime: string | null;
+  @Column({ type: DataType.BIGINT, allowNull: true }) declare tamanho: string | number | null;
+  /** copy attempts made so far (SPEC 4.6 rule 7: the first and up to 5 more) */
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
+  @Column({ type: DataType.STRING(500), allowNull: true }) declare ultimo_erro: string | null;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+}

@@ -1,0 +1,19 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { MOMENTO, novoId, tabela } from '../shared/base';
+
+export type AutorDaMensagem = 'contato' | 'atendente' | 'robo';
+
+/** A visible message of a conversation (SPEC §2 ConversaMensagem); private notes are never stored. */
+@Table(tabela('conversa_mensagem'))
+export class ConversaMensagem extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare conversa_id: string;
+  @Column({ type: DataType.BIGINT, allowNull: false }) declare suporte_mensagem_id: string | number;
+  @Column({ type: DataType.STRING(10), allowNull: false }) declare autor: AutorDaMensagem;
+  @Column({ type: DataType.TEXT, allowNull: false }) declare conteudo: string;
+  @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;
+  @Column(MOMENTO) declare criada_em: Date;
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_anexos: number;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+}

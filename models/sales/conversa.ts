@@ -1,0 +1,38 @@
+import { Column, DataType, Model, Table } from 'sequelize-typescript';
+import { MOMENTO, novoId, tabela } from '../shared/base';
+
+export type StatusDaConversa = 'pending' | 'open' | 'resolved' | 'snoozed';
+
+/**
+ * A conversation of the chat platform (SPEC §2 Conversa, §3). Written by the webhooks with
+ * hand-written SQL (api/sales/registro.ts); this class declares the table for the few writes that
+ * go through Sequelize (PATCH, the hand-over).
+ */
+@Table(tabela('conversa', { paranoid: true }))
+export class Conversa extends Model {
+  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  @Column({ type: DataType.CHAR(36), allowNull: false }) declare config_system_suporte_id: string;
+  @Column({ type: DataType.BIGINT, allowNull: false }) declare suporte_conversa_id: string | number;
+  @Column({ type: DataType.BIGINT, allowNull: true }) declare suporte_conta_id: string | number | null;
+  @Column({ type: DataType.BIGINT, allowNull: true }) declare suporte_contato_id: string | number | null;
+  @Column({ type: DataType.STRING(700), allowNull: true }) declare suporte_endereco_conversa: string | null;
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare config_system_mensageiro_id: string | null;
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare config_system_gateway_id: string | null;
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare cliente_id: string | null;
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare robo_id: string | null;
+  @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;
+  @Column({ type: DataType.STRING(255), allowNull: false }) declare contato_nome: string;
+  @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone: string;
+  @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone_digitos: string;
+  @Column({ type: DataType.STRING(10), allowNull: false }) declare status: StatusDaConversa;
+  @Column({ type: DataType.TEXT, allowNull: false }) declare ultima_mensagem: string;
+  @Column(MOMENTO) declare ultima_mensagem_em: Date | null;
+  @Column(MOMENTO) declare ultima_mensagem_do_contato_em: Date | null;
+  @Column(MOMENTO) declare ultima_mensagem_do_robo_em: Date | null;
+  @Column(MOMENTO) declare transferida_em: Date | null;
+  @Column({ type: DataType.STRING(30), allowNull: true }) declare transferida_motivo: string | null;
+  @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_mensagens: number;
+  @Column(MOMENTO) declare criado_em: Date;
+  @Column(MOMENTO) declare atualizado_em: Date;
+  @Column(MOMENTO) declare deletado_em: Date | null;
+}

@@ -1,0 +1,141 @@
+import { Migracao } from '../../lib/database';
+import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+
+const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+/** Ids, codes and digits: ASCII, compared byte by byte. */
+const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
+const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
+        atualizado_em DATETIME(3) NOT NULL`;
+
+export const MIGRACOES_SALES: Migracao[] = [
+  migracaoDeAcesso,
+  {
+    name: '0002-sales',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      await q(`CREATE TABLE segredo (
+        nome VARCHAR(64) NOT NULL PRIMARY KEY,
+        valor VARCHAR(200) NOT NULL,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+      // The systems that call the webhooks (DESIGN §7, §10). The webhook token is kept as its
+      // SHA-256 (it is random and long: a slow hash adds nothing); the secrets the service must
+      // use itself (the HMAC key, the chat platform's API token) are encrypted (api/sales/cifra.ts).
+      await q(`CREATE TABLE config_system (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        tipo VARCHAR(12) ${ASCII} NOT NULL,
+        nome VARCHAR(120) NOT NULL,
+        token_hash CHAR(64) ${ASCII} NOT NULL,
+        segredo_hmac_cifrado VARCHAR(1000) ${ASCII} NULL,
+        url VARCHAR(500) NULL,
+        conta_id BIGINT NULL,
+        token_api_cifrado VARCHAR(1000) ${ASCII} NULL,
+        numero VARCHAR(20) ${ASCII} NULL,
+        ativo BOOLEAN NOT NULL DEFAULT TRUE,
+        ${MOMENTOS},
+        deletado_em DATETIME(3) NULL,
+        KEY config_system_tipo (tipo, nome, id),
+        KEY config_system_numero (numero)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE cliente (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        razao_social VARCHAR(255) NOT NULL,
+        cnpj VARCHAR(14) ${ASCII} NULL,
+        telefone VARCHAR(40) NULL,
+        email VARCHAR(254) NULL,
+        ${MOMENTOS},
+        deletado_em DATETIME(3) NULL,
+        KEY cliente_razao_social (razao_social, id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE robo (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        nome VARCHAR(120) NOT NULL,
+        descricao VARCHAR(500) NULL,
+        suporte_usuario_id BIGINT NULL,
+        ${MOMENTOS},
+        deletado_em DATETIME(3) NULL,
+        KEY robo_nome (nome, id),
+        KEY robo_suporte_usuario (suporte_usuario_id)
+      ) ${TABELA}`);
+      // One live record per chat-platform conversation (the generated key is NULL once deleted, so
+      // a message after a deletion starts a new record). The listing walks conversa_recentes (or
+      // conversa_status_recentes) backwards; the hand-over trigger reads conversa_espera.
+      await q(`CREATE TABLE conversa (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        config_system_suporte_id CHAR(36) ${ASCII} NOT NULL,
+        suporte_conversa_id BIGINT NOT NULL,
+        suporte_conta_id BIGINT NULL,
+        suporte_contato_id BIGINT NULL,
+        suporte_endereco_conversa VARCHAR(700) NULL,
+        config_system_mensageiro_id CHAR(36) ${ASCII} NULL,
+        config_system_gateway_id CHAR(36) ${ASCII} NULL,
+        cliente_id CHAR(36) ${ASCII} NULL,
+        robo_id CHAR(36) ${ASCII} NULL,
+        etapa_id VARCHAR(64) NULL,
+        contato_nome VARCHAR(255) NOT NULL,
+        contato_telefone VARCHAR(40) NOT NULL,
+        contato_telefone_digitos VARCHAR(40) ${ASCII} NOT NULL,
+        status VARCHAR(10) ${ASCII} NOT NULL,
+        ultima_mensagem TEXT NOT NULL,
+        ultima_mensagem_em DATETIME(3) NULL,
+        ultima_mensagem_do_contato_em DATETIME(3) NULL,
+        ultima_mensagem_do_robo_em DATETIME(3) NULL,
+        transferida_em DATETIME(3) NULL,
+        transferida_motivo VARCHAR(30) NULL,
+        quantidade_mensagens INT NOT NULL DEFAULT 0,
+        ${MOMENTOS},
+        deletado_em DATETIME(3) NULL,
+        suporte_conversa_viva BIGINT GENERATED ALWAYS AS (IF(deletado_em IS NULL, suporte_conversa_id, NULL)) STORED,
+        UNIQUE KEY conversa_do_suporte (config_system_suporte_id, suporte_conversa_viva),
+        KEY conversa_recentes (deletado_em, ultima_mensagem_em, id),
+        KEY conversa_status_recentes (status, deletado_em, ultima_mensagem_em, id),
+        KEY conversa_contato (deletado_em, contato_nome, id),
+        KEY conversa_telefone (contato_telefone_digitos),
+        KEY conversa_suporte_conversa (suporte_conversa_id),
+        KEY conversa_cliente (cliente_id),
+        KEY conversa_robo (robo_id),
+        KEY conversa_gateway (config_system_gateway_id),
+        KEY conversa_espera (status, deletado_em, ultima_mensagem_do_contato_em)
+      ) ${TABELA}`);
+      // A message is stored once per conversation record (a repeated webhook changes nothing).
+      await q(`CREATE TABLE conversa_mensagem (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        conversa_id CHAR(36) ${ASCII} NOT NULL,
+        suporte_mensagem_id BIGINT NOT NULL,
+        autor VARCHAR(10) ${ASCII} NOT NULL,
+        conteudo TEXT NOT NULL,
+        etapa_id VARCHAR(64) NULL,
+        criada_em DATETIME(3) NOT NULL,
+        quantidade_anexos INT NOT NULL DEFAULT 0,
+        ${MOMENTOS},
+        UNIQUE KEY conversa_mensagem_do_suporte (conversa_id, suporte_mensagem_id),
+        KEY conversa_mensagem_ordem (conversa_id, criada_em, suporte_mensagem_id)
+      ) ${TABELA}`);
+      await q(`CREATE TABLE anexo_da_mensagem (
+        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        mensagem_id CHAR(36) ${ASCII} NOT NULL,
+        conversa_id CHAR(36) ${ASCII} NOT NULL,
+        suporte_anexo_id BIGINT NULL,
+        endereco VARCHAR(2000) NOT NULL,
+        nome VARCHAR(255) NOT NULL,
+        tipo VARCHAR(30) NOT NULL,
+        arquivo_id CHAR(36) ${ASCII} NULL,
+        tipo_mime VARCHAR(255) NULL,
+        tamanho BIGINT NULL,
+        tentativas INT NOT NULL DEFAULT 0,
+        ultimo_erro VARCHAR(500) NULL,
+        ${MOMENTOS},
+        KEY anexo_da_mensagem_mensagem (mensagem_id),
+        KEY anexo_da_mensagem_conversa (conversa_id),
+        KEY anexo_da_mensagem_pendente (arquivo_id, tentativas)
+      ) ${TABELA}`);
+      // The messaging gateway's last word on a phone: which gateway and number it talks through.
+      await q(`CREATE TABLE contato_gateway (
+        telefone_chave VARCHAR(40) ${ASCII} NOT NULL PRIMARY KEY,
+        config_system_gateway_id CHAR(36) ${ASCII} NOT NULL,
+        config_system_mensageiro_id CHAR(36) ${ASCII} NULL,
+        atualizado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+    },
+  },
+];

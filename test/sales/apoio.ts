@@ -1,0 +1,230 @@
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { acessoDe } from '../helpers/acesso';
+import { Resposta } from '../helpers/http';
+import { SuiteDeTeste } from '../helpers/suite';
+
+/**
+ * Helpers of the sales tests: configured systems, the chat platform's and the gateway's webhooks
+ * posted as those systems post them (payloads built on Chatwoot's own documented samples, in
+ * test/fixtures/chat), and people with a given profile of area `clientes`.
+ */
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'chat');
+export const fixture = (...partes: string[]) => JSON.parse(readFileSync(path.join(FIXTURES, ...partes), 'utf8'));
+
+/** RFC 3339 in UTC, as SPEC §2 writes conversation dates. */
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** Ids the chat platform would give: unique per test run. */
+export const idDoSuporte = () => randomInt(1, 2 ** 31);
+export const unico = (rotulo = 'T') => `${rotulo}${randomBytes(4).toString('hex')}`;
+
+export interface Contato {
+  id: number;
+  nome: string;
+  telefone: string | null;
+}
+
+export const novoContato = (campos: Partial<Contato> = {}): Contato => ({
+  id: idDoSuporte(),
+  nome: unico('Contato '),
+  telefone: `+55119${randomInt(10_000_000, 99_999_999)}`,
+  ...campos,
+});
+
+export interface Remetente {
+  id: number | null;
+  type: 'contact' | 'user' | 'agent_bot' | null;
+  name?: string;
+}
+
+export interface OpcoesDaMensagem {
+  conversa: number;
+  mensagem?: number;
+  conteudo?: string;
+  /** message_type as the top of a message event writes it */
+  tipo?: 'incoming' | 'outgoing' | 'activity' | 'template';
+  privada?: boolean;
+  remetente?: Remetente;
+  contato?: Contato;
+  status?: string;
+  criadaEm?: Date;
+  anexos?: { id: number; data_url: string; file_type?: string }[];
+  evento?: 'message_created' | 'message_updated';
+  conta?: number;
+  etapa?: string;
+}
+
+/** A message event as Chatwoot posts it: the documented `message_created` sample with our own values. */
+export function eventoDeMensagem(o: OpcoesDaMensagem) {
+  const base = fixture('chatwoot', 'docs-2022_message_created.json');
+  const contato = o.contato ?? novoContato();
+  const tipo = o.tipo ?? 'incoming';
+  const remetente = o.remetente ?? (tipo === 'incoming' ? { id: contato.id, type: 'contact', name: contato.nome } : { id: 1, type: 'user', name: 'Atendente' });
+  return {
+    ...base,
+    event: o.evento ?? 'message_created',
+    id: o.mensagem ?? idDoSuporte(),
+    content: o.conteudo ?? unico('Mensagem '),
+    created_at: (o.criadaEm ?? new Date()).toISOString(),
+    message_type: tipo,
+    private: o.privada ?? false,
+    sender: remetente.type ? { id: remetente.id, name: remetente.name ?? '', avatar: '', type: remetente.type } : null,
+    attachments: o.anexos,
+    account: { id: o.conta ?? 1, name: 'Conta de teste' },
+    conversation: {
+      ...base.conversation,
+      id: o.conversa,
+      status: o.status ?? 'pending',
+      messages: [],
+      custom_attributes: o.etapa ? { etapa_id: o.etapa } : {},
+      contact_inbox: { ...base.conversation.contact_inbox, contact_id: contato.id },
+      meta: {
+        ...base.conversation.meta,
+        sender: { ...base.conversation.meta.sender, id: contato.id, name: contato.nome, phone_number: contato.telefone },
+      },
+    },
+  };
+}
+
+/** A conversation event (the documented `conversation_status_changed` sample) with our own values. */
+export function eventoDeConversa(
+  evento: 'conversation_created' | 'conversation_updated' | 'conversation_status_changed',
+  o: { conversa: number; status?: string; contato?: Contato; mensagens?: Record<string, unknown>[]; etapa?: string },
+) {
+  const base = fixture('chatwoot', 'docs-2022_conversation_status_changed.json');
+  const contato = o.contato ?? novoContato();
+  return {
+    ...base,
+    event: evento,
+    id: o.conversa,
+    status: o.status ?? 'pending',
+    messages: o.mensagens ?? [],
+    custom_attributes: o.etapa ? { etapa_id: o.etapa } : {},
+    contact_inbox: { ...base.contact_inbox, contact_id: contato.id },
+    meta: { ...base.meta, sender: { ...base.meta.sender, id: contato.id, name: contato.nome, phone_number: contato.telefone } },
+    account: { id: 1, name: 'Conta de teste' },
+  };
+}
+
+/** A message as `conversation.messages` carries it: integer message_type, unix seconds. */
+export function mensagemAninhada(o: { id: number; conversa: number; conteudo: string; tipo: 0 | 1 | 2 | 3; privada?: boolean; senderType?: string; senderId?: number; criadaEm?: Date }) {
+  return {
+    id: o.id,
+    content: o.conteudo,
+    account_id: 1,
+    inbox_id: 1,
+    conversation_id: o.conversa,
+    message_type: o.tipo,
+    created_at: Math.floor((o.criadaEm ?? new Date()).getTime() / 1000),
+    private: o.privada ?? false,
+    status: 'sent',
+    source_id: null,
+    content_type: 'text',
+    content_attributes: {},
+    sender_type: o.senderType ?? null,
+    sender_id: o.senderId ?? null,
+    external_source_ids: {},
+  };
+}
+
+/** The gateway's `messages.upsert` (the constructed Evolution sample) for a phone, sent by a messaging number. */
+export function eventoDoGateway(telefone: string, numeroDoMensageiro: string, evento = 'messages.upsert') {
+  const base = fixture('constructed', 'evolution_messages_upsert_text.json');
+  return {
+    ...base,
+    event: evento,
+    sender: `${numeroDoMensageiro.replace(/\D/g, '')}@s.whatsapp.net`,
+    data: { ...base.data, key: { ...base.data.key, remoteJid: `${telefone.replace(/\D/g, '')}@s.whatsapp.net`, id: unico('WA') } },
+  };
+}
+
+/** X-Chatwoot-Signature of a body: `sha256=<hex>` of `<timestamp>.<body>`. */
+export function assinaturaDoChatwoot(segredo: string, carimbo: number | string, corpo: string): string {
+  return `sha256=${createHmac('sha256', segredo).update(`${carimbo}.${corpo}`).digest('hex')}`;
+}
+
+export function salesDe(suite: SuiteDeTeste) {
+  const acesso = acessoDe(suite.url.identity, suite.url.sales);
+  const { api, admin } = acesso;
+
+  async function criarSistema(tipo: 'suporte' | 'mensageiro' | 'gateway', campos: Record<string, unknown> = {}) {
+    const res = await api.post('/config_system', { token: await admin(), body: { tipo, nome: unico(`${tipo} `), ...campos } });
+    if (res.status !== 201) throw new Error(`create config_system: ${res.status} ${res.text}`);
+    return res.body as { id: string; token: string; [k: string]: unknown };
+  }
+
+  /** POST /webhooks/suporte/{id}?token= with the event as the body. */
+  function webhook(sistema: { id: string; token?: string }, evento: unknown, o: { token?: string | null; headers?: Record<string, string>; raw?: string } = {}) {
+    const token = o.token === null ? undefined : (o.token ?? sistema.token);
+    return api.post(`/webhooks/suporte/${sistema.id}`, { query: { token }, headers: o.headers, ...(o.raw !== undefined ? { raw: o.raw } : { body: evento }) });
+  }
+
+  function gateway(sistema: { id: string; token?: string }, evento: unknown, token = sistema.token) {
+    return api.post(`/webhooks/gateway/${sistema.id}`, { query: { token }, body: evento });
+  }
+
+  /** Posts and expects the webhook to be taken (200). */
+  async function registrar(sistema: { id: string; token?: string }, evento: unknown): Promise<any> {
+    const res = await webhook(sistema, evento);
+    if (res.status !== 200) throw new Error(`webhook: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  /** The live conversation of a chat-platform conversation id, through the filter route. */
+  async function conversaDoSuporte(suporteConversaId: number): Promise<any> {
+    const res = await api.get('/conversa/filtro', { token: await admin(), query: { suporte_conversa_id: suporteConversaId } });
+    if (res.status !== 200) throw new Error(`filter: ${res.status} ${res.text}`);
+    return res.body[0];
+  }
+
+  async function mensagens(conversaId: string): Promise<any[]> {
+    const res = await api.get(`/conversa/${conversaId}/mensagens`, { token: await admin() });
+    if (res.status !== 200) throw new Error(`messages: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  async function criar(recurso: 'cliente' | 'robo', body: Record<string, unknown>) {
+    const res = await api.post(`/${recurso}`, { token: await admin(), body });
+    if (res.status !== 201) throw new Error(`create ${recurso}: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  return { ...acesso, criarSistema, webhook, gateway, registrar, conversaDoSuporte, mensagens, criar };
+}
+
+export type Sales = ReturnType<typeof salesDe>;
+
+/** The fields of SPEC §2 Conversa, exactly. */
+export const CAMPOS_DA_CONVERSA = [
+  'id',
+  'suporte_conversa_id',
+  'suporte_contato_id',
+  'suporte_endereco_conversa',
+  'config_system_suporte_id',
+  'config_system_mensageiro_id',
+  'config_system_mensageiro_nome',
+  'config_system_gateway_id',
+  'config_system_gateway_nome',
+  'cliente_id',
+  'cliente_razao_social',
+  'robo_id',
+  'robo_nome',
+  'etapa_id',
+  'contato_nome',
+  'contato_telefone',
+  'status',
+  'ultima_mensagem',
+  'ultima_mensagem_em',
+  'ultima_mensagem_do_contato_em',
+  'ultima_mensagem_do_robo_em',
+  'transferida_em',
+  'transferida_motivo',
+  'quantidade_mensagens',
+  'criado_em',
+  'atualizado_em',
+].sort();
+
+export type { Resposta };

@@ -1,0 +1,325 @@
+import { Conversa, ConversaMensagem } from '../../models/sales';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import {
+  assinaturaDoChatwoot,
+  CAMPOS_DA_CONVERSA,
+  eventoDeConversa,
+  eventoDeMensagem,
+  fixture,
+  idDoSuporte,
+  mensagemAninhada,
+  novoContato,
+  RFC3339,
+  Sales,
+  salesDe,
+} from './apoio';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files']);
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 7 });
+});
+
+afterAll(() => suite?.encerrar());
+
+describe('DESIGN §7: a message_created webhook records the conversation and the message', () => {
+  it('creates the conversation with every SPEC §2 field and stores the message in GET /conversa/{id}/mensagens', async () => {
+    const contato = novoContato({ telefone: '+55 (11) 98765-4321' });
+    const conversa = idDoSuporte();
+    const criadaEm = new Date('2026-11-20T10:00:00.000Z');
+    const evento = eventoDeMensagem({ conversa, contato, conteudo: 'Olá, quero um orçamento', criadaEm, conta: 7 });
+    const r = await s.registrar(sistema, evento);
+    expect(r).toEqual({ conversa_id: expect.any(String), mensagens_novas: 1 });
+
+    const c = await s.conversaDoSuporte(conversa);
+    expect(Object.keys(c).sort()).toEqual(CAMPOS_DA_CONVERSA);
+    expect(c).toMatchObject({
+      id: r.conversa_id,
+      suporte_conversa_id: conversa,
+      suporte_contato_id: contato.id,
+      suporte_endereco_conversa: `https://chat.exemplo.test/app/accounts/7/conversations/${conversa}`,
+      config_system_suporte_id: sistema.id,
+      contato_nome: contato.nome,
+      contato_telefone: '+55 (11) 98765-4321',
+      status: 'pending',
+      ultima_mensagem: 'Olá, quero um orçamento',
+      ultima_mensagem_em: '2026-11-20T10:00:00.000Z',
+      ultima_mensagem_do_contato_em: '2026-11-20T10:00:00.000Z',
+      ultima_mensagem_do_robo_em: null,
+      quantidade_mensagens: 1,
+      transferida_em: null,
+      transferida_motivo: null,
+      cliente_id: null,
+      robo_id: null,
+    });
+    expect(c.criado_em).toMatch(RFC3339);
+    expect(c.atualizado_em).toMatch(RFC3339);
+
+    const mensagens = await s.mensagens(c.id);
+    expect(mensagens).toEqual([
+      {
+        id: expect.any(String),
+        conversa_id: c.id,
+        suporte_mensagem_id: evento.id,
+        autor: 'contato',
+        conteudo: 'Olá, quero um orçamento',
+        etapa_id: null,
+        criada_em: '2026-11-20T10:00:00.000Z',
+        quantidade_anexos: 0,
+        anexos: [],
+      },
+    ]);
+  });
+
+  it('takes the documented Chatwoot sample as it is', async () => {
+    const amostra = fixture('chatwoot', 'docs-2022_message_created.json');
+    const r = await s.registrar(sistema, amostra);
+    expect(r.mensagens_novas).toBeGreaterThanOrEqual(0);
+    const c = await s.conversaDoSuporte(amostra.conversation.id);
+    expect(c).toMatchObject({ suporte_conversa_id: 10, status: 'open', contato_nome: 'little-haze-776', contato_telefone: '' });
+  });
+
+  it('stores a repeated webhook once: same answer id, no new message, counters unchanged', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa });
+    const primeiro = await s.registrar(sistema, evento);
+    const segundo = await s.registrar(sistema, evento);
+    expect(segundo).toEqual({ conversa_id: primeiro.conversa_id, mensagens_novas: 0 });
+    expect((await s.conversaDoSuporte(conversa)).quantidade_mensagens).toBe(1);
+    expect(await ConversaMensagem.count({ where: { conversa_id: primeiro.conversa_id } })).toBe(1);
+  });
+
+  it('stores the same message once when the webhook arrives twice at the same instant', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa });
+    const respostas = await Promise.all([s.webhook(sistema, evento), s.webhook(sistema, evento), s.webhook(sistema, evento)]);
+    expect(respostas.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(respostas.map((r) => r.body.mensagens_novas).sort()).toEqual([0, 0, 1]);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c.quantidade_mensagens).toBe(1);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(1);
+  });
+
+  it('never stores a private note, nor an activity line', async () => {
+    const conversa = idDoSuporte();
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: 'visível' }));
+    const nota = fixture('constructed', 'chatwoot_message_created_private_note.json');
+    const r = await s.registrar(sistema, { ...nota, conversation: { ...nota.conversation, id: conversa, status: 'open' } });
+    expect(r.mensagens_novas).toBe(0);
+    await s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'activity', conteudo: 'Conversa resolvida por Ana', remetente: { id: null, type: null } }));
+    const c = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['visível']);
+    expect(c.quantidade_mensagens).toBe(1);
+    expect(c.ultima_mensagem).toBe('visível');
+  });
+});
+
+describe('DESIGN §10: autor comes from the sender', () => {
+  it('contact → contato, team member → atendente, agent bot → robo, a robot\'s chat user → robo (and links the robot)', async () => {
+    const usuarioDoRobo = idDoSuporte();
+    const robo = await s.criar('robo', { nome: 'Robô de vendas', suporte_usuario_id: usuarioDoRobo });
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const t0 = Date.parse('2026-11-21T12:00:00.000Z');
+    const em = (i: number) => new Date(t0 + i * 1000);
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'c', criadaEm: em(0) }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: 42, type: 'user' }, conteudo: 'a', criadaEm: em(1) }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: 5, type: 'agent_bot' }, conteudo: 'b', criadaEm: em(2) }));
+    await s.registrar(
+      sistema,
+      eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: usuarioDoRobo, type: 'user' }, conteudo: 'r', criadaEm: em(3), etapa: 'etapa-2' }),
+    );
+    const c = await s.conversaDoSuporte(conversa);
+    const mensagens = await s.mensagens(c.id);
+    expect(mensagens.map((m) => [m.conteudo, m.autor])).toEqual([
+      ['c', 'contato'],
+      ['a', 'atendente'],
+      ['b', 'robo'],
+      ['r', 'robo'],
+    ]);
+    expect(mensagens[3].etapa_id).toBe('etapa-2');
+    expect(mensagens[0].etapa_id).toBeNull();
+    expect(c).toMatchObject({
+      robo_id: robo.id,
+      robo_nome: 'Robô de vendas',
+      etapa_id: 'etapa-2',
+      ultima_mensagem_do_contato_em: em(0).toISOString(),
+      ultima_mensagem_do_robo_em: em(3).toISOString(),
+    });
+  });
+});
+
+describe('DESIGN §7: counters and last-message fields', () => {
+  it('a message that arrives late counts, but does not take the place of a more recent last message', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'segunda', criadaEm: new Date('2026-11-21T10:05:00Z') }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'primeira', criadaEm: new Date('2026-11-21T10:00:00Z') }));
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ quantidade_mensagens: 2, ultima_mensagem: 'segunda', ultima_mensagem_em: '2026-11-21T10:05:00.000Z' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['primeira', 'segunda']);
+  });
+
+  it('message_updated changes the stored text (and the last message when it is that one); an unknown one is stored', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const criadaEm = new Date('2026-11-21T11:00:00Z');
+    const evento = eventoDeMensagem({ conversa, contato, conteudo: 'antes', criadaEm });
+    await s.registrar(sistema, evento);
+    const r = await s.registrar(sistema, { ...evento, event: 'message_updated', content: 'depois' });
+    expect(r.mensagens_novas).toBe(0);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c.ultima_mensagem).toBe('depois');
+    expect(c.quantidade_mensagens).toBe(1);
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['depois']);
+
+    const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, evento: 'message_updated', conteudo: 'editada antes de chegar' }));
+    expect(nova.mensagens_novas).toBe(1);
+  });
+});
+
+describe('SPEC §3: the status mirrors the chat platform', () => {
+  it('conversation_status_changed, conversation_updated and the status a message event carries are mirrored', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, status: 'pending' }));
+    await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+    await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, contato: { ...contato, nome: 'Nome Novo' }, status: 'snoozed' }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'snoozed', contato_nome: 'Nome Novo' });
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, status: 'resolved' }));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+  });
+
+  it('conversation_created registers the conversation with the visible messages it carries', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const mensagens = [
+      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'oi', tipo: 0, senderType: 'Contact', senderId: contato.id }),
+      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'nota', tipo: 1, privada: true, senderType: 'User', senderId: 3 }),
+      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'atividade', tipo: 2 }),
+    ];
+    const r = await s.registrar(sistema, eventoDeConversa('conversation_created', { conversa, contato, mensagens, etapa: 'inicio' }));
+    expect(r.mensagens_novas).toBe(1);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ etapa_id: 'inicio', quantidade_mensagens: 1, contato_nome: contato.nome });
+    expect((await s.mensagens(c.id)).map((m) => [m.conteudo, m.autor])).toEqual([['oi', 'contato']]);
+  });
+
+  it('other events are answered 200 and change nothing', async () => {
+    const antes = await Conversa.count();
+    const r = await s.webhook(sistema, fixture('chatwoot', 'docs-2022_webwidget_triggered.json'));
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.stringContaining('webwidget_triggered') });
+    expect(await Conversa.count()).toBe(antes);
+  });
+});
+
+describe('SPEC §3: after DELETE, only a new message starts a new record', () => {
+  it('a message for a deleted conversation starts a new history; a status change alone does not', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const primeiro = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
+    const del = await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() });
+    expect(del.status).toBe(204);
+
+    const status = await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
+    expect(status).toMatchObject({ conversa_id: null, ignorado: expect.any(String) });
+    expect(await s.conversaDoSuporte(conversa)).toBeUndefined();
+
+    const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'nova' }));
+    expect(nova.conversa_id).not.toBe(primeiro.conversa_id);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+  });
+});
+
+describe('DESIGN §7, §10: who may call the webhook', () => {
+  it('without the token, or with another, answers 401 and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: null }), 401);
+    esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: 'x'.repeat(43) }), 401);
+    const outro = await s.criarSistema('suporte');
+    esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: outro.token }), 401);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('an unknown system, a deleted one, an inactive one or one of another type answers 404', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa });
+    esperarProblema(await s.webhook({ id: '019a0000-0000-7000-8000-000000000000', token: sistema.token }, evento), 404);
+    const gateway = await s.criarSistema('gateway');
+    esperarProblema(await s.webhook(gateway, evento), 404);
+    const inativo = await s.criarSistema('suporte', { ativo: false });
+    esperarProblema(await s.webhook(inativo, evento), 404);
+    const apagado = await s.criarSistema('suporte');
+    expect((await s.api.del(`/config_system/${apagado.id}`, { token: await s.admin() })).status).toBe(204);
+    esperarProblema(await s.webhook(apagado, evento), 404);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('a renewed token replaces the old one at once', async () => {
+    const proprio = await s.criarSistema('suporte');
+    const renovado = await s.api.patch(`/config_system/${proprio.id}`, { token: await s.admin(), body: { renovar_token: true } });
+    expect(renovado.status).toBe(200);
+    expect(renovado.body.token).toEqual(expect.any(String));
+    esperarProblema(await s.webhook(proprio, eventoDeMensagem({ conversa: idDoSuporte() })), 401);
+    expect((await s.webhook({ id: proprio.id, token: renovado.body.token }, eventoDeMensagem({ conversa: idDoSuporte() }))).status).toBe(200);
+  });
+
+  it('a payload out of shape answers 400 naming the fields, and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa });
+    const semConversa = { ...evento, conversation: undefined };
+    const p1 = esperarProblema(await s.webhook(sistema, semConversa), 400);
+    expect(p1.errors).toEqual(expect.arrayContaining([expect.objectContaining({ campo: 'conversation' })]));
+    const statusDesconhecido = { ...evento, conversation: { ...evento.conversation, status: 'fechada' } };
+    esperarProblema(await s.webhook(sistema, statusDesconhecido), 400);
+    esperarProblema(await s.webhook(sistema, { ...evento, id: 'abc' }), 400);
+    esperarProblema(await s.webhook(sistema, { ...evento, event: undefined }), 400);
+    esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+});
+
+describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret', () => {
+  const segredo = 'segredo-do-webhook-123';
+  let assinado: { id: string; token: string };
+
+  beforeAll(async () => {
+    assinado = await s.criarSistema('suporte', { segredo_hmac: segredo });
+    expect(assinado).toMatchObject({ tem_segredo_hmac: true });
+    expect(JSON.stringify(assinado)).not.toContain(segredo);
+  });
+
+  const enviar = (corpo: string, headers: Record<string, string>) => s.webhook(assinado, undefined, { raw: corpo, headers });
+
+  it('the right signature of the exact bytes is taken', async () => {
+    const corpo = JSON.stringify(eventoDeMensagem({ conversa: idDoSuporte() }));
+    const carimbo = Math.floor(Date.now() / 1000);
+    const r = await enviar(corpo, { 'x-chatwoot-timestamp': String(carimbo), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, carimbo, corpo) });
+    expect(r.status).toBe(200);
+    expect(r.body.mensagens_novas).toBe(1);
+  });
+
+  it('no signature, a wrong one, another body, or a timestamp over five minutes old answers 401 and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
+    const agora = Math.floor(Date.now() / 1000);
+    esperarProblema(await enviar(corpo, {}), 401);
+    esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(agora), 'x-chatwoot-signature': assinaturaDoChatwoot('outro', agora, corpo) }), 401);
+    esperarProblema(
+      await enviar(corpo, { 'x-chatwoot-timestamp': String(agora), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, agora, `${corpo} `) }),
+      401,
+    );
+    const velho = agora - 301;
+    esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(velho), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, velho, corpo) }), 401);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+});
