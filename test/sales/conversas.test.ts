@@ -1,0 +1,326 @@
+import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { CAMPOS_DA_CONVERSA, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+let admin: string;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files']);
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte');
+  admin = await s.admin();
+});
+
+afterAll(() => suite?.encerrar());
+
+/** A conversation of the chat platform whose last message was sent at `em`. */
+async function conversa(o: { em?: Date; status?: string; conteudo?: string; contato?: ReturnType<typeof novoContato> } = {}) {
+  const suporteConversaId = idDoSuporte();
+  const r = await s.registrar(
+    sistema,
+    eventoDeMensagem({ conversa: suporteConversaId, status: o.status, criadaEm: o.em, conteudo: o.conteudo, contato: o.contato }),
+  );
+  return { id: r.conversa_id as string, suporteConversaId };
+}
+
+const get = (caminho: string, query?: Record<string, string | number>, token = admin) => s.api.get(caminho, { token, query });
+
+describe('SPEC 4.6 rule 1: GET /conversa', () => {
+  it('pages of exactly 50, most recent last message first, `tamanho` ignored, `total` of the live ones', async () => {
+    const base = Date.parse('2026-01-01T00:00:00Z');
+    for (let i = 0; i < 55; i++) await conversa({ em: new Date(base + i * 60_000), status: i % 2 ? 'open' : 'pending' });
+    const vivas = await Conversa.count();
+
+    const p1 = await get('/conversa', { tamanho: 5 });
+    expect(p1.status).toBe(200);
+    expect(p1.body).toMatchObject({ pagina: 1, tamanho: 50, total: vivas });
+    expect(p1.body.itens).toHaveLength(50);
+    for (const item of p1.body.itens) expect(Object.keys(item).sort()).toEqual(CAMPOS_DA_CONVERSA);
+
+    const todas = [...p1.body.itens];
+    for (let pagina = 2; pagina <= Math.ceil(vivas / 50); pagina++) todas.push(...(await get('/conversa', { pagina })).body.itens);
+    expect(todas).toHaveLength(vivas);
+    const datas = todas.map((c) => c.ultima_mensagem_em);
+    expect(datas).toEqual([...datas].sort().reverse());
+
+    expect((await get('/conversa', { pagina: 0 })).body.pagina).toBe(1);
+    expect((await get('/conversa', { pagina: 99 })).body.itens).toEqual([]);
+  });
+
+  it('`status` limits the list to one status, and `total` counts that status', async () => {
+    const res = await get('/conversa', { status: 'open' });
+    expect(res.body.total).toBe(await Conversa.count({ where: { status: 'open' } }));
+    expect(res.body.itens.length).toBeGreaterThan(0);
+    expect(res.body.itens.every((c: any) => c.status === 'open')).toBe(true);
+  });
+
+  it('a deleted conversation is neither listed nor counted', async () => {
+    const c = await conversa({ em: new Date('2030-01-01T00:00:00Z') });
+    const antes = await get('/conversa');
+    expect(antes.body.itens[0].id).toBe(c.id);
+    expect((await s.api.del(`/conversa/${c.id}`, { token: admin })).status).toBe(204);
+    const depois = await get('/conversa');
+    expect(depois.body.total).toBe(antes.body.total - 1);
+    expect(depois.body.itens.map((i: any) => i.id)).not.toContain(c.id);
+  });
+
+  it('answers 400 for a status out of the four and for a page that is not an integer', async () => {
+    esperarProblema(await get('/conversa', { status: 'fechada' }), 400);
+    esperarProblema(await get('/conversa', { pagina: 'um' }), 400);
+    esperarProblema(await get('/conversa', { tamanho: 'muitos' }), 400);
+  });
+});
+
+describe('SPEC 4.6 rule 2: POST /conversa', () => {
+  it('always answers 403, even to a master; 401 without a token', async () => {
+    esperarProblema(await s.api.post('/conversa', { token: admin, body: { contato_nome: 'x' } }), 403);
+    esperarProblema(await s.api.post('/conversa', {}), 401);
+  });
+});
+
+describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
+  it('alphabetical by contact name; busca matches the name (any case) or the phone; total counts the matches', async () => {
+    const tag = unico('Auto');
+    const nomes = [`${tag} Carla`, `${tag} alberto`, `${tag} Bruna`];
+    for (const nome of nomes) await conversa({ contato: novoContato({ nome }) });
+    const telefone = '+55 21 99123-4567';
+    await conversa({ contato: novoContato({ nome: 'Zeca Telefone', telefone }) });
+
+    const res = await get('/conversa/autocomplete', { busca: tag.toLowerCase() });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ pagina: 1, tamanho: 10, total: 3 });
+    expect(res.body.itens.map((i: any) => i.contato_nome)).toEqual([`${tag} alberto`, `${tag} Bruna`, `${tag} Carla`]);
+    expect(Object.keys(res.body.itens[0]).sort()).toEqual(['contato_nome', 'contato_telefone', 'id', 'suporte_conversa_id']);
+
+    const porTelefone = await get('/conversa/autocomplete', { busca: '99123-45' });
+    expect(porTelefone.body.itens.map((i: any) => i.contato_telefone)).toEqual([telefone]);
+
+    const pagina2 = await get('/conversa/autocomplete', { busca: tag, tamanho: 2, pagina: 2 });
+    expect(pagina2.body).toMatchObject({ pagina: 2, tamanho: 2, total: 3 });
+    expect(pagina2.body.itens.map((i: any) => i.contato_nome)).toEqual([`${tag} Carla`]);
+    expect((await get('/conversa/autocomplete', { busca: tag, tamanho: 0, pagina: -3 })).body).toMatchObject({ pagina: 1, tamanho: 1 });
+  });
+
+  it('without busca, every live conversation; `tamanho` has no maximum', async () => {
+    const res = await get('/conversa/autocomplete', { tamanho: 10_000 });
+    expect(res.body.total).toBe(await Conversa.count());
+    expect(res.body.itens).toHaveLength(res.body.total);
+  });
+});
+
+describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
+  it('ids and status compare exactly; results are most recent first', async () => {
+    const cliente = await s.criar('cliente', { razao_social: `${unico('Padaria ')} Ltda` });
+    const robo = await s.criar('robo', { nome: unico('Robô ') });
+    const a = await conversa({ em: new Date('2026-03-01T00:00:00Z'), status: 'open' });
+    const b = await conversa({ em: new Date('2026-03-02T00:00:00Z'), status: 'resolved' });
+    for (const c of [a, b]) {
+      const r = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } });
+      expect(r.status).toBe(200);
+    }
+    expect((await get('/conversa/filtro', { cliente_id: cliente.id })).body.map((c: any) => c.id)).toEqual([b.id, a.id]);
+    expect((await get('/conversa/filtro', { robo_id: robo.id, status: 'open' })).body.map((c: any) => c.id)).toEqual([a.id]);
+    expect((await get('/conversa/filtro', { suporte_conversa_id: b.suporteConversaId })).body.map((c: any) => c.id)).toEqual([b.id]);
+    expect((await get('/conversa/filtro', { cliente_id: cliente.id.slice(0, 8) })).body).toEqual([]);
+  });
+
+  it('`contato` finds the contact name, the customer\'s company name or the phone digits, in any case', async () => {
+    const tag = unico('Contato');
+    const porNome = await conversa({ contato: novoContato({ nome: `Maria ${tag}` }) });
+    const porTelefone = await conversa({ contato: novoContato({ telefone: '+55 (31) 97777-1234' }) });
+    const porCliente = await conversa();
+    const cliente = await s.criar('cliente', { razao_social: `Oficina ${tag} ME` });
+    await s.api.patch(`/conversa/${porCliente.id}`, { token: admin, body: { cliente_id: cliente.id } });
+
+    const ids = async (contato: string) => (await get('/conversa/filtro', { contato })).body.map((c: any) => c.id).sort();
+    expect(await ids(tag.toUpperCase())).toEqual([porNome.id, porCliente.id].sort());
+    expect(await ids('97777-12')).toEqual([porTelefone.id]);
+    expect(await ids('(31) 9777')).toEqual([porTelefone.id]);
+  });
+
+  it('`texto` finds a substring of any message of the conversation, in any case', async () => {
+    const tag = unico('Texto');
+    const c = await conversa({ conteudo: 'primeira mensagem' });
+    await s.registrar(sistema, eventoDeMensagem({ conversa: c.suporteConversaId, conteudo: `quero o plano ${tag} anual` }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa: c.suporteConversaId, conteudo: 'última' }));
+    await conversa({ conteudo: `outra conversa sem a marca` });
+    expect((await get('/conversa/filtro', { texto: `PLANO ${tag.toUpperCase()}` })).body.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await get('/conversa/filtro', { texto: `${tag}%` })).body).toEqual([]);
+  });
+
+  it('without filters, the 500 most recent; empty values are ignored', async () => {
+    for (let i = 0; i < 10; i++) await conversa();
+    const total = await Conversa.count();
+    const res = await get('/conversa/filtro', { status: '', contato: '' });
+    expect(res.body).toHaveLength(Math.min(500, total));
+    const datas = res.body.map((c: any) => c.ultima_mensagem_em);
+    expect(datas).toEqual([...datas].sort().reverse());
+  });
+
+  it('answers 400 for a chat conversation id that is not a number', async () => {
+    esperarProblema(await get('/conversa/filtro', { suporte_conversa_id: 'dez' }), 400);
+  });
+});
+
+describe('SPEC 4.6 rule 4: at most 500 conversations', () => {
+  it('past 500 matches the filter answers the 500 most recent', async () => {
+    const tag = unico('Muitas');
+    const base = Date.parse('2025-06-01T00:00:00Z');
+    const contato = (i: number) => novoContato({ nome: `${tag} ${String(i).padStart(3, '0')}` });
+    await Promise.all(
+      Array.from({ length: 510 }, (_, i) => s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), contato: contato(i), criadaEm: new Date(base + i * 1000) }))),
+    );
+    const res = await get('/conversa/filtro', { contato: tag });
+    expect(res.body).toHaveLength(500);
+    expect(res.body[0].contato_nome).toBe(`${tag} 509`);
+    expect(res.body[499].contato_nome).toBe(`${tag} 010`);
+  });
+});
+
+describe('SPEC 4.6 rule 5: GET /conversa/{id}', () => {
+  it('every field with names, RFC 3339 dates; a deleted conversation answers 404, an unknown one too', async () => {
+    const cliente = await s.criar('cliente', { razao_social: 'Cliente Exemplo SA' });
+    const robo = await s.criar('robo', { nome: 'Robô Exemplo' });
+    const c = await conversa({ em: new Date('2026-05-05T05:05:05.123Z') });
+    await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } });
+    const res = await get(`/conversa/${c.id}`);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(CAMPOS_DA_CONVERSA);
+    expect(res.body).toMatchObject({ cliente_razao_social: 'Cliente Exemplo SA', robo_nome: 'Robô Exemplo', ultima_mensagem_em: '2026-05-05T05:05:05.123Z' });
+    for (const campo of ['criado_em', 'atualizado_em', 'ultima_mensagem_em', 'ultima_mensagem_do_contato_em']) expect(res.body[campo]).toMatch(RFC3339);
+
+    await s.api.del(`/conversa/${c.id}`, { token: admin });
+    esperarProblema(await get(`/conversa/${c.id}`), 404);
+    esperarProblema(await get('/conversa/019a0000-0000-7000-8000-000000000000'), 404);
+    esperarProblema(await get('/conversa/um id com espaço'), 400);
+  });
+});
+
+describe('SPEC 4.6 rule 6: PATCH /conversa/{id}', () => {
+  it('links a customer and a robot, corrects the status; only what is sent changes; null unlinks', async () => {
+    const cliente = await s.criar('cliente', { razao_social: 'Cliente Patch' });
+    const robo = await s.criar('robo', { nome: 'Robô Patch' });
+    const c = await conversa({ status: 'pending' });
+    const antes = (await get(`/conversa/${c.id}`)).body;
+
+    const r1 = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id } });
+    expect(r1.status).toBe(200);
+    expect(r1.body).toMatchObject({ cliente_id: cliente.id, cliente_razao_social: 'Cliente Patch', robo_id: null, status: 'pending' });
+
+    const r2 = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { robo_id: robo.id, status: 'resolved' } });
+    expect(r2.body).toMatchObject({ cliente_id: cliente.id, robo_id: robo.id, robo_nome: 'Robô Patch', status: 'resolved' });
+    const { atualizado_em: _a, ...semData } = r2.body;
+    const { atualizado_em: _b, ...antesSemData } = antes;
+    expect(semData).toEqual({ ...antesSemData, cliente_id: cliente.id, cliente_razao_social: 'Cliente Patch', robo_id: robo.id, robo_nome: 'Robô Patch', status: 'resolved' });
+
+    const r3 = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: null } });
+    expect(r3.body).toMatchObject({ cliente_id: null, cliente_razao_social: null, robo_id: robo.id });
+  });
+
+  it('a customer or robot that does not exist answers 422; a bad status or another field 400; nothing changes', async () => {
+    const c = await conversa({ status: 'open' });
+    const inexistente = '019a0000-0000-7000-8000-000000000001';
+    const p = esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: inexistente, status: 'resolved' } }), 422);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'cliente_id' })]);
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { robo_id: inexistente } }), 422);
+    const apagado = await s.criar('cliente', { razao_social: 'Apagado' });
+    await s.api.del(`/cliente/${apagado.id}`, { token: admin });
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: apagado.id } }), 422);
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { status: 'fechada' } }), 400);
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { contato_nome: 'outro' } }), 400);
+    esperarProblema(await s.api.patch('/conversa/019a0000-0000-7000-8000-000000000000', { token: admin, body: { status: 'open' } }), 404);
+    expect((await get(`/conversa/${c.id}`)).body).toMatchObject({ status: 'open', cliente_id: null, robo_id: null, contato_nome: expect.not.stringMatching('outro') });
+  });
+});
+
+describe('SPEC §3: DELETE /conversa/{id}', () => {
+  it('removes the conversation and its messages and attachments in one go; 404 after', async () => {
+    const c = await conversa();
+    await s.registrar(
+      sistema,
+      eventoDeMensagem({ conversa: c.suporteConversaId, anexos: [{ id: 1, data_url: 'https://chat.exemplo.test/arquivo.pdf', file_type: 'file' }] }),
+    );
+    expect(await ConversaMensagem.count({ where: { conversa_id: c.id } })).toBe(2);
+    const del = await s.api.del(`/conversa/${c.id}`, { token: admin });
+    expect(del.status).toBe(204);
+    expect(del.text).toBe('');
+    expect(await ConversaMensagem.count({ where: { conversa_id: c.id } })).toBe(0);
+    expect(await AnexoDaMensagem.count({ where: { conversa_id: c.id } })).toBe(0);
+    expect(await Conversa.count({ where: { id: c.id }, paranoid: false })).toBe(1);
+    esperarProblema(await s.api.del(`/conversa/${c.id}`, { token: admin }), 404);
+    esperarProblema(await get(`/conversa/${c.id}/mensagens`), 404);
+  });
+});
+
+describe('SPEC 4.6 rule 7: GET /conversa/{id}/mensagens', () => {
+  it('in sending order, each with its attachments (not yet copied: no file, no url)', async () => {
+    const c = await conversa({ em: new Date('2026-07-01T10:00:00Z'), conteudo: 'um' });
+    const t = (m: number) => new Date(Date.parse('2026-07-01T10:00:00Z') + m * 60_000);
+    await s.registrar(sistema, eventoDeMensagem({ conversa: c.suporteConversaId, conteudo: 'três', criadaEm: t(2) }));
+    await s.registrar(
+      sistema,
+      eventoDeMensagem({
+        conversa: c.suporteConversaId,
+        conteudo: 'dois',
+        criadaEm: t(1),
+        anexos: [{ id: 77, data_url: 'https://chat.exemplo.test/rails/active_storage/blobs/x/foto%20nova.jpg', file_type: 'image' }],
+      }),
+    );
+    const mensagens = await s.mensagens(c.id);
+    expect(mensagens.map((m) => m.conteudo)).toEqual(['um', 'dois', 'três']);
+    expect(mensagens[1]).toMatchObject({ quantidade_anexos: 1 });
+    expect(mensagens[1].anexos).toEqual([
+      {
+        endereco: 'https://chat.exemplo.test/rails/active_storage/blobs/x/foto%20nova.jpg',
+        nome: 'foto nova.jpg',
+        tipo: 'image',
+        arquivo_id: null,
+        tipo_mime: null,
+        tamanho: null,
+        url: null,
+        tentativas: expect.any(Number),
+      },
+    ]);
+  });
+});
+
+describe('SPEC 4.6 access: area clientes', () => {
+  it('any permission of the area reads; editar updates; deletar deletes; criar still gets 403 on POST', async () => {
+    const c = await conversa();
+    const leitor = await s.pessoa({ permissoes: { clientes: ['criar'] } });
+    expect((await get('/conversa', {}, leitor.token)).status).toBe(200);
+    expect((await get(`/conversa/${c.id}`, {}, leitor.token)).status).toBe(200);
+    expect((await get(`/conversa/${c.id}/mensagens`, {}, leitor.token)).status).toBe(200);
+    expect((await get('/conversa/filtro', {}, leitor.token)).status).toBe(200);
+    expect((await get('/conversa/autocomplete', {}, leitor.token)).status).toBe(200);
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: leitor.token, body: { status: 'open' } }), 403);
+    esperarProblema(await s.api.del(`/conversa/${c.id}`, { token: leitor.token }), 403);
+    esperarProblema(await s.api.post('/conversa', { token: leitor.token }), 403);
+
+    const editor = await s.pessoa({ permissoes: { clientes: ['editar'] } });
+    expect((await s.api.patch(`/conversa/${c.id}`, { token: editor.token, body: { status: 'open' } })).status).toBe(200);
+    const apagador = await s.pessoa({ permissoes: { clientes: ['deletar'] } });
+    expect((await s.api.del(`/conversa/${c.id}`, { token: apagador.token })).status).toBe(204);
+  });
+
+  it('without a permission in the area answers 403; no token or a bad one 401; an application token 403', async () => {
+    const semArea = await s.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    esperarProblema(await get('/conversa', {}, semArea.token), 403);
+    const semPerfil = await s.pessoa({ permissoes: null });
+    esperarProblema(await get('/conversa', {}, semPerfil.token), 403);
+    esperarProblema(await s.api.get('/conversa'), 401);
+    esperarProblema(await get('/conversa', {}, `${admin.slice(0, -4)}abcd`), 401);
+    const app = await s.identity.criarAplicativo();
+    esperarProblema(await get('/conversa', {}, app.token), 403);
+  });
+
+  it('the order of checks: a reader without editar gets 403 before a bad body is looked at', async () => {
+    const leitor = await s.pessoa({ permissoes: { clientes: ['ler'] } });
+    const c = await conversa();
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: leitor.token, body: { status: 'fechada' } }), 403);
+  });
+});
