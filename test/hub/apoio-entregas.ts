@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { dormir, esperarAte } from '../helpers/espera';
 import { cliente, Resposta as RespostaHttp } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { SuiteDeTeste } from '../helpers/suite';
@@ -11,20 +12,7 @@ import { SuiteDeTeste } from '../helpers/suite';
  * listing, an event type with a version, a subscription, publications, the monitoring routes).
  */
 
-export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-type Falso = false | 0 | '' | null | undefined;
-
-/** Polls `obter` until it returns something truthy, or fails after `prazoMs`. */
-export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso, descricao: string, prazoMs = 10_000): Promise<T> {
-  const limite = Date.now() + prazoMs;
-  for (;;) {
-    const valor = await obter();
-    if (valor) return valor as T;
-    if (Date.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
-    await dormir(40);
-  }
-}
+export { dormir, esperarAte };
 
 /** A unique lowercase mark for names (event type names accept letters, digits, _ and -). */
 export const marca = (prefixo = 'm') => `${prefixo}${randomBytes(5).toString('hex')}`;

@@ -34,17 +34,4 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}
 
 export const chavesOrdenadas = (o: object) => Object.keys(o).sort();
 
-/** Polls `obter` until it returns something truthy, or fails after `prazoMs`. */
-type Falso = false | 0 | '' | null | undefined;
-
-export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso, descricao: string, prazoMs = 10_000): Promise<T> {
-  const limite = Date.now() + prazoMs;
-  for (;;) {
-    const valor = await obter();
-    if (valor) return valor as T;
-    if (Date.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
-    await dormir(50);
-  }
-}
-
-export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { dormir, esperarAte } from '../helpers/espera';

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import nock from 'nock';
+import { copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
+import { loadConfig } from '../../config';
+import { banco } from '../../lib/database';
+import { Arquivo } from '../../models/files';
+import { AnexoDaMensagem } from '../../models/sales';
+import { fila } from '../../queues/fila';
+import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { dormir, esperarAte } from '../helpers/espera';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+
+/** The copy is retried every 300 ms here (30 minutes in production). */
+const ESPERA_ENTRE_TENTATIVAS_MS = 300;
+const CHAT = 'https://chat.exemplo.test';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+});
+
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+/** A message with one attachment at `caminho` of the chat platform (or another address); answers its conversation id. */
+async function mensagemComAnexo(endereco: string, tipo = 'image') {
+  const r = await s.registrar(
+    sistema,
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o anexo', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: tipo }] }),
+  );
+  return r.conversa_id as string;
+}
+
+async function anexoDe(conversaId: string) {
+  const [m] = await s.mensagens(conversaId);
+  return m.anexos[0];
+}
+
+describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right after the webhook', () => {
+  it('fills arquivo_id, tipo_mime and tamanho; the signed url serves the same bytes, without a token', async () => {
+    const bytes = randomBytes(48_213);
+    const chat = nock(CHAT).get('/rails/active_storage/blobs/redirect/abc/foto.jpg').matchHeader('api_access_token', 'token-da-api-do-chat').reply(200, bytes, {
+      'content-type': 'image/jpeg',
+    });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/abc/foto.jpg`);
+    const anexo = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy');
+    expect(chat.isDone()).toBe(true);
+    expect(anexo).toEqual({
+      endereco: `${CHAT}/rails/active_storage/blobs/redirect/abc/foto.jpg`,
+      nome: 'foto.jpg',
+      tipo: 'image',
+      arquivo_id: expect.any(String),
+      tipo_mime: 'image/jpeg',
+      tamanho: bytes.length,
+      url: expect.stringContaining(`${suite.url.files}/arquivo/${anexo.arquivo_id}/conteudo?`),
+      tentativas: 1,
+    });
+    const download = await fetch(anexo.url);
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
+    nock(CHAT).get('/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/doc.pdf`, 'file');
+    const primeira = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy');
+    await dormir(1100);
+    const segunda = await anexoDe(conversaId);
+    const expira = (url: string) => Number(new URL(url).searchParams.get('expira'));
+    expect(expira(segunda.url)).toBeGreaterThan(expira(primeira.url));
+    expect(expira(segunda.url) - Date.now() / 1000).toBeGreaterThan(14 * 60);
+    expect(expira(segunda.url) - Date.now() / 1000).toBeLessThanOrEqual(15 * 60);
+    const arquivo_id = primeira.arquivo_id;
+    const arquivo = await Arquivo.findByPk(arquivo_id);
+    const outro = await s.identity.criarAplicativo();
+    expect(arquivo!.aplicativo_id).not.toBe(outro.id);
+    const alheio = await fetch(`${suite.url.files}/arquivo/${arquivo_id}`, { headers: { authorization: `Bearer ${outro.token}` } });
+    expect(alheio.status).toBe(404);
+  });
+
+  it('the chat platform\'s API token goes to its own address only, never to a storage elsewhere', async () => {
+    const s3 = nock('https://armazenamento.exemplo.test', { badheaders: ['api_access_token'] })
+      .get('/bucket/audio.ogg')
+      .reply(200, Buffer.from('OggS'), { 'content-type': 'audio/ogg' });
+    const conversaId = await mensagemComAnexo('https://armazenamento.exemplo.test/bucket/audio.ogg', 'audio');
+    await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
+    expect(s3.isDone()).toBe(true);
+  });
+});
+
+describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => {
+  it('two failures and then a success: copied, with tentativas 3', async () => {
+    const chat = nock(CHAT).get('/instavel.png').times(2).reply(503).get('/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/instavel.png`);
+    const anexo = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy after two failures');
+    expect(chat.isDone()).toBe(true);
+    expect(anexo).toMatchObject({ tentativas: 3, tipo_mime: 'image/png', tamanho: 3 });
+  });
+
+  it('after the first attempt and 5 more it stops: no file, tentativas 6, the last error kept', async () => {
+    const chat = nock(CHAT).get('/sumiu.jpg').times(TENTATIVAS_DE_COPIA).reply(404);
+    const conversaId = await mensagemComAnexo(`${CHAT}/sumiu.jpg`);
+    const anexo = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.tentativas === TENTATIVAS_DE_COPIA && a;
+    }, 'six attempts');
+    expect(TENTATIVAS_DE_COPIA).toBe(6);
+    await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 3);
+    expect(chat.isDone()).toBe(true);
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null, url: null, tipo_mime: null, tamanho: null, tentativas: 6 });
+    const guardado = await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } });
+    expect(guardado!.ultimo_erro).toContain('404');
+  });
+
+  it('the attempts are 30 minutes apart unless configured otherwise', () => {
+    expect(loadConfig({}).sales.anexoRetryMs).toBe(30 * 60 * 1000);
+    const estrategia = filaSalesAnexo.opcoesDoWorker!.settings!.backoffStrategy as () => number;
+    expect(estrategia()).toBe(ESPERA_ENTRE_TENTATIVAS_MS);
+  });
+});
+
+describe('attachments whose copy never reached the queue', () => {
+  it('the sweep enqueues them, and they are copied', async () => {
+    const conversaId = await mensagemComAnexo(`${CHAT}/esquecido.txt`, 'file');
+    // the first job fails on a closed network; the row is then made to look like one never enqueued
+    await esperarAte(async () => (await anexoDe(conversaId)).tentativas >= 1, 'the first attempt');
+    const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    await (await fila(filaSalesAnexo).getJob(anexo.id))?.remove().catch(() => undefined);
+    await banco('sales').query('UPDATE anexo_da_mensagem SET tentativas = 0, atualizado_em = NOW(3) - INTERVAL 5 MINUTE WHERE id = ?', {
+      replacements: [anexo.id],
+    });
+    nock(CHAT).get('/esquecido.txt').reply(200, 'olá', { 'content-type': 'text/plain' });
+    expect(await varrerAnexos()).toBeGreaterThanOrEqual(1);
+    const copiado = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the swept copy');
+    expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 4 });
+  });
+
+  it('a copy of an attachment already copied, or gone, does nothing', async () => {
+    expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000', 1)).toBe('inexistente');
+    nock(CHAT).get('/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/uma-vez.txt`, 'file');
+    await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
+    const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    expect(await copiarAnexo(anexo.id, 2)).toBe('ja_copiado');
+  });
+});
+
+describe('SPEC §3: deleting a conversation for good', () => {
+  it('removes the copies of its attachments from file storage', async () => {
+    nock(CHAT).get('/privado.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/privado.jpg`);
+    const { arquivo_id } = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy');
+    expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
+    expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+    await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy removed');
+  });
+});
