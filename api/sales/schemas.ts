@@ -7,6 +7,17 @@ const idOuNulo = () => id().allow(null);
 const nome = (max: number) => Joi.string().trim().min(1).max(max);
 const urlHttp = () => Joi.string().trim().uri({ scheme: ['http', 'https'] }).max(500);
 const segredo = (min: number) => Joi.string().min(min).max(500);
+/** A phone as people write it (`+55 (11) 98888-7777`): 8 to 20 digits among spaces, dots, dashes and brackets. */
+const telefone = () =>
+  Joi.string()
+    .trim()
+    .max(30)
+    .pattern(/^\+?[\d\s().-]+$/)
+    .custom((v: string, helpers) => {
+      const n = v.replace(/\D/g, '').length;
+      return n >= 8 && n <= 20 ? v : helpers.error('string.pattern.base');
+    })
+    .messages({ 'string.pattern.base': 'um número de telefone (8 a 20 dígitos)' });
 
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
@@ -39,7 +50,7 @@ export const schemas = {
     url: urlHttp().allow(null),
     conta_id: Joi.number().integer().min(0).allow(null),
     token_api: segredo(1).allow(null),
-    numero: Joi.string().trim().max(30).pattern(/\d{8}/).allow(null).messages({ 'string.pattern.base': 'um número de telefone' }),
+    numero: telefone().allow(null),
     ativo: Joi.boolean(),
   }).required(),
   atualizarConfigSystem: Joi.object({
@@ -48,7 +59,7 @@ export const schemas = {
     url: urlHttp().allow(null),
     conta_id: Joi.number().integer().min(0).allow(null),
     token_api: segredo(1).allow(null),
-    numero: Joi.string().trim().max(30).pattern(/\d{8}/).allow(null).messages({ 'string.pattern.base': 'um número de telefone' }),
+    numero: telefone().allow(null),
     ativo: Joi.boolean(),
     renovar_token: Joi.boolean(),
   }).required(),

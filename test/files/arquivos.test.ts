@@ -214,6 +214,30 @@ describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and dele
   });
 });
 
+describe('GET /arquivo/filtro?ids= (many signed URLs in one call, for the sales attachments)', () => {
+  test('answers the caller\'s files among the ids, in the order asked, each with a fresh url; others\' and unknown ids are left out', async () => {
+    const a = (await files.enviar(app.token, 'a.txt', 'a')).body;
+    const b = (await files.enviar(app.token, 'b.txt', 'b')).body;
+    const outro = await files.novoAplicativo();
+    const alheio = (await files.enviar(outro.token, 'c.txt', 'c')).body;
+    const ids = [b.id, alheio.id, '019a0000-0000-7000-8000-000000000000', a.id, b.id].join(',');
+    const res = await files.api.get('/arquivo/filtro', { token: app.token, query: { ids } });
+    expect(res.status).toBe(200);
+    expect(res.body.map((f: any) => f.id)).toEqual([b.id, a.id]);
+    expect(res.body[0]).toEqual({ ...b, url: expect.any(String) });
+    expect((await files.baixar(res.body[1].url)).text).toBe('a');
+  });
+
+  test('no ids, more than 100, or a malformed one answers 400; a user token 403', async () => {
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: app.token }), 400);
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: app.token, query: { ids: ',' } }), 400);
+    const muitos = Array.from({ length: 101 }, (_, i) => `id${i}`).join(',');
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: app.token, query: { ids: muitos } }), 400);
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: app.token, query: { ids: 'a b' } }), 400);
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: await files.identity.admin(), query: { ids: 'abc' } }), 403);
+  });
+});
+
 describe('DESIGN §7 "its own files": another application’s file is 404 on every route (its existence never shown)', () => {
   test('GET and DELETE of another application’s file answer 404, as for an id that never existed, and its bytes stay', async () => {
     const dono = await files.novoAplicativo();

@@ -1,0 +1,143 @@
+import { ConfigSystem } from '../../models/sales';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { RFC3339, Sales, salesDe, unico } from './apoio';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let admin: string;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales']);
+  s = salesDe(suite);
+  admin = await s.admin();
+});
+
+afterAll(() => suite?.encerrar());
+
+describe('DESIGN §10: POST /config_system (master)', () => {
+  it('answers 201 with a generated token shown once; secrets are never answered, only whether they are set', async () => {
+    const res = await s.api.post('/config_system', {
+      token: admin,
+      body: { tipo: 'suporte', nome: 'Chat da loja', url: 'https://chat.loja.test/', conta_id: 3, segredo_hmac: 'segredo-hmac-1', token_api: 'token-api-1' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      tipo: 'suporte',
+      nome: 'Chat da loja',
+      url: 'https://chat.loja.test',
+      conta_id: 3,
+      numero: null,
+      ativo: true,
+      tem_segredo_hmac: true,
+      tem_token_api: true,
+      criado_em: expect.stringMatching(RFC3339),
+      atualizado_em: expect.stringMatching(RFC3339),
+      token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    const lido = await s.api.get(`/config_system/${res.body.id}`, { token: admin });
+    expect(lido.body.token).toBeUndefined();
+    const lista = await s.api.get('/config_system', { token: admin, query: { tipo: 'suporte' } });
+    expect(lista.body.itens.find((c: any) => c.id === res.body.id)).toEqual({ ...res.body, token: undefined });
+    for (const texto of [lido.text, lista.text]) {
+      for (const segredo of ['segredo-hmac-1', 'token-api-1', res.body.token]) expect(texto).not.toContain(segredo);
+    }
+  });
+
+  it('keeps the token as a hash and the secrets encrypted, never in the clear', async () => {
+    const criado = await s.criarSistema('suporte', { token: 'um-token-escolhido-pelo-admin', segredo_hmac: 'outro-segredo', token_api: 'outra-api' });
+    expect(criado.token).toBe('um-token-escolhido-pelo-admin');
+    const linha = (await ConfigSystem.findByPk(criado.id))!;
+    const guardado = JSON.stringify(linha.get({ plain: true }));
+    for (const segredo of ['um-token-escolhido-pelo-admin', 'outro-segredo', 'outra-api']) expect(guardado).not.toContain(segredo);
+    expect(linha.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a messaging number keeps its digits; an HMAC secret belongs to the chat platform only', async () => {
+    expect((await s.criarSistema('mensageiro', { numero: '+55 (11) 98888-7777' })).numero).toBe('5511988887777');
+    const p = esperarProblema(await s.api.post('/config_system', { token: admin, body: { tipo: 'gateway', nome: 'g', segredo_hmac: 'segredo-hmac' } }), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'segredo_hmac' })]);
+  });
+
+  it('bad input answers 400 naming the field and creates nothing', async () => {
+    const antes = await ConfigSystem.count();
+    const casos: [Record<string, unknown>, string][] = [
+      [{ nome: 'sem tipo' }, 'tipo'],
+      [{ tipo: 'email', nome: 'x' }, 'tipo'],
+      [{ tipo: 'suporte' }, 'nome'],
+      [{ tipo: 'suporte', nome: 'x', url: 'ftp://chat.test' }, 'url'],
+      [{ tipo: 'suporte', nome: 'x', token: 'curto' }, 'token'],
+      [{ tipo: 'suporte', nome: 'x', conta_id: -1 }, 'conta_id'],
+      [{ tipo: 'mensageiro', nome: 'x', numero: '12-34' }, 'numero'],
+      [{ tipo: 'suporte', nome: 'x', outro: 1 }, 'outro'],
+    ];
+    for (const [body, campo] of casos) {
+      const p = esperarProblema(await s.api.post('/config_system', { token: admin, body }), 400);
+      expect(p.errors.map((e: any) => e.campo)).toContain(campo);
+    }
+    expect(await ConfigSystem.count()).toBe(antes);
+  });
+
+  it('only a master administers systems (403); no token 401', async () => {
+    const { token } = await s.pessoa({ permissoes: { clientes: ['ler', 'criar', 'editar', 'deletar'] } });
+    esperarProblema(await s.api.post('/config_system', { token, body: { tipo: 'suporte', nome: 'x' } }), 403);
+    esperarProblema(await s.api.get('/config_system', { token }), 403);
+    esperarProblema(await s.api.get('/config_system'), 401);
+  });
+
+  it('PATCH changes what is sent (null clears a secret); DELETE hides it; an unknown id answers 404', async () => {
+    const c = await s.criarSistema('suporte', { segredo_hmac: 'segredo-a', url: 'https://a.test' });
+    const r = await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'Novo nome', segredo_hmac: null } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ nome: 'Novo nome', url: 'https://a.test', tem_segredo_hmac: false });
+    expect(r.body.token).toBeUndefined();
+    esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { tipo: 'gateway' } }), 400);
+    expect((await s.api.del(`/config_system/${c.id}`, { token: admin })).status).toBe(204);
+    esperarProblema(await s.api.get(`/config_system/${c.id}`, { token: admin }), 404);
+    esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'x' } }), 404);
+  });
+});
+
+describe.each([
+  ['cliente', 'razao_social', { cnpj: '11222333000181', telefone: '+55 11 3333-4444', email: 'compras@cliente.test' }],
+  ['robo', 'nome', { descricao: 'Atende vendas', suporte_usuario_id: 12 }],
+] as const)('the %s records conversations link to (area clientes)', (recurso, campoDoNome, extras) => {
+  it('create, read, page alphabetically with a search, update and delete', async () => {
+    const tag = unico('Cad');
+    const nomes = [`${tag} Beta`, `${tag} alfa`, `${tag} Gama`];
+    const criados = [];
+    for (const nome of nomes) criados.push(await s.criar(recurso, { [campoDoNome]: nome, ...extras }));
+    expect(criados[0]).toMatchObject({ id: expect.any(String), [campoDoNome]: `${tag} Beta`, ...extras, criado_em: expect.stringMatching(RFC3339) });
+
+    const pagina = await s.api.get(`/${recurso}`, { token: admin, query: { busca: tag.toLowerCase(), tamanho: 2 } });
+    expect(pagina.body).toMatchObject({ pagina: 1, tamanho: 2, total: 3 });
+    expect(pagina.body.itens.map((i: any) => i[campoDoNome])).toEqual([`${tag} alfa`, `${tag} Beta`]);
+
+    const alterado = await s.api.patch(`/${recurso}/${criados[0].id}`, { token: admin, body: { [campoDoNome]: `${tag} Delta` } });
+    expect(alterado.body).toMatchObject({ [campoDoNome]: `${tag} Delta`, ...extras });
+    expect((await s.api.get(`/${recurso}/${criados[0].id}`, { token: admin })).body[campoDoNome]).toBe(`${tag} Delta`);
+
+    expect((await s.api.del(`/${recurso}/${criados[1].id}`, { token: admin })).status).toBe(204);
+    esperarProblema(await s.api.get(`/${recurso}/${criados[1].id}`, { token: admin }), 404);
+    expect((await s.api.get(`/${recurso}`, { token: admin, query: { busca: tag } })).body.total).toBe(2);
+  });
+
+  it('bad input 400; a reader cannot write (403); without the area 403', async () => {
+    esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: {} }), 400);
+    esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: { [campoDoNome]: 'x', desconhecido: true } }), 400);
+    const leitor = await s.pessoa({ permissoes: { clientes: ['ler'] } });
+    expect((await s.api.get(`/${recurso}`, { token: leitor.token })).status).toBe(200);
+    esperarProblema(await s.api.post(`/${recurso}`, { token: leitor.token, body: { [campoDoNome]: 'x' } }), 403);
+    const semArea = await s.pessoa({ permissoes: null });
+    esperarProblema(await s.api.get(`/${recurso}`, { token: semArea.token }), 403);
+  });
+});
+
+describe('a customer\'s fields', () => {
+  it('a CNPJ has 14 digits or letters (stored upper case); an e-mail is checked by syntax', async () => {
+    expect((await s.criar('cliente', { razao_social: 'Alfa', cnpj: '12abc34501de35' })).cnpj).toBe('12ABC34501DE35');
+    esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', cnpj: '123' } }), 400);
+    esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', email: 'não é e-mail' } }), 400);
+  });
+});

@@ -1,0 +1,104 @@
+import { randomInt } from 'node:crypto';
+import { ContatoGateway } from '../../models/sales';
+import { esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, fixture, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let suporte: { id: string; token: string };
+let gateway: { id: string; token: string; nome?: unknown };
+let mensageiro: { id: string; token: string; nome?: unknown };
+const NUMERO_DO_MENSAGEIRO = '+55 11 98888-7777';
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales'], { workers: false });
+  s = salesDe(suite);
+  suporte = await s.criarSistema('suporte');
+  gateway = await s.criarSistema('gateway', { nome: 'Evolution vendas' });
+  mensageiro = await s.criarSistema('mensageiro', { nome: 'WhatsApp vendas', numero: NUMERO_DO_MENSAGEIRO });
+});
+
+afterAll(() => suite?.encerrar());
+
+const novoTelefone = () => `+55 11 9${randomInt(1000, 9999)}-${randomInt(1000, 9999)}`;
+
+async function conversaCom(telefone: string, status = 'pending') {
+  const conversa = idDoSuporte();
+  await s.registrar(suporte, eventoDeMensagem({ conversa, contato: novoContato({ telefone }), status }));
+  return conversa;
+}
+
+describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversations to the gateway and the messaging number', () => {
+  it('a running conversation of that phone gets both ids and names; a resolved one keeps its history', async () => {
+    const telefone = novoTelefone();
+    const andamento = await conversaCom(telefone, 'open');
+    const resolvida = await conversaCom(telefone, 'resolved');
+    const res = await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ conversas_vinculadas: 1 });
+    expect(await s.conversaDoSuporte(andamento)).toMatchObject({
+      config_system_gateway_id: gateway.id,
+      config_system_gateway_nome: 'Evolution vendas',
+      config_system_mensageiro_id: mensageiro.id,
+      config_system_mensageiro_nome: 'WhatsApp vendas',
+    });
+    expect(await s.conversaDoSuporte(resolvida)).toMatchObject({ config_system_gateway_id: null, config_system_mensageiro_id: null });
+    const filtro = await s.api.get('/conversa/filtro', { token: await s.admin(), query: { config_system_gateway_id: gateway.id } });
+    expect(filtro.body.map((c: any) => c.suporte_conversa_id)).toContain(andamento);
+  });
+
+  it('a conversation the chat platform creates later for that phone starts linked', async () => {
+    const telefone = novoTelefone();
+    expect((await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 0 });
+    const conversa = await conversaCom(telefone);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+    const criada = idDoSuporte();
+    await s.registrar(suporte, eventoDeConversa('conversation_created', { conversa: criada, contato: novoContato({ telefone }) }));
+    expect(await s.conversaDoSuporte(criada)).toMatchObject({ config_system_gateway_id: gateway.id });
+  });
+
+  it('a Brazilian mobile matches with or without its ninth digit', async () => {
+    const oitoDigitos = `${randomInt(1000, 9999)}${randomInt(1000, 9999)}`;
+    const conversa = await conversaCom(`+55 21 9${oitoDigitos}`);
+    const res = await s.gateway(gateway, eventoDoGateway(`5521${oitoDigitos}`, NUMERO_DO_MENSAGEIRO));
+    expect(res.body).toEqual({ conversas_vinculadas: 1 });
+    expect((await s.conversaDoSuporte(conversa)).config_system_gateway_id).toBe(gateway.id);
+  });
+
+  it('a number no messaging system has links the gateway alone; another gateway later takes over', async () => {
+    const telefone = novoTelefone();
+    const conversa = await conversaCom(telefone);
+    await s.gateway(gateway, eventoDoGateway(telefone, '+55 11 90000-0000'));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: null });
+    const outro = await s.criarSistema('gateway');
+    expect((await s.gateway(outro, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 1 });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: outro.id, config_system_mensageiro_id: mensageiro.id });
+    expect((await s.gateway(outro, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 0 });
+  });
+
+  it('the constructed Evolution sample is taken; the upper-case event name too', async () => {
+    const amostra = fixture('constructed', 'evolution_messages_upsert_text.json');
+    expect((await s.gateway(gateway, amostra)).status).toBe(200);
+    expect(await ContatoGateway.findByPk('551199990000')).toMatchObject({ config_system_gateway_id: gateway.id });
+    expect((await s.gateway(gateway, { ...amostra, event: 'MESSAGES_UPSERT' })).status).toBe(200);
+  });
+
+  it('groups, broadcasts and other events change nothing', async () => {
+    const antes = await ContatoGateway.count();
+    const grupo = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
+    grupo.data.key.remoteJid = '120363025246125888@g.us';
+    expect((await s.gateway(gateway, grupo)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
+    const status = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO, 'connection.update');
+    expect((await s.gateway(gateway, status)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.stringContaining('connection.update') });
+    expect(await ContatoGateway.count()).toBe(antes);
+  });
+
+  it('the token of the gateway system is required (401); a system of another type is not found (404); a malformed event 400', async () => {
+    const evento = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
+    esperarProblema(await s.gateway(gateway, evento, 'outro-token-qualquer-1234'), 401);
+    esperarProblema(await s.gateway(gateway, evento, ''), 401);
+    esperarProblema(await s.gateway(suporte, evento), 404);
+    esperarProblema(await s.gateway(gateway, { event: 'messages.upsert', data: {} }), 400);
+  });
+});

@@ -1,0 +1,120 @@
+import nock from 'nock';
+import { transferirSemResposta } from '../../api/sales/transferencia';
+import { loadConfig } from '../../config';
+import { banco } from '../../lib/database';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
+
+/** The contact may wait 60 s here for the robot (SALES_TRANSFERENCIA_ESPERA_SEGUNDOS). */
+const ESPERA_S = 60;
+const CHAT = 'https://chat.exemplo.test';
+const CONTA = 9;
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales'], { workers: false, env: { SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: String(ESPERA_S) } });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+});
+
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+const segundosAtras = (n: number) => new Date(Date.now() - n * 1000);
+
+/** A conversation with the robot whose contact wrote `esperaS` seconds ago; `roboRespondeu` adds the robot's answer after it. */
+async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?: string; doSistema?: { id: string; token: string } }) {
+  const conversa = idDoSuporte();
+  const contato = novoContato();
+  const alvo = o.doSistema ?? sistema;
+  await s.registrar(alvo, eventoDeMensagem({ conversa, contato, conta: CONTA, status: o.status ?? 'pending', criadaEm: segundosAtras(o.esperaS) }));
+  if (o.roboRespondeu) {
+    await s.registrar(
+      alvo,
+      eventoDeMensagem({ conversa, contato, conta: CONTA, status: o.status ?? 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(o.esperaS - 1) }),
+    );
+  }
+  return { conversa, registro: await s.conversaDoSuporte(conversa) };
+}
+
+/** The chat platform's toggle_status of a conversation, answering `status`. */
+const abrirNoChat = (conversa: number, status = 200) =>
+  nock(CHAT)
+    .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`, { status: 'open' })
+    .matchHeader('api_access_token', 'token-da-api')
+    .reply(status, { payload: { success: status === 200, current_status: 'open' } });
+
+describe('the hand-over trigger', () => {
+  it('opens in the chat platform a conversation whose contact waited too long for the robot, then records open, transferida_em and sem_resposta', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    const chat = abrirNoChat(conversa);
+    const antes = Date.now();
+    const r = await transferirSemResposta();
+    expect(chat.isDone()).toBe(true);
+    expect(r.transferidas).toBeGreaterThanOrEqual(1);
+    const depois = await s.conversaDoSuporte(conversa);
+    expect(depois).toMatchObject({ id: registro.id, status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(Date.parse(depois.transferida_em)).toBeGreaterThanOrEqual(antes - 5);
+  });
+
+  it('leaves alone a contact still within the wait, one the robot answered, and conversations not with the robot', async () => {
+    const recente = await esperando({ esperaS: ESPERA_S - 20 });
+    const respondida = await esperando({ esperaS: ESPERA_S + 30, roboRespondeu: true });
+    const comEquipe = await esperando({ esperaS: ESPERA_S + 30, status: 'open' });
+    const resolvida = await esperando({ esperaS: ESPERA_S + 30, status: 'resolved' });
+    const chamadas: string[] = [];
+    nock(CHAT)
+      .post(/toggle_status/)
+      .times(10)
+      .reply(function registrar(uri) {
+        chamadas.push(uri);
+        return [200, {}];
+      });
+    await transferirSemResposta();
+    for (const c of [recente, respondida, comEquipe, resolvida]) {
+      expect(chamadas.some((u) => u.includes(`/conversations/${c.conversa}/`))).toBe(false);
+      const depois = await s.conversaDoSuporte(c.conversa);
+      expect(depois).toMatchObject({ status: c.registro.status, transferida_em: null, transferida_motivo: null });
+    }
+  });
+
+  it('when the chat platform refuses, the conversation stays with the robot and is tried again on the next run', async () => {
+    const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+    const recusa = abrirNoChat(conversa, 500);
+    const primeira = await transferirSemResposta();
+    expect(recusa.isDone()).toBe(true);
+    expect(primeira.falhas).toBeGreaterThanOrEqual(1);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+
+    const aceite = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(aceite.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a system without the chat platform\'s API token cannot hand over: the conversation stays pending', async () => {
+    const semToken = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA });
+    const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: semToken });
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('a deleted conversation is not handed over', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    await s.api.del(`/conversa/${registro.id}`, { token: await s.admin() });
+    const chamada = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(chamada.isDone()).toBe(false);
+    const [[linha]] = (await banco('sales').query('SELECT status, transferida_em FROM conversa WHERE id = ?', { replacements: [registro.id] })) as any;
+    expect(linha).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('waits 5 minutes and runs every minute unless configured otherwise', () => {
+    const padrao = loadConfig({}).sales;
+    expect(padrao.transferenciaEsperaSegundos).toBe(300);
+    expect(padrao.transferenciaIntervaloSegundos).toBe(60);
+  });
+});
