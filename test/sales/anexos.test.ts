@@ -115,10 +115,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
   it('after the first attempt and 5 more it stops: no file, tentativas 6, the last error kept', async () => {
     const chat = nock(CHAT).get('/sumiu.jpg').times(TENTATIVAS_DE_COPIA).reply(404);
     const conversaId = await mensagemComAnexo(`${CHAT}/sumiu.jpg`);
-    const anexo = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.tentativas === TENTATIVAS_DE_COPIA && a;
-    }, 'six attempts');
+    await esperarAte(async () => (await anexoDe(conversaId)).tentativas === TENTATIVAS_DE_COPIA, 'six attempts');
     expect(TENTATIVAS_DE_COPIA).toBe(6);
     await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 3);
     expect(chat.isDone()).toBe(true);
