@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
@@ -135,4 +136,64 @@ export function ambienteDoSuite(prefixo: string, dataDir: string, logLevel: stri
     IDENTITY_LOGIN_LIMITE_POR_MINUTO: '100000',
     SHUTDOWN_GRACE_MS: '2000',
   };
+}
+
+export interface Ambiente {
+  prefixo: string;
+  dataDir: string;
+  servicos: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** A unique DB/queue prefix and the environment every child of one run shares (compiled suite). */
+export function novoAmbiente(c: Compilado, servicos: string[], extra: Record<string, string> = {}): Ambiente {
+  const prefixo = `bench${servicos.at(-1)}${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'suite-bench-'));
+  return {
+    prefixo,
+    dataDir,
+    servicos,
+    env: { ...ambienteDoSuite(prefixo, dataDir, process.env.BENCH_LOG_LEVEL || 'warn'), ...c.env, BENCH_SERVICOS: servicos.join(','), ...extra },
+  };
+}
+
+/** Drops the run's databases, keys and data folder, unless BENCH_MANTER=1. */
+export async function limparAmbiente(a: Ambiente): Promise<void> {
+  if (process.env.BENCH_MANTER === '1') {
+    console.log(`kept the data (BENCH_MANTER=1): databases ${a.prefixo}_*`);
+    return;
+  }
+  await limparDados(a.prefixo, a.servicos);
+  rmSync(a.dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Starts bench/servidor.ts (compiled) in a child and waits for its addresses. BENCH_CPU_PROF=<dir>:
+ * the server writes a V8 CPU profile there when it exits.
+ */
+export function iniciarServidorDoBench<E>(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: E }> {
+  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));
+    filho.once('exit', (code) => reject(new Error(`bench server exited (${code}) before it was ready`)));
+  });
+}
+
+/** SIGTERM, and wait for the exit. */
+export function pararProcesso(filho: ChildProcess): Promise<void> {
+  if (filho.exitCode !== null || filho.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    filho.once('exit', () => resolve());
+    filho.kill('SIGTERM');
+  });
+}
+
+export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+export const fms = (n: number) => (!Number.isFinite(n) ? '-' : n >= 10 ? n.toFixed(0) : n.toFixed(1));
+
+export function percentil(valores: number[], p: number): number {
+  if (!valores.length) return NaN;
+  const ordenados = [...valores].sort((x, y) => x - y);
+  return ordenados[Math.min(ordenados.length - 1, Math.ceil((p / 100) * ordenados.length) - 1)];
 }

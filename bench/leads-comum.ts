@@ -4,12 +4,14 @@
  * (`suite import-cnpj <dir>` in a child process, its peak RSS read from /proc), and clean-up.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ADMIN_DO_BENCH, ambienteDoSuite, Compilado, inteiro, limparDados, RAIZ } from './comum';
+import { ADMIN_DO_BENCH, Ambiente, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
+
+export type { Ambiente } from './comum';
+export { f0, fms, limparAmbiente, percentil } from './comum';
 
 export const ESTABELECIMENTOS = inteiro('BENCH_ESTABELECIMENTOS', 1_000_000);
 export const ADMIN = ADMIN_DO_BENCH;
@@ -24,31 +26,8 @@ export function arquivosDoBench(): Promise<ResumoDaGeracao> {
   });
 }
 
-export interface Ambiente {
-  prefixo: string;
-  dataDir: string;
-  env: NodeJS.ProcessEnv;
-}
-
-/** A unique DB/queue prefix and the environment every child of one run shares. */
-export function novoAmbiente(c: Compilado, extra: Record<string, string> = {}): Ambiente {
-  const prefixo = `benchleads${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'suite-bench-leads-'));
-  return {
-    prefixo,
-    dataDir,
-    env: { ...ambienteDoSuite(prefixo, dataDir, process.env.BENCH_LOG_LEVEL || 'warn'), ...c.env, ...extra },
-  };
-}
-
-export async function limparAmbiente(a: Ambiente): Promise<void> {
-  if (process.env.BENCH_MANTER === '1') {
-    console.log(`kept the data (BENCH_MANTER=1): databases ${a.prefixo}_*`);
-    return;
-  }
-  await limparDados(a.prefixo, ['identity', 'leads']);
-  rmSync(a.dataDir, { recursive: true, force: true });
-}
+/** A run's environment: identity and leads, compiled. */
+export const novoAmbiente = (c: Compilado, extra: Record<string, string> = {}): Ambiente => criarAmbiente(c, ['identity', 'leads'], extra);
 
 /** Peak resident memory of a process so far (VmHWM), in MB. */
 function picoDeRss(pid: number): number | undefined {
@@ -92,13 +71,4 @@ export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Import
       resolve({ segundos, rssPicoMb: pico, linhas: resultado.linhas ?? {} });
     });
   });
-}
-
-export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
-export const fms = (n: number) => (!Number.isFinite(n) ? '-' : n >= 10 ? n.toFixed(0) : n.toFixed(1));
-
-export function percentil(valores: number[], p: number): number {
-  if (!valores.length) return NaN;
-  const ordenados = [...valores].sort((x, y) => x - y);
-  return ordenados[Math.min(ordenados.length - 1, Math.ceil((p / 100) * ordenados.length) - 1)];
 }

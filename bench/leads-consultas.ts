@@ -15,35 +15,16 @@
  * BENCH_RECEITA_DIR, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_MANTER=1, BENCH_CPU_PROF=<dir>, MYSQL_URL,
  * REDIS_URL.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { chamar, compilarParaBench, esperar, inteiro, RAIZ } from './comum';
-import { ADMIN, Ambiente, arquivosDoBench, f0, fms, importar, limparAmbiente, novoAmbiente, percentil } from './leads-comum';
+import { chamar, compilarParaBench, esperar, iniciarServidorDoBench, inteiro, pararProcesso } from './comum';
+import { ADMIN, arquivosDoBench, f0, fms, importar, limparAmbiente, novoAmbiente, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
-
-function iniciarServidor(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: EnderecosDoBench }> {
-  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits
-  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));
-    filho.once('exit', (code) => reject(new Error(`bench server exited (${code}) before it was ready`)));
-  });
-}
-
-function parar(filho: ChildProcess): Promise<void> {
-  if (filho.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    filho.once('exit', () => resolve());
-    filho.kill('SIGTERM');
-  });
-}
 
 async function carga(url: string, caminhos: () => string): Promise<autocannon.Result> {
   return autocannon({
@@ -116,17 +97,17 @@ async function main() {
   if (MODO !== 'cnpj' && MODO !== 'empresas') throw new Error('usage: leads-consultas.ts cnpj|empresas');
   const arquivos = await arquivosDoBench();
   const c = compilarParaBench(['suite.ts', 'bench/servidor.ts']);
-  const a = novoAmbiente(c, { BENCH_SERVICOS: 'identity,leads', LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' });
+  const a = novoAmbiente(c, { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' });
   let filho: ChildProcess | undefined;
   try {
-    const s = await iniciarServidor(c.saida('bench/servidor.ts'), a);
+    const s = await iniciarServidorDoBench<EnderecosDoBench>(c.saida('bench/servidor.ts'), a);
     filho = s.filho;
     const imp = await importar(c, a, arquivos.dir);
     console.log(`imported ${f0(imp.linhas.estabelecimento ?? 0)} establishments in ${fms(imp.segundos)} s`);
     if (MODO === 'cnpj') await benchCnpj(s.e, arquivos.cnpjs);
     else await benchEmpresas(s.e);
   } finally {
-    if (filho) await parar(filho);
+    if (filho) await pararProcesso(filho);
     await limparAmbiente(a);
     rmSync(c.dir, { recursive: true, force: true });
   }

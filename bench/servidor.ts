@@ -39,6 +39,7 @@ export interface EnderecosDoBench {
   identity: string;
   intranet: string;
   leads: string;
+  sales: string;
 }
 
 function avisar(msg: unknown): void {
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
     identity: url.identity,
     intranet: url.intranet,
     leads: url.leads,
+    sales: url.sales,
   };
   avisar(enderecos);
 }

@@ -142,7 +142,7 @@ async function atualizarMensagem(conexao: ConexaoEmTransacao, conversaId: string
   ]);
 }
 
-/** A conversation event names no message: it must not bring back a record someone deleted. */
+/** An event without a visible message (a status change, a private note) must not bring back a record someone deleted. */
 async function apagadaSemRegistroVivo(conexao: ConexaoEmTransacao, sistemaId: string, suporteConversaId: number): Promise<boolean> {
   const [linhas] = await conexao.query(
     `SELECT MAX(deletado_em IS NULL) AS viva, COUNT(*) AS registros FROM conversa
@@ -154,6 +154,22 @@ async function apagadaSemRegistroVivo(conexao: ConexaoEmTransacao, sistemaId: st
 }
 
 const ERROS_DE_CONCORRENCIA = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+
+/**
+ * Events of one conversation at the same instant may deadlock on its row or on the status counts;
+ * the database rolls one back, and it goes again after a short random pause (up to 3 times).
+ */
+async function comNovasTentativas<T>(gravar: () => Promise<T>, sistemaId: string): Promise<T> {
+  for (let tentativa = 1; ; tentativa++) {
+    try {
+      return await gravar();
+    } catch (err) {
+      if (tentativa > 3 || !ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
+      log.warn({ err: (err as Error).message, sistema: sistemaId, tentativa }, 'evento repetido após conflito de travas');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
+    }
+  }
+}
 
 /**
  * DESIGN §7: one chat-platform event, stored in one transaction. Every visible message is stored
@@ -170,7 +186,7 @@ export async function registrarEventoDoSuporte(sistema: SistemaDoWebhook, evento
       banco('sales'),
       async (conexao) => {
         const agora = dataSql(new Date());
-        if (evento.tipo === 'conversa' && !mensagens.length) {
+        if (!mensagens.length) {
           if (await apagadaSemRegistroVivo(conexao, sistema.id, evento.conversa.suporteConversaId)) return null;
         }
         const conversaId = await gravarConversa(conexao, sistema, evento.conversa, agora);
@@ -190,15 +206,7 @@ export async function registrarEventoDoSuporte(sistema: SistemaDoWebhook, evento
       { leituraConfirmada: true },
     );
 
-  let gravado;
-  try {
-    gravado = await gravar();
-  } catch (err) {
-    // two events of one conversation at the same instant: the loser goes once more
-    if (!ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
-    log.warn({ err: (err as Error).message, sistema: sistema.id }, 'evento repetido após conflito de travas');
-    gravado = await gravar();
-  }
+  const gravado = await comNovasTentativas(gravar, sistema.id);
   if (!gravado) return { conversa_id: null, mensagens_novas: 0, ignorado: 'conversa apagada; só uma nova mensagem abre outro registro' };
   await enfileirarCopias(gravado.anexos.map((a) => a.id));
   return { conversa_id: gravado.conversaId, mensagens_novas: gravado.novas };

@@ -3,12 +3,12 @@ import { MOMENTO, novoId, tabela } from '../shared/base';
 
 export type AutorDaMensagem = 'contato' | 'atendente' | 'robo';
 
-/** A visible message of a conversation (SPEC §2 ConversaMensagem); private notes are never stored. */
+/** A visible message of a conversation (SPEC §2 ConversaMensagem); private notes are never stored. Keyed by conversation. */
 @Table(tabela('conversa_mensagem'))
 export class ConversaMensagem extends Model {
-  @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
-  @Column({ type: DataType.CHAR(36), allowNull: false }) declare conversa_id: string;
-  @Column({ type: DataType.BIGINT, allowNull: false }) declare suporte_mensagem_id: string | number;
+  @Column({ type: DataType.CHAR(36), primaryKey: true }) declare conversa_id: string;
+  @Column({ type: DataType.BIGINT, primaryKey: true }) declare suporte_mensagem_id: string | number;
+  @Column({ type: DataType.CHAR(36), allowNull: false, defaultValue: novoId }) declare id: string;
   @Column({ type: DataType.STRING(10), allowNull: false }) declare autor: AutorDaMensagem;
   @Column({ type: DataType.TEXT, allowNull: false }) declare conteudo: string;
   @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;

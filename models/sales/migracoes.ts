@@ -60,6 +60,8 @@ export const MIGRACOES_SALES: Migracao[] = [
       // One live record per chat-platform conversation (the generated key is NULL once deleted, so
       // a message after a deletion starts a new record). The listing walks conversa_recentes (or
       // conversa_status_recentes) backwards; the hand-over trigger reads conversa_espera.
+      // `contato_busca` is the contact's name in lower case and the phone's digits, compared byte
+      // by byte: the contact searches scan it inside conversa_busca, without reading the rows.
       await q(`CREATE TABLE conversa (
         id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
         config_system_suporte_id CHAR(36) ${ASCII} NOT NULL,
@@ -86,10 +88,13 @@ export const MIGRACOES_SALES: Migracao[] = [
         ${MOMENTOS},
         deletado_em DATETIME(3) NULL,
         suporte_conversa_viva BIGINT GENERATED ALWAYS AS (IF(deletado_em IS NULL, suporte_conversa_id, NULL)) STORED,
+        contato_busca VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+          GENERATED ALWAYS AS (CONCAT(LOWER(contato_nome), '\\n', contato_telefone_digitos)) STORED,
         UNIQUE KEY conversa_do_suporte (config_system_suporte_id, suporte_conversa_viva),
         KEY conversa_recentes (deletado_em, ultima_mensagem_em, id),
         KEY conversa_status_recentes (status, deletado_em, ultima_mensagem_em, id),
-        KEY conversa_contato (deletado_em, contato_nome, id),
+        KEY conversa_contato (deletado_em, contato_nome, id, contato_busca),
+        KEY conversa_busca (deletado_em, contato_busca, cliente_id, ultima_mensagem_em),
         KEY conversa_telefone (contato_telefone_digitos),
         KEY conversa_suporte_conversa (suporte_conversa_id),
         KEY conversa_cliente (cliente_id),
@@ -97,19 +102,41 @@ export const MIGRACOES_SALES: Migracao[] = [
         KEY conversa_gateway (config_system_gateway_id),
         KEY conversa_espera (status, deletado_em, ultima_mensagem_do_contato_em)
       ) ${TABELA}`);
+      // Live conversations per status, kept by the triggers below in the same transaction as the
+      // change: the listing's total is read, not counted.
+      await q(`CREATE TABLE conversa_contagem (
+        status VARCHAR(10) ${ASCII} NOT NULL PRIMARY KEY,
+        total BIGINT NOT NULL
+      ) ${TABELA}`);
+      const somar = (linha: 'NEW' | 'OLD', sinal: '+' | '-') =>
+        `INSERT INTO conversa_contagem (status, total) VALUES (${linha}.status, ${sinal}1)
+           ON DUPLICATE KEY UPDATE total = total ${sinal} 1`;
+      await q(`CREATE TRIGGER conversa_contagem_insercao AFTER INSERT ON conversa FOR EACH ROW
+        BEGIN IF NEW.deletado_em IS NULL THEN ${somar('NEW', '+')}; END IF; END`);
+      await q(`CREATE TRIGGER conversa_contagem_alteracao AFTER UPDATE ON conversa FOR EACH ROW
+        BEGIN
+          IF NOT (OLD.status <=> NEW.status AND OLD.deletado_em <=> NEW.deletado_em) THEN
+            IF OLD.deletado_em IS NULL THEN ${somar('OLD', '-')}; END IF;
+            IF NEW.deletado_em IS NULL THEN ${somar('NEW', '+')}; END IF;
+          END IF;
+        END`);
+      await q(`CREATE TRIGGER conversa_contagem_remocao AFTER DELETE ON conversa FOR EACH ROW
+        BEGIN IF OLD.deletado_em IS NULL THEN ${somar('OLD', '-')}; END IF; END`);
       // A message is stored once per conversation record (a repeated webhook changes nothing).
+      // Clustered by conversation: a conversation's messages sit together, for its listing and
+      // for the text search that reads them conversation by conversation. Nothing reads a message
+      // by its id, so the id has no index.
       await q(`CREATE TABLE conversa_mensagem (
-        id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
         conversa_id CHAR(36) ${ASCII} NOT NULL,
         suporte_mensagem_id BIGINT NOT NULL,
+        id CHAR(36) ${ASCII} NOT NULL,
         autor VARCHAR(10) ${ASCII} NOT NULL,
         conteudo TEXT NOT NULL,
         etapa_id VARCHAR(64) NULL,
         criada_em DATETIME(3) NOT NULL,
         quantidade_anexos INT NOT NULL DEFAULT 0,
         ${MOMENTOS},
-        UNIQUE KEY conversa_mensagem_do_suporte (conversa_id, suporte_mensagem_id),
-        KEY conversa_mensagem_ordem (conversa_id, criada_em, suporte_mensagem_id)
+        PRIMARY KEY (conversa_id, suporte_mensagem_id)
       ) ${TABELA}`);
       await q(`CREATE TABLE anexo_da_mensagem (
         id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
