@@ -1,6 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
@@ -169,11 +169,13 @@ export async function limparAmbiente(a: Ambiente): Promise<void> {
 
 /**
  * Starts bench/servidor.ts (compiled) in a child and waits for its addresses. BENCH_CPU_PROF=<dir>:
- * the server writes a V8 CPU profile there when it exits.
+ * the server writes a V8 CPU profile there when it exits; BENCH_SERVER_LOG=<file>: its log goes there.
  */
 export function iniciarServidorDoBench<E>(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: E }> {
   const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const log = process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore';
+  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', log, 'inherit', 'ipc'] });
+  if (typeof log === 'number') closeSync(log);
   return new Promise((resolve, reject) => {
     filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));
     filho.once('exit', (code) => reject(new Error(`bench server exited (${code}) before it was ready`)));

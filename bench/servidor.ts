@@ -73,6 +73,10 @@ async function main(): Promise<void> {
   bare.get('/x', (_req, res) => {
     res.json({ id: '0190f2a4-6b1e-7c3d-8e9f-0a1b2c3d4e5f', nome: 'Fulano de Tal', ativo: true });
   });
+  // a JSON body parsed and answered, nothing stored: the floor of a webhook
+  bare.post('/x', express.json({ limit: '1mb' }), (req, res) => {
+    res.json({ recebido: typeof req.body?.id });
+  });
   const servidorBare = await escutar(bare, 0, 'bare', '127.0.0.1');
 
   const enderecos: EnderecosDoBench = {

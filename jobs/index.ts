@@ -11,6 +11,7 @@ import { processarLeadsContagem } from './leads-contagem';
 import { processarLeadsImportacao } from './leads-importacao';
 import { processarSalesAnexo } from './sales-anexo';
 import { processarSalesColaboradorSync } from './sales-colaborador-sync';
+import { processarSalesContagem } from './sales-contagem';
 import { processarSalesTransferencia } from './sales-transferencia';
 
 /** One processor per queue. */
@@ -26,6 +27,7 @@ export const PROCESSADORES: Record<string, Processor> = {
   'leads-colaborador-sync': processarLeadsColaboradorSync,
   'sales-anexo': processarSalesAnexo,
   'sales-transferencia': processarSalesTransferencia,
+  'sales-contagem': processarSalesContagem,
   'sales-colaborador-sync': processarSalesColaboradorSync,
 };
 

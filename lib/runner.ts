@@ -13,6 +13,7 @@ import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_EN
 import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { filaLeadsImportacao } from '../queues/leads-importacao';
 import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
+import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales-contagem';
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, migrar } from './database';
 import { escutar } from './http-server';
@@ -104,6 +105,7 @@ export async function agendarRepetiveis(): Promise<void> {
     const intervalo = config().sales.transferenciaIntervaloSegundos * 1000;
     await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir' });
     await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer' });
+    await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar' });
   }
 }
 

@@ -10,6 +10,7 @@ import { filaLeadsContagem } from './leads-contagem';
 import { filaLeadsImportacao } from './leads-importacao';
 import { filaSalesAnexo } from './sales-anexo';
 import { filaSalesColaboradorSync } from './sales-colaborador-sync';
+import { filaSalesContagem } from './sales-contagem';
 import { filaSalesTransferencia } from './sales-transferencia';
 
 /** Every queue of the suite, in one place (the dashboard and `suite worker` read this list). */
@@ -25,6 +26,7 @@ export const FILAS: DefinicaoDeFila[] = [
   filaLeadsColaboradorSync,
   filaSalesAnexo,
   filaSalesTransferencia,
+  filaSalesContagem,
   filaSalesColaboradorSync,
 ];
 

@@ -2,6 +2,7 @@ import { UniqueConstraintError } from 'sequelize';
 import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
+import { GravadorEmLotes } from '../../lib/lotes';
 import { Aplicativo, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { proibido, referenciaInvalida } from '../shared/errors';
@@ -45,8 +46,6 @@ interface Pedido {
   tipoId: string;
   versao: number;
   dados: unknown;
-  responder: (r: RespostaDaPublicacao) => void;
-  falhar: (err: unknown) => void;
 }
 
 async function anterior(aplicativoId: string, id: string | null): Promise<RespostaDaPublicacao | null> {
@@ -79,59 +78,22 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   if (!versao) throw referenciaInvalida('versao', 'Versão não encontrada para o tipo de evento.');
   if (versao.situacao === 'desligada') throw referenciaInvalida('versao', 'Versão desligada: não aceita novos eventos.');
   validarDados(`${tipo.id}:${versao.versao}:${versao.atualizada_em.getTime()}`, versao.esquema, p.dados);
-  return new Promise((responder, falhar) =>
-    guardar({ aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados: p.dados, responder, falhar }),
-  );
+  return lotes.guardar({ aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados: p.dados });
 }
 
 /**
- * Group commit: publications that arrive while a batch is being written wait and are written
- * together in the next one (one transaction, one multi-row insert per table, one Redis
- * round trip), so the cost of a commit is shared under load and nothing waits when idle.
+ * Publications are written in group commits (lib/lotes.ts). When a batch fails on a repeated `id`
+ * (inside the batch, or racing another process), each goes alone: the first wins, the others get
+ * its answer; any other failure fails the batch.
  */
-const LOTE_MAXIMO = 500;
-/** batches written at once: one fills while another commits, so CPU and I/O overlap */
-const GRAVADORES = 3;
-let esperando: Pedido[] = [];
-let gravadores = 0;
-
-function guardar(pedido: Pedido): void {
-  esperando.push(pedido);
-  if (gravadores < GRAVADORES) void gravarLotes();
-}
-
-async function gravarLotes(): Promise<void> {
-  gravadores++;
-  try {
-    while (esperando.length) {
-      const lote = esperando.slice(0, LOTE_MAXIMO);
-      esperando = esperando.slice(lote.length);
-      await gravarLote(lote);
-    }
-  } finally {
-    gravadores--;
-  }
-}
-
-async function gravarLote(lote: Pedido[]): Promise<void> {
-  try {
-    const respostas = await gravar(lote);
-    lote.forEach((p, i) => p.responder(respostas[i]));
-  } catch (err) {
-    if (!(err instanceof UniqueConstraintError) && !chaveDuplicada(err)) {
-      lote.forEach((p) => p.falhar(err));
-      return;
-    }
-    // an `id` repeated inside the batch or racing another process: one by one, the first wins
-    for (const p of lote) {
-      try {
-        p.responder((await anterior(p.aplicativoId, p.idDoPublicador)) ?? (await gravar([p]))[0]);
-      } catch (e) {
-        p.falhar(e);
-      }
-    }
-  }
-}
+const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
+  maximo: 500,
+  gravadores: 3,
+  gravarUm: async (p, erroDoLote) => {
+    if (!(erroDoLote instanceof UniqueConstraintError) && !chaveDuplicada(erroDoLote)) throw erroDoLote;
+    return (await anterior(p.aplicativoId, p.idDoPublicador)) ?? (await gravar([p]))[0];
+  },
+});
 
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const tiposDoLote = [...new Set(lote.map((p) => p.tipoId))];

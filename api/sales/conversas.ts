@@ -6,6 +6,7 @@ import { naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { enfileirarRemocao } from './anexos';
 import { clientes } from './clientes';
+import { totalDeConversas } from './contagem';
 import { robos } from './robos';
 import { digitos } from './telefone';
 
@@ -88,7 +89,7 @@ function comoJson(l: Linha): ConversaJson {
 export async function listarConversas(pagina: number, status?: StatusDaConversa): Promise<PaginaNumerada<ConversaJson>> {
   const filtro = status ? 'AND status = ?' : '';
   const parametros = status ? [status] : [];
-  const [linhas, [{ total }]] = await Promise.all([
+  const [linhas, total] = await Promise.all([
     lerPorTexto<Linha>(
       sales(),
       `${SELECAO} FROM (SELECT id FROM conversa WHERE deletado_em IS NULL ${filtro}
@@ -96,10 +97,9 @@ export async function listarConversas(pagina: number, status?: StatusDaConversa)
        JOIN conversa c ON c.id = p.id ${NOMES} ORDER BY ${RECENTES}`,
       [...parametros, TAMANHO_DA_PAGINA, offset(pagina, TAMANHO_DA_PAGINA)],
     ),
-    // kept by the table's triggers (models/sales/migracoes.ts): read, not counted
-    lerPorTexto<{ total: number | null }>(sales(), `SELECT SUM(total) AS total FROM conversa_contagem ${status ? 'WHERE status = ?' : ''}`, parametros),
+    totalDeConversas(status),
   ]);
-  return { itens: linhas.map(comoJson), pagina, tamanho: TAMANHO_DA_PAGINA, total: Number(total ?? 0) };
+  return { itens: linhas.map(comoJson), pagina, tamanho: TAMANHO_DA_PAGINA, total };
 }
 
 /**

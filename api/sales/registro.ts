@@ -1,10 +1,12 @@
 import { banco, ConexaoEmTransacao, dataSql, emTransacao } from '../../lib/database';
 import { logger } from '../../lib/logger';
+import { GravadorEmLotes } from '../../lib/lotes';
+import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
 import { enfileirarCopias } from './anexos';
 import { SistemaDoWebhook } from './config-system';
 import { usuariosDosRobos } from './robos';
-import { autorDe, ConversaDoSuporte, EventoDoSuporte, MensagemDoSuporte } from './suporte';
+import { AnexoDoSuporte, autorDe, ConversaDoSuporte, EventoDoSuporte, MensagemDoSuporte } from './suporte';
 import { chaveDoTelefone, digitos } from './telefone';
 
 const log = logger('sales-webhook');
@@ -17,6 +19,30 @@ export interface ResultadoDoWebhook {
   ignorado?: string;
 }
 
+type EventoGuardado = Exclude<EventoDoSuporte, { tipo: 'ignorado' }>;
+
+interface Pedido {
+  sistema: SistemaDoWebhook;
+  evento: EventoGuardado;
+}
+
+/** A message of the batch, with what the webhook decided of it. */
+interface MensagemDoLote {
+  pedido: number;
+  chave: string;
+  m: MensagemDoSuporte;
+  autor: AutorDaMensagem;
+  roboId: string | null;
+  id: string;
+  criadaEm: string;
+  conversaId?: string;
+  nova?: boolean;
+}
+
+const chaveDaConversa = (sistemaId: string, suporteConversaId: number) => `${sistemaId}:${suporteConversaId}`;
+const mensagensDe = (e: EventoGuardado) => (e.tipo === 'mensagem' ? (e.mensagem ? [e.mensagem] : []) : e.mensagens);
+const lista = (n: number, item: string) => Array(n).fill(item).join(', ');
+
 /** The chat platform's panel link of a conversation, when the system's address and account are known. */
 function enderecoNoPainel(sistema: SistemaDoWebhook, c: ConversaDoSuporte): string | null {
   const conta = c.contaId ?? sistema.contaId;
@@ -25,20 +51,45 @@ function enderecoNoPainel(sistema: SistemaDoWebhook, c: ConversaDoSuporte): stri
 }
 
 /**
- * The live record of the chat conversation, created when there is none (a deleted record stays
- * deleted: the new one starts an empty history), and brought up to date otherwise: contact, status
- * (mirrored), flow step, and the messaging gateway's link of the phone when it has none yet.
+ * Chat conversations whose records were all deleted: an event without a visible message (a status
+ * change, a private note) does not bring them back; only a new message starts a new record.
  */
-async function gravarConversa(conexao: ConexaoEmTransacao, sistema: SistemaDoWebhook, c: ConversaDoSuporte, agora: string) {
-  const chave = chaveDoTelefone(c.contatoTelefone);
+async function apagadasSemRegistroVivo(conexao: ConexaoEmTransacao, pedidos: Pedido[]): Promise<Set<string>> {
+  if (!pedidos.length) return new Set();
+  const [linhas] = await conexao.query(
+    `SELECT config_system_suporte_id AS sistema, suporte_conversa_id AS conversa, MAX(deletado_em IS NULL) AS viva FROM conversa
+      WHERE (config_system_suporte_id, suporte_conversa_id) IN (${lista(pedidos.length, '(?, ?)')})
+      GROUP BY config_system_suporte_id, suporte_conversa_id`,
+    pedidos.flatMap((p) => [p.sistema.id, p.evento.conversa.suporteConversaId]),
+  );
+  return new Set((linhas as { sistema: string; conversa: number; viva: number }[]).filter((l) => !Number(l.viva)).map((l) => chaveDaConversa(l.sistema, l.conversa)));
+}
+
+/**
+ * The live record of each chat conversation, created when there is none and brought up to date
+ * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
+ * none yet. One row per conversation (the batch's last event wins, as if they came one by one),
+ * in key order so that concurrent batches lock rows in the same order.
+ */
+async function gravarConversas(conexao: ConexaoEmTransacao, pedidos: Pedido[], agora: string): Promise<Map<string, string>> {
+  const ultimos = new Map<string, Pedido>();
+  for (const p of pedidos) ultimos.set(chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId), p);
+  const chaves = [...ultimos.keys()].sort();
+  const linhas = chaves.map((k) => {
+    const { sistema, evento } = ultimos.get(k)!;
+    const c = evento.conversa;
+    const telefone = chaveDoTelefone(c.contatoTelefone);
+    return [novoId(), sistema.id, c.suporteConversaId, c.contaId, c.contatoId, enderecoNoPainel(sistema, c), telefone, telefone, c.etapaId,
+      c.contatoNome, c.contatoTelefone, digitos(c.contatoTelefone), c.status, agora, agora];
+  });
   await conexao.query(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, suporte_conta_id, suporte_contato_id,
        suporte_endereco_conversa, config_system_gateway_id, config_system_mensageiro_id, etapa_id, contato_nome,
        contato_telefone, contato_telefone_digitos, status, ultima_mensagem, quantidade_mensagens, criado_em, atualizado_em)
-     VALUES (?, ?, ?, ?, ?, ?,
+     VALUES ${lista(linhas.length, `(?, ?, ?, ?, ?, ?,
        (SELECT config_system_gateway_id FROM contato_gateway WHERE telefone_chave = ?),
        (SELECT config_system_mensageiro_id FROM contato_gateway WHERE telefone_chave = ?),
-       ?, ?, ?, ?, ?, '', 0, ?, ?)
+       ?, ?, ?, ?, ?, '', 0, ?, ?)`)}
      ON DUPLICATE KEY UPDATE
        suporte_conta_id = COALESCE(VALUES(suporte_conta_id), suporte_conta_id),
        suporte_contato_id = COALESCE(VALUES(suporte_contato_id), suporte_contato_id),
@@ -51,163 +102,176 @@ async function gravarConversa(conexao: ConexaoEmTransacao, sistema: SistemaDoWeb
        contato_telefone = IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone)),
        status = VALUES(status),
        atualizado_em = VALUES(atualizado_em)`,
-    [
-      novoId(),
-      sistema.id,
-      c.suporteConversaId,
-      c.contaId,
-      c.contatoId,
-      enderecoNoPainel(sistema, c),
-      chave,
-      chave,
-      c.etapaId,
-      c.contatoNome,
-      c.contatoTelefone,
-      digitos(c.contatoTelefone),
-      c.status,
-      agora,
-      agora,
-    ],
+    linhas.flat(),
   );
-  const [linhas] = await conexao.query(
-    'SELECT id FROM conversa WHERE config_system_suporte_id = ? AND suporte_conversa_viva = ?',
-    [sistema.id, c.suporteConversaId],
+  const [ids] = await conexao.query(
+    `SELECT id, config_system_suporte_id AS sistema, suporte_conversa_viva AS conversa FROM conversa
+      WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(chaves.length, '(?, ?)')})`,
+    chaves.flatMap((k) => [ultimos.get(k)!.sistema.id, ultimos.get(k)!.evento.conversa.suporteConversaId]),
   );
-  return (linhas as { id: string }[])[0].id;
-}
-
-interface AnexoNovo {
-  id: string;
+  return new Map((ids as { id: string; sistema: string; conversa: number }[]).map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), l.id]));
 }
 
 /**
- * Stores a message once: a repeated webhook finds it (unique per conversation record) and changes
- * nothing. A new message moves the counters and the last-message fields, which only ever advance:
- * a message that arrives late does not hide a more recent one.
+ * Stores each message once: a repeated webhook (in this batch or before it) finds its row and
+ * changes nothing. A message is new when the row found is the one this batch wrote.
  */
-async function gravarMensagem(
-  conexao: ConexaoEmTransacao,
-  conversaId: string,
-  m: MensagemDoSuporte,
-  robos: Map<number, string>,
-  agora: string,
-): Promise<{ nova: boolean; anexos: AnexoNovo[] }> {
-  const autor = autorDe(m.remetente, new Set(robos.keys()));
-  const criadaEm = dataSql(m.criadaEm);
-  const id = novoId();
-  const [inserida] = await conexao.query(
-    `INSERT IGNORE INTO conversa_mensagem (id, conversa_id, suporte_mensagem_id, autor, conteudo, etapa_id, criada_em,
-       quantidade_anexos, criado_em, atualizado_em) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [id, conversaId, m.suporteMensagemId, autor, m.conteudo, autor === 'robo' ? m.etapaId : null, criadaEm, m.anexos.length, agora, agora],
-  );
-  if ((inserida as { affectedRows: number }).affectedRows === 0) return { nova: false, anexos: [] };
-
-  const anexos = m.anexos.map((a) => ({ id: novoId(), ...a }));
-  if (anexos.length) {
-    await conexao.query(
-      `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, suporte_anexo_id, endereco, nome, tipo, tentativas,
-         criado_em, atualizado_em) VALUES ?`,
-      [anexos.map((a) => [a.id, id, conversaId, a.suporteAnexoId, a.endereco, a.nome, a.tipo, 0, agora, agora])],
-    );
-  }
-  const roboId = autor === 'robo' && m.remetente.id !== null ? (robos.get(m.remetente.id) ?? null) : null;
-  // assignments run left to right and see the values already set: the text before its date
+async function gravarMensagens(conexao: ConexaoEmTransacao, mensagens: MensagemDoLote[], agora: string): Promise<void> {
+  if (!mensagens.length) return;
+  const ordem = [...mensagens].sort((a, b) => (a.conversaId! < b.conversaId! ? -1 : a.conversaId! > b.conversaId! ? 1 : a.m.suporteMensagemId - b.m.suporteMensagemId));
   await conexao.query(
-    `UPDATE conversa SET
-       quantidade_mensagens = quantidade_mensagens + 1,
-       ultima_mensagem = IF(ultima_mensagem_em IS NULL OR ? >= ultima_mensagem_em, ?, ultima_mensagem),
-       ultima_mensagem_em = GREATEST(COALESCE(ultima_mensagem_em, ?), ?),
-       ultima_mensagem_do_contato_em = IF(? = 'contato', GREATEST(COALESCE(ultima_mensagem_do_contato_em, ?), ?), ultima_mensagem_do_contato_em),
-       ultima_mensagem_do_robo_em = IF(? = 'robo', GREATEST(COALESCE(ultima_mensagem_do_robo_em, ?), ?), ultima_mensagem_do_robo_em),
-       robo_id = COALESCE(robo_id, ?),
-       atualizado_em = ?
-     WHERE id = ?`,
-    [criadaEm, m.conteudo, criadaEm, criadaEm, autor, criadaEm, criadaEm, autor, criadaEm, criadaEm, roboId, agora, conversaId],
+    `INSERT IGNORE INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
+       quantidade_anexos, criado_em, atualizado_em) VALUES ?`,
+    [ordem.map((x) => [x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm, x.m.anexos.length, agora, agora])],
   );
-  return { nova: true, anexos };
-}
-
-/** message_updated of a stored message: its new text (an edit, or the platform's "deleted" text). */
-async function atualizarMensagem(conexao: ConexaoEmTransacao, conversaId: string, m: MensagemDoSuporte, agora: string) {
-  await conexao.query('UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ? WHERE conversa_id = ? AND suporte_mensagem_id = ?', [
-    m.conteudo,
-    agora,
-    conversaId,
-    m.suporteMensagemId,
-  ]);
-  await conexao.query('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [
-    m.conteudo,
-    conversaId,
-    dataSql(m.criadaEm),
-  ]);
-}
-
-/** An event without a visible message (a status change, a private note) must not bring back a record someone deleted. */
-async function apagadaSemRegistroVivo(conexao: ConexaoEmTransacao, sistemaId: string, suporteConversaId: number): Promise<boolean> {
   const [linhas] = await conexao.query(
-    `SELECT MAX(deletado_em IS NULL) AS viva, COUNT(*) AS registros FROM conversa
-      WHERE config_system_suporte_id = ? AND suporte_conversa_id = ?`,
-    [sistemaId, suporteConversaId],
+    `SELECT id FROM conversa_mensagem WHERE (conversa_id, suporte_mensagem_id) IN (${lista(ordem.length, '(?, ?)')})`,
+    ordem.flatMap((x) => [x.conversaId, x.m.suporteMensagemId]),
   );
-  const { viva, registros } = (linhas as { viva: number | null; registros: number }[])[0];
-  return Number(registros) > 0 && !Number(viva);
+  const gravadas = new Set((linhas as { id: string }[]).map((l) => l.id));
+  for (const x of mensagens) x.nova = gravadas.has(x.id);
+}
+
+async function gravarAnexos(conexao: ConexaoEmTransacao, novas: MensagemDoLote[], agora: string): Promise<string[]> {
+  const anexos: (AnexoDoSuporte & { id: string; mensagemId: string; conversaId: string })[] = novas.flatMap((x) =>
+    x.m.anexos.map((a) => ({ ...a, id: novoId(), mensagemId: x.id, conversaId: x.conversaId! })),
+  );
+  if (!anexos.length) return [];
+  await conexao.query(
+    `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, suporte_anexo_id, endereco, nome, tipo, tentativas,
+       criado_em, atualizado_em) VALUES ?`,
+    [anexos.map((a) => [a.id, a.mensagemId, a.conversaId, a.suporteAnexoId, a.endereco, a.nome, a.tipo, 0, agora, agora])],
+  );
+  return anexos.map((a) => a.id);
+}
+
+/**
+ * The new messages move each conversation's count and last-message fields, which only ever
+ * advance: a message that arrives late does not hide a more recent one. One UPDATE by primary key
+ * for the batch's conversations (each value picked by a CASE on the id), so it locks those rows
+ * and no other.
+ */
+async function moverContadores(conexao: ConexaoEmTransacao, novas: MensagemDoLote[], agora: string): Promise<void> {
+  const porConversa = new Map<string, { n: number; em: string; texto: string; contatoEm: string | null; roboEm: string | null; roboId: string | null }>();
+  for (const x of novas) {
+    const c = porConversa.get(x.conversaId!) ?? { n: 0, em: x.criadaEm, texto: x.m.conteudo, contatoEm: null, roboEm: null, roboId: null };
+    c.n++;
+    if (x.criadaEm >= c.em) Object.assign(c, { em: x.criadaEm, texto: x.m.conteudo });
+    if (x.autor === 'contato' && (!c.contatoEm || x.criadaEm > c.contatoEm)) c.contatoEm = x.criadaEm;
+    if (x.autor === 'robo' && (!c.roboEm || x.criadaEm > c.roboEm)) c.roboEm = x.criadaEm;
+    c.roboId ??= x.roboId;
+    porConversa.set(x.conversaId!, c);
+  }
+  if (!porConversa.size) return;
+  const ids = [...porConversa.keys()].sort();
+  const parametros: unknown[] = [];
+  /** `CASE id WHEN <id> THEN <value> ... END`, its values pushed in order of appearance */
+  const porId = (valor: (c: NonNullable<ReturnType<typeof porConversa.get>>) => unknown, data = false) => {
+    for (const id of ids) parametros.push(id, valor(porConversa.get(id)!));
+    return `(CASE id ${ids.map(() => `WHEN ? THEN ${data ? 'CAST(? AS DATETIME(3))' : '?'}`).join(' ')} END)`;
+  };
+  // assignments run left to right: each reads the columns as they were, before its own
+  const sets = [
+    `ultima_mensagem = IF(ultima_mensagem_em IS NULL OR ${porId((c) => c.em, true)} >= ultima_mensagem_em, ${porId((c) => c.texto)}, ultima_mensagem)`,
+    `ultima_mensagem_em = GREATEST(COALESCE(ultima_mensagem_em, ${porId((c) => c.em, true)}), ${porId((c) => c.em, true)})`,
+    `quantidade_mensagens = quantidade_mensagens + ${porId((c) => c.n)}`,
+    `ultima_mensagem_do_contato_em = COALESCE(GREATEST(ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)}), ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)})`,
+    `ultima_mensagem_do_robo_em = COALESCE(GREATEST(ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)}), ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)})`,
+    `robo_id = COALESCE(robo_id, ${porId((c) => c.roboId)})`,
+  ];
+  await conexao.query(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
+}
+
+/** message_updated of a message already stored: its new text (an edit, or the platform's "deleted" text). */
+async function atualizarMensagem(conexao: ConexaoEmTransacao, x: MensagemDoLote, agora: string): Promise<void> {
+  await conexao.query('UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ? WHERE conversa_id = ? AND suporte_mensagem_id = ?', [
+    x.m.conteudo,
+    agora,
+    x.conversaId,
+    x.m.suporteMensagemId,
+  ]);
+  await conexao.query('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
+}
+
+/**
+ * A batch of chat-platform events in one transaction: conversations, then messages, attachments
+ * and counters, each in one statement. Each event gets the answer it would have had alone.
+ */
+async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
+  const robos = await usuariosDosRobos();
+  const usuariosDeRobos = new Set(robos.keys());
+  return emTransacao(
+    banco('sales'),
+    async (conexao) => {
+      const agora = dataSql(new Date());
+      const apagadas = await apagadasSemRegistroVivo(conexao, lote.filter((p) => !mensagensDe(p.evento).length));
+      const chaveDe = (p: Pedido) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId);
+      const validos = new Set(lote.filter((p) => mensagensDe(p.evento).length || !apagadas.has(chaveDe(p))));
+      const conversas = validos.size ? await gravarConversas(conexao, [...validos], agora) : new Map<string, string>();
+
+      const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
+        mensagensDe(p.evento).map((m) => {
+          const autor = autorDe(m.remetente, usuariosDeRobos);
+          const roboId = autor === 'robo' && m.remetente.id !== null ? (robos.get(m.remetente.id) ?? null) : null;
+          return { pedido, chave: chaveDe(p), m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDe(p)) };
+        }),
+      );
+      await gravarMensagens(conexao, mensagens, agora);
+      const novas = mensagens.filter((x) => x.nova);
+      const anexos = await gravarAnexos(conexao, novas, agora);
+      await moverContadores(conexao, novas, agora);
+      for (const x of mensagens) if (!x.nova && lote[x.pedido].evento.evento === 'message_updated') await atualizarMensagem(conexao, x, agora);
+
+      const resultados = lote.map((p, i): ResultadoDoWebhook => {
+        const conversaId = conversas.get(chaveDe(p));
+        if (!validos.has(p) || !conversaId) {
+          return { conversa_id: null, mensagens_novas: 0, ignorado: 'conversa apagada; só uma nova mensagem abre outro registro' };
+        }
+        return { conversa_id: conversaId, mensagens_novas: mensagens.filter((x) => x.pedido === i && x.nova).length };
+      });
+      return { resultados, anexos };
+    },
+    { leituraConfirmada: true },
+  );
 }
 
 const ERROS_DE_CONCORRENCIA = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
 
 /**
- * Events of one conversation at the same instant may deadlock on its row or on the status counts;
- * the database rolls one back, and it goes again after a short random pause (up to 3 times).
+ * Two batches touching the same conversations or status counts may deadlock; the database rolls
+ * one back, and it goes again after a short random pause (up to 3 times).
  */
-async function comNovasTentativas<T>(gravar: () => Promise<T>, sistemaId: string): Promise<T> {
+async function comNovasTentativas<T>(gravar: () => Promise<T>): Promise<T> {
   for (let tentativa = 1; ; tentativa++) {
     try {
       return await gravar();
     } catch (err) {
       if (tentativa > 3 || !ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
-      log.warn({ err: (err as Error).message, sistema: sistemaId, tentativa }, 'evento repetido após conflito de travas');
+      log.warn({ err: (err as Error).message, tentativa }, 'lote repetido após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }
   }
 }
 
+/** Webhooks are written in group commits (lib/lotes.ts); the attachments' copies are queued after each commit. */
+const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
+  async (lote) => {
+    const inicio = performance.now();
+    const { resultados, anexos } = await comNovasTentativas(() => gravarLote(lote));
+    await enfileirarCopias(anexos);
+    log.debug({ eventos: lote.length, ms: performance.now() - inicio }, 'lote de eventos gravado');
+    return resultados;
+  },
+  // a conversation's events go in one line of batches: concurrent batches never share its row
+  { maximo: 200, gravadores: 3, particao: (p) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId) },
+);
+
 /**
- * DESIGN §7: one chat-platform event, stored in one transaction. Every visible message is stored
- * once, the conversation's fields follow the platform, and each new attachment is queued for its
- * copy to file storage after the commit.
+ * DESIGN §7: one chat-platform event, stored durably before the answer. Every visible message is
+ * stored once, the conversation's fields follow the platform, and each new attachment is queued
+ * for its copy to file storage.
  */
 export async function registrarEventoDoSuporte(sistema: SistemaDoWebhook, evento: EventoDoSuporte): Promise<ResultadoDoWebhook> {
   if (evento.tipo === 'ignorado') return { conversa_id: null, mensagens_novas: 0, ignorado: `evento ${evento.evento} não é guardado` };
-  const robos = await usuariosDosRobos();
-  const mensagens = evento.tipo === 'mensagem' ? (evento.mensagem ? [evento.mensagem] : []) : evento.mensagens;
-
-  const gravar = () =>
-    emTransacao(
-      banco('sales'),
-      async (conexao) => {
-        const agora = dataSql(new Date());
-        if (!mensagens.length) {
-          if (await apagadaSemRegistroVivo(conexao, sistema.id, evento.conversa.suporteConversaId)) return null;
-        }
-        const conversaId = await gravarConversa(conexao, sistema, evento.conversa, agora);
-        let novas = 0;
-        const anexos: AnexoNovo[] = [];
-        for (const m of mensagens) {
-          const r = await gravarMensagem(conexao, conversaId, m, robos, agora);
-          if (r.nova) {
-            novas++;
-            anexos.push(...r.anexos);
-          } else if (evento.evento === 'message_updated') {
-            await atualizarMensagem(conexao, conversaId, m, agora);
-          }
-        }
-        return { conversaId, novas, anexos };
-      },
-      { leituraConfirmada: true },
-    );
-
-  const gravado = await comNovasTentativas(gravar, sistema.id);
-  if (!gravado) return { conversa_id: null, mensagens_novas: 0, ignorado: 'conversa apagada; só uma nova mensagem abre outro registro' };
-  await enfileirarCopias(gravado.anexos.map((a) => a.id));
-  return { conversa_id: gravado.conversaId, mensagens_novas: gravado.novas };
+  return lotes.guardar({ sistema, evento });
 }

@@ -102,26 +102,32 @@ export const MIGRACOES_SALES: Migracao[] = [
         KEY conversa_gateway (config_system_gateway_id),
         KEY conversa_espera (status, deletado_em, ultima_mensagem_do_contato_em)
       ) ${TABELA}`);
-      // Live conversations per status, kept by the triggers below in the same transaction as the
-      // change: the listing's total is read, not counted.
+      // Live conversations per status, for the listing's total without counting 200,000 rows. The
+      // triggers below log each change as a delta row (no row every writer must lock, so writers of
+      // many conversations at once never deadlock on a counter); the sales-contagem job folds the
+      // deltas into conversa_contagem every few seconds. The total is the sum of both.
       await q(`CREATE TABLE conversa_contagem (
         status VARCHAR(10) ${ASCII} NOT NULL PRIMARY KEY,
         total BIGINT NOT NULL
       ) ${TABELA}`);
-      const somar = (linha: 'NEW' | 'OLD', sinal: '+' | '-') =>
-        `INSERT INTO conversa_contagem (status, total) VALUES (${linha}.status, ${sinal}1)
-           ON DUPLICATE KEY UPDATE total = total ${sinal} 1`;
+      await q(`CREATE TABLE conversa_contagem_delta (
+        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        status VARCHAR(10) ${ASCII} NOT NULL,
+        delta INT NOT NULL
+      ) ${TABELA}`);
+      const registrar = (linha: 'NEW' | 'OLD', delta: 1 | -1) =>
+        `INSERT INTO conversa_contagem_delta (status, delta) VALUES (${linha}.status, ${delta})`;
       await q(`CREATE TRIGGER conversa_contagem_insercao AFTER INSERT ON conversa FOR EACH ROW
-        BEGIN IF NEW.deletado_em IS NULL THEN ${somar('NEW', '+')}; END IF; END`);
+        BEGIN IF NEW.deletado_em IS NULL THEN ${registrar('NEW', 1)}; END IF; END`);
       await q(`CREATE TRIGGER conversa_contagem_alteracao AFTER UPDATE ON conversa FOR EACH ROW
         BEGIN
           IF NOT (OLD.status <=> NEW.status AND OLD.deletado_em <=> NEW.deletado_em) THEN
-            IF OLD.deletado_em IS NULL THEN ${somar('OLD', '-')}; END IF;
-            IF NEW.deletado_em IS NULL THEN ${somar('NEW', '+')}; END IF;
+            IF OLD.deletado_em IS NULL THEN ${registrar('OLD', -1)}; END IF;
+            IF NEW.deletado_em IS NULL THEN ${registrar('NEW', 1)}; END IF;
           END IF;
         END`);
       await q(`CREATE TRIGGER conversa_contagem_remocao AFTER DELETE ON conversa FOR EACH ROW
-        BEGIN IF OLD.deletado_em IS NULL THEN ${somar('OLD', '-')}; END IF; END`);
+        BEGIN IF OLD.deletado_em IS NULL THEN ${registrar('OLD', -1)}; END IF; END`);
       // A message is stored once per conversation record (a repeated webhook changes nothing).
       // Clustered by conversation: a conversation's messages sit together, for its listing and
       // for the text search that reads them conversation by conversation. Nothing reads a message

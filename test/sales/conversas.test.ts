@@ -1,3 +1,4 @@
+import { compactarContagem } from '../../api/sales/contagem';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -66,6 +67,28 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     const depois = await get('/conversa');
     expect(depois.body.total).toBe(antes.body.total - 1);
     expect(depois.body.itens.map((i: any) => i.id)).not.toContain(c.id);
+  });
+
+  it('the total stays exact through status changes, deletions and the consolidation of the counts', async () => {
+    const porStatus = async () => {
+      const r: Record<string, number> = {};
+      for (const status of ['pending', 'open', 'resolved', 'snoozed']) r[status] = (await get('/conversa', { status })).body.total;
+      return r;
+    };
+    const contadas = async () => {
+      const r: Record<string, number> = { pending: 0, open: 0, resolved: 0, snoozed: 0 };
+      for (const status of Object.keys(r)) r[status] = await Conversa.count({ where: { status } });
+      return r;
+    };
+    const a = await conversa({ status: 'pending' });
+    await s.api.patch(`/conversa/${a.id}`, { token: admin, body: { status: 'snoozed' } });
+    const b = await conversa({ status: 'open' });
+    await s.api.del(`/conversa/${b.id}`, { token: admin });
+    expect(await porStatus()).toEqual(await contadas());
+    expect(await compactarContagem()).toBeGreaterThan(0);
+    expect(await compactarContagem()).toBe(0);
+    expect(await porStatus()).toEqual(await contadas());
+    expect((await get('/conversa')).body.total).toBe(await Conversa.count());
   });
 
   it('answers 400 for a status out of the four and for a page that is not an integer', async () => {

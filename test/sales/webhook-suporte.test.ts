@@ -165,6 +165,32 @@ describe('DESIGN §7: counters and last-message fields', () => {
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['primeira', 'segunda']);
   });
 
+  it('many messages of one conversation arriving at once are all counted, and the most recent is the last message', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const base = Date.parse('2026-11-22T08:00:00Z');
+    const ordem = Array.from({ length: 40 }, (_, i) => i).sort(() => Math.random() - 0.5);
+    const respostas = await Promise.all(
+      ordem.map((i) => s.webhook(sistema, eventoDeMensagem({ conversa, contato, conteudo: `m${i}`, criadaEm: new Date(base + i * 1000) }))),
+    );
+    expect(respostas.every((r) => r.status === 200 && r.body.mensagens_novas === 1)).toBe(true);
+    expect(new Set(respostas.map((r) => r.body.conversa_id)).size).toBe(1);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ quantidade_mensagens: 40, ultima_mensagem: 'm39', ultima_mensagem_em: new Date(base + 39_000).toISOString() });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
+  });
+
+  it('a message created and edited at the same instant ends with the edited text', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa, conteudo: 'rascunho' });
+    const [criada, editada] = await Promise.all([s.webhook(sistema, evento), s.webhook(sistema, { ...evento, event: 'message_updated', content: 'final' })]);
+    expect([criada.status, editada.status]).toEqual([200, 200]);
+    expect(criada.body.mensagens_novas + editada.body.mensagens_novas).toBe(1);
+    const c = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['final']);
+    expect(c).toMatchObject({ quantidade_mensagens: 1, ultima_mensagem: 'final' });
+  });
+
   it('message_updated changes the stored text (and the last message when it is that one); an unknown one is stored', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();

@@ -1,0 +1,96 @@
+/**
+ * Group commit: requests that arrive while a batch is being written wait and are written together
+ * in the next one (one transaction, multi-row statements, one commit), so the cost of a commit is
+ * shared under load and nothing waits when idle. A few batches are written at once: one fills
+ * while another commits, so CPU and I/O overlap.
+ *
+ * `particao`, when given, keeps requests of one partition (a conversation, say) in one line of
+ * batches: two batches written at once never touch the same rows, so they never deadlock on them.
+ *
+ * When a whole batch fails, its requests are written again one by one, so one bad request (a key
+ * repeated inside the batch, a row someone else locked) fails alone. `gravarUm` decides what one
+ * request alone means (by default, a batch of one).
+ */
+interface Espera<P, R> {
+  pedido: P;
+  responder: (r: R) => void;
+  falhar: (err: unknown) => void;
+}
+
+export interface OpcoesDeLotes<P, R> {
+  maximo: number;
+  gravadores: number;
+  particao?: (pedido: P) => string;
+  gravarUm?: (pedido: P, erroDoLote: unknown) => Promise<R>;
+}
+
+export class GravadorEmLotes<P, R> {
+  /** with partitions, one line per writer, each written by at most one writer at a time */
+  private readonly filas: { esperando: Espera<P, R>[]; gravando: boolean }[];
+  private gravadores = 0;
+
+  constructor(
+    private readonly gravar: (lote: P[]) => Promise<R[]>,
+    private readonly opcoes: OpcoesDeLotes<P, R>,
+  ) {
+    this.filas = Array.from({ length: opcoes.particao ? opcoes.gravadores : 1 }, () => ({ esperando: [], gravando: false }));
+  }
+
+  guardar(pedido: P): Promise<R> {
+    return new Promise((responder, falhar) => {
+      const indice = this.opcoes.particao ? hash(this.opcoes.particao(pedido)) % this.filas.length : 0;
+      this.filas[indice].esperando.push({ pedido, responder, falhar });
+      if (this.opcoes.particao) {
+        if (!this.filas[indice].gravando) void this.gravarFila(indice);
+      } else if (this.gravadores < this.opcoes.gravadores) void this.gravarLotes();
+    });
+  }
+
+  /** Without partitions: any writer takes the next batch. */
+  private async gravarLotes(): Promise<void> {
+    this.gravadores++;
+    try {
+      const fila = this.filas[0];
+      while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.opcoes.maximo));
+    } finally {
+      this.gravadores--;
+    }
+  }
+
+  /** With partitions: one writer per line. */
+  private async gravarFila(indice: number): Promise<void> {
+    const fila = this.filas[indice];
+    fila.gravando = true;
+    try {
+      while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.opcoes.maximo));
+    } finally {
+      fila.gravando = false;
+    }
+  }
+
+  private async gravarLote(lote: Espera<P, R>[]): Promise<void> {
+    try {
+      const respostas = await this.gravar(lote.map((l) => l.pedido));
+      lote.forEach((l, i) => l.responder(respostas[i]));
+    } catch (erroDoLote) {
+      if (lote.length === 1 && !this.opcoes.gravarUm) {
+        lote[0].falhar(erroDoLote);
+        return;
+      }
+      for (const l of lote) {
+        try {
+          l.responder(this.opcoes.gravarUm ? await this.opcoes.gravarUm(l.pedido, erroDoLote) : (await this.gravar([l.pedido]))[0]);
+        } catch (err) {
+          l.falhar(err);
+        }
+      }
+    }
+  }
+}
+
+/** FNV-1a: a partition's line, the same for the same key. */
+function hash(texto: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < texto.length; i++) h = Math.imul(h ^ texto.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
