@@ -230,6 +230,12 @@ async function popular(a: Ambiente, sistemaId: string) {
     }
   });
   await conexao.query('ANALYZE TABLE conversa, conversa_mensagem, cliente');
+  // the load's count deltas are folded in by the sales-contagem job (every 10 s), as in production
+  for (let i = 0; i < 60; i++) {
+    const [[{ n }]] = (await conexao.query('SELECT COUNT(*) AS n FROM conversa_contagem_delta')) as any;
+    if (Number(n) < 1000) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   await conexao.end();
   console.log(`loaded ${f0(CONVERSAS)} conversations and ${f0(MENSAGENS)} messages (${f0(marcadas)} with "${MARCA}") in ${((Date.now() - inicio) / 1000).toFixed(0)} s`);
 }

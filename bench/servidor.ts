@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const { config } = await import('../config');
   const { escutar } = await import('../lib/http-server');
   const { encerrarNoSinal, encerrar } = await import('../lib/lifecycle');
-  const { iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
+  const { agendarRepetiveis, iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
   const { FILAS } = await import('../queues');
   const servicos = (process.env.BENCH_SERVICOS || 'identity,intranet').split(',') as NomeDoServico[];
 
@@ -66,6 +66,8 @@ async function main(): Promise<void> {
   const url = await iniciarApisEmPortasLivres(servicos);
   // e.g. the master's GET /colaborador registers identity's collaborators through a queue
   await iniciarWorkers(FILAS.filter((f) => servicos.includes(f.servico)).map((f) => f.nome));
+  // the repeatable jobs `npm start` schedules (sales folds its conversation counts every 10 s)
+  await agendarRepetiveis();
 
   const bare = express();
   bare.disable('x-powered-by');
