@@ -191,6 +191,29 @@ export function pararProcesso(filho: ChildProcess): Promise<void> {
   });
 }
 
+/**
+ * A benchmark's frame: the suite compiled, its server (bench/servidor.ts) started with `servicos`
+ * on databases of its own, `corpo` run against it, then everything stopped and dropped.
+ */
+export async function comServidorDoBench<E>(
+  servicos: string[],
+  extra: Record<string, string>,
+  corpo: (e: E, a: Ambiente, c: Compilado) => Promise<void>,
+): Promise<void> {
+  const c = compilarParaBench(['suite.ts', 'bench/servidor.ts']);
+  const a = novoAmbiente(c, servicos, extra);
+  let filho: ChildProcess | undefined;
+  try {
+    const s = await iniciarServidorDoBench<E>(c.saida('bench/servidor.ts'), a);
+    filho = s.filho;
+    await corpo(s.e, a, c);
+  } finally {
+    if (filho) await pararProcesso(filho);
+    await limparAmbiente(a);
+    rmSync(c.dir, { recursive: true, force: true });
+  }
+}
+
 export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
 export const fms = (n: number) => (!Number.isFinite(n) ? '-' : n >= 10 ? n.toFixed(0) : n.toFixed(1));
 

@@ -15,12 +15,10 @@
  * BENCH_RECEITA_DIR, BENCH_DURATION, BENCH_CONNECTIONS, BENCH_MANTER=1, BENCH_CPU_PROF=<dir>, MYSQL_URL,
  * REDIS_URL.
  */
-import { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { chamar, compilarParaBench, esperar, iniciarServidorDoBench, inteiro, pararProcesso } from './comum';
-import { ADMIN, arquivosDoBench, f0, fms, importar, limparAmbiente, novoAmbiente, percentil } from './leads-comum';
+import { chamar, comServidorDoBench, esperar, inteiro } from './comum';
+import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
@@ -96,21 +94,12 @@ async function benchEmpresas(e: EnderecosDoBench) {
 async function main() {
   if (MODO !== 'cnpj' && MODO !== 'empresas') throw new Error('usage: leads-consultas.ts cnpj|empresas');
   const arquivos = await arquivosDoBench();
-  const c = compilarParaBench(['suite.ts', 'bench/servidor.ts']);
-  const a = novoAmbiente(c, { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' });
-  let filho: ChildProcess | undefined;
-  try {
-    const s = await iniciarServidorDoBench<EnderecosDoBench>(c.saida('bench/servidor.ts'), a);
-    filho = s.filho;
+  await comServidorDoBench<EnderecosDoBench>(['identity', 'leads'], { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' }, async (e, a, c) => {
     const imp = await importar(c, a, arquivos.dir);
     console.log(`imported ${f0(imp.linhas.estabelecimento ?? 0)} establishments in ${fms(imp.segundos)} s`);
-    if (MODO === 'cnpj') await benchCnpj(s.e, arquivos.cnpjs);
-    else await benchEmpresas(s.e);
-  } finally {
-    if (filho) await pararProcesso(filho);
-    await limparAmbiente(a);
-    rmSync(c.dir, { recursive: true, force: true });
-  }
+    if (MODO === 'cnpj') await benchCnpj(e, arquivos.cnpjs);
+    else await benchEmpresas(e);
+  });
 }
 
 main().catch((err) => {

@@ -17,7 +17,7 @@
  * with databases and keys of their own, dropped at the end (BENCH_MANTER=1 keeps them).
  */
 import { randomInt } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import autocannon from 'autocannon';
@@ -28,16 +28,12 @@ import {
   ADMIN_DO_BENCH,
   Ambiente,
   chamar,
-  compilarParaBench,
+  comServidorDoBench,
   esperar,
   f0,
   fms,
-  iniciarServidorDoBench,
   inteiro,
-  limparAmbiente,
   MYSQL_URL,
-  novoAmbiente,
-  pararProcesso,
   percentil,
   RAIZ,
 } from './comum';
@@ -288,19 +284,7 @@ async function benchConsultas(e: EnderecosDoBench, a: Ambiente) {
 
 async function main() {
   if (MODO !== 'webhook' && MODO !== 'consultas') throw new Error('usage: sales.ts webhook|consultas');
-  const c = compilarParaBench(['suite.ts', 'bench/servidor.ts']);
-  const a = novoAmbiente(c, ['identity', 'sales']);
-  let filho;
-  try {
-    const s = await iniciarServidorDoBench<EnderecosDoBench>(c.saida('bench/servidor.ts'), a);
-    filho = s.filho;
-    if (MODO === 'webhook') await benchWebhook(s.e, a);
-    else await benchConsultas(s.e, a);
-  } finally {
-    if (filho) await pararProcesso(filho);
-    await limparAmbiente(a);
-    rmSync(c.dir, { recursive: true, force: true });
-  }
+  await comServidorDoBench<EnderecosDoBench>(['identity', 'sales'], {}, (e, a) => (MODO === 'webhook' ? benchWebhook(e, a) : benchConsultas(e, a)));
 }
 
 main().catch((err) => {

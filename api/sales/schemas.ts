@@ -19,6 +19,19 @@ const telefone = () =>
     })
     .messages({ 'string.pattern.base': 'um número de telefone (8 a 20 dígitos)' });
 
+/** A customer's and a robot's writable fields; creation requires the name. */
+const cliente = Joi.object({
+  razao_social: nome(255),
+  cnpj: Joi.string().trim().pattern(/^[0-9A-Za-z]{14}$/).uppercase().allow(null),
+  telefone: Joi.string().trim().max(40).allow(null),
+  email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
+});
+const robo = Joi.object({
+  nome: nome(120),
+  descricao: Joi.string().trim().max(500).allow(null, ''),
+  suporte_usuario_id: Joi.number().integer().min(0).allow(null),
+});
+
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   paramsWebhook: Joi.object({ config_id: id().required() }),
@@ -64,28 +77,10 @@ export const schemas = {
     renovar_token: Joi.boolean(),
   }).required(),
   listaDeConfigSystems: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500), tipo: Joi.string().valid('suporte', 'mensageiro', 'gateway').empty('') }),
-  criarCliente: Joi.object({
-    razao_social: nome(255).required(),
-    cnpj: Joi.string().trim().pattern(/^[0-9A-Za-z]{14}$/).uppercase().allow(null),
-    telefone: Joi.string().trim().max(40).allow(null),
-    email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
-  }).required(),
-  atualizarCliente: Joi.object({
-    razao_social: nome(255),
-    cnpj: Joi.string().trim().pattern(/^[0-9A-Za-z]{14}$/).uppercase().allow(null),
-    telefone: Joi.string().trim().max(40).allow(null),
-    email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
-  }).required(),
-  criarRobo: Joi.object({
-    nome: nome(120).required(),
-    descricao: Joi.string().trim().max(500).allow(null, ''),
-    suporte_usuario_id: Joi.number().integer().min(0).allow(null),
-  }).required(),
-  atualizarRobo: Joi.object({
-    nome: nome(120),
-    descricao: Joi.string().trim().max(500).allow(null, ''),
-    suporte_usuario_id: Joi.number().integer().min(0).allow(null),
-  }).required(),
+  criarCliente: cliente.fork(['razao_social'], (c) => c.required()).required(),
+  atualizarCliente: cliente.required(),
+  criarRobo: robo.fork(['nome'], (c) => c.required()).required(),
+  atualizarRobo: robo.required(),
 };
 
 const data = () => Joi.string().isoDate().allow(null);
@@ -157,7 +152,7 @@ const configSystem = Joi.object({
   token: Joi.string().description('Só na resposta que o criou ou renovou'),
 }).label('ConfigSystem');
 
-const cliente = Joi.object({
+const clienteJson = Joi.object({
   id: Joi.string(),
   razao_social: Joi.string(),
   cnpj: Joi.string().allow(null),
@@ -167,7 +162,7 @@ const cliente = Joi.object({
   atualizado_em: data(),
 }).label('Cliente');
 
-const robo = Joi.object({
+const roboJson = Joi.object({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
@@ -188,10 +183,10 @@ export const respostas = {
   mensagens: Joi.array().items(mensagem),
   configSystem,
   paginaDeConfigSystems: paginaDe(configSystem),
-  cliente,
-  paginaDeClientes: paginaDe(cliente),
-  robo,
-  paginaDeRobos: paginaDe(robo),
+  cliente: clienteJson,
+  paginaDeClientes: paginaDe(clienteJson),
+  robo: roboJson,
+  paginaDeRobos: paginaDe(roboJson),
   webhookDoSuporte: Joi.object({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string() }),
   webhookDoGateway: Joi.object({ conversas_vinculadas: Joi.number(), ignorado: Joi.string() }),
 };

@@ -1,7 +1,5 @@
 import { Migracao } from '../../lib/database';
-
-const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
-const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
+import { ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
   {

@@ -1,7 +1,6 @@
 import { Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-
-const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+import { TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
   migracaoDeAcesso,

@@ -1,6 +1,5 @@
 import { Migracao } from '../../lib/database';
-
-const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+import { TABELA } from '../shared/sql';
 
 export const MIGRACOES_IDENTITY: Migracao[] = [
   {

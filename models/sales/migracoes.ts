@@ -1,9 +1,7 @@
 import { Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+import { ASCII, TABELA } from '../shared/sql';
 
-const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
-/** Ids, codes and digits: ASCII, compared byte by byte. */
-const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
         atualizado_em DATETIME(3) NOT NULL`;
 

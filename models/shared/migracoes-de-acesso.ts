@@ -1,4 +1,5 @@
 import { Migracao } from '../../lib/database';
+import { TABELA } from './sql';
 
 /** Tables of the access module, the same in every service that mounts it (DESIGN §3). */
 export const migracaoDeAcesso: Migracao = {
@@ -17,7 +18,7 @@ export const migracaoDeAcesso: Migracao = {
       nome_unico VARCHAR(120) GENERATED ALWAYS AS (IF(deletado_em IS NULL, nome, NULL)) STORED,
       UNIQUE KEY perfil_acesso_nome_unico (nome_unico),
       KEY perfil_acesso_nome (nome, id)
-    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
+    ) ${TABELA}`);
     await q(`CREATE TABLE colaborador (
       id CHAR(36) NOT NULL PRIMARY KEY,
       auth_id VARCHAR(64) NOT NULL,
@@ -37,6 +38,6 @@ export const migracaoDeAcesso: Migracao = {
       KEY colaborador_nome (deletado_em, nome, id),
       KEY colaborador_email (email),
       CONSTRAINT colaborador_perfil FOREIGN KEY (perfil_acesso_id) REFERENCES perfil_acesso (id)
-    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
+    ) ${TABELA}`);
   },
 };

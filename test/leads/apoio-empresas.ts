@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { digitosVerificadores } from '../../api/leads/cnpj';
 import { esquecerContagens } from '../../api/leads/contagem';
 import { banco } from '../../lib/database';
-import { cliente, Opcoes } from '../helpers/http';
-import { identityDe } from '../helpers/identity';
+import { acessoDe } from '../helpers/acesso';
+import { Opcoes } from '../helpers/http';
 import { SuiteDeTeste } from '../helpers/suite';
 
 /*
@@ -495,9 +495,8 @@ export function casaComNome(v: Visao, consulta: string): boolean {
 export type Consulta = Record<string, string | number | boolean | undefined>;
 
 export function leadsDe(suite: SuiteDeTeste) {
-  const identity = identityDe(suite.url.identity);
-  const api = cliente(suite.url.leads);
-  const admin = () => identity.admin();
+  const acesso = acessoDe(suite.url.identity, suite.url.leads);
+  const { api } = acesso;
 
   /** One page of GET /api/empresas. */
   const listar = (token: string | undefined, query: Consulta = {}, o: Opcoes = {}) => api.get('/api/empresas', { ...o, token, query });
@@ -517,49 +516,14 @@ export function leadsDe(suite: SuiteDeTeste) {
     return { total, estimado, itens, cnpjs: itens.map((i) => i.cnpj as string) };
   }
 
-  /** A master's GET /colaborador on leads: registers identity's collaborators (SPEC 4.5 rule 2, DESIGN §3). */
-  async function sincronizar() {
-    const res = await api.get('/colaborador', { token: await admin() });
-    if (res.status !== 200) throw new Error(`master listing: ${res.status} ${res.text}`);
-  }
-
-  async function colaboradorDe(usuario: { id: string; email: string }) {
-    const res = await api.get('/colaborador/filtro', { token: await admin(), query: { email: usuario.email } });
-    if (res.status !== 200) throw new Error(`filter: ${res.status} ${res.text}`);
-    return (res.body as { auth_id: string; id: string }[]).find((c) => c.auth_id === usuario.id);
-  }
-
-  async function criarPerfil(permissoes: Record<string, string[]>) {
-    const nome = `Perfil ${randomBytes(4).toString('hex')}`;
-    const res = await api.post('/perfil_acesso', { token: await admin(), body: { nome, permissoes } });
-    if (res.status !== 201) throw new Error(`create profile: ${res.status} ${res.text}`);
-    return res.body as { id: string };
-  }
-
-  async function vincular(colaboradorId: string, perfilAcessoId: string | null) {
-    const res = await api.patch(`/colaborador/${colaboradorId}/perfil_acesso`, {
-      token: await admin(),
-      body: { perfil_acesso_id: perfilAcessoId },
-    });
-    if (res.status !== 200) throw new Error(`link profile: ${res.status} ${res.text}`);
-  }
-
   /**
    * A logged-in identity collaborator registered on leads by a master's listing. `permissoes`
    * undefined keeps `Acesso inicial` (which reads empresas); null removes the profile; otherwise a
    * new profile with them is linked.
    */
-  async function pessoa(permissoes?: Record<string, string[]> | null) {
-    const { usuario, token } = await identity.criarUsuarioLogado();
-    await sincronizar();
-    const colaborador = await colaboradorDe(usuario);
-    if (!colaborador) throw new Error(`${usuario.email} was not registered by the master listing`);
-    if (permissoes === null) await vincular(colaborador.id, null);
-    else if (permissoes) await vincular(colaborador.id, (await criarPerfil(permissoes)).id);
-    return { usuario, token, colaborador };
-  }
+  const pessoa = (permissoes?: Record<string, string[]> | null) => acesso.pessoa({ permissoes });
 
-  return { identity, api, admin, listar, listarTudo, sincronizar, colaboradorDe, criarPerfil, vincular, pessoa };
+  return { ...acesso, listar, listarTudo, pessoa };
 }
 
 export type Leads = ReturnType<typeof leadsDe>;
