@@ -63,6 +63,8 @@ export interface Config {
     transferenciaIntervaloSegundos: number;
     /** delay between attempts to copy an attachment to file storage (SPEC 4.6 rule 7: 30 minutes) */
     anexoRetryMs: number;
+    /** attachment downloads from private addresses other than the chat platform's own (SSRF guard); LOCALHOST allows them */
+    permitirDownloadsPrivados: boolean;
   };
 }
 
@@ -116,6 +118,7 @@ const envSchema = Joi.object({
   SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: Joi.number().integer().min(1).max(86400).default(300),
   SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
   SALES_ANEXO_RETRY_MS: Joi.number().integer().min(1).max(86_400_000).default(30 * 60 * 1000),
+  SALES_PERMITIR_DOWNLOADS_PRIVADOS: Joi.boolean(),
   ...servicoKeys,
 }).unknown(true);
 
@@ -197,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       transferenciaEsperaSegundos: value.SALES_TRANSFERENCIA_ESPERA_SEGUNDOS,
       transferenciaIntervaloSegundos: value.SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS,
       anexoRetryMs: value.SALES_ANEXO_RETRY_MS,
+      permitirDownloadsPrivados: value.SALES_PERMITIR_DOWNLOADS_PRIVADOS ?? ambiente === 'LOCALHOST',
     },
   };
 }

@@ -5,7 +5,8 @@
  * while another commits, so CPU and I/O overlap.
  *
  * `particao`, when given, keeps requests of one partition (a conversation, say) in one line of
- * batches: two batches written at once never touch the same rows, so they never deadlock on them.
+ * batches: two batches this process writes at once never touch the same rows, so they never
+ * deadlock on them (batches of other processes still may: the caller retries those).
  *
  * When a whole batch fails, its requests are written again one by one, so one bad request (a key
  * repeated inside the batch, a row someone else locked) fails alone. `gravarUm` decides what one

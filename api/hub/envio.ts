@@ -1,8 +1,7 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { config } from '../../config';
+import { DestinoBloqueado, ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
 
 /**
  * One HTTP POST of a delivery: time-out per attempt, redirects never followed, the first KiB of
@@ -22,49 +21,6 @@ const agentes = {
   https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
 };
 
-const BLOQUEADAS = new net.BlockList();
-for (const [rede, prefixo] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv4');
-}
-for (const [rede, prefixo] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv6');
-}
-
-export function enderecoPrivado(endereco: string): boolean {
-  const mapeado = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(endereco);
-  if (mapeado) return BLOQUEADAS.check(mapeado[1], 'ipv4');
-  return BLOQUEADAS.check(endereco, net.isIPv6(endereco) ? 'ipv6' : 'ipv4');
-}
-
-class DestinoBloqueado extends Error {}
-
-const lookupProtegido: net.LookupFunction = (host, opcoes, callback) => {
-  dns.lookup(host, { ...opcoes, all: true }, (err, enderecos) => {
-    if (err) return (callback as any)(err);
-    const lista = enderecos as dns.LookupAddress[];
-    const privado = lista.find((e) => enderecoPrivado(e.address));
-    if (privado) return (callback as any)(new DestinoBloqueado(`destino em endereço privado (${privado.address}) recusado`));
-    if ((opcoes as dns.LookupOptions).all) return (callback as any)(null, lista);
-    (callback as any)(null, lista[0].address, lista[0].family);
-  });
-};
-
 const LIMITE_DA_RESPOSTA = 1024;
 
 function retryAfter(valor: string | undefined): number | undefined {
@@ -80,7 +36,7 @@ export function enviarPost(url: string, corpo: string, cabecalhos: Record<string
   const destino = new URL(url);
   const seguro = destino.protocol === 'https:';
   const protegido = !config().hub.permitirDestinosPrivados;
-  if (protegido && net.isIP(destino.hostname.replace(/^\[|\]$/g, '')) && enderecoPrivado(destino.hostname.replace(/^\[|\]$/g, ''))) {
+  if (protegido && ipLiteralPrivado(destino)) {
     return Promise.resolve({ status: null, erro: 'destino em endereço privado recusado', resposta: null, duracaoMs: 0 });
   }
   return new Promise((resolve) => {

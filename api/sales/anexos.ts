@@ -1,11 +1,12 @@
-import { Readable } from 'node:stream';
 import { Op } from 'sequelize';
+import { banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { apagarArquivo, guardarArquivo } from './arquivos';
 import { acessoAoSuporte } from './config-system';
+import { baixarAnexo } from './download';
 
 const log = logger('sales-anexo');
 
@@ -34,12 +35,11 @@ export async function varrerAnexos(): Promise<number> {
   return esquecidos.length;
 }
 
-/** The chat platform's token goes only to the chat platform's own address, never to a storage it redirects to. */
-async function cabecalhosDoDownload(anexo: AnexoDaMensagem): Promise<Record<string, string>> {
+/** How the chat platform that sent the attachment is reached: its origin and API token. */
+async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ origemDoSuporte: string | null; tokenApi: string | null }> {
   const conversa = await Conversa.findByPk(anexo.conversa_id, { attributes: ['config_system_suporte_id'], paranoid: false });
   const acesso = conversa ? await acessoAoSuporte(conversa.config_system_suporte_id) : null;
-  if (acesso?.tokenApi && new URL(anexo.endereco).origin === new URL(acesso.url).origin) return { api_access_token: acesso.tokenApi };
-  return {};
+  return { origemDoSuporte: acesso ? new URL(acesso.url).origin : null, tokenApi: acesso?.tokenApi ?? null };
 }
 
 export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente';
@@ -56,17 +56,17 @@ export async function copiarAnexo(anexoId: string, tentativa: number): Promise<R
   if (anexo.arquivo_id) return 'ja_copiado';
   await AnexoDaMensagem.update({ tentativas: Math.max(anexo.tentativas, tentativa) }, { where: { id: anexoId } });
   try {
-    const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
-    const download = await fetch(anexo.endereco, { headers: await cabecalhosDoDownload(anexo), redirect: 'follow', signal: prazo });
-    if (!download.ok || !download.body) throw new Error(`the chat platform answered ${download.status} to the download`);
-    const tipoMime = download.headers.get('content-type')?.trim() || 'application/octet-stream';
-    const arquivo = await guardarArquivo(anexo.nome, tipoMime, Readable.fromWeb(download.body as never), PRAZO_DA_COPIA_MS);
+    const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: AbortSignal.timeout(PRAZO_DA_COPIA_MS) });
+    const arquivo = await guardarArquivo(anexo.nome, download.tipoMime, download.bytes, PRAZO_DA_COPIA_MS);
     const [alterados] = await AnexoDaMensagem.update(
       { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },
       { where: { id: anexoId, arquivo_id: null } },
     );
     if (alterados === 0) {
-      await apagarArquivo(arquivo.id);
+      await banco('sales').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', {
+        replacements: [arquivo.id, dataSql(new Date())],
+      });
+      await enfileirarRemocao();
       return 'inexistente';
     }
     return 'copiado';
@@ -77,13 +77,25 @@ export async function copiarAnexo(anexoId: string, tentativa: number): Promise<R
   }
 }
 
-/** After a conversation is deleted for good: its copies leave file storage too. */
-export async function enfileirarRemocao(arquivoIds: string[]): Promise<void> {
-  if (!arquivoIds.length) return;
-  await fila(filaSalesAnexo).add('apagar', { arquivos: arquivoIds }, { attempts: 10, backoff: { type: 'exponential', delay: 10_000 } });
+/**
+ * Copies whose attachment is gone (arquivo_a_apagar, written with the deletion) leave file storage
+ * through this queue; when Redis is out of reach the sweep finds them later.
+ */
+export async function enfileirarRemocao(): Promise<void> {
+  try {
+    await fila(filaSalesAnexo).add('apagar', {}, { attempts: 10, backoff: { type: 'exponential', delay: 10_000 } });
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'remoção de cópias fica para a varredura');
+  }
 }
 
-export async function apagarCopias(arquivoIds: string[]): Promise<number> {
-  for (const id of arquivoIds) await apagarArquivo(id);
-  return arquivoIds.length;
+/** Removes the pending copies from file storage, oldest first; a failure stops and the job retries. */
+export async function apagarCopiasPendentes(): Promise<number> {
+  const sales = banco('sales');
+  const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
+  for (const { arquivo_id } of pendentes) {
+    await apagarArquivo(arquivo_id);
+    await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivo_id]);
+  }
+  return pendentes.length;
 }

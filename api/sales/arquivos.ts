@@ -14,9 +14,6 @@ export interface ArquivoGuardado {
   url: string;
 }
 
-/** A refusal that trying again will not change (the file is over the size limit, say). */
-export class RecusaDoArmazenamento extends Error {}
-
 async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } = {}, prazoMs = 10_000): Promise<Response> {
   const token = await tokenDoServico('sales');
   if (!token) throw new Error('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
@@ -36,7 +33,6 @@ export async function guardarArquivo(nome: string, tipoMime: string, bytes: Read
     { method: 'POST', headers: { 'content-type': tipoMime }, body: Readable.toWeb(bytes) as ReadableStream, duplex: 'half' },
     prazoMs,
   );
-  if (res.status === 413 || res.status === 415) throw new RecusaDoArmazenamento(`file storage refused the file (${res.status})`);
   if (res.status !== 201) throw new Error(`file storage answered ${res.status} to the upload`);
   return (await res.json()) as ArquivoGuardado;
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { config } from '../../config';
 import { segredoDoServico } from '../../lib/segredo-local';
 import { Segredo } from '../../models/sales';
@@ -23,6 +23,15 @@ export async function carregarChaveDeCifra(): Promise<void> {
 function chaveCarregada(): Buffer {
   if (!chave) throw new Error('sales encryption key not loaded');
   return chave;
+}
+
+/**
+ * The stored form of a webhook token: HMAC-SHA256 under a key derived from the encryption key, so
+ * a copy of the table alone cannot be used to guess tokens offline.
+ */
+export function resumoDoToken(token: string): string {
+  const chaveDoResumo = createHmac('sha256', chaveCarregada()).update('token-de-webhook').digest();
+  return createHmac('sha256', chaveDoResumo).update(token, 'utf8').digest('hex');
 }
 
 export function cifrar(texto: string): string {

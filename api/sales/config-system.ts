@@ -1,10 +1,10 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CacheComPrazo } from '../../lib/cache';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
-import { cifrar, decifrar } from './cifra';
+import { cifrar, decifrar, resumoDoToken } from './cifra';
 import { digitos } from './telefone';
 
 /** A configured system as the administration routes answer it: its secrets never, only whether they are set. */
@@ -38,7 +38,6 @@ export interface DadosDoConfigSystem {
 
 export type AlteracaoDoConfigSystem = Partial<Omit<DadosDoConfigSystem, 'tipo' | 'token'>> & { renovar_token?: boolean };
 
-const hashDoToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 const novoToken = () => randomBytes(32).toString('base64url');
 
 function comoJson(c: ConfigSystem, token?: string): ConfigSystemJson {
@@ -82,7 +81,7 @@ function colunas(e: AlteracaoDoConfigSystem): Record<string, unknown> {
 export async function criarConfigSystem(e: DadosDoConfigSystem): Promise<ConfigSystemJson> {
   conferirSegredoHmac(e.tipo, e.segredo_hmac);
   const token = e.token ?? novoToken();
-  const c = await ConfigSystem.create({ tipo: e.tipo, token_hash: hashDoToken(token), ...colunas(e) });
+  const c = await ConfigSystem.create({ tipo: e.tipo, token_hash: resumoDoToken(token), ...colunas(e) });
   return comoJson(c, token);
 }
 
@@ -110,12 +109,15 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
   return comoJson(await existente(id));
 }
 
-/** PATCH: partial; `renovar_token` issues a new webhook token (the old one stops at once) and shows it once. */
+/**
+ * PATCH: partial; `renovar_token` issues a new webhook token and shows it once. The old one stops
+ * at once in this process and within 10 seconds in the others (their cache of systems).
+ */
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
   const c = await existente(id);
   conferirSegredoHmac(c.tipo, e.segredo_hmac);
   const token = e.renovar_token ? novoToken() : undefined;
-  await c.update({ ...colunas(e), ...(token ? { token_hash: hashDoToken(token) } : {}) });
+  await c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) });
   paraWebhooks.esquecer(id);
   return comoJson(c, token);
 }
@@ -173,7 +175,7 @@ export interface ChamadaDeWebhook {
 export async function autenticarWebhook(id: string, tipo: TipoDeSistema, chamada: ChamadaDeWebhook, agora = Date.now()) {
   const sistema = await sistemaDoWebhook(id);
   if (!sistema || sistema.tipo !== tipo) throw naoEncontrado('Sistema configurado');
-  const recebido = Buffer.from(hashDoToken(chamada.token ?? ''), 'hex');
+  const recebido = Buffer.from(resumoDoToken(chamada.token ?? ''), 'hex');
   if (!chamada.token || !timingSafeEqual(recebido, sistema.tokenHash)) throw naoAutenticado('Token do webhook ausente ou inválido.');
   if (sistema.segredoHmac) conferirHmac(sistema.segredoHmac, chamada, agora);
   return sistema;
@@ -196,10 +198,13 @@ function conferirHmac(segredo: string, chamada: ChamadaDeWebhook, agora: number)
   }
 }
 
-/** The chat platform's API access of a system: its base address, account and token (hand-over, downloads). */
+/**
+ * The chat platform's API access of a system: its base address, account and token (hand-over,
+ * downloads). A deleted or inactive system is not called.
+ */
 export async function acessoAoSuporte(id: string): Promise<{ url: string; contaId: number | null; tokenApi: string | null } | null> {
-  const c = await ConfigSystem.findByPk(id, { paranoid: false });
-  if (!c?.url) return null;
+  const c = await ConfigSystem.findByPk(id);
+  if (!c?.url || !c.ativo) return null;
   return {
     url: c.url,
     contaId: c.conta_id === null ? null : Number(c.conta_id),

@@ -16,21 +16,27 @@ export async function totalDeConversas(status?: StatusDaConversa): Promise<numbe
   return Number(total ?? 0);
 }
 
-/** Folds the deltas logged so far into the base counts (the sales-contagem job, one at a time). */
+/**
+ * Folds the deltas logged so far into the base counts (the sales-contagem job, one at a time).
+ * The deltas are read with a lock, which waits for a writer still holding one of them, so each
+ * delta is summed once, then exactly those are deleted.
+ */
 export async function compactarContagem(): Promise<number> {
   return emTransacao(
     banco('sales'),
     async (conexao) => {
       const [[{ ate }]] = (await conexao.query('SELECT MAX(id) AS ate FROM conversa_contagem_delta')) as unknown as [[{ ate: number | null }]];
       if (ate === null) return 0;
-      await conexao.query(
-        `INSERT INTO conversa_contagem (status, total)
-           SELECT status, SUM(delta) FROM conversa_contagem_delta WHERE id <= ? GROUP BY status
-         ON DUPLICATE KEY UPDATE total = total + VALUES(total)`,
-        [ate],
-      );
-      const [r] = await conexao.query('DELETE FROM conversa_contagem_delta WHERE id <= ?', [ate]);
-      return (r as { affectedRows: number }).affectedRows;
+      const [linhas] = await conexao.query('SELECT id, status, delta FROM conversa_contagem_delta WHERE id <= ? FOR UPDATE', [ate]);
+      const deltas = linhas as { id: number; status: string; delta: number }[];
+      if (!deltas.length) return 0;
+      const porStatus = new Map<string, number>();
+      for (const d of deltas) porStatus.set(d.status, (porStatus.get(d.status) ?? 0) + Number(d.delta));
+      await conexao.query('INSERT INTO conversa_contagem (status, total) VALUES ? ON DUPLICATE KEY UPDATE total = total + VALUES(total)', [
+        [...porStatus].sort(([a], [b]) => (a < b ? -1 : 1)),
+      ]);
+      await conexao.query('DELETE FROM conversa_contagem_delta WHERE id IN (?)', [deltas.map((d) => d.id)]);
+      return deltas.length;
     },
     { leituraConfirmada: true },
   );

@@ -1,5 +1,4 @@
 import { banco, dataSql, emTransacao, lerLinhas, lerPorTexto } from '../../lib/database';
-import { logger } from '../../lib/logger';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -10,7 +9,6 @@ import { totalDeConversas } from './contagem';
 import { robos } from './robos';
 import { digitos } from './telefone';
 
-const log = logger('sales');
 
 /** SPEC 4.6 rule 1: pages of exactly 50. */
 export const TAMANHO_DA_PAGINA = 50;
@@ -212,23 +210,23 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
 
 /**
  * DELETE /conversa/{id} (SPEC §3): the record is deleted (logically) and its messages and
- * attachments for good, in one transaction; the attachments' copies then leave file storage.
- * A later message from the chat platform starts a new record.
+ * attachments for good, in one transaction, which also records the attachments' copies for
+ * removal from file storage (done by the sales-anexo queue). A later message from the chat
+ * platform starts a new record.
  */
 export async function deletarConversa(id: string): Promise<void> {
-  const arquivos = await emTransacao(sales(), async (conexao) => {
+  await emTransacao(sales(), async (conexao) => {
     const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
     if (!(vivas as unknown[]).length) throw naoEncontrado('Conversa');
-    const [copias] = await conexao.query('SELECT arquivo_id FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL', [id]);
+    const agora = dataSql(new Date());
+    await conexao.query(
+      `INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em)
+         SELECT arquivo_id, ? FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL`,
+      [agora, id],
+    );
     await conexao.query('DELETE FROM anexo_da_mensagem WHERE conversa_id = ?', [id]);
     await conexao.query('DELETE FROM conversa_mensagem WHERE conversa_id = ?', [id]);
-    const agora = dataSql(new Date());
     await conexao.query('UPDATE conversa SET deletado_em = ?, atualizado_em = ? WHERE id = ?', [agora, agora, id]);
-    return (copias as { arquivo_id: string }[]).map((c) => c.arquivo_id);
   });
-  try {
-    await enfileirarRemocao(arquivos);
-  } catch (err) {
-    log.error({ err, conversa_id: id, arquivos }, 'cópias de anexos não enfileiradas para remoção');
-  }
+  await enfileirarRemocao();
 }

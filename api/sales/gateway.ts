@@ -13,7 +13,8 @@ import { chaveDoTelefone, variantesDoTelefone } from './telefone';
  */
 
 const jid = Joi.string().max(200);
-const eventoDoGateway = Joi.object({
+/** messages.upsert: the contact's id (`data.key.remoteJid`) and the gateway's own number (`sender`) */
+const mensagemDoGateway = Joi.object({
   event: Joi.string().required(),
   instance: Joi.string().allow('', null),
   sender: jid.allow('', null),
@@ -49,16 +50,17 @@ async function mensageiroDe(sender: string | null | undefined): Promise<string |
   return m?.id ?? null;
 }
 
-export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo: unknown): Promise<ResultadoDoGateway> {
-  const { value: e, error } = eventoDoGateway.validate(corpo, { abortEarly: false, errors: { wrap: { label: false } } });
+export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo: { event: string }): Promise<ResultadoDoGateway> {
+  // the gateway sends many events (connection.update, qrcode.updated...): only messages.upsert is read
+  const nome = corpo.event.toLowerCase().replace(/_/g, '.');
+  if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${corpo.event} não é guardado` };
+  const { value: e, error } = mensagemDoGateway.validate(corpo, { abortEarly: false, errors: { wrap: { label: false } } });
   if (error) {
     throw dadosInvalidos(
       'Evento do gateway fora do formato esperado.',
       error.details.map((d) => ({ campo: d.path.join('.') || 'body', mensagem: d.message })),
     );
   }
-  const nome = String(e.event).toLowerCase().replace(/_/g, '.');
-  if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${e.event} não é guardado` };
   const telefone = telefoneDoJid(e.data.key.remoteJid);
   if (!telefone) return { conversas_vinculadas: 0, ignorado: 'conversa de grupo ou sem telefone' };
 

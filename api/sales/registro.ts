@@ -5,7 +5,8 @@ import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
 import { enfileirarCopias } from './anexos';
 import { SistemaDoWebhook } from './config-system';
-import { usuariosDosRobos } from './robos';
+import { identidadesDosRobos } from './robos';
+import { dadosInvalidos } from '../shared/errors';
 import { AnexoDoSuporte, autorDe, ConversaDoSuporte, EventoDoSuporte, MensagemDoSuporte } from './suporte';
 import { chaveDoTelefone, digitos } from './telefone';
 
@@ -120,8 +121,9 @@ async function gravarMensagens(conexao: ConexaoEmTransacao, mensagens: MensagemD
   if (!mensagens.length) return;
   const ordem = [...mensagens].sort((a, b) => (a.conversaId! < b.conversaId! ? -1 : a.conversaId! > b.conversaId! ? 1 : a.m.suporteMensagemId - b.m.suporteMensagemId));
   await conexao.query(
-    `INSERT IGNORE INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
-       quantidade_anexos, criado_em, atualizado_em) VALUES ?`,
+    `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
+       quantidade_anexos, criado_em, atualizado_em) VALUES ?
+     ON DUPLICATE KEY UPDATE conversa_id = conversa_id`,
     [ordem.map((x) => [x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm, x.m.anexos.length, agora, agora])],
   );
   const [linhas] = await conexao.query(
@@ -198,8 +200,7 @@ async function atualizarMensagem(conexao: ConexaoEmTransacao, x: MensagemDoLote,
  * and counters, each in one statement. Each event gets the answer it would have had alone.
  */
 async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
-  const robos = await usuariosDosRobos();
-  const usuariosDeRobos = new Set(robos.keys());
+  const robos = await identidadesDosRobos();
   return emTransacao(
     banco('sales'),
     async (conexao) => {
@@ -211,8 +212,7 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
         mensagensDe(p.evento).map((m) => {
-          const autor = autorDe(m.remetente, usuariosDeRobos);
-          const roboId = autor === 'robo' && m.remetente.id !== null ? (robos.get(m.remetente.id) ?? null) : null;
+          const { autor, roboId } = autorDe(m.remetente, robos);
           return { pedido, chave: chaveDe(p), m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDe(p)) };
         }),
       );
@@ -262,7 +262,7 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
     log.debug({ eventos: lote.length, ms: performance.now() - inicio }, 'lote de eventos gravado');
     return resultados;
   },
-  // a conversation's events go in one line of batches: concurrent batches never share its row
+  // a conversation's events go in one line of batches: this process's concurrent batches never share its row
   { maximo: 200, gravadores: 3, particao: (p) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId) },
 );
 
@@ -273,5 +273,12 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
  */
 export async function registrarEventoDoSuporte(sistema: SistemaDoWebhook, evento: EventoDoSuporte): Promise<ResultadoDoWebhook> {
   if (evento.tipo === 'ignorado') return { conversa_id: null, mensagens_novas: 0, ignorado: `evento ${evento.evento} não é guardado` };
+  // conversation ids count per account: a system names one account, and takes no other's events
+  const conta = evento.conversa.contaId;
+  if (sistema.contaId !== null && conta !== null && conta !== sistema.contaId) {
+    throw dadosInvalidos(`Evento da conta ${conta}; este sistema é da conta ${sistema.contaId}.`, [
+      { campo: 'account.id', mensagem: 'outra conta da plataforma de atendimento' },
+    ]);
+  }
   return lotes.guardar({ sistema, evento });
 }

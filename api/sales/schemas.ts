@@ -30,6 +30,7 @@ const robo = Joi.object({
   nome: nome(120),
   descricao: Joi.string().trim().max(500).allow(null, ''),
   suporte_usuario_id: Joi.number().integer().min(0).allow(null),
+  suporte_bot_id: Joi.number().integer().min(0).allow(null),
 });
 
 export const schemas = {
@@ -55,7 +56,7 @@ export const schemas = {
     tipo: Joi.string().valid('suporte', 'mensageiro', 'gateway').required(),
     nome: nome(120).required(),
     token: Joi.string()
-      .min(16)
+      .min(32)
       .max(200)
       .pattern(/^[A-Za-z0-9._~-]+$/)
       .messages({ 'string.pattern.base': 'use letras, dígitos, ponto, _, ~ e -' }),
@@ -166,7 +167,8 @@ const roboJson = Joi.object({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
-  suporte_usuario_id: Joi.number().allow(null),
+  suporte_usuario_id: Joi.number().allow(null).description('Usuário da plataforma de atendimento com que o robô responde'),
+  suporte_bot_id: Joi.number().allow(null).description('Agent bot da plataforma de atendimento com que o robô responde'),
   criado_em: data(),
   atualizado_em: data(),
 }).label('Robo');

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { AutorDaMensagem, StatusDaConversa } from '../../models/sales';
 import { dadosInvalidos } from '../shared/errors';
+import type { IdentidadesDosRobos } from './robos';
 
 /**
  * The chat platform's webhook payloads (Chatwoot's shape, DESIGN §7), read into what the sales
@@ -64,7 +65,8 @@ const anexo = Joi.object({
 const mensagem = Joi.object({
   id: idNumerico.required(),
   content: texto,
-  created_at: Joi.alternatives(Joi.number(), Joi.string().isoDate()).required(),
+  // unix seconds up to the year 9999, or an ISO date
+  created_at: Joi.alternatives(Joi.number().min(0).max(253402300799), Joi.string().isoDate()).required(),
   message_type: Joi.alternatives(Joi.string(), Joi.number().integer()).required(),
   private: Joi.boolean().allow(null),
   sender: remetente.allow(null),
@@ -148,7 +150,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte 
     remetente: remetenteDaMensagem,
     conteudo: m.content ?? '',
     criadaEm: dataDe(m.created_at),
-    etapaId: textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id) ?? etapaDaConversa,
+    etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
     anexos: (m.attachments ?? []).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
@@ -189,9 +191,14 @@ export function lerEventoDoSuporte(corpo: unknown): EventoDoSuporte {
   return { tipo: 'ignorado', evento };
 }
 
-/** DESIGN §10 `autor`: the contact; a robot (agent bot, or the chat user of a registered robot); anyone else of the team. */
-export function autorDe(remetente: MensagemDoSuporte['remetente'], usuariosDeRobos: Set<number>): AutorDaMensagem {
-  if (remetente.tipo === 'contato') return 'contato';
-  if (remetente.tipo === 'robo' || remetente.tipo === 'sistema') return 'robo';
-  return remetente.id !== null && usuariosDeRobos.has(remetente.id) ? 'robo' : 'atendente';
+/**
+ * DESIGN §10 `autor` and the robot a message links to: the contact; a robot (any agent bot, the
+ * inbox's own automation, or a user that a registered robot answers as); anyone else of the team.
+ */
+export function autorDe(remetente: MensagemDoSuporte['remetente'], robos: IdentidadesDosRobos): { autor: AutorDaMensagem; roboId: string | null } {
+  if (remetente.tipo === 'contato') return { autor: 'contato', roboId: null };
+  if (remetente.tipo === 'sistema') return { autor: 'robo', roboId: null };
+  const deRobo = remetente.id === null ? undefined : (remetente.tipo === 'robo' ? robos.bots : robos.usuarios).get(remetente.id);
+  if (remetente.tipo === 'robo') return { autor: 'robo', roboId: deRobo ?? null };
+  return deRobo ? { autor: 'robo', roboId: deRobo } : { autor: 'atendente', roboId: null };
 }

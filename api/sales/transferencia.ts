@@ -34,17 +34,21 @@ async function abrirNoSuporte(c: Esperando): Promise<void> {
  * than SALES_TRANSFERENCIA_ESPERA_SEGUNDOS since a message the robot has not answered goes to the
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One that fails stays pending and is tried again
- * on the next run.
+ * on the next run; conversations of a system without the platform's address, account or API
+ * token (or inactive, or deleted) are not tried.
  */
 export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
   const limite = new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000);
   const sales = banco('sales');
   const esperando = await lerPorTexto<Esperando>(
     sales,
-    `SELECT id, config_system_suporte_id, suporte_conta_id, suporte_conversa_id FROM conversa
-      WHERE status = 'pending' AND deletado_em IS NULL AND ultima_mensagem_do_contato_em < ?
-        AND (ultima_mensagem_do_robo_em IS NULL OR ultima_mensagem_do_robo_em < ultima_mensagem_do_contato_em)
-      ORDER BY ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
+    // only conversations whose system can be called: one that never could would keep its place forever
+    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id FROM conversa c
+       JOIN config_system s ON s.id = c.config_system_suporte_id AND s.deletado_em IS NULL AND s.ativo
+         AND s.url IS NOT NULL AND s.token_api_cifrado IS NOT NULL AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
+      WHERE c.status = 'pending' AND c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
+        AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
+      ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
     [dataSql(limite)],
   );
   let transferidas = 0;

@@ -13,7 +13,7 @@ export class ConfigSystem extends Model {
   @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
   @Column({ type: DataType.STRING(12), allowNull: false }) declare tipo: TipoDeSistema;
   @Column({ type: DataType.STRING(120), allowNull: false }) declare nome: string;
-  /** SHA-256 (hex) of the webhook token */
+  /** keyed hash (HMAC-SHA256, hex) of the webhook token (api/sales/cifra.ts) */
   @Column({ type: DataType.CHAR(64), allowNull: false }) declare token_hash: string;
   /** the chat platform's webhook HMAC key (X-Chatwoot-Signature), encrypted */
   @Column({ type: DataType.STRING(1000), allowNull: true }) declare segredo_hmac_cifrado: string | null;

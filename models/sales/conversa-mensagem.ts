@@ -10,7 +10,7 @@ export class ConversaMensagem extends Model {
   @Column({ type: DataType.BIGINT, primaryKey: true }) declare suporte_mensagem_id: string | number;
   @Column({ type: DataType.CHAR(36), allowNull: false, defaultValue: novoId }) declare id: string;
   @Column({ type: DataType.STRING(10), allowNull: false }) declare autor: AutorDaMensagem;
-  @Column({ type: DataType.TEXT, allowNull: false }) declare conteudo: string;
+  @Column({ type: DataType.TEXT('medium'), allowNull: false }) declare conteudo: string;
   @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;
   @Column(MOMENTO) declare criada_em: Date;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_anexos: number;

@@ -25,7 +25,7 @@ export class Conversa extends Model {
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone: string;
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone_digitos: string;
   @Column({ type: DataType.STRING(10), allowNull: false }) declare status: StatusDaConversa;
-  @Column({ type: DataType.TEXT, allowNull: false }) declare ultima_mensagem: string;
+  @Column({ type: DataType.TEXT('medium'), allowNull: false }) declare ultima_mensagem: string;
   @Column(MOMENTO) declare ultima_mensagem_em: Date | null;
   @Column(MOMENTO) declare ultima_mensagem_do_contato_em: Date | null;
   @Column(MOMENTO) declare ultima_mensagem_do_robo_em: Date | null;

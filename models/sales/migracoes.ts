@@ -16,9 +16,10 @@ export const MIGRACOES_SALES: Migracao[] = [
         valor VARCHAR(200) NOT NULL,
         criado_em DATETIME(3) NOT NULL
       ) ${TABELA}`);
-      // The systems that call the webhooks (DESIGN §7, §10). The webhook token is kept as its
-      // SHA-256 (it is random and long: a slow hash adds nothing); the secrets the service must
-      // use itself (the HMAC key, the chat platform's API token) are encrypted (api/sales/cifra.ts).
+      // The systems that call the webhooks (DESIGN §7, §10). The webhook token is kept as a keyed
+      // hash (HMAC under the service's key: at least 32 characters, it needs no slow hash); the
+      // secrets the service must use itself (the HMAC key, the chat platform's API token) are
+      // encrypted (api/sales/cifra.ts).
       await q(`CREATE TABLE config_system (
         id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
         tipo VARCHAR(12) ${ASCII} NOT NULL,
@@ -50,10 +51,12 @@ export const MIGRACOES_SALES: Migracao[] = [
         nome VARCHAR(120) NOT NULL,
         descricao VARCHAR(500) NULL,
         suporte_usuario_id BIGINT NULL,
+        suporte_bot_id BIGINT NULL,
         ${MOMENTOS},
         deletado_em DATETIME(3) NULL,
         KEY robo_nome (nome, id),
-        KEY robo_suporte_usuario (suporte_usuario_id)
+        KEY robo_suporte_usuario (suporte_usuario_id),
+        KEY robo_suporte_bot (suporte_bot_id)
       ) ${TABELA}`);
       // One live record per chat-platform conversation (the generated key is NULL once deleted, so
       // a message after a deletion starts a new record). The listing walks conversa_recentes (or
@@ -76,7 +79,7 @@ export const MIGRACOES_SALES: Migracao[] = [
         contato_telefone VARCHAR(40) NOT NULL,
         contato_telefone_digitos VARCHAR(40) ${ASCII} NOT NULL,
         status VARCHAR(10) ${ASCII} NOT NULL,
-        ultima_mensagem TEXT NOT NULL,
+        ultima_mensagem MEDIUMTEXT NOT NULL,
         ultima_mensagem_em DATETIME(3) NULL,
         ultima_mensagem_do_contato_em DATETIME(3) NULL,
         ultima_mensagem_do_robo_em DATETIME(3) NULL,
@@ -135,7 +138,7 @@ export const MIGRACOES_SALES: Migracao[] = [
         suporte_mensagem_id BIGINT NOT NULL,
         id CHAR(36) ${ASCII} NOT NULL,
         autor VARCHAR(10) ${ASCII} NOT NULL,
-        conteudo TEXT NOT NULL,
+        conteudo MEDIUMTEXT NOT NULL,
         etapa_id VARCHAR(64) NULL,
         criada_em DATETIME(3) NOT NULL,
         quantidade_anexos INT NOT NULL DEFAULT 0,
@@ -159,6 +162,12 @@ export const MIGRACOES_SALES: Migracao[] = [
         KEY anexo_da_mensagem_mensagem (mensagem_id),
         KEY anexo_da_mensagem_conversa (conversa_id),
         KEY anexo_da_mensagem_pendente (arquivo_id, tentativas)
+      ) ${TABELA}`);
+      // Copies in file storage whose attachment is gone (its conversation deleted): written in the
+      // same transaction as the deletion, removed from file storage by the sales-anexo queue.
+      await q(`CREATE TABLE arquivo_a_apagar (
+        arquivo_id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        criado_em DATETIME(3) NOT NULL
       ) ${TABELA}`);
       // The messaging gateway's last word on a phone: which gateway and number it talks through.
       await q(`CREATE TABLE contato_gateway (

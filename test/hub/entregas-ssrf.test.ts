@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { enderecoPrivado } from '../../api/hub/envio';
+import { enderecoPrivado } from '../../lib/destino-seguro';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 

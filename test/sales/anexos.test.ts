@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
-import { loadConfig } from '../../config';
+import { QueryTypes } from 'sequelize';
+import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
+import { config, loadConfig } from '../../config';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
@@ -35,6 +38,12 @@ async function mensagemComAnexo(endereco: string, tipo = 'image') {
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o anexo', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: tipo }] }),
   );
   return r.conversa_id as string;
+}
+
+/** Copies recorded for removal from file storage, not yet removed. */
+async function pendentes(): Promise<string[]> {
+  const linhas = await banco('sales').query<{ arquivo_id: string }>('SELECT arquivo_id FROM arquivo_a_apagar', { type: QueryTypes.SELECT });
+  return linhas.map((l) => l.arquivo_id);
 }
 
 async function anexoDe(conversaId: string) {
@@ -97,6 +106,51 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     const conversaId = await mensagemComAnexo('https://armazenamento.exemplo.test/bucket/audio.ogg', 'audio');
     await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
     expect(s3.isDone()).toBe(true);
+  });
+});
+
+describe('the download of an attachment', () => {
+  it('follows the chat platform\'s redirect to its storage, without taking the API token along', async () => {
+    const chat = nock(CHAT)
+      .get('/rails/active_storage/blobs/redirect/xyz/contrato.pdf')
+      .matchHeader('api_access_token', 'token-da-api-do-chat')
+      .reply(302, '', { location: 'https://armazenamento.exemplo.test/bucket/xyz?assinatura=1' });
+    const armazenamento = nock('https://armazenamento.exemplo.test', { badheaders: ['api_access_token'] })
+      .get('/bucket/xyz')
+      .query({ assinatura: '1' })
+      .reply(200, Buffer.from('%PDF'), { 'content-type': 'application/pdf' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/xyz/contrato.pdf`, 'file');
+    const anexo = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy through the redirect');
+    expect(chat.isDone() && armazenamento.isDone()).toBe(true);
+    expect(anexo).toMatchObject({ nome: 'contrato.pdf', tipo_mime: 'application/pdf', tamanho: 4, tentativas: 1 });
+  });
+
+  it('outside LOCALHOST an address on a private network is refused, unless it is the chat platform\'s own', async () => {
+    const servidor = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('interno'));
+    await new Promise<void>((r) => servidor.listen(0, '127.0.0.1', r));
+    const origem = `http://127.0.0.1:${(servidor.address() as AddressInfo).port}`;
+    config().sales.permitirDownloadsPrivados = false;
+    try {
+      const alheio = await mensagemComAnexo(`${origem}/segredo.txt`, 'file');
+      await esperarAte(async () => (await anexoDe(alheio)).tentativas >= 1, 'the refused attempt');
+      await dormir(100);
+      expect(await anexoDe(alheio)).toMatchObject({ arquivo_id: null });
+      expect((await AnexoDaMensagem.findOne({ where: { conversa_id: alheio } }))!.ultimo_erro).toContain('private');
+
+      const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+      const r = await s.registrar(proprio, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${origem}/anexo.txt`, file_type: 'file' }] }));
+      const copiado = await esperarAte(async () => {
+        const a = await anexoDe(r.conversa_id);
+        return a.arquivo_id && a;
+      }, 'the copy from the chat platform itself');
+      expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 7 });
+    } finally {
+      config().sales.permitirDownloadsPrivados = true;
+      servidor.close();
+    }
   });
 });
 
@@ -171,5 +225,27 @@ describe('SPEC §3: deleting a conversation for good', () => {
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
     expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
     await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy removed');
+  });
+
+  it('copies recorded for removal wait there while file storage fails, and leave once it answers', async () => {
+    nock(CHAT).get('/guardado.jpg').reply(200, randomBytes(10), { 'content-type': 'image/jpeg' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/guardado.jpg`);
+    const { arquivo_id } = await esperarAte(async () => {
+      const a = await anexoDe(conversaId);
+      return a.arquivo_id && a;
+    }, 'the copy');
+    const urlDoFiles = config().servicos.files.url;
+    config().servicos.files.url = 'http://127.0.0.1:9';
+    try {
+      expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+      expect(await pendentes()).toContain(arquivo_id);
+      await expect(apagarCopiasPendentes()).rejects.toThrow();
+      expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
+    } finally {
+      config().servicos.files.url = urlDoFiles;
+    }
+    await apagarCopiasPendentes();
+    expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(0);
+    expect(await pendentes()).not.toContain(arquivo_id);
   });
 });

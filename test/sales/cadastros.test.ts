@@ -46,11 +46,11 @@ describe('DESIGN §10: POST /config_system (master)', () => {
   });
 
   it('keeps the token as a hash and the secrets encrypted, never in the clear', async () => {
-    const criado = await s.criarSistema('suporte', { token: 'um-token-escolhido-pelo-admin', segredo_hmac: 'outro-segredo', token_api: 'outra-api' });
-    expect(criado.token).toBe('um-token-escolhido-pelo-admin');
+    const criado = await s.criarSistema('suporte', { token: 'um-token-escolhido-pelo-admin-0123', segredo_hmac: 'outro-segredo', token_api: 'outra-api' });
+    expect(criado.token).toBe('um-token-escolhido-pelo-admin-0123');
     const linha = (await ConfigSystem.findByPk(criado.id))!;
     const guardado = JSON.stringify(linha.get({ plain: true }));
-    for (const segredo of ['um-token-escolhido-pelo-admin', 'outro-segredo', 'outra-api']) expect(guardado).not.toContain(segredo);
+    for (const segredo of ['um-token-escolhido-pelo-admin-0123', 'outro-segredo', 'outra-api']) expect(guardado).not.toContain(segredo);
     expect(linha.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -101,7 +101,7 @@ describe('DESIGN §10: POST /config_system (master)', () => {
 
 describe.each([
   ['cliente', 'razao_social', { cnpj: '11222333000181', telefone: '+55 11 3333-4444', email: 'compras@cliente.test' }],
-  ['robo', 'nome', { descricao: 'Atende vendas', suporte_usuario_id: 12 }],
+  ['robo', 'nome', { descricao: 'Atende vendas', suporte_usuario_id: 12, suporte_bot_id: 3 }],
 ] as const)('the %s records conversations link to (area clientes)', (recurso, campoDoNome, extras) => {
   it('create, read, page alphabetically with a search, update and delete', async () => {
     const tag = unico('Cad');

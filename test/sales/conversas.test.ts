@@ -1,4 +1,6 @@
+import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
+import { novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -89,6 +91,29 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     expect(await compactarContagem()).toBe(0);
     expect(await porStatus()).toEqual(await contadas());
     expect((await get('/conversa')).body.total).toBe(await Conversa.count());
+  });
+
+  it('a count delta still uncommitted when the counts are folded is waited for, and folded once', async () => {
+    const escritor = await novaConexao('sales');
+    try {
+      await escritor.beginTransaction();
+      const agora = new Date();
+      await escritor.query(
+        `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, contato_nome, contato_telefone,
+           contato_telefone_digitos, status, ultima_mensagem, criado_em, atualizado_em) VALUES (?, ?, ?, '', '', '', 'pending', '', ?, ?)`,
+        [uuidv7(), sistema.id, idDoSuporte(), agora, agora],
+      );
+      await conversa({ status: 'pending' });
+      let terminou = false;
+      const compactacao = compactarContagem().then((n) => ((terminou = true), n));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(terminou).toBe(false);
+      await escritor.commit();
+      expect(await compactacao).toBeGreaterThanOrEqual(2);
+    } finally {
+      await escritor.end();
+    }
+    expect((await get('/conversa', { status: 'pending' })).body.total).toBe(await Conversa.count({ where: { status: 'pending' } }));
   });
 
   it('answers 400 for a status out of the four and for a page that is not an integer', async () => {

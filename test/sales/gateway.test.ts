@@ -84,6 +84,12 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect((await s.gateway(gateway, { ...amostra, event: 'MESSAGES_UPSERT' })).status).toBe(200);
   });
 
+  it('the gateway\'s other events, whatever their data, are answered 200 and ignored', async () => {
+    const conexao = { event: 'connection.update', instance: 'vendas-01', data: { state: 'open', statusReason: 200 } };
+    expect((await s.gateway(gateway, conexao)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.stringContaining('connection.update') });
+    expect((await s.gateway(gateway, { event: 'QRCODE_UPDATED', data: { qrcode: { base64: 'x' } } })).status).toBe(200);
+  });
+
   it('groups, broadcasts and other events change nothing', async () => {
     const antes = await ContatoGateway.count();
     const grupo = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);

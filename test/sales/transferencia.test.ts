@@ -102,6 +102,16 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
   });
 
+  it('a system made inactive is not called', async () => {
+    const inativo = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: inativo });
+    await s.api.patch(`/config_system/${inativo.id}`, { token: await s.admin(), body: { ativo: false } });
+    const chamada = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(chamada.isDone()).toBe(false);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
   it('a deleted conversation is not handed over', async () => {
     const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
     await s.api.del(`/conversa/${registro.id}`, { token: await s.admin() });

@@ -22,7 +22,7 @@ let sistema: { id: string; token: string };
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'sales', 'files']);
   s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 7 });
+  sistema = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 1 });
 });
 
 afterAll(() => suite?.encerrar());
@@ -32,7 +32,7 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     const contato = novoContato({ telefone: '+55 (11) 98765-4321' });
     const conversa = idDoSuporte();
     const criadaEm = new Date('2026-11-20T10:00:00.000Z');
-    const evento = eventoDeMensagem({ conversa, contato, conteudo: 'Olá, quero um orçamento', criadaEm, conta: 7 });
+    const evento = eventoDeMensagem({ conversa, contato, conteudo: 'Olá, quero um orçamento', criadaEm, conta: 1 });
     const r = await s.registrar(sistema, evento);
     expect(r).toEqual({ conversa_id: expect.any(String), mensagens_novas: 1 });
 
@@ -42,7 +42,7 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
       id: r.conversa_id,
       suporte_conversa_id: conversa,
       suporte_contato_id: contato.id,
-      suporte_endereco_conversa: `https://chat.exemplo.test/app/accounts/7/conversations/${conversa}`,
+      suporte_endereco_conversa: `https://chat.exemplo.test/app/accounts/1/conversations/${conversa}`,
       config_system_suporte_id: sistema.id,
       contato_nome: contato.nome,
       contato_telefone: '+55 (11) 98765-4321',
@@ -120,37 +120,49 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
 });
 
 describe('DESIGN §10: autor comes from the sender', () => {
-  it('contact → contato, team member → atendente, agent bot → robo, a robot\'s chat user → robo (and links the robot)', async () => {
+  it('contact → contato; team member → atendente; agent bot → robo; a robot\'s chat user → robo, linking that robot', async () => {
     const usuarioDoRobo = idDoSuporte();
-    const robo = await s.criar('robo', { nome: 'Robô de vendas', suporte_usuario_id: usuarioDoRobo });
+    const roboUsuario = await s.criar('robo', { nome: 'Robô de vendas', suporte_usuario_id: usuarioDoRobo });
+    const idDoBot = idDoSuporte();
+    await s.criar('robo', { nome: 'Robô bot', suporte_bot_id: idDoBot });
     const conversa = idDoSuporte();
     const contato = novoContato();
     const t0 = Date.parse('2026-11-21T12:00:00.000Z');
     const em = (i: number) => new Date(t0 + i * 1000);
-    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'c', criadaEm: em(0) }));
-    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: 42, type: 'user' }, conteudo: 'a', criadaEm: em(1) }));
-    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: 5, type: 'agent_bot' }, conteudo: 'b', criadaEm: em(2) }));
-    await s.registrar(
-      sistema,
-      eventoDeMensagem({ conversa, contato, tipo: 'outgoing', remetente: { id: usuarioDoRobo, type: 'user' }, conteudo: 'r', criadaEm: em(3), etapa: 'etapa-2' }),
-    );
+    const enviar = (i: number, conteudo: string, remetente?: { id: number; type: 'user' | 'agent_bot' }, etapa?: string) =>
+      s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo, criadaEm: em(i), etapa, ...(remetente ? { tipo: 'outgoing', remetente } : {}) }));
+    await enviar(0, 'c');
+    await enviar(1, 'a', { id: 42, type: 'user' });
+    // a team member whose user id happens to equal the bot's id is still a team member
+    await enviar(2, 'a2', { id: idDoBot, type: 'user' });
+    await enviar(3, 'r', { id: usuarioDoRobo, type: 'user' }, 'etapa-2');
+    await enviar(4, 'b', { id: idDoBot, type: 'agent_bot' });
     const c = await s.conversaDoSuporte(conversa);
     const mensagens = await s.mensagens(c.id);
     expect(mensagens.map((m) => [m.conteudo, m.autor])).toEqual([
       ['c', 'contato'],
       ['a', 'atendente'],
-      ['b', 'robo'],
+      ['a2', 'atendente'],
       ['r', 'robo'],
+      ['b', 'robo'],
     ]);
     expect(mensagens[3].etapa_id).toBe('etapa-2');
     expect(mensagens[0].etapa_id).toBeNull();
     expect(c).toMatchObject({
-      robo_id: robo.id,
+      robo_id: roboUsuario.id,
       robo_nome: 'Robô de vendas',
       etapa_id: 'etapa-2',
       ultima_mensagem_do_contato_em: em(0).toISOString(),
-      ultima_mensagem_do_robo_em: em(3).toISOString(),
+      ultima_mensagem_do_robo_em: em(4).toISOString(),
     });
+  });
+
+  it('an agent bot\'s message links its robot when the conversation has none', async () => {
+    const idDoBot = idDoSuporte();
+    const robo = await s.criar('robo', { nome: 'Bot da triagem', suporte_bot_id: idDoBot });
+    const conversa = idDoSuporte();
+    await s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
+    expect((await s.conversaDoSuporte(conversa)).robo_id).toBe(robo.id);
   });
 });
 
@@ -299,6 +311,22 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect((await s.webhook({ id: proprio.id, token: renovado.body.token }, eventoDeMensagem({ conversa: idDoSuporte() }))).status).toBe(200);
   });
 
+  it('an event of another account than the system\'s answers 400 and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    const p = esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa, conta: 8 })), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'account.id' })]);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('a message of 150,000 characters is stored whole', async () => {
+    const conversa = idDoSuporte();
+    const longa = 'ã'.repeat(150_000);
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: longa }));
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c.ultima_mensagem).toBe(longa);
+    expect((await s.mensagens(c.id))[0].conteudo).toBe(longa);
+  });
+
   it('a payload out of shape answers 400 naming the fields, and stores nothing', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
@@ -308,6 +336,7 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     const statusDesconhecido = { ...evento, conversation: { ...evento.conversation, status: 'fechada' } };
     esperarProblema(await s.webhook(sistema, statusDesconhecido), 400);
     esperarProblema(await s.webhook(sistema, { ...evento, id: 'abc' }), 400);
+    esperarProblema(await s.webhook(sistema, { ...evento, created_at: 1e17 }), 400);
     esperarProblema(await s.webhook(sistema, { ...evento, event: undefined }), 400);
     esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);

@@ -1,0 +1,51 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import { config } from '../../config';
+import { ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
+
+const REDIRECIONAMENTOS = 5;
+
+export interface Download {
+  tipoMime: string;
+  bytes: Readable;
+}
+
+export interface AcessoAoAnexo {
+  /** the chat platform's origin: the only one trusted with its token, and reached even when private */
+  origemDoSuporte: string | null;
+  tokenApi: string | null;
+  sinal: AbortSignal;
+}
+
+/**
+ * GET of an attachment from the address the chat platform gave. Redirects (its storage's signed
+ * URLs) are followed here, at most 5, so the platform's API token goes to its own origin only; any
+ * other host passes the SSRF guard (private addresses refused outside LOCALHOST unless
+ * SALES_PERMITIR_DOWNLOADS_PRIVADOS). The answer's body is handed over as a stream.
+ */
+export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0): Promise<Download> {
+  const url = new URL(endereco);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`address ${url.protocol} is not http(s)`));
+  const doSuporte = a.origemDoSuporte !== null && url.origin === a.origemDoSuporte;
+  const protegido = !doSuporte && !config().sales.permitirDownloadsPrivados;
+  if (protegido && ipLiteralPrivado(url)) return Promise.reject(new Error('attachment address on a private network refused'));
+  const headers: Record<string, string> = { 'user-agent': 'suite-sales' };
+  if (doSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
+  return new Promise((resolve, reject) => {
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? lookupProtegido : undefined }, (res) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && res.headers.location) {
+        res.resume();
+        if (saltos >= REDIRECIONAMENTOS) return reject(new Error(`more than ${REDIRECIONAMENTOS} redirects`));
+        return resolve(baixarAnexo(new URL(res.headers.location, url).toString(), a, saltos + 1));
+      }
+      if (status < 200 || status >= 300) {
+        res.resume();
+        return reject(new Error(`the attachment's address answered ${status}`));
+      }
+      resolve({ tipoMime: res.headers['content-type']?.trim() || 'application/octet-stream', bytes: res });
+    });
+    req.on('error', reject);
+  });
+}
