@@ -19,7 +19,8 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** Ids the chat platform would give: unique per test run. */
 export const idDoSuporte = () => randomInt(1, 2 ** 31);
-export const unico = (rotulo = 'T') => `${rotulo}${randomBytes(4).toString('hex')}`;
+/** A unique tag of letters only: a contact search's digits are compared with the phones, so a tag must have none. */
+export const unico = (rotulo = 'T') => `${rotulo}${randomBytes(5).toString('hex').replace(/\d/g, (d) => 'ghijklmnop'[Number(d)])}`;
 
 export interface Contato {
   id: number;

@@ -30,6 +30,9 @@ async function conversa(o: { em?: Date; status?: string; conteudo?: string; cont
   return { id: r.conversa_id as string, suporteConversaId };
 }
 
+/** SPEC 4.6 rules 1 and 4: most recent last message first; a conversation without messages last. */
+const recentesPrimeiro = (datas: (string | null)[]) => [...datas].sort((a, b) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? 1 : -1));
+
 const get = (caminho: string, query?: Record<string, string | number>, token = admin) => s.api.get(caminho, { token, query });
 
 describe('SPEC 4.6 rule 1: GET /conversa', () => {
@@ -48,7 +51,7 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     for (let pagina = 2; pagina <= Math.ceil(vivas / 50); pagina++) todas.push(...(await get('/conversa', { pagina })).body.itens);
     expect(todas).toHaveLength(vivas);
     const datas = todas.map((c) => c.ultima_mensagem_em);
-    expect(datas).toEqual([...datas].sort().reverse());
+    expect(datas).toEqual(recentesPrimeiro(datas));
 
     expect((await get('/conversa', { pagina: 0 })).body.pagina).toBe(1);
     expect((await get('/conversa', { pagina: 99 })).body.itens).toEqual([]);
@@ -205,8 +208,7 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     const total = await Conversa.count();
     const res = await get('/conversa/filtro', { status: '', contato: '' });
     expect(res.body).toHaveLength(Math.min(500, total));
-    const datas = res.body.map((c: any) => c.ultima_mensagem_em);
-    expect(datas).toEqual([...datas].sort().reverse());
+    expect(res.body.map((c: any) => c.ultima_mensagem_em)).toEqual(recentesPrimeiro(res.body.map((c: any) => c.ultima_mensagem_em)));
   });
 
   it('answers 400 for a chat conversation id that is not a number', async () => {
