@@ -26,46 +26,36 @@ export interface OpcoesDeLotes<P, R> {
 }
 
 export class GravadorEmLotes<P, R> {
-  /** with partitions, one line per writer, each written by at most one writer at a time */
-  private readonly filas: { esperando: Espera<P, R>[]; gravando: boolean }[];
-  private gravadores = 0;
+  /**
+   * Lines of waiting requests: one, written by up to `gravadores` writers; or, with partitions,
+   * `gravadores` lines written by one writer each.
+   */
+  private readonly filas: { esperando: Espera<P, R>[]; gravadores: number }[];
+  private readonly gravadoresPorFila: number;
 
   constructor(
     private readonly gravar: (lote: P[]) => Promise<R[]>,
     private readonly opcoes: OpcoesDeLotes<P, R>,
   ) {
-    this.filas = Array.from({ length: opcoes.particao ? opcoes.gravadores : 1 }, () => ({ esperando: [], gravando: false }));
+    this.filas = Array.from({ length: opcoes.particao ? opcoes.gravadores : 1 }, () => ({ esperando: [], gravadores: 0 }));
+    this.gravadoresPorFila = opcoes.particao ? 1 : opcoes.gravadores;
   }
 
   guardar(pedido: P): Promise<R> {
     return new Promise((responder, falhar) => {
       const indice = this.opcoes.particao ? hash(this.opcoes.particao(pedido)) % this.filas.length : 0;
       this.filas[indice].esperando.push({ pedido, responder, falhar });
-      if (this.opcoes.particao) {
-        if (!this.filas[indice].gravando) void this.gravarFila(indice);
-      } else if (this.gravadores < this.opcoes.gravadores) void this.gravarLotes();
+      if (this.filas[indice].gravadores < this.gravadoresPorFila) void this.gravarFila(indice);
     });
   }
 
-  /** Without partitions: any writer takes the next batch. */
-  private async gravarLotes(): Promise<void> {
-    this.gravadores++;
-    try {
-      const fila = this.filas[0];
-      while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.opcoes.maximo));
-    } finally {
-      this.gravadores--;
-    }
-  }
-
-  /** With partitions: one writer per line. */
   private async gravarFila(indice: number): Promise<void> {
     const fila = this.filas[indice];
-    fila.gravando = true;
+    fila.gravadores++;
     try {
       while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.opcoes.maximo));
     } finally {
-      fila.gravando = false;
+      fila.gravadores--;
     }
   }
 

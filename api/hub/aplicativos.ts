@@ -1,7 +1,6 @@
 import { Op, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { credenciaisDe } from '../../lib/credenciais';
-import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -10,6 +9,7 @@ import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { Principal } from '../shared/principal';
+import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
 

@@ -9,6 +9,8 @@ import { Segredo } from '../../models/sales';
  * SHA-256 of SALES_CHAVE_DE_CIFRA (in LOCALHOST, of a key generated on first start).
  */
 let chave: Buffer | undefined;
+/** derived once from the same key, for the webhook tokens' keyed hash */
+let chaveDoResumo: Buffer | undefined;
 
 export async function carregarChaveDeCifra(): Promise<void> {
   const segredo = await segredoDoServico({
@@ -18,11 +20,12 @@ export async function carregarChaveDeCifra(): Promise<void> {
     nome: 'cifra',
   });
   chave = createHash('sha256').update(segredo).digest();
+  chaveDoResumo = createHmac('sha256', chave).update('token-de-webhook').digest();
 }
 
-function chaveCarregada(): Buffer {
-  if (!chave) throw new Error('sales encryption key not loaded');
-  return chave;
+function carregada(k: Buffer | undefined): Buffer {
+  if (!k) throw new Error('sales encryption key not loaded');
+  return k;
 }
 
 /**
@@ -30,13 +33,12 @@ function chaveCarregada(): Buffer {
  * a copy of the table alone cannot be used to guess tokens offline.
  */
 export function resumoDoToken(token: string): string {
-  const chaveDoResumo = createHmac('sha256', chaveCarregada()).update('token-de-webhook').digest();
-  return createHmac('sha256', chaveDoResumo).update(token, 'utf8').digest('hex');
+  return createHmac('sha256', carregada(chaveDoResumo)).update(token, 'utf8').digest('hex');
 }
 
 export function cifrar(texto: string): string {
   const iv = randomBytes(12);
-  const cifra = createCipheriv('aes-256-gcm', chaveCarregada(), iv);
+  const cifra = createCipheriv('aes-256-gcm', carregada(chave), iv);
   const corpo = Buffer.concat([cifra.update(texto, 'utf8'), cifra.final()]);
   return ['v1', iv.toString('base64url'), cifra.getAuthTag().toString('base64url'), corpo.toString('base64url')].join('.');
 }
@@ -44,7 +46,7 @@ export function cifrar(texto: string): string {
 export function decifrar(guardado: string): string {
   const [versao, iv, tag, corpo] = guardado.split('.');
   if (versao !== 'v1' || !iv || !tag || corpo === undefined) throw new Error('unknown ciphertext format');
-  const decifra = createDecipheriv('aes-256-gcm', chaveCarregada(), Buffer.from(iv, 'base64url'));
+  const decifra = createDecipheriv('aes-256-gcm', carregada(chave), Buffer.from(iv, 'base64url'));
   decifra.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decifra.update(Buffer.from(corpo, 'base64url')), decifra.final()]).toString('utf8');
 }

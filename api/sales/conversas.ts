@@ -215,11 +215,11 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
  * platform starts a new record.
  */
 export async function deletarConversa(id: string): Promise<void> {
-  await emTransacao(sales(), async (conexao) => {
+  const copias = await emTransacao(sales(), async (conexao) => {
     const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
     if (!(vivas as unknown[]).length) throw naoEncontrado('Conversa');
     const agora = dataSql(new Date());
-    await conexao.query(
+    const [registradas] = await conexao.query(
       `INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em)
          SELECT arquivo_id, ? FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL`,
       [agora, id],
@@ -227,6 +227,7 @@ export async function deletarConversa(id: string): Promise<void> {
     await conexao.query('DELETE FROM anexo_da_mensagem WHERE conversa_id = ?', [id]);
     await conexao.query('DELETE FROM conversa_mensagem WHERE conversa_id = ?', [id]);
     await conexao.query('UPDATE conversa SET deletado_em = ?, atualizado_em = ? WHERE id = ?', [agora, agora, id]);
+    return (registradas as { affectedRows: number }).affectedRows;
   });
-  await enfileirarRemocao();
+  if (copias) await enfileirarRemocao();
 }

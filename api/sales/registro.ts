@@ -30,7 +30,6 @@ interface Pedido {
 /** A message of the batch, with what the webhook decided of it. */
 interface MensagemDoLote {
   pedido: number;
-  chave: string;
   m: MensagemDoSuporte;
   autor: AutorDaMensagem;
   roboId: string | null;
@@ -41,6 +40,7 @@ interface MensagemDoLote {
 }
 
 const chaveDaConversa = (sistemaId: string, suporteConversaId: number) => `${sistemaId}:${suporteConversaId}`;
+const chaveDoPedido = (p: Pedido) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId);
 const mensagensDe = (e: EventoGuardado) => (e.tipo === 'mensagem' ? (e.mensagem ? [e.mensagem] : []) : e.mensagens);
 const lista = (n: number, item: string) => Array(n).fill(item).join(', ');
 
@@ -74,7 +74,7 @@ async function apagadasSemRegistroVivo(conexao: ConexaoEmTransacao, pedidos: Ped
  */
 async function gravarConversas(conexao: ConexaoEmTransacao, pedidos: Pedido[], agora: string): Promise<Map<string, string>> {
   const ultimos = new Map<string, Pedido>();
-  for (const p of pedidos) ultimos.set(chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId), p);
+  for (const p of pedidos) ultimos.set(chaveDoPedido(p), p);
   const chaves = [...ultimos.keys()].sort();
   const linhas = chaves.map((k) => {
     const { sistema, evento } = ultimos.get(k)!;
@@ -206,14 +206,13 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
     async (conexao) => {
       const agora = dataSql(new Date());
       const apagadas = await apagadasSemRegistroVivo(conexao, lote.filter((p) => !mensagensDe(p.evento).length));
-      const chaveDe = (p: Pedido) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId);
-      const validos = new Set(lote.filter((p) => mensagensDe(p.evento).length || !apagadas.has(chaveDe(p))));
+      const validos = new Set(lote.filter((p) => mensagensDe(p.evento).length || !apagadas.has(chaveDoPedido(p))));
       const conversas = validos.size ? await gravarConversas(conexao, [...validos], agora) : new Map<string, string>();
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
         mensagensDe(p.evento).map((m) => {
           const { autor, roboId } = autorDe(m.remetente, robos);
-          return { pedido, chave: chaveDe(p), m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDe(p)) };
+          return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDoPedido(p)) };
         }),
       );
       await gravarMensagens(conexao, mensagens, agora);
@@ -222,12 +221,14 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
       await moverContadores(conexao, novas, agora);
       for (const x of mensagens) if (!x.nova && lote[x.pedido].evento.evento === 'message_updated') await atualizarMensagem(conexao, x, agora);
 
+      const novasPorPedido = lote.map(() => 0);
+      for (const x of novas) novasPorPedido[x.pedido]++;
       const resultados = lote.map((p, i): ResultadoDoWebhook => {
-        const conversaId = conversas.get(chaveDe(p));
+        const conversaId = conversas.get(chaveDoPedido(p));
         if (!validos.has(p) || !conversaId) {
           return { conversa_id: null, mensagens_novas: 0, ignorado: 'conversa apagada; só uma nova mensagem abre outro registro' };
         }
-        return { conversa_id: conversaId, mensagens_novas: mensagens.filter((x) => x.pedido === i && x.nova).length };
+        return { conversa_id: conversaId, mensagens_novas: novasPorPedido[i] };
       });
       return { resultados, anexos };
     },
@@ -263,7 +264,7 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
     return resultados;
   },
   // a conversation's events go in one line of batches: this process's concurrent batches never share its row
-  { maximo: 200, gravadores: 3, particao: (p) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId) },
+  { maximo: 200, gravadores: 3, particao: chaveDoPedido },
 );
 
 /**

@@ -15,9 +15,10 @@ interface Esperando {
   suporte_conversa_id: number;
 }
 
+type Acesso = Awaited<ReturnType<typeof acessoAoSuporte>>;
+
 /** Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. */
-async function abrirNoSuporte(c: Esperando): Promise<void> {
-  const acesso = await acessoAoSuporte(c.config_system_suporte_id);
+async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
   const conta = c.suporte_conta_id ?? acesso?.contaId ?? null;
   if (!acesso?.tokenApi || conta === null) throw new Error('the chat platform system has no API address, account or token');
   const res = await fetch(`${acesso.url}/api/v1/accounts/${conta}/conversations/${c.suporte_conversa_id}/toggle_status`, {
@@ -53,9 +54,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
   );
   let transferidas = 0;
   let falhas = 0;
+  // a run's conversations share few systems: each system's access is read and decrypted once
+  const acessos = new Map<string, Promise<Acesso>>();
   for (const c of esperando) {
+    const id = c.config_system_suporte_id;
+    if (!acessos.has(id)) acessos.set(id, acessoAoSuporte(id));
     try {
-      await abrirNoSuporte(c);
+      await abrirNoSuporte(c, await acessos.get(id)!);
     } catch (err) {
       falhas++;
       log.warn({ err: (err as Error).message, conversa_id: c.id }, 'transferência adiada');
