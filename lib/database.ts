@@ -127,7 +127,9 @@ function poolRapido(sequelize: { config: { database: string } }): Pool {
   const database = sequelize.config.database;
   let pool = pools.get(database);
   if (!pool) {
-    const criado = createPool({ ...servidor(), database, connectionLimit: 10, timezone: 'Z' });
+    // trace off: mysql2 would capture a stack trace on every query, a cost per request on hot
+    // paths; an error still names the statement and the server's message
+    const criado = createPool({ ...servidor(), database, connectionLimit: 10, timezone: 'Z', trace: false });
     pools.set(database, criado);
     aoEncerrar('bancos', `mysql-rapido:${database}`, async () => {
       pools.delete(database);

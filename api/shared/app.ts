@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { Express, NextFunction, Request, Response, Router } from 'express';
+import express, { Express, NextFunction, Request, Response } from 'express';
 import Joi from 'joi';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
@@ -30,7 +30,9 @@ function idDaRequisicao(req: Request, res: Response, next: NextFunction) {
 }
 
 function registroDeAcesso(servico: string) {
-  const log = logger('http').child({ servico });
+  // an access line carries no secret (no header, no body, no query string): redaction, which
+  // walks every line, is left to the other loggers
+  const log = logger('http').child({ servico }, { redact: [] });
   return (req: Request, res: Response, next: NextFunction) => {
     const inicio = process.hrtime.bigint();
     res.on('finish', () => {
@@ -80,22 +82,16 @@ export function criarApp(def: DefinicaoDoServico): Express {
   const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas))), ...def.rotas];
   // Routes that stream their own body (a file upload) are matched, by Express itself, before the
   // JSON parser: a file sent as application/json reaches its handler byte for byte. Being matched
-  // first, their paths must not shadow another route's literal path.
-  const emFluxo = todas.filter((r) => r.corpoEmFluxo);
-  if (emFluxo.length) {
-    const fluxos = Router();
-    montarRotas(fluxos, emFluxo, def.autenticar);
-    app.use(fluxos);
-  }
+  // first, their paths must not shadow another route's literal path. Routes sit on the app's own
+  // router, not a nested one: one less layer to walk and path to trim on every request.
+  montarRotas(app, todas.filter((r) => r.corpoEmFluxo), def.autenticar);
   app.use(
     express.json({
       limit: def.limiteDoCorpo ?? '1mb',
       verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined,
     }),
   );
-  const router = Router();
-  montarRotas(router, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
-  app.use(router);
+  montarRotas(app, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
   app.use(naoEncontradoRota());
   app.use(tratadorDeErros());
   return app;

@@ -1,4 +1,4 @@
-import { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
 import './express';
 import { Autenticador, tokenDoCabecalho } from './auth';
@@ -60,7 +60,7 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: st
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
-export function montarRotas(router: Router, rotas: Rota[], autenticar: Autenticador): void {
+export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador): void {
   for (const rota of rotas) {
     const pipeline = async (req: Request, res: Response, next: NextFunction) => {
       try {
