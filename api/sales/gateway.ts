@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { banco, dataSql, emTransacao } from '../../lib/database';
 import { ConfigSystem } from '../../models/sales';
-import { dadosInvalidos } from '../shared/errors';
+import { esquemaPronto, validarCom } from '../shared/validacao';
 import { SistemaDoWebhook } from './config-system';
 import { chaveDoTelefone, variantesDoTelefone } from './telefone';
 
@@ -26,6 +26,7 @@ const mensagemDoGateway = Joi.object({
     .unknown(true)
     .required(),
 }).unknown(true);
+const mensagemValidavel = esquemaPronto(mensagemDoGateway);
 
 export interface ResultadoDoGateway {
   conversas_vinculadas: number;
@@ -54,13 +55,7 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   // the gateway sends many events (connection.update, qrcode.updated...): only messages.upsert is read
   const nome = corpo.event.toLowerCase().replace(/_/g, '.');
   if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${corpo.event} não é guardado` };
-  const { value: e, error } = mensagemDoGateway.validate(corpo, { abortEarly: false, errors: { wrap: { label: false } } });
-  if (error) {
-    throw dadosInvalidos(
-      'Evento do gateway fora do formato esperado.',
-      error.details.map((d) => ({ campo: d.path.join('.') || 'body', mensagem: d.message })),
-    );
-  }
+  const e = validarCom<any>(mensagemValidavel, corpo, 'Evento do gateway fora do formato esperado.');
   const telefone = telefoneDoJid(e.data.key.remoteJid);
   if (!telefone) return { conversas_vinculadas: 0, ignorado: 'conversa de grupo ou sem telefone' };
 

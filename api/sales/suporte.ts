@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { AutorDaMensagem, StatusDaConversa } from '../../models/sales';
 import { dadosInvalidos } from '../shared/errors';
+import { esquemaPronto, validarCom } from '../shared/validacao';
 import type { IdentidadesDosRobos } from './robos';
 
 /**
@@ -91,19 +92,9 @@ const conversa = Joi.object({
 
 const conta = Joi.object({ id: idNumerico.allow(null) }).unknown(true).allow(null);
 
-const eventoDeMensagem = mensagem.keys({ event: Joi.string().required(), conversation: conversa.required(), account: conta });
-const eventoDeConversa = conversa.keys({ event: Joi.string().required(), account: conta });
-
-function validar<T>(esquema: Joi.Schema, valor: unknown): T {
-  const { value, error } = esquema.validate(valor, { abortEarly: false, convert: true, errors: { wrap: { label: false } } });
-  if (error) {
-    throw dadosInvalidos(
-      'Evento da plataforma de atendimento fora do formato esperado.',
-      error.details.map((d) => ({ campo: d.path.join('.') || 'body', mensagem: d.message })),
-    );
-  }
-  return value as T;
-}
+const eventoDeMensagem = esquemaPronto(mensagem.keys({ event: Joi.string().required(), conversation: conversa.required(), account: conta }));
+const eventoDeConversa = esquemaPronto(conversa.keys({ event: Joi.string().required(), account: conta }));
+const FORA_DO_FORMATO = 'Evento da plataforma de atendimento fora do formato esperado.';
 
 const textoOuNulo = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 
@@ -178,12 +169,12 @@ export function lerEventoDoSuporte(corpo: unknown): EventoDoSuporte {
   const evento = (corpo as { event?: unknown })?.event;
   if (typeof evento !== 'string') throw dadosInvalidos('Evento sem o campo event.', [{ campo: 'event', mensagem: 'obrigatório' }]);
   if (evento === 'message_created' || evento === 'message_updated') {
-    const e = validar<any>(eventoDeMensagem, corpo);
+    const e = validarCom<any>(eventoDeMensagem, corpo, FORA_DO_FORMATO);
     const c = lerConversa(e.conversation, e.account?.id, e.sender);
     return { tipo: 'mensagem', evento, conversa: c, mensagem: visivel(e) ? lerMensagem(e, c.etapaId) : null };
   }
   if (evento === 'conversation_created' || evento === 'conversation_updated' || evento === 'conversation_status_changed') {
-    const e = validar<any>(eventoDeConversa, corpo);
+    const e = validarCom<any>(eventoDeConversa, corpo, FORA_DO_FORMATO);
     const c = lerConversa(e, e.account?.id);
     const mensagens = (e.messages ?? []).filter(visivel).map((m: any) => lerMensagem(m, c.etapaId));
     return { tipo: 'conversa', evento, conversa: c, mensagens };

@@ -2,7 +2,8 @@ import { IRouter, NextFunction, Request, RequestHandler, Response } from 'expres
 import Joi from 'joi';
 import './express';
 import { Autenticador, tokenDoCabecalho } from './auth';
-import { dadosInvalidos, naoAutenticado, proibido } from './errors';
+import { naoAutenticado, proibido } from './errors';
+import { esquemaPronto, validarCom } from './validacao';
 import { Principal } from './principal';
 
 export type Metodo = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -39,21 +40,10 @@ export interface Rota {
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
-const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
-
-function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: string, desconhecidos: boolean) {
+function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'params' | 'query' | 'body') {
   if (!esquema) return parte === 'body' ? undefined : {};
-  const { value, error } = esquema.validate(valor ?? (parte === 'body' ? undefined : {}), {
-    ...OPCOES_JOI,
-    stripUnknown: desconhecidos ? { objects: true } : false,
-  });
-  if (error) {
-    throw dadosInvalidos(
-      parte === 'body' && valor === undefined ? 'O corpo JSON é obrigatório.' : 'Dados inválidos.',
-      error.details.map((d) => ({ campo: d.path.length ? d.path.join('.') : parte, mensagem: d.message })),
-    );
-  }
-  return value;
+  const mensagem = parte === 'body' && valor === undefined ? 'O corpo JSON é obrigatório.' : 'Dados inválidos.';
+  return validarCom(esquema, valor ?? (parte === 'body' ? undefined : {}), mensagem, parte);
 }
 
 /**
@@ -62,6 +52,11 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: st
  */
 export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador): void {
   for (const rota of rotas) {
+    const esquemas = {
+      params: rota.validar?.params && esquemaPronto(rota.validar.params),
+      query: rota.validar?.query && esquemaPronto(rota.validar.query, true),
+      body: rota.validar?.body && esquemaPronto(rota.validar.body),
+    };
     const pipeline = async (req: Request, res: Response, next: NextFunction) => {
       try {
         if (rota.acesso !== 'publico') {
@@ -76,9 +71,9 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
           if (rota.permissao) await rota.permissao(principal, req);
         }
         req.entrada = {
-          params: validarParte(rota.validar?.params, req.params, 'params', false),
-          query: validarParte(rota.validar?.query, req.query, 'query', true),
-          body: validarParte(rota.validar?.body, req.body, 'body', false),
+          params: validarParte(esquemas.params, req.params, 'params'),
+          query: validarParte(esquemas.query, req.query, 'query'),
+          body: validarParte(esquemas.body, req.body, 'body'),
         };
         const resultado = await rota.tratar(req, res);
         if (res.headersSent) return;
