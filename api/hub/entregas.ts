@@ -1,5 +1,6 @@
 import { Op, WhereOptions } from 'sequelize';
-import { banco, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
+import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
@@ -33,13 +34,17 @@ async function identificadorNoAuth(aplicativoId: string): Promise<string> {
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
 
 /**
- * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
- * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
- * queue retries on the schedule; puts the delivery in the error queue after the last one.
+ * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of
+ * their successes, reach the database in batches (lib/lotes.ts): a statement or two and one commit
+ * for many deliveries, instead of five round trips and a commit each. A failure, rarer and needing
+ * its own answer (was the delivery still pending?), is recorded alone.
  */
-export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
-  // the hot path of the hub: prepared statements, without Sequelize's model layer (lib/database.ts)
-  const [e] = await lerLinhas<LinhaDaEntrega>(
+const leituras = new GravadorEmLotes<string, LinhaDaEntrega | undefined>(lerEntregas, { maximo: 100, gravadores: 2 });
+const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, { maximo: 200, gravadores: 2 });
+
+async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[]> {
+  // the hot path of the hub: plain statements, without Sequelize's model layer (lib/database.ts)
+  const linhas = await lerPorTexto<LinhaDaEntrega>(
     banco('hub'),
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
             ev.aplicativo_origem_id, a.id AS assinatura_id, a.aplicativo_assinante_id, a.url_de_destino,
@@ -48,9 +53,52 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
        JOIN evento ev ON ev.id = e.evento_id
        JOIN assinatura a ON a.id = e.assinatura_id
        JOIN tipo_de_evento t ON t.id = a.tipo_de_evento_id
-      WHERE e.id = ?`,
-    [entregaId],
+      WHERE e.id IN (?)`,
+    [ids],
   );
+  const porId = new Map(linhas.map((l) => [l.id, l]));
+  return ids.map((id) => porId.get(id));
+}
+
+const INSERIR_TENTATIVAS =
+  'INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES';
+
+/** entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta */
+type LinhaDaTentativa = [string, number, string, number, number | null, string | null, string | null];
+
+interface Sucesso {
+  tentativa: LinhaDaTentativa;
+  entregueEm: string;
+}
+
+async function registrarSucessos(lote: Sucesso[]): Promise<void[]> {
+  // rows in id order: two transactions that touch the same deliveries lock them in the same order
+  const ordenado = [...lote].sort((a, b) => (a.tentativa[0] < b.tentativa[0] ? -1 : a.tentativa[0] > b.tentativa[0] ? 1 : 0));
+  const porEntrega = (coluna: (s: Sucesso) => unknown) => ({
+    sql: `CASE id ${ordenado.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+    valores: ordenado.flatMap((s) => [s.tentativa[0], coluna(s)]),
+  });
+  const tentativas = porEntrega((s) => s.tentativa[1]);
+  const em = porEntrega((s) => s.entregueEm);
+  await escreverJuntos(banco('hub'), [
+    [`${INSERIR_TENTATIVAS} ?`, [ordenado.map((s) => s.tentativa)]],
+    [
+      `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
+              proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
+        WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
+      [...tentativas.valores, ...em.valores, ...em.valores, ordenado.map((s) => s.tentativa[0])],
+    ],
+  ]);
+  return lote.map(() => undefined);
+}
+
+/**
+ * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
+ * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
+ * queue retries on the schedule; puts the delivery in the error queue after the last one.
+ */
+export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
+  const e = await leituras.guardar(entregaId);
   if (!e || e.situacao !== 'pendente') return 'ignorada';
   if (e.deletada_em || !e.ativa) {
     await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
@@ -84,21 +132,22 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const falha = r.erro ? new FalhaDeTentativa(r.erro, r.retryAfterMs) : null;
   const situacao: SituacaoDaEntrega = !falha ? 'entregue' : esgotou ? 'fila_de_erro' : 'pendente';
   const proxima = falha && !esgotou ? new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha)) : null;
+  const tentativa: LinhaDaTentativa = [e.id, numero, dataSql(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta];
   // the attempt and the delivery's new state in one commit; a success is recorded even if the
   // subscription was deactivated meanwhile (the subscriber has it), a failure leaves a delivery
   // cancelled meanwhile alone (SPEC §6 rule 6)
+  if (!falha) {
+    await sucessos.guardar({ tentativa, entregueEm: dataSql(agora) });
+    return 'entregue';
+  }
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
+    [`${INSERIR_TENTATIVAS} (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [
-      'INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      [e.id, numero, dataSql(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta],
-    ],
-    [
-      `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = ?, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
-        WHERE id = ? AND situacao ${falha ? "= 'pendente'" : "IN ('pendente', 'cancelada')"}`,
-      [situacao, numero, falha ? null : dataSql(agora), proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id],
+      `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
+        WHERE id = ? AND situacao = 'pendente'`,
+      [situacao, numero, proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id],
     ],
   ]);
-  if (!falha) return 'entregue';
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';
   throw falha;

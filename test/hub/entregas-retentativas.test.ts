@@ -195,6 +195,33 @@ describe('attempts against a real subscriber', () => {
     expect(segunda.em - primeira.em).toBeLessThan(1000);
   });
 
+  test('deliveries answered together are each recorded on its own: its attempt, its count and its own entregue_em (the worker records successes in batches)', async () => {
+    // a slow subscriber keeps many attempts in flight, so their successes are recorded together;
+    // event n = 7 fails once, inside the same flow
+    receptor.responder = (r, vez) => (r.caminho !== '/juntas' ? 200 : r.corpo?.dados?.n === 7 && vez === 1 ? 500 : { atrasoMs: 40 });
+    const c = await hub.cenario({ url_de_destino: receptor.url('/juntas'), maximo_de_tentativas: 3 });
+    const publicados = await Promise.all(Array.from({ length: 30 }, (_, n) => c.publicar({ n })));
+    const pagina = await esperarAte(async () => {
+      const p = await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'entregue' });
+      return p.total === 30 && p;
+    }, '30 deliveries entregue');
+    expect(new Set(pagina.itens.map((e: any) => e.evento_id))).toEqual(new Set(publicados.map((p) => p.id)));
+
+    for (const e of pagina.itens as any[]) {
+      const completa = await hub.entrega(e.id);
+      const chamadas = noCaminho('/juntas').filter((r) => r.webhookId === e.id);
+      const falhouAntes = chamadas[0].corpo.dados.n === 7;
+      expect(chamadas).toHaveLength(falhouAntes ? 2 : 1);
+      expect(completa).toMatchObject({ tentativas: chamadas.length, ultimo_erro: null, proxima_tentativa_em: null });
+      expect(completa.historico.map((t: any) => [t.numero, t.status_http])).toEqual(falhouAntes ? [[1, 500], [2, 200]] : [[1, 200]]);
+      // recorded when this subscriber call was answered: after it arrived (plus the 40 ms wait), not at a batch's time
+      const ultima = chamadas[chamadas.length - 1].em;
+      expect(Date.parse(completa.entregue_em)).toBeGreaterThanOrEqual(ultima + 35);
+      expect(Date.parse(completa.entregue_em)).toBeLessThanOrEqual(ultima + 2000);
+      expect(completa.atualizada_em).toBe(completa.entregue_em);
+    }
+  });
+
   test('ultima_entrega_em is null until a delivery succeeds, then the time of the last success (SPEC §6 rule 5)', async () => {
     receptor.responder = (r, vez) => (r.caminho === '/ultima' && vez === 1 ? 500 : 200);
     const c = await hub.cenario({ url_de_destino: receptor.url('/ultima'), maximo_de_tentativas: 3 });
