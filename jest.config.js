@@ -9,6 +9,8 @@ module.exports = {
     '^.+\\.js$': '<rootDir>/test/helpers/transformar-esm.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  globalSetup: '<rootDir>/test/helpers/global-setup.js',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.js',
   setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],
   setupFilesAfterEnv: ['<rootDir>/test/helpers/setup-nock.ts'],
   testTimeout: 30000,

@@ -13,7 +13,8 @@ Object.assign(process.env, {
   APP_ENV: 'LOCALHOST',
   DB_PREFIX: prefixo,
   QUEUE_PREFIX: prefixo,
-  DATA_DIR: mkdtempSync(path.join(tmpdir(), 'suite-teste-')),
+  // inside the run's folder, removed when the run ends (test/helpers/pasta-da-execucao.js)
+  DATA_DIR: mkdtempSync(path.join(process.env.SUITE_TESTES_DIR ?? tmpdir(), 'suite-teste-')),
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   IDENTITY_ADMIN_EMAIL: 'admin@suite.test',
   IDENTITY_ADMIN_SENHA: 'Admin-Senha-Forte-1',

@@ -1,0 +1,1 @@
+module.exports = () => require('./pasta-da-execucao').criar();
