@@ -2,7 +2,8 @@
  * Group commit: requests that arrive while a batch is being written wait and are written together
  * in the next one (one transaction, multi-row statements, one commit), so the cost of a commit is
  * shared under load and nothing waits when idle. A few batches are written at once: one fills
- * while another commits, so CPU and I/O overlap.
+ * while another commits, so CPU and I/O overlap. Reads batch the same way (a delivery worker's
+ * reads of the deliveries it runs at once).
  *
  * `particao`, when given, keeps requests of one partition (a conversation, say) in one line of
  * batches: two batches this process writes at once never touch the same rows, so they never

@@ -191,6 +191,19 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     expect(await ids(tag.toUpperCase())).toEqual([porNome.id, porCliente.id].sort());
     expect(await ids('97777-12')).toEqual([porTelefone.id]);
     expect(await ids('(31) 9777')).toEqual([porTelefone.id]);
+    expect(await ids('3197777')).toEqual([porTelefone.id]);
+    // a text's wildcard characters are plain characters
+    expect(await ids(`${tag}%`)).toEqual([]);
+    expect(await ids(`maria_${tag}`)).toEqual([]);
+
+    // the digits of a text with letters match the phone, never the digits of a name
+    const digitosNoNome = await conversa({ contato: novoContato({ nome: `Loja 60613 ${tag}`, telefone: '+55 11 3333-4444' }) });
+    const digitosNoTelefone = await conversa({ contato: novoContato({ nome: `Bazar ${tag}`, telefone: '+55 11 96061-3000' }) });
+    const porDigitos = await ids('Ponto 60613');
+    expect(porDigitos).toContain(digitosNoTelefone.id);
+    expect(porDigitos).not.toContain(digitosNoNome.id);
+    // digits alone match the name too, as any text does
+    expect(await ids('60613')).toEqual(expect.arrayContaining([digitosNoNome.id, digitosNoTelefone.id]));
   });
 
   it('`texto` finds a substring of any message of the conversation, in any case', async () => {
