@@ -40,7 +40,13 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
  * its own answer (was the delivery still pending?), is recorded alone.
  */
 const leituras = new GravadorEmLotes<string, LinhaDaEntrega | undefined>(lerEntregas, { maximo: 100, gravadores: 2 });
-const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, { maximo: 200, gravadores: 2 });
+const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, {
+  maximo: 200,
+  gravadores: 2,
+  // alone after a failed batch: its commit may have landed with only the answer lost, so the
+  // attempt is written only if it is not there yet
+  gravarUm: async (s) => void (await registrarSucessos([s], true)),
+});
 
 async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[]> {
   // the hot path of the hub: plain statements, without Sequelize's model layer (lib/database.ts)
@@ -60,19 +66,19 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
   return ids.map((id) => porId.get(id));
 }
 
-const INSERIR_TENTATIVAS =
-  'INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta) VALUES';
+const TENTATIVA_DE_ENTREGA = 'tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta)';
 
 /** entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta */
-type LinhaDaTentativa = [string, number, string, number, number | null, string | null, string | null];
+export type LinhaDaTentativa = [string, number, string, number, number | null, string | null, string | null];
 
-interface Sucesso {
+export interface Sucesso {
   tentativa: LinhaDaTentativa;
   entregueEm: string;
 }
 
-async function registrarSucessos(lote: Sucesso[]): Promise<void[]> {
-  // rows in id order: two transactions that touch the same deliveries lock them in the same order
+/** `seAindaNaoGravada`: a batch of one whose attempt is written only if it is not there yet. */
+export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = false): Promise<void[]> {
+  // a deterministic statement: rows and CASE branches in id order
   const ordenado = [...lote].sort((a, b) => (a.tentativa[0] < b.tentativa[0] ? -1 : a.tentativa[0] > b.tentativa[0] ? 1 : 0));
   const porEntrega = (coluna: (s: Sucesso) => unknown) => ({
     sql: `CASE id ${ordenado.map(() => 'WHEN ? THEN ?').join(' ')} END`,
@@ -80,8 +86,15 @@ async function registrarSucessos(lote: Sucesso[]): Promise<void[]> {
   });
   const tentativas = porEntrega((s) => s.tentativa[1]);
   const em = porEntrega((s) => s.entregueEm);
+  const inserir: [string, unknown[]] = seAindaNaoGravada
+    ? [
+        `INSERT INTO ${TENTATIVA_DE_ENTREGA} SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL
+          WHERE NOT EXISTS (SELECT 1 FROM tentativa_de_entrega WHERE entrega_id = ? AND numero = ?)`,
+        [...lote[0].tentativa, lote[0].tentativa[0], lote[0].tentativa[1]],
+      ]
+    : [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES ?`, [ordenado.map((s) => s.tentativa)]];
   await escreverJuntos(banco('hub'), [
-    [`${INSERIR_TENTATIVAS} ?`, [ordenado.map((s) => s.tentativa)]],
+    inserir,
     [
       `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
               proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
@@ -141,7 +154,7 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
     return 'entregue';
   }
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
-    [`${INSERIR_TENTATIVAS} (?, ?, ?, ?, ?, ?, ?)`, tentativa],
+    [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [
       `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
         WHERE id = ? AND situacao = 'pendente'`,

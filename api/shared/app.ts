@@ -69,6 +69,24 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
   ];
 }
 
+/**
+ * OPTIONS on a route's path answers 204 with the methods it takes (`Allow`), as Express does for
+ * routes on a nested router; an unknown path still gets the 404 problem.
+ */
+function responderOptions(app: Express, rotas: Rota[]): void {
+  const metodos = new Map<string, Set<string>>();
+  for (const r of rotas) {
+    const doCaminho = metodos.get(r.caminho) ?? new Set<string>();
+    doCaminho.add(r.metodo.toUpperCase());
+    if (r.metodo === 'get') doCaminho.add('HEAD');
+    metodos.set(r.caminho, doCaminho);
+  }
+  for (const [caminho, lista] of metodos) {
+    const allow = [...lista].sort().join(', ');
+    app.options(caminho, (_req, res) => void res.set('Allow', allow).status(204).end());
+  }
+}
+
 export function criarApp(def: DefinicaoDoServico): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -92,6 +110,7 @@ export function criarApp(def: DefinicaoDoServico): Express {
     }),
   );
   montarRotas(app, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
+  responderOptions(app, todas);
   app.use(naoEncontradoRota());
   app.use(tratadorDeErros());
   return app;

@@ -6,7 +6,8 @@ const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, er
 /**
  * A schema with the suite's validation options set on it, once: joi merges options given to
  * `validate` on every call, but caches a schema's own. `ignorarDesconhecidos` drops unknown keys
- * (a query string) instead of refusing them (a body).
+ * (a query string) instead of refusing them (a body). These options override a schema's own root
+ * options, so the suite's schemas set none there (options on nested schemas still apply).
  */
 export function esquemaPronto(esquema: Joi.Schema, ignorarDesconhecidos = false): Joi.Schema {
   return esquema.prefs({ ...OPCOES_JOI, stripUnknown: ignorarDesconhecidos ? { objects: true } : false });

@@ -1,5 +1,8 @@
 import { AddressInfo, createServer } from 'node:net';
 import { config } from '../../config';
+import { registrarSucessos, Sucesso } from '../../api/hub/entregas';
+import { dataSql } from '../../lib/database';
+import { TentativaDeEntrega } from '../../models/hub';
 import { atrasoDaProximaTentativa, FalhaDeTentativa } from '../../queues/hub-entrega';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -220,6 +223,23 @@ describe('attempts against a real subscriber', () => {
       expect(Date.parse(completa.entregue_em)).toBeLessThanOrEqual(ultima + 2000);
       expect(completa.atualizada_em).toBe(completa.entregue_em);
     }
+  });
+
+  test('a success written again alone, after its batch failed with the commit perhaps landed, adds no second attempt', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/de-novo') });
+    const { id } = await c.publicar();
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const sucesso: Sucesso = {
+      tentativa: [entregue.id, 1, dataSql(new Date()), 5, 200, null, '{}'],
+      entregueEm: dataSql(new Date(entregue.entregue_em)),
+    };
+
+    await registrarSucessos([sucesso], true);
+    expect(await TentativaDeEntrega.count({ where: { entrega_id: entregue.id } })).toBe(1);
+    expect(await hub.entrega(entregue.id)).toMatchObject({ situacao: 'entregue', tentativas: 1, entregue_em: entregue.entregue_em });
+    // the batch form writes whatever it is given: the guard above is what kept the history right
+    await registrarSucessos([sucesso]);
+    expect(await TentativaDeEntrega.count({ where: { entrega_id: entregue.id } })).toBe(2);
   });
 
   test('ultima_entrega_em is null until a delivery succeeds, then the time of the last success (SPEC §6 rule 5)', async () => {

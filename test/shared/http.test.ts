@@ -6,7 +6,7 @@ import { Autenticador } from '../../api/shared/auth';
 import { naoAutenticado } from '../../api/shared/errors';
 import { pagina, tamanho } from '../../api/shared/paginacao';
 import { Rota } from '../../api/shared/rotas';
-import { cliente, esperarProblema } from '../helpers/http';
+import { chamar, cliente, esperarProblema } from '../helpers/http';
 
 /** The shared HTTP layer alone (DESIGN §4), on a service of its own with a fake key check. */
 const autenticar: Autenticador = async (token) => {
@@ -48,6 +48,7 @@ const rotas: Rota[] = [
 
 let servidor: http.Server;
 let api: ReturnType<typeof cliente>;
+let base: string;
 beforeAll(async () => {
   const app = criarApp({
     nome: 'teste',
@@ -60,7 +61,8 @@ beforeAll(async () => {
   });
   servidor = app.listen(0, '127.0.0.1');
   await new Promise((r) => servidor.once('listening', r));
-  api = cliente(`http://127.0.0.1:${(servidor.address() as AddressInfo).port}`);
+  base = `http://127.0.0.1:${(servidor.address() as AddressInfo).port}`;
+  api = cliente(base);
 });
 afterAll(() => new Promise((r) => servidor.close(r)));
 
@@ -100,6 +102,14 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
 
   test('an unknown route answers 404', async () => {
     esperarProblema(await api.get('/nada'), 404);
+  });
+
+  test('OPTIONS on a route answers 204 with the methods of its path; on an unknown path, 404', async () => {
+    const eco = await chamar(base, 'OPTIONS', '/eco');
+    expect(eco.status).toBe(204);
+    expect(eco.headers.get('allow')).toBe('POST');
+    expect((await chamar(base, 'OPTIONS', '/paginas')).headers.get('allow')).toBe('GET, HEAD');
+    esperarProblema(await chamar(base, 'OPTIONS', '/nada'), 404);
   });
 
   test('a 500 shows no internals and carries the request id of the response header', async () => {
