@@ -21,23 +21,30 @@ export interface DefinicaoDoServico {
   guardarCorpoBruto?: boolean;
 }
 
-/** Request id from `X-Request-Id` (when sane) or a new one; echoed back and put on every log line. */
-function idDaRequisicao(req: Request, res: Response, next: NextFunction) {
-  const recebido = req.headers['x-request-id'];
-  req.id = typeof recebido === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(recebido) ? recebido : randomUUID();
-  res.setHeader('X-Request-Id', req.id);
-  next();
-}
-
-function registroDeAcesso(servico: string) {
+/**
+ * Every request: its id, from `X-Request-Id` (when sane) or a new one, echoed back and put on
+ * every log line; and its access line when the answer is sent. One middleware for both, as each
+ * layer the router walks costs every request.
+ */
+function aberturaDaRequisicao(servico: string) {
   // an access line carries no secret (no header, no body, no query string): redaction, which
   // walks every line, is left to the other loggers
   const log = logger('http').child({ servico }, { redact: [] });
   return (req: Request, res: Response, next: NextFunction) => {
-    const inicio = process.hrtime.bigint();
+    const inicio = performance.now();
+    const recebido = req.headers['x-request-id'];
+    req.id = typeof recebido === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(recebido) ? recebido : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
     res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - inicio) / 1e6;
-      const dados = { request_id: req.id, metodo: req.method, rota: req.originalUrl.split('?')[0], status: res.statusCode, ms };
+      const url = req.originalUrl;
+      const fimDoCaminho = url.indexOf('?');
+      const dados = {
+        request_id: req.id,
+        metodo: req.method,
+        rota: fimDoCaminho < 0 ? url : url.slice(0, fimDoCaminho),
+        status: res.statusCode,
+        ms: performance.now() - inicio,
+      };
       if (res.statusCode >= 500) log.error(dados, 'requisição');
       else log.info(dados, 'requisição');
     });
@@ -93,23 +100,18 @@ export function criarApp(def: DefinicaoDoServico): Express {
   app.set('etag', false);
   // X-Forwarded-For is believed only from the proxies named in TRUST_PROXY (per-address rate limits)
   app.set('trust proxy', config().trustProxy);
-  app.use(idDaRequisicao);
-  app.use(registroDeAcesso(def.nome));
+  app.use(aberturaDaRequisicao(def.nome));
 
   let cache: unknown;
   const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas))), ...def.rotas];
-  // Routes that stream their own body (a file upload) are matched, by Express itself, before the
-  // JSON parser: a file sent as application/json reaches its handler byte for byte. Being matched
-  // first, their paths must not shadow another route's literal path. Routes sit on the app's own
-  // router, not a nested one: one less layer to walk and path to trim on every request.
-  montarRotas(app, todas.filter((r) => r.corpoEmFluxo), def.autenticar);
-  app.use(
-    express.json({
-      limit: def.limiteDoCorpo ?? '1mb',
-      verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined,
-    }),
-  );
-  montarRotas(app, todas.filter((r) => !r.corpoEmFluxo), def.autenticar);
+  // Routes sit on the app's own router, not a nested one, and the JSON parser runs only on the
+  // routes that take a body: fewer layers for the router to walk on every request. A route that
+  // streams its own body (a file upload) never gets the parser, whatever its Content-Type.
+  const corpoJson = express.json({
+    limit: def.limiteDoCorpo ?? '1mb',
+    verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined,
+  });
+  montarRotas(app, todas, def.autenticar, corpoJson);
   responderOptions(app, todas);
   app.use(naoEncontradoRota());
   app.use(tratadorDeErros());

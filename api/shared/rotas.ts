@@ -30,11 +30,11 @@ export interface Rota {
   status?: number;
   /** response schema, for the OpenAPI document only */
   resposta?: Joi.Schema;
-  /** middleware run before everything else (e.g. a rate limit on a public route) */
+  /** middleware run before everything else but the JSON body parser (e.g. a rate limit on a public route) */
   antes?: RequestHandler[];
   /**
    * The handler reads the request body itself, as a stream (a file upload): the service's JSON
-   * parser never touches it, whatever its Content-Type (api/shared/app.ts).
+   * parser never touches it, whatever its Content-Type.
    */
   corpoEmFluxo?: boolean;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
@@ -50,7 +50,7 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'p
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
-export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador): void {
+export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: RequestHandler): void {
   for (const rota of rotas) {
     const esquemas = {
       params: rota.validar?.params && esquemaPronto(rota.validar.params),
@@ -83,7 +83,8 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
         next(err);
       }
     };
-    const antes = rota.antes ?? [];
-    router[rota.metodo](rota.caminho, ...antes, pipeline);
+    // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
+    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo ? [] : [corpoJson];
+    router[rota.metodo](rota.caminho, ...corpo, ...(rota.antes ?? []), pipeline);
   }
 }

@@ -100,8 +100,9 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     esperarProblema(await api.post('/eco', { token: 'valido', raw: JSON.stringify({ nome: 'x'.repeat(1_100_000) }) }), 413);
   });
 
-  test('an unknown route answers 404', async () => {
+  test('an unknown route answers 404, whatever its body (only routes that take a body parse one)', async () => {
     esperarProblema(await api.get('/nada'), 404);
+    esperarProblema(await api.post('/nada', { raw: '{"quebrado":' }), 404);
   });
 
   test('OPTIONS on a route answers 204 with the methods of its path; on an unknown path, 404', async () => {
