@@ -255,7 +255,8 @@ async function benchConsultas(e: EnderecosDoBench, a: Ambiente) {
   const sistema = await esperar(e.sales, 'POST', '/config_system', 201, { token, body: { tipo: 'suporte', nome: 'Chat do bench' } });
   await popular(a, sistema.id);
   const sorteio = <T>(lista: T[]) => lista[randomInt(0, lista.length)];
-  const cenarios: [string, () => string, number, 'p50' | 'p99', number][] = [
+  // the goals are the issue's; the autocomplete has none and is measured for the record
+  const cenarios: [string, () => string, number, 'p50' | 'p99', number | null][] = [
     ['GET /conversa, page 1', () => '/conversa', 200, 'p99', 30],
     ['GET /conversa, page 100', () => '/conversa?pagina=100', 200, 'p99', 30],
     ['GET /conversa?status=open, page 1', () => '/conversa?status=open', 100, 'p99', 30],
@@ -264,7 +265,7 @@ async function benchConsultas(e: EnderecosDoBench, a: Ambiente) {
     ['GET /conversa/filtro?contato=<surname>', () => `/conversa/filtro?contato=${encodeURIComponent(sorteio(SOBRENOMES))}`, 30, 'p50', 100],
     ['GET /conversa/filtro?contato=<name and surname>', () => `/conversa/filtro?contato=${encodeURIComponent(`${sorteio(NOMES)} ${sorteio(SOBRENOMES)}`)}`, 30, 'p50', 100],
     ['GET /conversa/filtro?contato=<6 phone digits>', () => `/conversa/filtro?contato=${randomInt(100_000, 999_999)}`, 30, 'p50', 100],
-    ['GET /conversa/autocomplete?busca=<name>', () => `/conversa/autocomplete?busca=${encodeURIComponent(sorteio(NOMES))}`, 50, 'p99', 100],
+    ['GET /conversa/autocomplete?busca=<name>', () => `/conversa/autocomplete?busca=${encodeURIComponent(sorteio(NOMES))}`, 50, 'p99', null],
   ];
   for (const [, caminho] of cenarios) await amostras(e, token, caminho, 2); // warm-up
   console.log(`\n${f0(CONVERSAS)} conversations, ${f0(MENSAGENS)} messages; one request at a time`);
@@ -272,11 +273,11 @@ async function benchConsultas(e: EnderecosDoBench, a: Ambiente) {
   let ok = true;
   for (const [nome, caminho, n, medida, meta] of cenarios) {
     const r = await amostras(e, token, caminho, n);
-    const atende = r[medida] <= meta;
+    const atende = meta === null || r[medida] <= meta;
     ok &&= atende;
     console.log(
       `  ${nome.padEnd(48)} ${String(n).padStart(4)}  ${fms(r.p50).padStart(6)}  ${fms(r.p99).padStart(6)}  ${fms(r.max).padStart(6)}  ${f0(r.itens).padStart(5)}  ` +
-        `${atende ? 'met' : 'NOT met'} (${medida} <= ${meta})`,
+        (meta === null ? 'no goal' : `${atende ? 'met' : 'NOT met'} (${medida} <= ${meta})`),
     );
   }
   console.log(ok ? '\nGoals met.' : '\nGoals NOT met.');
