@@ -196,13 +196,18 @@ export async function emTransacao<T>(
 export function escreverJuntos(
   sequelize: { config: { database: string } },
   comandos: [sql: string, parametros: unknown[]][],
+  opcoes: { leituraConfirmada?: boolean } = {},
 ): Promise<number[]> {
-  return emTransacao(sequelize, async (conexao) => {
-    const alteradas: number[] = [];
-    for (const [sql, parametros] of comandos) {
-      const [r] = await conexao.query(sql, parametros);
-      alteradas.push((r as { affectedRows: number }).affectedRows);
-    }
-    return alteradas;
-  });
+  return emTransacao(
+    sequelize,
+    async (conexao) => {
+      const alteradas: number[] = [];
+      for (const [sql, parametros] of comandos) {
+        const [r] = await conexao.query(sql, parametros);
+        alteradas.push((r as { affectedRows: number }).affectedRows);
+      }
+      return alteradas;
+    },
+    opcoes,
+  );
 }

@@ -76,8 +76,12 @@ export interface Sucesso {
   entregueEm: string;
 }
 
-/** `seAindaNaoGravada`: a batch of one whose attempt is written only if it is not there yet. */
+/**
+ * `seAindaNaoGravada`: a batch of one whose attempt is written only if this very attempt (its
+ * number and start time: a replay numbers its attempts from 1 again) is not there yet.
+ */
 export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = false): Promise<void[]> {
+  if (seAindaNaoGravada && lote.length !== 1) throw new Error('registrarSucessos: the guarded form takes one success');
   // a deterministic statement: rows and CASE branches in id order
   const ordenado = [...lote].sort((a, b) => (a.tentativa[0] < b.tentativa[0] ? -1 : a.tentativa[0] > b.tentativa[0] ? 1 : 0));
   const porEntrega = (coluna: (s: Sucesso) => unknown) => ({
@@ -86,22 +90,28 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
   });
   const tentativas = porEntrega((s) => s.tentativa[1]);
   const em = porEntrega((s) => s.entregueEm);
+  const [entregaId, numero, iniciadaEm] = lote[0].tentativa;
   const inserir: [string, unknown[]] = seAindaNaoGravada
     ? [
         `INSERT INTO ${TENTATIVA_DE_ENTREGA} SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL
-          WHERE NOT EXISTS (SELECT 1 FROM tentativa_de_entrega WHERE entrega_id = ? AND numero = ?)`,
-        [...lote[0].tentativa, lote[0].tentativa[0], lote[0].tentativa[1]],
+          WHERE NOT EXISTS (SELECT 1 FROM tentativa_de_entrega WHERE entrega_id = ? AND numero = ? AND iniciada_em = ?)`,
+        [...lote[0].tentativa, entregaId, numero, iniciadaEm],
       ]
     : [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES ?`, [ordenado.map((s) => s.tentativa)]];
-  await escreverJuntos(banco('hub'), [
-    inserir,
+  // READ COMMITTED for the guarded form: its read takes no gap lock, so two of them never deadlock
+  await escreverJuntos(
+    banco('hub'),
     [
-      `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
-              proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
-        WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
-      [...tentativas.valores, ...em.valores, ...em.valores, ordenado.map((s) => s.tentativa[0])],
+      inserir,
+      [
+        `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
+                proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
+          WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
+        [...tentativas.valores, ...em.valores, ...em.valores, ordenado.map((s) => s.tentativa[0])],
+      ],
     ],
-  ]);
+    { leituraConfirmada: seAindaNaoGravada },
+  );
   return lote.map(() => undefined);
 }
 

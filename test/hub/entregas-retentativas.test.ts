@@ -225,21 +225,30 @@ describe('attempts against a real subscriber', () => {
     }
   });
 
-  test('a success written again alone, after its batch failed with the commit perhaps landed, adds no second attempt', async () => {
+  test('a success written again alone, after its batch failed with the commit perhaps landed, adds no second attempt; a replay\'s attempt 1 is still written', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/de-novo') });
     const { id } = await c.publicar();
     const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
-    const sucesso: Sucesso = {
-      tentativa: [entregue.id, 1, dataSql(new Date()), 5, 200, null, '{}'],
+    const sucesso = (iniciadaEm: string): Sucesso => ({
+      tentativa: [entregue.id, 1, iniciadaEm, 5, 200, null, '{}'],
       entregueEm: dataSql(new Date(entregue.entregue_em)),
-    };
+    });
+    const tentativas = () => TentativaDeEntrega.count({ where: { entrega_id: entregue.id } });
 
-    await registrarSucessos([sucesso], true);
-    expect(await TentativaDeEntrega.count({ where: { entrega_id: entregue.id } })).toBe(1);
+    // the same attempt (number and start time) again: nothing new
+    await registrarSucessos([sucesso(dataSql(new Date(entregue.historico[0].iniciada_em)))], true);
+    expect(await tentativas()).toBe(1);
     expect(await hub.entrega(entregue.id)).toMatchObject({ situacao: 'entregue', tentativas: 1, entregue_em: entregue.entregue_em });
-    // the batch form writes whatever it is given: the guard above is what kept the history right
-    await registrarSucessos([sucesso]);
-    expect(await TentativaDeEntrega.count({ where: { entrega_id: entregue.id } })).toBe(2);
+    // attempt 1 of a replay (numbers start again at 1), started later: written
+    const replay = sucesso(dataSql(new Date(Date.parse(entregue.historico[0].iniciada_em) + 60_000)));
+    await registrarSucessos([replay], true);
+    expect(await tentativas()).toBe(2);
+    await registrarSucessos([replay], true);
+    expect(await tentativas()).toBe(2);
+    // the batch form writes whatever it is given: the guard above is what keeps the history right
+    await registrarSucessos([replay]);
+    expect(await tentativas()).toBe(3);
+    await expect(registrarSucessos([replay, replay], true)).rejects.toThrow(/one success/);
   });
 
   test('ultima_entrega_em is null until a delivery succeeds, then the time of the last success (SPEC §6 rule 5)', async () => {

@@ -34,6 +34,8 @@ const rotas: Rota[] = [
     validar: { body: Joi.object({ nome: Joi.string().required() }).required() },
     tratar: (req) => req.entrada.body,
   },
+  { metodo: 'get', caminho: '/item/:id', operacao: 'item', resumo: 'item', acesso: 'publico', tratar: (req) => ({ id: req.params.id }) },
+  { metodo: 'delete', caminho: '/item/:id', operacao: 'apagar_item', resumo: 'item', acesso: 'publico', tratar: () => undefined },
   {
     metodo: 'get',
     caminho: '/quebra',
@@ -93,7 +95,8 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
   });
 
   test('malformed JSON answers 400', async () => {
-    esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": ' }), 400);
+    const p = esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": ' }), 400);
+    expect(p).toMatchObject({ code: 'dados_invalidos', detail: 'O corpo não é um JSON válido.' });
   });
 
   test('a body over 1 MiB answers 413', async () => {
@@ -110,6 +113,8 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(eco.status).toBe(204);
     expect(eco.headers.get('allow')).toBe('POST');
     expect((await chamar(base, 'OPTIONS', '/paginas')).headers.get('allow')).toBe('GET, HEAD');
+    // every method of a path, a path with a parameter included
+    expect((await chamar(base, 'OPTIONS', '/item/42')).headers.get('allow')).toBe('DELETE, GET, HEAD');
     esperarProblema(await chamar(base, 'OPTIONS', '/nada'), 404);
   });
 
