@@ -1,7 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { SERVICOS_DA_SUITE } from '../../api';
 import { resetConfig } from '../../config';
+import { NomeDoServico, SERVICOS } from '../../config/services';
 import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
@@ -30,6 +32,8 @@ async function esperarPronto(url: string, prazo = 60_000) {
 }
 
 const prefixo = `${process.env.DB_PREFIX}p`;
+/** every service built so far: `suite start` runs them all */
+const construidos = Object.keys(SERVICOS_DA_SUITE) as NomeDoServico[];
 let filho: ChildProcess;
 let saida = '';
 
@@ -38,20 +42,20 @@ afterAll(async () => {
   process.env.DB_PREFIX = prefixo;
   process.env.QUEUE_PREFIX = prefixo;
   resetConfig();
-  await limparDados(['identity', 'intranet', 'hub']);
+  await limparDados(construidos);
 });
 
 test('`suite start` serves every built service and the dashboard, and SIGTERM finishes in-flight requests then exits 0 (DESIGN §4)', async () => {
-  const [identity, intranet, hub, dashboard] = [await portaLivre(), await portaLivre(), await portaLivre(), await portaLivre()];
+  const portas: Record<string, number> = {};
+  for (const nome of construidos) portas[nome] = await portaLivre();
+  const dashboard = await portaLivre();
   filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'start'], {
     cwd: path.resolve(__dirname, '../..'),
     env: {
       ...process.env,
       DB_PREFIX: prefixo,
       QUEUE_PREFIX: prefixo,
-      IDENTITY_PORT: String(identity),
-      INTRANET_PORT: String(intranet),
-      HUB_PORT: String(hub),
+      ...Object.fromEntries(construidos.map((nome) => [`${SERVICOS[nome].env}_PORT`, String(portas[nome])])),
       DASHBOARD_PORT: String(dashboard),
       LOG_LEVEL: 'info',
     },
@@ -59,10 +63,8 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   });
   filho.stdout!.on('data', (d) => (saida += d));
   filho.stderr!.on('data', (d) => (saida += d));
-  const urlIdentity = `http://localhost:${identity}`;
-  await esperarPronto(urlIdentity);
-  await esperarPronto(`http://localhost:${intranet}`);
-  await esperarPronto(`http://localhost:${hub}`);
+  const urlIdentity = `http://localhost:${portas.identity}`;
+  for (const nome of construidos) await esperarPronto(`http://localhost:${portas[nome]}`);
   expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
   // every queue of the suite shows in Bull Board
   const painel = (await (await fetch(`http://localhost:${dashboard}/api/queues`)).json()) as { queues: { name: string }[] };
