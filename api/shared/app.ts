@@ -77,8 +77,8 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
 }
 
 /**
- * OPTIONS on a route's path answers 204 with the methods it takes (`Allow`), as Express does for
- * routes on a nested router; an unknown path still gets the 404 problem.
+ * OPTIONS on a route's path answers 204 with the methods it takes in `Allow` (Express answers it by
+ * itself only past the last layer, which here is the 404); an unknown path still gets the 404 problem.
  */
 function responderOptions(app: Express, rotas: Rota[]): void {
   const metodos = new Map<string, Set<string>>();
