@@ -158,6 +158,18 @@ export async function lerPorTexto<T>(sequelize: { config: { database: string } }
 /** A Date as DATETIME(3) text in UTC (the connections' zone), milliseconds kept. */
 export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
 
+/**
+ * `(CASE id WHEN ? THEN ? ... END)`: each row's own value in one multi-row UPDATE by primary key,
+ * with its parameters in the order they appear. `tipo` casts each value (`DATETIME(3)`, say).
+ */
+export function valorPorId<T>(linhas: readonly T[], id: (l: T) => string, valor: (l: T) => unknown, tipo?: string) {
+  const entao = tipo ? `CAST(? AS ${tipo})` : '?';
+  return {
+    sql: `(CASE id ${linhas.map(() => `WHEN ? THEN ${entao}`).join(' ')} END)`,
+    parametros: linhas.flatMap((l) => [id(l), valor(l)]),
+  };
+}
+
 /** A duplicate key, as mysql2 reports it. */
 export const chaveDuplicada = (err: unknown) => (err as { code?: string })?.code === 'ER_DUP_ENTRY';
 

@@ -1,5 +1,5 @@
 import { Op, WhereOptions } from 'sequelize';
-import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerPorTexto, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
@@ -84,10 +84,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
   if (seAindaNaoGravada && lote.length !== 1) throw new Error('registrarSucessos: the guarded form takes one success');
   // a deterministic statement: rows and CASE branches in id order
   const ordenado = [...lote].sort((a, b) => (a.tentativa[0] < b.tentativa[0] ? -1 : a.tentativa[0] > b.tentativa[0] ? 1 : 0));
-  const porEntrega = (coluna: (s: Sucesso) => unknown) => ({
-    sql: `CASE id ${ordenado.map(() => 'WHEN ? THEN ?').join(' ')} END`,
-    valores: ordenado.flatMap((s) => [s.tentativa[0], coluna(s)]),
-  });
+  const porEntrega = (coluna: (s: Sucesso) => unknown) => valorPorId(ordenado, (s) => s.tentativa[0], coluna);
   const tentativas = porEntrega((s) => s.tentativa[1]);
   const em = porEntrega((s) => s.entregueEm);
   const [entregaId, numero, iniciadaEm] = lote[0].tentativa;
@@ -107,7 +104,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
         `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
                 proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
           WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
-        [...tentativas.valores, ...em.valores, ...em.valores, ordenado.map((s) => s.tentativa[0])],
+        [...tentativas.parametros, ...em.parametros, ...em.parametros, ordenado.map((s) => s.tentativa[0])],
       ],
     ],
     { leituraConfirmada: seAindaNaoGravada },

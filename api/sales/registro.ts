@@ -1,4 +1,4 @@
-import { banco, ConexaoEmTransacao, dataSql, emTransacao } from '../../lib/database';
+import { banco, ConexaoEmTransacao, dataSql, emTransacao, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
@@ -167,10 +167,11 @@ async function moverContadores(conexao: ConexaoEmTransacao, novas: MensagemDoLot
   if (!porConversa.size) return;
   const ids = [...porConversa.keys()].sort();
   const parametros: unknown[] = [];
-  /** `CASE id WHEN <id> THEN <value> ... END`, its values pushed in order of appearance */
+  /** each conversation's own value (lib/database.ts valorPorId), its parameters pushed in order of appearance */
   const porId = (valor: (c: NonNullable<ReturnType<typeof porConversa.get>>) => unknown, data = false) => {
-    for (const id of ids) parametros.push(id, valor(porConversa.get(id)!));
-    return `(CASE id ${ids.map(() => `WHEN ? THEN ${data ? 'CAST(? AS DATETIME(3))' : '?'}`).join(' ')} END)`;
+    const caso = valorPorId(ids, (id) => id, (id) => valor(porConversa.get(id)!), data ? 'DATETIME(3)' : undefined);
+    parametros.push(...caso.parametros);
+    return caso.sql;
   };
   // assignments run left to right: each reads the columns as they were, before its own
   const sets = [
