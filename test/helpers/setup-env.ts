@@ -13,7 +13,7 @@ Object.assign(process.env, {
   APP_ENV: 'LOCALHOST',
   DB_PREFIX: prefixo,
   QUEUE_PREFIX: prefixo,
-  // inside the run's folder, removed when the run ends (test/helpers/pasta-da-execucao.js)
+  // inside the run's folder, removed when the run ends (test/helpers/global-setup.js)
   DATA_DIR: mkdtempSync(path.join(process.env.SUITE_TESTES_DIR ?? tmpdir(), 'suite-teste-')),
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   IDENTITY_ADMIN_EMAIL: 'admin@suite.test',
