@@ -148,18 +148,18 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const numero = e.tentativas + 1;
   const agora = new Date();
   const ultimoErro = r.erro?.slice(0, 1000) ?? null;
-  const esgotou = numero >= e.maximo_de_tentativas;
-  const falha = r.erro ? new FalhaDeTentativa(r.erro, r.retryAfterMs) : null;
-  const situacao: SituacaoDaEntrega = !falha ? 'entregue' : esgotou ? 'fila_de_erro' : 'pendente';
-  const proxima = falha && !esgotou ? new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha)) : null;
   const tentativa: LinhaDaTentativa = [e.id, numero, dataSql(iniciadaEm), r.duracaoMs, r.status, ultimoErro, r.resposta];
   // the attempt and the delivery's new state in one commit; a success is recorded even if the
   // subscription was deactivated meanwhile (the subscriber has it), a failure leaves a delivery
   // cancelled meanwhile alone (SPEC §6 rule 6)
-  if (!falha) {
+  if (!r.erro) {
     await sucessos.guardar({ tentativa, entregueEm: dataSql(agora) });
     return 'entregue';
   }
+  const falha = new FalhaDeTentativa(r.erro, r.retryAfterMs);
+  const esgotou = numero >= e.maximo_de_tentativas;
+  const situacao: SituacaoDaEntrega = esgotou ? 'fila_de_erro' : 'pendente';
+  const proxima = esgotou ? null : new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha));
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
     [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [
