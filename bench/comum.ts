@@ -47,15 +47,30 @@ export async function esperar(base: string, metodo: string, caminho: string, sta
   return r.body;
 }
 
-/** Drops `<prefix>_<service>` of each service and the Redis keys `<prefix>*` (as test/helpers/suite.ts). */
-export async function limparDados(prefixo: string, servicos: string[]): Promise<void> {
+function conectarAoServidor() {
   const u = new URL(MYSQL_URL);
-  const conexao = await createConnection({
+  return createConnection({
     host: u.hostname,
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
   });
+}
+
+/** The server's InnoDB buffer pool in MiB: lookups over a data set larger than it read from disk. */
+export async function bufferPoolEmMiB(): Promise<number> {
+  const conexao = await conectarAoServidor();
+  try {
+    const [[linha]] = (await conexao.query('SELECT @@innodb_buffer_pool_size AS bytes')) as any;
+    return Math.round(Number(linha.bytes) / 1048576);
+  } finally {
+    await conexao.end();
+  }
+}
+
+/** Drops `<prefix>_<service>` of each service and the Redis keys `<prefix>*` (as test/helpers/suite.ts). */
+export async function limparDados(prefixo: string, servicos: string[]): Promise<void> {
+  const conexao = await conectarAoServidor();
   try {
     for (const servico of servicos) await conexao.query(`DROP DATABASE IF EXISTS \`${prefixo}_${servico}\``);
   } finally {

@@ -17,37 +17,58 @@
  */
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { chamar, comServidorDoBench, esperar, inteiro } from './comum';
+import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, inteiro } from './comum';
+import { amostrarCpu, pidsPeloNome, usoDeCpu } from './processo';
 import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
 
-async function carga(url: string, caminhos: () => string): Promise<autocannon.Result> {
-  return autocannon({
+interface Carga {
+  r: autocannon.Result;
+  cpu: ReturnType<typeof usoDeCpu>;
+  /** server CPU per answered request (µs): steadier than req/s when others share the machine */
+  usPorReq?: number;
+}
+
+const PIDS_DO_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
+const PIDS_DO_REDIS = pidsPeloNome(['redis-server']);
+
+async function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promise<Carga> {
+  const antes = amostrarCpu(e.pid, PIDS_DO_BANCO, PIDS_DO_REDIS);
+  const r = await autocannon({
     url,
     connections: CONEXOES,
     duration: DURACAO,
     requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
   });
+  const depois = amostrarCpu(e.pid, PIDS_DO_BANCO, PIDS_DO_REDIS);
+  const usPorReq =
+    antes.servidor !== undefined && depois.servidor !== undefined && r.requests.total > 0
+      ? ((depois.servidor - antes.servidor) * 1e6) / r.requests.total
+      : undefined;
+  return { r, cpu: usoDeCpu(antes, depois), usPorReq };
 }
 
 async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
   const sorteado = () => cnpjs[Math.floor(Math.random() * cnpjs.length)];
   const r = await chamar(e.leads, 'GET', `/api/cnpj/${sorteado()}`);
   if (r.status !== 200) throw new Error(`lookup of an imported CNPJ answered ${r.status}: ${r.text.slice(0, 300)}`);
-  await carga(e.bare, () => '/x'); // warm-up of both
-  await carga(e.leads, () => `/api/cnpj/${sorteado()}`);
-  const bare = await carga(e.bare, () => '/x');
-  const leads = await carga(e.leads, () => `/api/cnpj/${sorteado()}`);
-  const razao = leads.requests.average / bare.requests.average;
-  const linha = (nome: string, x: autocannon.Result) =>
+  await carga(e, e.bare, () => '/x'); // warm-up of both
+  await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
+  const bare = await carga(e, e.bare, () => '/x');
+  const { r: leads, ...leadsCpu } = await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
+  const razao = leads.requests.average / bare.r.requests.average;
+  const pct = (n?: number) => (n === undefined ? '-' : `${Math.round(n)}%`);
+  const linha = (nome: string, { r: x, cpu, usPorReq }: Carga) =>
     `  ${nome.padEnd(34)} ${f0(x.requests.average).padStart(6)} req/s  p50 ${fms(x.latency.p50)} ms  p99 ${fms(x.latency.p99)} ms` +
-    `  [${x.requests.total} requests, ${x.non2xx} non-2xx, ${x.errors + x.timeouts} errors]`;
+    `  [${x.requests.total} requests, ${x.non2xx} non-2xx, ${x.errors + x.timeouts} errors]\n` +
+    `  ${''.padEnd(34)} CPU: server ${pct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per request), ` +
+    `load generator ${pct(cpu.gerador)}, database ${pct(cpu.banco)}, redis ${pct(cpu.redis)}, others ${pct(cpu.outros)}`;
   console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length)} sampled`);
   console.log(linha('bare express GET /x', bare));
-  console.log(linha('leads GET /api/cnpj/{cnpj}', leads));
+  console.log(linha('leads GET /api/cnpj/{cnpj}', { r: leads, ...leadsCpu }));
   const ok = leads.latency.p99 <= 20 && razao >= 0.3 && leads.non2xx === 0;
   console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
 }
@@ -97,6 +118,7 @@ async function main() {
   await comServidorDoBench<EnderecosDoBench>(['identity', 'leads'], { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000000' }, async (e, a, c) => {
     const imp = await importar(c, a, arquivos.dir);
     console.log(`imported ${f0(imp.linhas.estabelecimento ?? 0)} establishments in ${fms(imp.segundos)} s`);
+    console.log(`database buffer pool: ${f0(await bufferPoolEmMiB())} MiB`);
     if (MODO === 'cnpj') await benchCnpj(e, arquivos.cnpjs);
     else await benchEmpresas(e);
   });
