@@ -271,19 +271,21 @@ export class Bancada {
 
   /** The delivery queue (producer side) of this run, for pause/resume and counts. */
   filaDeEntregas(): Queue {
-    if (!this.fila) {
-      this.redisConexao = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
-      this.fila = new Queue(FILA_DE_ENTREGAS, { connection: this.redisConexao, prefix: this.prefixo });
-    }
+    this.fila ??= new Queue(FILA_DE_ENTREGAS, { connection: this.conexao(), prefix: this.prefixo });
     return this.fila;
   }
 
+  private conexao(): IORedis {
+    this.redisConexao ??= new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
+    return this.redisConexao;
+  }
+
   /**
-   * `n` delivery worker processes (`suite worker hub-entrega`), returned once every one is
-   * connected to the queue (BullMQ lists its worker connections).
+   * `n` worker processes of a queue (`suite worker hub-entrega` by default), returned once every
+   * one is connected to it (BullMQ lists its worker connections).
    */
-  async iniciarWorkers(n: number): Promise<ChildProcess[]> {
-    const { argv, env } = comando('suite', ['worker', FILA_DE_ENTREGAS]);
+  async iniciarWorkers(n: number, nomeDaFila = FILA_DE_ENTREGAS): Promise<ChildProcess[]> {
+    const { argv, env } = comando('suite', ['worker', nomeDaFila]);
     const novos: ChildProcess[] = [];
     for (let i = 0; i < n; i++) {
       const saida = this.saida();
@@ -292,15 +294,19 @@ export class Bancada {
       novos.push(filho);
       this.workers.push(filho);
     }
-    const fila = this.filaDeEntregas();
-    const esperados = this.workers.filter(vivo).length;
-    const limite = Date.now() + 180_000;
-    for (;;) {
-      const mortos = novos.filter((w) => !vivo(w));
-      if (mortos.length) throw new Error(`a delivery worker exited before it was ready (${mortos[0].exitCode ?? mortos[0].signalCode})`);
-      if ((await fila.getWorkersCount()) >= esperados) return novos;
-      if (Date.now() > limite) throw new Error(`the delivery workers did not connect within 180 s`);
-      await dormir(200);
+    const fila = new Queue(nomeDaFila, { connection: this.conexao(), prefix: this.prefixo });
+    try {
+      const esperados = n + (await fila.getWorkersCount());
+      const limite = Date.now() + 180_000;
+      for (;;) {
+        const mortos = novos.filter((w) => !vivo(w));
+        if (mortos.length) throw new Error(`a ${nomeDaFila} worker exited before it was ready (${mortos[0].exitCode ?? mortos[0].signalCode})`);
+        if ((await fila.getWorkersCount()) >= esperados) return novos;
+        if (Date.now() > limite) throw new Error(`the ${nomeDaFila} workers did not connect within 180 s`);
+        await dormir(200);
+      }
+    } finally {
+      await fila.close();
     }
   }
 

@@ -6,6 +6,7 @@ import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
+import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { conflito, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
@@ -18,6 +19,16 @@ const log = logger('hub-entregas');
 export async function enfileirarEntregas(ids: string[]): Promise<void> {
   if (!ids.length) return;
   await fila(filaHubEntrega).addBulk(ids.map((id) => ({ name: 'entregar', data: { id }, opts: { jobId: id } })));
+}
+
+/**
+ * Hands newly published deliveries to the distribution queue, one job per DISTRIBUICAO_MAXIMA
+ * (queues/hub-distribuicao.ts): one queue write per batch of events instead of one per delivery.
+ */
+export async function distribuirEntregas(ids: string[]): Promise<void> {
+  const lotes: { name: string; data: { entregas: string[] } }[] = [];
+  for (let i = 0; i < ids.length; i += DISTRIBUICAO_MAXIMA) lotes.push({ name: 'distribuir', data: { entregas: ids.slice(i, i + DISTRIBUICAO_MAXIMA) } });
+  if (lotes.length) await fila(filaHubDistribuicao).addBulk(lotes);
 }
 
 /** An application's identity id never changes: remembered for the life of the process. */

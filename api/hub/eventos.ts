@@ -7,7 +7,7 @@ import { Aplicativo, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/h
 import { novoId } from '../../models/shared/base';
 import { proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
-import { enfileirarEntregas } from './entregas';
+import { distribuirEntregas } from './entregas';
 import { validarDados } from './esquemas';
 
 const log = logger('hub-eventos');
@@ -57,7 +57,7 @@ async function anterior(aplicativoId: string, id: string | null): Promise<Respos
 /**
  * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
  * follows the version's schema; the event and one delivery per active subscription of that version
- * are stored and enqueued before the answer. The same publisher repeating an `id` gets the first
+ * are stored, and handed to the distribution queue, before the answer. The same publisher repeating an `id` gets the first
  * answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
@@ -150,7 +150,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
       : []),
   ]);
   try {
-    await enfileirarEntregas(entregas.map((e) => e.id));
+    await distribuirEntregas(entregas.map((e) => e.id));
   } catch (err) {
     // stored durably: the sweep of pending deliveries enqueues them once Redis is back
     log.warn({ err: (err as Error).message, eventos: eventos.length }, 'entregas ficam para a varredura');

@@ -1,0 +1,87 @@
+import { Job } from 'bullmq';
+import { distribuirEntregas } from '../../api/hub/entregas';
+import { processarHubDistribuicao } from '../../jobs/hub-distribuicao';
+import { Entrega } from '../../models/hub';
+import { iniciarWorkers } from '../../lib/runner';
+import { fila, iniciarWorker } from '../../queues/fila';
+import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * Fan-out of published events (queues/hub-distribuicao.ts): POST /eventos answers 202 once the
+ * event, its deliveries and ONE distribution job per batch are stored; the distribution job adds
+ * one delivery job per delivery (job id = delivery id), and running it twice adds nothing twice.
+ * No worker runs here but the application sync, so each queue's content can be read between steps.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { workers: false });
+  await iniciarWorkers(['hub-aplicativo-sync']);
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+const distribuicoes = () => fila(filaHubDistribuicao).getJobs(['waiting']) as Promise<Job<{ entregas: string[] }>[]>;
+const esvaziar = async () => {
+  await fila(filaHubDistribuicao).drain();
+  await fila(filaHubEntrega).drain();
+};
+
+test('a publication matching three subscriptions enqueues one distribution job holding its three deliveries, and no delivery job yet', async () => {
+  await esvaziar();
+  const c = await hub.cenario({ url_de_destino: receptor.url('/a') });
+  for (const sufixo of ['/b', '/c']) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(sufixo) });
+
+  const { id, entregas } = await c.publicar({ n: 1 });
+  expect(entregas).toBe(3);
+  const guardadas = await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] });
+  const jobs = await distribuicoes();
+  expect(jobs).toHaveLength(1);
+  expect([...jobs[0].data.entregas].sort()).toEqual(guardadas.map((e) => e.id).sort());
+  expect(await fila(filaHubEntrega).getWaitingCount()).toBe(0);
+});
+
+test('the distribution job adds one delivery job per delivery, with the delivery id as job id; run again, it adds none', async () => {
+  await esvaziar();
+  const c = await hub.cenario({ url_de_destino: receptor.url('/d') });
+  await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/e') });
+  const { id } = await c.publicar({ n: 2 });
+  const ids = (await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] })).map((e) => e.id);
+
+  const worker = iniciarWorker(filaHubDistribuicao, processarHubDistribuicao);
+  try {
+    await esperarAte(async () => (await fila(filaHubEntrega).getWaitingCount()) === 2, 'two delivery jobs');
+    for (const entregaId of ids) expect((await fila(filaHubEntrega).getJob(entregaId))?.data).toEqual({ id: entregaId });
+    expect(await fila(filaHubDistribuicao).getWaitingCount()).toBe(0);
+
+    // a distribution job that runs twice (a worker died after adding its jobs) duplicates nothing
+    await distribuirEntregas(ids);
+    await esperarAte(async () => {
+      const n = await fila(filaHubDistribuicao).getJobCounts('waiting', 'active');
+      return n.waiting + n.active === 0;
+    }, 'the repeated job processed');
+    expect(await fila(filaHubEntrega).getWaitingCount()).toBe(2);
+  } finally {
+    await worker.close();
+  }
+});
+
+test(`a batch of more than ${DISTRIBUICAO_MAXIMA} deliveries is split into jobs of at most ${DISTRIBUICAO_MAXIMA}, none lost`, async () => {
+  await esvaziar();
+  const ids = Array.from({ length: 2 * DISTRIBUICAO_MAXIMA + 7 }, (_, i) => `entrega-${i}`);
+  await distribuirEntregas(ids);
+  const jobs = await distribuicoes();
+  expect(jobs.map((j) => j.data.entregas.length).sort((x, y) => x - y)).toEqual([7, DISTRIBUICAO_MAXIMA, DISTRIBUICAO_MAXIMA]);
+  expect(jobs.flatMap((j) => j.data.entregas).sort()).toEqual([...ids].sort());
+  await esvaziar();
+});
