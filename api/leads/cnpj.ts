@@ -1,6 +1,7 @@
 import { banco, lerLinhas } from '../../lib/database';
 import { dadosInvalidos, naoEncontrado } from '../shared/errors';
 import { descricoesDosCodigos } from './codigos';
+import { LAYOUTS } from './receita';
 
 /**
  * A CNPJ as written by a person: with or without the mask `NN.NNN.NNN/NNNN-NN`. Since July 2026 the
@@ -45,19 +46,8 @@ export const capitalComVirgula = (valor: string | null) => (valor === null ? nul
 
 type Linha = Record<string, string | null>;
 
-const COLUNAS_DO_SOCIO = [
-  'cnpj_basico',
-  'identificador_socio',
-  'nome_socio_razao_social',
-  'cnpj_cpf_socio',
-  'qualificacao_socio',
-  'data_entrada_sociedade',
-  'pais',
-  'representante_legal',
-  'nome_representante',
-  'qualificacao_representante',
-  'faixa_etaria',
-];
+/** The partner's columns, in the Receita's layout order (the order of `socios` items). */
+const COLUNAS_DO_SOCIO = LAYOUTS.find((l) => l.tabela === 'socio')!.colunas.map((c) => c.nome);
 
 /**
  * The whole record in one statement, so a lookup costs one round trip: one row per partner, in
