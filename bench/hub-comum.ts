@@ -286,6 +286,8 @@ export class Bancada {
    */
   async iniciarWorkers(n: number, nomeDaFila = FILA_DE_ENTREGAS): Promise<ChildProcess[]> {
     const { argv, env } = comando('suite', ['worker', nomeDaFila]);
+    const fila = new Queue(nomeDaFila, { connection: this.conexao(), prefix: this.prefixo });
+    const esperados = n + (await fila.getWorkersCount());
     const novos: ChildProcess[] = [];
     for (let i = 0; i < n; i++) {
       const saida = this.saida();
@@ -294,9 +296,7 @@ export class Bancada {
       novos.push(filho);
       this.workers.push(filho);
     }
-    const fila = new Queue(nomeDaFila, { connection: this.conexao(), prefix: this.prefixo });
     try {
-      const esperados = n + (await fila.getWorkersCount());
       const limite = Date.now() + 180_000;
       for (;;) {
         const mortos = novos.filter((w) => !vivo(w));

@@ -138,7 +138,9 @@ async function rodada(b: Bancada, c: Cenario, r: Receptor, w: number, entreguesA
   // the API process's distribution worker turns the published batches into delivery jobs: all of
   // them are queued before the drain is timed
   const jobsNaFila = async () => Object.values(await fila.getJobCounts('wait', 'paused', 'delayed', 'prioritized')).reduce((t, v) => t + v, 0);
-  for (const limite = Date.now() + 120_000; (await jobsNaFila()) < criadas && Date.now() < limite; ) await dormir(200);
+  for (const limite = Date.now() + 120_000; (await jobsNaFila()) < criadas; await dormir(200)) {
+    if (Date.now() > limite) throw new Error(`only ${await jobsNaFila()} of ${criadas} delivery jobs were distributed within 120 s`);
+  }
   const filaAntes = await fila.getJobCounts('wait', 'paused', 'delayed', 'active', 'prioritized');
   console.log(`  ${f0(criadas)} deliveries stored; jobs in the queue: ${JSON.stringify(filaAntes)}`);
   const inicioW = Date.now();

@@ -4,8 +4,10 @@ import { DefinicaoDeFila } from './fila';
  * Fan-out of published events (DESIGN §5): POST /eventos stores each batch of events with their
  * deliveries, then enqueues one job here per batch (up to DISTRIBUICAO_MAXIMA deliveries) instead
  * of one delivery job each, so a publication costs one queue write however many subscriptions
- * match. The processor adds the delivery jobs (job id = delivery id, so a retried batch adds
- * nothing twice); the sweep of forgotten deliveries still covers a batch Redis lost.
+ * match. The processor adds the delivery jobs with job id = delivery id: a retried batch adds
+ * nothing while those jobs wait, and a job re-added after its delivery was made finds it no
+ * longer pending and sends nothing. The sweep of forgotten deliveries covers a batch Redis lost.
+ * Every deployment of the hub must run this queue's worker (`suite start` does).
  */
 export const filaHubDistribuicao: DefinicaoDeFila = {
   nome: 'hub-distribuicao',

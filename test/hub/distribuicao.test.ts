@@ -1,18 +1,20 @@
 import { Job } from 'bullmq';
 import { distribuirEntregas } from '../../api/hub/entregas';
 import { processarHubDistribuicao } from '../../jobs/hub-distribuicao';
+import { processarHubEntrega } from '../../jobs/hub-entrega';
 import { Entrega } from '../../models/hub';
 import { iniciarWorkers } from '../../lib/runner';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
 /**
  * Fan-out of published events (queues/hub-distribuicao.ts): POST /eventos answers 202 once the
  * event, its deliveries and ONE distribution job per batch are stored; the distribution job adds
- * one delivery job per delivery (job id = delivery id), and running it twice adds nothing twice.
+ * one delivery job per delivery (job id = delivery id); running it twice adds nothing twice while
+ * those jobs wait, and sends nothing twice once they are done.
  * No worker runs here but the application sync, so each queue's content can be read between steps.
  */
 
@@ -51,7 +53,12 @@ test('a publication matching three subscriptions enqueues one distribution job h
   expect(await fila(filaHubEntrega).getWaitingCount()).toBe(0);
 });
 
-test('the distribution job adds one delivery job per delivery, with the delivery id as job id; run again, it adds none', async () => {
+const ocioso = async (q: typeof filaHubDistribuicao) => {
+  const n = await fila(q).getJobCounts('waiting', 'active', 'delayed', 'failed');
+  return n.waiting + n.active + n.delayed === 0 && n;
+};
+
+test('the distribution job adds one delivery job per delivery, with the delivery id as job id; run again while they wait, it adds none', async () => {
   await esvaziar();
   const c = await hub.cenario({ url_de_destino: receptor.url('/d') });
   await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/e') });
@@ -62,17 +69,35 @@ test('the distribution job adds one delivery job per delivery, with the delivery
   try {
     await esperarAte(async () => (await fila(filaHubEntrega).getWaitingCount()) === 2, 'two delivery jobs');
     for (const entregaId of ids) expect((await fila(filaHubEntrega).getJob(entregaId))?.data).toEqual({ id: entregaId });
-    expect(await fila(filaHubDistribuicao).getWaitingCount()).toBe(0);
 
     // a distribution job that runs twice (a worker died after adding its jobs) duplicates nothing
     await distribuirEntregas(ids);
-    await esperarAte(async () => {
-      const n = await fila(filaHubDistribuicao).getJobCounts('waiting', 'active');
-      return n.waiting + n.active === 0;
-    }, 'the repeated job processed');
+    const contagem = await esperarAte(() => ocioso(filaHubDistribuicao), 'the repeated job processed');
+    expect(contagem.failed).toBe(0);
     expect(await fila(filaHubEntrega).getWaitingCount()).toBe(2);
   } finally {
     await worker.close();
+  }
+});
+
+test('run again after its deliveries were made (their jobs removed), it sends nothing twice', async () => {
+  await esvaziar();
+  const c = await hub.cenario({ url_de_destino: receptor.url('/f') });
+  const { id } = await c.publicar({ n: 3 });
+  const [entrega] = await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] });
+
+  const distribuicao = iniciarWorker(filaHubDistribuicao, processarHubDistribuicao);
+  const entregas = iniciarWorker(filaHubEntrega, processarHubEntrega);
+  try {
+    await hub.esperarSituacao(entrega.id, 'entregue');
+    await distribuirEntregas([entrega.id]);
+    expect((await esperarAte(() => ocioso(filaHubDistribuicao), 'the repeated job processed')).failed).toBe(0);
+    await esperarAte(() => ocioso(filaHubEntrega), 'the re-added delivery job processed');
+    await dormir(200);
+    expect(receptor.de(entrega.id)).toHaveLength(1);
+    expect((await Entrega.findByPk(entrega.id))!.tentativas).toBe(1);
+  } finally {
+    await Promise.all([distribuicao.close(), entregas.close()]);
   }
 });
 
