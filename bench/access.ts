@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu } from './processo';
+import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu, usPorRequisicao } from './processo';
 import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, RAIZ } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
@@ -283,10 +283,7 @@ async function medir(a: Alvo, s: Servidor, pidsBanco: number[], pidsRedis: numbe
     non2xx: r.non2xx,
     erros: r.errors + r.timeouts,
     cpu: usoDeCpu(antes, depois),
-    usPorReq:
-      antes.servidor !== undefined && depois.servidor !== undefined && r.requests.total > 0
-        ? ((depois.servidor - antes.servidor) * 1e6) / r.requests.total
-        : undefined,
+    usPorReq: usPorRequisicao(antes, depois, r.requests.total),
   };
 }
 

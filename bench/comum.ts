@@ -231,6 +231,8 @@ export async function comServidorDoBench<E>(
 
 export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
 export const fms = (n: number) => (!Number.isFinite(n) ? '-' : n >= 10 ? n.toFixed(0) : n.toFixed(1));
+/** percent of one core (or of the machine), rounded */
+export const fpct = (n?: number) => (n === undefined || !Number.isFinite(n) ? '-' : `${Math.round(n)}%`);
 
 export function percentil(valores: number[], p: number): number {
   if (!valores.length) return NaN;

@@ -21,11 +21,11 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { Queue } from 'bullmq';
+import { JobType, Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
 import IORedis from 'ioredis';
-import { chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { chamar, Compilado, compilarParaBench, esperar, f0, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
 export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
@@ -273,6 +273,12 @@ export class Bancada {
   filaDeEntregas(): Queue {
     this.fila ??= new Queue(FILA_DE_ENTREGAS, { connection: this.conexao(), prefix: this.prefixo });
     return this.fila;
+  }
+
+  /** Delivery jobs in the given states: each count, and their sum. */
+  async jobsDeEntrega(...estados: JobType[]): Promise<{ n: Record<string, number>; soma: number }> {
+    const n = await this.filaDeEntregas().getJobCounts(...estados);
+    return { n, soma: Object.values(n).reduce((t, v) => t + v, 0) };
   }
 
   private conexao(): IORedis {
@@ -614,9 +620,8 @@ export function linhaDeCpu(u: UsoDeCpu): string {
 
 // ---------------------------------------------------------------- report
 
-export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-');
+export { f0, fpct };
 export const fms = (n: number) => (!Number.isFinite(n) ? '-' : Number.isInteger(n) ? String(n) : n.toFixed(1));
-export const fpct = (n?: number) => (n === undefined || !Number.isFinite(n) ? '-' : `${Math.round(n)}%`);
 
 /** A plain text table; columns listed in `direita` are right-aligned. */
 export function tabela(cab: string[], linhas: string[][], direita: number[] = []): string {

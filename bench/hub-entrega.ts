@@ -137,7 +137,7 @@ async function rodada(b: Bancada, c: Cenario, r: Receptor, w: number, entreguesA
   const criadas = (await totalEstavel(c)) - totalAntes;
   // the API process's distribution worker turns the published batches into delivery jobs: all of
   // them are queued before the drain is timed
-  const jobsNaFila = async () => Object.values(await fila.getJobCounts('wait', 'paused', 'delayed', 'prioritized')).reduce((t, v) => t + v, 0);
+  const jobsNaFila = async () => (await b.jobsDeEntrega('wait', 'paused', 'delayed', 'prioritized')).soma;
   for (const limite = Date.now() + 120_000; (await jobsNaFila()) < criadas; await dormir(200)) {
     if (Date.now() > limite) throw new Error(`only ${await jobsNaFila()} of ${criadas} delivery jobs were distributed within 120 s`);
   }

@@ -6,17 +6,18 @@
  * of the type's version, then with 10 (distinct subscriber applications): events/s (2xx only),
  * p50/p99, errors and non-2xx. No delivery worker runs, so only publishing is measured: events
  * and deliveries stored, one distribution job per batch enqueued and turned into delivery jobs by
- * a `suite worker hub-distribuicao` process (its CPU shows under "others"). At the end, GET /entrega's total is checked against accepted events x
- * subscriptions, and the delivery jobs in Redis against the deliveries stored.
+ * a `suite worker hub-distribuicao` process (its CPU shows under "others"). At the end, GET
+ * /entrega's total is checked against accepted events x subscriptions, and the delivery jobs in
+ * Redis against the deliveries stored.
  *
  * Goal (issue): >= 3,000 events/s with p99 <= 20 ms (a self-reported Express+BullMQ peer reaches
  * 4,107/s at p95 8 ms on twice our cores).
  *
  * Environment: BENCH_DURACAO (s, default 10), BENCH_AQUECIMENTO (s, default 3), BENCH_CONEXOES
  * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_DISTRIBUICAO (`processo` or
- * `servidor`, see below), BENCH_COMPILED=1 (hub on tsc
- * output instead of ts-node), BENCH_LOG_LEVEL (default warn), BENCH_SERVER_LOG (file for the
- * children's stdout instead of /dev/null), MYSQL_URL / REDIS_URL.
+ * `servidor`, see below), BENCH_COMPILED=1 (hub on tsc output instead of ts-node), BENCH_LOG_LEVEL
+ * (default warn), BENCH_SERVER_LOG (file for the children's stdout instead of /dev/null),
+ * MYSQL_URL / REDIS_URL.
  */
 import {
   Bancada,
@@ -117,10 +118,7 @@ async function principal(b: Bancada): Promise<number> {
       `(up to ${f0(esperadasMax)} with the requests in flight when the load stopped) -> ${contagemOk ? 'PASS' : 'FAIL'}`,
   );
   // the distribution jobs still queued when the load stopped add their delivery jobs meanwhile
-  const jobsDeEntrega = async () => {
-    const n = await b.filaDeEntregas().getJobCounts('wait', 'paused', 'delayed', 'active', 'prioritized');
-    return { n, soma: Object.values(n).reduce((t, v) => t + v, 0) };
-  };
+  const jobsDeEntrega = () => b.jobsDeEntrega('wait', 'paused', 'delayed', 'active', 'prioritized');
   let jobs = await jobsDeEntrega();
   for (let antes = -1; jobs.soma !== total && jobs.soma !== antes; ) {
     await dormir(1000);

@@ -17,8 +17,8 @@
  */
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, inteiro } from './comum';
-import { amostrarCpu, pidsPeloNome, usoDeCpu } from './processo';
+import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, fpct, inteiro } from './comum';
+import { amostrarCpu, pidsPeloNome, usoDeCpu, usPorRequisicao } from './processo';
 import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
@@ -28,7 +28,6 @@ const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
 interface Carga {
   r: autocannon.Result;
   cpu: ReturnType<typeof usoDeCpu>;
-  /** server CPU per answered request (µs): steadier than req/s when others share the machine */
   usPorReq?: number;
 }
 
@@ -44,11 +43,7 @@ async function carga(e: EnderecosDoBench, url: string, caminhos: () => string): 
     requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
   });
   const depois = amostrarCpu(e.pid, PIDS_DO_BANCO, PIDS_DO_REDIS);
-  const usPorReq =
-    antes.servidor !== undefined && depois.servidor !== undefined && r.requests.total > 0
-      ? ((depois.servidor - antes.servidor) * 1e6) / r.requests.total
-      : undefined;
-  return { r, cpu: usoDeCpu(antes, depois), usPorReq };
+  return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.requests.total) };
 }
 
 async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
@@ -58,18 +53,17 @@ async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
   await carga(e, e.bare, () => '/x'); // warm-up of both
   await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
   const bare = await carga(e, e.bare, () => '/x');
-  const { r: leads, ...leadsCpu } = await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
-  const razao = leads.requests.average / bare.r.requests.average;
-  const pct = (n?: number) => (n === undefined ? '-' : `${Math.round(n)}%`);
+  const leads = await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
+  const razao = leads.r.requests.average / bare.r.requests.average;
   const linha = (nome: string, { r: x, cpu, usPorReq }: Carga) =>
     `  ${nome.padEnd(34)} ${f0(x.requests.average).padStart(6)} req/s  p50 ${fms(x.latency.p50)} ms  p99 ${fms(x.latency.p99)} ms` +
     `  [${x.requests.total} requests, ${x.non2xx} non-2xx, ${x.errors + x.timeouts} errors]\n` +
-    `  ${''.padEnd(34)} CPU: server ${pct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per request), ` +
-    `load generator ${pct(cpu.gerador)}, database ${pct(cpu.banco)}, redis ${pct(cpu.redis)}, others ${pct(cpu.outros)}`;
+    `  ${''.padEnd(34)} CPU: server ${fpct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per request), ` +
+    `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`;
   console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length)} sampled`);
   console.log(linha('bare express GET /x', bare));
-  console.log(linha('leads GET /api/cnpj/{cnpj}', { r: leads, ...leadsCpu }));
-  const ok = leads.latency.p99 <= 20 && razao >= 0.3 && leads.non2xx === 0;
+  console.log(linha('leads GET /api/cnpj/{cnpj}', leads));
+  const ok = leads.r.latency.p99 <= 20 && razao >= 0.3 && leads.r.non2xx === 0;
   console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
 }
 

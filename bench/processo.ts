@@ -77,6 +77,12 @@ export function amostrarCpu(pidServidor: number, pidsBanco: number[], pidsRedis:
   };
 }
 
+/** Server CPU per answered request (µs) between two samples: steadier than req/s when others share the machine. */
+export function usPorRequisicao(a: AmostraDeCpu, b: AmostraDeCpu, requisicoes: number): number | undefined {
+  if (a.servidor === undefined || b.servidor === undefined || requisicoes <= 0) return undefined;
+  return ((b.servidor - a.servidor) * 1e6) / requisicoes;
+}
+
 /** CPU seconds the measured processes (server, generator, database, Redis) used between two samples. */
 function nossos(a: AmostraDeCpu, b: AmostraDeCpu): number {
   const d = (x?: number, y?: number) => (y ?? 0) - (x ?? 0);

@@ -57,8 +57,8 @@ async function anterior(aplicativoId: string, id: string | null): Promise<Respos
 /**
  * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
  * follows the version's schema; the event and one delivery per active subscription of that version
- * are stored, and handed to the distribution queue, before the answer. The same publisher repeating an `id` gets the first
- * answer and creates nothing.
+ * are stored, and handed to the distribution queue, before the answer. The same publisher
+ * repeating an `id` gets the first answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
   const app = await publicadores.obterOuCarregar(quem.sub, () =>
