@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ADMIN_DO_BENCH, Ambiente, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
+import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
 
 export type { Ambiente } from './comum';
 export { f0, fms, limparAmbiente, percentil } from './comum';
@@ -43,7 +44,12 @@ export interface Importacao {
   segundos: number;
   rssPicoMb: number;
   linhas: Record<string, number>;
+  /** CPU seconds used during the run: the importer, the database and the whole machine (all cores) */
+  cpu: { importador?: number; banco?: number; maquina?: number };
 }
+
+const PIDS_DO_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
+const cpuDoBanco = () => (PIDS_DO_BANCO.length ? PIDS_DO_BANCO.reduce((s, p) => s + (cpuDoProcesso(p) ?? 0), 0) : undefined);
 
 /**
  * `suite import-cnpj <dir>` as an operator runs it. With no worker of the import queue running
@@ -51,24 +57,40 @@ export interface Importacao {
  */
 export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Importacao> {
   const inicio = process.hrtime.bigint();
-  const filho = spawn(process.execPath, [c.saida('suite.ts'), 'import-cnpj', dir], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const banco0 = cpuDoBanco();
+  const maquina0 = cpuDaMaquina();
+  // BENCH_CPU_PROF=<dir>: the importer writes a V8 CPU profile there when it exits
+  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const filho = spawn(process.execPath, [...perfil, c.saida('suite.ts'), 'import-cnpj', dir], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let saida = '';
   let erros = '';
   let pico = 0;
+  let cpuDoImportador: number | undefined;
   filho.stdout.on('data', (d) => (saida += d));
   filho.stderr.on('data', (d) => {
     erros += d;
     const ultima = String(d).trim().split('\n').pop();
     if (ultima && process.env.BENCH_PROGRESSO !== '0') process.stdout.write(`  ${ultima}\n`);
   });
-  const amostra = setInterval(() => (pico = Math.max(pico, picoDeRss(filho.pid!) ?? 0)), 100);
+  // an exited process has no /proc entry: its last sample is its CPU time
+  const amostra = setInterval(() => {
+    pico = Math.max(pico, picoDeRss(filho.pid!) ?? 0);
+    cpuDoImportador = cpuDoProcesso(filho.pid!) ?? cpuDoImportador;
+  }, 100);
   return new Promise((resolve, reject) => {
     filho.once('exit', (codigo) => {
       clearInterval(amostra);
       const segundos = Number(process.hrtime.bigint() - inicio) / 1e9;
       if (codigo !== 0) return reject(new Error(`import-cnpj exited ${codigo}: ${erros.slice(-2000)}`));
       const resultado = JSON.parse(saida.trim().split('\n').pop() ?? '{}');
-      resolve({ segundos, rssPicoMb: pico, linhas: resultado.linhas ?? {} });
+      const banco1 = cpuDoBanco();
+      const maquina1 = cpuDaMaquina();
+      const cpu = {
+        importador: cpuDoImportador,
+        banco: banco0 !== undefined && banco1 !== undefined ? banco1 - banco0 : undefined,
+        maquina: maquina0 && maquina1 ? maquina1.ocupado - maquina0.ocupado : undefined,
+      };
+      resolve({ segundos, rssPicoMb: pico, linhas: resultado.linhas ?? {}, cpu });
     });
   });
 }

@@ -10,6 +10,7 @@
  * (keep the database), MYSQL_URL, REDIS_URL.
  */
 import { rmSync } from 'node:fs';
+import os from 'node:os';
 import { compilarParaBench, inteiro } from './comum';
 import { arquivosDoBench, ESTABELECIMENTOS, f0, fms, importar, limparAmbiente, novoAmbiente } from './leads-comum';
 
@@ -34,6 +35,9 @@ async function main() {
       console.log(`  rows loaded: ${Object.entries(r.linhas).map(([t, n]) => `${t} ${f0(n)}`).join(', ')}`);
       console.log(`  ${fms(r.segundos)} s end to end: ${f0(porS)} establishment rows/s, ${f0(todas / r.segundos)} rows/s of all tables`);
       console.log(`  importer peak RSS ${f0(r.rssPicoMb)} MB`);
+      const s = (x?: number) => (x === undefined ? '-' : `${x.toFixed(1)} s`);
+      console.log(`  CPU: importer ${s(r.cpu.importador)}, database ${s(r.cpu.banco)}, whole machine ${s(r.cpu.maquina)} ` +
+        `(${f0(os.availableParallelism())} cores × ${fms(r.segundos)} s = ${fms(os.availableParallelism() * r.segundos)} s)`);
       console.log(`  goal: ${metaLinhas ? 'MET' : 'NOT MET'} (>= ${f0(META_LINHAS_POR_S)} establishment rows/s), ` +
         `${metaRss ? 'MET' : 'NOT MET'} (RSS < ${META_RSS_MB} MB)`);
       if (r.linhas.estabelecimento !== arquivos.estabelecimentos) console.log(`  INVALID: expected ${f0(ESTABELECIMENTOS)} establishments`);

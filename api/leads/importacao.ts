@@ -1,5 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
@@ -8,14 +9,16 @@ import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
 import { esquecerContagens } from './contagem';
-import { entradasDoZip, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeBytes, sqlDeCarga } from './receita';
+import { CnaesSecundarios, entradasDoZip, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
  * Import of the Receita's open CNPJ files (DESIGN §6), a month at a time:
  *
  * 1. every table the files feed is loaded into a fresh copy (`<table>_nova`), by the database's own
- *    bulk loader, streaming each zip entry through (memory stays flat whatever the file size);
- * 2. secondary CNAEs are spread into their own table, so the filter can use an index;
+ *    bulk loader, streaming each zip entry through a cleaning of its fields (memory stays flat
+ *    whatever the file size); the establishments' secondary CNAEs load beside them into their own
+ *    table, so the filter can use an index;
+ * 2. each copy gets its indexes once its files are in;
  * 3. one `RENAME TABLE` swaps all copies in at once: lookups read last month's data until that
  *    instant and this month's right after, with no window where they fail and no duplicates from
  *    running the import again.
@@ -47,13 +50,13 @@ const log = logger('leads-importacao');
 /** Bulk loads running at once: enough to keep the database's cores busy, few enough not to thrash. */
 const CARGAS_SIMULTANEAS = 4;
 
-/** Runs at most `n` of the given tasks at a time, in the order they ask. */
+/** Runs at most `n` of the given tasks at a time, in the order they ask; urgent ones skip the queue. */
 function limiteDeConcorrencia(n: number) {
   let ativas = 0;
   const fila: (() => void)[] = [];
-  return async <T>(tarefa: () => Promise<T>): Promise<T> => {
+  return async <T>(tarefa: () => Promise<T>, urgente = false): Promise<T> => {
     if (ativas < n) ativas++;
-    else await new Promise<void>((vaga) => fila.push(vaga)); // a finishing task hands its slot over
+    else await new Promise<void>((vaga) => (urgente ? fila.unshift(vaga) : fila.push(vaga))); // a finishing task hands its slot over
     try {
       return await tarefa();
     } finally {
@@ -88,35 +91,58 @@ function tabelasTrocadas(arquivos: ArquivoDaImportacao[]): string[] {
   return [...tabelas];
 }
 
-/** Loads one zip: each entry inside, whatever its name, in one LOAD DATA. */
-async function carregarZip(conexao: Connection, arquivo: ArquivoDaImportacao, aoLer: (bytes: number) => void): Promise<number> {
+interface Conexoes {
+  dados: Connection;
+  /** establishments only: their secondary CNAEs load beside them, on a connection of their own */
+  cnaes?: Connection;
+}
+
+/** Loads one zip: each entry inside, whatever its name, in one LOAD DATA (and one of its secondary CNAEs). */
+async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoLer: (bytes: number) => void) {
   const { zip, entradas } = await entradasDoZip(arquivo.caminho);
-  let linhas = 0;
+  const carga = { linhas: 0, cnaesSecundarios: 0 };
   try {
     for (const entrada of entradas) {
-      const limpeza = new LimpezaDeBytes(aoLer);
+      const cnaes = conexoes.cnaes ? new CnaesSecundarios() : undefined;
+      const limpeza = new LimpezaDeCampos(arquivo.layout, aoLer, cnaes);
       const origem = await lerEntrada(zip, entrada);
       const fluxo = pipeline(origem, limpeza).catch((err) => limpeza.destroy(err));
+      const onde = { arquivo: path.basename(arquivo.caminho), entrada: entrada.fileName };
       try {
-        const [r] = await conexao.query({
-          sql: sqlDeCarga(arquivo.layout, `${arquivo.layout.tabela}_nova`),
-          infileStreamFactory: () => limpeza,
-        });
-        const { affectedRows, warningStatus } = r as { affectedRows: number; warningStatus: number };
-        linhas += affectedRows;
-        // malformed values the loader kept as best it could (IGNORE): worth a look, not a stop
-        if (warningStatus) log.warn({ arquivo: path.basename(arquivo.caminho), entrada: entrada.fileName, avisos: warningStatus }, 'valores ajustados na carga');
+        // both loads read what one cleaning writes: either failing stops the other
+        const parar = (err: unknown) => {
+          limpeza.destroy(err as Error);
+          throw err;
+        };
+        const [dados, secundarios] = await Promise.allSettled([
+          carregar(conexoes.dados, sqlDeCarga(arquivo.layout, `${arquivo.layout.tabela}_nova`), limpeza, onde).catch(parar),
+          cnaes ? carregar(conexoes.cnaes!, sqlDosCnaesSecundarios('estabelecimento_cnae_secundaria_nova'), cnaes, onde).catch(parar) : 0,
+        ]);
+        if (dados.status === 'rejected') throw dados.reason;
+        if (secundarios.status === 'rejected') throw secundarios.reason;
+        carga.linhas += dados.value;
+        carga.cnaesSecundarios += secundarios.value;
       } finally {
         // a load that failed before reading the file leaves the stream paused: release it
         origem.destroy();
         limpeza.destroy();
+        cnaes?.destroy();
         await fluxo;
       }
     }
   } finally {
     zip.close();
   }
-  return linhas;
+  return carga;
+}
+
+/** One LOAD DATA of `fluxo`: the rows it added. */
+async function carregar(conexao: Connection, sql: string, fluxo: Readable, onde: Record<string, string>): Promise<number> {
+  const [r] = await conexao.query({ sql, infileStreamFactory: () => fluxo });
+  const { affectedRows, warningStatus } = r as { affectedRows: number; warningStatus: number };
+  // malformed values the loader kept as best it could (IGNORE): worth a look, not a stop
+  if (warningStatus) log.warn({ ...onde, avisos: warningStatus }, 'valores ajustados na carga');
+  return affectedRows;
 }
 
 /** Runs `fn` with its own connection, tuned for bulk loading. */
@@ -167,7 +193,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       }
 
       // Progress: reading the files is 80%, indexing the tables 15%, the swap the rest.
-      const total = arquivos.reduce((s, a) => s + a.bytes, 0) || 1;
+      const total = bytesDe(arquivos) || 1;
       let feitos = 0;
       let indexadas = 0;
       let ultimoAviso = 0;
@@ -184,56 +210,58 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       // those in flight, so none of them can write into the copies of a later import.
       let falha: unknown;
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
-      const tarefa = <T>(fn: () => Promise<T>) =>
+      const tarefa = <T>(fn: () => Promise<T>, urgente = false) =>
         vez(async () => {
           if (falha) throw falha;
           return fn().catch((err) => {
             falha ??= err;
             throw err;
           });
-        });
+        }, urgente);
       const todasAcabaram = async (tarefas: Promise<unknown>[]) => {
         await Promise.allSettled(tarefas);
         if (falha) throw falha;
       };
+      // The largest kind first (the establishments): its indexes take longest, and build while
+      // the smaller kinds load.
+      const porTamanho = [...porTabela.entries()].sort(([, a], [, b]) => bytesDe(b) - bytesDe(a));
       await todasAcabaram(
-        [...porTabela.entries()].map(async ([tabela, lista]) => {
+        porTamanho.map(async ([tabela, lista]) => {
           await todasAcabaram(
             lista.map((arquivo) =>
               tarefa(() =>
                 comConexao(async (conexao) => {
                   // Progress counts the zip's share of the total as its entries are read.
                   const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
-                  const n = await carregarZip(conexao, arquivo, (bytes) => {
+                  const aoLer = (bytes: number) => {
                     feitos += bytes * fracao;
                     avisar('carregando', path.basename(arquivo.caminho));
-                  });
-                  linhas[tabela] = (linhas[tabela] ?? 0) + n;
-                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: n }, 'arquivo carregado');
+                  };
+                  const carga =
+                    tabela === 'estabelecimento'
+                      ? await comConexao((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
+                      : await carregarZip({ dados: conexao }, arquivo, aoLer);
+                  linhas[tabela] = (linhas[tabela] ?? 0) + carga.linhas;
+                  if (tabela === 'estabelecimento') {
+                    linhas.estabelecimento_cnae_secundaria = (linhas.estabelecimento_cnae_secundaria ?? 0) + carga.cnaesSecundarios;
+                  }
+                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga.linhas }, 'arquivo carregado');
                 }),
               ),
             ),
           );
           avisar('indexando', tabela, true);
-          // Secondary CNAEs are read from the loaded establishments while their indexes build.
-          await todasAcabaram([
-            tarefa(() =>
-              comConexao(async (conexao) => {
-                await criarIndices(conexao, tabela, indices.get(tabela)!);
-                linhas[tabela] -= await apagarLinhasSemChave(conexao, tabela);
-              }),
-            ),
-            ...(tabela === 'estabelecimento'
-              ? [
-                  tarefa(() =>
-                    comConexao(async (conexao) => {
-                      linhas.estabelecimento_cnae_secundaria = await espalharCnaesSecundarios(conexao);
-                      await criarIndices(conexao, 'estabelecimento_cnae_secundaria', indices.get('estabelecimento_cnae_secundaria')!);
-                    }),
-                  ),
-                ]
-              : []),
-          ]);
+          // a table's indexes come before the loads still waiting: the last of them ends the import
+          const indexar = (t: string) =>
+            tarefa(
+              () =>
+                comConexao(async (conexao) => {
+                  await criarIndices(conexao, t, indices.get(t)!);
+                  linhas[t] -= await apagarLinhasSemChave(conexao, t);
+                }),
+              true,
+            );
+          await todasAcabaram(tabela === 'estabelecimento' ? [indexar(tabela), indexar('estabelecimento_cnae_secundaria')] : [indexar(tabela)]);
           indexadas++;
         }),
       );
@@ -287,16 +315,6 @@ async function criarIndices(conexao: Connection, tabela: string, definicoes: str
   for (const d of definicoes.filter((d) => d.startsWith('FULLTEXT'))) await conexao.query(`ALTER TABLE ${tabela}_nova ADD ${d}`);
 }
 
-/** One row per (secondary CNAE, establishment), in key order, so the filter can use an index. */
-async function espalharCnaesSecundarios(conexao: Connection): Promise<number> {
-  const [r] = await conexao.query(`INSERT IGNORE INTO estabelecimento_cnae_secundaria_nova (cnae, cnpj)
-    SELECT j.cnae, e.cnpj FROM estabelecimento_nova e,
-      JSON_TABLE(CONCAT('["', REPLACE(e.cnae_fiscal_secundaria, ',', '","'), '"]'), '$[*]' COLUMNS (cnae VARCHAR(7) PATH '$')) j
-    WHERE e.cnae_fiscal_secundaria REGEXP '^[0-9A-Z]{7}(,[0-9A-Z]{7})*$'
-    ORDER BY j.cnae, e.cnpj`);
-  return (r as { affectedRows: number }).affectedRows;
-}
-
 /**
  * One `RENAME TABLE` swaps every copy in at once. It waits for reads still running on the live
  * tables, and new reads queue behind it: a short wait, retried, keeps lookups from stalling behind
@@ -318,13 +336,17 @@ async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<vo
 
 /**
  * A malformed line (say, only spaces) becomes a row whose key the loader left empty: it would lead
- * every listing. Dropped once the table's indexes are there to find it.
+ * every listing. Dropped once the table's indexes are there to find it. (Secondary CNAEs are only
+ * written for a complete CNPJ.)
  */
 async function apagarLinhasSemChave(conexao: Connection, tabela: string): Promise<number> {
+  if (tabela === 'estabelecimento_cnae_secundaria') return 0;
   const chave = { estabelecimento: 'cnpj', empresa: 'cnpj_basico', socio: 'cnpj_basico', simples: 'cnpj_basico' }[tabela] ?? 'codigo';
   const [r] = await conexao.query(`DELETE FROM ${tabela}_nova WHERE ${chave} = ''`);
   return (r as { affectedRows: number }).affectedRows;
 }
+
+const bytesDe = (arquivos: ArquivoDaImportacao[]) => arquivos.reduce((s, a) => s + a.bytes, 0);
 
 async function tamanhoDescomprimido(caminho: string): Promise<number> {
   const { zip, entradas } = await entradasDoZip(caminho);

@@ -3,8 +3,8 @@ import yauzl, { Entry, ZipFile } from 'yauzl';
 
 /**
  * The layout of the Receita Federal's open CNPJ files (DESIGN §6): which zip feeds which table, and
- * each column in file order with how its text is cleaned. The database parses the CSV itself (LOAD
- * DATA), which is many times faster than parsing it here; this module only says what goes where.
+ * each column in file order with how its text is cleaned, and the cleaning itself on the way to the
+ * database's bulk loader (LOAD DATA), which then puts each field straight into its column.
  */
 
 /** How a raw field becomes a column value. */
@@ -106,81 +106,328 @@ export function layoutDoArquivo(nomeDoZip: string): LayoutDeArquivo | undefined 
   return m ? LAYOUTS.find((l) => l.tipo.toLowerCase() === m[1].toLowerCase()) : undefined;
 }
 
-function expressao(col: Coluna): string {
-  const v = `TRIM(@${col.nome})`;
-  switch (col.tipo) {
-    case 'texto':
-      return `NULLIF(${v}, '')`;
-    case 'codigo':
-      return `NULLIF(UPPER(${v}), '')`;
-    case 'data':
-      return `IF(${v} IN ('', '0', '00000000'), NULL, ${v})`;
-    case 'decimal':
-      return `CAST(NULLIF(REPLACE(${v}, ',', '.'), '') AS DECIMAL(20,2))`;
-  }
-}
-
 /**
- * The LOAD DATA statement of a file into `tabela`: `;`-separated, double-quoted, ISO-8859-1, one
- * record a line. `IGNORE` keeps the first of repeated keys (the real files have a few) and turns a
- * malformed value into a warning instead of stopping a load of millions of rows.
+ * The LOAD DATA statement of a cleaned file (LimpezaDeCampos) into `tabela`: `;`-separated,
+ * double-quoted, ISO-8859-1, one record a line, each field straight into its column. `IGNORE` keeps
+ * the first of repeated keys (the real files have a few) and turns a malformed value into a warning
+ * instead of stopping a load of millions of rows.
  */
 export function sqlDeCarga(layout: LayoutDeArquivo, tabela: string): string {
-  const variaveis = layout.colunas.map((col) => `@${col.nome}`).join(', ');
-  const atribuicoes = layout.colunas.map((col) => `${col.nome} = ${expressao(col)}`);
-  for (const [nome, sql] of Object.entries(layout.calculadas ?? {})) atribuicoes.push(`${nome} = ${sql}`);
+  const calculadas = Object.entries(layout.calculadas ?? {}).map(([nome, sql]) => `${nome} = ${sql}`);
   return `LOAD DATA LOCAL INFILE '${layout.tipo}' IGNORE INTO TABLE ${tabela}
     CHARACTER SET latin1
     FIELDS TERMINATED BY ';' OPTIONALLY ENCLOSED BY '"' ESCAPED BY ''
     LINES TERMINATED BY '\\n'
-    (${variaveis})
-    SET ${atribuicoes.join(', ')}`;
+    (${layout.colunas.map((col) => col.nome).join(', ')})${calculadas.length ? `\n    SET ${calculadas.join(', ')}` : ''}`;
+}
+
+/** The LOAD DATA statement of the secondary CNAEs (CnaesSecundarios) into `tabela`. */
+export function sqlDosCnaesSecundarios(tabela: string): string {
+  return `LOAD DATA LOCAL INFILE 'CnaesSecundarios' IGNORE INTO TABLE ${tabela}
+    CHARACTER SET ascii FIELDS TERMINATED BY ';' ESCAPED BY '' LINES TERMINATED BY '\\n' (cnae, cnpj)`;
 }
 
 const NUL = 0x00;
-const CR = 0x0d;
 const LF = 0x0a;
+const CR = 0x0d;
 const ESPACO = 0x20;
+const ASPAS = 0x22;
+const PONTO_E_VIRGULA = 0x3b;
+const VIRGULA = 0x2c;
+const PONTO = 0x2e;
+const ZERO = 0x30;
+const A_MINUSCULO = 0x61;
+const Z_MINUSCULO = 0x7a;
+const NULO = Buffer.from('NULL');
+
+/** Longest field kept (the widest column is 2,000 characters): a quote never closed cannot fill memory. */
+const CAMPO_MAXIMO = 64 * 1024;
+
+const enum Estado {
+  InicioDoCampo,
+  SemAspas,
+  EntreAspas,
+  AspasNoCampo, // a quote inside a quoted field: the end of it, or a literal quote
+}
+
+/** Bytes written a field at a time into a buffer that grows as needed. */
+class Escrita {
+  private buf = Buffer.allocUnsafe(64 * 1024);
+  private n = 0;
+
+  reservar(bytes: number): Buffer {
+    if (this.n + bytes > this.buf.length) {
+      const maior = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + bytes));
+      this.buf.copy(maior, 0, 0, this.n);
+      this.buf = maior;
+    }
+    return this.buf;
+  }
+
+  get tamanho(): number {
+    return this.n;
+  }
+
+  set tamanho(n: number) {
+    this.n = n;
+  }
+
+  /** What was written since the last call, in a buffer of its own (the old one goes downstream). */
+  tirar(): Buffer | undefined {
+    if (!this.n) return undefined;
+    const pronto = this.buf.subarray(0, this.n);
+    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.n = 0;
+    return pronto;
+  }
+}
 
 /**
- * Cleans the raw bytes on their way to the database: drops NUL bytes and carriage returns, folds
- * runs of spaces into one and skips blank lines. Works on bytes (ISO-8859-1 is one byte a
- * character), and lets a chunk that needs none of it through untouched.
+ * The secondary CNAEs of the establishments being read, one `cnae;cnpj` line each, loaded into
+ * their own table beside the establishments (the `cnae_secundaria` filter reads it by index).
  */
-export class LimpezaDeBytes extends Transform {
-  private anterior = LF; // as if after a line break: leading blank lines are dropped too
+export class CnaesSecundarios extends Readable {
+  private continuar?: () => void;
+
+  override _read(): void {
+    const continuar = this.continuar;
+    this.continuar = undefined;
+    continuar?.();
+  }
+
+  /** Passes `linhas` on; `depois` runs at once, or when the reader wants more (back-pressure). */
+  enviar(linhas: Buffer | undefined, depois: () => void): void {
+    if (!linhas || this.push(linhas)) depois();
+    else this.continuar = depois;
+  }
+}
+
+/** Positions of the columns the secondary CNAEs need, in a line of establishments. */
+interface ColunasDosCnaes {
+  basico: number;
+  ordem: number;
+  dv: number;
+  secundaria: number;
+}
+
+/**
+ * Cleans the Receita's raw lines on their way to the database, so that it loads each field straight
+ * into its column: evaluating an expression per field there took a fifth of the database's time.
+ * Reads fields as the database's own CSV reader does (a quoted field ends at a quote followed by
+ * `;` or a line break, `""` is a quote, any other quote is text) and writes each one cleaned
+ * (DESIGN §6, §10): NUL bytes and carriage returns dropped, runs of spaces folded, trimmed; empty →
+ * NULL; codes upper case (alphanumeric CNPJ parts); dates `0` and `00000000` → NULL; decimal comma
+ * → point. Blank lines and lines of only spaces are skipped. ISO-8859-1 is one byte a character, so
+ * all of it works on bytes. Given `cnaes`, it also writes each establishment's secondary CNAEs there.
+ */
+export class LimpezaDeCampos extends Transform {
+  private readonly tipos: Tipo[];
+  private estado = Estado.InicioDoCampo;
+  private campo = Buffer.allocUnsafe(1024);
+  private tamanho = 0; // bytes of the field so far
+  private coluna = 0; // position of the field in its line
+  private readonly saida = new Escrita();
+  private readonly colunasDosCnaes?: ColunasDosCnaes;
+  private readonly linhasDosCnaes = new Escrita();
+  private readonly cnpj = Buffer.allocUnsafe(14);
+  private tamanhoDoCnpj = 0;
 
   /** @param aoLer told the size of each raw chunk read (progress) */
-  constructor(private readonly aoLer: (bytes: number) => void = () => undefined) {
+  constructor(
+    layout: LayoutDeArquivo,
+    private readonly aoLer: (bytes: number) => void = () => undefined,
+    private readonly cnaes?: CnaesSecundarios,
+  ) {
     super();
+    this.tipos = layout.colunas.map((c) => c.tipo);
+    if (cnaes) {
+      const posicao = (nome: string) => layout.colunas.findIndex((c) => c.nome === nome);
+      this.colunasDosCnaes = {
+        basico: posicao('cnpj_basico'),
+        ordem: posicao('cnpj_ordem'),
+        dv: posicao('cnpj_dv'),
+        secundaria: posicao('cnae_fiscal_secundaria'),
+      };
+    }
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, feito: TransformCallback): void {
     this.aoLer(chunk.length);
-    if (chunk.length === 0) return feito();
-    if (!this.precisaLimpar(chunk)) {
-      this.anterior = chunk[chunk.length - 1];
-      return feito(null, chunk);
-    }
-    const saida = Buffer.allocUnsafe(chunk.length);
-    let n = 0;
-    let anterior = this.anterior;
+    let estado = this.estado;
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i];
       if (b === NUL || b === CR) continue;
-      if ((b === ESPACO || b === LF) && b === anterior) continue;
-      saida[n++] = b;
-      anterior = b;
+      switch (estado) {
+        case Estado.InicioDoCampo:
+          if (b === ASPAS) estado = Estado.EntreAspas;
+          else if (b === PONTO_E_VIRGULA) this.fimDoCampo();
+          else if (b === LF) this.fimDaLinha();
+          else {
+            this.acrescentar(b);
+            estado = Estado.SemAspas;
+          }
+          break;
+        case Estado.SemAspas:
+          if (b === PONTO_E_VIRGULA) {
+            this.fimDoCampo();
+            estado = Estado.InicioDoCampo;
+          } else if (b === LF) {
+            this.fimDaLinha();
+            estado = Estado.InicioDoCampo;
+          } else this.acrescentar(b);
+          break;
+        case Estado.EntreAspas:
+          if (b === ASPAS) estado = Estado.AspasNoCampo;
+          else this.acrescentar(b);
+          break;
+        case Estado.AspasNoCampo:
+          if (b === PONTO_E_VIRGULA) {
+            this.fimDoCampo();
+            estado = Estado.InicioDoCampo;
+          } else if (b === LF) {
+            this.fimDaLinha();
+            estado = Estado.InicioDoCampo;
+          } else {
+            this.acrescentar(ASPAS);
+            if (b !== ASPAS) this.acrescentar(b);
+            estado = Estado.EntreAspas;
+          }
+          break;
+      }
     }
-    this.anterior = anterior;
-    feito(null, n ? saida.subarray(0, n) : undefined);
+    this.estado = estado;
+    this.entregar(feito);
   }
 
-  private precisaLimpar(chunk: Buffer): boolean {
-    const primeiro = chunk[0];
-    if ((primeiro === ESPACO || primeiro === LF) && primeiro === this.anterior) return true;
-    return chunk.indexOf(NUL) >= 0 || chunk.indexOf(CR) >= 0 || chunk.indexOf('  ') >= 0 || chunk.indexOf('\n\n') >= 0;
+  override _flush(feito: TransformCallback): void {
+    if (this.estado !== Estado.InicioDoCampo || this.coluna > 0) this.fimDaLinha();
+    this.estado = Estado.InicioDoCampo;
+    this.entregar((err, linhas) => {
+      this.cnaes?.push(null);
+      feito(err, linhas);
+    });
   }
+
+  override _destroy(err: Error | null, feito: (err: Error | null) => void): void {
+    // after a failure, the secondary CNAEs' load must not wait for lines that will never come
+    // (after a normal end they may still be on their way: left alone)
+    if (err) this.cnaes?.destroy(err);
+    feito(err);
+  }
+
+  /** The clean lines go downstream once the secondary CNAEs' reader has room for theirs. */
+  private entregar(feito: TransformCallback): void {
+    const linhas = this.saida.tirar();
+    if (!this.cnaes) return feito(null, linhas);
+    this.cnaes.enviar(this.linhasDosCnaes.tirar(), () => feito(null, linhas));
+  }
+
+  private acrescentar(b: number): void {
+    const n = this.tamanho;
+    if (b === ESPACO && n > 0 && this.campo[n - 1] === ESPACO) return;
+    if (n === this.campo.length) {
+      if (n >= CAMPO_MAXIMO) return;
+      const maior = Buffer.allocUnsafe(n * 2);
+      this.campo.copy(maior);
+      this.campo = maior;
+    }
+    this.campo[n] = b;
+    this.tamanho = n + 1;
+  }
+
+  private fimDaLinha(): void {
+    // a line with a single empty field is blank (or only spaces): skipped
+    if (this.coluna === 0 && this.vazio()) {
+      this.tamanho = 0;
+      return;
+    }
+    this.fimDoCampo();
+    const saida = this.saida.reservar(1);
+    saida[this.saida.tamanho++] = LF;
+    this.coluna = 0;
+    this.tamanhoDoCnpj = 0;
+  }
+
+  private vazio(): boolean {
+    for (let i = 0; i < this.tamanho; i++) if (this.campo[i] !== ESPACO) return false;
+    return true;
+  }
+
+  private fimDoCampo(): void {
+    const campo = this.campo;
+    const tipo = this.tipos[this.coluna] ?? 'texto';
+    let inicio = 0;
+    let fim = this.tamanho;
+    while (inicio < fim && campo[inicio] === ESPACO) inicio++;
+    while (fim > inicio && campo[fim - 1] === ESPACO) fim--;
+    if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= 0x20;
+    if (this.colunasDosCnaes) this.guardarParaOsCnaes(inicio, fim);
+
+    const saida = this.saida.reservar(2 * (fim - inicio) + 5);
+    let n = this.saida.tamanho;
+    if (this.coluna > 0) saida[n++] = PONTO_E_VIRGULA;
+    if (inicio === fim || (tipo === 'data' && soZeros(campo, inicio, fim))) {
+      NULO.copy(saida, n);
+      n += NULO.length;
+    } else {
+      saida[n++] = ASPAS;
+      for (let i = inicio; i < fim; i++) {
+        const b = campo[i];
+        if (b === ASPAS) saida[n++] = ASPAS;
+        saida[n++] = tipo === 'decimal' && b === VIRGULA ? PONTO : b;
+      }
+      saida[n++] = ASPAS;
+    }
+    this.saida.tamanho = n;
+    this.tamanho = 0;
+    this.coluna++;
+  }
+
+  /** The CNPJ's parts, then one `cnae;cnpj` line per well-formed secondary CNAE (7 letters or digits). */
+  private guardarParaOsCnaes(inicio: number, fim: number): void {
+    const colunas = this.colunasDosCnaes!;
+    const coluna = this.coluna;
+    const campo = this.campo;
+    if (coluna === colunas.basico || coluna === colunas.ordem || coluna === colunas.dv) {
+      const esperado = coluna === colunas.basico ? 8 : coluna === colunas.ordem ? 4 : 2;
+      const antes = coluna === colunas.basico ? 0 : coluna === colunas.ordem ? 8 : 12;
+      // a part out of place or of the wrong size leaves the CNPJ incomplete: no lines for it
+      if (fim - inicio !== esperado || this.tamanhoDoCnpj !== antes) return;
+      campo.copy(this.cnpj, antes, inicio, fim);
+      this.tamanhoDoCnpj = antes + esperado;
+      return;
+    }
+    if (coluna !== colunas.secundaria || this.tamanhoDoCnpj !== 14) return;
+    for (let de = inicio; de < fim; ) {
+      let ate = campo.indexOf(VIRGULA, de);
+      if (ate < 0 || ate > fim) ate = fim;
+      if (ate - de === 7 && alfanumerico(campo, de, ate)) {
+        const linhas = this.linhasDosCnaes.reservar(23);
+        let n = this.linhasDosCnaes.tamanho;
+        n += campo.copy(linhas, n, de, ate);
+        linhas[n++] = PONTO_E_VIRGULA;
+        n += this.cnpj.copy(linhas, n);
+        linhas[n++] = LF;
+        this.linhasDosCnaes.tamanho = n;
+      }
+      de = ate + 1;
+    }
+  }
+}
+
+function alfanumerico(campo: Buffer, inicio: number, fim: number): boolean {
+  for (let i = inicio; i < fim; i++) {
+    const b = campo[i];
+    if (!((b >= ZERO && b <= 0x39) || (b >= 0x41 && b <= 0x5a))) return false;
+  }
+  return true;
+}
+
+/** `0` and `00000000` are how the files write "no date" (DESIGN §10). */
+function soZeros(campo: Buffer, inicio: number, fim: number): boolean {
+  if (fim - inicio !== 1 && fim - inicio !== 8) return false;
+  for (let i = inicio; i < fim; i++) if (campo[i] !== ZERO) return false;
+  return true;
 }
 
 const abrirZip = (caminho: string) =>

@@ -246,6 +246,26 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     });
   });
 
+  test('a `;` inside quotes, doubled and stray quotes, the word NULL, accents and a decimal comma reach the record intact (the capital as the file writes it)', async () => {
+    const cnpj = novoCnpj();
+    const estab = csvDaReceita([linhaDeEstabelecimento({ cnpj, nome_fantasia: 'BAR; RESTAURANTE', complemento: 'NULL', bairro: 'SÃO JOÃO' })]);
+    // a stray quote (not before `;` or a line end) is text, as the database's own reader takes it
+    const [cabeca, cauda] = estab.split('"BAR; RESTAURANTE"');
+    const linha = `${cabeca}"BAR; RESTAURANTE ""O REI"" DO "PASTEL" BOM"${cauda}`;
+    await importarMes({}, {
+      Estabelecimentos0: { linhas: linha },
+      Empresas0: { linhas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'AÇÃO; LTDA', capital_social: '1234,56' })] },
+    });
+
+    expect(await registro(cnpj)).toMatchObject({
+      nome_fantasia: 'BAR; RESTAURANTE "O REI" DO "PASTEL" BOM',
+      complemento: 'NULL',
+      bairro: 'SÃO JOÃO',
+      empresa_razao_social: 'AÇÃO; LTDA',
+      empresa_capital_social: '1234,56',
+    });
+  });
+
   test('CRLF line ends: no carriage return stays in the last column, every row is read', async () => {
     const [a, b] = [novoCnpj(), novoCnpj()];
     const crlf = (linhas: string[][]) => csvDaReceita(linhas).replace(/\n/g, '\r\n');

@@ -1,0 +1,149 @@
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { CnaesSecundarios, LAYOUTS, LayoutDeArquivo, LimpezaDeCampos, sqlDeCarga } from '../../api/leads/receita';
+
+/**
+ * The cleaning of the Receita's fields on their way to LOAD DATA (api/leads/receita.ts), byte by
+ * byte. The import tests load the real samples and edge cases through the database; these pin down
+ * how each field is read and written, which the database then loads as is.
+ */
+
+const LAYOUT: LayoutDeArquivo = {
+  tipo: 'Teste',
+  tabela: 'teste',
+  colunas: [
+    { nome: 'codigo', tipo: 'codigo' },
+    { nome: 'nome', tipo: 'texto' },
+    { nome: 'inicio', tipo: 'data' },
+    { nome: 'capital', tipo: 'decimal' },
+  ],
+};
+
+/** The cleaned text of `entrada`, fed in chunks of `tamanho` bytes (latin1: one byte a character). */
+async function limpar(entrada: string | Buffer, tamanho = 1 << 16): Promise<string> {
+  const bytes = typeof entrada === 'string' ? Buffer.from(entrada, 'latin1') : entrada;
+  const partes: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += tamanho) partes.push(bytes.subarray(i, i + tamanho));
+  const limpeza = new LimpezaDeCampos(LAYOUT);
+  Readable.from(partes).pipe(limpeza);
+  return (await buffer(limpeza)).toString('latin1');
+}
+
+describe('LimpezaDeCampos: each field as the database should load it', () => {
+  test('quoted fields are written quoted, trimmed, runs of spaces folded; empty fields become an unquoted NULL', async () => {
+    expect(await limpar('"ab12";"  JOSE   DA  SILVA ";"20200131";"1500,50"\n')).toBe('"AB12";"JOSE DA SILVA";"20200131";"1500.50"\n');
+    expect(await limpar('"";"   ";"";""\n')).toBe('NULL;NULL;NULL;NULL\n');
+  });
+
+  test('codes are upper case (alphanumeric CNPJ parts), and only codes', async () => {
+    expect(await limpar('"12abc34d";"loja abc";"";""\n')).toBe('"12ABC34D";"loja abc";NULL;NULL\n');
+  });
+
+  test('dates: 0 and 00000000 mean no date (DESIGN §10), a real date is kept as text', async () => {
+    expect(await limpar('"1";"x";"0";""\n"2";"x";"00000000";""\n"3";"x";"20051103";""\n"4";"x";" 0 ";""\n')).toBe(
+      '"1";"x";NULL;NULL\n"2";"x";NULL;NULL\n"3";"x";"20051103";NULL\n"4";"x";NULL;NULL\n',
+    );
+  });
+
+  test('the word NULL written in a text field stays text (quoted), not a null', async () => {
+    expect(await limpar('"1";"NULL";"";""\n')).toBe('"1";"NULL";NULL;NULL\n');
+  });
+
+  test('a `;` inside a quoted field is text; a doubled quote is one quote; a quote not followed by `;` or a line end is text', async () => {
+    expect(await limpar('"1";"BAR; RESTAURANTE";"";""\n')).toBe('"1";"BAR; RESTAURANTE";NULL;NULL\n');
+    expect(await limpar('"1";"O ""REI"" DO PASTEL";"";""\n')).toBe('"1";"O ""REI"" DO PASTEL";NULL;NULL\n');
+    expect(await limpar('"1";"O "REI" DO PASTEL";"";""\n')).toBe('"1";"O ""REI"" DO PASTEL";NULL;NULL\n');
+  });
+
+  test('unquoted fields are read up to the next `;`, quotes in them are text', async () => {
+    expect(await limpar('1;JOSE "ZE" SILVA;20200101;10\n')).toBe('"1";"JOSE ""ZE"" SILVA";"20200101";"10"\n');
+  });
+
+  test('NUL bytes and carriage returns are dropped anywhere', async () => {
+    expect(await limpar(Buffer.from('"1";"A\0B";"2020\x000101";""\r\n"2";"C";"";"1"\r\n', 'latin1'))).toBe(
+      '"1";"AB";"20200101";NULL\n"2";"C";NULL;"1"\n',
+    );
+  });
+
+  test('blank lines and lines of only spaces are skipped; a last line without a line break is kept', async () => {
+    expect(await limpar('\n\n"1";"A";"";""\n   \n\n"2";"B";"";""')).toBe('"1";"A";NULL;NULL\n"2";"B";NULL;NULL\n');
+  });
+
+  test('ISO-8859-1 bytes pass through unchanged (the database reads them as latin1)', async () => {
+    expect(await limpar(Buffer.from('"1";"AÇÃO  ÚNICA";"";""\n', 'latin1'))).toBe('"1";"AÇÃO ÚNICA";NULL;NULL\n');
+  });
+
+  test('fields beyond the layout are cleaned as text; a short line keeps its fields (the database warns about both)', async () => {
+    expect(await limpar('"1";"A";"";"";" extra ";"x"\n"2"\n')).toBe('"1";"A";NULL;NULL;"extra";"x"\n"2"\n');
+  });
+
+  test('the same text in chunks of any size gives the same output (fields, quotes and line ends split between chunks)', async () => {
+    const entrada = '\n"ab";"O ""REI""  DA  ; BOLA";"00000000";"1,5"\r\n"cd";"X"Y";"20200101";""\n\n  \n"ef";;0;\n"gh";"Z";"";"2,25"';
+    const inteira = await limpar(entrada);
+    expect(inteira).toBe('"AB";"O ""REI"" DA ; BOLA";NULL;"1.5"\n"CD";"X""Y";"20200101";NULL\n"EF";NULL;NULL;NULL\n"GH";"Z";NULL;"2.25"\n');
+    for (let tamanho = 1; tamanho <= 8; tamanho++) expect(await limpar(entrada, tamanho)).toBe(inteira);
+  });
+
+  test('a quote never closed keeps at most 64 KB of its field, so memory stays flat', async () => {
+    const saida = await limpar(`"1";"${'A'.repeat(200_000)}`);
+    expect(saida.length).toBeLessThanOrEqual(64 * 1024 + 16);
+    expect(saida.startsWith('"1";"AAAA')).toBe(true);
+  });
+});
+
+describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the establishments', () => {
+  const ESTABELECIMENTOS = LAYOUTS.find((l) => l.tabela === 'estabelecimento')!;
+  const SECUNDARIA = ESTABELECIMENTOS.colunas.findIndex((c) => c.nome === 'cnae_fiscal_secundaria');
+
+  /** A line of establishments with the CNPJ's parts and the secondary CNAEs given, the rest empty. */
+  const linha = (basico: string, ordem: string, dv: string, secundarias: string) =>
+    ESTABELECIMENTOS.colunas.map((_, i) => `"${i === 0 ? basico : i === 1 ? ordem : i === 2 ? dv : i === SECUNDARIA ? secundarias : ''}"`).join(';') + '\n';
+
+  async function separar(entrada: string, lerDevagar = false) {
+    const cnaes = new CnaesSecundarios();
+    const limpeza = new LimpezaDeCampos(ESTABELECIMENTOS, undefined, cnaes);
+    const linhasDosCnaes = (async () => {
+      const partes: Buffer[] = [];
+      for await (const parte of cnaes) {
+        partes.push(parte);
+        if (lerDevagar) await new Promise((r) => setImmediate(r));
+      }
+      return Buffer.concat(partes).toString('latin1');
+    })();
+    const bytes = Buffer.from(entrada, 'latin1');
+    const partes: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += 4096) partes.push(bytes.subarray(i, i + 4096));
+    Readable.from(partes).pipe(limpeza);
+    const dados = (await buffer(limpeza)).toString('latin1');
+    return { dados, cnaes: await linhasDosCnaes };
+  }
+
+  test('each well-formed CNAE of the list, upper case, with the full CNPJ; malformed ones and incomplete CNPJs give none', async () => {
+    const { dados, cnaes } = await separar(
+      linha('00000068', '0001', '70', '6204000,6209100') +
+        linha('00000215', '0001', '02', '') +
+        linha('12abc34d', '0001', '35', ' 62040aa , 123,4751201') +
+        linha('1234', '0001', '99', '6204000'),
+    );
+    expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4751201;12ABC34D000135\n');
+    expect(dados.split('\n')).toHaveLength(5); // every establishment still goes to its own table
+  });
+
+  test('a reader of the CNAEs slower than the establishments\' still gets every line (back-pressure, nothing dropped)', async () => {
+    let entrada = '';
+    for (let i = 0; i < 20_000; i++) entrada += linha(String(i).padStart(8, '0'), '0001', '00', '6204000,6209100,4751201');
+    const { dados, cnaes } = await separar(entrada, true);
+    expect(cnaes.split('\n').filter(Boolean)).toHaveLength(60_000);
+    expect(dados.split('\n').filter(Boolean)).toHaveLength(20_000);
+  });
+});
+
+describe('sqlDeCarga', () => {
+  test('loads each field straight into its column; only computed columns have an expression', () => {
+    const sql = sqlDeCarga({ ...LAYOUT, calculadas: { chave: 'CONCAT(codigo, nome)' } }, 'teste_nova');
+    expect(sql).toContain('INTO TABLE teste_nova');
+    expect(sql).toContain('(codigo, nome, inicio, capital)');
+    expect(sql).toContain('SET chave = CONCAT(codigo, nome)');
+    expect(sqlDeCarga(LAYOUT, 'teste_nova')).not.toMatch(/\n\s*SET /);
+  });
+});
