@@ -42,9 +42,8 @@ Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
 
 /**
  * The token stands for a login, so it is checked before the body's validation, as authentication
- * is on every other route (DESIGN §10: 401 before 400); only a body that is not JSON at all is
- * refused before it, by the parser, which keeps the bytes the signature covers. The system found
- * is left in `res.locals.sistema`.
+ * is on every other route (DESIGN §10: 401 before 400), a body that is not JSON included; the
+ * signature covers the bytes as received. The system found is left in `res.locals.sistema`.
  */
 function autenticarSistema(tipo: TipoDeSistema): RequestHandler {
   return async (req, res, next) => {

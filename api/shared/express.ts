@@ -8,6 +8,8 @@ declare global {
       principal?: Principal;
       /** the JSON body's bytes as received, when the service keeps them (DefinicaoDoServico.guardarCorpoBruto) */
       corpoBruto?: Buffer;
+      /** the parser's error for a body that is not JSON, raised once the caller is authenticated */
+      corpoIlegivel?: Error;
       /** params, query and body after joi validation and conversion */
       entrada: { params: any; query: any; body: any };
     }

@@ -50,6 +50,20 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'p
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
+/**
+ * A body that is not JSON is refused only after the caller is authenticated (DESIGN §10: 401 before
+ * 400), by the route's own checks or its `antes` (a webhook's token and signature). Other parser
+ * errors (too large, unknown charset) stop the request at once.
+ */
+function adiarErroDeSintaxe(corpoJson: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    corpoJson(req, res, (err?: unknown) => {
+      if ((err as { type?: string } | undefined)?.type !== 'entity.parse.failed') return next(err);
+      req.corpoIlegivel = err as Error;
+      next();
+    });
+}
+
 export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: RequestHandler): void {
   for (const rota of rotas) {
     const esquemas = {
@@ -70,6 +84,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
           req.principal = principal;
           if (rota.permissao) await rota.permissao(principal, req);
         }
+        if (req.corpoIlegivel) throw req.corpoIlegivel;
         req.entrada = {
           params: validarParte(esquemas.params, req.params, 'params'),
           query: validarParte(esquemas.query, req.query, 'query'),
@@ -84,7 +99,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       }
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
-    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo ? [] : [corpoJson];
+    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo ? [] : [adiarErroDeSintaxe(corpoJson)];
     router[rota.metodo](rota.caminho, ...corpo, ...(rota.antes ?? []), pipeline);
   }
 }

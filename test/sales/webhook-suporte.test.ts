@@ -288,6 +288,13 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
+  it('a body that is not JSON: 401 without the token (nothing said about the body), 400 with it', async () => {
+    const semToken = esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ', token: null }), 401);
+    expect(JSON.stringify(semToken)).not.toContain('JSON');
+    const comToken = esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
+    expect(comToken.detail).toBe('O corpo não é um JSON válido.');
+  });
+
   it('an unknown system, a deleted one, an inactive one or one of another type answers 404', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
@@ -376,5 +383,13 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
     const velho = agora - 301;
     esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(velho), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, velho, corpo) }), 401);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('a body that is not JSON answers 401 when unsigned, 400 when its bytes are signed right', async () => {
+    const corpo = '{"event": "message_created", ';
+    const agora = Math.floor(Date.now() / 1000);
+    esperarProblema(await enviar(corpo, {}), 401);
+    esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(agora), 'x-chatwoot-signature': assinaturaDoChatwoot('outro', agora, corpo) }), 401);
+    esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(agora), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, agora, corpo) }), 400);
   });
 });

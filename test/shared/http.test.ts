@@ -94,7 +94,9 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(p.errors.map((e: any) => e.campo).sort()).toEqual(['nome', 'outro']);
   });
 
-  test('malformed JSON answers 400', async () => {
+  test('malformed JSON answers 400, once the caller is authenticated (401 first, DESIGN §10)', async () => {
+    esperarProblema(await api.post('/eco', { raw: '{"nome": ' }), 401);
+    esperarProblema(await api.post('/eco', { token: 'falso', raw: '{"nome": ' }), 401);
     const p = esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": ' }), 400);
     expect(p).toMatchObject({ code: 'dados_invalidos', detail: 'O corpo não é um JSON válido.' });
   });
