@@ -221,12 +221,16 @@ async function removerJobs(ids: string[]): Promise<void> {
   }
 }
 
-/** Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the queue. */
-export async function reenfileirarEsquecidas(): Promise<number> {
+/**
+ * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
+ * queue, oldest first (the `entrega_situacao` index's order: no sort), `limite` per run.
+ */
+export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const esquecidas = await Entrega.findAll({
     where: { situacao: 'pendente', proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) } },
     attributes: ['id'],
-    limit: 5000,
+    order: [['criada_em', 'ASC']],
+    limit: limite,
   });
   await enfileirarEntregas(esquecidas.map((e) => e.id));
   if (esquecidas.length) log.info({ quantidade: esquecidas.length }, 'entregas reenfileiradas');

@@ -1,0 +1,90 @@
+import { Job } from 'bullmq';
+import { Op } from 'sequelize';
+import { reenfileirarEsquecidas } from '../../api/hub/entregas';
+import { processarHubRetencao } from '../../jobs/hub-retencao';
+import { Entrega } from '../../models/hub';
+import { iniciarWorkers } from '../../lib/runner';
+import { fila } from '../../queues/fila';
+import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+
+/**
+ * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
+ * (Redis lost it, or no distribution worker runs) goes back to the delivery queue once its next
+ * attempt is over two minutes late; oldest first, a bounded number per run. No delivery worker runs
+ * here, so the queue's content can be read after each sweep.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub'], { workers: false });
+  await iniciarWorkers(['hub-aplicativo-sync']);
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+/** Publishes one event to `n` subscriptions and loses its distribution job: `n` pending deliveries with no job. */
+async function entregasSemJob(n: number): Promise<string[]> {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/a') });
+  for (let i = 1; i < n; i++) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(`/b${i}`) });
+  const { id } = await c.publicar({ n: 1 });
+  await fila(filaHubDistribuicao).drain();
+  return (await Entrega.findAll({ where: { evento_id: id }, order: [['id', 'ASC']], attributes: ['id'] })).map((e) => e.id);
+}
+
+/** Moves a delivery's creation and next attempt `minutos` into the past. */
+const atrasar = (id: string, minutos: number) =>
+  Entrega.update({ criada_em: new Date(Date.now() - minutos * 60_000), proxima_tentativa_em: new Date(Date.now() - minutos * 60_000) }, { where: { id } });
+
+const jobsDeEntrega = async () => ((await fila(filaHubEntrega).getJobs(['waiting', 'delayed'])) as Job<{ id: string }>[]).map((j) => j.id).sort();
+
+beforeEach(async () => {
+  await fila(filaHubEntrega).drain(true);
+  // earlier tests' deliveries are no longer candidates
+  await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { situacao: 'pendente', id: { [Op.ne]: '' } } });
+});
+
+test('a pending delivery over two minutes late with no job goes back to the queue with its own id as job id; a recent one waits', async () => {
+  const [atrasada, recente] = await entregasSemJob(2);
+  await atrasar(atrasada, 3);
+  await Entrega.update({ proxima_tentativa_em: new Date(Date.now() - 30_000) }, { where: { id: recente } });
+
+  expect(await processarHubRetencao({ name: 'varrer' } as Job)).toEqual({ reenfileiradas: 1 });
+  expect(await jobsDeEntrega()).toEqual([atrasada]);
+  expect((await fila(filaHubEntrega).getJob(atrasada))?.data).toEqual({ id: atrasada });
+});
+
+test('delivered, cancelled and error-queue deliveries are never swept, however old', async () => {
+  const [entregue, cancelada, naFilaDeErro] = await entregasSemJob(3);
+  for (const id of [entregue, cancelada, naFilaDeErro]) await atrasar(id, 60);
+  await Entrega.update({ situacao: 'entregue', entregue_em: new Date() }, { where: { id: entregue } });
+  await Entrega.update({ situacao: 'cancelada' }, { where: { id: cancelada } });
+  await Entrega.update({ situacao: 'fila_de_erro' }, { where: { id: naFilaDeErro } });
+
+  expect(await reenfileirarEsquecidas()).toBe(0);
+  expect(await jobsDeEntrega()).toEqual([]);
+});
+
+test('over the limit, the oldest go first; the next run takes the rest, and a delivery whose job waits is not added twice', async () => {
+  const ids = await entregasSemJob(3);
+  const [nova, media, velha] = ids;
+  await atrasar(nova, 3);
+  await atrasar(media, 10);
+  await atrasar(velha, 20);
+
+  expect(await reenfileirarEsquecidas(2)).toBe(2);
+  expect(await jobsDeEntrega()).toEqual([media, velha].sort());
+
+  // the swept jobs still wait: the next run offers the same oldest two, which BullMQ keeps once each
+  expect(await reenfileirarEsquecidas(3)).toBe(3);
+  expect(await jobsDeEntrega()).toEqual([...ids].sort());
+});
