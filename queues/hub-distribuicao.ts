@@ -17,7 +17,9 @@ export const filaHubDistribuicao: DefinicaoDeFila = {
     attempts: 10,
     backoff: { type: 'exponential', delay: 1000 },
     removeOnComplete: true,
-    removeOnFail: { count: 1000 },
+    // a failed job holds up to 1,000 ids (about 40 KB) and the sweep redoes its work: a few kept
+    // for a look are enough
+    removeOnFail: { count: 100 },
   },
   opcoesDoWorker: { concurrency: 2 },
 };
