@@ -260,34 +260,22 @@ export class LimpezaDeCampos extends Transform {
       switch (estado) {
         case Estado.InicioDoCampo:
           if (b === ASPAS) estado = Estado.EntreAspas;
-          else if (b === PONTO_E_VIRGULA) this.fimDoCampo();
-          else if (b === LF) this.fimDaLinha();
-          else {
+          else if (!this.separador(b)) {
             this.acrescentar(b);
             estado = Estado.SemAspas;
           }
           break;
         case Estado.SemAspas:
-          if (b === PONTO_E_VIRGULA) {
-            this.fimDoCampo();
-            estado = Estado.InicioDoCampo;
-          } else if (b === LF) {
-            this.fimDaLinha();
-            estado = Estado.InicioDoCampo;
-          } else this.acrescentar(b);
+          if (this.separador(b)) estado = Estado.InicioDoCampo;
+          else this.acrescentar(b);
           break;
         case Estado.EntreAspas:
           if (b === ASPAS) estado = Estado.AspasNoCampo;
           else this.acrescentar(b);
           break;
         case Estado.AspasNoCampo:
-          if (b === PONTO_E_VIRGULA) {
-            this.fimDoCampo();
-            estado = Estado.InicioDoCampo;
-          } else if (b === LF) {
-            this.fimDaLinha();
-            estado = Estado.InicioDoCampo;
-          } else {
+          if (this.separador(b)) estado = Estado.InicioDoCampo;
+          else {
             this.acrescentar(ASPAS);
             if (b !== ASPAS) this.acrescentar(b);
             estado = Estado.EntreAspas;
@@ -320,6 +308,14 @@ export class LimpezaDeCampos extends Transform {
     const linhas = this.saida.tirar();
     if (!this.cnaes) return feito(null, linhas);
     this.cnaes.enviar(this.linhasDosCnaes.tirar(), () => feito(null, linhas));
+  }
+
+  /** `;` ends the field, a line break the line: true when `b` was one of them. */
+  private separador(b: number): boolean {
+    if (b === PONTO_E_VIRGULA) this.fimDoCampo();
+    else if (b === LF) this.fimDaLinha();
+    else return false;
+    return true;
   }
 
   private acrescentar(b: number): void {
