@@ -223,7 +223,9 @@ async function removerJobs(ids: string[]): Promise<void> {
 
 /**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
- * queue, oldest first (the `entrega_situacao` index's order: no sort), `limite` per run.
+ * queue, oldest first (the `entrega_situacao` index's order: no sort), `limite` per run. Their next
+ * attempt becomes now, so the next run moves on to the following ones instead of offering the same
+ * again while their jobs wait.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const esquecidas = await Entrega.findAll({
@@ -232,7 +234,10 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
     order: [['criada_em', 'ASC']],
     limit: limite,
   });
-  await enfileirarEntregas(esquecidas.map((e) => e.id));
+  if (!esquecidas.length) return 0;
+  const ids = esquecidas.map((e) => e.id);
+  await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { id: ids, situacao: 'pendente' } });
+  await enfileirarEntregas(ids);
   if (esquecidas.length) log.info({ quantidade: esquecidas.length }, 'entregas reenfileiradas');
   return esquecidas.length;
 }

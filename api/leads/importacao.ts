@@ -138,7 +138,7 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
 
 /** One LOAD DATA of `fluxo`: the rows it added. */
 async function carregar(conexao: Connection, sql: string, fluxo: Readable, onde: Record<string, string>): Promise<number> {
-  const [r] = await conexao.query({ sql, infileStreamFactory: () => fluxo });
+  const [r] = await conexao.query({ sql, infileStreamFactory: () => (fluxo.destroyed ? encerrado(fluxo) : fluxo) });
   const { affectedRows, warningStatus } = r as { affectedRows: number; warningStatus: number };
   // malformed values the loader kept as best it could (IGNORE): worth a look, not a stop
   if (warningStatus) log.warn({ ...onde, avisos: warningStatus }, 'valores ajustados na carga');
@@ -344,6 +344,16 @@ async function apagarLinhasSemChave(conexao: Connection, tabela: string): Promis
   const chave = { estabelecimento: 'cnpj', empresa: 'cnpj_basico', socio: 'cnpj_basico', simples: 'cnpj_basico' }[tabela] ?? 'codigo';
   const [r] = await conexao.query(`DELETE FROM ${tabela}_nova WHERE ${chave} = ''`);
   return (r as { affectedRows: number }).affectedRows;
+}
+
+/**
+ * A stream already destroyed (the other load of the pair failed first) never ends nor fails again,
+ * and mysql2 would wait on it until the server's read time-out: it gets one that fails at once.
+ */
+function encerrado(fluxo: Readable): Readable {
+  const substituto = new Readable({ read() {} });
+  process.nextTick(() => substituto.destroy(fluxo.errored ?? new Error('Carga interrompida.')));
+  return substituto;
 }
 
 const bytesDe = (arquivos: ArquivoDaImportacao[]) => arquivos.reduce((s, a) => s + a.bytes, 0);

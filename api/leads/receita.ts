@@ -151,8 +151,10 @@ const enum Estado {
 }
 
 /** Bytes written a field at a time into a buffer that grows as needed. */
+const ESCRITA_INICIAL = 64 * 1024;
+
 class Escrita {
-  private buf = Buffer.allocUnsafe(64 * 1024);
+  private buf = Buffer.allocUnsafe(ESCRITA_INICIAL);
   private n = 0;
 
   reservar(bytes: number): Buffer {
@@ -175,8 +177,10 @@ class Escrita {
   /** What was written since the last call, in a buffer of its own (the old one goes downstream). */
   tirar(): Buffer | undefined {
     if (!this.n) return undefined;
-    const pronto = this.buf.subarray(0, this.n);
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    // a slice keeps its whole buffer alive downstream: a small output is copied out instead
+    const pequena = this.n < this.buf.length / 4;
+    const pronto = pequena ? Buffer.from(this.buf.subarray(0, this.n)) : this.buf.subarray(0, this.n);
+    if (!pequena) this.buf = Buffer.allocUnsafe(ESCRITA_INICIAL);
     this.n = 0;
     return pronto;
   }
@@ -188,6 +192,13 @@ class Escrita {
  */
 export class CnaesSecundarios extends Readable {
   private continuar?: () => void;
+
+  constructor() {
+    super();
+    // destroyed with the cleaning's error before its load has asked for it: the error reaches the
+    // import through the loads, not as an unhandled event
+    this.on('error', () => undefined);
+  }
 
   override _read(): void {
     const continuar = this.continuar;
@@ -225,6 +236,7 @@ export class LimpezaDeCampos extends Transform {
   private estado = Estado.InicioDoCampo;
   private campo = Buffer.allocUnsafe(1024);
   private tamanho = 0; // bytes of the field so far
+  private entreAspas = false; // the field began with a quote
   private coluna = 0; // position of the field in its line
   private readonly saida = new Escrita();
   private readonly colunasDosCnaes?: ColunasDosCnaes;
@@ -259,7 +271,10 @@ export class LimpezaDeCampos extends Transform {
       if (b === NUL || b === CR) continue;
       switch (estado) {
         case Estado.InicioDoCampo:
-          if (b === ASPAS) estado = Estado.EntreAspas;
+          if (b === ASPAS) {
+            estado = Estado.EntreAspas;
+            this.entreAspas = true;
+          }
           else if (!this.separador(b)) {
             this.acrescentar(b);
             estado = Estado.SemAspas;
@@ -362,7 +377,9 @@ export class LimpezaDeCampos extends Transform {
     const saida = this.saida.reservar(2 * (fim - inicio) + 5);
     let n = this.saida.tamanho;
     if (this.coluna > 0) saida[n++] = PONTO_E_VIRGULA;
-    if (inicio === fim || (tipo === 'data' && soZeros(campo, inicio, fim))) {
+    // the database's own reader takes an unquoted NULL as null, a quoted one as text
+    const nuloSemAspas = !this.entreAspas && this.tamanho === 4 && NULO.equals(campo.subarray(0, 4));
+    if (inicio === fim || nuloSemAspas || (tipo === 'data' && soZeros(campo, inicio, fim))) {
       NULO.copy(saida, n);
       n += NULO.length;
     } else {
@@ -376,6 +393,7 @@ export class LimpezaDeCampos extends Transform {
     }
     this.saida.tamanho = n;
     this.tamanho = 0;
+    this.entreAspas = false;
     this.coluna++;
   }
 
@@ -387,8 +405,8 @@ export class LimpezaDeCampos extends Transform {
     if (coluna === colunas.basico || coluna === colunas.ordem || coluna === colunas.dv) {
       const esperado = coluna === colunas.basico ? 8 : coluna === colunas.ordem ? 4 : 2;
       const antes = coluna === colunas.basico ? 0 : coluna === colunas.ordem ? 8 : 12;
-      // a part out of place or of the wrong size leaves the CNPJ incomplete: no lines for it
-      if (fim - inicio !== esperado || this.tamanhoDoCnpj !== antes) return;
+      // a part out of place, of the wrong size or not alphanumeric leaves the CNPJ incomplete: no lines for it
+      if (fim - inicio !== esperado || this.tamanhoDoCnpj !== antes || !alfanumerico(campo, inicio, fim)) return;
       campo.copy(this.cnpj, antes, inicio, fim);
       this.tamanhoDoCnpj = antes + esperado;
       return;

@@ -47,10 +47,6 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'p
 }
 
 /**
- * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
- * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
- */
-/**
  * A body that is not JSON is refused only after the caller is authenticated (DESIGN §10: 401 before
  * 400), by the route's own checks or its `antes` (a webhook's token and signature). Other parser
  * errors (too large, unknown charset) stop the request at once.
@@ -64,6 +60,10 @@ function adiarErroDeSintaxe(corpoJson: RequestHandler): RequestHandler {
     });
 }
 
+/**
+ * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
+ * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
+ */
 export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: RequestHandler): void {
   for (const rota of rotas) {
     const esquemas = {

@@ -74,7 +74,7 @@ test('delivered, cancelled and error-queue deliveries are never swept, however o
   expect(await jobsDeEntrega()).toEqual([]);
 });
 
-test('over the limit, the oldest go first; the next run takes the rest, and a delivery whose job waits is not added twice', async () => {
+test('over the limit, the oldest go first; the next run takes the rest, not the same ones again while their jobs wait', async () => {
   const ids = await entregasSemJob(3);
   const [nova, media, velha] = ids;
   await atrasar(nova, 3);
@@ -84,7 +84,18 @@ test('over the limit, the oldest go first; the next run takes the rest, and a de
   expect(await reenfileirarEsquecidas(2)).toBe(2);
   expect(await jobsDeEntrega()).toEqual([media, velha].sort());
 
-  // the swept jobs still wait: the next run offers the same oldest two, which BullMQ keeps once each
-  expect(await reenfileirarEsquecidas(3)).toBe(3);
+  expect(await reenfileirarEsquecidas(2)).toBe(1);
   expect(await jobsDeEntrega()).toEqual([...ids].sort());
+  expect(await reenfileirarEsquecidas(2)).toBe(0);
+});
+
+test('a swept delivery whose job is lost again is swept again once two more minutes pass', async () => {
+  const [id] = await entregasSemJob(1);
+  await atrasar(id, 5);
+  expect(await reenfileirarEsquecidas()).toBe(1);
+  await fila(filaHubEntrega).drain(true);
+  expect(await reenfileirarEsquecidas()).toBe(0);
+  await Entrega.update({ proxima_tentativa_em: new Date(Date.now() - 121_000) }, { where: { id } });
+  expect(await reenfileirarEsquecidas()).toBe(1);
+  expect(await jobsDeEntrega()).toEqual([id]);
 });

@@ -45,8 +45,9 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     );
   });
 
-  test('the word NULL written in a text field stays text (quoted), not a null', async () => {
+  test('the word NULL quoted stays text; unquoted it is a null, as the database\'s own reader takes it', async () => {
     expect(await limpar('"1";"NULL";"";""\n')).toBe('"1";"NULL";NULL;NULL\n');
+    expect(await limpar('"1";NULL;NULL;NULL\n"2"; NULL;"";""\n')).toBe('"1";NULL;NULL;NULL\n"2";"NULL";NULL;NULL\n');
   });
 
   test('a `;` inside a quoted field is text; a doubled quote is one quote; a quote not followed by `;` or a line end is text', async () => {
@@ -102,10 +103,12 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
   async function separar(entrada: string, lerDevagar = false) {
     const cnaes = new CnaesSecundarios();
     const limpeza = new LimpezaDeCampos(ESTABELECIMENTOS, undefined, cnaes);
+    let maiorEspera = 0; // most bytes waiting for the slow reader at any time
     const linhasDosCnaes = (async () => {
       const partes: Buffer[] = [];
       for await (const parte of cnaes) {
         partes.push(parte);
+        maiorEspera = Math.max(maiorEspera, cnaes.readableLength);
         if (lerDevagar) await new Promise((r) => setImmediate(r));
       }
       return Buffer.concat(partes).toString('latin1');
@@ -115,7 +118,7 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
     for (let i = 0; i < bytes.length; i += 4096) partes.push(bytes.subarray(i, i + 4096));
     Readable.from(partes).pipe(limpeza);
     const dados = (await buffer(limpeza)).toString('latin1');
-    return { dados, cnaes: await linhasDosCnaes };
+    return { dados, cnaes: await linhasDosCnaes, maiorEspera };
   }
 
   test('each well-formed CNAE of the list, upper case, with the full CNPJ; malformed ones and incomplete CNPJs give none', async () => {
@@ -123,18 +126,31 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
       linha('00000068', '0001', '70', '6204000,6209100') +
         linha('00000215', '0001', '02', '') +
         linha('12abc34d', '0001', '35', ' 62040aa , 123,4751201') +
-        linha('1234', '0001', '99', '6204000'),
+        linha('1234', '0001', '99', '6204000') +
+        linha('0000;068', '0001', '70', '6204000'),
     );
     expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4751201;12ABC34D000135\n');
-    expect(dados.split('\n')).toHaveLength(5); // every establishment still goes to its own table
+    expect(dados.split('\n')).toHaveLength(6); // every establishment still goes to its own table
   });
 
   test('a reader of the CNAEs slower than the establishments\' still gets every line (back-pressure, nothing dropped)', async () => {
     let entrada = '';
     for (let i = 0; i < 20_000; i++) entrada += linha(String(i).padStart(8, '0'), '0001', '00', '6204000,6209100,4751201');
-    const { dados, cnaes } = await separar(entrada, true);
+    const { dados, cnaes, maiorEspera } = await separar(entrada, true);
     expect(cnaes.split('\n').filter(Boolean)).toHaveLength(60_000);
     expect(dados.split('\n').filter(Boolean)).toHaveLength(20_000);
+    // 1.4 MB of lines, never more than a few chunks of them waiting: the cleaning waited for the reader
+    expect(maiorEspera).toBeLessThan(64 * 1024);
+  });
+
+  test('a cleaning that fails before the CNAEs\' load has asked for its lines ends that stream with the error, and nothing throws', async () => {
+    const cnaes = new CnaesSecundarios();
+    const limpeza = new LimpezaDeCampos(ESTABELECIMENTOS, undefined, cnaes);
+    limpeza.on('error', () => undefined); // the import's pipeline listens to the cleaning; nobody yet to the CNAEs
+    limpeza.destroy(new Error('zip corrompido'));
+    await new Promise((r) => setImmediate(r));
+    expect(cnaes.destroyed).toBe(true);
+    expect(cnaes.errored?.message).toBe('zip corrompido');
   });
 });
 
