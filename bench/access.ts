@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { amostrarCpu, ocupacaoDaMaquina, pidsPeloNome, usoDeCpu, usPorRequisicao } from './processo';
+import { amostrarCpu, ocupacaoDaMaquina, usoDeCpu, usPorRequisicao } from './processo';
 import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, RAIZ } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
@@ -267,12 +267,12 @@ async function esperarSossego(): Promise<number | undefined> {
   return ultima;
 }
 
-async function medir(a: Alvo, s: Servidor, pidsBanco: number[], pidsRedis: number[], logLevel: string): Promise<Medida> {
+async function medir(a: Alvo, s: Servidor, logLevel: string): Promise<Medida> {
   await esperarSossego();
   if (AQUECIMENTO > 0) await rodar(a, AQUECIMENTO);
-  const antes = amostrarCpu(s.enderecos.pid, pidsBanco, pidsRedis);
+  const antes = amostrarCpu(s.enderecos.pid);
   const r = await rodar(a, DURACAO);
-  const depois = amostrarCpu(s.enderecos.pid, pidsBanco, pidsRedis);
+  const depois = amostrarCpu(s.enderecos.pid);
   return {
     alvo: a,
     logLevel,
@@ -352,7 +352,7 @@ function tabela(medidas: Medida[]): string {
 let atual: Pick<Servidor, 'filho' | 'prefixo' | 'dataDir'> | undefined;
 let interrompido = false;
 
-async function passada(logLevel: string, pidsBanco: number[], pidsRedis: number[]): Promise<Medida[]> {
+async function passada(logLevel: string): Promise<Medida[]> {
   console.log(`\n== LOG_LEVEL=${logLevel} (server stdout -> ${process.env.BENCH_SERVER_LOG || '/dev/null'}) ==`);
   const inicio = Date.now();
   let s: Servidor;
@@ -368,7 +368,7 @@ async function passada(logLevel: string, pidsBanco: number[], pidsRedis: number[
     const alvos = await prepararCenario(s.enderecos);
     const medidas: Medida[] = [];
     for (const a of alvos) {
-      const m = await medir(a, s, pidsBanco, pidsRedis, logLevel);
+      const m = await medir(a, s, logLevel);
       if (interrompido) break;
       medidas.push(m);
       console.log(linhaDaMedida(m, medidas.find((b) => b.alvo.chave === 'bare')));
@@ -392,11 +392,9 @@ async function main(): Promise<void> {
     `(closed loop: mean latency = ${CONEXOES} connections / req/s, so p99 <= ${META_P99_MS} ms needs well over ` +
       `${f0((CONEXOES * 1000) / META_P99_MS)} req/s)`,
   );
-  const pidsBanco = pidsPeloNome(['mariadbd', 'mysqld']);
-  const pidsRedis = pidsPeloNome(['redis-server']);
   const todas: Medida[] = [];
   try {
-    for (const nivel of NIVEIS) todas.push(...(await passada(nivel, pidsBanco, pidsRedis)));
+    for (const nivel of NIVEIS) todas.push(...(await passada(nivel)));
   } finally {
     if (compilado) rmSync(compilado.dir, { recursive: true, force: true });
   }

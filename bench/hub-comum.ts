@@ -23,7 +23,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { JobType, Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
-import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
+import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
 import IORedis from 'ioredis';
 import { chamar, Compilado, compilarParaBench, esperar, f0, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
@@ -550,9 +550,6 @@ export function amostrarRss(pids: number[], ms = 250) {
   };
 }
 
-const PIDS_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
-const PIDS_REDIS = pidsPeloNome(['redis-server']);
-
 export interface UsoDeCpu {
   /** percent of one core, per role */
   hub?: number;
@@ -569,16 +566,15 @@ export interface UsoDeCpu {
 
 /** CPU of the run's processes between `medir()` and the returned function's call. */
 export function medirCpu(papeis: { hub?: number; workers?: number[]; receptor?: number }) {
-  const soma = (pids: number[]) => (pids.length ? pids.reduce((t, p) => t + (cpuDoProcesso(p) ?? 0), 0) : undefined);
   const amostra = () => {
     const u = process.cpuUsage();
     return {
       hub: papeis.hub ? cpuDoProcesso(papeis.hub) : undefined,
-      workers: papeis.workers?.length ? soma(papeis.workers) : undefined,
+      workers: papeis.workers ? cpuDosProcessos(papeis.workers) : undefined,
       receptor: papeis.receptor ? cpuDoProcesso(papeis.receptor) : undefined,
       gerador: (u.user + u.system) / 1e6,
-      banco: soma(PIDS_BANCO),
-      redis: soma(PIDS_REDIS),
+      banco: cpuDosProcessos(PIDS_DO_BANCO),
+      redis: cpuDosProcessos(PIDS_DO_REDIS),
       maquina: cpuDaMaquina(),
       em: performance.now(),
     };

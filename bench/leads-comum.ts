@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ADMIN_DO_BENCH, Ambiente, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
-import { cpuDaMaquina, cpuDoProcesso, pidsPeloNome } from './processo';
+import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO } from './processo';
 
 export type { Ambiente } from './comum';
 export { f0, fms, limparAmbiente, percentil } from './comum';
@@ -48,16 +48,13 @@ export interface Importacao {
   cpu: { importador?: number; banco?: number; maquina?: number };
 }
 
-const PIDS_DO_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
-const cpuDoBanco = () => (PIDS_DO_BANCO.length ? PIDS_DO_BANCO.reduce((s, p) => s + (cpuDoProcesso(p) ?? 0), 0) : undefined);
-
 /**
  * `suite import-cnpj <dir>` as an operator runs it. With no worker of the import queue running
  * under this prefix, the command runs the job itself, so its RSS is the importer's.
  */
 export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Importacao> {
   const inicio = process.hrtime.bigint();
-  const banco0 = cpuDoBanco();
+  const banco0 = cpuDosProcessos(PIDS_DO_BANCO);
   const maquina0 = cpuDaMaquina();
   // BENCH_CPU_PROF=<dir>: the importer writes a V8 CPU profile there when it exits
   const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -83,7 +80,7 @@ export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Import
       const segundos = Number(process.hrtime.bigint() - inicio) / 1e9;
       if (codigo !== 0) return reject(new Error(`import-cnpj exited ${codigo}: ${erros.slice(-2000)}`));
       const resultado = JSON.parse(saida.trim().split('\n').pop() ?? '{}');
-      const banco1 = cpuDoBanco();
+      const banco1 = cpuDosProcessos(PIDS_DO_BANCO);
       const maquina1 = cpuDaMaquina();
       const cpu = {
         importador: cpuDoImportador,

@@ -18,7 +18,7 @@
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, fpct, inteiro } from './comum';
-import { amostrarCpu, pidsPeloNome, usoDeCpu, usPorRequisicao } from './processo';
+import { amostrarCpu, usoDeCpu, usPorRequisicao } from './processo';
 import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
@@ -31,18 +31,16 @@ interface Carga {
   usPorReq?: number;
 }
 
-const PIDS_DO_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
-const PIDS_DO_REDIS = pidsPeloNome(['redis-server']);
 
 async function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promise<Carga> {
-  const antes = amostrarCpu(e.pid, PIDS_DO_BANCO, PIDS_DO_REDIS);
+  const antes = amostrarCpu(e.pid);
   const r = await autocannon({
     url,
     connections: CONEXOES,
     duration: DURACAO,
     requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
   });
-  const depois = amostrarCpu(e.pid, PIDS_DO_BANCO, PIDS_DO_REDIS);
+  const depois = amostrarCpu(e.pid);
   return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.requests.total) };
 }
 

@@ -50,6 +50,15 @@ export function pidsPeloNome(nomes: string[]): number[] {
   return pids;
 }
 
+/** The database's and Redis's processes on this machine, read once: they outlive any run. */
+export const PIDS_DO_BANCO = pidsPeloNome(['mariadbd', 'mysqld']);
+export const PIDS_DO_REDIS = pidsPeloNome(['redis-server']);
+
+/** user + system CPU seconds of several processes together, or undefined for none. */
+export function cpuDosProcessos(pids: number[]): number | undefined {
+  return pids.length ? pids.reduce((t, p) => t + (cpuDoProcesso(p) ?? 0), 0) : undefined;
+}
+
 export interface AmostraDeCpu {
   servidor?: number;
   gerador: number;
@@ -59,19 +68,13 @@ export interface AmostraDeCpu {
   em: number;
 }
 
-export function amostrarCpu(pidServidor: number, pidsBanco: number[], pidsRedis: number[]): AmostraDeCpu {
-  const soma = (pids: number[]) => {
-    if (!pids.length) return undefined;
-    let t = 0;
-    for (const p of pids) t += cpuDoProcesso(p) ?? 0;
-    return t;
-  };
+export function amostrarCpu(pidServidor: number): AmostraDeCpu {
   const u = process.cpuUsage();
   return {
     servidor: cpuDoProcesso(pidServidor),
     gerador: (u.user + u.system) / 1e6,
-    banco: soma(pidsBanco),
-    redis: soma(pidsRedis),
+    banco: cpuDosProcessos(PIDS_DO_BANCO),
+    redis: cpuDosProcessos(PIDS_DO_REDIS),
     maquina: cpuDaMaquina(),
     em: performance.now(),
   };
