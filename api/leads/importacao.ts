@@ -84,12 +84,13 @@ async function arquivosDoDiretorio(diretorio: string): Promise<ArquivoDaImportac
   return arquivos;
 }
 
-/** Tables each kind of file replaces (secondary CNAEs come from the establishments). */
-function tabelasTrocadas(arquivos: ArquivoDaImportacao[]): string[] {
-  const tabelas = new Set(arquivos.map((a) => a.layout.tabela));
-  if (tabelas.has('estabelecimento')) tabelas.add('estabelecimento_cnae_secundaria');
-  return [...tabelas];
-}
+const CNAES_SECUNDARIOS = 'estabelecimento_cnae_secundaria';
+
+/** The tables a kind of file feeds: the establishments feed their secondary CNAEs' too. */
+const tabelasDoTipo = (tabela: string) => (tabela === 'estabelecimento' ? [tabela, CNAES_SECUNDARIOS] : [tabela]);
+
+/** Tables the files replace. */
+const tabelasTrocadas = (arquivos: ArquivoDaImportacao[]): string[] => [...new Set(arquivos.flatMap((a) => tabelasDoTipo(a.layout.tabela)))];
 
 interface Conexoes {
   dados: Connection;
@@ -97,10 +98,14 @@ interface Conexoes {
   cnaes?: Connection;
 }
 
-/** Loads one zip: each entry inside, whatever its name, in one LOAD DATA (and one of its secondary CNAEs). */
-async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoLer: (bytes: number) => void) {
+/**
+ * Loads one zip: each entry inside, whatever its name, in one LOAD DATA (and one of its secondary
+ * CNAEs). Answers the rows added per table.
+ */
+async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoLer: (bytes: number) => void): Promise<Record<string, number>> {
   const { zip, entradas } = await entradasDoZip(arquivo.caminho);
-  const carga = { linhas: 0, cnaesSecundarios: 0 };
+  const { tabela } = arquivo.layout;
+  const carga: Record<string, number> = { [tabela]: 0 };
   try {
     for (const entrada of entradas) {
       const cnaes = conexoes.cnaes ? new CnaesSecundarios() : undefined;
@@ -115,13 +120,13 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
           throw err;
         };
         const [dados, secundarios] = await Promise.allSettled([
-          carregar(conexoes.dados, sqlDeCarga(arquivo.layout, `${arquivo.layout.tabela}_nova`), limpeza, onde).catch(parar),
-          cnaes ? carregar(conexoes.cnaes!, sqlDosCnaesSecundarios('estabelecimento_cnae_secundaria_nova'), cnaes, onde).catch(parar) : 0,
+          carregar(conexoes.dados, sqlDeCarga(arquivo.layout, `${tabela}_nova`), limpeza, onde).catch(parar),
+          cnaes ? carregar(conexoes.cnaes!, sqlDosCnaesSecundarios(`${CNAES_SECUNDARIOS}_nova`), cnaes, onde).catch(parar) : undefined,
         ]);
         if (dados.status === 'rejected') throw dados.reason;
         if (secundarios.status === 'rejected') throw secundarios.reason;
-        carga.linhas += dados.value;
-        carga.cnaesSecundarios += secundarios.value;
+        carga[tabela] += dados.value;
+        if (secundarios.value !== undefined) carga[CNAES_SECUNDARIOS] = (carga[CNAES_SECUNDARIOS] ?? 0) + secundarios.value;
       } finally {
         // a load that failed before reading the file leaves the stream paused: release it
         origem.destroy();
@@ -238,14 +243,11 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
                     avisar('carregando', path.basename(arquivo.caminho));
                   };
                   const carga =
-                    tabela === 'estabelecimento'
+                    tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
                       ? await comConexao((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
                       : await carregarZip({ dados: conexao }, arquivo, aoLer);
-                  linhas[tabela] = (linhas[tabela] ?? 0) + carga.linhas;
-                  if (tabela === 'estabelecimento') {
-                    linhas.estabelecimento_cnae_secundaria = (linhas.estabelecimento_cnae_secundaria ?? 0) + carga.cnaesSecundarios;
-                  }
-                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga.linhas }, 'arquivo carregado');
+                  for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
+                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
                 }),
               ),
             ),
@@ -261,7 +263,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
                 }),
               true,
             );
-          await todasAcabaram(tabela === 'estabelecimento' ? [indexar(tabela), indexar('estabelecimento_cnae_secundaria')] : [indexar(tabela)]);
+          await todasAcabaram(tabelasDoTipo(tabela).map(indexar));
           indexadas++;
         }),
       );
@@ -340,7 +342,7 @@ async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<vo
  * written for a complete CNPJ.)
  */
 async function apagarLinhasSemChave(conexao: Connection, tabela: string): Promise<number> {
-  if (tabela === 'estabelecimento_cnae_secundaria') return 0;
+  if (tabela === CNAES_SECUNDARIOS) return 0;
   const chave = { estabelecimento: 'cnpj', empresa: 'cnpj_basico', socio: 'cnpj_basico', simples: 'cnpj_basico' }[tabela] ?? 'codigo';
   const [r] = await conexao.query(`DELETE FROM ${tabela}_nova WHERE ${chave} = ''`);
   return (r as { affectedRows: number }).affectedRows;

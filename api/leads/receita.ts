@@ -136,6 +136,9 @@ const PONTO_E_VIRGULA = 0x3b;
 const VIRGULA = 0x2c;
 const PONTO = 0x2e;
 const ZERO = 0x30;
+const NOVE = 0x39;
+const A_MAIUSCULO = 0x41;
+const Z_MAIUSCULO = 0x5a;
 const A_MINUSCULO = 0x61;
 const Z_MINUSCULO = 0x7a;
 const NULO = Buffer.from('NULL');
@@ -150,38 +153,31 @@ const enum Estado {
   AspasNoCampo, // a quote inside a quoted field: the end of it, or a literal quote
 }
 
-/** Bytes written a field at a time into a buffer that grows as needed. */
 const ESCRITA_INICIAL = 64 * 1024;
 
+/** Bytes written a field at a time into a buffer that grows as needed. */
 class Escrita {
   private buf = Buffer.allocUnsafe(ESCRITA_INICIAL);
-  private n = 0;
+  /** bytes written so far: the writer moves it past what it wrote into `reservar`'s buffer */
+  tamanho = 0;
 
   reservar(bytes: number): Buffer {
-    if (this.n + bytes > this.buf.length) {
-      const maior = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + bytes));
-      this.buf.copy(maior, 0, 0, this.n);
+    if (this.tamanho + bytes > this.buf.length) {
+      const maior = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.tamanho + bytes));
+      this.buf.copy(maior, 0, 0, this.tamanho);
       this.buf = maior;
     }
     return this.buf;
   }
 
-  get tamanho(): number {
-    return this.n;
-  }
-
-  set tamanho(n: number) {
-    this.n = n;
-  }
-
   /** What was written since the last call, in a buffer of its own (the old one goes downstream). */
   tirar(): Buffer | undefined {
-    if (!this.n) return undefined;
+    if (!this.tamanho) return undefined;
     // a slice keeps its whole buffer alive downstream: a small output is copied out instead
-    const pequena = this.n < this.buf.length / 4;
-    const pronto = pequena ? Buffer.from(this.buf.subarray(0, this.n)) : this.buf.subarray(0, this.n);
+    const pequena = this.tamanho < this.buf.length / 4;
+    const pronto = pequena ? Buffer.from(this.buf.subarray(0, this.tamanho)) : this.buf.subarray(0, this.tamanho);
     if (!pequena) this.buf = Buffer.allocUnsafe(ESCRITA_INICIAL);
-    this.n = 0;
+    this.tamanho = 0;
     return pronto;
   }
 }
@@ -213,11 +209,17 @@ export class CnaesSecundarios extends Readable {
   }
 }
 
+/** The CNPJ's parts in a line of establishments, in order: where each goes in the 14 characters. */
+const PARTES_DO_CNPJ = [
+  { nome: 'cnpj_basico', inicio: 0, tamanho: 8 },
+  { nome: 'cnpj_ordem', inicio: 8, tamanho: 4 },
+  { nome: 'cnpj_dv', inicio: 12, tamanho: 2 },
+];
+
 /** Positions of the columns the secondary CNAEs need, in a line of establishments. */
 interface ColunasDosCnaes {
-  basico: number;
-  ordem: number;
-  dv: number;
+  /** of each of PARTES_DO_CNPJ */
+  partes: number[];
   secundaria: number;
 }
 
@@ -254,12 +256,7 @@ export class LimpezaDeCampos extends Transform {
     this.tipos = layout.colunas.map((c) => c.tipo);
     if (cnaes) {
       const posicao = (nome: string) => layout.colunas.findIndex((c) => c.nome === nome);
-      this.colunasDosCnaes = {
-        basico: posicao('cnpj_basico'),
-        ordem: posicao('cnpj_ordem'),
-        dv: posicao('cnpj_dv'),
-        secundaria: posicao('cnae_fiscal_secundaria'),
-      };
+      this.colunasDosCnaes = { partes: PARTES_DO_CNPJ.map((p) => posicao(p.nome)), secundaria: posicao('cnae_fiscal_secundaria') };
     }
   }
 
@@ -274,8 +271,7 @@ export class LimpezaDeCampos extends Transform {
           if (b === ASPAS) {
             estado = Estado.EntreAspas;
             this.entreAspas = true;
-          }
-          else if (!this.separador(b)) {
+          } else if (!this.separador(b)) {
             this.acrescentar(b);
             estado = Estado.SemAspas;
           }
@@ -371,7 +367,7 @@ export class LimpezaDeCampos extends Transform {
     let fim = this.tamanho;
     while (inicio < fim && campo[inicio] === ESPACO) inicio++;
     while (fim > inicio && campo[fim - 1] === ESPACO) fim--;
-    if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= 0x20;
+    if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= A_MINUSCULO - A_MAIUSCULO;
     if (this.colunasDosCnaes) this.guardarParaOsCnaes(inicio, fim);
 
     const saida = this.saida.reservar(2 * (fim - inicio) + 5);
@@ -402,13 +398,13 @@ export class LimpezaDeCampos extends Transform {
     const colunas = this.colunasDosCnaes!;
     const coluna = this.coluna;
     const campo = this.campo;
-    if (coluna === colunas.basico || coluna === colunas.ordem || coluna === colunas.dv) {
-      const esperado = coluna === colunas.basico ? 8 : coluna === colunas.ordem ? 4 : 2;
-      const antes = coluna === colunas.basico ? 0 : coluna === colunas.ordem ? 8 : 12;
+    const qual = colunas.partes.indexOf(coluna);
+    if (qual >= 0) {
+      const parte = PARTES_DO_CNPJ[qual];
       // a part out of place, of the wrong size or not alphanumeric leaves the CNPJ incomplete: no lines for it
-      if (fim - inicio !== esperado || this.tamanhoDoCnpj !== antes || !alfanumerico(campo, inicio, fim)) return;
-      campo.copy(this.cnpj, antes, inicio, fim);
-      this.tamanhoDoCnpj = antes + esperado;
+      if (this.tamanhoDoCnpj !== parte.inicio || fim - inicio !== parte.tamanho || !alfanumerico(campo, inicio, fim)) return;
+      campo.copy(this.cnpj, parte.inicio, inicio, fim);
+      this.tamanhoDoCnpj = parte.inicio + parte.tamanho;
       return;
     }
     if (coluna !== colunas.secundaria || this.tamanhoDoCnpj !== 14) return;
@@ -432,7 +428,7 @@ export class LimpezaDeCampos extends Transform {
 function alfanumerico(campo: Buffer, inicio: number, fim: number): boolean {
   for (let i = inicio; i < fim; i++) {
     const b = campo[i];
-    if (!((b >= ZERO && b <= 0x39) || (b >= 0x41 && b <= 0x5a))) return false;
+    if (!((b >= ZERO && b <= NOVE) || (b >= A_MAIUSCULO && b <= Z_MAIUSCULO))) return false;
   }
   return true;
 }
