@@ -238,8 +238,8 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const ids = esquecidas.map((e) => e.id);
   await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { id: ids, situacao: 'pendente' } });
   await enfileirarEntregas(ids);
-  if (esquecidas.length) log.info({ quantidade: esquecidas.length }, 'entregas reenfileiradas');
-  return esquecidas.length;
+  log.info({ quantidade: ids.length }, 'entregas reenfileiradas');
+  return ids.length;
 }
 
 export interface EntregaJson {
