@@ -65,6 +65,12 @@ export interface Config {
     anexoRetryMs: number;
     /** attachment downloads from private addresses other than the chat platform's own (SSRF guard); LOCALHOST allows them */
     permitirDownloadsPrivados: boolean;
+    /**
+     * `texto` of GET /conversa/filtro: `indice` (default) keeps a bigram index of the messages where
+     * the database has one (MariaDB's Mroonga engine) and reads the messages otherwise; `varredura`
+     * always reads the messages (api/sales/busca-de-texto.ts)
+     */
+    buscaDeTexto: 'indice' | 'varredura';
   };
 }
 
@@ -119,6 +125,7 @@ const envSchema = Joi.object({
   SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
   SALES_ANEXO_RETRY_MS: Joi.number().integer().min(1).max(86_400_000).default(30 * 60 * 1000),
   SALES_PERMITIR_DOWNLOADS_PRIVADOS: Joi.boolean(),
+  SALES_BUSCA_DE_TEXTO: Joi.string().valid('indice', 'varredura').default('indice'),
   ...servicoKeys,
 }).unknown(true);
 
@@ -201,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       transferenciaIntervaloSegundos: value.SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS,
       anexoRetryMs: value.SALES_ANEXO_RETRY_MS,
       permitirDownloadsPrivados: value.SALES_PERMITIR_DOWNLOADS_PRIVADOS ?? ambiente === 'LOCALHOST',
+      buscaDeTexto: value.SALES_BUSCA_DE_TEXTO,
     },
   };
 }

@@ -73,3 +73,38 @@ if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
     --save "" --appendonly no
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 fi
+
+# The sales filter's `texto` uses a bigram index where MariaDB has its Mroonga engine, and reads
+# the messages otherwise (api/sales/busca-de-texto.ts). On a local MariaDB from Debian packages,
+# the engine's package of the same version is installed and the engine loaded. Anything that
+# fails here is a warning: the suite works without it, slower on that one search.
+sql() { # statement -> first column of the first row, or nothing
+  node -e '
+    const mysql = require("mysql2/promise");
+    mysql.createConnection(process.argv[1]).then(async (c) => {
+      const [linhas] = await c.query(process.argv[2]);
+      await c.end();
+      const l = linhas && linhas[0];
+      process.stdout.write(l ? String(Object.values(l)[0] ?? "") : "");
+    }).catch((e) => { process.stderr.write(e.message + "\n"); process.exit(1); });
+  ' "$MYSQL_URL" "$1"
+}
+ensure_mroonga() {
+  [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ] && return 0
+  [[ "$(sql 'SELECT VERSION()')" == *MariaDB* ]] || return 0
+  local dir
+  dir="$(sql 'SELECT @@plugin_dir')"
+  if [ ! -f "$dir/ha_mroonga.so" ]; then
+    local versao
+    command -v apt-get >/dev/null && versao="$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null)" \
+      || { echo "MariaDB is not from Debian packages: install its Mroonga plugin yourself" >&2; return 1; }
+    echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
+    # the server's own version: another would upgrade (and restart) the server
+    apt_install "mariadb-plugin-mroonga=$versao"
+  fi
+  echo "loading MariaDB's Mroonga engine"
+  sql "INSTALL SONAME 'ha_mroonga'" >/dev/null
+}
+if is_local "$MYSQL_HOST"; then
+  ensure_mroonga || echo "warning: no Mroonga engine; the sales text search reads the messages instead" >&2
+fi

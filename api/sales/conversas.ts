@@ -4,6 +4,7 @@ import { iso } from '../../models/shared/base';
 import { naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { enfileirarRemocao } from './anexos';
+import { condicaoDoTexto } from './busca-de-texto';
 import { clientes } from './clientes';
 import { totalDeConversas } from './contagem';
 import { robos } from './robos';
@@ -164,10 +165,7 @@ export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJs
     condicoes.push(`(${doContato} OR c.cliente_id IN (SELECT id FROM cliente WHERE razao_social LIKE ?))`);
     parametros.push(contem(f.contato));
   }
-  if (f.texto) {
-    condicoes.push('EXISTS (SELECT 1 FROM conversa_mensagem mm WHERE mm.conversa_id = c.id AND mm.conteudo LIKE ?)');
-    parametros.push(contem(f.texto));
-  }
+  if (f.texto) condicoes.push(await condicaoDoTexto(f.texto, parametros));
   // A contact search reads every live conversation's `contato_busca` in the narrow conversa_busca
   // index (a fraction of a second for 200,000) rather than walking the rows in recency order, which
   // costs far more when the contact is rare. The 500 ids are chosen first, then their rows read.

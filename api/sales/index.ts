@@ -3,6 +3,7 @@ import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
 import { acessoSales } from './acesso';
+import { prepararBuscaDeTexto } from './busca-de-texto';
 import { carregarChaveDeCifra } from './cifra';
 import { rotasDeSales } from './routes';
 
@@ -13,6 +14,7 @@ export const sales: Servico = {
   preparar: async () => {
     await carregarChaveDeCifra();
     await acessoSales.preparar();
+    await prepararBuscaDeTexto();
   },
   app: () =>
     criarApp({

@@ -1,0 +1,147 @@
+import { config } from '../../config';
+import { banco, lerPorTexto, nomeDoBanco, novaConexao } from '../../lib/database';
+import { logger } from '../../lib/logger';
+import { contem } from '../shared/paginacao';
+
+/**
+ * `texto` of GET /conversa/filtro (SPEC 4.6 rule 4): a substring of any message of the
+ * conversation, in any case.
+ *
+ * A word index (InnoDB FULLTEXT) cannot find a substring inside a word, and reading the messages
+ * costs about a second per two million. Where the database has MariaDB's Mroonga engine, a copy of
+ * each message's text lives in a Mroonga table indexed by bigrams (every two characters), kept by
+ * triggers on conversa_mensagem; a phrase of bigrams finds the substring, with case and accents
+ * folded as the messages' collation folds them. Each message the index finds is checked again with
+ * LIKE against conversa_mensagem, so the answer is exactly the substring search, and a copy left
+ * behind by a rolled-back write (Mroonga keeps no transactions) finds nothing.
+ *
+ * Without the engine, or with SALES_BUSCA_DE_TEXTO=varredura, the messages are read conversation
+ * by conversation, most recent first, until 500 match (docs/decisoes.md, Sales).
+ */
+
+const log = logger('sales-busca');
+
+const TABELA = 'conversa_mensagem_busca';
+
+export type ModoDaBusca = 'indice' | 'varredura';
+
+let modo: ModoDaBusca = 'varredura';
+
+export const modoDaBusca = (): ModoDaBusca => modo;
+
+/** Does this server have the Mroonga engine? */
+async function temMroonga(): Promise<boolean> {
+  const linhas = await lerPorTexto<{ n: number }>(
+    banco('sales'),
+    `SELECT COUNT(*) AS n FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')`,
+    [],
+  );
+  return Number(linhas[0].n) > 0;
+}
+
+/**
+ * At every start of a process that opens sales: with the index wanted and the engine present, the
+ * table and its triggers are created if either is missing, then filled from the messages already
+ * stored (under a named lock: processes starting together build it once). Dropping the table
+ * rebuilds it at the next start.
+ */
+export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.buscaDeTexto): Promise<ModoDaBusca> {
+  if (pedido === 'varredura') {
+    modo = 'varredura';
+    return modo;
+  }
+  const mroonga = await temMroonga();
+  const conexao = await novaConexao('sales');
+  try {
+    await conexao.query('SELECT GET_LOCK(?, 600)', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)]);
+    const [existe] = await conexao.query('SHOW TABLES LIKE ?', [TABELA]);
+    if (!mroonga) {
+      log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
+      // a server that lost the engine: the triggers would fail every message written
+      if ((existe as unknown[]).length) await apagarGatilhos(conexao);
+    } else if (!(existe as unknown[]).length || !(await temGatilhos(conexao))) {
+      // missing, or left without its triggers (and so behind the messages): built again
+      await conexao.query(`DROP TABLE IF EXISTS ${TABELA}`);
+      await criarIndice(conexao);
+    }
+  } finally {
+    await conexao.end();
+  }
+  modo = mroonga ? 'indice' : 'varredura';
+  return modo;
+}
+
+type Conexao = Awaited<ReturnType<typeof novaConexao>>;
+
+const GATILHOS = ['insercao', 'alteracao', 'remocao'];
+
+async function temGatilhos(conexao: Conexao): Promise<boolean> {
+  const [linhas] = await conexao.query(
+    'SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME IN (?)',
+    [GATILHOS.map((g) => `${TABELA}_${g}`)],
+  );
+  return Number((linhas as { n: number }[])[0].n) === GATILHOS.length;
+}
+
+async function apagarGatilhos(conexao: Conexao): Promise<void> {
+  for (const gatilho of GATILHOS) await conexao.query(`DROP TRIGGER IF EXISTS ${TABELA}_${gatilho}`);
+}
+
+async function criarIndice(conexao: Conexao): Promise<void> {
+  const inicio = Date.now();
+  // the triggers first, then the copy of what is already stored: a message written meanwhile is
+  // copied by its trigger, and the copy skips it (INSERT IGNORE)
+  await apagarGatilhos(conexao);
+  await conexao.query(`CREATE TABLE ${TABELA} (
+      conversa_id CHAR(36) CHARACTER SET ascii NOT NULL,
+      suporte_mensagem_id BIGINT NOT NULL,
+      conteudo MEDIUMTEXT NOT NULL,
+      PRIMARY KEY (conversa_id, suporte_mensagem_id),
+      FULLTEXT KEY ${TABELA}_conteudo (conteudo) COMMENT 'tokenizer "TokenBigramSplitSymbolAlphaDigit"'
+    ) ENGINE=Mroonga DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
+  const copiar = (linha: 'NEW') => `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
+      VALUES (${linha}.conversa_id, ${linha}.suporte_mensagem_id, ${linha}.conteudo)`;
+  await conexao.query(`CREATE TRIGGER ${TABELA}_insercao AFTER INSERT ON conversa_mensagem FOR EACH ROW ${copiar('NEW')}`);
+  // a repeated webhook "updates" a message to itself: only a changed text is copied again
+  await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
+      BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar('NEW')}; END IF; END`);
+  await conexao.query(`CREATE TRIGGER ${TABELA}_remocao AFTER DELETE ON conversa_mensagem FOR EACH ROW
+      DELETE FROM ${TABELA} WHERE conversa_id = OLD.conversa_id AND suporte_mensagem_id = OLD.suporte_mensagem_id`);
+  const [r] = await conexao.query(
+    `INSERT IGNORE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo) SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem`,
+  );
+  log.info({ mensagens: (r as { affectedRows: number }).affectedRows, ms: Date.now() - inicio }, 'índice de texto das mensagens criado');
+}
+
+/** The text as one Mroonga phrase: inside quotes only `"` and `\` are special. */
+const frase = (texto: string) => `"${texto.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * The index pays per message it finds; reading most recent first pays per message read before 500
+ * conversations match, which is few when the text is common. Past this many messages found, the
+ * reading is the cheaper one (measured on 2,000,000 messages: docs/decisoes.md, Sales).
+ */
+export const MAXIMO_PELO_INDICE = 20_000;
+
+/**
+ * The condition on `c` (a conversa row) for conversations with a message containing `texto`, its
+ * parameters pushed in order. With the index, one count first tells whether the text is rare
+ * enough for it.
+ */
+export async function condicaoDoTexto(texto: string, parametros: unknown[]): Promise<string> {
+  if (modo === 'indice') {
+    const [{ n }] = await lerPorTexto<{ n: number }>(
+      banco('sales'),
+      `SELECT COUNT(*) AS n FROM ${TABELA} WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE)`,
+      [frase(texto)],
+    );
+    if (Number(n) <= MAXIMO_PELO_INDICE) {
+      parametros.push(frase(texto), contem(texto));
+      return `c.id IN (SELECT b.conversa_id FROM ${TABELA} b
+          JOIN conversa_mensagem mm ON mm.conversa_id = b.conversa_id AND mm.suporte_mensagem_id = b.suporte_mensagem_id
+          WHERE MATCH(b.conteudo) AGAINST(? IN BOOLEAN MODE) AND mm.conteudo LIKE ?)`;
+    }
+  }
+  parametros.push(contem(texto));
+  return 'EXISTS (SELECT 1 FROM conversa_mensagem mm WHERE mm.conversa_id = c.id AND mm.conteudo LIKE ?)';
+}

@@ -1,0 +1,160 @@
+import { condicaoDoTexto, MAXIMO_PELO_INDICE, modoDaBusca, prepararBuscaDeTexto } from '../../api/sales/busca-de-texto';
+import { novaConexao } from '../../lib/database';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe, unico } from './apoio';
+
+/**
+ * `texto` of GET /conversa/filtro (SPEC 4.6 rule 4) through the bigram index where the server has
+ * the Mroonga engine, and through the reading of the messages: the same answers either way.
+ */
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+let admin: string;
+let comMroonga: boolean;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files']);
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte');
+  admin = await s.admin();
+  const conexao = await novaConexao('sales');
+  const [motores] = await conexao.query(`SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')`);
+  await conexao.end();
+  comMroonga = (motores as unknown[]).length > 0;
+});
+
+afterAll(async () => {
+  await prepararBuscaDeTexto();
+  await suite?.encerrar();
+});
+
+async function sql<T = any>(texto: string, parametros: unknown[] = []): Promise<T[]> {
+  const conexao = await novaConexao('sales');
+  try {
+    return (await conexao.query(texto, parametros))[0] as T[];
+  } finally {
+    await conexao.end();
+  }
+}
+
+/** A conversation with these messages, in order; answers its id and chat-platform id. */
+async function conversa(...conteudos: string[]) {
+  const suporteConversaId = idDoSuporte();
+  const contato = novoContato();
+  let id = '';
+  for (const conteudo of conteudos) id = (await s.registrar(sistema, eventoDeMensagem({ conversa: suporteConversaId, contato, conteudo }))).conversa_id;
+  return { id, suporteConversaId, contato };
+}
+
+async function encontradas(texto: string): Promise<string[]> {
+  const res = await s.api.get('/conversa/filtro', { token: admin, query: { texto } });
+  expect(res.status).toBe(200);
+  return res.body.map((c: any) => c.id).sort();
+}
+
+const copias = async (conversaId: string) => (await sql('SELECT conteudo FROM conversa_mensagem_busca WHERE conversa_id = ?', [conversaId])).map((l) => l.conteudo).sort();
+
+describe('the bigram index of the messages', () => {
+  it('is used where the server has Mroonga, and each message has its copy', async () => {
+    expect(modoDaBusca()).toBe(comMroonga ? 'indice' : 'varredura');
+    if (!comMroonga) return;
+    const c = await conversa('primeira', 'segunda');
+    expect(await copias(c.id)).toEqual(['primeira', 'segunda']);
+  });
+
+  it('finds the same conversations as reading the messages, for every kind of substring', async () => {
+    const tag = unico('Busca');
+    const a = await conversa(`Olá, quero o ORÇAMENTO ${tag} do plano anual`, 'até amanhã');
+    const b = await conversa(`cupom-relâmpago ${tag}: 50% _off_ com "aspas" e barra \\ invertida`);
+    const c = await conversa(`${tag}Junto99 sem espaço`, 'outra linha\ncom quebra');
+    const casos: [string, string[]][] = [
+      [`orcamento ${tag}`, [a.id]], // case and accents folded, as the column's collation folds them
+      [`${tag} DO PLANO`, [a.id]], // across words
+      [tag.slice(3, 9), [a.id, b.id, c.id]], // inside a word
+      [`${tag}:`, [b.id]],
+      ['50% _off_', [b.id]], // LIKE's wildcards are text here
+      ['"aspas"', [b.id]],
+      ['barra \\ inv', [b.id]],
+      [`${tag}junto9`, [c.id]],
+      [`${tag}Junto99 sem espaço e mais`, []],
+      [`${tag} d0`, []],
+    ];
+    const porModo: Record<string, string[][]> = {};
+    for (const modo of ['indice', 'varredura'] as const) {
+      expect(await prepararBuscaDeTexto(modo)).toBe(modo === 'indice' && comMroonga ? 'indice' : 'varredura');
+      porModo[modo] = [];
+      for (const [texto, esperadas] of casos) {
+        const achadas = await encontradas(texto);
+        expect({ texto, achadas }).toEqual({ texto, achadas: [...esperadas].sort() });
+        porModo[modo].push(achadas);
+      }
+      // one character, and text common to other tests' conversations: compared between the two ways
+      for (const texto of ['ç', 'a', 'mensagem', '\\']) porModo[modo].push(await encontradas(texto));
+    }
+    expect(porModo.indice).toEqual(porModo.varredura);
+  });
+
+  it('follows an edited message and forgets a deleted conversation', async () => {
+    const tag = unico('Edita');
+    const c = await conversa(`antes ${tag}`);
+    const evento = eventoDeMensagem({ conversa: c.suporteConversaId, contato: c.contato, conteudo: `mais uma ${tag}` });
+    await s.registrar(sistema, evento);
+    expect(await encontradas(`antes ${tag}`)).toEqual([c.id]);
+
+    await s.registrar(sistema, { ...evento, event: 'message_updated', content: `depois ${tag}` });
+    expect(await encontradas(`mais uma ${tag}`)).toEqual([]);
+    expect(await encontradas(`depois ${tag}`)).toEqual([c.id]);
+    if (comMroonga) expect(await copias(c.id)).toEqual([`antes ${tag}`, `depois ${tag}`]);
+
+    expect((await s.api.del(`/conversa/${c.id}`, { token: admin })).status).toBe(204);
+    expect(await encontradas(tag)).toEqual([]);
+    if (comMroonga) expect(await copias(c.id)).toEqual([]);
+  });
+
+  it('is rebuilt from the stored messages when its table is dropped', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    const tag = unico('Refeito');
+    const c = await conversa(`guardada antes ${tag}`);
+    await sql('DROP TABLE conversa_mensagem_busca');
+    expect(await prepararBuscaDeTexto('indice')).toBe('indice');
+    expect(await copias(c.id)).toEqual([`guardada antes ${tag}`]);
+    expect(await encontradas(tag)).toEqual([c.id]);
+    // and the triggers copy what comes next
+    const d = await conversa(`depois de refeito ${tag}`);
+    expect(await encontradas(tag)).toEqual([c.id, d.id].sort());
+  });
+
+  it('is rebuilt when a trigger is missing, since it would fall behind the messages', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    const tag = unico('SemGatilho');
+    await sql('DROP TRIGGER conversa_mensagem_busca_insercao');
+    const c = await conversa(`escrita sem gatilho ${tag}`);
+    expect(await copias(c.id)).toEqual([]);
+    expect(await prepararBuscaDeTexto('indice')).toBe('indice');
+    expect(await encontradas(tag)).toEqual([c.id]);
+    const d = await conversa(`com gatilho de novo ${tag}`);
+    expect(await encontradas(tag)).toEqual([c.id, d.id].sort());
+  });
+
+  it(`reads the messages instead when the text is in more than ${MAXIMO_PELO_INDICE} of them`, async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    await prepararBuscaDeTexto('indice');
+    const tag = unico('Comum');
+    const c = await conversa(`a primeira ${tag}`);
+    const agora = new Date().toISOString().slice(0, 23).replace('T', ' ');
+    const linhas = Array.from({ length: MAXIMO_PELO_INDICE }, (_, i) => [c.id, 1_000_000 + i, `m${i}`, 'contato', `${tag} ${i}`, agora, agora, agora]);
+    for (let i = 0; i < linhas.length; i += 5000) {
+      await sql('INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, criada_em, criado_em, atualizado_em) VALUES ?', [
+        linhas.slice(i, i + 5000),
+      ]);
+    }
+    const parametros: unknown[] = [];
+    expect(await condicaoDoTexto(tag, parametros)).toMatch(/^EXISTS/);
+    expect(await encontradas(tag)).toEqual([c.id]);
+    // a rare text of the same conversation still goes by the index
+    expect(await condicaoDoTexto(`primeira ${tag}`, [])).toMatch(/MATCH/);
+    expect(await encontradas(`primeira ${tag}`)).toEqual([c.id]);
+  });
+});
