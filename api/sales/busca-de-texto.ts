@@ -117,29 +117,33 @@ async function criarIndice(conexao: Conexao): Promise<void> {
 const frase = (texto: string) => `"${texto.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
 /**
- * The index pays per message it finds; reading most recent first pays per message read before 500
- * conversations match, which is few when the text is common. Past this many messages found, the
- * reading is the cheaper one (measured on 2,000,000 messages: docs/decisoes.md, Sales).
+ * The index pays per message it finds, and more for a text made of common pairs of characters;
+ * reading most recent first pays per message read before 500 conversations match, which is few
+ * when the text is common. So a text of one or two characters (common by nature) is read, and so
+ * is one the index finds in more than this many messages (docs/decisoes.md, Sales).
  */
 export const MAXIMO_PELO_INDICE = 20_000;
+const MINIMO_PELO_INDICE = 3;
 
 /**
  * The condition on `c` (a conversa row) for conversations with a message containing `texto`, its
- * parameters pushed in order. With the index, one count first tells whether the text is rare
- * enough for it.
+ * parameters pushed in order. With the index, its search runs first, alone, and the messages it
+ * found are then checked by their primary key.
  */
 export async function condicaoDoTexto(texto: string, parametros: unknown[]): Promise<string> {
-  if (modo === 'indice') {
-    const [{ n }] = await lerPorTexto<{ n: number }>(
+  if (modo === 'indice' && [...texto].length >= MINIMO_PELO_INDICE) {
+    const achadas = await lerPorTexto<{ conversa_id: string; suporte_mensagem_id: string }>(
       banco('sales'),
-      `SELECT COUNT(*) AS n FROM ${TABELA} WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE)`,
-      [frase(texto)],
+      `SELECT conversa_id, suporte_mensagem_id FROM ${TABELA} WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE) LIMIT ?`,
+      [frase(texto), MAXIMO_PELO_INDICE + 1],
     );
-    if (Number(n) <= MAXIMO_PELO_INDICE) {
-      parametros.push(frase(texto), contem(texto));
-      return `c.id IN (SELECT b.conversa_id FROM ${TABELA} b
-          JOIN conversa_mensagem mm ON mm.conversa_id = b.conversa_id AND mm.suporte_mensagem_id = b.suporte_mensagem_id
-          WHERE MATCH(b.conteudo) AGAINST(? IN BOOLEAN MODE) AND mm.conteudo LIKE ?)`;
+    if (!achadas.length) return 'FALSE';
+    if (achadas.length <= MAXIMO_PELO_INDICE) {
+      parametros.push(
+        achadas.map((a) => [a.conversa_id, a.suporte_mensagem_id]),
+        contem(texto),
+      );
+      return 'c.id IN (SELECT mm.conversa_id FROM conversa_mensagem mm WHERE (mm.conversa_id, mm.suporte_mensagem_id) IN (?) AND mm.conteudo LIKE ?)';
     }
   }
   parametros.push(contem(texto));

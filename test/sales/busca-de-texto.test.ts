@@ -138,7 +138,7 @@ describe('the bigram index of the messages', () => {
     expect(await encontradas(tag)).toEqual([c.id, d.id].sort());
   });
 
-  it(`reads the messages instead when the text is in more than ${MAXIMO_PELO_INDICE} of them`, async () => {
+  it(`reads the messages instead when the text is in more than ${MAXIMO_PELO_INDICE} of them, or shorter than 3 characters`, async () => {
     if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
     await prepararBuscaDeTexto('indice');
     const tag = unico('Comum');
@@ -153,8 +153,11 @@ describe('the bigram index of the messages', () => {
     const parametros: unknown[] = [];
     expect(await condicaoDoTexto(tag, parametros)).toMatch(/^EXISTS/);
     expect(await encontradas(tag)).toEqual([c.id]);
-    // a rare text of the same conversation still goes by the index
-    expect(await condicaoDoTexto(`primeira ${tag}`, [])).toMatch(/MATCH/);
+    // a rare text of the same conversation still goes by the index, and so does one found nowhere
+    expect(await condicaoDoTexto(`primeira ${tag}`, [])).toMatch(/^c\.id IN/);
     expect(await encontradas(`primeira ${tag}`)).toEqual([c.id]);
+    expect(await condicaoDoTexto(`${tag} nenhuma`, [])).toBe('FALSE');
+    // one or two characters are common by nature: read
+    expect(await condicaoDoTexto('çã', [])).toMatch(/^EXISTS/);
   });
 });
