@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure MariaDB/MySQL and Redis answer at the addresses of MYSQL_URL and REDIS_URL (defaults:
 # 127.0.0.1:3306 and 127.0.0.1:6379). When a local one is not answering it is started, and when it
-# is not installed it is installed from Debian packages (mariadb-server, redis-server). Remote
-# addresses are only checked. Idempotent: a second run does nothing.
+# is not installed it is installed from Debian packages (mariadb-server, redis-server); a local
+# MariaDB also gets its Mroonga engine (below). Remote addresses are only checked. Idempotent: a
+# second run does nothing.
 set -euo pipefail
 
 MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
