@@ -90,8 +90,9 @@ sql() { # statement -> first column of the first row, or nothing
     }).catch((e) => { process.stderr.write(e.message + "\n"); process.exit(1); });
   ' "$MYSQL_URL" "$1"
 }
+has_mroonga() { [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ]; }
 ensure_mroonga() {
-  [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ] && return 0
+  has_mroonga && return 0
   [[ "$(sql 'SELECT VERSION()')" == *MariaDB* ]] || return 0
   local dir
   dir="$(sql 'SELECT @@plugin_dir')"
@@ -101,7 +102,9 @@ ensure_mroonga() {
       || { echo "MariaDB is not from Debian packages: install its Mroonga plugin yourself" >&2; return 1; }
     echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
     # the server's own version: another would upgrade (and restart) the server
-    apt_install "mariadb-plugin-mroonga=$versao"
+    apt_install "mariadb-plugin-mroonga=$versao" || return 1
+    # the package may have loaded it itself
+    has_mroonga && return 0
   fi
   echo "loading MariaDB's Mroonga engine"
   sql "INSTALL SONAME 'ha_mroonga'" >/dev/null

@@ -40,40 +40,43 @@ async function temMroonga(): Promise<boolean> {
 }
 
 /**
- * At every start of a process that opens sales: with the index wanted and the engine present, the
- * table and its triggers are created if either is missing, then filled from the messages already
- * stored (under a named lock: processes starting together build it once). Dropping the table
- * rebuilds it at the next start.
+ * At every start of a process that opens sales, under a named lock (processes starting together
+ * build it once). With the index wanted and the engine present, the table and its triggers are
+ * built when either is missing or the last build did not finish. Otherwise (`varredura`, or a
+ * server without the engine) the triggers and the table are removed: the triggers would make
+ * every message write depend on a table nobody reads, or fail it outright without the engine.
+ * Any failure here leaves the text search reading the messages; it never stops the service.
  */
 export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.buscaDeTexto): Promise<ModoDaBusca> {
-  if (pedido === 'varredura') {
-    modo = 'varredura';
-    return modo;
-  }
-  const mroonga = await temMroonga();
-  const conexao = await novaConexao('sales');
+  modo = 'varredura';
+  let conexao: Conexao | undefined;
   try {
-    await conexao.query('SELECT GET_LOCK(?, 600)', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)]);
-    const [existe] = await conexao.query('SHOW TABLES LIKE ?', [TABELA]);
-    if (!mroonga) {
-      log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
-      // a server that lost the engine: the triggers would fail every message written
-      if ((existe as unknown[]).length) await apagarGatilhos(conexao);
-    } else if (!(existe as unknown[]).length || !(await temGatilhos(conexao))) {
-      // missing, or left without its triggers (and so behind the messages): built again
-      await conexao.query(`DROP TABLE IF EXISTS ${TABELA}`);
-      await criarIndice(conexao);
-    }
+    const mroonga = pedido === 'indice' && (await temMroonga());
+    if (pedido === 'indice' && !mroonga) log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
+    conexao = await novaConexao('sales');
+    const [[{ travado }]] = (await conexao.query('SELECT GET_LOCK(?, 600) AS travado', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)])) as any;
+    if (Number(travado) !== 1) throw new Error('named lock of the text index not obtained');
+    if (!mroonga) await apagarIndice(conexao);
+    else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) await criarIndice(conexao);
+    if (mroonga) modo = 'indice';
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
+    if (conexao) await apagarGatilhos(conexao).catch(() => undefined);
   } finally {
-    await conexao.end();
+    await conexao?.end();
   }
-  modo = mroonga ? 'indice' : 'varredura';
   return modo;
 }
 
 type Conexao = Awaited<ReturnType<typeof novaConexao>>;
 
-const GATILHOS = ['insercao', 'alteracao', 'remocao'];
+/** The update trigger is created last, after the copy: the three together mean a finished build. */
+const GATILHOS = ['insercao', 'remocao', 'alteracao'];
+
+async function temTabela(conexao: Conexao): Promise<boolean> {
+  const [linhas] = await conexao.query('SHOW TABLES LIKE ?', [TABELA]);
+  return (linhas as unknown[]).length > 0;
+}
 
 async function temGatilhos(conexao: Conexao): Promise<boolean> {
   const [linhas] = await conexao.query(
@@ -87,11 +90,15 @@ async function apagarGatilhos(conexao: Conexao): Promise<void> {
   for (const gatilho of GATILHOS) await conexao.query(`DROP TRIGGER IF EXISTS ${TABELA}_${gatilho}`);
 }
 
+/** The triggers first: with them gone, no message write touches the table. */
+async function apagarIndice(conexao: Conexao): Promise<void> {
+  await apagarGatilhos(conexao);
+  await conexao.query(`DROP TABLE IF EXISTS ${TABELA}`);
+}
+
 async function criarIndice(conexao: Conexao): Promise<void> {
   const inicio = Date.now();
-  // the triggers first, then the copy of what is already stored: a message written meanwhile is
-  // copied by its trigger, and the copy skips it (INSERT IGNORE)
-  await apagarGatilhos(conexao);
+  await apagarIndice(conexao);
   await conexao.query(`CREATE TABLE ${TABELA} (
       conversa_id CHAR(36) CHARACTER SET ascii NOT NULL,
       suporte_mensagem_id BIGINT NOT NULL,
@@ -99,17 +106,21 @@ async function criarIndice(conexao: Conexao): Promise<void> {
       PRIMARY KEY (conversa_id, suporte_mensagem_id),
       FULLTEXT KEY ${TABELA}_conteudo (conteudo) COMMENT 'tokenizer "TokenBigramSplitSymbolAlphaDigit"'
     ) ENGINE=Mroonga DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
-  const copiar = (linha: 'NEW') => `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
-      VALUES (${linha}.conversa_id, ${linha}.suporte_mensagem_id, ${linha}.conteudo)`;
-  await conexao.query(`CREATE TRIGGER ${TABELA}_insercao AFTER INSERT ON conversa_mensagem FOR EACH ROW ${copiar('NEW')}`);
-  // a repeated webhook "updates" a message to itself: only a changed text is copied again
-  await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
-      BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar('NEW')}; END IF; END`);
+  const copiar = `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
+      VALUES (NEW.conversa_id, NEW.suporte_mensagem_id, NEW.conteudo)`;
+  // new and deleted messages followed from here on; the copy of what is stored skips a message
+  // its trigger already copied (INSERT IGNORE), and reads without locking the messages (READ
+  // COMMITTED), so webhooks keep writing during a long copy
+  await conexao.query(`CREATE TRIGGER ${TABELA}_insercao AFTER INSERT ON conversa_mensagem FOR EACH ROW ${copiar}`);
   await conexao.query(`CREATE TRIGGER ${TABELA}_remocao AFTER DELETE ON conversa_mensagem FOR EACH ROW
       DELETE FROM ${TABELA} WHERE conversa_id = OLD.conversa_id AND suporte_mensagem_id = OLD.suporte_mensagem_id`);
+  await conexao.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   const [r] = await conexao.query(
     `INSERT IGNORE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo) SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem`,
   );
+  // a repeated webhook "updates" a message to itself: only a changed text is copied again
+  await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
+      BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar}; END IF; END`);
   log.info({ mensagens: (r as { affectedRows: number }).affectedRows, ms: Date.now() - inicio }, 'índice de texto das mensagens criado');
 }
 
@@ -131,12 +142,8 @@ const MINIMO_PELO_INDICE = 3;
  * found are then checked by their primary key.
  */
 export async function condicaoDoTexto(texto: string, parametros: unknown[]): Promise<string> {
-  if (modo === 'indice' && [...texto].length >= MINIMO_PELO_INDICE) {
-    const achadas = await lerPorTexto<{ conversa_id: string; suporte_mensagem_id: string }>(
-      banco('sales'),
-      `SELECT conversa_id, suporte_mensagem_id FROM ${TABELA} WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE) LIMIT ?`,
-      [frase(texto), MAXIMO_PELO_INDICE + 1],
-    );
+  const achadas = modo === 'indice' && [...texto].length >= MINIMO_PELO_INDICE ? await pesquisarNoIndice(texto) : undefined;
+  if (achadas) {
     if (!achadas.length) return 'FALSE';
     if (achadas.length <= MAXIMO_PELO_INDICE) {
       parametros.push(
@@ -148,4 +155,20 @@ export async function condicaoDoTexto(texto: string, parametros: unknown[]): Pro
   }
   parametros.push(contem(texto));
   return 'EXISTS (SELECT 1 FROM conversa_mensagem mm WHERE mm.conversa_id = c.id AND mm.conteudo LIKE ?)';
+}
+
+/** The index's search, or nothing when it fails (the messages are read instead). */
+async function pesquisarNoIndice(texto: string): Promise<{ conversa_id: string; suporte_mensagem_id: string }[] | undefined> {
+  try {
+    return await lerPorTexto(
+      banco('sales'),
+      // the id as text: a chat-platform id past 2^53 would lose digits as a number
+      `SELECT conversa_id, CAST(suporte_mensagem_id AS CHAR) AS suporte_mensagem_id FROM ${TABELA}
+        WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE) LIMIT ?`,
+      [frase(texto), MAXIMO_PELO_INDICE + 1],
+    );
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'busca no índice de texto falhou: lendo as mensagens');
+    return undefined;
+  }
 }

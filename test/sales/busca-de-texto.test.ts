@@ -82,7 +82,7 @@ describe('the bigram index of the messages', () => {
       [`${tag} d0`, []],
     ];
     const porModo: Record<string, string[][]> = {};
-    for (const modo of ['indice', 'varredura'] as const) {
+    for (const modo of ['varredura', 'indice'] as const) {
       expect(await prepararBuscaDeTexto(modo)).toBe(modo === 'indice' && comMroonga ? 'indice' : 'varredura');
       porModo[modo] = [];
       for (const [texto, esperadas] of casos) {
@@ -91,7 +91,7 @@ describe('the bigram index of the messages', () => {
         porModo[modo].push(achadas);
       }
       // one character, and text common to other tests' conversations: compared between the two ways
-      for (const texto of ['ç', 'a', 'mensagem', '\\']) porModo[modo].push(await encontradas(texto));
+      for (const texto of ['ç', 'a', 'o a', 'mensagem', '\\', '%%%', ': 5']) porModo[modo].push(await encontradas(texto));
     }
     expect(porModo.indice).toEqual(porModo.varredura);
   });
@@ -124,6 +124,18 @@ describe('the bigram index of the messages', () => {
     // and the triggers copy what comes next
     const d = await conversa(`depois de refeito ${tag}`);
     expect(await encontradas(tag)).toEqual([c.id, d.id].sort());
+  });
+
+  it('is removed, triggers first, when turned off, so message writes no longer touch it', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    expect(await prepararBuscaDeTexto('varredura')).toBe('varredura');
+    expect(await sql("SHOW TABLES LIKE 'conversa_mensagem_busca'")).toEqual([]);
+    expect(await sql("SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'conversa_mensagem_busca%'")).toEqual([]);
+    const tag = unico('Desligado');
+    const c = await conversa(`sem índice ${tag}`);
+    expect(await encontradas(tag)).toEqual([c.id]);
+    expect(await prepararBuscaDeTexto('indice')).toBe('indice');
+    expect(await copias(c.id)).toEqual([`sem índice ${tag}`]);
   });
 
   it('is rebuilt when a trigger is missing, since it would fall behind the messages', async () => {
