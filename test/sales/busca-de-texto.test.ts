@@ -138,6 +138,20 @@ describe('the bigram index of the messages', () => {
     expect(await copias(c.id)).toEqual([`sem índice ${tag}`]);
   });
 
+  it('a failing search on the index reads the messages instead of failing the request', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    const tag = unico('Falha');
+    const c = await conversa(`antes da falha ${tag}`);
+    await sql('RENAME TABLE conversa_mensagem_busca TO conversa_mensagem_busca_fora');
+    try {
+      expect(await condicaoDoTexto(tag, [])).toMatch(/^EXISTS/);
+      expect(await encontradas(tag)).toEqual([c.id]);
+    } finally {
+      await sql('RENAME TABLE conversa_mensagem_busca_fora TO conversa_mensagem_busca');
+    }
+    expect(await condicaoDoTexto(tag, [])).toMatch(/^c\.id IN/);
+  });
+
   it('is rebuilt when a trigger is missing, since it would fall behind the messages', async () => {
     if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
     const tag = unico('SemGatilho');
