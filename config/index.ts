@@ -68,7 +68,7 @@ export interface Config {
     /**
      * `texto` of GET /conversa/filtro: `indice` (default) keeps a bigram index of the messages where
      * the database has one (MariaDB's Mroonga engine) and reads the messages otherwise; `varredura`
-     * always reads the messages (api/sales/busca-de-texto.ts)
+     * always reads the messages, and removes the index at start (api/sales/busca-de-texto.ts)
      */
     buscaDeTexto: 'indice' | 'varredura';
   };
