@@ -29,16 +29,6 @@ let modo: ModoDaBusca = 'varredura';
 
 export const modoDaBusca = (): ModoDaBusca => modo;
 
-/** Does this server have the Mroonga engine? */
-async function temMroonga(): Promise<boolean> {
-  const linhas = await lerPorTexto<{ n: number }>(
-    banco('sales'),
-    `SELECT COUNT(*) AS n FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')`,
-    [],
-  );
-  return Number(linhas[0].n) > 0;
-}
-
 /**
  * At every start of a process that opens sales, under a named lock (processes starting together
  * build it once). With the index wanted and the engine present, the table and its triggers are
@@ -51,9 +41,9 @@ export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.
   modo = 'varredura';
   let conexao: Conexao | undefined;
   try {
-    const mroonga = pedido === 'indice' && (await temMroonga());
-    if (pedido === 'indice' && !mroonga) log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
     conexao = await novaConexao('sales');
+    const mroonga = pedido === 'indice' && (await temMroonga(conexao));
+    if (pedido === 'indice' && !mroonga) log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
     const [[{ travado }]] = (await conexao.query('SELECT GET_LOCK(?, 600) AS travado', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)])) as any;
     if (Number(travado) !== 1) throw new Error('named lock of the text index not obtained');
     if (!mroonga) await apagarIndice(conexao);
@@ -72,6 +62,12 @@ type Conexao = Awaited<ReturnType<typeof novaConexao>>;
 
 /** The update trigger is created last, after the copy: the three together mean a finished build. */
 const GATILHOS = ['insercao', 'remocao', 'alteracao'];
+
+/** Does this server have the Mroonga engine? */
+async function temMroonga(conexao: Conexao): Promise<boolean> {
+  const [linhas] = await conexao.query(`SELECT COUNT(*) AS n FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')`);
+  return Number((linhas as { n: number }[])[0].n) > 0;
+}
 
 async function temTabela(conexao: Conexao): Promise<boolean> {
   const [linhas] = await conexao.query('SHOW TABLES LIKE ?', [TABELA]);
