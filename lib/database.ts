@@ -122,17 +122,29 @@ const pools = new Map<string, Pool>();
  * Hot paths (a record by id on every request, a delivery attempt) use mysql2's prepared
  * statements on a small pool of the same database, without Sequelize's query pipeline, which cost
  * more than the queries themselves. Dates come back as UTC Dates, booleans as 0/1.
+ *
+ * `emLotes` is a second pool whose connections take several statements in one message: only
+ * `escreverJuntos` uses it, with values escaped by mysql2, so no other query can carry a second
+ * statement.
  */
-function poolRapido(sequelize: { config: { database: string } }): Pool {
+function poolRapido(sequelize: { config: { database: string } }, emLotes = false): Pool {
   const database = sequelize.config.database;
-  let pool = pools.get(database);
+  const chave = emLotes ? `${database}:lotes` : database;
+  let pool = pools.get(chave);
   if (!pool) {
     // trace off: mysql2 would capture a stack trace on every query, a cost per request on hot
     // paths; an error still names the statement and the server's message
-    const criado = createPool({ ...servidor(), database, connectionLimit: 10, timezone: 'Z', trace: false });
-    pools.set(database, criado);
-    aoEncerrar('bancos', `mysql-rapido:${database}`, async () => {
-      pools.delete(database);
+    const criado = createPool({
+      ...servidor(),
+      database,
+      connectionLimit: emLotes ? 5 : 10,
+      timezone: 'Z',
+      trace: false,
+      multipleStatements: emLotes,
+    });
+    pools.set(chave, criado);
+    aoEncerrar('bancos', `mysql-rapido:${chave}`, async () => {
+      pools.delete(chave);
       await criado.end();
     });
     pool = criado;
@@ -204,22 +216,29 @@ export async function emTransacao<T>(
 /**
  * Statements in one transaction (one commit); answers the rows each one changed. Values are
  * escaped by mysql2, and `VALUES ?` takes an array of rows (a multi-row insert).
+ *
+ * The whole transaction goes to the server as one message (START TRANSACTION, the statements,
+ * COMMIT) and comes back as one answer: a round trip, not one per statement, as each write to
+ * the socket costs the caller's process more CPU than the server spends on a small insert. The
+ * server stops at the first statement that fails; the transaction is then rolled back.
  */
-export function escreverJuntos(
+export async function escreverJuntos(
   sequelize: { config: { database: string } },
   comandos: [sql: string, parametros: unknown[]][],
   opcoes: { leituraConfirmada?: boolean } = {},
 ): Promise<number[]> {
-  return emTransacao(
-    sequelize,
-    async (conexao) => {
-      const alteradas: number[] = [];
-      for (const [sql, parametros] of comandos) {
-        const [r] = await conexao.query(sql, parametros);
-        alteradas.push((r as { affectedRows: number }).affectedRows);
-      }
-      return alteradas;
-    },
-    opcoes,
-  );
+  const conexao = await poolRapido(sequelize, true).getConnection();
+  try {
+    const inicio = [...(opcoes.leituraConfirmada ? ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED'] : []), 'START TRANSACTION'];
+    const sql = [...inicio, ...comandos.map(([texto]) => texto), 'COMMIT'].join(';\n');
+    const [respostas] = await conexao.query(sql, comandos.flatMap(([, parametros]) => parametros));
+    return (respostas as { affectedRows: number }[])
+      .slice(inicio.length, inicio.length + comandos.length)
+      .map((r) => r.affectedRows);
+  } catch (err) {
+    await conexao.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    conexao.release();
+  }
 }

@@ -1,0 +1,87 @@
+import { abrirBanco, apagarBanco, escreverJuntos, lerLinhas, lerPorTexto } from '../../lib/database';
+import { encerrar } from '../../lib/lifecycle';
+
+/**
+ * escreverJuntos sends a whole transaction as one message: it must still be one transaction
+ * (all or nothing), answer each statement's changed rows, and leave the connection clean for the
+ * next caller. The other pools must keep refusing a second statement.
+ */
+describe('escreverJuntos: one transaction in one round trip', () => {
+  const sequelize = { config: { database: '' } };
+
+  beforeAll(async () => {
+    const s = await abrirBanco('intranet', []);
+    sequelize.config.database = s.config.database!;
+    await s.query('CREATE TABLE nota (id INT PRIMARY KEY, texto VARCHAR(60) NOT NULL) ENGINE=InnoDB');
+  });
+
+  afterAll(async () => {
+    await encerrar();
+    await apagarBanco('intranet');
+  });
+
+  beforeEach(() => lerPorTexto(sequelize, 'DELETE FROM nota', []));
+
+  const notas = () => lerLinhas<{ id: number; texto: string }>(sequelize, 'SELECT id, texto FROM nota ORDER BY id', []);
+
+  test('every statement runs, with its own values, and answers its changed rows', async () => {
+    const alteradas = await escreverJuntos(sequelize, [
+      ['INSERT INTO nota (id, texto) VALUES ?', [[[1, 'um'], [2, "d'ois; DROP TABLE nota"], [3, 'três?']]]],
+      ['UPDATE nota SET texto = ? WHERE id IN (?)', ['novo', [1, 3]]],
+      ['DELETE FROM nota WHERE id = ?', [99]],
+    ]);
+    expect(alteradas).toEqual([3, 2, 0]);
+    expect(await notas()).toEqual([
+      { id: 1, texto: 'novo' },
+      { id: 2, texto: "d'ois; DROP TABLE nota" },
+      { id: 3, texto: 'novo' },
+    ]);
+  });
+
+  test('a failing statement undoes the ones before it, and the connection serves the next caller', async () => {
+    await escreverJuntos(sequelize, [['INSERT INTO nota (id, texto) VALUES ?', [[[1, 'um']]]]]);
+    await expect(
+      escreverJuntos(sequelize, [
+        ['INSERT INTO nota (id, texto) VALUES ?', [[[2, 'dois']]]],
+        ['INSERT INTO nota (id, texto) VALUES ?', [[[1, 'repetido']]]],
+        ['INSERT INTO nota (id, texto) VALUES ?', [[[3, 'três']]]],
+      ]),
+    ).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
+    expect(await notas()).toEqual([{ id: 1, texto: 'um' }]);
+    // the pool has 5 connections: every one of them must come back without an open transaction
+    for (let i = 0; i < 6; i++) {
+      await escreverJuntos(sequelize, [['INSERT INTO nota (id, texto) VALUES ?', [[[10 + i, 'x']]]]]);
+    }
+    expect((await notas()).map((n) => n.id)).toEqual([1, 10, 11, 12, 13, 14, 15]);
+  });
+
+  test('READ COMMITTED when asked: a later statement of the same transaction sees a row committed meanwhile', async () => {
+    // each statement counts the rows; between the two counts another connection commits one
+    const contarDuasVezes = (opcoes: { leituraConfirmada?: boolean }) =>
+      escreverJuntos(
+        sequelize,
+        [
+          ['INSERT INTO nota (id, texto) SELECT 100, COUNT(*) FROM nota', []],
+          ['DO SLEEP(1.5)', []],
+          ['INSERT INTO nota (id, texto) SELECT 101, COUNT(*) FROM nota', []],
+        ],
+        opcoes,
+      );
+    const comOutraEscrita = async (opcoes: { leituraConfirmada?: boolean }) => {
+      await lerPorTexto(sequelize, 'DELETE FROM nota', []);
+      const transacao = contarDuasVezes(opcoes);
+      await new Promise((r) => setTimeout(r, 300));
+      await lerPorTexto(sequelize, "INSERT INTO nota (id, texto) VALUES (1, 'outra')", []);
+      await transacao;
+      return (await notas()).filter((n) => n.id >= 100).map((n) => n.texto);
+    };
+    // its own row, then its own row and the other's
+    expect(await comOutraEscrita({ leituraConfirmada: true })).toEqual(['0', '2']);
+    // the snapshot of the first read: its own row only, both times
+    expect(await comOutraEscrita({})).toEqual(['0', '1']);
+  });
+
+  test('the other pools still refuse two statements in one message', async () => {
+    await expect(lerPorTexto(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
+  });
+});
