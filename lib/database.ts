@@ -124,8 +124,8 @@ const pools = new Map<string, Pool>();
  * more than the queries themselves. Dates come back as UTC Dates, booleans as 0/1.
  *
  * `emLotes` is a second pool whose connections take several statements in one message: only
- * `escreverJuntos` uses it, with values escaped by mysql2, so no other query can carry a second
- * statement.
+ * `emTransacaoAgrupada` uses it, with values escaped by mysql2, so no other query can carry a
+ * second statement.
  */
 function poolRapido(sequelize: { config: { database: string } }, emLotes = false): Pool {
   const database = sequelize.config.database;
@@ -213,32 +213,96 @@ export async function emTransacao<T>(
   }
 }
 
+/** What one statement answers: its rows for a SELECT, the rows it changed otherwise. */
+export type RespostaDoComando = { affectedRows: number } | Record<string, unknown>[];
+
 /**
- * Statements in one transaction (one commit); answers the rows each one changed. Values are
- * escaped by mysql2, and `VALUES ?` takes an array of rows (a multi-row insert).
+ * A transaction whose statements travel to the server together. A statement whose answer can wait
+ * (`depois`) joins the next message; `consultar` sends what waits and its own statement as one
+ * message and answers its rows; the commit goes with the last statements. Each write to the
+ * socket costs the caller's process more CPU than the server spends on a small statement, so a
+ * transaction costs as many round trips as it has reads, plus one.
  *
- * The whole transaction goes to the server as one message (START TRANSACTION, the statements,
- * COMMIT) and comes back as one answer: a round trip, not one per statement, as each write to
- * the socket costs the caller's process more CPU than the server spends on a small insert. The
- * server stops at the first statement that fails; the transaction is then rolled back.
+ * The server stops at the first statement of a message that fails: that message's caller gets the
+ * error (and so does each statement left waiting), and the transaction is rolled back.
  */
-export async function escreverJuntos(
+export class TransacaoAgrupada {
+  private esperando: { sql: string; parametros: unknown[]; responder: (r: RespostaDoComando) => void; falhar: (e: unknown) => void }[] = [];
+
+  constructor(private readonly conexao: PoolConnection) {}
+
+  /** A statement sent with the next message; its answer, once that message has run. */
+  depois(sql: string, parametros: unknown[] = []): Promise<RespostaDoComando> {
+    const resposta = new Promise<RespostaDoComando>((responder, falhar) => this.esperando.push({ sql, parametros, responder, falhar }));
+    // whoever needs the answer awaits it; an error also reaches the caller of the message's send
+    resposta.catch(() => undefined);
+    return resposta;
+  }
+
+  /** Sends what waits and this statement; answers this statement's rows. */
+  async consultar<T>(sql: string, parametros: unknown[] = []): Promise<T[]> {
+    const linhas = this.depois(sql, parametros);
+    await this.enviar();
+    return (await linhas) as unknown as T[];
+  }
+
+  /** Sends what waits, as one message. */
+  async enviar(): Promise<void> {
+    const lote = this.esperando.splice(0);
+    if (!lote.length) return;
+    try {
+      const [respostas] = await this.conexao.query(
+        lote.map((c) => c.sql).join(';\n'),
+        lote.flatMap((c) => c.parametros),
+      );
+      // one statement answers its result alone; several, an array of results
+      const porComando = (lote.length === 1 ? [respostas] : respostas) as RespostaDoComando[];
+      lote.forEach((c, i) => c.responder(porComando[i]));
+    } catch (err) {
+      for (const c of lote) c.falhar(err);
+      throw err;
+    }
+  }
+}
+
+/**
+ * Runs `trabalho` in one transaction whose statements travel together (TransacaoAgrupada), on a
+ * pool of its own whose connections take several statements in one message: values are always
+ * escaped by mysql2, and no other query runs there. Committed when `trabalho` resolves, with the
+ * statements still waiting; rolled back when anything fails. READ COMMITTED when asked, as in
+ * `emTransacao`.
+ */
+export async function emTransacaoAgrupada<T>(
   sequelize: { config: { database: string } },
-  comandos: [sql: string, parametros: unknown[]][],
+  trabalho: (transacao: TransacaoAgrupada) => Promise<T>,
   opcoes: { leituraConfirmada?: boolean } = {},
-): Promise<number[]> {
+): Promise<T> {
   const conexao = await poolRapido(sequelize, true).getConnection();
+  const transacao = new TransacaoAgrupada(conexao);
   try {
-    const inicio = [...(opcoes.leituraConfirmada ? ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED'] : []), 'START TRANSACTION'];
-    const sql = [...inicio, ...comandos.map(([texto]) => texto), 'COMMIT'].join(';\n');
-    const [respostas] = await conexao.query(sql, comandos.flatMap(([, parametros]) => parametros));
-    return (respostas as { affectedRows: number }[])
-      .slice(inicio.length, inicio.length + comandos.length)
-      .map((r) => r.affectedRows);
+    if (opcoes.leituraConfirmada) void transacao.depois('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+    void transacao.depois('START TRANSACTION');
+    const resultado = await trabalho(transacao);
+    void transacao.depois('COMMIT');
+    await transacao.enviar();
+    return resultado;
   } catch (err) {
     await conexao.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
     conexao.release();
   }
+}
+
+/**
+ * Statements in one transaction, sent with its commit as one message (one round trip); answers
+ * the rows each one changed. `VALUES ?` takes an array of rows (a multi-row insert).
+ */
+export async function escreverJuntos(
+  sequelize: { config: { database: string } },
+  comandos: [sql: string, parametros: unknown[]][],
+  opcoes: { leituraConfirmada?: boolean } = {},
+): Promise<number[]> {
+  const respostas = await emTransacaoAgrupada(sequelize, async (t) => comandos.map(([sql, parametros]) => t.depois(sql, parametros)), opcoes);
+  return (await Promise.all(respostas)).map((r) => (r as { affectedRows: number }).affectedRows);
 }

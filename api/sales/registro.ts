@@ -1,4 +1,4 @@
-import { banco, ConexaoEmTransacao, dataSql, emTransacao, valorPorId } from '../../lib/database';
+import { banco, dataSql, emTransacaoAgrupada, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
@@ -55,15 +55,15 @@ function enderecoNoPainel(sistema: SistemaDoWebhook, c: ConversaDoSuporte): stri
  * Chat conversations whose records were all deleted: an event without a visible message (a status
  * change, a private note) does not bring them back; only a new message starts a new record.
  */
-async function apagadasSemRegistroVivo(conexao: ConexaoEmTransacao, pedidos: Pedido[]): Promise<Set<string>> {
+async function apagadasSemRegistroVivo(t: TransacaoAgrupada, pedidos: Pedido[]): Promise<Set<string>> {
   if (!pedidos.length) return new Set();
-  const [linhas] = await conexao.query(
+  const linhas = await t.consultar<{ sistema: string; conversa: number; viva: number }>(
     `SELECT config_system_suporte_id AS sistema, suporte_conversa_id AS conversa, MAX(deletado_em IS NULL) AS viva FROM conversa
       WHERE (config_system_suporte_id, suporte_conversa_id) IN (${lista(pedidos.length, '(?, ?)')})
       GROUP BY config_system_suporte_id, suporte_conversa_id`,
     pedidos.flatMap((p) => [p.sistema.id, p.evento.conversa.suporteConversaId]),
   );
-  return new Set((linhas as { sistema: string; conversa: number; viva: number }[]).filter((l) => !Number(l.viva)).map((l) => chaveDaConversa(l.sistema, l.conversa)));
+  return new Set(linhas.filter((l) => !Number(l.viva)).map((l) => chaveDaConversa(l.sistema, l.conversa)));
 }
 
 /**
@@ -72,7 +72,7 @@ async function apagadasSemRegistroVivo(conexao: ConexaoEmTransacao, pedidos: Ped
  * none yet. One row per conversation (the batch's last event wins, as if they came one by one),
  * in key order so that concurrent batches lock rows in the same order.
  */
-async function gravarConversas(conexao: ConexaoEmTransacao, pedidos: Pedido[], agora: string): Promise<Map<string, string>> {
+async function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): Promise<Map<string, string>> {
   const ultimos = new Map<string, Pedido>();
   for (const p of pedidos) ultimos.set(chaveDoPedido(p), p);
   const chaves = [...ultimos.keys()].sort();
@@ -83,7 +83,7 @@ async function gravarConversas(conexao: ConexaoEmTransacao, pedidos: Pedido[], a
     return [novoId(), sistema.id, c.suporteConversaId, c.contaId, c.contatoId, enderecoNoPainel(sistema, c), telefone, telefone, c.etapaId,
       c.contatoNome, c.contatoTelefone, digitos(c.contatoTelefone), c.status, agora, agora];
   });
-  await conexao.query(
+  void t.depois(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, suporte_conta_id, suporte_contato_id,
        suporte_endereco_conversa, config_system_gateway_id, config_system_mensageiro_id, etapa_id, contato_nome,
        contato_telefone, contato_telefone_digitos, status, ultima_mensagem, quantidade_mensagens, criado_em, atualizado_em)
@@ -105,41 +105,41 @@ async function gravarConversas(conexao: ConexaoEmTransacao, pedidos: Pedido[], a
        atualizado_em = VALUES(atualizado_em)`,
     linhas.flat(),
   );
-  const [ids] = await conexao.query(
+  const ids = await t.consultar<{ id: string; sistema: string; conversa: number }>(
     `SELECT id, config_system_suporte_id AS sistema, suporte_conversa_viva AS conversa FROM conversa
       WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(chaves.length, '(?, ?)')})`,
     chaves.flatMap((k) => [ultimos.get(k)!.sistema.id, ultimos.get(k)!.evento.conversa.suporteConversaId]),
   );
-  return new Map((ids as { id: string; sistema: string; conversa: number }[]).map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), l.id]));
+  return new Map(ids.map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), l.id]));
 }
 
 /**
  * Stores each message once: a repeated webhook (in this batch or before it) finds its row and
  * changes nothing. A message is new when the row found is the one this batch wrote.
  */
-async function gravarMensagens(conexao: ConexaoEmTransacao, mensagens: MensagemDoLote[], agora: string): Promise<void> {
+async function gravarMensagens(t: TransacaoAgrupada, mensagens: MensagemDoLote[], agora: string): Promise<void> {
   if (!mensagens.length) return;
   const ordem = [...mensagens].sort((a, b) => (a.conversaId! < b.conversaId! ? -1 : a.conversaId! > b.conversaId! ? 1 : a.m.suporteMensagemId - b.m.suporteMensagemId));
-  await conexao.query(
+  void t.depois(
     `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
        quantidade_anexos, criado_em, atualizado_em) VALUES ?
      ON DUPLICATE KEY UPDATE conversa_id = conversa_id`,
     [ordem.map((x) => [x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm, x.m.anexos.length, agora, agora])],
   );
-  const [linhas] = await conexao.query(
+  const linhas = await t.consultar<{ id: string }>(
     `SELECT id FROM conversa_mensagem WHERE (conversa_id, suporte_mensagem_id) IN (${lista(ordem.length, '(?, ?)')})`,
     ordem.flatMap((x) => [x.conversaId, x.m.suporteMensagemId]),
   );
-  const gravadas = new Set((linhas as { id: string }[]).map((l) => l.id));
+  const gravadas = new Set(linhas.map((l) => l.id));
   for (const x of mensagens) x.nova = gravadas.has(x.id);
 }
 
-async function gravarAnexos(conexao: ConexaoEmTransacao, novas: MensagemDoLote[], agora: string): Promise<string[]> {
+function gravarAnexos(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: string): string[] {
   const anexos: (AnexoDoSuporte & { id: string; mensagemId: string; conversaId: string })[] = novas.flatMap((x) =>
     x.m.anexos.map((a) => ({ ...a, id: novoId(), mensagemId: x.id, conversaId: x.conversaId! })),
   );
   if (!anexos.length) return [];
-  await conexao.query(
+  void t.depois(
     `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, suporte_anexo_id, endereco, nome, tipo, tentativas,
        criado_em, atualizado_em) VALUES ?`,
     [anexos.map((a) => [a.id, a.mensagemId, a.conversaId, a.suporteAnexoId, a.endereco, a.nome, a.tipo, 0, agora, agora])],
@@ -153,7 +153,7 @@ async function gravarAnexos(conexao: ConexaoEmTransacao, novas: MensagemDoLote[]
  * for the batch's conversations (each value picked by a CASE on the id), so it locks those rows
  * and no other.
  */
-async function moverContadores(conexao: ConexaoEmTransacao, novas: MensagemDoLote[], agora: string): Promise<void> {
+function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: string): void {
   const porConversa = new Map<string, { n: number; em: string; texto: string; contatoEm: string | null; roboEm: string | null; roboId: string | null }>();
   for (const x of novas) {
     const c = porConversa.get(x.conversaId!) ?? { n: 0, em: x.criadaEm, texto: x.m.conteudo, contatoEm: null, roboEm: null, roboId: null };
@@ -182,33 +182,35 @@ async function moverContadores(conexao: ConexaoEmTransacao, novas: MensagemDoLot
     `ultima_mensagem_do_robo_em = COALESCE(GREATEST(ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)}), ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)})`,
     `robo_id = COALESCE(robo_id, ${porId((c) => c.roboId)})`,
   ];
-  await conexao.query(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
+  void t.depois(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
 }
 
 /** message_updated of a message already stored: its new text (an edit, or the platform's "deleted" text). */
-async function atualizarMensagem(conexao: ConexaoEmTransacao, x: MensagemDoLote, agora: string): Promise<void> {
-  await conexao.query('UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ? WHERE conversa_id = ? AND suporte_mensagem_id = ?', [
+function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): void {
+  void t.depois('UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ? WHERE conversa_id = ? AND suporte_mensagem_id = ?', [
     x.m.conteudo,
     agora,
     x.conversaId,
     x.m.suporteMensagemId,
   ]);
-  await conexao.query('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
+  void t.depois('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
 }
 
 /**
  * A batch of chat-platform events in one transaction: conversations, then messages, attachments
- * and counters, each in one statement. Each event gets the answer it would have had alone.
+ * and counters, each in one statement. The statements travel in three messages (lib/database.ts
+ * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
+ * commit. Each event gets the answer it would have had alone.
  */
 async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
   const robos = await identidadesDosRobos();
-  return emTransacao(
+  return emTransacaoAgrupada(
     banco('sales'),
-    async (conexao) => {
+    async (t) => {
       const agora = dataSql(new Date());
-      const apagadas = await apagadasSemRegistroVivo(conexao, lote.filter((p) => !mensagensDe(p.evento).length));
+      const apagadas = await apagadasSemRegistroVivo(t, lote.filter((p) => !mensagensDe(p.evento).length));
       const validos = new Set(lote.filter((p) => mensagensDe(p.evento).length || !apagadas.has(chaveDoPedido(p))));
-      const conversas = validos.size ? await gravarConversas(conexao, [...validos], agora) : new Map<string, string>();
+      const conversas = validos.size ? await gravarConversas(t, [...validos], agora) : new Map<string, string>();
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
         mensagensDe(p.evento).map((m) => {
@@ -216,11 +218,11 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
           return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDoPedido(p)) };
         }),
       );
-      await gravarMensagens(conexao, mensagens, agora);
+      await gravarMensagens(t, mensagens, agora);
       const novas = mensagens.filter((x) => x.nova);
-      const anexos = await gravarAnexos(conexao, novas, agora);
-      await moverContadores(conexao, novas, agora);
-      for (const x of mensagens) if (!x.nova && lote[x.pedido].evento.evento === 'message_updated') await atualizarMensagem(conexao, x, agora);
+      const anexos = gravarAnexos(t, novas, agora);
+      moverContadores(t, novas, agora);
+      for (const x of mensagens) if (!x.nova && lote[x.pedido].evento.evento === 'message_updated') atualizarMensagem(t, x, agora);
 
       const novasPorPedido = lote.map(() => 0);
       for (const x of novas) novasPorPedido[x.pedido]++;

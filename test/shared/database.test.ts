@@ -1,4 +1,4 @@
-import { abrirBanco, apagarBanco, escreverJuntos, lerLinhas, lerPorTexto } from '../../lib/database';
+import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerLinhas, lerPorTexto, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 
 /**
@@ -83,5 +83,44 @@ describe('escreverJuntos: one transaction in one round trip', () => {
 
   test('the other pools still refuse two statements in one message', async () => {
     await expect(lerPorTexto(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
+  });
+
+  test('emTransacaoAgrupada: a read sees the writes waiting before it, and answers only its own rows', async () => {
+    const respostas = await emTransacaoAgrupada(sequelize, async (t) => {
+      const insercao = t.depois('INSERT INTO nota (id, texto) VALUES ?', [[[1, 'um'], [2, 'dois']]]);
+      const lidas = await t.consultar<{ id: number }>('SELECT id FROM nota WHERE texto LIKE ? ORDER BY id', ['%']);
+      const remocao = t.depois('DELETE FROM nota WHERE id = ?', [2]);
+      return { insercao: await insercao, lidas, remocao };
+    });
+    expect(respostas.insercao).toMatchObject({ affectedRows: 2 });
+    expect(respostas.lidas).toEqual([{ id: 1 }, { id: 2 }]);
+    // sent with the commit
+    expect(await respostas.remocao).toMatchObject({ affectedRows: 1 });
+    expect(await notas()).toEqual([{ id: 1, texto: 'um' }]);
+  });
+
+  test('emTransacaoAgrupada: a failure after a message already ran undoes it too, and fails the statements waiting with it', async () => {
+    let esperando: Promise<RespostaDoComando> | undefined;
+    await expect(
+      emTransacaoAgrupada(sequelize, async (t) => {
+        void t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [1, 'um']);
+        await t.consultar('SELECT COUNT(*) AS n FROM nota', []);
+        void t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [1, 'repetido']);
+        esperando = t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [3, 'três']);
+        await t.consultar('SELECT 1', []);
+      }),
+    ).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
+    await expect(esperando).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
+    expect(await notas()).toEqual([]);
+  });
+
+  test('emTransacaoAgrupada: an error thrown by the work itself rolls back what was sent', async () => {
+    await expect(
+      emTransacaoAgrupada(sequelize, async (t) => {
+        await t.consultar('INSERT INTO nota (id, texto) VALUES (?, ?)', [1, 'um']);
+        throw new Error('desistiu');
+      }),
+    ).rejects.toThrow('desistiu');
+    expect(await notas()).toEqual([]);
   });
 });
