@@ -1,5 +1,5 @@
 import { config } from '../../config';
-import { banco, lerPorTexto, nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, emTransacao, lerPorTexto, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { contem } from '../shared/paginacao';
 
@@ -13,7 +13,8 @@ import { contem } from '../shared/paginacao';
  * triggers on conversa_mensagem; a phrase of bigrams finds the substring, with case and accents
  * folded as the messages' collation folds them. Each message the index finds is checked again with
  * LIKE against conversa_mensagem, so the answer is exactly the substring search, and a copy left
- * behind by a rolled-back write (Mroonga keeps no transactions) finds nothing.
+ * behind by a rolled-back write (Mroonga keeps no transactions) finds nothing. A rolled-back
+ * delete or edit is repaired by its writer (recopiarConversas).
  *
  * Without the engine, or with SALES_BUSCA_DE_TEXTO=varredura, the messages are read conversation
  * by conversation, most recent first, until 500 match (docs/decisoes.md, Sales).
@@ -118,6 +119,32 @@ async function criarIndice(conexao: Conexao): Promise<void> {
   await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
       BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar}; END IF; END`);
   log.info({ mensagens: (r as { affectedRows: number }).affectedRows, ms: Date.now() - inicio }, 'índice de texto das mensagens criado');
+}
+
+/**
+ * After a rolled-back write to these conversations' messages, their copies are written again from
+ * what the database holds. Mroonga keeps no transactions: the triggers' work stays when the
+ * transaction that fired them rolls back, so a rolled-back delete would leave stored messages
+ * without their copies, and a rolled-back edit the new text in place of the old. Read without
+ * locking the messages (READ COMMITTED). A failure is logged: the gap stays until that message is
+ * written again.
+ */
+export async function recopiarConversas(conversaIds: string[]): Promise<void> {
+  if (modo !== 'indice' || !conversaIds.length) return;
+  try {
+    await emTransacao(
+      banco('sales'),
+      (conexao) =>
+        conexao.query(
+          `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
+            SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem WHERE conversa_id IN (?)`,
+          [conversaIds],
+        ),
+      { leituraConfirmada: true },
+    );
+  } catch (err) {
+    log.error({ err: (err as Error).message, conversas: conversaIds.length }, 'cópias do índice de texto não refeitas após rollback');
+  }
 }
 
 /** The text as one Mroonga phrase: inside quotes only `"` and `\` are special. */

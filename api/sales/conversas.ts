@@ -1,10 +1,10 @@
 import { banco, dataSql, emTransacao, lerLinhas, lerPorTexto } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
-import { naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { enfileirarRemocao } from './anexos';
-import { condicaoDoTexto } from './busca-de-texto';
+import { condicaoDoTexto, recopiarConversas } from './busca-de-texto';
 import { clientes } from './clientes';
 import { totalDeConversas } from './contagem';
 import { robos } from './robos';
@@ -217,7 +217,17 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
  * platform starts a new record.
  */
 export async function deletarConversa(id: string): Promise<void> {
-  const copias = await emTransacao(sales(), async (conexao) => {
+  const copias = await apagarNoBanco(id).catch(async (err) => {
+    // rolled back after the text index's delete trigger may have run: the messages are back
+    if (!(err instanceof ErroDeDominio)) await recopiarConversas([id]);
+    throw err;
+  });
+  if (copias) await enfileirarRemocao();
+}
+
+/** The deletion's transaction; answers how many file copies await removal. */
+function apagarNoBanco(id: string): Promise<number> {
+  return emTransacao(sales(), async (conexao) => {
     const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
     if (!(vivas as unknown[]).length) throw naoEncontrado('Conversa');
     const agora = dataSql(new Date());
@@ -231,5 +241,5 @@ export async function deletarConversa(id: string): Promise<void> {
     await conexao.query('UPDATE conversa SET deletado_em = ?, atualizado_em = ? WHERE id = ?', [agora, agora, id]);
     return (registradas as { affectedRows: number }).affectedRows;
   });
-  if (copias) await enfileirarRemocao();
 }
+

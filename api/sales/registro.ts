@@ -1,9 +1,10 @@
-import { banco, dataSql, emTransacaoAgrupada, TransacaoAgrupada, valorPorId } from '../../lib/database';
+import { banco, dataSql, emTransacaoAgrupada, lerPorTexto, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
 import { enfileirarCopias } from './anexos';
+import { modoDaBusca, recopiarConversas } from './busca-de-texto';
 import { SistemaDoWebhook } from './config-system';
 import { identidadesDosRobos } from './robos';
 import { dadosInvalidos } from '../shared/errors';
@@ -257,11 +258,33 @@ async function comNovasTentativas<T>(gravar: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A batch with edits that failed for good: its text-index copies may hold the new texts while the
+ * messages kept the old ones (busca-de-texto.ts), so they are copied again from the database.
+ */
+async function repararIndiceDeTexto(lote: Pedido[]): Promise<void> {
+  const editadas = lote.filter((p) => p.evento.evento === 'message_updated');
+  if (modoDaBusca() !== 'indice' || !editadas.length) return;
+  try {
+    const conversas = await lerPorTexto<{ id: string }>(
+      banco('sales'),
+      'SELECT id FROM conversa WHERE (config_system_suporte_id, suporte_conversa_id) IN (?)',
+      [editadas.map((p) => [p.sistema.id, p.evento.conversa.suporteConversaId])],
+    );
+    await recopiarConversas(conversas.map((c) => c.id));
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'conversas editadas não encontradas para refazer o índice de texto');
+  }
+}
+
 /** Webhooks are written in group commits (lib/lotes.ts); the attachments' copies are queued after each commit. */
 const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
-    const { resultados, anexos } = await comNovasTentativas(() => gravarLote(lote));
+    const { resultados, anexos } = await comNovasTentativas(() => gravarLote(lote)).catch(async (err) => {
+      await repararIndiceDeTexto(lote);
+      throw err;
+    });
     await enfileirarCopias(anexos);
     log.debug({ eventos: lote.length, ms: performance.now() - inicio }, 'lote de eventos gravado');
     return resultados;

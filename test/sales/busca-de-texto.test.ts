@@ -113,6 +113,46 @@ describe('the bigram index of the messages', () => {
     if (comMroonga) expect(await copias(c.id)).toEqual([]);
   });
 
+  it('a rolled-back deletion or edit leaves every stored text findable (Mroonga keeps no transactions)', async () => {
+    const tag = unico('Desfeita');
+    const c = await conversa(`apagada e desfeita ${tag}`);
+    // the deletion fails on its last statement, after the messages (and their copies) were deleted
+    await sql(`CREATE TRIGGER teste_falha_remocao BEFORE UPDATE ON conversa FOR EACH ROW
+      BEGIN IF NEW.id = '${c.id}' AND NEW.deletado_em IS NOT NULL THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha de teste'; END IF; END`);
+    try {
+      expect((await s.api.del(`/conversa/${c.id}`, { token: admin })).status).toBe(500);
+    } finally {
+      await sql('DROP TRIGGER teste_falha_remocao');
+    }
+    expect((await s.mensagens(c.id)).map((m: any) => m.conteudo)).toEqual([`apagada e desfeita ${tag}`]);
+    expect(await encontradas(tag)).toEqual([c.id]);
+    if (comMroonga) expect(await copias(c.id)).toEqual([`apagada e desfeita ${tag}`]);
+
+    // the edit fails after its text was copied to the index
+    const d = await conversa(`texto de antes ${tag}`);
+    const [mensagem] = await sql('SELECT CAST(suporte_mensagem_id AS CHAR) AS id, criada_em FROM conversa_mensagem WHERE conversa_id = ?', [d.id]);
+    await sql(`CREATE TRIGGER teste_falha_edicao BEFORE UPDATE ON conversa FOR EACH ROW
+      BEGIN IF NEW.ultima_mensagem = 'edição que falha ${tag}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha de teste'; END IF; END`);
+    try {
+      // the same creation time, so the edit also rewrites the conversation's last message
+      const edicao = eventoDeMensagem({
+        conversa: d.suporteConversaId,
+        contato: d.contato,
+        evento: 'message_updated',
+        mensagem: Number(mensagem.id),
+        criadaEm: new Date(mensagem.criada_em),
+        conteudo: `edição que falha ${tag}`,
+      });
+      const res = await s.webhook(sistema, edicao);
+      expect(res.status).toBe(500);
+    } finally {
+      await sql('DROP TRIGGER teste_falha_edicao');
+    }
+    expect(await encontradas(`texto de antes ${tag}`)).toEqual([d.id]);
+    expect(await encontradas(`edição que falha ${tag}`)).toEqual([]);
+    if (comMroonga) expect(await copias(d.id)).toEqual([`texto de antes ${tag}`]);
+  });
+
   it('is rebuilt from the stored messages when its table is dropped', async () => {
     if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
     const tag = unico('Refeito');
