@@ -27,7 +27,8 @@ answers() { # host port
   ' "$1" "$2"
 }
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
 wait_for() { # name host port
   for _ in $(seq 1 60); do
@@ -91,18 +92,35 @@ sql() { # statement -> first column of the first row, or nothing
   ' "$MYSQL_URL" "$1"
 }
 has_mroonga() { [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ]; }
+# A failed install is not tried again on every run (each would call apt, maybe sudo): its marker
+# names the version tried; delete it to try again.
+MARCA_DO_MROONGA="${XDG_CACHE_HOME:-$HOME/.cache}/business-services-suite/mroonga-nao-instalado"
 ensure_mroonga() {
   has_mroonga && return 0
   [[ "$(sql 'SELECT VERSION()')" == *MariaDB* ]] || return 0
+  # a server published on a local port from a container (or another host's name) is not this
+  # machine's to change
+  if [[ "$(sql 'SELECT @@hostname')" != "$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname)" ]]; then
+    echo "MariaDB at $MYSQL_HOST:$MYSQL_PORT runs elsewhere (a container?): load its Mroonga plugin there" >&2
+    return 1
+  fi
   local dir
   dir="$(sql 'SELECT @@plugin_dir')"
   if [ ! -f "$dir/ha_mroonga.so" ]; then
     local versao
     command -v apt-get >/dev/null && versao="$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null)" \
       || { echo "MariaDB is not from Debian packages: install its Mroonga plugin yourself" >&2; return 1; }
+    if [ "$(cat "$MARCA_DO_MROONGA" 2>/dev/null)" = "$versao" ]; then
+      echo "mariadb-plugin-mroonga=$versao failed to install before; not trying again (delete $MARCA_DO_MROONGA to retry)" >&2
+      return 1
+    fi
     echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
     # the server's own version: another would upgrade (and restart) the server
-    apt_install "mariadb-plugin-mroonga=$versao" || return 1
+    if ! apt_install "mariadb-plugin-mroonga=$versao"; then
+      mkdir -p "$(dirname "$MARCA_DO_MROONGA")" && echo "$versao" >"$MARCA_DO_MROONGA"
+      return 1
+    fi
+    rm -f "$MARCA_DO_MROONGA"
     # the package may have loaded it itself
     has_mroonga && return 0
   fi
