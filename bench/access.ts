@@ -37,7 +37,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, usoDeCpu, usPorRequisicao } from './processo';
-import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, inteiro, limparDados, RAIZ } from './comum';
+import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados, RAIZ } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
 const SERVICOS = ['identity', 'intranet'];
@@ -289,9 +289,6 @@ async function medir(a: Alvo, s: Servidor, logLevel: string): Promise<Medida> {
 
 // ---------------------------------------------------------------- report
 
-const f0 = (n: number) => Math.round(n).toLocaleString('en-US');
-const fms = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
-const fpct = (n?: number) => (n === undefined ? '-' : `${Math.round(n)}%`);
 
 function veredito(m: Medida, bare?: Medida) {
   if (m.alvo.chave === 'bare') return { razao: 1, ok: undefined as boolean | undefined, texto: 'baseline' };

@@ -25,7 +25,7 @@ import { JobType, Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
 import IORedis from 'ioredis';
-import { chamar, Compilado, compilarParaBench, esperar, f0, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
 export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
@@ -616,8 +616,7 @@ export function linhaDeCpu(u: UsoDeCpu): string {
 
 // ---------------------------------------------------------------- report
 
-export { f0, fpct };
-export const fms = (n: number) => (!Number.isFinite(n) ? '-' : Number.isInteger(n) ? String(n) : n.toFixed(1));
+export { f0, fms, fpct };
 
 /** A plain text table; columns listed in `direita` are right-aligned. */
 export function tabela(cab: string[], linhas: string[][], direita: number[] = []): string {
