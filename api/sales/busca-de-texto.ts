@@ -38,7 +38,10 @@ export const modoDaBusca = (): ModoDaBusca => modo;
  * every message write depend on a table nobody reads, or fail it outright without the engine.
  * Any failure here leaves the text search reading the messages; it never stops the service.
  */
-export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.buscaDeTexto): Promise<ModoDaBusca> {
+export async function prepararBuscaDeTexto(
+  pedido: ModoDaBusca = config().sales.buscaDeTexto,
+  opcoes: OpcoesDaConstrucao = {},
+): Promise<ModoDaBusca> {
   modo = 'varredura';
   let conexao: Conexao | undefined;
   try {
@@ -48,7 +51,7 @@ export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.
     const [[{ travado }]] = (await conexao.query('SELECT GET_LOCK(?, 600) AS travado', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)])) as any;
     if (Number(travado) !== 1) throw new Error('named lock of the text index not obtained');
     if (!mroonga) await apagarIndice(conexao);
-    else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) await criarIndice(conexao);
+    else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) await criarIndice(conexao, opcoes);
     if (mroonga) modo = 'indice';
   } catch (err) {
     log.error({ err: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
@@ -61,8 +64,13 @@ export async function prepararBuscaDeTexto(pedido: ModoDaBusca = config().sales.
 
 type Conexao = Awaited<ReturnType<typeof novaConexao>>;
 
-/** The update trigger is created last, after the copy: the three together mean a finished build. */
-const GATILHOS = ['insercao', 'remocao', 'alteracao'];
+/** The delete trigger is created last, after the copy: the three together mean a finished build. */
+const GATILHOS = ['insercao', 'alteracao', 'remocao'];
+
+export interface OpcoesDaConstrucao {
+  /** runs between the copy and the last trigger (tests: a write made while the index is built) */
+  aposCopia?: () => Promise<void>;
+}
 
 /** Does this server have the Mroonga engine? */
 async function temMroonga(conexao: Conexao): Promise<boolean> {
@@ -93,7 +101,13 @@ async function apagarIndice(conexao: Conexao): Promise<void> {
   await conexao.query(`DROP TABLE IF EXISTS ${TABELA}`);
 }
 
-async function criarIndice(conexao: Conexao): Promise<void> {
+/**
+ * The new and edited messages are followed from before the copy, so a write made while it runs is
+ * never missed: the copy skips a message its trigger already copied (INSERT IGNORE), and reads
+ * without locking the messages (READ COMMITTED), so webhooks keep writing during a long copy.
+ * The delete trigger comes last; the copies of conversations deleted meanwhile are then removed.
+ */
+async function criarIndice(conexao: Conexao, opcoes: OpcoesDaConstrucao): Promise<void> {
   const inicio = Date.now();
   await apagarIndice(conexao);
   await conexao.query(`CREATE TABLE ${TABELA} (
@@ -105,19 +119,21 @@ async function criarIndice(conexao: Conexao): Promise<void> {
     ) ENGINE=Mroonga DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);
   const copiar = `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
       VALUES (NEW.conversa_id, NEW.suporte_mensagem_id, NEW.conteudo)`;
-  // new and deleted messages followed from here on; the copy of what is stored skips a message
-  // its trigger already copied (INSERT IGNORE), and reads without locking the messages (READ
-  // COMMITTED), so webhooks keep writing during a long copy
   await conexao.query(`CREATE TRIGGER ${TABELA}_insercao AFTER INSERT ON conversa_mensagem FOR EACH ROW ${copiar}`);
-  await conexao.query(`CREATE TRIGGER ${TABELA}_remocao AFTER DELETE ON conversa_mensagem FOR EACH ROW
-      DELETE FROM ${TABELA} WHERE conversa_id = OLD.conversa_id AND suporte_mensagem_id = OLD.suporte_mensagem_id`);
+  // a repeated webhook "updates" a message to itself: only a changed text is copied again
+  await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
+      BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar}; END IF; END`);
+  // deletions stamp their conversation with the application's clock: a margin for its skew
+  const [[{ desde }]] = (await conexao.query('SELECT UTC_TIMESTAMP(3) - INTERVAL 10 MINUTE AS desde')) as any;
   await conexao.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
   const [r] = await conexao.query(
     `INSERT IGNORE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo) SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem`,
   );
-  // a repeated webhook "updates" a message to itself: only a changed text is copied again
-  await conexao.query(`CREATE TRIGGER ${TABELA}_alteracao AFTER UPDATE ON conversa_mensagem FOR EACH ROW
-      BEGIN IF NOT (NEW.conteudo <=> OLD.conteudo COLLATE utf8mb4_bin) THEN ${copiar}; END IF; END`);
+  await opcoes.aposCopia?.();
+  // waits for the writes under way on the messages; every deletion after it fires the trigger
+  await conexao.query(`CREATE TRIGGER ${TABELA}_remocao AFTER DELETE ON conversa_mensagem FOR EACH ROW
+      DELETE FROM ${TABELA} WHERE conversa_id = OLD.conversa_id AND suporte_mensagem_id = OLD.suporte_mensagem_id`);
+  await conexao.query(`DELETE FROM ${TABELA} WHERE conversa_id IN (SELECT id FROM conversa WHERE deletado_em >= ?)`, [desde]);
   log.info({ mensagens: (r as { affectedRows: number }).affectedRows, ms: Date.now() - inicio }, 'índice de texto das mensagens criado');
 }
 

@@ -166,6 +166,37 @@ describe('the bigram index of the messages', () => {
     expect(await encontradas(tag)).toEqual([c.id, d.id].sort());
   });
 
+  it('follows a message written, edited or deleted while it is being built', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    const tag = unico('Durante');
+    const editada = await conversa(`antes da construção ${tag}`);
+    const apagada = await conversa(`apagada na construção ${tag}`);
+    const [mensagem] = await sql('SELECT CAST(suporte_mensagem_id AS CHAR) AS id, criada_em FROM conversa_mensagem WHERE conversa_id = ?', [editada.id]);
+    let nova = { id: '' };
+    await sql('DROP TABLE conversa_mensagem_busca');
+    const modo = await prepararBuscaDeTexto('indice', {
+      // after the copy of what was stored, before the last trigger
+      aposCopia: async () => {
+        const edicao = eventoDeMensagem({
+          conversa: editada.suporteConversaId,
+          contato: editada.contato,
+          evento: 'message_updated',
+          mensagem: Number(mensagem.id),
+          criadaEm: new Date(mensagem.criada_em),
+          conteudo: `editada na construção ${tag}`,
+        });
+        await s.registrar(sistema, edicao);
+        nova = await conversa(`escrita na construção ${tag}`);
+        expect((await s.api.del(`/conversa/${apagada.id}`, { token: admin })).status).toBe(204);
+      },
+    });
+    expect(modo).toBe('indice');
+    expect(await copias(editada.id)).toEqual([`editada na construção ${tag}`]);
+    expect(await copias(nova.id)).toEqual([`escrita na construção ${tag}`]);
+    expect(await copias(apagada.id)).toEqual([]);
+    expect(await encontradas(`editada na construção ${tag}`)).toEqual([editada.id]);
+  });
+
   it('is removed, triggers first, when turned off, so message writes no longer touch it', async () => {
     if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
     expect(await prepararBuscaDeTexto('varredura')).toBe('varredura');
