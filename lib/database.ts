@@ -204,12 +204,11 @@ export async function emTransacao<T>(
     await conexao.beginTransaction();
     const resultado = await trabalho(conexao);
     await conexao.commit();
+    conexao.release();
     return resultado;
   } catch (err) {
-    await conexao.rollback().catch(() => undefined);
+    await desfazer(conexao);
     throw err;
-  } finally {
-    conexao.release();
   }
 }
 
@@ -221,19 +220,26 @@ export type RespostaDoComando = { affectedRows: number } | Record<string, unknow
  * (`depois`) joins the next message; `consultar` sends what waits and its own statement as one
  * message and answers its rows; the commit goes with the last statements. Each write to the
  * socket costs the caller's process more CPU than the server spends on a small statement, so a
- * transaction costs as many round trips as it has reads, plus one.
+ * transaction costs as many round trips as it has reads, plus one. The answer of a `depois` comes
+ * once its message is sent: awaiting it before the next `consultar`, or before the work returns,
+ * would wait for ever.
  *
- * The server stops at the first statement of a message that fails: that message's caller gets the
- * error (and so does each statement left waiting), and the transaction is rolled back.
+ * Each statement is formatted alone (its values escaped by mysql2, its `?` count checked), so a
+ * value can never slip into the next statement. The server stops at the first statement of a
+ * message that fails: that message's caller gets the error (and so does each statement left
+ * waiting), and the transaction is rolled back.
  */
 export class TransacaoAgrupada {
-  private esperando: { sql: string; parametros: unknown[]; responder: (r: RespostaDoComando) => void; falhar: (e: unknown) => void }[] = [];
+  private esperando: { sql: string; responder: (r: RespostaDoComando) => void; falhar: (e: unknown) => void }[] = [];
 
   constructor(private readonly conexao: PoolConnection) {}
 
   /** A statement sent with the next message; its answer, once that message has run. */
   depois(sql: string, parametros: unknown[] = []): Promise<RespostaDoComando> {
-    const resposta = new Promise<RespostaDoComando>((responder, falhar) => this.esperando.push({ sql, parametros, responder, falhar }));
+    const marcas = sql.split('?').length - 1;
+    if (marcas !== parametros.length) throw new Error(`statement with ${marcas} placeholders and ${parametros.length} values`);
+    const formatado = this.conexao.format(sql.trim().replace(/;+$/, ''), parametros as never[]);
+    const resposta = new Promise<RespostaDoComando>((responder, falhar) => this.esperando.push({ sql: formatado, responder, falhar }));
     // whoever needs the answer awaits it; an error also reaches the caller of the message's send
     resposta.catch(() => undefined);
     return resposta;
@@ -251,10 +257,7 @@ export class TransacaoAgrupada {
     const lote = this.esperando.splice(0);
     if (!lote.length) return;
     try {
-      const [respostas] = await this.conexao.query(
-        lote.map((c) => c.sql).join(';\n'),
-        lote.flatMap((c) => c.parametros),
-      );
+      const [respostas] = await this.conexao.query(lote.map((c) => c.sql).join(';\n'));
       // one statement answers its result alone; several, an array of results
       const porComando = (lote.length === 1 ? [respostas] : respostas) as RespostaDoComando[];
       lote.forEach((c, i) => c.responder(porComando[i]));
@@ -262,6 +265,21 @@ export class TransacaoAgrupada {
       for (const c of lote) c.falhar(err);
       throw err;
     }
+  }
+
+  /** Statements that will never be sent (the work failed): their answers fail too. */
+  descartar(motivo: unknown): void {
+    for (const c of this.esperando.splice(0)) c.falhar(motivo);
+  }
+}
+
+/** Rolls back; a connection that cannot even do that is closed instead of going back to the pool. */
+async function desfazer(conexao: PoolConnection): Promise<void> {
+  try {
+    await conexao.query('ROLLBACK');
+    conexao.release();
+  } catch {
+    conexao.destroy();
   }
 }
 
@@ -285,12 +303,12 @@ export async function emTransacaoAgrupada<T>(
     const resultado = await trabalho(transacao);
     void transacao.depois('COMMIT');
     await transacao.enviar();
+    conexao.release();
     return resultado;
   } catch (err) {
-    await conexao.query('ROLLBACK').catch(() => undefined);
+    transacao.descartar(err);
+    await desfazer(conexao);
     throw err;
-  } finally {
-    conexao.release();
   }
 }
 

@@ -92,35 +92,45 @@ sql() { # statement -> first column of the first row, or nothing
   ' "$MYSQL_URL" "$1"
 }
 has_mroonga() { [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ]; }
-# A failed install is not tried again on every run (each would call apt, maybe sudo): its marker
-# names the version tried; delete it to try again.
-MARCA_DO_MROONGA="${XDG_CACHE_HOME:-$HOME/.cache}/business-services-suite/mroonga-nao-instalado"
+# An install that failed because the package of the server's version is not to be had is not
+# tried again on every run (each would call apt, maybe sudo): its marker names that version; delete
+# it to try again. A transient failure (no network, apt busy) leaves no marker.
+marca_do_mroonga() { echo "${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/business-services-suite/mroonga-nao-instalado"; }
 ensure_mroonga() {
   has_mroonga && return 0
   [[ "$(sql 'SELECT VERSION()')" == *MariaDB* ]] || return 0
-  # a server published on a local port from a container (or another host's name) is not this
-  # machine's to change
+  # a server published on a local port from a container (or named for another host) has its own
+  # plugin folder: loading the engine is all this script can do for it
   if [[ "$(sql 'SELECT @@hostname')" != "$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname)" ]]; then
-    echo "MariaDB at $MYSQL_HOST:$MYSQL_PORT runs elsewhere (a container?): load its Mroonga plugin there" >&2
+    echo "loading MariaDB's Mroonga engine (server in a container or elsewhere)"
+    sql "INSTALL SONAME 'ha_mroonga'" >/dev/null && return 0
+    echo "MariaDB at $MYSQL_HOST:$MYSQL_PORT has no Mroonga plugin: install it where that server runs" >&2
     return 1
   fi
   local dir
   dir="$(sql 'SELECT @@plugin_dir')"
   if [ ! -f "$dir/ha_mroonga.so" ]; then
-    local versao
-    command -v apt-get >/dev/null && versao="$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null)" \
+    local versao marca
+    command -v apt-get >/dev/null && versao="$(dpkg-query -W -f='${Version}' mariadb-server 2>/dev/null)" && [ -n "$versao" ] \
       || { echo "MariaDB is not from Debian packages: install its Mroonga plugin yourself" >&2; return 1; }
-    if [ "$(cat "$MARCA_DO_MROONGA" 2>/dev/null)" = "$versao" ]; then
-      echo "mariadb-plugin-mroonga=$versao failed to install before; not trying again (delete $MARCA_DO_MROONGA to retry)" >&2
+    marca="$(marca_do_mroonga)"
+    if [ "$(cat "$marca" 2>/dev/null)" = "$versao" ]; then
+      echo "mariadb-plugin-mroonga=$versao could not be had before; not trying again (delete $marca to retry)" >&2
+      return 1
+    fi
+    if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then
+      echo "installing mariadb-plugin-mroonga needs root: run as root, or with sudo that does not ask for a password" >&2
       return 1
     fi
     echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
     # the server's own version: another would upgrade (and restart) the server
     if ! apt_install "mariadb-plugin-mroonga=$versao"; then
-      mkdir -p "$(dirname "$MARCA_DO_MROONGA")" && echo "$versao" >"$MARCA_DO_MROONGA"
+      if ! apt-cache show "mariadb-plugin-mroonga=$versao" >/dev/null 2>&1; then
+        mkdir -p "$(dirname "$marca")" && echo "$versao" >"$marca"
+      fi
       return 1
     fi
-    rm -f "$MARCA_DO_MROONGA"
+    rm -f "$marca"
     # the package may have loaded it itself
     has_mroonga && return 0
   fi

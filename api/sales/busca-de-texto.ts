@@ -141,9 +141,10 @@ async function criarIndice(conexao: Conexao, opcoes: OpcoesDaConstrucao): Promis
  * After a rolled-back write to these conversations' messages, their copies are written again from
  * what the database holds. Mroonga keeps no transactions: the triggers' work stays when the
  * transaction that fired them rolls back, so a rolled-back delete would leave stored messages
- * without their copies, and a rolled-back edit the new text in place of the old. Read without
- * locking the messages (READ COMMITTED). A failure is logged: the gap stays until that message is
- * written again.
+ * without their copies, and a rolled-back edit the new text in place of the old. The messages are
+ * read with shared locks: a write to them still under way finishes first (its trigger's copy is
+ * not overwritten by the text it replaces), and the next waits for the repair. A failure is
+ * logged: the gap stays until that message is written again.
  */
 export async function recopiarConversas(conversaIds: string[]): Promise<void> {
   if (modo !== 'indice' || !conversaIds.length) return;
@@ -153,7 +154,7 @@ export async function recopiarConversas(conversaIds: string[]): Promise<void> {
       (conexao) =>
         conexao.query(
           `REPLACE INTO ${TABELA} (conversa_id, suporte_mensagem_id, conteudo)
-            SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem WHERE conversa_id IN (?)`,
+            SELECT conversa_id, suporte_mensagem_id, conteudo FROM conversa_mensagem WHERE conversa_id IN (?) LOCK IN SHARE MODE`,
           [conversaIds],
         ),
       { leituraConfirmada: true },

@@ -201,7 +201,8 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
  * A batch of chat-platform events in one transaction: conversations, then messages, attachments
  * and counters, each in one statement. The statements travel in three messages (lib/database.ts
  * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
- * commit. Each event gets the answer it would have had alone.
+ * commit; a fourth comes first when the batch has an event without a visible message (are its
+ * conversations deleted?). Each event gets the answer it would have had alone.
  */
 async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
   const robos = await identidadesDosRobos();

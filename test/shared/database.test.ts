@@ -48,10 +48,9 @@ describe('escreverJuntos: one transaction in one round trip', () => {
       ]),
     ).rejects.toMatchObject({ code: 'ER_DUP_ENTRY' });
     expect(await notas()).toEqual([{ id: 1, texto: 'um' }]);
-    // the pool has 5 connections: every one of them must come back without an open transaction
-    for (let i = 0; i < 6; i++) {
-      await escreverJuntos(sequelize, [['INSERT INTO nota (id, texto) VALUES ?', [[[10 + i, 'x']]]]]);
-    }
+    // at once, so every connection of the pool (5) serves, the one that failed among them: none may
+    // come back inside a transaction
+    await Promise.all(Array.from({ length: 6 }, (_, i) => escreverJuntos(sequelize, [['INSERT INTO nota (id, texto) VALUES ?', [[[10 + i, 'x']]]]])));
     expect((await notas()).map((n) => n.id)).toEqual([1, 10, 11, 12, 13, 14, 15]);
   });
 
@@ -62,7 +61,7 @@ describe('escreverJuntos: one transaction in one round trip', () => {
         sequelize,
         [
           ['INSERT INTO nota (id, texto) SELECT 100, COUNT(*) FROM nota', []],
-          ['DO SLEEP(1.5)', []],
+          ['DO SLEEP(2)', []],
           ['INSERT INTO nota (id, texto) SELECT 101, COUNT(*) FROM nota', []],
         ],
         opcoes,
@@ -77,7 +76,8 @@ describe('escreverJuntos: one transaction in one round trip', () => {
     };
     // its own row, then its own row and the other's
     expect(await comOutraEscrita({ leituraConfirmada: true })).toEqual(['0', '2']);
-    // the snapshot of the first read: its own row only, both times
+    // the snapshot of the first read: its own row only (the other insert also waits for the commit,
+    // on the locks REPEATABLE READ takes for INSERT ... SELECT)
     expect(await comOutraEscrita({})).toEqual(['0', '1']);
   });
 
@@ -121,6 +121,36 @@ describe('escreverJuntos: one transaction in one round trip', () => {
         throw new Error('desistiu');
       }),
     ).rejects.toThrow('desistiu');
+    expect(await notas()).toEqual([]);
+  });
+
+  test('emTransacaoAgrupada: a read sent alone answers its rows too, and a statement whose values do not match its placeholders is refused', async () => {
+    const [primeira, segunda] = await emTransacaoAgrupada(sequelize, async (t) => {
+      const a = await t.consultar<{ n: number }>('SELECT COUNT(*) AS n FROM nota', []);
+      // nothing waits now: this message carries one statement
+      const b = await t.consultar<{ um: number }>('SELECT 1 AS um;', []);
+      return [a, b];
+    });
+    expect(primeira).toEqual([{ n: 0 }]);
+    expect(segunda).toEqual([{ um: 1 }]);
+    await expect(
+      emTransacaoAgrupada(sequelize, async (t) => {
+        void t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [1, 'um']);
+        void t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [2]);
+      }),
+    ).rejects.toThrow('2 placeholders and 1 values');
+    expect(await notas()).toEqual([]);
+  });
+
+  test('emTransacaoAgrupada: statements left waiting when the work fails get its error, not silence', async () => {
+    let esperando: Promise<RespostaDoComando> | undefined;
+    await expect(
+      emTransacaoAgrupada(sequelize, async (t) => {
+        esperando = t.depois('INSERT INTO nota (id, texto) VALUES (?, ?)', [1, 'um']);
+        throw new Error('desistiu antes de enviar');
+      }),
+    ).rejects.toThrow('desistiu antes de enviar');
+    await expect(esperando).rejects.toThrow('desistiu antes de enviar');
     expect(await notas()).toEqual([]);
   });
 });
