@@ -242,4 +242,3 @@ function apagarNoBanco(id: string): Promise<number> {
     return (registradas as { affectedRows: number }).affectedRows;
   });
 }
-
