@@ -18,7 +18,11 @@ export function nomeDoBanco(servico: NomeDoServico): string {
   return `${config().dbPrefix}_${servico}`;
 }
 
-/** Host, port and credentials of MYSQL_URL. */
+/**
+ * Host, port and credentials of MYSQL_URL, and its `socketPath` (a server on the same machine
+ * through its Unix socket, as mysql2 reads it in a URL): each round trip then costs the caller
+ * less CPU than through TCP on the loopback.
+ */
 function servidor() {
   const u = new URL(config().mysqlUrl);
   return {
@@ -26,6 +30,7 @@ function servidor() {
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
+    socketPath: u.searchParams.get('socketPath') || undefined,
   };
 }
 
@@ -54,7 +59,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
   const existente = abertos.get(servico);
   if (existente) return existente;
   await criarBanco(servico);
-  const { host, port, user, password } = servidor();
+  const { host, port, user, password, socketPath } = servidor();
   const sequelize = new Sequelize({
     dialect: 'mysql',
     host,
@@ -66,7 +71,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
     logging: false,
     benchmark: false,
     pool: { max: 10, min: 0, idle: 10000, acquire: 10000 },
-    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true },
+    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath },
     models,
   });
   abertos.set(servico, sequelize);

@@ -9,30 +9,32 @@ set -euo pipefail
 MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
-hostport() { # URL default-port -> "host port"
+hostport() { # URL default-port -> "host port socket" (socket: the URL's socketPath, or -)
   node -e '
     const u = new URL(process.argv[1]);
-    process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[2]));
+    process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[2]) + " " +
+      (u.searchParams.get("socketPath") || "-"));
   ' "$1" "$2"
 }
-read -r MYSQL_HOST MYSQL_PORT <<<"$(hostport "$MYSQL_URL" 3306)"
-read -r REDIS_HOST REDIS_PORT <<<"$(hostport "$REDIS_URL" 6379)"
+read -r MYSQL_HOST MYSQL_PORT MYSQL_SOCKET <<<"$(hostport "$MYSQL_URL" 3306)"
+read -r REDIS_HOST REDIS_PORT _ <<<"$(hostport "$REDIS_URL" 6379)"
 
-answers() { # host port
+answers() { # host port [socket]: the Unix socket when one is named, else TCP
   node -e '
-    const s = require("net").connect({ host: process.argv[1], port: Number(process.argv[2]) });
+    const alvo = process.argv[3] && process.argv[3] !== "-" ? { path: process.argv[3] } : { host: process.argv[1], port: Number(process.argv[2]) };
+    const s = require("net").connect(alvo);
     s.setTimeout(1500, () => process.exit(1));
     s.on("connect", () => process.exit(0));
     s.on("error", () => process.exit(1));
-  ' "$1" "$2"
+  ' "$1" "$2" "${3:--}"
 }
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
-wait_for() { # name host port
+wait_for() { # name host port [socket]
   for _ in $(seq 1 60); do
-    answers "$2" "$3" && return 0
+    answers "$2" "$3" "${4:--}" && return 0
     sleep 1
   done
   echo "$1 did not start on $2:$3" >&2
@@ -46,7 +48,7 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
-if ! answers "$MYSQL_HOST" "$MYSQL_PORT"; then
+if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
   is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $MYSQL_HOST:$MYSQL_PORT does not answer" >&2; exit 1; }
   if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ] && ! command -v mysqld >/dev/null; then
     echo "installing MariaDB (Debian package mariadb-server)"
@@ -60,7 +62,7 @@ if ! answers "$MYSQL_HOST" "$MYSQL_PORT"; then
   else
     as_root service mysql start
   fi
-  wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT"
+  wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"
 fi
 
 if ! answers "$REDIS_HOST" "$REDIS_PORT"; then

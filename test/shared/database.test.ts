@@ -1,4 +1,6 @@
-import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerLinhas, lerPorTexto, RespostaDoComando } from '../../lib/database';
+import { existsSync } from 'node:fs';
+import { config, resetConfig } from '../../config';
+import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 
 /**
@@ -152,5 +154,31 @@ describe('escreverJuntos: one transaction in one round trip', () => {
     ).rejects.toThrow('desistiu antes de enviar');
     await expect(esperando).rejects.toThrow('desistiu antes de enviar');
     expect(await notas()).toEqual([]);
+  });
+
+  test('MYSQL_URL with socketPath connects through the Unix socket of a server on this machine', async () => {
+    const [{ socket }] = await lerLinhas<{ socket: string }>(sequelize, 'SELECT @@socket AS socket', []);
+    if (!socket || !existsSync(socket)) return; // a server on another machine (or in a container): nothing to reach
+    const original = config().mysqlUrl;
+    const comSocket = new URL(original);
+    comSocket.searchParams.set('socketPath', socket);
+    const origem = async () => {
+      const conexao = await novaConexao('intranet');
+      try {
+        const [[linha]] = (await conexao.query('SELECT HOST AS origem FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()')) as any;
+        return linha.origem as string;
+      } finally {
+        await conexao.end();
+      }
+    };
+    try {
+      expect(await origem()).toMatch(/:\d+$/); // TCP: address and port
+      process.env.MYSQL_URL = comSocket.toString();
+      resetConfig();
+      expect(await origem()).toBe('localhost'); // the socket has no port
+    } finally {
+      process.env.MYSQL_URL = original;
+      resetConfig();
+    }
   });
 });
