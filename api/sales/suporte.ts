@@ -92,7 +92,11 @@ const conversa = Joi.object({
 
 const conta = Joi.object({ id: idNumerico.allow(null) }).unknown(true).allow(null);
 
-const eventoDeMensagem = esquemaPronto(mensagem.keys({ event: Joi.string().required(), conversation: conversa.required(), account: conta }));
+// a message event's conversation carries its messages too (the same message, in Chatwoot): not read
+// from there, so not checked twice
+const eventoDeMensagem = esquemaPronto(
+  mensagem.keys({ event: Joi.string().required(), conversation: conversa.keys({ messages: Joi.any() }).required(), account: conta }),
+);
 const eventoDeConversa = esquemaPronto(conversa.keys({ event: Joi.string().required(), account: conta }));
 const FORA_DO_FORMATO = 'Evento da plataforma de atendimento fora do formato esperado.';
 

@@ -348,6 +348,16 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
+
+  it("a message event is read from its top level: the conversation's copy of its messages is not checked again", async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa, conteudo: 'lida do topo' });
+    // Chatwoot repeats the message inside conversation.messages; a copy the service does not read
+    // cannot refuse the event
+    const r = await s.registrar(sistema, { ...evento, conversation: { ...evento.conversation, messages: [{ id: 'não é número' }] } });
+    expect(r.mensagens_novas).toBe(1);
+    expect((await s.mensagens(r.conversa_id)).map((m: any) => m.conteudo)).toEqual(['lida do topo']);
+  });
 });
 
 describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret', () => {
