@@ -37,9 +37,10 @@ wait_for() { # name host port [socket]
     answers "$2" "$3" "${4:--}" && return 0
     sleep 1
   done
-  echo "$1 did not start on $2:$3" >&2
+  echo "$1 did not start on $(where "$2" "$3" "${4:--}")" >&2
   return 1
 }
+where() { if [ "${3:--}" != "-" ]; then echo "$3"; else echo "$1:$2"; fi; } # host port [socket] -> what was checked
 
 apt_updated=0
 apt_install() {
@@ -49,15 +50,21 @@ apt_install() {
 }
 
 if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
-  is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $MYSQL_HOST:$MYSQL_PORT does not answer" >&2; exit 1; }
+  is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") does not answer" >&2; exit 1; }
   if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ] && ! command -v mysqld >/dev/null; then
     echo "installing MariaDB (Debian package mariadb-server)"
     apt_install mariadb-server
   fi
   echo "starting MariaDB"
   as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
+  # the socket MYSQL_URL names, when it names one (its folder must exist and be the server's)
+  socket_args=()
+  if [ "$MYSQL_SOCKET" != "-" ]; then
+    as_root mkdir -p "$(dirname "$MYSQL_SOCKET")" && as_root chown mysql:mysql "$(dirname "$MYSQL_SOCKET")" 2>/dev/null || true
+    socket_args=(--socket="$MYSQL_SOCKET")
+  fi
   if [ -x /usr/sbin/mariadbd ]; then
-    as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" \
+    as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
       || as_root service mariadb start
   else
     as_root service mysql start

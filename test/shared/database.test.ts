@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { QueryTypes } from 'sequelize';
 import { config, resetConfig } from '../../config';
 import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
@@ -158,27 +159,41 @@ describe('escreverJuntos: one transaction in one round trip', () => {
 
   test('MYSQL_URL with socketPath connects through the Unix socket of a server on this machine', async () => {
     const [{ socket }] = await lerLinhas<{ socket: string }>(sequelize, 'SELECT @@socket AS socket', []);
-    if (!socket || !existsSync(socket)) return; // a server on another machine (or in a container): nothing to reach
+    if (!socket || !existsSync(socket)) {
+      console.warn(`no Unix socket of the server on this machine (${socket}): the socketPath test checks nothing`);
+      return;
+    }
     const original = config().mysqlUrl;
-    const comSocket = new URL(original);
-    comSocket.searchParams.set('socketPath', socket);
+    const usar = (socketPath: string | null) => {
+      const u = new URL(original);
+      if (socketPath) u.searchParams.set('socketPath', socketPath);
+      else u.searchParams.delete('socketPath');
+      process.env.MYSQL_URL = u.toString();
+      resetConfig();
+    };
+    const ORIGEM = 'SELECT HOST AS origem FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()';
     const origem = async () => {
       const conexao = await novaConexao('intranet');
       try {
-        const [[linha]] = (await conexao.query('SELECT HOST AS origem FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()')) as any;
+        const [[linha]] = (await conexao.query(ORIGEM)) as any;
         return linha.origem as string;
       } finally {
         await conexao.end();
       }
     };
     try {
+      usar(null);
       expect(await origem()).toMatch(/:\d+$/); // TCP: address and port
-      process.env.MYSQL_URL = comSocket.toString();
-      resetConfig();
+      usar(socket);
       expect(await origem()).toBe('localhost'); // the socket has no port
+      // and the models' connections (Sequelize) go the same way
+      const modelos = await abrirBanco('tracing', []);
+      const [linha] = await modelos.query(ORIGEM, { type: QueryTypes.SELECT });
+      expect(linha).toEqual({ origem: 'localhost' });
     } finally {
       process.env.MYSQL_URL = original;
       resetConfig();
+      await apagarBanco('tracing');
     }
   });
 });
