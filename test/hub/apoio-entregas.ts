@@ -4,7 +4,8 @@ import { AddressInfo } from 'node:net';
 import { dormir, esperarAte } from '../helpers/espera';
 import { cliente, Resposta as RespostaHttp } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
-import { SuiteDeTeste } from '../helpers/suite';
+import { iniciarWorkers } from '../../lib/runner';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
  * What the hub's publishing and delivery tests share: a subscriber that is a real HTTP server the
@@ -258,3 +259,22 @@ export function hubDe(suite: SuiteDeTeste) {
 }
 
 export type Hub = ReturnType<typeof hubDe>;
+
+/**
+ * Identity and hub with no worker but the application sync, so each queue's content can be read
+ * between steps, and a subscriber; `encerrar` stops the subscriber, then the suite.
+ */
+export async function iniciarHubSemEntregas() {
+  const suite = await iniciarSuite(['identity', 'hub'], { workers: false });
+  await iniciarWorkers(['hub-aplicativo-sync']);
+  const receptor = await iniciarReceptor();
+  return {
+    suite,
+    hub: hubDe(suite),
+    receptor,
+    async encerrar() {
+      await receptor.fechar();
+      await suite.encerrar();
+    },
+  };
+}

@@ -3,12 +3,10 @@ import { distribuirEntregas } from '../../api/hub/entregas';
 import { processarHubDistribuicao } from '../../jobs/hub-distribuicao';
 import { processarHubEntrega } from '../../jobs/hub-entrega';
 import { Entrega } from '../../models/hub';
-import { iniciarWorkers } from '../../lib/runner';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, Hub, iniciarHubSemEntregas, Receptor } from './apoio-entregas';
 
 /**
  * Fan-out of published events (queues/hub-distribuicao.ts): POST /eventos answers 202 once the
@@ -18,20 +16,14 @@ import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apo
  * No worker runs here but the application sync, so each queue's content can be read between steps.
  */
 
-let suite: SuiteDeTeste;
 let hub: Hub;
 let receptor: Receptor;
+let encerrar: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { workers: false });
-  await iniciarWorkers(['hub-aplicativo-sync']);
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
+  ({ hub, receptor, encerrar } = await iniciarHubSemEntregas());
 });
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+afterAll(() => encerrar?.());
 
 const distribuicoes = () => fila(filaHubDistribuicao).getJobs(['waiting']) as Promise<Job<{ entregas: string[] }>[]>;
 const esvaziar = async () => {

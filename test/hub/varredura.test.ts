@@ -3,12 +3,10 @@ import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
 import { Entrega } from '../../models/hub';
-import { iniciarWorkers } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { Hub, iniciarHubSemEntregas, Receptor } from './apoio-entregas';
 
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
@@ -17,20 +15,14 @@ import { hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
  * here, so the queue's content can be read after each sweep.
  */
 
-let suite: SuiteDeTeste;
 let hub: Hub;
 let receptor: Receptor;
+let encerrar: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { workers: false });
-  await iniciarWorkers(['hub-aplicativo-sync']);
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
+  ({ hub, receptor, encerrar } = await iniciarHubSemEntregas());
 });
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+afterAll(() => encerrar?.());
 
 /** Publishes one event to `n` subscriptions and loses its distribution job: `n` pending deliveries with no job. */
 async function entregasSemJob(n: number): Promise<string[]> {
