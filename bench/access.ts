@@ -31,13 +31,13 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, usoDeCpu, usPorRequisicao } from './processo';
-import { ADMIN_DO_BENCH, ambienteDoSuite, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados, RAIZ } from './comum';
+import { ADMIN_DO_BENCH, ambienteDoSuite, argumentosDePerfil, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados, RAIZ } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
 const SERVICOS = ['identity', 'intranet'];
@@ -84,14 +84,7 @@ function iniciarServidor(logLevel: string): Promise<Servidor> {
   const script = COMPILADO ? compilarServidor().saida('bench/servidor.ts') : path.join(RAIZ, 'bench', 'servidor.ts');
   // a module loaded in the server before it starts: to try a change without editing the product
   if (preload) execArgv.push('-r', path.resolve(preload));
-  if (process.env.BENCH_CPU_PROF) {
-    mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true });
-    execArgv.push(
-      '--cpu-prof',
-      `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`,
-      `--cpu-prof-name=servidor-${logLevel}-${prefixo}.cpuprofile`,
-    );
-  }
+  execArgv.push(...argumentosDePerfil(`servidor-${logLevel}-${prefixo}.cpuprofile`));
   const filho = spawn(process.execPath, [...execArgv, script], {
     cwd: RAIZ,
     stdio: ['ignore', saida, 'inherit', 'ipc'],
@@ -288,7 +281,6 @@ async function medir(a: Alvo, s: Servidor, logLevel: string): Promise<Medida> {
 }
 
 // ---------------------------------------------------------------- report
-
 
 function veredito(m: Medida, bare?: Medida) {
   if (m.alvo.chave === 'bare') return { razao: 1, ok: undefined as boolean | undefined, texto: 'baseline' };

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
@@ -183,13 +183,24 @@ export async function limparAmbiente(a: Ambiente): Promise<void> {
 }
 
 /**
+ * node arguments of a child for BENCH_CPU_PROF=<dir>: it writes a V8 CPU profile there when it
+ * exits, named by node after its pid (the benches print their children's pids) or `nome`. None
+ * when unset.
+ */
+export function argumentosDePerfil(nome?: string): string[] {
+  if (!process.env.BENCH_CPU_PROF) return [];
+  const dir = path.resolve(process.env.BENCH_CPU_PROF);
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(nome ? [`--cpu-prof-name=${nome}`] : [])];
+}
+
+/**
  * Starts bench/servidor.ts (compiled) in a child and waits for its addresses. BENCH_CPU_PROF=<dir>:
  * the server writes a V8 CPU profile there when it exits; BENCH_SERVER_LOG=<file>: its log goes there.
  */
 export function iniciarServidorDoBench<E>(script: string, a: Ambiente): Promise<{ filho: ChildProcess; e: E }> {
-  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const log = process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'a') : 'ignore';
-  const filho = spawn(process.execPath, [...perfil, script], { cwd: RAIZ, env: a.env, stdio: ['ignore', log, 'inherit', 'ipc'] });
+  const filho = spawn(process.execPath, [...argumentosDePerfil(), script], { cwd: RAIZ, env: a.env, stdio: ['ignore', log, 'inherit', 'ipc'] });
   if (typeof log === 'number') closeSync(log);
   return new Promise((resolve, reject) => {
     filho.on('message', (m: any) => (m?.tipo === 'pronto' ? resolve({ filho, e: m }) : m?.tipo === 'erro' && reject(new Error(m.mensagem))));

@@ -17,7 +17,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -25,7 +25,7 @@ import { JobType, Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
 import IORedis from 'ioredis';
-import { chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import { argumentosDePerfil, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
 
 export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
@@ -65,13 +65,7 @@ const compilar = () => (compilado ??= compilarParaBench(['suite.ts', 'bench/hub-
 
 /** node arguments to run a TypeScript entry of the project (ts-node, or its compiled twin) */
 function comando(entrada: 'suite' | 'servidor', args: string[] = []): { argv: string[]; env: Record<string, string> } {
-  const perfil: string[] = [];
-  if (process.env.BENCH_CPU_PROF) {
-    const dir = path.resolve(process.env.BENCH_CPU_PROF);
-    mkdirSync(dir, { recursive: true });
-    // node's default name carries the pid: match it with the pids the bench prints
-    perfil.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
-  }
+  const perfil = argumentosDePerfil();
   if (compiladoAtivo()) {
     const c = compilar();
     return { argv: [...perfil, c.saida(entrada === 'suite' ? 'suite.ts' : 'bench/hub-servidor.ts'), ...args], env: c.env };

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ADMIN_DO_BENCH, Ambiente, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
+import { ADMIN_DO_BENCH, Ambiente, argumentosDePerfil, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
 import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO } from './processo';
 
@@ -56,9 +56,7 @@ export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Import
   const inicio = process.hrtime.bigint();
   const banco0 = cpuDosProcessos(PIDS_DO_BANCO);
   const maquina0 = cpuDaMaquina();
-  // BENCH_CPU_PROF=<dir>: the importer writes a V8 CPU profile there when it exits
-  const perfil = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const filho = spawn(process.execPath, [...perfil, c.saida('suite.ts'), 'import-cnpj', dir], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const filho = spawn(process.execPath, [...argumentosDePerfil(), c.saida('suite.ts'), 'import-cnpj', dir], { cwd: RAIZ, env: a.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let saida = '';
   let erros = '';
   let pico = 0;
