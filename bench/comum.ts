@@ -47,13 +47,16 @@ export async function esperar(base: string, metodo: string, caminho: string, sta
   return r.body;
 }
 
-function conectarAoServidor() {
+/** A connection to the server of MYSQL_URL (its Unix socket when the URL names one), with `opcoes`. */
+export function conectarAoServidor(opcoes: { database?: string; timezone?: string } = {}) {
   const u = new URL(MYSQL_URL);
   return createConnection({
     host: u.hostname,
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
+    socketPath: u.searchParams.get('socketPath') || undefined,
+    ...opcoes,
   });
 }
 

@@ -21,7 +21,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import autocannon from 'autocannon';
-import { createConnection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
 import type { EnderecosDoBench } from './servidor';
 import {
@@ -29,11 +28,11 @@ import {
   Ambiente,
   chamar,
   comServidorDoBench,
+  conectarAoServidor,
   esperar,
   f0,
   fms,
   inteiro,
-  MYSQL_URL,
   percentil,
   RAIZ,
 } from './comum';
@@ -46,17 +45,7 @@ const CONVERSAS = inteiro('BENCH_CONVERSAS', MODO === 'webhook' ? 2000 : 200_000
 const MENSAGENS = inteiro('BENCH_MENSAGENS', 2_000_000);
 
 /** A connection on the run's sales database, for loading and checking. */
-async function bancoDoSales(a: Ambiente) {
-  const u = new URL(MYSQL_URL);
-  return createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-    database: `${a.prefixo}_sales`,
-    timezone: 'Z',
-  });
-}
+const bancoDoSales = (a: Ambiente) => conectarAoServidor({ database: `${a.prefixo}_sales`, timezone: 'Z' });
 
 // ------------------------------------------------------------------------------------ webhook
 
