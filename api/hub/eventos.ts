@@ -83,9 +83,9 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
 
 /**
  * Publications are written in group commits (lib/lotes.ts), two batches at once: a third gave
- * smaller batches, more round trips per event and no more events per second. When a batch fails on a repeated `id`
- * (inside the batch, or racing another process), each goes alone: the first wins, the others get
- * its answer; any other failure fails the batch.
+ * smaller batches, more round trips per event and no more events per second. When a batch fails on
+ * a repeated `id` (inside the batch, or racing another process), each goes alone: the first wins,
+ * the others get its answer; any other failure fails the batch.
  */
 const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
   maximo: 500,

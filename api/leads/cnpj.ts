@@ -74,9 +74,9 @@ const SQL_DO_REGISTRO = `SELECT e.*,
   WHERE e.cnpj = ?
   ORDER BY so.nome_socio_razao_social, so.id`;
 
-const CAMPOS_DO_SOCIO = new Set(['socio_id', ...COLUNAS_DO_SOCIO.map((c) => `socio_${c}`)]);
 /** Each partner field of the answer and its column in the row. */
 const PARES_DO_SOCIO = COLUNAS_DO_SOCIO.map((c) => [c, `socio_${c}`] as const);
+const CAMPOS_DO_SOCIO = new Set(['socio_id', ...PARES_DO_SOCIO.map(([, coluna]) => coluna)]);
 /** The row's fields that are not the establishment's own: the partner's, and the two "found" markers. */
 const fora = (campo: string) => CAMPOS_DO_SOCIO.has(campo) || campo === 'empresa_encontrada' || campo === 'simples_encontrado';
 
