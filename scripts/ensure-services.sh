@@ -113,7 +113,7 @@ ensure_mroonga() {
   if [[ "$(sql 'SELECT @@hostname')" != "$(cat /proc/sys/kernel/hostname 2>/dev/null || hostname)" ]]; then
     echo "loading MariaDB's Mroonga engine (server in a container or elsewhere)"
     sql "INSTALL SONAME 'ha_mroonga'" >/dev/null && return 0
-    echo "MariaDB at $MYSQL_HOST:$MYSQL_PORT has no Mroonga plugin: install it where that server runs" >&2
+    echo "MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") has no Mroonga plugin: install it where that server runs" >&2
     return 1
   fi
   local dir
