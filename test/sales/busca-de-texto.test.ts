@@ -54,6 +54,22 @@ async function encontradas(texto: string): Promise<string[]> {
   return res.body.map((c: any) => c.id).sort();
 }
 
+/**
+ * message_updated of the conversation's first message with `conteudo`, at that message's creation
+ * time, so that the edit also rewrites the conversation's last message.
+ */
+async function edicaoDaPrimeira(c: Awaited<ReturnType<typeof conversa>>, conteudo: string) {
+  const [m] = await sql('SELECT CAST(suporte_mensagem_id AS CHAR) AS id, criada_em FROM conversa_mensagem WHERE conversa_id = ? ORDER BY criada_em LIMIT 1', [c.id]);
+  return eventoDeMensagem({
+    conversa: c.suporteConversaId,
+    contato: c.contato,
+    evento: 'message_updated',
+    mensagem: Number(m.id),
+    criadaEm: new Date(m.criada_em),
+    conteudo,
+  });
+}
+
 const copias = async (conversaId: string) => (await sql('SELECT conteudo FROM conversa_mensagem_busca WHERE conversa_id = ?', [conversaId])).map((l) => l.conteudo).sort();
 
 describe('the bigram index of the messages', () => {
@@ -130,21 +146,11 @@ describe('the bigram index of the messages', () => {
 
     // the edit fails after its text was copied to the index
     const d = await conversa(`texto de antes ${tag}`);
-    const [mensagem] = await sql('SELECT CAST(suporte_mensagem_id AS CHAR) AS id, criada_em FROM conversa_mensagem WHERE conversa_id = ?', [d.id]);
+    const edicao = await edicaoDaPrimeira(d, `edição que falha ${tag}`);
     await sql(`CREATE TRIGGER teste_falha_edicao BEFORE UPDATE ON conversa FOR EACH ROW
       BEGIN IF NEW.ultima_mensagem = 'edição que falha ${tag}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha de teste'; END IF; END`);
     try {
-      // the same creation time, so the edit also rewrites the conversation's last message
-      const edicao = eventoDeMensagem({
-        conversa: d.suporteConversaId,
-        contato: d.contato,
-        evento: 'message_updated',
-        mensagem: Number(mensagem.id),
-        criadaEm: new Date(mensagem.criada_em),
-        conteudo: `edição que falha ${tag}`,
-      });
-      const res = await s.webhook(sistema, edicao);
-      expect(res.status).toBe(500);
+      expect((await s.webhook(sistema, edicao)).status).toBe(500);
     } finally {
       await sql('DROP TRIGGER teste_falha_edicao');
     }
@@ -171,20 +177,12 @@ describe('the bigram index of the messages', () => {
     const tag = unico('Durante');
     const editada = await conversa(`antes da construção ${tag}`);
     const apagada = await conversa(`apagada na construção ${tag}`);
-    const [mensagem] = await sql('SELECT CAST(suporte_mensagem_id AS CHAR) AS id, criada_em FROM conversa_mensagem WHERE conversa_id = ?', [editada.id]);
+    const edicao = await edicaoDaPrimeira(editada, `editada na construção ${tag}`);
     let nova = { id: '' };
     await sql('DROP TABLE conversa_mensagem_busca');
     const modo = await prepararBuscaDeTexto('indice', {
       // after the copy of what was stored, before the last trigger
       aposCopia: async () => {
-        const edicao = eventoDeMensagem({
-          conversa: editada.suporteConversaId,
-          contato: editada.contato,
-          evento: 'message_updated',
-          mensagem: Number(mensagem.id),
-          criadaEm: new Date(mensagem.criada_em),
-          conteudo: `editada na construção ${tag}`,
-        });
         await s.registrar(sistema, edicao);
         nova = await conversa(`escrita na construção ${tag}`);
         expect((await s.api.del(`/conversa/${apagada.id}`, { token: admin })).status).toBe(204);
