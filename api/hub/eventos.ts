@@ -5,7 +5,7 @@ import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { Aplicativo, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
-import { proibido, referenciaInvalida } from '../shared/errors';
+import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { distribuirEntregas } from './entregas';
 import { validarDados } from './esquemas';
@@ -153,8 +153,11 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   try {
     await distribuirEntregas(entregas.map((e) => e.id));
   } catch (err) {
-    // stored durably: the sweep of pending deliveries enqueues them once Redis is back
+    // 202 means stored and enqueued (DESIGN §5); with Redis down the publisher is told at once
+    // (§8). What is stored is not lost: the sweep enqueues it once Redis is back, and a retry
+    // with the same `id` gets the first answer.
     log.warn({ err: (err as Error).message, eventos: eventos.length }, 'entregas ficam para a varredura');
+    throw new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
   }
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }

@@ -53,8 +53,10 @@ function enderecoNoPainel(sistema: SistemaDoWebhook, c: ConversaDoSuporte): stri
 }
 
 /**
- * Chat conversations whose records were all deleted: an event without a visible message (a status
- * change, a private note) does not bring them back; only a new message starts a new record.
+ * Chat conversations whose records were all deleted: only a new message (`message_created`) starts
+ * a new record. Any other event does not bring them back, even one that carries messages: Chatwoot
+ * repeats the conversation's last message in every conversation event, and an edit is of a message
+ * already deleted.
  */
 async function apagadasSemRegistroVivo(t: TransacaoAgrupada, pedidos: Pedido[]): Promise<Set<string>> {
   if (!pedidos.length) return new Set();
@@ -201,8 +203,8 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
  * A batch of chat-platform events in one transaction: conversations, then messages, attachments
  * and counters, each in one statement. The statements travel in three messages (lib/database.ts
  * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
- * commit; a fourth comes first when the batch has an event without a visible message (are its
- * conversations deleted?). Each event gets the answer it would have had alone.
+ * commit; a fourth comes first when the batch has an event other than a new visible message (are
+ * its conversations deleted?). Each event gets the answer it would have had alone.
  */
 async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
   const robos = await identidadesDosRobos();
@@ -210,12 +212,13 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
     banco('sales'),
     async (t) => {
       const agora = dataSql(new Date());
-      const apagadas = await apagadasSemRegistroVivo(t, lote.filter((p) => !mensagensDe(p.evento).length));
-      const validos = new Set(lote.filter((p) => mensagensDe(p.evento).length || !apagadas.has(chaveDoPedido(p))));
+      const abreRegistro = (p: Pedido) => p.evento.evento === 'message_created' && mensagensDe(p.evento).length > 0;
+      const apagadas = await apagadasSemRegistroVivo(t, lote.filter((p) => !abreRegistro(p)));
+      const validos = new Set(lote.filter((p) => abreRegistro(p) || !apagadas.has(chaveDoPedido(p))));
       const conversas = validos.size ? await gravarConversas(t, [...validos], agora) : new Map<string, string>();
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
-        mensagensDe(p.evento).map((m) => {
+        (validos.has(p) ? mensagensDe(p.evento) : []).map((m) => {
           const { autor, roboId } = autorDe(m.remetente, robos);
           return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDoPedido(p)) };
         }),

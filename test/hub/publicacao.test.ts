@@ -1,4 +1,5 @@
-import { Evento } from '../../models/hub';
+import { redis } from '../../lib/redis';
+import { Entrega, Evento } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -101,6 +102,27 @@ describe('202 {id, entregas}', () => {
     const mudou = await hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await hub.admin(), body: { situacao: 'depreciada' } });
     expect(mudou.status).toBe(200);
     expect((await c.publicar()).entregas).toBe(1);
+  });
+});
+
+describe('202 only once enqueued (DESIGN §5, §8)', () => {
+  test('Redis refusing the distribution job: 503, the event and its pending delivery stay stored, and a retry with the same id gets 202 with that event', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/sem-redis') });
+    const produtor = redis('produtor');
+    produtor.disconnect();
+    try {
+      const recusada = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'durante-a-queda' });
+      expect(esperarProblema(recusada, 503).detail).toMatch(/fila de entregas está indisponível/);
+    } finally {
+      await produtor.connect();
+    }
+    const [guardado] = await Evento.findAll({ where: { tipo_de_evento_id: c.tipo.id } });
+    expect(await Entrega.count({ where: { evento_id: guardado.id, situacao: 'pendente' } })).toBe(1);
+
+    const repetida = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'durante-a-queda' });
+    expect(repetida.status).toBe(202);
+    expect(repetida.body).toEqual({ id: guardado.id, entregas: 1 });
+    expect(await eventosDoTipo(c.tipo.id)).toBe(1);
   });
 });
 

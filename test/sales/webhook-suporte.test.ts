@@ -259,15 +259,26 @@ describe('SPEC §3: the status mirrors the chat platform', () => {
 });
 
 describe('SPEC §3: after DELETE, only a new message starts a new record', () => {
-  it('a message for a deleted conversation starts a new history; a status change alone does not', async () => {
+  it('a message for a deleted conversation starts a new history; a status change, an edit or a private note does not', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
-    const primeiro = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
+    const antiga = eventoDeMensagem({ conversa, contato, conteudo: 'antiga' });
+    const primeiro = await s.registrar(sistema, antiga);
     const del = await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() });
     expect(del.status).toBe(204);
 
-    const status = await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
-    expect(status).toMatchObject({ conversa_id: null, ignorado: expect.any(String) });
+    // Chatwoot repeats the conversation's last message in every conversation event
+    const ultima = mensagemAninhada({ id: antiga.id, conversa, conteudo: 'antiga', tipo: 0, senderType: 'Contact', senderId: contato.id });
+    const ignorados = [
+      eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }),
+      eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open', mensagens: [ultima] }),
+      eventoDeConversa('conversation_updated', { conversa, contato, mensagens: [ultima] }),
+      { ...antiga, event: 'message_updated', content: 'antiga, editada' },
+      eventoDeMensagem({ conversa, contato, conteudo: 'nota', tipo: 'outgoing', privada: true }),
+    ];
+    for (const evento of ignorados) {
+      expect(await s.registrar(sistema, evento)).toMatchObject({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
+    }
     expect(await s.conversaDoSuporte(conversa)).toBeUndefined();
 
     const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'nova' }));
