@@ -60,7 +60,8 @@ const remetente = Joi.object({ id: idNumerico.allow(null), name: texto, phone_nu
 const anexo = Joi.object({
   id: idNumerico.allow(null),
   file_type: texto,
-  data_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(2000).required(),
+  // Chatwoot sends none for a contact card, and a location's may be null: nothing to copy
+  data_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(2000).allow(null, ''),
 }).unknown(true);
 
 const mensagem = Joi.object({
@@ -146,7 +147,9 @@ function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte 
     conteudo: m.content ?? '',
     criadaEm: dataDe(m.created_at),
     etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
-    anexos: (m.attachments ?? []).map((a: any) => ({
+    // an attachment without an address (a contact card, a location without a link) is not kept:
+    // it has no file to copy, and the message is stored all the same
+    anexos: (m.attachments ?? []).filter((a: any) => a.data_url).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
       nome: nomeDoAnexo(a),

@@ -78,6 +78,20 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
+  it('an attachment with no address (a contact card, a location without a link) is left out; the message and its other attachments are stored', async () => {
+    nock(CHAT).get('/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
+    const anexos = [
+      { id: idDoSuporte(), file_type: 'contact', fallback_title: '+55 11 99999-0000' },
+      { id: idDoSuporte(), file_type: 'location', coordinates_lat: -23.5, coordinates_long: -46.6, fallback_title: 'Aqui', data_url: null },
+      { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/cartao.jpg` },
+    ];
+    const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'meu contato', anexos }));
+    expect(r.mensagens_novas).toBe(1);
+    const [m] = await s.mensagens(r.conversa_id);
+    expect(m).toMatchObject({ conteudo: 'meu contato', quantidade_anexos: 1, anexos: [expect.objectContaining({ endereco: `${CHAT}/cartao.jpg`, tipo: 'image' })] });
+    await esperarAte(async () => (await anexoDe(r.conversa_id)).arquivo_id, 'the copy');
+  });
+
   it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
     nock(CHAT).get('/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
     const conversaId = await mensagemComAnexo(`${CHAT}/doc.pdf`, 'file');

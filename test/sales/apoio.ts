@@ -52,7 +52,7 @@ export interface OpcoesDaMensagem {
   contato?: Contato;
   status?: string;
   criadaEm?: Date;
-  anexos?: { id: number; data_url: string; file_type?: string }[];
+  anexos?: ({ id: number; data_url?: string | null; file_type?: string } & Record<string, unknown>)[];
   evento?: 'message_created' | 'message_updated';
   conta?: number;
   etapa?: string;
