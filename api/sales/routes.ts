@@ -113,6 +113,8 @@ function rotasDeConversas(): Rota[] {
       resumo: 'Sempre 403: conversas só nascem dos webhooks',
       acesso: 'usuario',
       permissao: controle.pode('criar', AREA),
+      // 403 whatever the body: malformed or oversized, it is never read
+      semCorpo: true,
       tratar: () => {
         throw proibido('Conversas são registradas pelos webhooks da plataforma de atendimento e do gateway.');
       },

@@ -37,6 +37,8 @@ export interface Rota {
    * parser never touches it, whatever its Content-Type.
    */
   corpoEmFluxo?: boolean;
+  /** The route never reads a body: none is parsed, so nothing a caller sends changes its answer. */
+  semCorpo?: boolean;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
@@ -99,7 +101,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       }
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
-    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo ? [] : [adiarErroDeSintaxe(corpoJson)];
+    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo || rota.semCorpo ? [] : [adiarErroDeSintaxe(corpoJson)];
     router[rota.metodo](rota.caminho, ...corpo, ...(rota.antes ?? []), pipeline);
   }
 }

@@ -131,6 +131,13 @@ describe('SPEC 4.6 rule 2: POST /conversa', () => {
     esperarProblema(await s.api.post('/conversa', { token: admin, body: { contato_nome: 'x' } }), 403);
     esperarProblema(await s.api.post('/conversa', {}), 401);
   });
+
+  it('the body is never read: malformed JSON or one past the size limit still answers 403 (401 without a token)', async () => {
+    const grande = JSON.stringify({ contato_nome: 'x'.repeat(2 * 1024 * 1024) });
+    esperarProblema(await s.api.post('/conversa', { token: admin, raw: '{"contato_nome": ' }), 403);
+    esperarProblema(await s.api.post('/conversa', { token: admin, raw: grande }), 403);
+    esperarProblema(await s.api.post('/conversa', { raw: grande }), 401);
+  });
 });
 
 describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
