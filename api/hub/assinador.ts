@@ -24,6 +24,11 @@ interface Chave {
 export const PUBLICADA_APOS_APOSENTAR_MS = 60 * 60_000;
 /** A new key is listed this long before it signs, so subscribers' cached key sets can catch up. */
 export const PUBLICADA_ANTES_DE_ASSINAR_MS = 60 * 60_000;
+/**
+ * Once the new key signs, the old one goes on signing beside it this long (`webhook-signature`
+ * carries both entries): a subscriber whose key set is older than the rotation still verifies.
+ */
+export const ASSINAM_JUNTAS_MS = 60 * 60_000;
 const RECARREGAR_MS = 60_000;
 
 let chaves: Chave[] = [];
@@ -75,11 +80,12 @@ async function atuais(): Promise<Chave[]> {
 
 /**
  * `suite rotate-hub-key`: a new key, listed now and signing after PUBLICADA_ANTES_DE_ASSINAR_MS;
- * the keys signing today retire at that moment and stay listed one more hour.
+ * the keys signing today sign beside it for ASSINAM_JUNTAS_MS more, then retire and stay listed
+ * PUBLICADA_APOS_APOSENTAR_MS.
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
-  await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: null } });
+  await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null } });
   const pem = novaChavePem();
   await guardar(pem, assinaDesde);
   await carregarChavesDoHub();

@@ -1,0 +1,89 @@
+import { createPublicKey, KeyObject, verify } from 'node:crypto';
+import { decodeProtectedHeader, JWK } from 'jose';
+import { Op } from 'sequelize';
+import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, rotacionarChave } from '../../api/hub/assinador';
+import { ChaveDoHub } from '../../models/hub';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
+
+/**
+ * Key rotation (DESIGN §5, `suite rotate-hub-key`): the new key is listed before it signs; then
+ * both keys sign for a while (`webhook-signature` carries two v1a entries, the token the new kid);
+ * then the old one stops signing and stays listed until no attempt it signed can be in flight.
+ * The hour-long steps are moved into the past in the database, and the keys reloaded.
+ */
+
+let suite: SuiteDeTeste;
+let hub: Hub;
+let receptor: Receptor;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'hub']);
+  hub = hubDe(suite);
+  receptor = await iniciarReceptor();
+});
+afterAll(async () => {
+  await receptor?.fechar();
+  await suite?.encerrar();
+});
+
+const kidsDoJwks = async () =>
+  (((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys.map((k) => k.kid!).sort());
+
+async function chavePublica(kid: string): Promise<KeyObject> {
+  const { keys } = (await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
+  return createPublicKey({ key: keys.find((k) => k.kid === kid) as any, format: 'jwk' });
+}
+
+/** One delivered request. */
+async function umaEntrega(): Promise<Recebida> {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/rotacao') });
+  const { id } = await c.publicar({ n: 1 });
+  return esperarAte(() => receptor.recebidas.find((x) => x.corpo?.id === id), 'the delivery');
+}
+
+/** The kids whose key verifies each v1a entry of the attempt, in header order; the token's kid. */
+async function assinadaPor(r: Recebida, kids: string[]): Promise<{ entradas: (string | undefined)[]; token: unknown }> {
+  const conteudo = Buffer.concat([Buffer.from(`${r.cabecalhos['webhook-id']}.${r.cabecalhos['webhook-timestamp']}.`), r.bruto]);
+  const chaves = await Promise.all(kids.map(async (kid) => [kid, await chavePublica(kid)] as const));
+  const entradas = String(r.cabecalhos['webhook-signature'])
+    .split(' ')
+    .map((e) => Buffer.from(e.replace(/^v1a,/, ''), 'base64'))
+    .map((assinatura) => chaves.find(([, k]) => verify(null, conteudo, k, assinatura))?.[0]);
+  return { entradas, token: decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid };
+}
+
+/** Moves a key's moments `ms` earlier, as if that much time had passed; reloads the keys. */
+async function passar(ms: number): Promise<void> {
+  for (const c of await ChaveDoHub.findAll()) {
+    await c.update({
+      assina_desde: new Date(c.assina_desde.getTime() - ms),
+      aposentada_em: c.aposentada_em && new Date(c.aposentada_em.getTime() - ms),
+    });
+  }
+  await carregarChavesDoHub();
+}
+
+test('listed first, then both sign, then only the new one signs while the old stays listed, then the old one is gone', async () => {
+  const [antiga] = await kidsDoJwks();
+  expect(await assinadaPor(await umaEntrega(), [antiga])).toEqual({ entradas: [antiga], token: antiga });
+
+  const { kid: nova, assina_desde } = await rotacionarChave();
+  expect(Date.parse(assina_desde) - Date.now()).toBeGreaterThan(PUBLICADA_ANTES_DE_ASSINAR_MS - 60_000);
+  // listed at once, not signing yet
+  expect(await kidsDoJwks()).toEqual([antiga, nova].sort());
+  expect(await assinadaPor(await umaEntrega(), [antiga, nova])).toEqual({ entradas: [antiga], token: antiga });
+
+  // the new key signs; the old one beside it: a subscriber that knows only the old key still verifies
+  await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
+  expect(await assinadaPor(await umaEntrega(), [antiga, nova])).toEqual({ entradas: [nova, antiga], token: nova });
+
+  // the old key retires: it signs no more, and stays listed for attempts still in flight
+  await passar(ASSINAM_JUNTAS_MS);
+  expect(await assinadaPor(await umaEntrega(), [antiga, nova])).toEqual({ entradas: [nova], token: nova });
+  expect(await kidsDoJwks()).toEqual([antiga, nova].sort());
+  expect(await ChaveDoHub.count({ where: { kid: antiga, aposentada_em: { [Op.lt]: new Date() } } })).toBe(1);
+
+  await passar(60 * 60_000);
+  expect(await kidsDoJwks()).toEqual([nova]);
+});
