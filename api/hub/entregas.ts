@@ -135,6 +135,11 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
     await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'cancelada';
   }
+  if (e.tentativas >= e.maximo_de_tentativas) {
+    // the subscription's maximum was lowered below the attempts already made: none more is sent
+    await Entrega.update({ situacao: 'fila_de_erro', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
+    return 'fila_de_erro';
+  }
   const audiencia = await identificadorNoAuth(e.aplicativo_assinante_id);
   const envelope = JSON.stringify({
     id: e.evento_id,

@@ -65,6 +65,24 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   await hub.api.patch(`/assinatura/${outra.id}`, { token: await hub.admin(), body: { ativa: false } });
 });
 
+test('maximo_de_tentativas lowered to the attempts already made: the next attempt is not sent, the delivery goes to the error queue (SPEC §6 rule 3)', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reduzida'), maximo_de_tentativas: 5 });
+  const { id } = await c.publicar();
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+  await esperarPrimeiraFalha(entrega.id);
+  const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { maximo_de_tentativas: 1 } });
+  expect(res.status).toBe(200);
+
+  // the next attempt was due in about 1.5 s
+  const final = await esperarAte(async () => {
+    const e = await hub.entrega(entrega.id);
+    return e.situacao !== 'pendente' && e;
+  }, 'the error queue', 5000);
+  expect(final).toMatchObject({ situacao: 'fila_de_erro', tentativas: 1, proxima_tentativa_em: null });
+  expect(final.historico).toHaveLength(1);
+  expect(noCaminho('/falha/reduzida')).toHaveLength(1);
+});
+
 test('DELETE cancels pending deliveries at once; the deleted subscription vanishes but its delivery history stays readable (SPEC §3, §6 rule 6)', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/removida'), maximo_de_tentativas: 5 });
   const { id } = await c.publicar();
