@@ -33,3 +33,11 @@ export async function credenciaisDe(servico: NomeDoServico): Promise<{ clientId:
   if (config().ambiente !== 'LOCALHOST') return undefined;
   return (await lerCredenciaisLocais())[servico];
 }
+
+/**
+ * A suite application's id at identity, for a service that only needs to recognise it (the hub
+ * finding identity's application): `<SERVICE>_CLIENT_ID` alone is enough, no secret.
+ */
+export async function idDoAplicativoDe(servico: NomeDoServico): Promise<string | undefined> {
+  return config().servicos[servico].clientId ?? (await credenciaisDe(servico))?.clientId;
+}

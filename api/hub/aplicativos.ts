@@ -1,6 +1,6 @@
 import { Op, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { credenciaisDe } from '../../lib/credenciais';
+import { idDoAplicativoDe } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -155,8 +155,8 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
   }
   // publishers enter, leave or change state: publishing sees it at once
   if (r.criados || r.atualizados || r.removidos || r.desativados) esquecerContratos();
-  const identity = await credenciaisDe('identity');
-  if (identity && presentes.has(identity.clientId)) await criarTiposDoIdentity(identity.clientId);
+  const identity = await idDoAplicativoDe('identity');
+  if (identity && presentes.has(identity)) await criarTiposDoIdentity(identity);
   return r;
 }
 
