@@ -163,7 +163,9 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
     c.n++;
     if (x.criadaEm >= c.em) Object.assign(c, { em: x.criadaEm, texto: x.m.conteudo });
     if (x.autor === 'contato' && (!c.contatoEm || x.criadaEm > c.contatoEm)) c.contatoEm = x.criadaEm;
-    if (x.autor === 'robo' && (!c.roboEm || x.criadaEm > c.roboEm)) c.roboEm = x.criadaEm;
+    // an automatic message of the inbox (no sender) is no answer of the robot: the hand-over still waits for one
+    const doRobo = x.autor === 'robo' && x.m.remetente.tipo !== 'sistema';
+    if (doRobo && (!c.roboEm || x.criadaEm > c.roboEm)) c.roboEm = x.criadaEm;
     c.roboId ??= x.roboId;
     porConversa.set(x.conversaId!, c);
   }

@@ -157,6 +157,21 @@ describe('DESIGN §10: autor comes from the sender', () => {
     });
   });
 
+  it("an automatic message of the inbox (no sender) is stored as robo, but is no robot answer: ultima_mensagem_do_robo_em stays", async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const t0 = Date.parse('2026-11-21T13:00:00.000Z');
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'oi', criadaEm: new Date(t0), status: 'pending' }));
+    const saudacao = { ...eventoDeMensagem({ conversa, contato, conteudo: 'Já respondemos', criadaEm: new Date(t0 + 1000), tipo: 'template' }), sender: null };
+    expect((await s.registrar(sistema, saudacao)).mensagens_novas).toBe(1);
+    const c = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(c.id)).map((m) => [m.conteudo, m.autor])).toEqual([
+      ['oi', 'contato'],
+      ['Já respondemos', 'robo'],
+    ]);
+    expect(c).toMatchObject({ ultima_mensagem: 'Já respondemos', ultima_mensagem_do_contato_em: new Date(t0).toISOString(), ultima_mensagem_do_robo_em: null });
+  });
+
   it('an agent bot\'s message links its robot when the conversation has none', async () => {
     const idDoBot = idDoSuporte();
     const robo = await s.criar('robo', { nome: 'Bot da triagem', suporte_bot_id: idDoBot });
