@@ -3,7 +3,7 @@ import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas } from '../..
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
-import { Aplicativo, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { Aplicativo, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
@@ -55,6 +55,29 @@ async function anterior(aplicativoId: string, id: string | null): Promise<Respos
 }
 
 /**
+ * Redis refused the distribution job: 202 means stored and enqueued (DESIGN §5), and with Redis
+ * down the publisher is told at once (§8). What is stored is not lost: the sweep enqueues it once
+ * Redis is back, and a retry with the same `id` gets the first answer.
+ */
+function filaIndisponivel(err: unknown): ErroDeDominio {
+  log.warn({ err: (err as Error).message }, 'entregas ficam para a varredura');
+  return new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
+}
+
+/**
+ * A repeated `id` may follow a 503: the event's deliveries not yet tried go to the queue again
+ * before its 202 (one job per delivery id, so one already queued is not doubled).
+ */
+async function confirmarNaFila(r: RespostaDaPublicacao): Promise<RespostaDaPublicacao> {
+  if (!r.entregas) return r;
+  const pendentes = await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] });
+  await distribuirEntregas(pendentes.map((e) => e.id)).catch((err) => {
+    throw filaIndisponivel(err);
+  });
+  return r;
+}
+
+/**
  * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
  * follows the version's schema; the event and one delivery per active subscription of that version
  * are stored, and handed to the distribution queue, before the answer. The same publisher
@@ -66,7 +89,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   );
   if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
   const repetido = await anterior(app.id, p.id ?? null);
-  if (repetido) return repetido;
+  if (repetido) return confirmarNaFila(repetido);
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
     TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'aplicativo_id'] }),
   );
@@ -150,15 +173,9 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         ] as [string, unknown[]][])
       : []),
   ]);
-  try {
-    await distribuirEntregas(entregas.map((e) => e.id));
-  } catch (err) {
-    // 202 means stored and enqueued (DESIGN §5); with Redis down the publisher is told at once
-    // (§8). What is stored is not lost: the sweep enqueues it once Redis is back, and a retry
-    // with the same `id` gets the first answer.
-    log.warn({ err: (err as Error).message, eventos: eventos.length }, 'entregas ficam para a varredura');
-    throw new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
-  }
+  await distribuirEntregas(entregas.map((e) => e.id)).catch((err) => {
+    throw filaIndisponivel(err);
+  });
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }
 
