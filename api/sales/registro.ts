@@ -216,7 +216,15 @@ async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebh
       const agora = dataSql(new Date());
       const abreRegistro = (p: Pedido) => p.evento.evento === 'message_created' && mensagensDe(p.evento).length > 0;
       const apagadas = await apagadasSemRegistroVivo(t, lote.filter((p) => !abreRegistro(p)));
-      const validos = new Set(lote.filter((p) => abreRegistro(p) || !apagadas.has(chaveDoPedido(p))));
+      // in event order: a new message earlier in the batch has opened the new record for the ones after it
+      const reabertas = new Set<string>();
+      const validos = new Set(
+        lote.filter((p) => {
+          const chave = chaveDoPedido(p);
+          if (abreRegistro(p)) reabertas.add(chave);
+          return !apagadas.has(chave) || reabertas.has(chave);
+        }),
+      );
       const conversas = validos.size ? await gravarConversas(t, [...validos], agora) : new Map<string, string>();
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>

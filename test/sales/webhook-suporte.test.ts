@@ -1,3 +1,6 @@
+import { autenticarWebhook } from '../../api/sales/config-system';
+import { registrarEventoDoSuporte } from '../../api/sales/registro';
+import { lerEventoDoSuporte } from '../../api/sales/suporte';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -301,6 +304,33 @@ describe('SPEC §3: after DELETE, only a new message starts a new record', () =>
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+  });
+});
+
+describe('SPEC §3: events of a deleted conversation arriving together', () => {
+  it('in one batch, the events after the new message land on its new record; those before it are ignored, as alone', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const primeiro = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
+    expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
+    const nova = eventoDeMensagem({ conversa, contato, conteudo: 'nova', status: 'pending' });
+    // the first occupies the conversation's line of batches; the other three wait and go in one batch
+    const [, antes, criada, depois] = await Promise.all([
+      registrar(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' })),
+      registrar(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' })),
+      registrar(nova),
+      registrar({ ...nova, event: 'message_updated', content: 'nova, editada' }),
+    ]);
+    expect(antes).toMatchObject({ conversa_id: null, ignorado: expect.any(String) });
+    expect(criada).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 1 });
+    expect(depois).toMatchObject({ conversa_id: criada.conversa_id, mensagens_novas: 0 });
+    expect(depois.ignorado).toBeUndefined();
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ id: criada.conversa_id, status: 'pending', ultima_mensagem: 'nova, editada' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova, editada']);
   });
 });
 
