@@ -85,6 +85,8 @@ async function atuais(): Promise<Chave[]> {
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
+  // a key still retiring from an earlier rotation stops when this one starts: never three at once
+  await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } } });
   await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null } });
   const pem = novaChavePem();
   await guardar(pem, assinaDesde);

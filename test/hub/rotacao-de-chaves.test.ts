@@ -87,3 +87,18 @@ test('listed first, then both sign, then only the new one signs while the old st
   await passar(60 * 60_000);
   expect(await kidsDoJwks()).toEqual([nova]);
 });
+
+test('two rotations in a row: never more than two keys sign at once', async () => {
+  const [a] = (await ChaveDoHub.findAll({ where: { aposentada_em: null } })).map((c) => c.kid);
+  const { kid: b } = await rotacionarChave();
+  await passar(10 * 60_000);
+  const { kid: c } = await rotacionarChave();
+  const assinam = async (listadas: string[]) => (await assinadaPor(await umaEntrega(), listadas)).entradas;
+  await passar(PUBLICADA_ANTES_DE_ASSINAR_MS - 10 * 60_000 + 1000);
+  expect(await assinam([a, b, c])).toEqual([b, a]);
+  // the first key, retiring two hours after the first rotation, stops when the third starts
+  await passar(10 * 60_000);
+  expect(await assinam([a, b, c])).toEqual([c, b]);
+  await passar(ASSINAM_JUNTAS_MS);
+  expect(await assinam([b, c])).toEqual([c]);
+});

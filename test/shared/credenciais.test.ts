@@ -1,5 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { config, resetConfig } from '../../config';
-import { credenciaisDe, idDoAplicativoDe } from '../../lib/credenciais';
+import { credenciaisDe, gravarCredenciaisLocais, idDoAplicativoDe } from '../../lib/credenciais';
 
 /**
  * Outside LOCALHOST a suite application's credentials come from the environment only. A service
@@ -31,7 +34,19 @@ test("the id alone is enough to recognise an application; the credentials need t
   expect(await credenciaisDe('identity')).toEqual({ clientId: 'app-identity', clientSecret: 'segredo' });
 });
 
-test('with neither, outside LOCALHOST there is none (the local file is never read)', async () => {
-  producao({});
-  expect(await idDoAplicativoDe('identity')).toBeUndefined();
+test('the file LOCALHOST generates is read there, and never outside it', async () => {
+  const pasta = await mkdtemp(path.join(tmpdir(), 'credenciais-'));
+  try {
+    process.env.DATA_DIR = pasta;
+    delete process.env.IDENTITY_CLIENT_ID;
+    resetConfig();
+    await gravarCredenciaisLocais({ identity: { clientId: 'do-arquivo', clientSecret: 's' } });
+    expect(await idDoAplicativoDe('identity')).toBe('do-arquivo');
+
+    producao({ DATA_DIR: pasta });
+    expect(await idDoAplicativoDe('identity')).toBeUndefined();
+    expect(await credenciaisDe('identity')).toBeUndefined();
+  } finally {
+    await rm(pasta, { recursive: true, force: true });
+  }
 });
