@@ -261,20 +261,22 @@ export function hubDe(suite: SuiteDeTeste) {
 export type Hub = ReturnType<typeof hubDe>;
 
 /**
- * Identity and hub with no worker but the application sync, so each queue's content can be read
- * between steps, and a subscriber; `encerrar` stops the subscriber, then the suite.
+ * For a whole test file: identity and hub with no worker but the application sync, so each queue's
+ * content can be read between steps, and a subscriber. Registers the file's beforeAll (start) and
+ * afterAll (the subscriber stops, then the suite); the answer is filled in once beforeAll has run.
  */
-export async function iniciarHubSemEntregas() {
-  const suite = await iniciarSuite(['identity', 'hub'], { workers: false });
-  await iniciarWorkers(['hub-aplicativo-sync']);
-  const receptor = await iniciarReceptor();
-  return {
-    suite,
-    hub: hubDe(suite),
-    receptor,
-    async encerrar() {
-      await receptor.fechar();
-      await suite.encerrar();
-    },
-  };
+export function hubSemEntregasNesteArquivo(): { hub: Hub; receptor: Receptor } {
+  const t = {} as { hub: Hub; receptor: Receptor };
+  let suite: SuiteDeTeste | undefined;
+  beforeAll(async () => {
+    suite = await iniciarSuite(['identity', 'hub'], { workers: false });
+    await iniciarWorkers(['hub-aplicativo-sync']);
+    t.receptor = await iniciarReceptor();
+    t.hub = hubDe(suite);
+  });
+  afterAll(async () => {
+    await t.receptor?.fechar();
+    await suite?.encerrar();
+  });
+  return t;
 }

@@ -6,7 +6,7 @@ import { Entrega } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
-import { dormir, esperarAte, Hub, iniciarHubSemEntregas, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
  * Fan-out of published events (queues/hub-distribuicao.ts): POST /eventos answers 202 once the
@@ -16,14 +16,7 @@ import { dormir, esperarAte, Hub, iniciarHubSemEntregas, Receptor } from './apoi
  * No worker runs here but the application sync, so each queue's content can be read between steps.
  */
 
-let hub: Hub;
-let receptor: Receptor;
-let encerrar: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  ({ hub, receptor, encerrar } = await iniciarHubSemEntregas());
-});
-afterAll(() => encerrar?.());
+const t = hubSemEntregasNesteArquivo();
 
 const distribuicoes = () => fila(filaHubDistribuicao).getJobs(['waiting']) as Promise<Job<{ entregas: string[] }>[]>;
 const esvaziar = async () => {
@@ -33,8 +26,8 @@ const esvaziar = async () => {
 
 test('a publication matching three subscriptions enqueues one distribution job holding its three deliveries, and no delivery job yet', async () => {
   await esvaziar();
-  const c = await hub.cenario({ url_de_destino: receptor.url('/a') });
-  for (const sufixo of ['/b', '/c']) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(sufixo) });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/a') });
+  for (const sufixo of ['/b', '/c']) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(sufixo) });
 
   const { id, entregas } = await c.publicar({ n: 1 });
   expect(entregas).toBe(3);
@@ -52,8 +45,8 @@ const ocioso = async (q: typeof filaHubDistribuicao) => {
 
 test('the distribution job adds one delivery job per delivery, with the delivery id as job id; run again while they wait, it adds none', async () => {
   await esvaziar();
-  const c = await hub.cenario({ url_de_destino: receptor.url('/d') });
-  await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/e') });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/d') });
+  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/e') });
   const { id } = await c.publicar({ n: 2 });
   const ids = (await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] })).map((e) => e.id);
 
@@ -74,19 +67,19 @@ test('the distribution job adds one delivery job per delivery, with the delivery
 
 test('run again after its deliveries were made (their jobs removed), it sends nothing twice', async () => {
   await esvaziar();
-  const c = await hub.cenario({ url_de_destino: receptor.url('/f') });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/f') });
   const { id } = await c.publicar({ n: 3 });
   const [entrega] = await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] });
 
   const distribuicao = iniciarWorker(filaHubDistribuicao, processarHubDistribuicao);
   const entregas = iniciarWorker(filaHubEntrega, processarHubEntrega);
   try {
-    await hub.esperarSituacao(entrega.id, 'entregue');
+    await t.hub.esperarSituacao(entrega.id, 'entregue');
     await distribuirEntregas([entrega.id]);
     expect((await esperarAte(() => ocioso(filaHubDistribuicao), 'the repeated job processed')).failed).toBe(0);
     await esperarAte(() => ocioso(filaHubEntrega), 'the re-added delivery job processed');
     await dormir(200);
-    expect(receptor.de(entrega.id)).toHaveLength(1);
+    expect(t.receptor.de(entrega.id)).toHaveLength(1);
     expect((await Entrega.findByPk(entrega.id))!.tentativas).toBe(1);
   } finally {
     await Promise.all([distribuicao.close(), entregas.close()]);

@@ -6,7 +6,7 @@ import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
-import { Hub, iniciarHubSemEntregas, Receptor } from './apoio-entregas';
+import { hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
@@ -15,19 +15,12 @@ import { Hub, iniciarHubSemEntregas, Receptor } from './apoio-entregas';
  * here, so the queue's content can be read after each sweep.
  */
 
-let hub: Hub;
-let receptor: Receptor;
-let encerrar: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  ({ hub, receptor, encerrar } = await iniciarHubSemEntregas());
-});
-afterAll(() => encerrar?.());
+const t = hubSemEntregasNesteArquivo();
 
 /** Publishes one event to `n` subscriptions and loses its distribution job: `n` pending deliveries with no job. */
 async function entregasSemJob(n: number): Promise<string[]> {
-  const c = await hub.cenario({ url_de_destino: receptor.url('/a') });
-  for (let i = 1; i < n; i++) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(`/b${i}`) });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/a') });
+  for (let i = 1; i < n; i++) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(`/b${i}`) });
   const { id } = await c.publicar({ n: 1 });
   await fila(filaHubDistribuicao).drain();
   return (await Entrega.findAll({ where: { evento_id: id }, order: [['id', 'ASC']], attributes: ['id'] })).map((e) => e.id);
