@@ -55,13 +55,18 @@ async function anterior(aplicativoId: string, id: string | null): Promise<Respos
 }
 
 /**
- * Redis refused the distribution job: 202 means stored and enqueued (DESIGN §5), and with Redis
- * down the publisher is told at once (§8). What is stored is not lost: the sweep enqueues it once
- * Redis is back, and a retry with the same `id` gets the first answer.
+ * Hands stored deliveries to the distribution queue. When Redis refuses: 202 means stored and
+ * enqueued (DESIGN §5), and with Redis down the publisher is told at once (§8). What is stored is
+ * not lost: the sweep enqueues it once Redis is back, and a retry with the same `id` gets the
+ * first answer.
  */
-function filaIndisponivel(err: unknown): ErroDeDominio {
-  log.warn({ err: (err as Error).message }, 'entregas ficam para a varredura');
-  return new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
+async function enfileirarOuRecusar(entregaIds: string[]): Promise<void> {
+  try {
+    await distribuirEntregas(entregaIds);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, entregas: entregaIds.length }, 'entregas ficam para a varredura');
+    throw new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
+  }
 }
 
 /**
@@ -71,9 +76,7 @@ function filaIndisponivel(err: unknown): ErroDeDominio {
 async function confirmarNaFila(r: RespostaDaPublicacao): Promise<RespostaDaPublicacao> {
   if (!r.entregas) return r;
   const pendentes = await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] });
-  await distribuirEntregas(pendentes.map((e) => e.id)).catch((err) => {
-    throw filaIndisponivel(err);
-  });
+  await enfileirarOuRecusar(pendentes.map((e) => e.id));
   return r;
 }
 
@@ -173,9 +176,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         ] as [string, unknown[]][])
       : []),
   ]);
-  await distribuirEntregas(entregas.map((e) => e.id)).catch((err) => {
-    throw filaIndisponivel(err);
-  });
+  await enfileirarOuRecusar(entregas.map((e) => e.id));
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }
 
