@@ -31,7 +31,6 @@ interface Carga {
   usPorReq?: number;
 }
 
-
 async function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promise<Carga> {
   const antes = amostrarCpu(e.pid);
   const r = await autocannon({
