@@ -1,42 +1,41 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The SSRF guard of outgoing HTTP to addresses someone else chose (a subscriber's URL, an
- * attachment's address): private, loopback and link-local addresses are refused, checked on the
- * address the socket actually connects to (in its DNS lookup), so a name that changes between
- * check and use cannot slip through.
+ * attachment's address): only ordinary public unicast addresses pass, judged by IANA's
+ * special-purpose registries as ipaddr.js keeps them (private, loopback, link-local, CGNAT,
+ * multicast, reserved, documentation, benchmarking...). An IPv6 address that carries an IPv4 one
+ * (mapped, NAT64, 6to4) is judged by the IPv4 address it reaches. The check is made on the address
+ * the socket actually connects to (in its DNS lookup), so a name that changes between check and
+ * use cannot slip through.
  */
-const BLOQUEADAS = new net.BlockList();
-for (const [rede, prefixo] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv4');
-}
-for (const [rede, prefixo] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  BLOQUEADAS.addSubnet(rede, prefixo, 'ipv6');
-}
-
 export function enderecoPrivado(endereco: string): boolean {
-  const mapeado = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(endereco);
-  if (mapeado) return BLOQUEADAS.check(mapeado[1], 'ipv4');
-  return BLOQUEADAS.check(endereco, net.isIPv6(endereco) ? 'ipv6' : 'ipv4');
+  if (!ipaddr.isValid(endereco)) return true;
+  const ip = ipaddr.parse(endereco);
+  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
+  const v6 = ip as ipaddr.IPv6;
+  // ::/96 (unspecified, loopback and the deprecated IPv4-compatible form): nothing public lives there
+  if (v6.parts.slice(0, 6).every((p) => p === 0)) return true;
+  const ipv4 = ipv4Levado(v6);
+  return ipv4 ? ipv4.range() !== 'unicast' : v6.range() !== 'unicast';
 }
 
+/** The IPv4 address an IPv6 one stands for, in the forms a network can route to it. */
+function ipv4Levado(v6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const b = v6.toByteArray();
+  switch (v6.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+    case 'rfc6052':
+      return new ipaddr.IPv4(b.slice(12, 16));
+    case '6to4':
+      return new ipaddr.IPv4(b.slice(2, 6));
+    default:
+      return undefined;
+  }
+}
 export class DestinoBloqueado extends Error {}
 
 /** A URL written with a private IP literal: refused before any connection. */

@@ -47,11 +47,27 @@ describe('enderecoPrivado', () => {
     '::ffff:7f00:1',
     '::ffff:10.0.0.1',
     '::ffff:169.254.169.254',
-  ])('%s is private, loopback or link-local', (endereco) => {
+    // reserved, documentation and benchmarking ranges
+    '192.0.0.1',
+    '192.0.2.1',
+    '198.18.0.1',
+    '198.19.255.254',
+    '203.0.113.5',
+    '255.255.255.255',
+    '2001:db8::1',
+    'fec0::1',
+    // IPv6 forms that reach an IPv4 address are judged by it: NAT64, 6to4, the IPv4-compatible form
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::',
+    '2002:c0a8:101::1',
+    '::a9fe:a9fe',
+    'not an address',
+  ])('%s is private, loopback, link-local or reserved', (endereco) => {
     expect(enderecoPrivado(endereco)).toBe(true);
   });
 
-  test.each(['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '192.169.0.1', '11.0.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+  test.each(['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '192.169.0.1', '11.0.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
     '%s is public',
     (endereco) => {
       expect(enderecoPrivado(endereco)).toBe(false);
