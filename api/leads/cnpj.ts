@@ -10,7 +10,8 @@ import { LAYOUTS } from './receita';
  * numeric. Answers the 14 characters, upper case, or throws a 400 naming what is wrong.
  */
 export function normalizarCnpj(entrada: string): string {
-  const cnpj = entrada.replace(/[.\/\-\s]/g, '').toUpperCase();
+  // only a-z are upper-cased: Unicode would turn some other letters into ASCII ones (ſ → S, ﬀ → FF)
+  const cnpj = entrada.replace(/[.\/\-\s]/g, '').replace(/[a-z]/g, (c) => c.toUpperCase());
   if (cnpj.length !== 14) throw dadosInvalidos(`O CNPJ deve ter 14 caracteres sem a máscara; recebidos ${cnpj.length}.`);
   if (!/^[0-9A-Z]{12}[0-9]{2}$/.test(cnpj)) {
     throw dadosInvalidos('O CNPJ aceita algarismos (ou letras de A a Z nas 12 primeiras posições) e a máscara NN.NNN.NNN/NNNN-NN.');

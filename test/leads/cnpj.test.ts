@@ -192,6 +192,10 @@ describe('normalizarCnpj (SPEC 4.2 rule 1)', () => {
     ['wrong second check digit', comDvErrado(SERPRO)],
     ['a letter in a check digit position', '12ABC34501DE3A'],
     ['a character that is neither digit, letter nor mask', '3368311100028*'],
+    // letters outside A-Z whose upper case is an ASCII letter (ſ → S, ı → I, ﬀ → FF)
+    ['a long s (upper case S)', `12ſBC34501DE${digitosVerificadores('12SBC34501DE')}`],
+    ['a dotless i (upper case I)', `12ıBC34501DE${digitosVerificadores('12IBC34501DE')}`],
+    ['a ligature whose upper case is two letters', `1ﬀBC34501DE${digitosVerificadores('1FFBC34501DE')}`],
   ])('refuses %s as invalid data (400)', (_caso, entrada) => {
     expect(motivo(entrada)).toBe('dados_invalidos');
   });
