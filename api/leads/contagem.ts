@@ -3,6 +3,7 @@ import { config } from '../../config';
 import { banco, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
+import { ErroDeDominio } from '../shared/errors';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { chaveDosFiltros, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
@@ -67,8 +68,9 @@ const chaveDaGeracao = () => `${prefixo()}geracao`;
 
 /**
  * The count a listing shows: from the cache when this filter set was counted on the current data,
- * else by the count job (shared by concurrent listings of the same filters). A job that does not
- * answer in time gives the estimate; its result, when it comes, serves the next listing.
+ * else by the count job (shared by concurrent listings of the same filters). A job still waiting or
+ * counting when the wait ends gives the estimate; its result, when it comes, serves the next
+ * listing. A count that failed (the database refused it) is no estimate: the listing answers 503.
  */
 export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
   const r = redis('produtor');
@@ -82,8 +84,15 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
   } catch (err) {
-    log.warn({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');
-    return ESTIMATIVA;
+    // a job that ended (and was removed) just before the wait began left its result in the cache
+    const guardadaDepois = await r.get(chave);
+    if (guardadaDepois) return JSON.parse(guardadaDepois) as Contagem;
+    if (['waiting', 'active', 'delayed', 'prioritized'].includes(await job.getState())) {
+      log.warn({ filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');
+      return ESTIMATIVA;
+    }
+    log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
+    throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.');
   }
 }
 

@@ -4,6 +4,7 @@ import { contarEmpresas, esquecerContagens, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGE
 import { banco, novaConexao } from '../../lib/database';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
+import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import {
   acrescentar,
@@ -237,6 +238,31 @@ describe('rule 4: the count is a queue job (DESIGN §6 and §8)', () => {
     30_000,
   );
 
+  test('a count the database refuses is no estimate: the listing answers 503 problem+json, and the next one counts (SPEC 4.2 rule 4)', async () => {
+    const p = ({ e }: Visao) => e.uf === 'DF' && e.correio_eletronico !== null;
+    const trava = await travarEstabelecimentos();
+    let pedido: ReturnType<typeof leads.listar> | undefined;
+    try {
+      pedido = leads.listar(master, { uf: 'DF', tem_email: 'true' });
+      pedido.catch(() => undefined);
+      const [consulta] = await ate(async () => {
+        const c = await contagensNoBanco();
+        return c.length > 0 && c;
+      });
+      // the count's statement fails (neither over the cap nor over the time)
+      await banco('leads').query(`KILL QUERY ${Number(consulta.id)}`);
+      await ate(async () => (await contagensNoBanco()).length === 0);
+    } finally {
+      // the page itself is read once the lock is gone
+      await destravar(trava);
+    }
+    const problema = esperarProblema(await pedido!, 503);
+    expect(problema.detail).not.toMatch(/KILL|interrupted|SELECT/i);
+    expect(await listar({ uf: 'DF', tem_email: 'true' })).toEqual(
+      expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }),
+    );
+  });
+
   test(
     'with no worker taking count jobs the listing still answers, after its wait, with the estimate, which is not cached (DESIGN §8)',
     async () => {
@@ -273,6 +299,7 @@ describe('the seed of this file', () => {
   test('each filter used above matches more than a page of establishments and not all of them (guard)', () => {
     for (const p of [
       ({ e }: Visao) => e.uf === 'DF',
+      ({ e }: Visao) => e.uf === 'DF' && e.correio_eletronico !== null,
       ({ e }: Visao) => e.uf === 'MG',
       ({ e }: Visao) => e.uf === 'SP' && e.correio_eletronico !== null,
       ({ e }: Visao) => e.uf === 'RJ' && (e.telefone_1 !== null || e.telefone_2 !== null),
