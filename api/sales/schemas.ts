@@ -39,7 +39,7 @@ export const schemas = {
   tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('') }),
   webhook: Joi.object({ event: Joi.string().max(100).required() }).unknown(true).required(),
   // tamanho is accepted (an integer) and ignored: pages always hold 50
-  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: Joi.number().integer(), status: status().empty('') }),
+  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: Joi.number().integer().unsafe(), status: status().empty('') }),
   autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
   filtroDeConversas: Joi.object({
     cliente_id: id().empty(''),

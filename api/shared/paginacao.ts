@@ -2,13 +2,15 @@ import Joi from 'joi';
 
 /**
  * Query parsing of SPEC §2 pages (DESIGN §4): `pagina`/`tamanho` must be integers (else 400);
- * below 1 becomes 1, above the route's cap becomes the cap.
+ * below 1 becomes 1, above the route's cap becomes the cap. An integer too large for a number is
+ * still an integer: it is adjusted like the others (to the cap, or to the largest safe one).
  */
-export function inteiroAjustado(padrao: number, maximo?: number) {
+export function inteiroAjustado(padrao: number, maximo = Number.MAX_SAFE_INTEGER) {
   return Joi.number()
     .integer()
+    .unsafe()
     .default(padrao)
-    .custom((v: number) => Math.max(1, maximo ? Math.min(v, maximo) : v));
+    .custom((v: number) => Math.max(1, Math.min(v, maximo)));
 }
 
 export const pagina = () => inteiroAjustado(1).description('Página, a partir de 1 (abaixo de 1 vira 1).');
@@ -19,7 +21,8 @@ export const tamanho = (padrao: number, maximo?: number) =>
 
 /** Optional text filter: empty means absent. */
 export const texto = (max = 200) => Joi.string().trim().max(max).empty('');
-export const booleano = () => Joi.boolean().truthy('true').falsy('false').empty('');
+/** Optional boolean filter: empty or blank means absent, like the text filters. */
+export const booleano = () => Joi.boolean().truthy('true').falsy('false').empty(Joi.string().allow('').pattern(/^\s+$/));
 export const id = () => Joi.string().trim().max(64).pattern(/^[A-Za-z0-9_-]+$/);
 
 export interface PaginaNumerada<T> {

@@ -345,8 +345,8 @@ describe('rule 2: filters combine, empty values and unknown parameters are ignor
       capital_social_min: '',
       capital_social_max: '',
       ddd: '',
-      tem_email: '',
-      tem_telefone: '',
+      tem_email: ' ',
+      tem_telefone: '  ',
       cep: '   ',
       nome: ' ',
     };
@@ -446,6 +446,8 @@ describe('rule 3: tamanho and pagina are adjusted into range and reported (SPEC 
   test('tamanho 100 becomes 50; 50 and 1 stay', async () => {
     const p = await pagina({ tamanho: 100 });
     expect({ tamanho: p.tamanho, cnpjs: p.itens.map((i) => i.cnpj) }).toEqual({ tamanho: 50, cnpjs: todos().slice(0, 50) });
+    // an integer beyond what a number holds exactly is adjusted too
+    expect((await pagina({ tamanho: '99999999999999999999' })).tamanho).toBe(50);
     expect((await pagina({ tamanho: 50 })).tamanho).toBe(50);
     expect((await pagina({ tamanho: 1 })).tamanho).toBe(1);
   });
@@ -469,6 +471,7 @@ describe('rule 3: tamanho and pagina are adjusted into range and reported (SPEC 
   test('pagina beyond the last becomes the last page, with the remaining establishments', async () => {
     const n = todos().length;
     expect(n % 50).not.toBe(0);
+    expect((await pagina({ pagina: '99999999999999999999', tamanho: 50 })).pagina).toBe(ultima(50));
     const p = await pagina({ pagina: 9999, tamanho: 50 });
     expect({ pagina: p.pagina, total: p.total, cnpjs: p.itens.map((i) => i.cnpj) }).toEqual({
       pagina: ultima(50),

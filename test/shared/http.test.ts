@@ -75,6 +75,14 @@ describe('query parsing of pages (SPEC §2, DESIGN §4)', () => {
     expect((await api.get('/paginas', { query: { pagina: 7, tamanho: 9999 } })).body).toEqual({ pagina: 7, tamanho: 500 });
   });
 
+  test('an integer too large for a number is still adjusted, not refused', async () => {
+    const enorme = '99999999999999999999';
+    expect((await api.get('/paginas', { query: { pagina: enorme, tamanho: enorme } })).body).toEqual({
+      pagina: Number.MAX_SAFE_INTEGER,
+      tamanho: 500,
+    });
+  });
+
   test('non-integer pagina or tamanho answers 400 naming the field', async () => {
     const p = esperarProblema(await api.get('/paginas', { query: { pagina: 'dois' } }), 400);
     expect(p.errors).toEqual([expect.objectContaining({ campo: 'pagina' })]);
