@@ -1,4 +1,4 @@
-import { Op, WhereOptions } from 'sequelize';
+import { Op, Transaction, WhereOptions } from 'sequelize';
 import { banco, dataSql, escreverJuntos, lerPorTexto, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
@@ -311,9 +311,25 @@ export async function entregaPorId(id: string) {
   };
 }
 
+/**
+ * `ultima_entrega_em` is read from the delivered deliveries: before some of them stop counting
+ * (replayed, or purged), the subscription keeps their last success in its own column.
+ */
+async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): Promise<void> {
+  await banco('hub').query(
+    `UPDATE assinatura a
+       JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega
+              WHERE id IN (?) AND situacao = 'entregue' GROUP BY assinatura_id) x ON x.assinatura_id = a.id
+        SET a.ultima_entrega_em = x.ultima
+      WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
+    { replacements: [ids], transaction },
+  );
+}
+
 /** Replay: a delivery in the error queue (or already delivered) starts a new round of attempts. */
 async function reenviar(entregas: Entrega[]): Promise<void> {
   const ids = entregas.map((e) => e.id);
+  await guardarUltimaEntrega(ids);
   await Entrega.update({ situacao: 'pendente', tentativas: 0, proxima_tentativa_em: new Date(), ultimo_erro: null }, { where: { id: ids } });
   const q = fila(filaHubEntrega);
   // a finished job of the same id may still be kept: remove it so the new one is accepted
@@ -348,15 +364,6 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
 /** Retention (DESIGN §5): finished deliveries, their attempts and events older than `dias` go, in batches. */
 export async function purgarHistorico(dias: number): Promise<{ entregas: number; eventos: number }> {
   const limite = new Date(Date.now() - dias * 86_400_000);
-  // ultima_entrega_em is read from the deliveries: keep it on the subscription before they go
-  await banco('hub').query(
-    `UPDATE assinatura a
-       JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega
-              WHERE situacao = 'entregue' AND criada_em < ? GROUP BY assinatura_id) x ON x.assinatura_id = a.id
-        SET a.ultima_entrega_em = x.ultima
-      WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
-    { replacements: [dataSql(limite)] },
-  );
   let entregas = 0;
   for (;;) {
     const velhas = await Entrega.findAll({
@@ -365,9 +372,22 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
       limit: 5000,
     });
     if (!velhas.length) break;
-    const ids = velhas.map((e) => e.id);
-    await TentativaDeEntrega.destroy({ where: { entrega_id: ids } });
-    entregas += await Entrega.destroy({ where: { id: ids } });
+    entregas += await banco('hub').transaction(async (transaction) => {
+      // read again under lock: one replayed since (pending again, its job queued) stays, and one
+      // delivered meanwhile has its success kept
+      const ids = (
+        await Entrega.findAll({
+          where: { id: velhas.map((e) => e.id), situacao: { [Op.ne]: 'pendente' } },
+          attributes: ['id'],
+          lock: transaction.LOCK.UPDATE,
+          transaction,
+        })
+      ).map((e) => e.id);
+      if (!ids.length) return 0;
+      await guardarUltimaEntrega(ids, transaction);
+      await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
+      return Entrega.destroy({ where: { id: ids }, transaction });
+    });
   }
   // events go once none of their deliveries is left; walked in id order so kept ones are passed over
   let eventos = 0;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { purgarHistorico } from '../../api/hub/entregas';
+import { novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -147,6 +148,21 @@ describe('sending again (DESIGN §5)', () => {
     expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 0 });
   });
 
+  test('sending a delivered delivery again keeps ultima_entrega_em at its first success while the new round fails (SPEC §6 rule 5)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-entregue'), maximo_de_tentativas: 1 });
+    const { id } = await c.publicar();
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+
+    falhando.add('/reenviar-entregue');
+    expect((await hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() })).status).toBe(202);
+    // while the new round is pending, and after it failed into the error queue
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    const falhou = await hub.esperarSituacao(entregue.id, 'fila_de_erro');
+    expect(falhou.entregue_em).toBeNull();
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+  });
+
   test('reenviar of a delivery still pending (its attempt in flight) is 409; an unknown delivery or subscription is 404', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/demora') });
     const { id } = await c.publicar();
@@ -234,6 +250,38 @@ describe('access: area monitoramento (DESIGN §5, SPEC §5 rules 1-2)', () => {
 });
 
 describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () => {
+  test('a delivery sent again while the purge runs is not purged: its new round stays, with its attempts', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-reenvio') });
+    const { id } = await c.publicar();
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const sequelize = Entrega.sequelize!;
+    await sequelize.query('UPDATE entrega SET criada_em = ? WHERE id = ?', { replacements: [new Date(Date.now() - 31 * 86_400_000), entregue.id] });
+
+    // another connection holds the delivery's row, making it pending again as a replay does
+    const outra = await novaConexao('hub');
+    let purga: ReturnType<typeof purgarHistorico> | undefined;
+    try {
+      await outra.query('START TRANSACTION');
+      await outra.query("UPDATE entrega SET situacao = 'pendente' WHERE id = ?", [entregue.id]);
+      // the purge has already chosen the delivery (it still reads as entregue) and waits on the row
+      purga = purgarHistorico(30);
+      await esperarAte(async () => {
+        const [linhas] = await outra.query(
+          `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+            AND (INFO LIKE '%FROM \`entrega\`%FOR UPDATE' OR INFO LIKE 'DELETE FROM \`entrega\`%')`,
+        );
+        return Number((linhas as { n: number }[])[0].n) > 0;
+      }, 'the purge waiting on the row');
+      await outra.query('COMMIT');
+    } finally {
+      await outra.end();
+    }
+    await purga;
+    expect(await Entrega.count({ where: { id: entregue.id } })).toBe(1);
+    expect(await TentativaDeEntrega.count({ where: { entrega_id: entregue.id } })).toBe(1);
+    await sequelize.query("UPDATE entrega SET situacao = 'entregue' WHERE id = ?", { replacements: [entregue.id] });
+  });
+
   test('purgarHistorico drops finished deliveries, their attempts and events older than the period; pending and recent ones stay', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/retencao') });
     const ids = [];
@@ -260,6 +308,11 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     expect((await hub.entrega(recente.id)).historico).toHaveLength(1);
     const restantes = (await hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.id);
     expect(restantes.sort()).toEqual([velhaPendente.id, recente.id].sort());
+
+    // the purged delivery's success is still the subscription's last one
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(
+      [velha, velhaPendente, recente].map((e) => e.entregue_em).sort().at(-1),
+    );
 
     // a longer period keeps them all
     await sequelize.query('UPDATE entrega SET criada_em = ?, situacao = ? WHERE id = ?', { replacements: [antigo, 'entregue', velhaPendente.id] });
