@@ -22,13 +22,19 @@ export const filaHubEntrega: DefinicaoDeFila = {
       lockDuration: config().hub.entregaLockMs,
       // a dead worker's deliveries are taken up again within about two checks (BullMQ's default is every 30 s)
       stalledInterval: Math.min(config().hub.entregaLockMs, 30_000),
-      settings: { backoffStrategy: atrasoDaProximaTentativa },
+      settings: { backoffStrategy: atrasoDoJob },
     };
   },
 };
 
-/** The failure of one attempt; `retryAfterMs` when the subscriber answered 429/503 with Retry-After. */
+/**
+ * The failure of one attempt; `retryAfterMs` when the subscriber answered 429/503 with Retry-After;
+ * `atrasoMs` the delay the processor chose for the next attempt and stored as its
+ * `proxima_tentativa_em`.
+ */
 export class FalhaDeTentativa extends Error {
+  atrasoMs?: number;
+
   constructor(
     message: string,
     readonly retryAfterMs?: number,
@@ -36,6 +42,16 @@ export class FalhaDeTentativa extends Error {
     super(message);
     this.name = 'FalhaDeTentativa';
   }
+}
+
+/**
+ * BullMQ's backoff: the delay already chosen with the failure, so the retry runs when the stored
+ * `proxima_tentativa_em` says (a second draw of the jitter would disagree, and the job's own count
+ * restarts when the sweep queues a delivery again); the schedule's otherwise.
+ */
+export function atrasoDoJob(tentativasFeitas: number, tipo?: string, erro?: Error): number {
+  if (erro instanceof FalhaDeTentativa && erro.atrasoMs !== undefined) return erro.atrasoMs;
+  return atrasoDaProximaTentativa(tentativasFeitas, tipo, erro);
 }
 
 /**

@@ -175,7 +175,8 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const falha = new FalhaDeTentativa(r.erro, r.retryAfterMs);
   const esgotou = numero >= e.maximo_de_tentativas;
   const situacao: SituacaoDaEntrega = esgotou ? 'fila_de_erro' : 'pendente';
-  const proxima = esgotou ? null : new Date(Date.now() + atrasoDaProximaTentativa(numero, undefined, falha));
+  falha.atrasoMs = atrasoDaProximaTentativa(numero, undefined, falha);
+  const proxima = esgotou ? null : new Date(Date.now() + falha.atrasoMs);
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
     [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [

@@ -3,7 +3,7 @@ import { config } from '../../config';
 import { registrarSucessos, Sucesso } from '../../api/hub/entregas';
 import { dataSql } from '../../lib/database';
 import { TentativaDeEntrega } from '../../models/hub';
-import { atrasoDaProximaTentativa, FalhaDeTentativa } from '../../queues/hub-entrega';
+import { atrasoDaProximaTentativa, atrasoDoJob, FalhaDeTentativa } from '../../queues/hub-entrega';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
@@ -79,6 +79,48 @@ describe('the retry schedule, atrasoDaProximaTentativa (DESIGN §5)', () => {
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2, 'agenda', new FalhaDeTentativa('HTTP 500')))).toBe(2000);
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2, 'agenda', new Error('x')))).toBe(2000);
   });
+});
+
+describe('the stored next attempt is the real one (DESIGN §5)', () => {
+  test('the queue waits the delay chosen with the failure; without one, the schedule from its own count', () => {
+    const falha = new FalhaDeTentativa('HTTP 500');
+    falha.atrasoMs = 1234;
+    expect(atrasoDoJob(1, 'agenda', falha)).toBe(1234);
+    // a sweep's new job starts its count again: the delay still comes with the failure
+    expect(atrasoDoJob(1, 'agenda', Object.assign(new FalhaDeTentativa('HTTP 500'), { atrasoMs: 7_200_000 }))).toBe(7_200_000);
+    const agenda = config().hub.retryScheduleMs;
+    const semAtraso = atrasoDoJob(2, 'agenda', new Error('x'));
+    expect(semAtraso).toBeGreaterThanOrEqual(Math.floor(agenda[1] * 0.8));
+    expect(semAtraso).toBeLessThanOrEqual(Math.ceil(agenda[1] * 1.2));
+  });
+
+  test('each retry is sent when its proxima_tentativa_em says, not at a second draw of the jitter', async () => {
+    const agenda = config().hub.retryScheduleMs;
+    // ±20% of 3 s: two separate draws would differ by up to 1.2 s
+    config().hub.retryScheduleMs = [3000];
+    try {
+      receptor.responder = (r, vez) => (r.caminho === '/agenda-unica' && vez === 1 ? 500 : 200);
+      const c = await hub.cenario({ url_de_destino: receptor.url('/agenda-unica'), maximo_de_tentativas: 3 });
+      const entregas = await Promise.all([1, 2, 3, 4].map(async (n) => hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id)));
+      const previstas = await Promise.all(
+        entregas.map((e) =>
+          esperarAte(async () => {
+            const atual = await hub.entrega(e.id);
+            return atual.tentativas === 1 && atual.proxima_tentativa_em !== null && Date.parse(atual.proxima_tentativa_em);
+          }, 'the first failure recorded'),
+        ),
+      );
+      for (const e of entregas) await hub.esperarSituacao(e.id, 'entregue');
+      for (const [i, e] of entregas.entries()) {
+        const adiantamento = receptor.de(e.id)[1].em - previstas[i];
+        expect({ entrega: e.id, noPrazo: adiantamento >= -50 && adiantamento < 400, adiantamento }).toEqual(
+          expect.objectContaining({ entrega: e.id, noPrazo: true }),
+        );
+      }
+    } finally {
+      config().hub.retryScheduleMs = agenda;
+    }
+  }, 20_000);
 });
 
 describe('attempts against a real subscriber', () => {
