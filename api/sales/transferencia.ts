@@ -1,5 +1,5 @@
 import { config } from '../../config';
-import { banco, dataSql, lerPorTexto } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { acessoAoSuporte } from './config-system';
 
@@ -17,7 +17,11 @@ interface Esperando {
 
 type Acesso = Awaited<ReturnType<typeof acessoAoSuporte>>;
 
-/** Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. */
+/**
+ * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. Only
+ * the platform's own answer that the conversation is now open counts: a redirect is not followed
+ * (it would carry the API token to another address) and any other answer is a failure.
+ */
 async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
   const conta = c.suporte_conta_id ?? acesso?.contaId ?? null;
   if (!acesso?.tokenApi || conta === null) throw new Error('the chat platform system has no API address, account or token');
@@ -25,10 +29,17 @@ async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
     method: 'POST',
     headers: { 'content-type': 'application/json', api_access_token: acesso.tokenApi },
     body: JSON.stringify({ status: 'open' }),
+    redirect: 'manual',
     signal: AbortSignal.timeout(10_000),
   });
   if (!res.ok) throw new Error(`the chat platform answered ${res.status} to toggle_status`);
+  const corpo = (await res.json().catch(() => null)) as { payload?: { current_status?: unknown } } | null;
+  if (corpo?.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
 }
+
+/** Still with the robot, and its contact still waiting for an answer (the run's list may be minutes old). */
+const AINDA_ESPERANDO = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
+  AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)`;
 
 /**
  * The hand-over trigger: a conversation with the robot (`pending`) whose contact has waited longer
@@ -47,8 +58,7 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
     `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id FROM conversa c
        JOIN config_system s ON s.id = c.config_system_suporte_id AND s.deletado_em IS NULL AND s.ativo
          AND s.url IS NOT NULL AND s.token_api_cifrado IS NOT NULL AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-      WHERE c.status = 'pending' AND c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
-        AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
+      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO}
       ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
     [dataSql(limite)],
   );
@@ -59,6 +69,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
   for (const c of esperando) {
     const id = c.config_system_suporte_id;
     if (!acessos.has(id)) acessos.set(id, acessoAoSuporte(id));
+    // the robot may have answered (or the team taken it) since the list was read
+    const [aindaEspera] = await lerPorTexto<{ id: string }>(
+      sales,
+      `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}`,
+      [c.id, dataSql(limite)],
+    );
+    if (!aindaEspera) continue;
     try {
       await abrirNoSuporte(c, await acessos.get(id)!);
     } catch (err) {
@@ -67,13 +84,16 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
       continue;
     }
     const momento = dataSql(new Date());
-    await lerPorTexto(
-      sales,
-      `UPDATE conversa SET status = 'open', transferida_em = ?, transferida_motivo = 'sem_resposta', atualizado_em = ?
-        WHERE id = ? AND status = 'pending' AND deletado_em IS NULL`,
-      [momento, momento, c.id],
-    );
-    transferidas++;
+    // the platform's own webhook of the change may have recorded `open` first
+    const [gravadas] = await escreverJuntos(sales, [
+      [
+        `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?
+          WHERE c.id = ? AND (c.status = 'pending' OR (c.status = 'open' AND c.transferida_em IS NULL)) AND ${AINDA_ESPERANDO}`,
+        [momento, momento, c.id, dataSql(limite)],
+      ],
+    ]);
+    if (gravadas) transferidas++;
+    else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
   }
   if (esperando.length) log.info({ transferidas, falhas }, 'transferências sem resposta');
   return { transferidas, falhas };

@@ -1,9 +1,11 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { transferirSemResposta } from '../../api/sales/transferencia';
 import { loadConfig } from '../../config';
 import { banco } from '../../lib/database';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
+import { eventoDeConversa, eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
 
 /** The contact may wait 60 s here for the robot (SALES_TRANSFERENCIA_ESPERA_SEGUNDOS). */
 const ESPERA_S = 60;
@@ -93,6 +95,73 @@ describe('the hand-over trigger', () => {
     await transferirSemResposta();
     expect(aceite.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a redirect from the chat platform is not followed (the API token stays home) and hands nothing over', async () => {
+    // real local servers: the chat platform's address answers 302 to another origin
+    const noOutro: string[] = [];
+    const outro = createServer((req, res) => {
+      noOutro.push(`${req.method} ${req.headers.api_access_token ?? ''}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ payload: { success: true, current_status: 'open' } }));
+    });
+    const chat = createServer((_req, res) => res.writeHead(302, { location: `http://127.0.0.1:${(outro.address() as AddressInfo).port}/login` }).end());
+    await Promise.all([outro, chat].map((srv) => new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok))));
+    try {
+      const local = await s.criarSistema('suporte', { url: `http://127.0.0.1:${(chat.address() as AddressInfo).port}`, conta_id: CONTA, token_api: 'token-da-api' });
+      const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: local });
+      const r = await transferirSemResposta();
+      expect(r.falhas).toBeGreaterThanOrEqual(1);
+      expect(noOutro).toEqual([]);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    } finally {
+      await Promise.all([outro, chat].map((srv) => new Promise((ok) => srv.close(ok))));
+    }
+  });
+
+  it('a 2xx that is not the platform saying the conversation is open (a login page, another status) hands nothing over', async () => {
+    const pagina = await esperando({ esperaS: ESPERA_S + 30 });
+    const outroStatus = await esperando({ esperaS: ESPERA_S + 30 });
+    nock(CHAT).post(`/api/v1/accounts/${CONTA}/conversations/${pagina.conversa}/toggle_status`).reply(200, '<html>Entrar</html>', { 'content-type': 'text/html' });
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${outroStatus.conversa}/toggle_status`)
+      .reply(200, { payload: { success: true, current_status: 'snoozed' } });
+    await transferirSemResposta();
+    for (const c of [pagina, outroStatus]) expect(await s.conversaDoSuporte(c.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('a robot answer that arrives while the run is under way keeps that conversation with the robot', async () => {
+    const primeira = await esperando({ esperaS: ESPERA_S + 40 });
+    const segunda = await esperando({ esperaS: ESPERA_S + 30 });
+    // while the platform opens the first, the robot answers the second
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${primeira.conversa}/toggle_status`)
+      .reply(async () => {
+        await s.registrar(
+          sistema,
+          eventoDeMensagem({ conversa: segunda.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
+        );
+        return [200, { payload: { success: true, current_status: 'open' } }];
+      });
+    const segundaNoChat = abrirNoChat(segunda.conversa);
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(primeira.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(segundaNoChat.isDone()).toBe(false);
+    expect(await s.conversaDoSuporte(segunda.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('the hand-over is recorded even when the platform\'s own status webhook recorded open first', async () => {
+    const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
+      .reply(async () => {
+        const aberta = { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } };
+        await s.registrar(sistema, aberta);
+        expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_em: null });
+        return [200, { payload: { success: true, current_status: 'open' } }];
+      });
+    const r = await transferirSemResposta();
+    expect(r.transferidas).toBeGreaterThanOrEqual(1);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta', transferida_em: expect.any(String) });
   });
 
   it('a system without the chat platform\'s API token cannot hand over: the conversation stays pending', async () => {
