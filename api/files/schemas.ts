@@ -4,9 +4,13 @@ import { id, pagina, tamanho } from '../shared/paginacao';
 export const TAMANHO_PADRAO = 10;
 export const TAMANHO_MAXIMO = 100;
 
-/** A file name is a label: any text up to 255 characters but control characters (it never names a path). */
+/**
+ * A file name is a label: any text up to 255 characters but control characters (it never names a
+ * path). Counted once in NFC, the form it is stored in.
+ */
 const nome = () =>
   Joi.string()
+    .normalize('NFC')
     .trim()
     .min(1)
     .max(255)

@@ -128,15 +128,27 @@ function remetenteDe(m: any): MensagemDoSuporte['remetente'] {
   return { tipo: 'sistema', id };
 }
 
-/** The file name of an attachment: the last segment of its address, else one made from its id. */
-function nomeDoAnexo(a: any): string {
+/**
+ * The file name of an attachment: the last segment of its address, else one made from its id. It
+ * must be a name file storage accepts, or the copy would fail every time: control characters
+ * become spaces, and it is cut at 255 UTF-16 units (after NFC, as file storage counts them)
+ * without splitting a character in two.
+ */
+export function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown }): string {
+  let ultimo = '';
   try {
-    const ultimo = decodeURIComponent(new URL(a.data_url).pathname.split('/').filter(Boolean).pop() ?? '');
-    if (ultimo) return ultimo.slice(0, 255);
+    ultimo = decodeURIComponent(new URL(String(a.data_url)).pathname.split('/').filter(Boolean).pop() ?? '');
   } catch {
     // an undecodable name falls back to the id
   }
-  return `anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`.slice(0, 255);
+  // eslint-disable-next-line no-control-regex
+  const nome = cortar(ultimo.normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 255).trim();
+  return nome || cortar(`anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`, 255);
+}
+
+function cortar(texto: string, unidades: number): string {
+  const cortado = texto.slice(0, unidades);
+  return /[\uD800-\uDBFF]$/.test(cortado) ? cortado.slice(0, -1) : cortado;
 }
 
 function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte {

@@ -290,6 +290,8 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     ['nome over 255 characters', 'a'.repeat(256)],
     ['nome with a control character', 'linha\nquebrada.txt'],
     ['nome with a NUL', 'a\u0000b.txt'],
+    // 255 characters that NFC turns into 510 (U+0958 is excluded from composition)
+    ['nome over 255 characters once in NFC', '\u0958'.repeat(255)],
   ])('%s', async (_caso, nome) => {
     const antes = await retrato();
     const problema = esperarProblema(await files.enviar(app.token, nome, 'bytes'), 400);
@@ -302,6 +304,13 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     const res = await files.enviar(app.token, nome, 'x');
     expect(res.status).toBe(201);
     expect(res.body.nome).toBe(nome);
+  });
+
+  test('the length is counted in NFC, the form the name is stored in: 300 decomposed characters that compose into 150 are accepted', async () => {
+    const decomposto = 'c\u0327'.repeat(150);
+    const res = await files.enviar(app.token, decomposto, 'x');
+    expect(res.status).toBe(201);
+    expect(res.body.nome).toBe('ç'.repeat(150));
   });
 
   test('a Content-Type that is not a media type is 400 naming Content-Type', async () => {

@@ -92,6 +92,31 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     await esperarAte(async () => (await anexoDe(r.conversa_id)).arquivo_id, 'the copy');
   });
 
+  it('any address gives a name file storage accepts: control characters, a blank segment and a long name cut inside a character', async () => {
+    const longo = encodeURIComponent(`${'😀'.repeat(140)}.png`);
+    const casos = [
+      { caminho: '/blobs/a/nota%0Afiscal%09maio.pdf', nome: 'nota fiscal maio.pdf' },
+      { caminho: '/blobs/b/%20%20', nome: expect.stringMatching(/^anexo-\d+$/) },
+      // 284 UTF-16 units: cut at 254, not through the 128th emoji
+      { caminho: `/blobs/c/${longo}`, nome: '😀'.repeat(127) },
+    ];
+    for (const caso of casos) {
+      nock(CHAT).get(caso.caminho).reply(200, randomBytes(64), { 'content-type': 'application/octet-stream' });
+      const conversaId = await mensagemComAnexo(`${CHAT}${caso.caminho}`, 'file');
+      const anexo = await esperarAte(async () => {
+        const a = await anexoDe(conversaId);
+        return (a.arquivo_id || a.tentativas > 1) && a;
+      }, `the copy of ${caso.caminho}`);
+      expect({ caminho: caso.caminho, nome: anexo.nome, copiado: Boolean(anexo.arquivo_id), tentativas: anexo.tentativas }).toEqual({
+        caminho: caso.caminho,
+        nome: caso.nome,
+        copiado: true,
+        tentativas: 1,
+      });
+      expect((await Arquivo.findByPk(anexo.arquivo_id))!.nome).toBe(anexo.nome);
+    }
+  });
+
   it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
     nock(CHAT).get('/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
     const conversaId = await mensagemComAnexo(`${CHAT}/doc.pdf`, 'file');
