@@ -51,6 +51,7 @@ export function rotasDeFiles(): Rota[] {
       validar: { query: schemas.enviar },
       status: 201,
       resposta: respostas.arquivo,
+      outrasRespostas: { '413': 'Arquivo maior que o limite', '415': 'Content-Encoding diferente de identity' },
       tratar: async (req, res) => {
         try {
           const arquivo = await enviarArquivo(req.principal!.sub, {
@@ -118,6 +119,7 @@ export function rotasDeFiles(): Rota[] {
       descricao: DESCRICAO_DO_DOWNLOAD,
       acesso: 'publico',
       validar: { params: schemas.paramsId, query: schemas.conteudo },
+      outrasRespostas: { '403': 'Link sem assinatura válida, ou vencido' },
       tratar: async (req, res) => {
         const c = await abrirConteudo(req.entrada.params.id, req.entrada.query.expira, req.entrada.query.assinatura);
         res.writeHead(200, {

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { config } from '../../config';
 import { Principal } from '../shared/principal';
-import { limitePorEndereco } from '../shared/limite';
+import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { proibido } from '../shared/errors';
 import { Permissao, Rota } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
@@ -64,6 +64,7 @@ export function rotasDoIdentity(): Rota[] {
       resumo: 'Login de usuário por e-mail e senha',
       acesso: 'publico',
       antes: [limiteDeLogin],
+      outrasRespostas: { '429': LIMITE_EXCEDIDO },
       validar: { body: schemas.login },
       resposta: respostas.token.keys({ usuario: respostas.usuario }),
       tratar: (req) => entrar(req.entrada.body.email, req.entrada.body.senha),
@@ -75,6 +76,7 @@ export function rotasDoIdentity(): Rota[] {
       resumo: 'Token de aplicativo (client credentials)',
       acesso: 'publico',
       antes: [limiteDeLogin],
+      outrasRespostas: { '429': LIMITE_EXCEDIDO },
       validar: { body: schemas.token },
       resposta: respostas.token,
       tratar: (req) => tokenDeAplicativo(req.entrada.body.client_id, req.entrada.body.client_secret),

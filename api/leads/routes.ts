@@ -1,6 +1,6 @@
 import { config } from '../../config';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
-import { limitePorEndereco } from '../shared/limite';
+import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { Rota } from '../shared/rotas';
 import { acessoLeads } from './acesso';
 import { buscarCnpj } from './cnpj';
@@ -23,6 +23,7 @@ export function rotasDeLeads(): Rota[] {
       antes: [limitePorEndereco('leads-cnpj', config().leads.cnpjLimitePorMinuto)],
       validar: { params: schemas.paramsCnpj },
       resposta: respostas.cnpj,
+      outrasRespostas: { '429': LIMITE_EXCEDIDO },
       tratar: async (req, res) => {
         const registro = await buscarCnpj(req.entrada.params.cnpj);
         res.setHeader('Cache-Control', CACHE_DO_CNPJ);
@@ -38,6 +39,7 @@ export function rotasDeLeads(): Rota[] {
       permissao: acessoLeads.controle.lerEmQualquer('empresas'),
       validar: { query: schemas.empresas },
       resposta: respostas.pagina,
+      outrasRespostas: { '503': 'A contagem ou a leitura da página falhou no banco de dados; tente de novo' },
       tratar: (req) => {
         const { pagina, tamanho, ...filtros } = req.entrada.query;
         return listarEmpresas(filtros, pagina, tamanho);

@@ -40,7 +40,7 @@ const socio = Joi.object(
 );
 
 const resumo = Joi.object({
-  cnpj: s,
+  cnpj: s.required(),
   ...anulaveis(
     'correio_eletronico',
     'ddd_1',
@@ -73,18 +73,18 @@ const CAMPOS_DO_CNPJ = `cnpj_ordem cnpj_dv identificador_matriz_filial identific
 
 export const respostas = {
   cnpj: Joi.object({
-    cnpj: s,
-    cnpj_basico: s,
-    tem_empresa: Joi.boolean(),
-    tem_simples: Joi.boolean(),
-    socios: Joi.array().items(socio),
+    cnpj: s.required(),
+    cnpj_basico: s.required(),
+    tem_empresa: Joi.boolean().required(),
+    tem_simples: Joi.boolean().required(),
+    socios: Joi.array().items(socio).required(),
     ...anulaveis(...CAMPOS_DO_CNPJ),
   }),
   pagina: Joi.object({
-    estimado: Joi.boolean(),
-    itens: Joi.array().items(resumo),
-    pagina: Joi.number(),
-    tamanho: Joi.number(),
-    total: Joi.number(),
+    estimado: Joi.boolean().required(),
+    itens: Joi.array().items(resumo).required(),
+    pagina: Joi.number().required(),
+    tamanho: Joi.number().required(),
+    total: Joi.number().required(),
   }),
 };

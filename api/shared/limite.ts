@@ -4,6 +4,9 @@ import { config } from '../../config';
 import { redis } from '../../lib/redis';
 import { enviarProblema } from './http-errors';
 
+/** The OpenAPI meaning of a route's 429. */
+export const LIMITE_EXCEDIDO = 'Limite de requisições por minuto deste endereço excedido; Retry-After diz em quantos segundos tentar de novo';
+
 /**
  * Per-client-address limit of a public route (DESIGN §10), counted in Redis so every process
  * shares it; while Redis is out of reach an in-memory limiter of the same size stands in.

@@ -56,6 +56,7 @@ function respostasDeErro(rota: Rota) {
     r['403'] = problema('Sem permissão');
   }
   if (/[:*]/.test(rota.caminho)) r['404'] = problema('Não encontrado');
+  for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
   return r;
 }
 

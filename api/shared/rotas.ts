@@ -30,6 +30,8 @@ export interface Rota {
   status?: number;
   /** response schema, for the OpenAPI document only */
   resposta?: Joi.Schema;
+  /** error answers of this route beyond the usual ones (400, 401, 403, 404), for the OpenAPI document: status → meaning */
+  outrasRespostas?: Record<string, string>;
   /** middleware run before everything else but the JSON body parser (e.g. a rate limit on a public route) */
   antes?: RequestHandler[];
   /**

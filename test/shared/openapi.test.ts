@@ -105,3 +105,28 @@ describe.each(Object.keys(SERVICOS_DA_SUITE))('GET /openapi.json of %s (DESIGN ย
     }
   });
 });
+
+describe('answers beyond the usual ones, and the fields SPEC requires, are in the documents', () => {
+  const documento = async (nome: string) => (await cliente(suite.url[nome]).get('/openapi.json')).body;
+
+  test('rate-limited public routes document their 429; the listing its 503; uploads 413/415; the signed download 403', async () => {
+    const leads = await documento('leads');
+    expect(Object.keys(leads.paths['/api/cnpj/{cnpj}'].get.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '429']));
+    expect(Object.keys(leads.paths['/api/empresas'].get.responses)).toEqual(expect.arrayContaining(['503']));
+    const identity = await documento('identity');
+    for (const caminho of ['/auth/login', '/auth/token']) expect(Object.keys(identity.paths[caminho].post.responses)).toContain('429');
+    const files = await documento('files');
+    expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '413', '415']));
+    expect(Object.keys(files.paths['/arquivo/{id}/conteudo'].get.responses)).toContain('403');
+    expect(files.paths['/arquivo/{id}/conteudo'].get.responses['403'].content['application/problem+json']).toBeDefined();
+  });
+
+  test('Cnpj, CnpjResumo and PaginaDeEmpresas list the fields SPEC ยง2 requires', async () => {
+    const leads = await documento('leads');
+    const cnpj = leads.paths['/api/cnpj/{cnpj}'].get.responses['200'].content['application/json'].schema;
+    expect([...cnpj.required].sort()).toEqual(['cnpj', 'cnpj_basico', 'socios', 'tem_empresa', 'tem_simples']);
+    const pagina = leads.paths['/api/empresas'].get.responses['200'].content['application/json'].schema;
+    expect([...pagina.required].sort()).toEqual(['estimado', 'itens', 'pagina', 'tamanho', 'total']);
+    expect(pagina.properties.itens.items.required).toEqual(['cnpj']);
+  });
+});
