@@ -4,7 +4,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, guardarArquivo } from './arquivos';
+import { apagarArquivo, ArquivoGuardado, guardarArquivo } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -55,25 +55,46 @@ export async function copiarAnexo(anexoId: string, tentativa: number): Promise<R
   if (!anexo) return 'inexistente';
   if (anexo.arquivo_id) return 'ja_copiado';
   await AnexoDaMensagem.update({ tentativas: Math.max(anexo.tentativas, tentativa) }, { where: { id: anexoId } });
+  let arquivo: ArquivoGuardado | undefined;
   try {
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: AbortSignal.timeout(PRAZO_DA_COPIA_MS) });
-    const arquivo = await guardarArquivo(anexo.nome, download.tipoMime, download.bytes, PRAZO_DA_COPIA_MS);
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, download.bytes, PRAZO_DA_COPIA_MS);
     const [alterados] = await AnexoDaMensagem.update(
       { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },
       { where: { id: anexoId, arquivo_id: null } },
     );
     if (alterados === 0) {
-      await banco('sales').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', {
-        replacements: [arquivo.id, dataSql(new Date())],
-      });
-      await enfileirarRemocao();
+      await apagarDepois(arquivo.id);
       return 'inexistente';
     }
     return 'copiado';
   } catch (err) {
+    if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
     const mensagem = (err as Error).message.slice(0, 500);
     await AnexoDaMensagem.update({ ultimo_erro: mensagem }, { where: { id: anexoId } });
     throw err;
+  }
+}
+
+/** A copy no attachment refers to goes to the removal list (arquivo_a_apagar) and its queue. */
+async function apagarDepois(arquivoId: string): Promise<void> {
+  await banco('sales').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', {
+    replacements: [arquivoId, dataSql(new Date())],
+  });
+  await enfileirarRemocao();
+}
+
+/**
+ * File storage kept the copy but recording it failed: the next attempt uploads again, so this one
+ * would stay in file storage for good. It goes to the removal list, unless the attachment does
+ * refer to it after all (the record was written and only its answer lost) or that cannot be known.
+ */
+async function largarCopiaSemRegistro(anexoId: string, arquivoId: string): Promise<void> {
+  try {
+    const agora = await AnexoDaMensagem.findByPk(anexoId, { attributes: ['arquivo_id'] });
+    if (agora?.arquivo_id !== arquivoId) await apagarDepois(arquivoId);
+  } catch (err) {
+    log.error({ err: (err as Error).message, anexo_id: anexoId, arquivo_id: arquivoId }, 'cópia sem registro ficou no armazenamento');
   }
 }
 

@@ -194,6 +194,38 @@ describe('the download of an attachment', () => {
 });
 
 describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => {
+  it('a copy that file storage kept but the database failed to record is removed from file storage; the retry records its own', async () => {
+    const sales = banco('sales');
+    // the database refuses to record a copy of this attachment (a real failure, from a trigger) until the trigger goes
+    await sales.query(`CREATE TRIGGER falha_ao_registrar BEFORE UPDATE ON anexo_da_mensagem FOR EACH ROW
+      BEGIN
+        IF NEW.arquivo_id IS NOT NULL AND OLD.arquivo_id IS NULL AND NEW.endereco LIKE '%/orfao/%' THEN
+          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha simulada ao registrar a cópia';
+        END IF;
+      END`);
+    try {
+      nock(CHAT).get('/orfao/recibo.pdf').times(3).reply(200, Buffer.from('%PDF-orfao'), { 'content-type': 'application/pdf' });
+      const conversaId = await mensagemComAnexo(`${CHAT}/orfao/recibo.pdf`, 'file');
+      await esperarAte(
+        async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))?.ultimo_erro?.includes('falha simulada'),
+        'the first attempt failing to record its copy',
+      );
+      await sales.query('DROP TRIGGER falha_ao_registrar');
+      const anexo = await esperarAte(async () => {
+        const a = await anexoDe(conversaId);
+        return a.arquivo_id && a;
+      }, 'the copy of a later attempt');
+      expect(anexo.nome).toBe('recibo.pdf');
+      expect(anexo.tentativas).toBeGreaterThanOrEqual(2);
+      // the unrecorded copies leave file storage; the recorded one stays
+      await esperarAte(async () => (await Arquivo.count({ where: { nome: 'recibo.pdf' } })) === 1, 'the unrecorded copy removed');
+      expect((await Arquivo.findAll({ where: { nome: 'recibo.pdf' } })).map((a) => a.id)).toEqual([anexo.arquivo_id]);
+      expect(await pendentes()).not.toContain(anexo.arquivo_id);
+    } finally {
+      await sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar');
+    }
+  });
+
   it('two failures and then a success: copied, with tentativas 3', async () => {
     const chat = nock(CHAT).get('/instavel.png').times(2).reply(503).get('/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
     const conversaId = await mensagemComAnexo(`${CHAT}/instavel.png`);
