@@ -2,6 +2,8 @@ import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+const NAT64_CONHECIDO = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+
 /**
  * The SSRF guard of outgoing HTTP to addresses someone else chose (a subscriber's URL, an
  * attachment's address): only ordinary public unicast addresses pass, judged by IANA's
@@ -18,24 +20,23 @@ export function enderecoPrivado(endereco: string): boolean {
   const v6 = ip as ipaddr.IPv6;
   // ::/96 (unspecified, loopback and the deprecated IPv4-compatible form): nothing public lives there
   if (v6.parts.slice(0, 6).every((p) => p === 0)) return true;
-  const ipv4 = ipv4Levado(v6);
-  return ipv4 ? ipv4.range() !== 'unicast' : v6.range() !== 'unicast';
-}
-
-/** The IPv4 address an IPv6 one stands for, in the forms a network can route to it. */
-function ipv4Levado(v6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   const b = v6.toByteArray();
+  const ipv4Privado = (inicio: number) => new ipaddr.IPv4(b.slice(inicio, inicio + 4)).range() !== 'unicast';
   switch (v6.range()) {
     case 'ipv4Mapped':
     case 'rfc6145':
+      return ipv4Privado(12);
     case 'rfc6052':
-      return new ipaddr.IPv4(b.slice(12, 16));
+      // the well-known NAT64 prefix holds the IPv4 address in its last 32 bits; in the local-use
+      // 64:ff9b:1::/48 the operator places it anywhere, so nothing there counts as public
+      return v6.match(NAT64_CONHECIDO) ? ipv4Privado(12) : true;
     case '6to4':
-      return new ipaddr.IPv4(b.slice(2, 6));
+      return ipv4Privado(2);
     default:
-      return undefined;
+      return v6.range() !== 'unicast';
   }
 }
+
 export class DestinoBloqueado extends Error {}
 
 /** A URL written with a private IP literal: refused before any connection. */

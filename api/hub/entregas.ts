@@ -327,15 +327,35 @@ async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): P
   );
 }
 
-/** Replay: a delivery in the error queue (or already delivered) starts a new round of attempts. */
-async function reenviar(entregas: Entrega[]): Promise<void> {
-  const ids = entregas.map((e) => e.id);
-  await guardarUltimaEntrega(ids);
-  await Entrega.update({ situacao: 'pendente', tentativas: 0, proxima_tentativa_em: new Date(), ultimo_erro: null }, { where: { id: ids } });
+/**
+ * Replay: a delivery in the error queue (or already delivered) starts a new round of attempts.
+ * Read again under lock, so one purged or replayed by someone else meanwhile is left alone;
+ * answers the ids that did start again.
+ */
+async function reenviar(entregas: Entrega[]): Promise<string[]> {
+  const ids = await banco('hub').transaction(async (transaction) => {
+    const elegiveis = (
+      await Entrega.findAll({
+        where: { id: entregas.map((e) => e.id), situacao: ['entregue', 'fila_de_erro'] },
+        attributes: ['id'],
+        lock: transaction.LOCK.UPDATE,
+        transaction,
+      })
+    ).map((e) => e.id);
+    if (!elegiveis.length) return elegiveis;
+    await guardarUltimaEntrega(elegiveis, transaction);
+    await Entrega.update(
+      { situacao: 'pendente', tentativas: 0, proxima_tentativa_em: new Date(), ultimo_erro: null },
+      { where: { id: elegiveis }, transaction },
+    );
+    return elegiveis;
+  });
+  if (!ids.length) return ids;
   const q = fila(filaHubEntrega);
   // a finished job of the same id may still be kept: remove it so the new one is accepted
   await Promise.all(ids.map((id) => q.remove(id).catch(() => 0)));
   await enfileirarEntregas(ids);
+  return ids;
 }
 
 async function assinaturaAtiva(id: string): Promise<void> {
@@ -349,7 +369,12 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   if (e.situacao === 'pendente') throw conflito('A entrega ainda está pendente.');
   if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura.');
   await assinaturaAtiva(e.assinatura_id);
-  await reenviar([e]);
+  if (!(await reenviar([e])).length) {
+    // changed since it was read: purged, or already sent again by someone else
+    const atual = await Entrega.findByPk(id);
+    if (!atual) throw naoEncontrado('Entrega');
+    throw conflito('A entrega mudou enquanto era reenviada; consulte-a de novo.');
+  }
   await e.reload();
   return entregaJson(e);
 }
@@ -358,8 +383,9 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
   if (!(await Assinatura.findByPk(assinaturaId, { attributes: ['id'] }))) throw naoEncontrado('Assinatura');
   await assinaturaAtiva(assinaturaId);
   const falhas = await Entrega.findAll({ where: { assinatura_id: assinaturaId, situacao: 'fila_de_erro' }, attributes: ['id'] });
-  for (let i = 0; i < falhas.length; i += 1000) await reenviar(falhas.slice(i, i + 1000));
-  return { reenviadas: falhas.length };
+  let reenviadas = 0;
+  for (let i = 0; i < falhas.length; i += 1000) reenviadas += (await reenviar(falhas.slice(i, i + 1000))).length;
+  return { reenviadas };
 }
 
 /** Retention (DESIGN §5): finished deliveries, their attempts and events older than `dias` go, in batches. */

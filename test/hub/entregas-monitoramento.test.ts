@@ -163,6 +163,35 @@ describe('sending again (DESIGN §5)', () => {
     expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
   });
 
+  test('reenviar of a delivery the retention purge removes while the replay waits for it answers 404, and queues nothing', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-purgada') });
+    const { id } = await c.publicar();
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    // another connection holds the row, as the purge does before deleting it
+    const purga = await novaConexao('hub');
+    let pedido: ReturnType<typeof hub.api.post> | undefined;
+    try {
+      await purga.query('START TRANSACTION');
+      await purga.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entregue.id]);
+      pedido = hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() });
+      await esperarAte(async () => {
+        const [linhas] = await purga.query(
+          `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+            AND (INFO LIKE '%FROM \`entrega\`%FOR UPDATE' OR INFO LIKE 'UPDATE \`entrega\`%' OR INFO LIKE 'UPDATE assinatura%')`,
+        );
+        return Number((linhas as { n: number }[])[0].n) > 0;
+      }, 'the replay waiting on the row');
+      await purga.query('DELETE FROM tentativa_de_entrega WHERE entrega_id = ?', [entregue.id]);
+      await purga.query('DELETE FROM entrega WHERE id = ?', [entregue.id]);
+      await purga.query('COMMIT');
+    } finally {
+      await purga.end();
+    }
+    esperarProblema(await pedido!, 404);
+    await dormir(150);
+    expect(receptor.de(entregue.id)).toHaveLength(1);
+  });
+
   test('reenviar of a delivery still pending (its attempt in flight) is 409; an unknown delivery or subscription is 404', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/demora') });
     const { id } = await c.publicar();

@@ -59,6 +59,8 @@ describe('enderecoPrivado', () => {
     // IPv6 forms that reach an IPv4 address are judged by it: NAT64, 6to4, the IPv4-compatible form
     '64:ff9b::a9fe:a9fe',
     '64:ff9b::a00:1',
+    // the local-use NAT64 prefix: the operator chooses where the IPv4 address sits
+    '64:ff9b:1:a9fe:a9:fe00:808:808',
     '2002:7f00:1::',
     '2002:c0a8:101::1',
     '::a9fe:a9fe',
