@@ -84,11 +84,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
       continue;
     }
     const momento = dataSql(new Date());
-    // the platform's own webhook of the change may have recorded `open` first
+    // the platform's own webhook of the change may have recorded `open` first (and an earlier
+    // hand-over of the same conversation its own transferida_em, older than this wait)
     const [gravadas] = await escreverJuntos(sales, [
       [
         `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?
-          WHERE c.id = ? AND (c.status = 'pending' OR (c.status = 'open' AND c.transferida_em IS NULL)) AND ${AINDA_ESPERANDO}`,
+          WHERE c.id = ? AND (c.status = 'pending' OR (c.status = 'open' AND (c.transferida_em IS NULL OR c.transferida_em < c.ultima_mensagem_do_contato_em)))
+            AND ${AINDA_ESPERANDO}`,
         [momento, momento, c.id, dataSql(limite)],
       ],
     ]);

@@ -164,6 +164,25 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta', transferida_em: expect.any(String) });
   });
 
+  it('a conversation handed over before, back with the robot, is handed over again: recorded anew even when the status webhook came first', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    // an hour ago it went to the team; since then it came back to the robot and the contact wrote again
+    await banco('sales').query("UPDATE conversa SET transferida_em = ?, transferida_motivo = 'sem_resposta' WHERE id = ?", {
+      replacements: [new Date(Date.now() - 3_600_000), registro.id],
+    });
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
+      .reply(async () => {
+        await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } });
+        return [200, { payload: { success: true, current_status: 'open' } }];
+      });
+    const antes = Date.now();
+    await transferirSemResposta();
+    const depois = await s.conversaDoSuporte(conversa);
+    expect(depois).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(Date.parse(depois.transferida_em)).toBeGreaterThanOrEqual(antes - 5);
+  });
+
   it('a system without the chat platform\'s API token cannot hand over: the conversation stays pending', async () => {
     const semToken = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA });
     const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: semToken });
