@@ -84,13 +84,14 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
   } catch (err) {
-    // a job that ended (and was removed) just before the wait began left its result in the cache
-    const guardadaDepois = await r.get(chave);
-    if (guardadaDepois) return JSON.parse(guardadaDepois) as Contagem;
     if (['waiting', 'active', 'delayed', 'prioritized'].includes(await job.getState())) {
       log.warn({ filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');
       return ESTIMATIVA;
     }
+    // the job is gone: one that ended (and was removed) just before the wait began, or between
+    // the wait and the look at its state, left its result in the cache
+    const guardadaDepois = await r.get(chave);
+    if (guardadaDepois) return JSON.parse(guardadaDepois) as Contagem;
     log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
     throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.');
   }
