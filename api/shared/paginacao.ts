@@ -10,7 +10,11 @@ export function inteiroAjustado(padrao: number, maximo = Number.MAX_SAFE_INTEGER
     .integer()
     .unsafe()
     .default(padrao)
-    .custom((v: number) => Math.max(1, Math.min(v, maximo)));
+    .custom((v: number, helpers) => {
+      // unsafe() would round `1.00000000000000001` to 1: digits only, as written
+      if (!/^\s*[+-]?\d+\s*$/.test(String(helpers.original))) return helpers.error('number.integer');
+      return Math.max(1, Math.min(v, maximo));
+    });
 }
 
 export const pagina = () => inteiroAjustado(1).description('Página, a partir de 1 (abaixo de 1 vira 1).');

@@ -87,6 +87,10 @@ describe('query parsing of pages (SPEC §2, DESIGN §4)', () => {
     const p = esperarProblema(await api.get('/paginas', { query: { pagina: 'dois' } }), 400);
     expect(p.errors).toEqual([expect.objectContaining({ campo: 'pagina' })]);
     esperarProblema(await api.get('/paginas', { query: { tamanho: '2.5' } }), 400);
+    // not an integer as written, even where a number rounds it to one
+    for (const escrito of ['1.00000000000000001', '3.0', '1e3', '0x10']) {
+      expect({ escrito, status: (await api.get('/paginas', { query: { pagina: escrito } })).status }).toEqual({ escrito, status: 400 });
+    }
   });
 
   test('unknown query parameters are ignored', async () => {
