@@ -24,6 +24,7 @@ export interface ArquivoJson {
 }
 
 export interface Envio {
+  /** in NFC, as the route's schema leaves it */
   nome: string;
   /** the request's Content-Type; absent means application/octet-stream */
   tipoMime?: string;
@@ -96,7 +97,6 @@ class Medidor extends Transform {
  */
 export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<ArquivoJson> {
   const tipo = tipoMime(e.tipoMime);
-  const nome = e.nome.normalize('NFC');
   const id = novoId();
   const medidor = new Medidor(config().files.tamanhoMaximoBytes);
   // pipe, not pipeline: a failed upload must not destroy the request, whose socket still carries the answer
@@ -106,7 +106,7 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<Arq
   });
   await armazenamento().gravar(id, medidor);
   try {
-    const a = await Arquivo.create({ id, aplicativo_id: aplicativoId, nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() });
+    const a = await Arquivo.create({ id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() });
     return arquivoJson(a);
   } catch (err) {
     await armazenamento()

@@ -134,7 +134,7 @@ function remetenteDe(m: any): MensagemDoSuporte['remetente'] {
  * become spaces, and it is cut at 255 UTF-16 units (after NFC, as file storage counts them)
  * without splitting a character in two.
  */
-export function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown }): string {
+function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown }): string {
   let ultimo = '';
   try {
     ultimo = decodeURIComponent(new URL(String(a.data_url)).pathname.split('/').filter(Boolean).pop() ?? '');
