@@ -11,6 +11,7 @@ export function inteiroAjustado(padrao: number, maximo = Number.MAX_SAFE_INTEGER
     .unsafe()
     .default(padrao)
     .custom((v: number, helpers) => {
+      if (!Number.isInteger(v)) return v; // integer() has already said so
       // unsafe() would round `1.00000000000000001` to 1: digits only, as written
       if (!/^\s*[+-]?\d+\s*$/.test(String(helpers.original))) return helpers.error('number.integer');
       return Math.max(1, Math.min(v, maximo));
