@@ -327,6 +327,12 @@ async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): P
   );
 }
 
+/** Of `ids`, those still in one of `situacoes`, read again and locked until `transaction` ends. */
+async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], transaction: Transaction): Promise<string[]> {
+  const linhas = await Entrega.findAll({ where: { id: ids, situacao: situacoes }, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
+  return linhas.map((e) => e.id);
+}
+
 /**
  * Replay: a delivery in the error queue (or already delivered) starts a new round of attempts.
  * Read again under lock, so one purged or replayed by someone else meanwhile is left alone;
@@ -334,14 +340,7 @@ async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): P
  */
 async function reenviar(entregas: Entrega[]): Promise<string[]> {
   const ids = await banco('hub').transaction(async (transaction) => {
-    const elegiveis = (
-      await Entrega.findAll({
-        where: { id: entregas.map((e) => e.id), situacao: ['entregue', 'fila_de_erro'] },
-        attributes: ['id'],
-        lock: transaction.LOCK.UPDATE,
-        transaction,
-      })
-    ).map((e) => e.id);
+    const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), ['entregue', 'fila_de_erro'], transaction);
     if (!elegiveis.length) return elegiveis;
     await guardarUltimaEntrega(elegiveis, transaction);
     await Entrega.update(
@@ -402,14 +401,7 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
     entregas += await banco('hub').transaction(async (transaction) => {
       // read again under lock: one replayed since (pending again, its job queued) stays, and one
       // delivered meanwhile has its success kept
-      const ids = (
-        await Entrega.findAll({
-          where: { id: velhas.map((e) => e.id), situacao: { [Op.ne]: 'pendente' } },
-          attributes: ['id'],
-          lock: transaction.LOCK.UPDATE,
-          transaction,
-        })
-      ).map((e) => e.id);
+      const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction);
       if (!ids.length) return 0;
       await guardarUltimaEntrega(ids, transaction);
       await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
