@@ -42,12 +42,19 @@ async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?:
   return { conversa, registro: await s.conversaDoSuporte(conversa) };
 }
 
-/** The chat platform's toggle_status of a conversation, answering `status`. */
-const abrirNoChat = (conversa: number, status = 200) =>
+/** The chat platform's toggle_status of a conversation, answering `status` once `antes` (what happens meanwhile) is done. */
+const abrirNoChat = (conversa: number, status = 200, antes: () => Promise<unknown> = async () => undefined) =>
   nock(CHAT)
     .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`, { status: 'open' })
     .matchHeader('api_access_token', 'token-da-api')
-    .reply(status, { payload: { success: status === 200, current_status: 'open' } });
+    .reply(async () => {
+      await antes();
+      return [status, { payload: { success: status === 200, current_status: 'open' } }];
+    });
+
+/** The platform's own webhook saying the conversation is open. */
+const abertaNoChat = (conversa: number) =>
+  s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } });
 
 describe('the hand-over trigger', () => {
   it('opens in the chat platform a conversation whose contact waited too long for the robot, then records open, transferida_em and sem_resposta', async () => {
@@ -133,15 +140,12 @@ describe('the hand-over trigger', () => {
     const primeira = await esperando({ esperaS: ESPERA_S + 40 });
     const segunda = await esperando({ esperaS: ESPERA_S + 30 });
     // while the platform opens the first, the robot answers the second
-    nock(CHAT)
-      .post(`/api/v1/accounts/${CONTA}/conversations/${primeira.conversa}/toggle_status`)
-      .reply(async () => {
-        await s.registrar(
-          sistema,
-          eventoDeMensagem({ conversa: segunda.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
-        );
-        return [200, { payload: { success: true, current_status: 'open' } }];
-      });
+    abrirNoChat(primeira.conversa, 200, () =>
+      s.registrar(
+        sistema,
+        eventoDeMensagem({ conversa: segunda.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
+      ),
+    );
     const segundaNoChat = abrirNoChat(segunda.conversa);
     await transferirSemResposta();
     expect(await s.conversaDoSuporte(primeira.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
@@ -151,14 +155,10 @@ describe('the hand-over trigger', () => {
 
   it('the hand-over is recorded even when the platform\'s own status webhook recorded open first', async () => {
     const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
-    nock(CHAT)
-      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
-      .reply(async () => {
-        const aberta = { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } };
-        await s.registrar(sistema, aberta);
-        expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_em: null });
-        return [200, { payload: { success: true, current_status: 'open' } }];
-      });
+    abrirNoChat(conversa, 200, async () => {
+      await abertaNoChat(conversa);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_em: null });
+    });
     const r = await transferirSemResposta();
     expect(r.transferidas).toBeGreaterThanOrEqual(1);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta', transferida_em: expect.any(String) });
@@ -170,12 +170,7 @@ describe('the hand-over trigger', () => {
     await banco('sales').query("UPDATE conversa SET transferida_em = ?, transferida_motivo = 'sem_resposta' WHERE id = ?", {
       replacements: [new Date(Date.now() - 3_600_000), registro.id],
     });
-    nock(CHAT)
-      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
-      .reply(async () => {
-        await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } });
-        return [200, { payload: { success: true, current_status: 'open' } }];
-      });
+    abrirNoChat(conversa, 200, () => abertaNoChat(conversa));
     const antes = Date.now();
     await transferirSemResposta();
     const depois = await s.conversaDoSuporte(conversa);
