@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Connection } from 'mysql2/promise';
 import { purgarHistorico } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
@@ -42,6 +43,18 @@ async function cenarioComFalhas(caminho: string, quantas: number) {
     entregas.push(await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
   }
   return { c, entregas };
+}
+
+/** Waits until another connection of this database runs a statement matching one of `padroes` (LIKE). */
+function esperarOutraConexao(conexao: Connection, descricao: string, ...padroes: string[]) {
+  return esperarAte(async () => {
+    const [linhas] = await conexao.query(
+      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+        AND (${padroes.map(() => 'INFO LIKE ?').join(' OR ')})`,
+      padroes,
+    );
+    return Number((linhas as { n: number }[])[0].n) > 0;
+  }, descricao);
 }
 
 const CAMPOS_DA_ENTREGA = [
@@ -174,13 +187,7 @@ describe('sending again (DESIGN §5)', () => {
       await purga.query('START TRANSACTION');
       await purga.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entregue.id]);
       pedido = hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() });
-      await esperarAte(async () => {
-        const [linhas] = await purga.query(
-          `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-            AND (INFO LIKE '%FROM \`entrega\`%FOR UPDATE' OR INFO LIKE 'UPDATE \`entrega\`%' OR INFO LIKE 'UPDATE assinatura%')`,
-        );
-        return Number((linhas as { n: number }[])[0].n) > 0;
-      }, 'the replay waiting on the row');
+      await esperarOutraConexao(purga, 'the replay waiting on the row', '%FROM `entrega`%FOR UPDATE', 'UPDATE `entrega`%', 'UPDATE assinatura%');
       await purga.query('DELETE FROM tentativa_de_entrega WHERE entrega_id = ?', [entregue.id]);
       await purga.query('DELETE FROM entrega WHERE id = ?', [entregue.id]);
       await purga.query('COMMIT');
@@ -294,13 +301,7 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
       await outra.query("UPDATE entrega SET situacao = 'pendente' WHERE id = ?", [entregue.id]);
       // the purge has already chosen the delivery (it still reads as entregue) and waits on the row
       purga = purgarHistorico(30);
-      await esperarAte(async () => {
-        const [linhas] = await outra.query(
-          `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-            AND (INFO LIKE '%FROM \`entrega\`%FOR UPDATE' OR INFO LIKE 'DELETE FROM \`entrega\`%')`,
-        );
-        return Number((linhas as { n: number }[])[0].n) > 0;
-      }, 'the purge waiting on the row');
+      await esperarOutraConexao(outra, 'the purge waiting on the row', '%FROM `entrega`%FOR UPDATE', 'DELETE FROM `entrega`%');
       await outra.query('COMMIT');
     } finally {
       await outra.end();
