@@ -2,19 +2,28 @@ import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { dadosInvalidos } from '../shared/errors';
 
-/** JSON Schemas of event versions (DESIGN §5), compiled once per version and kept. */
-const ajv = new Ajv({ allErrors: true, strict: false });
+/**
+ * JSON Schemas of event versions (DESIGN §5, draft-07), compiled once per version and kept.
+ * `strictSchema`: a keyword or format the validator does not know (a typo, a 2019+ keyword such as
+ * `unevaluatedProperties`) refuses the schema instead of being silently ignored. `addUsedSchema`
+ * off: a schema's `$id` is not registered, so compiling it again (a new version, another process's
+ * change) never collides with the first compilation.
+ */
+const ajv = new Ajv({ allErrors: true, strict: false, strictSchema: true, addUsedSchema: false });
 addFormats(ajv);
 
 const compilados = new Map<string, ValidateFunction>();
 
 /** A schema must compile; otherwise the version is refused with the compiler's reason. */
 export function conferirEsquema(esquema: Record<string, unknown>): void {
+  let validar: ValidateFunction;
   try {
-    ajv.compile(esquema);
+    validar = ajv.compile(esquema);
   } catch (err) {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
   }
+  // an async schema validates through a promise, which a synchronous check would take for success
+  if (validar.$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
 }
 
 /** Validates an event's `dados`; 400 with every schema error. */

@@ -117,4 +117,12 @@ export const MIGRACOES_HUB: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX entrega_ultima ON entrega (assinatura_id, situacao, entregue_em)');
     },
   },
+  {
+    name: '0004-hub-idempotencia-exata',
+    async up(qi) {
+      // a publisher's id is compared byte for byte: under the table's collation "Ab1" and "aB1"
+      // (or "é" and "e") were one key, and the second event was answered as a repeat of the first
+      await qi.sequelize.query('ALTER TABLE evento MODIFY id_do_publicador VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL');
+    },
+  },
 ];

@@ -153,6 +153,17 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     expect(noCaminho('/esquema')).toHaveLength(0);
   });
 
+  test('a schema with its own $id validates every publication, and a next version may keep that $id', async () => {
+    const esquema = { $id: 'https://exemplo.com.br/esquemas/pedido.json', type: 'object', required: ['n'], properties: { n: { type: 'integer' } } };
+    const c = await hub.cenario({ url_de_destino: receptor.url('/com-id'), esquema });
+    for (const n of [1, 2]) expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } })).status).toBe(202);
+    esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 'um' } }), 400);
+
+    const v2 = await hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await hub.admin(), body: { esquema } });
+    expect(v2.status).toBe(201);
+    expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 2, dados: { n: 3 } })).status).toBe(202);
+  });
+
   test('a body without tipo, versao or dados is refused with 400 naming them', async () => {
     const publicador = await hub.aplicativo();
     const res = await hub.api.post('/eventos', { token: publicador.token, body: {} });
@@ -237,6 +248,17 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
     expect(await eventosDoTipo(c.tipo.id)).toBe(1);
     expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+  });
+
+  test('ids that differ only in case or accents are different keys', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/caixa') });
+    const ids = ['Ab1', 'aB1', 'pedido-é', 'pedido-e'];
+    const respostas = [];
+    for (const [n, id] of ids.entries()) respostas.push(await c.publicar({ n }, { id }));
+    expect(new Set(respostas.map((r) => r.id)).size).toBe(4);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(4);
+    // and each is still its own repeat
+    expect(await c.publicar({ n: 9 }, { id: 'aB1' })).toEqual(respostas[1]);
   });
 
   test('a different id, no id, or the same id from another publisher is a new event', async () => {

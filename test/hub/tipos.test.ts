@@ -165,6 +165,12 @@ describe('schema versions (DESIGN §5 and §10, SPEC §9.3)', () => {
   test.each([
     ['a type that is not a JSON Schema type', { type: 'texto' }],
     ['required that is not a list', { type: 'object', required: 'a' }],
+    // a keyword or format the validator does not know would be ignored, so the data would go unchecked
+    ['a misspelled keyword', { type: 'object', requried: ['a'] }],
+    ['a keyword of a later draft', { type: 'object', properties: { a: { type: 'string' } }, unevaluatedProperties: false }],
+    ['an unknown format', { type: 'string', format: 'cpf' }],
+    // validates through a promise, which would pass any data
+    ['an async schema', { $async: true, type: 'object', required: ['a'] }],
   ])('an invalid JSON Schema (%s) answers 400 naming esquema and creates no version', async (_caso, esquema) => {
     const tipo = await hub.criarTipo(dono.id, { versoes: 1 });
     const problema = esperarProblema(await novaVersao(tipo.id, esquema), 400);
