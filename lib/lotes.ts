@@ -21,6 +21,12 @@ interface Espera<P, R> {
 
 export interface OpcoesDeLotes<P, R> {
   maximo: number;
+  /**
+   * Caps a batch by the size of what it writes (`peso` of each request, summed), so one statement
+   * stays under the database's packet limit however large the requests; a request heavier than
+   * the cap goes alone.
+   */
+  peso?: { de: (pedido: P) => number; maximo: number };
   gravadores: number;
   particao?: (pedido: P) => string;
   gravarUm?: (pedido: P, erroDoLote: unknown) => Promise<R>;
@@ -54,10 +60,21 @@ export class GravadorEmLotes<P, R> {
     const fila = this.filas[indice];
     fila.gravadores++;
     try {
-      while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.opcoes.maximo));
+      while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.tamanhoDoProximoLote(fila.esperando)));
     } finally {
       fila.gravadores--;
     }
+  }
+
+  private tamanhoDoProximoLote(esperando: Espera<P, R>[]): number {
+    const { maximo, peso } = this.opcoes;
+    if (!peso) return maximo;
+    let n = 0;
+    for (let total = 0; n < Math.min(maximo, esperando.length); n++) {
+      total += peso.de(esperando[n].pedido);
+      if (total > peso.maximo && n > 0) break;
+    }
+    return n;
   }
 
   private async gravarLote(lote: Espera<P, R>[]): Promise<void> {

@@ -23,7 +23,7 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
   }
   // an async schema validates through a promise, which a synchronous check would take for success
-  if (validar.$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
+  if ((validar as { $async?: boolean }).$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
 }
 
 /** Validates an event's `dados`; 400 with every schema error. */

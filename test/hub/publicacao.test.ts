@@ -1,3 +1,4 @@
+import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { Entrega, Evento } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
@@ -50,6 +51,28 @@ describe('202 {id, entregas}', () => {
     }, 'three deliveries');
     expect(recebidas.map((r) => r.caminho).sort()).toEqual(['/varios/0', '/varios/1', '/varios/2']);
     expect(new Set(recebidas.map((r) => r.webhookId)).size).toBe(3);
+  });
+
+  test('large publications waiting together are all stored: a batch stays under the database packet limit', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/grandes') });
+    // the table is locked while two small publications take both writers, so the large ones wait
+    // and are written as the next batch: 22 bodies of about 900 KB, past MariaDB's 16 MiB packet
+    const trava = await novaConexao('hub');
+    await trava.query('LOCK TABLES evento WRITE');
+    const pequenas = [0, 1].map((n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
+    await esperarAte(async () => {
+      const [linhas] = await trava.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'INSERT INTO evento%'");
+      return Number((linhas as { n: number }[])[0].n) === 2;
+    }, 'both writers waiting on the lock');
+    const texto = 'x'.repeat(900_000);
+    const grandes = Array.from({ length: 22 }, (_, n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
+    await dormir(1500);
+    await trava.query('UNLOCK TABLES');
+    await trava.end();
+
+    const respostas = await Promise.all([...pequenas, ...grandes]);
+    expect(respostas.map((r) => r.status)).toEqual(Array(24).fill(202));
+    expect(await eventosDoTipo(c.tipo.id)).toBe(24);
   });
 
   test('with no subscription the event is accepted with entregas 0', async () => {
