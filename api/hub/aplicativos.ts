@@ -125,13 +125,20 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
   const remotos = await aplicativosDoIdentity(token);
-  const locais = await Aplicativo.findAll();
-  const porAuth = new Map(locais.map((a) => [a.identificador_no_auth, a]));
+  // deleted ones too: identity's id stays unique among them, and one may show up again (a listing
+  // read page by page while identity changed can miss an application once)
+  const todosOsLocais = await Aplicativo.findAll({ paranoid: false });
+  const locais = todosOsLocais.filter((a) => !a.deletado_em);
+  const porAuth = new Map(todosOsLocais.map((a) => [a.identificador_no_auth, a]));
   const r = { criados: 0, atualizados: 0, removidos: 0, desativados: 0 };
   for (const remoto of remotos) {
     const local = porAuth.get(remoto.id);
     if (!local) {
       await Aplicativo.create({ identificador_no_auth: remoto.id, nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+      r.criados++;
+    } else if (local.deletado_em) {
+      await local.restore();
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo: true });
       r.criados++;
     } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || !local.ativo) {
       await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo: true });

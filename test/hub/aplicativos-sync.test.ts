@@ -24,6 +24,8 @@ interface Pedido {
 function retransmissor(destino: string) {
   let modo: Modo = 'normal';
   const pedidos: Pedido[] = [];
+  /** identity applications left out of the listings (as a page read while identity changed would) */
+  const escondidos = new Set<string>();
   const presas: http.ServerResponse[] = [];
   const server = http.createServer(async (req, res) => {
     const partes: Buffer[] = [];
@@ -40,7 +42,13 @@ function retransmissor(destino: string) {
     if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
     const resposta = await fetch(destino + req.url, { method: req.method, headers, body: corpo || undefined });
     res.writeHead(resposta.status, { 'content-type': resposta.headers.get('content-type') ?? 'application/json' });
-    res.end(Buffer.from(await resposta.arrayBuffer()));
+    let devolver = Buffer.from(await resposta.arrayBuffer());
+    if (escondidos.size && resposta.ok && /^\/aplicativo\?/.test(req.url!)) {
+      const pagina = JSON.parse(devolver.toString('utf8'));
+      const itens = pagina.itens.filter((a: { id: string }) => !escondidos.has(a.id));
+      devolver = Buffer.from(JSON.stringify({ ...pagina, itens, total: pagina.total - (pagina.itens.length - itens.length) }));
+    }
+    res.end(devolver);
   });
   return {
     server,
@@ -53,6 +61,7 @@ function retransmissor(destino: string) {
       presas.splice(0).forEach((r) => r.writeHead(503).end());
     },
     quantasPresas: () => presas.length,
+    escondidos,
   };
 }
 
@@ -82,6 +91,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   relay.mudar('normal');
+  relay.escondidos.clear();
   relay.soltar();
   config().servicos.identity.url = enderecoDoRelay;
 });
@@ -144,6 +154,23 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     await sair(noIdentity.id);
     expect(await hub.doHub(noIdentity.id)).toBeUndefined();
     esperarProblema(await hub.api.get(`/aplicativo/${local.id}`, { token: admin }), 404);
+  });
+
+  test('an application deleted here that shows up in identity again comes back, with its hub id, and the sync goes on', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Volta`);
+    await hub.sincronizar();
+    const antes = await hub.doHub(noIdentity.id);
+    relay.escondidos.add(noIdentity.id);
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
+
+    relay.escondidos.clear();
+    const outro = await hub.criarNoIdentity(`${tag} Depois da volta`);
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, ativo: true });
+    expect((await hub.api.get(`/aplicativo/${antes.id}`, { token: admin })).status).toBe(200);
+    // the sync did not stop at the returning application
+    expect(await hub.doHub(outro.id)).toMatchObject({ ativo: true });
   });
 
   test('an application that owns an event type becomes inactive and keeps its type', async () => {
