@@ -43,8 +43,13 @@ export interface PaginaCursor<T> {
   tamanho: number;
 }
 
+/**
+ * Rows skipped before a page. Where `tamanho` has no maximum the product can pass what a number
+ * writes as digits (1e21 would reach SQL as `1e+21`, a syntax error): past any table's size, it is
+ * held at the largest safe integer, which still gives the empty page such a request asks for.
+ */
 export function offset(paginaAtual: number, tamanhoAtual: number): number {
-  return (paginaAtual - 1) * tamanhoAtual;
+  return Math.min((paginaAtual - 1) * tamanhoAtual, Number.MAX_SAFE_INTEGER);
 }
 
 /** `%` and `_` typed by a user are literal, not wildcards. */

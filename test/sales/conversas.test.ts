@@ -168,6 +168,12 @@ describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
     expect(res.body.total).toBe(await Conversa.count());
     expect(res.body.itens).toHaveLength(res.body.total);
   });
+
+  it('a page far past the end, however large pagina times tamanho, is an empty page', async () => {
+    const res = await get('/conversa/autocomplete', { pagina: 1_000_000, tamanho: '1000000000000000' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ itens: [], pagina: 1_000_000, tamanho: 1e15, total: await Conversa.count() });
+  });
 });
 
 describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
