@@ -9,7 +9,7 @@ import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
 import { esquecerContagens } from './contagem';
-import { CnaesSecundarios, entradasDoZip, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
+import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
  * Import of the Receita's open CNPJ files (DESIGN §6), a month at a time:
@@ -187,10 +187,12 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
 
       // Copies without secondary indexes: each index is built after the load in one sorted pass,
       // many times faster than updating it row by row.
+      // Leftovers of a run cut short before or after its swap, of every kind (the next months may
+      // bring no file of that kind): only an import makes them, and this one holds the lock.
+      const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela)))];
+      await controle.query(`DROP TABLE IF EXISTS ${todas.flatMap((t) => [`${t}_nova`, `${t}_antiga`]).join(', ')}`);
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
-        // leftovers of a run cut short before or after its swap
-        await controle.query(`DROP TABLE IF EXISTS ${t}_nova, ${t}_antiga`);
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
         indices.set(t, await indicesSecundarios(controle, t));
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
@@ -281,19 +283,19 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       throw err;
     }
 
-    // The new month is live: what follows is tidying up, and its failure fails nothing.
-    try {
-      await sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
+    // The new month is live: what follows is tidying up, each step on its own, and its failure
+    // fails nothing. Last month's counts and codes go first: they no longer describe the data.
+    const arrumar = (passo: string, fn: () => Promise<unknown>) =>
+      fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
+    esquecerCodigos();
+    await arrumar('contagens', () => esquecerContagens());
+    await arrumar('registro', () =>
+      sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
         replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
-      });
-      await controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`);
-      await esquecerContagens();
-      esquecerCodigos();
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'importação concluída; a arrumação depois da troca falhou');
-    } finally {
-      await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
-    }
+      }),
+    );
+    await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
+    await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
     aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas } });
     const segundos = (Date.now() - inicio) / 1000;
     log.info({ id, linhas, segundos }, 'importação concluída');

@@ -449,15 +449,21 @@ const abrirZip = (caminho: string) =>
 export async function entradasDoZip(caminho: string): Promise<{ zip: ZipFile; entradas: Entry[] }> {
   const zip = await abrirZip(caminho);
   const entradas: Entry[] = [];
-  await new Promise<void>((ok, falha) => {
-    zip.on('entry', (e: Entry) => {
-      if (!e.fileName.endsWith('/')) entradas.push(e);
+  try {
+    await new Promise<void>((ok, falha) => {
+      zip.on('entry', (e: Entry) => {
+        if (!e.fileName.endsWith('/')) entradas.push(e);
+        zip.readEntry();
+      });
+      zip.once('end', ok);
+      zip.once('error', falha);
       zip.readEntry();
     });
-    zip.once('end', ok);
-    zip.once('error', falha);
-    zip.readEntry();
-  });
+  } catch (err) {
+    // opened without autoClose: a damaged directory would otherwise keep the file open
+    zip.close();
+    throw err;
+  }
   return { zip, entradas };
 }
 

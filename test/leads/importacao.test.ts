@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj, Progresso } from '../../api/leads/importacao';
@@ -63,6 +63,16 @@ async function sql<T = Record<string, unknown>>(texto: string, parametros: unkno
 }
 
 const contar = async (tabela: string) => Number((await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM ${tabela}`))[0].n);
+
+/** This process's open file descriptors on `arquivo`. */
+const abertosPorEstaProcesso = (arquivo: string) =>
+  readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === arquivo;
+    } catch {
+      return false; // closed while listed
+    }
+  });
 
 /** Work tables an import leaves behind, if any (it must leave none). */
 const tabelasDeTrabalho = async () =>
@@ -622,9 +632,50 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await registro(cnpj)).toEqual(antes);
     expect(await tabelasDeTrabalho()).toEqual([]);
 
+    // a zip whose directory is damaged past its end record: it fails the same way and stays not open
+    const danificado = await diretorioDoMes(dois(cnpj, 'MES 3'));
+    const zip = path.join(danificado, 'Empresas0.zip');
+    const bytes = readFileSync(zip);
+    bytes.writeUInt32LE(0x09090909, bytes.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])));
+    writeFileSync(zip, bytes);
+    await recusa(() => importarCnpj(danificado));
+    expect(await registro(cnpj)).toEqual(antes);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(abertosPorEstaProcesso(zip)).toEqual([]);
+
     // and the next good month imports normally
     await importarMes(dois(cnpj, 'MES 4'));
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 4');
+  });
+
+  test('work tables a run cut short left behind are dropped by the next import, even of kinds it does not bring', async () => {
+    await banco('leads').query('CREATE TABLE socio_nova LIKE socio');
+    await banco('leads').query('CREATE TABLE simples_antiga LIKE simples');
+    expect((await tabelasDeTrabalho()).sort()).toEqual(['simples_antiga', 'socio_nova']);
+    const dir = dirs.novo();
+    await escreverZipsDaReceita(dir, { Estabelecimentos0: { linhas: [linhaDeEstabelecimento({ cnpj: novoCnpj() })] } });
+    await importarCnpj(dir);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
+  test('once the new month is live, a failing tidy-up step neither fails the import nor keeps last month\'s counts', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const token = await identityDe(suite.url.identity).admin();
+    const total = async () => (await api.get('/api/empresas', { token, query: { uf: 'SP' } })).body.total;
+    const antes = await total();
+    // the record of the run refuses to be marked done
+    await banco('leads').query(`CREATE TRIGGER importacao_recusa BEFORE UPDATE ON importacao FOR EACH ROW
+      IF NEW.situacao = 'concluida' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'recusada'; END IF`);
+    try {
+      const m2 = dois(cnpj, 'MES 2');
+      await importarMes({ ...m2, estabelecimentos: [...m2.estabelecimentos, linhaDeEstabelecimento({ cnpj: novoCnpj(), uf: 'SP' })] });
+    } finally {
+      await banco('leads').query('DROP TRIGGER importacao_recusa');
+    }
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+    expect(await total()).not.toBe(antes);
+    expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
   test('a directory without Estabelecimentos*.zip is refused with a clear error, and the data stays', async () => {
