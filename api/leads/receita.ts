@@ -375,7 +375,7 @@ export class LimpezaDeCampos extends Transform {
     if (this.coluna > 0) saida[n++] = PONTO_E_VIRGULA;
     // the database's own reader takes an unquoted NULL as null, a quoted one as text
     const nuloSemAspas = !this.entreAspas && this.tamanho === 4 && NULO.equals(campo.subarray(0, 4));
-    if (inicio === fim || nuloSemAspas || (tipo === 'data' && soZeros(campo, inicio, fim))) {
+    if (inicio === fim || nuloSemAspas || (tipo === 'data' && !dataValida(campo, inicio, fim))) {
       NULO.copy(saida, n);
       n += NULO.length;
     } else {
@@ -433,11 +433,26 @@ function alfanumerico(campo: Buffer, inicio: number, fim: number): boolean {
   return true;
 }
 
-/** `0` and `00000000` are how the files write "no date" (DESIGN §10). */
-function soZeros(campo: Buffer, inicio: number, fim: number): boolean {
-  if (fim - inicio !== 1 && fim - inicio !== 8) return false;
-  for (let i = inicio; i < fim; i++) if (campo[i] !== ZERO) return false;
-  return true;
+/**
+ * A date is AAAAMMDD of a day that exists. `0` and `00000000` are how the files write "no date"
+ * (DESIGN §10); anything else that is not a day (`20211301`, `2021`, a cut or padded value) is no
+ * date either, rather than text a date range would compare as if it were one.
+ */
+function dataValida(campo: Buffer, inicio: number, fim: number): boolean {
+  if (fim - inicio !== 8) return false;
+  let valor = 0;
+  for (let i = inicio; i < fim; i++) {
+    const b = campo[i];
+    if (b < ZERO || b > NOVE) return false;
+    valor = valor * 10 + (b - ZERO);
+  }
+  const ano = Math.floor(valor / 10000);
+  const mes = Math.floor(valor / 100) % 100;
+  const dia = valor % 100;
+  if (ano === 0 || mes < 1 || mes > 12 || dia < 1) return false;
+  const bissexto = ano % 4 === 0 && (ano % 100 !== 0 || ano % 400 === 0);
+  const diasDoMes = mes === 2 ? (bissexto ? 29 : 28) : mes === 4 || mes === 6 || mes === 9 || mes === 11 ? 30 : 31;
+  return dia <= diasDoMes;
 }
 
 const abrirZip = (caminho: string) =>

@@ -397,6 +397,18 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(await registro(cnpj)).toMatchObject({ data_situacao_cadastral: '19991231', data_inicio_atividade: null });
   });
 
+  test('a value that is no day of the calendar is no date: null, like 0 and 00000000; 29 February only in a leap year', async () => {
+    const validas = ['20240229', '20000229', '20211231', '19000101'];
+    const invalidas = ['20230229', '19000229', '20211301', '20210431', '20210100', '2021', '202101011', '0000000', '00000101', '2021-1-1', '0'];
+    const cnpjs = [...validas, ...invalidas].map(() => novoCnpj());
+    await importarMes({
+      estabelecimentos: [...validas, ...invalidas].map((data, i) => linhaDeEstabelecimento({ cnpj: cnpjs[i], data_inicio_atividade: data })),
+    });
+    const lidas = [];
+    for (const cnpj of cnpjs) lidas.push((await registro(cnpj)).data_inicio_atividade);
+    expect(lidas).toEqual([...validas, ...invalidas.map(() => null)]);
+  });
+
   test('a code absent from its code table (CNAE, município, motivo, país, natureza, qualificação) keeps its code, with description null, and is no error', async () => {
     const cnpj = novoCnpj();
     const resultado = await importarMes({
