@@ -236,9 +236,14 @@ function apagarNoBanco(id: string): Promise<number> {
          SELECT arquivo_id, ? FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL`,
       [agora, id],
     );
+    await conexao.query(
+      `UPDATE conversa SET deletado_em = ?, atualizado_em = ?,
+         suporte_mensagem_apagada_ate = (SELECT MAX(suporte_mensagem_id) FROM conversa_mensagem WHERE conversa_id = ?)
+       WHERE id = ?`,
+      [agora, agora, id, id],
+    );
     await conexao.query('DELETE FROM anexo_da_mensagem WHERE conversa_id = ?', [id]);
     await conexao.query('DELETE FROM conversa_mensagem WHERE conversa_id = ?', [id]);
-    await conexao.query('UPDATE conversa SET deletado_em = ?, atualizado_em = ? WHERE id = ?', [agora, agora, id]);
     return (registradas as { affectedRows: number }).affectedRows;
   });
 }

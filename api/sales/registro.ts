@@ -52,21 +52,35 @@ function enderecoNoPainel(sistema: SistemaDoWebhook, c: ConversaDoSuporte): stri
   return `${sistema.url}/app/accounts/${conta}/conversations/${c.suporteConversaId}`.slice(0, 700);
 }
 
+/** What deleted records of a chat conversation leave behind. */
+interface HistoricoApagado {
+  /** no live record: only a new message starts one */
+  semRegistroVivo: boolean;
+  /** the last chat message the deleted records held: it and the earlier ones stay deleted */
+  apagadaAte: number | null;
+}
+
 /**
- * Chat conversations whose records were all deleted: only a new message (`message_created`) starts
- * a new record. Any other event does not bring them back, even one that carries messages: Chatwoot
- * repeats the conversation's last message in every conversation event, and an edit is of a message
- * already deleted.
+ * The batch's chat conversations that had records deleted. A deleted history cannot be restored
+ * (SPEC §3): its messages never come back, whatever event brings them (a delivery or read
+ * receipt's `message_updated`, a repeated `message_created`, the last message Chatwoot repeats in
+ * every conversation event), and, with no live record left, only a new message starts a new one.
  */
-async function apagadasSemRegistroVivo(t: TransacaoAgrupada, pedidos: Pedido[]): Promise<Set<string>> {
-  if (!pedidos.length) return new Set();
-  const linhas = await t.consultar<{ sistema: string; conversa: number; viva: number }>(
-    `SELECT config_system_suporte_id AS sistema, suporte_conversa_id AS conversa, MAX(deletado_em IS NULL) AS viva FROM conversa
-      WHERE (config_system_suporte_id, suporte_conversa_id) IN (${lista(pedidos.length, '(?, ?)')})
-      GROUP BY config_system_suporte_id, suporte_conversa_id`,
-    pedidos.flatMap((p) => [p.sistema.id, p.evento.conversa.suporteConversaId]),
+async function historicosApagados(t: TransacaoAgrupada, pedidos: Pedido[]): Promise<Map<string, HistoricoApagado>> {
+  const chaves = [...new Map(pedidos.map((p) => [chaveDoPedido(p), p])).values()];
+  // sent with the transaction's next message (see gravarLote); the index is named, or the planner
+  // may range over every conversation of the system
+  const linhas = (await t.depois(
+    `SELECT config_system_suporte_id AS sistema, suporte_conversa_id AS conversa, MAX(deletado_em IS NULL) AS viva,
+            MAX(suporte_mensagem_apagada_ate) AS ate
+       FROM conversa FORCE INDEX (conversa_suporte_conversa)
+      WHERE (config_system_suporte_id, suporte_conversa_id) IN (${lista(chaves.length, '(?, ?)')})
+      GROUP BY config_system_suporte_id, suporte_conversa_id HAVING COUNT(deletado_em) > 0`,
+    chaves.flatMap((p) => [p.sistema.id, p.evento.conversa.suporteConversaId]),
+  )) as { sistema: string; conversa: number; viva: number; ate: number | string | null }[];
+  return new Map(
+    linhas.map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), { semRegistroVivo: !Number(l.viva), apagadaAte: l.ate === null ? null : Number(l.ate) }]),
   );
-  return new Set(linhas.filter((l) => !Number(l.viva)).map((l) => chaveDaConversa(l.sistema, l.conversa)));
 }
 
 /**
@@ -201,34 +215,57 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
   void t.depois('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
 }
 
+/** A batch that the upsert of its conversations took whole, though deleted records leave some event out. */
+class HistoricoMudaOLote extends Error {}
+
+/**
+ * The events a batch keeps, and their messages: a message of a deleted history is dropped, and an
+ * event of a conversation with no live record is kept only from a new message on (in event order,
+ * a new message earlier in the batch opens the new record for the events after it).
+ */
+function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>) {
+  const mensagensDoPedido = lote.map((p) => {
+    const ate = apagados.get(chaveDoPedido(p))?.apagadaAte ?? null;
+    return mensagensDe(p.evento).filter((m) => ate === null || m.suporteMensagemId > ate);
+  });
+  const reabertas = new Set<string>();
+  const validos = new Set(
+    lote.filter((p, i) => {
+      const chave = chaveDoPedido(p);
+      if (p.evento.evento === 'message_created' && mensagensDoPedido[i].length) reabertas.add(chave);
+      return !apagados.get(chave)?.semRegistroVivo || reabertas.has(chave);
+    }),
+  );
+  return { validos, mensagensDoPedido };
+}
+
 /**
  * A batch of chat-platform events in one transaction: conversations, then messages, attachments
  * and counters, each in one statement. The statements travel in three messages (lib/database.ts
  * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
- * commit; a fourth comes first when the batch has an event other than a new visible message (are
- * its conversations deleted?). Each event gets the answer it would have had alone.
+ * commit. Each event gets the answer it would have had alone.
  */
-async function gravarLote(lote: Pedido[]): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
+async function gravarLote(lote: Pedido[], historicoAntes = false): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
   const robos = await identidadesDosRobos();
   return emTransacaoAgrupada(
     banco('sales'),
     async (t) => {
       const agora = dataSql(new Date());
-      const abreRegistro = (p: Pedido) => p.evento.evento === 'message_created' && mensagensDe(p.evento).length > 0;
-      const apagadas = await apagadasSemRegistroVivo(t, lote.filter((p) => !abreRegistro(p)));
-      // in event order: a new message earlier in the batch has opened the new record for the ones after it
-      const reabertas = new Set<string>();
-      const validos = new Set(
-        lote.filter((p) => {
-          const chave = chaveDoPedido(p);
-          if (abreRegistro(p)) reabertas.add(chave);
-          return !apagadas.has(chave) || reabertas.has(chave);
-        }),
-      );
-      const conversas = validos.size ? await gravarConversas(t, [...validos], agora) : new Map<string, string>();
+      // Deleted records are rare: what they left is read in the same message as the conversations'
+      // upsert, which assumes every event is kept. When one is not, the batch is rolled back and
+      // written again with that read first (HistoricoMudaOLote).
+      const leitura = historicosApagados(t, lote);
+      if (historicoAntes) await t.enviar();
+      let escolha = escolherEventos(lote, historicoAntes ? await leitura : new Map());
+      const conversas = escolha.validos.size ? await gravarConversas(t, [...escolha.validos], agora) : new Map<string, string>();
+      if (!historicoAntes) {
+        escolha = escolherEventos(lote, await leitura);
+        if (escolha.validos.size < lote.length) throw new HistoricoMudaOLote();
+      }
+      const { validos, mensagensDoPedido } = escolha;
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
-        (validos.has(p) ? mensagensDe(p.evento) : []).map((m) => {
+        (validos.has(p) ? mensagensDoPedido[pedido] : []).map((m) => {
           const { autor, roboId } = autorDe(m.remetente, robos);
           return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDoPedido(p)) };
         }),
@@ -295,7 +332,8 @@ async function repararIndiceDeTexto(lote: Pedido[]): Promise<void> {
 const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
-    const { resultados, anexos } = await comNovasTentativas(() => gravarLote(lote)).catch(async (err) => {
+    const gravar = () => gravarLote(lote).catch((err) => (err instanceof HistoricoMudaOLote ? gravarLote(lote, true) : Promise.reject(err)));
+    const { resultados, anexos } = await comNovasTentativas(gravar).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;
     });

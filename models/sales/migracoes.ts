@@ -178,4 +178,12 @@ export const MIGRACOES_SALES: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0003-sales-historico-apagado',
+    async up(qi) {
+      // a deleted record remembers the last chat message it held: that message and the earlier
+      // ones belong to the deleted history, whatever event brings them again
+      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN suporte_mensagem_apagada_ate BIGINT NULL');
+    },
+  },
 ];

@@ -19,6 +19,9 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** Ids the chat platform would give: unique per test run. */
 export const idDoSuporte = () => randomInt(1, 2 ** 31);
+/** The platform numbers messages in the order they are created (one sequence for all). */
+let ultimaMensagem = randomInt(1, 2 ** 30);
+export const idDeMensagem = () => ++ultimaMensagem;
 /** A unique tag of letters only: a contact search's digits are compared with the phones, so a tag must have none. */
 export const unico = (rotulo = 'T') => `${rotulo}${randomBytes(5).toString('hex').replace(/\d/g, (d) => 'ghijklmnop'[Number(d)])}`;
 
@@ -67,7 +70,7 @@ export function eventoDeMensagem(o: OpcoesDaMensagem) {
   return {
     ...base,
     event: o.evento ?? 'message_created',
-    id: o.mensagem ?? idDoSuporte(),
+    id: o.mensagem ?? idDeMensagem(),
     content: o.conteudo ?? unico('Mensagem '),
     created_at: (o.criadaEm ?? new Date()).toISOString(),
     message_type: tipo,

@@ -10,6 +10,7 @@ import {
   eventoDeConversa,
   eventoDeMensagem,
   fixture,
+  idDeMensagem,
   idDoSuporte,
   mensagemAninhada,
   novoContato,
@@ -256,9 +257,9 @@ describe('SPEC §3: the status mirrors the chat platform', () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
     const mensagens = [
-      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'oi', tipo: 0, senderType: 'Contact', senderId: contato.id }),
-      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'nota', tipo: 1, privada: true, senderType: 'User', senderId: 3 }),
-      mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'atividade', tipo: 2 }),
+      mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'oi', tipo: 0, senderType: 'Contact', senderId: contato.id }),
+      mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'nota', tipo: 1, privada: true, senderType: 'User', senderId: 3 }),
+      mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'atividade', tipo: 2 }),
     ];
     const r = await s.registrar(sistema, eventoDeConversa('conversation_created', { conversa, contato, mensagens, etapa: 'inicio' }));
     expect(r.mensagens_novas).toBe(1);
@@ -304,6 +305,39 @@ describe('SPEC §3: after DELETE, only a new message starts a new record', () =>
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+  });
+});
+
+describe('SPEC §3: a deleted history cannot be restored', () => {
+  it('its messages never come back: not as a repeated message_created, nor a read receipt once a new record exists', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const antiga = eventoDeMensagem({ conversa, contato, conteudo: 'antiga', tipo: 'outgoing' });
+    const primeiro = await s.registrar(sistema, antiga);
+    expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+
+    // the platform sends the deleted message again: no record comes back for it
+    expect(await s.registrar(sistema, antiga)).toMatchObject({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
+    expect(await s.conversaDoSuporte(conversa)).toBeUndefined();
+
+    const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'nova' }));
+    // then the old message is read on the phone (message_updated), repeated, and named in a conversation event
+    const ultima = mensagemAninhada({ id: antiga.id, conversa, conteudo: 'antiga', tipo: 1 });
+    for (const evento of [
+      { ...antiga, event: 'message_updated' },
+      antiga,
+      eventoDeConversa('conversation_updated', { conversa, contato, mensagens: [ultima] }),
+    ]) {
+      expect(await s.registrar(sistema, evento)).toMatchObject({ conversa_id: nova.conversa_id, mensagens_novas: 0 });
+    }
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+
+    // deleted again, the first history stays deleted too
+    expect((await s.api.del(`/conversa/${nova.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+    expect(await s.registrar(sistema, antiga)).toMatchObject({ conversa_id: null, ignorado: expect.any(String) });
+    expect(await s.conversaDoSuporte(conversa)).toBeUndefined();
   });
 });
 
