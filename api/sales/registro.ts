@@ -3,7 +3,7 @@ import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
-import { enfileirarCopias } from './anexos';
+import { enfileirarCopias, enfileirarRemocao } from './anexos';
 import { modoDaBusca, recopiarConversas } from './busca-de-texto';
 import { SistemaDoWebhook } from './config-system';
 import { identidadesDosRobos } from './robos';
@@ -204,14 +204,27 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
   void t.depois(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
 }
 
-/** message_updated of a message already stored: its new text (an edit, or the platform's "deleted" text). */
+/**
+ * message_updated of a message already stored: its new text (an edit, or the platform's "deleted"
+ * notice). A message deleted in the platform loses its attachments there, and so it does here:
+ * their copies go on the removal list, so their links stop working.
+ */
 function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): void {
-  void t.depois('UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ? WHERE conversa_id = ? AND suporte_mensagem_id = ?', [
-    x.m.conteudo,
-    agora,
-    x.conversaId,
-    x.m.suporteMensagemId,
-  ]);
+  const mensagem = [x.conversaId, x.m.suporteMensagemId];
+  if (x.m.apagada) {
+    const daMensagem = 'JOIN conversa_mensagem m ON m.id = a.mensagem_id WHERE m.conversa_id = ? AND m.suporte_mensagem_id = ?';
+    void t.depois(
+      `INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em)
+         SELECT a.arquivo_id, ? FROM anexo_da_mensagem a ${daMensagem} AND a.arquivo_id IS NOT NULL`,
+      [agora, ...mensagem],
+    );
+    void t.depois(`DELETE a FROM anexo_da_mensagem a ${daMensagem}`, mensagem);
+  }
+  void t.depois(
+    `UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ?${x.m.apagada ? ', quantidade_anexos = 0' : ''}
+      WHERE conversa_id = ? AND suporte_mensagem_id = ?`,
+    [x.m.conteudo, agora, ...mensagem],
+  );
   void t.depois('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
 }
 
@@ -245,7 +258,10 @@ function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>
  * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
  * commit. Each event gets the answer it would have had alone.
  */
-async function gravarLote(lote: Pedido[], historicoAntes = false): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[] }> {
+async function gravarLote(
+  lote: Pedido[],
+  historicoAntes = false,
+): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[]; copiasARemover: boolean }> {
   const robos = await identidadesDosRobos();
   return emTransacaoAgrupada(
     banco('sales'),
@@ -274,7 +290,8 @@ async function gravarLote(lote: Pedido[], historicoAntes = false): Promise<{ res
       const novas = mensagens.filter((x) => x.nova);
       const anexos = gravarAnexos(t, novas, agora);
       moverContadores(t, novas, agora);
-      for (const x of mensagens) if (!x.nova && lote[x.pedido].evento.evento === 'message_updated') atualizarMensagem(t, x, agora);
+      const atualizadas = mensagens.filter((x) => !x.nova && lote[x.pedido].evento.evento === 'message_updated');
+      for (const x of atualizadas) atualizarMensagem(t, x, agora);
 
       const novasPorPedido = lote.map(() => 0);
       for (const x of novas) novasPorPedido[x.pedido]++;
@@ -285,7 +302,7 @@ async function gravarLote(lote: Pedido[], historicoAntes = false): Promise<{ res
         }
         return { conversa_id: conversaId, mensagens_novas: novasPorPedido[i] };
       });
-      return { resultados, anexos };
+      return { resultados, anexos, copiasARemover: atualizadas.some((x) => x.m.apagada) };
     },
     { leituraConfirmada: true },
   );
@@ -333,11 +350,12 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
     const gravar = () => gravarLote(lote).catch((err) => (err instanceof HistoricoMudaOLote ? gravarLote(lote, true) : Promise.reject(err)));
-    const { resultados, anexos } = await comNovasTentativas(gravar).catch(async (err) => {
+    const { resultados, anexos, copiasARemover } = await comNovasTentativas(gravar).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;
     });
     await enfileirarCopias(anexos);
+    if (copiasARemover) await enfileirarRemocao();
     log.debug({ eventos: lote.length, ms: performance.now() - inicio }, 'lote de eventos gravado');
     return resultados;
   },

@@ -40,6 +40,8 @@ export interface MensagemDoSuporte {
   criadaEm: Date;
   etapaId: string | null;
   anexos: AnexoDoSuporte[];
+  /** deleted in the platform: its text replaced by the platform's notice, its attachments gone */
+  apagada: boolean;
 }
 
 export type EventoDoSuporte =
@@ -167,6 +169,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte 
       nome: nomeDoAnexo(a),
       tipo: String(a.file_type || 'file').slice(0, 30),
     })),
+    apagada: m.content_attributes?.deleted === true,
   };
 }
 

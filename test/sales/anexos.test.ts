@@ -285,6 +285,42 @@ describe('attachments whose copy never reached the queue', () => {
   });
 });
 
+describe('a message deleted in the chat platform', () => {
+  it('loses its attachments, as there: none listed, quantidade_anexos 0, and the copy leaves file storage', async () => {
+    nock(CHAT).get('/apagada.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
+    const conversa = idDoSuporte();
+    const criada = eventoDeMensagem({ conversa, conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/apagada.jpg`, file_type: 'image' }] });
+    const { conversa_id } = await s.registrar(sistema, criada);
+    const { arquivo_id } = await esperarAte(async () => {
+      const a = await anexoDe(conversa_id);
+      return a.arquivo_id && a;
+    }, 'the copy');
+
+    // what Chatwoot sends when a message is deleted: its notice, deleted: true, no attachments
+    const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
+    expect(await s.registrar(sistema, apagada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
+    const [m] = await s.mensagens(conversa_id);
+    expect(m).toMatchObject({ conteudo: 'This message was deleted', quantidade_anexos: 0, anexos: [] });
+    await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy removed');
+    expect(await pendentes()).not.toContain(arquivo_id);
+  });
+
+  it('an edit keeps the attachments', async () => {
+    nock(CHAT).get('/editada.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
+    const conversa = idDoSuporte();
+    const criada = eventoDeMensagem({ conversa, conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/editada.jpg`, file_type: 'image' }] });
+    const { conversa_id } = await s.registrar(sistema, criada);
+    const { arquivo_id } = await esperarAte(async () => {
+      const a = await anexoDe(conversa_id);
+      return a.arquivo_id && a;
+    }, 'the copy');
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'foto do pedido' });
+    const [m] = await s.mensagens(conversa_id);
+    expect(m).toMatchObject({ conteudo: 'foto do pedido', quantidade_anexos: 1, anexos: [expect.objectContaining({ arquivo_id })] });
+    expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
+  });
+});
+
 describe('SPEC §3: deleting a conversation for good', () => {
   it('removes the copies of its attachments from file storage', async () => {
     nock(CHAT).get('/privado.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
