@@ -321,19 +321,22 @@ async function criarIndices(conexao: Connection, tabela: string, definicoes: str
 
 /**
  * One `RENAME TABLE` swaps every copy in at once. It waits for reads still running on the live
- * tables, and new reads queue behind it: a short wait, retried, keeps lookups from stalling behind
- * a slow read.
+ * tables, and new reads queue behind it: a short wait (2 s) keeps lookups from stalling behind a
+ * slow read. Between attempts a pause lets the queued reads through, and the next attempt finds
+ * other reads running; the attempts go on for minutes (a page may read for 10 s, a count for 6 s),
+ * since giving up throws the whole load away.
  */
 async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<void> {
-  await conexao.query('SET SESSION lock_wait_timeout = 5');
+  await conexao.query('SET SESSION lock_wait_timeout = 2');
   for (let tentativa = 1; ; tentativa++) {
     try {
       await conexao.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
       return;
     } catch (err) {
       const esperaEsgotada = (err as { errno?: number }).errno === 1205;
-      if (!esperaEsgotada || tentativa >= 12) throw err;
+      if (!esperaEsgotada || tentativa >= 60) throw err;
       log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
+      await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
     }
   }
 }

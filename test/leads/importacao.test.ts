@@ -3,10 +3,11 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj, Progresso } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
-import { banco } from '../../lib/database';
+import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { dormir, esperarAte } from '../helpers/espera';
 import { cliente } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -620,6 +621,27 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     // the import took long enough that several lookups happened during it, answered from the old month
     expect(respostas.filter((r) => r.durante && r.nome === 'MES 1').length).toBeGreaterThanOrEqual(3);
     expect(respostas.at(-1)).toEqual({ status: 200, nome: 'MES 2', socios: 1, durante: false });
+  });
+
+  test('a read holding the live table past one wait of the swap: the swap tries again, and the new month goes live', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const leitor = await novaConexao('leads');
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    const importacao = importarCnpj(dir);
+    // held past the 2 s the swap waits each time
+    await esperarAte(async () => {
+      const [linhas] = await leitor.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'RENAME TABLE%'");
+      return Number((linhas as { n: number }[])[0].n) > 0;
+    }, 'the swap waiting');
+    await dormir(3000);
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+    await leitor.query('UNLOCK TABLES');
+    await leitor.end();
+    await importacao;
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+    expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
   test('a failed import (a corrupt zip) leaves the previous data intact and no work tables behind', async () => {
