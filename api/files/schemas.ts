@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { sempre } from '../shared/openapi';
 import { id, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
@@ -41,7 +42,8 @@ export const schemas = {
   }),
 };
 
-const arquivo = Joi.object({
+
+const arquivo = sempre({
   id: Joi.string(),
   nome: Joi.string(),
   tipo_mime: Joi.string(),
@@ -54,5 +56,5 @@ const arquivo = Joi.object({
 export const respostas = {
   arquivo,
   lista: Joi.array().items(arquivo),
-  pagina: Joi.object({ itens: Joi.array().items(arquivo), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+  pagina: sempre({ itens: Joi.array().items(arquivo), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
 };

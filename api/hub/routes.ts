@@ -183,7 +183,7 @@ function rotasDeAssinaturas(): Rota[] {
       permissao: controle.pode('editar', 'monitoramento'),
       validar: { params: schemas.paramsId },
       status: 202,
-      resposta: Joi.object({ reenviadas: Joi.number() }),
+      resposta: Joi.object({ reenviadas: Joi.number().required() }),
       tratar: (req) => reenviarFalhas(req.entrada.params.id),
     },
   ];

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { sempre } from '../shared/openapi';
 import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
 
 const nomeDeTipo = () =>
@@ -63,8 +64,9 @@ const sn = Joi.string().allow(null);
 const n = Joi.number();
 const b = Joi.boolean();
 
+
 export const respostas = {
-  aplicativo: Joi.object({
+  aplicativo: sempre({
     id: s,
     nome: s,
     descricao: sn,
@@ -75,8 +77,8 @@ export const respostas = {
     criado_em: s,
     atualizado_em: s,
   }).label('Aplicativo'),
-  aplicativoAutocomplete: Joi.object({ id: s, nome: s, ativo: b }),
-  assinatura: Joi.object({
+  aplicativoAutocomplete: sempre({ id: s, nome: s, ativo: b }),
+  assinatura: sempre({
     id: s,
     aplicativo_assinante_id: s,
     aplicativo_assinante_nome: s,
@@ -93,20 +95,21 @@ export const respostas = {
     criada_em: s,
     atualizada_em: s,
   }).label('Assinatura'),
-  assinaturaAutocomplete: Joi.object({ id: s, aplicativo_assinante_nome: s, tipo_de_evento_nome: s, versao_do_esquema: n, ativa: b }),
-  tipo: Joi.object({
+  assinaturaAutocomplete: sempre({ id: s, aplicativo_assinante_nome: s, tipo_de_evento_nome: s, versao_do_esquema: n, ativa: b }),
+  tipo: sempre({
     id: s,
     nome: s,
     descricao: sn,
     aplicativo_id: s,
     aplicativo_nome: sn,
-    versoes: Joi.array().items(Joi.object({ versao: n, situacao: s, criada_em: s })),
+    versoes: Joi.array().items(sempre({ versao: n, situacao: s, criada_em: s })),
     criado_em: s,
     atualizado_em: s,
   }).label('TipoDeEvento'),
-  versao: Joi.object({ versao: n, situacao: s, esquema: Joi.object().unknown(true), criada_em: s }),
-  publicacao: Joi.object({ id: s, entregas: n }),
-  entrega: Joi.object({
+  versao: sempre({ versao: n, situacao: s, esquema: Joi.object().unknown(true), criada_em: s }),
+  publicacao: sempre({ id: s, entregas: n }),
+  /** the delivery by id adds `evento` and `historico` with `.keys()`: required as well */
+  entrega: sempre({
     id: s,
     evento_id: s,
     assinatura_id: s,
@@ -119,7 +122,7 @@ export const respostas = {
     atualizada_em: s,
   }).label('Entrega'),
   historico: Joi.array().items(
-    Joi.object({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
+    sempre({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
   ),
-  pagina: (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: n, tamanho: n, total: n }),
+  pagina: (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: n, tamanho: n, total: n }),
 };

@@ -35,7 +35,7 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
       operacao: `buscar_${tipo}`,
       resumo: `Lista ${plural} em ordem alfabética`,
       acesso: 'usuario',
-      resposta: respostas.cadastro,
+      resposta: Joi.array().items(respostas.cadastro),
       tratar: () => listarCadastros(tipo),
     },
     {

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { sempre } from '../shared/openapi';
 import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
 
 const email = () => Joi.string().trim().lowercase().max(254).email({ tlds: { allow: false } });
@@ -53,8 +54,9 @@ export const schemas = {
 const s = Joi.string();
 const sn = Joi.string().allow(null);
 
+
 export const respostas = {
-  usuario: Joi.object({
+  usuario: sempre({
     id: s,
     nome: s,
     email: s,
@@ -76,9 +78,11 @@ export const respostas = {
     setor_id: sn,
     imagem: sn,
   }).label('Usuario'),
-  autocomplete: Joi.object({ id: s, nome: s, email: s }),
-  token: Joi.object({ access_token: s, token_type: s, expires_in: Joi.number() }),
-  aplicativo: Joi.object({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: s, atualizado_em: s }),
-  cadastro: Joi.object({ id: s, nome: s, criado_em: s, atualizado_em: s }),
-  pagina: (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+  autocomplete: sempre({ id: s, nome: s, email: s }),
+  /** login adds `usuario` with `.keys()`: required as well */
+  token: sempre({ access_token: s, token_type: s, expires_in: Joi.number() }),
+  /** creation and a new secret add `client_secret` with `.keys()`: required as well */
+  aplicativo: sempre({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: s, atualizado_em: s }),
+  cadastro: sempre({ id: s, nome: s, criado_em: s, atualizado_em: s }),
+  pagina: (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
 };

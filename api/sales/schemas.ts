@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { sempre } from '../shared/openapi';
 import { id, pagina, tamanho, texto } from '../shared/paginacao';
 import { STATUS } from './suporte';
 
@@ -84,9 +85,11 @@ export const schemas = {
   atualizarRobo: robo.required(),
 };
 
-const data = () => Joi.string().isoDate().allow(null);
+const data = () => Joi.string().isoDate();
+const dataOuNulo = () => data().allow(null);
 
-const conversa = Joi.object({
+
+const conversa = sempre({
   id: Joi.string(),
   suporte_conversa_id: Joi.number(),
   suporte_contato_id: Joi.number().allow(null),
@@ -105,17 +108,17 @@ const conversa = Joi.object({
   contato_telefone: Joi.string(),
   status: status(),
   ultima_mensagem: Joi.string(),
-  ultima_mensagem_em: data(),
-  ultima_mensagem_do_contato_em: data(),
-  ultima_mensagem_do_robo_em: data(),
-  transferida_em: data(),
+  ultima_mensagem_em: dataOuNulo(),
+  ultima_mensagem_do_contato_em: dataOuNulo(),
+  ultima_mensagem_do_robo_em: dataOuNulo(),
+  transferida_em: dataOuNulo(),
   transferida_motivo: Joi.string().allow(null),
   quantidade_mensagens: Joi.number(),
   criado_em: data(),
   atualizado_em: data(),
 }).label('Conversa');
 
-const anexo = Joi.object({
+const anexo = sempre({
   endereco: Joi.string(),
   nome: Joi.string(),
   tipo: Joi.string(),
@@ -126,7 +129,7 @@ const anexo = Joi.object({
   tentativas: Joi.number(),
 }).label('AnexoDaMensagem');
 
-const mensagem = Joi.object({
+const mensagem = sempre({
   id: Joi.string(),
   conversa_id: Joi.string(),
   suporte_mensagem_id: Joi.number(),
@@ -138,7 +141,7 @@ const mensagem = Joi.object({
   anexos: Joi.array().items(anexo),
 }).label('ConversaMensagem');
 
-const configSystem = Joi.object({
+const configSystem = sempre({
   id: Joi.string(),
   tipo: Joi.string(),
   nome: Joi.string(),
@@ -150,10 +153,10 @@ const configSystem = Joi.object({
   tem_token_api: Joi.boolean(),
   criado_em: data(),
   atualizado_em: data(),
-  token: Joi.string().description('Só na resposta que o criou ou renovou'),
+  token: Joi.string().optional().description('Só na resposta que o criou ou renovou'),
 }).label('ConfigSystem');
 
-const clienteJson = Joi.object({
+const clienteJson = sempre({
   id: Joi.string(),
   razao_social: Joi.string(),
   cnpj: Joi.string().allow(null),
@@ -163,7 +166,7 @@ const clienteJson = Joi.object({
   atualizado_em: data(),
 }).label('Cliente');
 
-const roboJson = Joi.object({
+const roboJson = sempre({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
@@ -173,13 +176,13 @@ const roboJson = Joi.object({
   atualizado_em: data(),
 }).label('Robo');
 
-const paginaDe = (item: Joi.Schema) => Joi.object({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
+const paginaDe = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
 
 export const respostas = {
   conversa,
   paginaDeConversas: paginaDe(conversa),
   autocomplete: paginaDe(
-    Joi.object({ id: Joi.string(), suporte_conversa_id: Joi.number(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
+    sempre({ id: Joi.string(), suporte_conversa_id: Joi.number(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
   ),
   conversas: Joi.array().items(conversa),
   mensagens: Joi.array().items(mensagem),
@@ -189,6 +192,6 @@ export const respostas = {
   paginaDeClientes: paginaDe(clienteJson),
   robo: roboJson,
   paginaDeRobos: paginaDe(roboJson),
-  webhookDoSuporte: Joi.object({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string() }),
-  webhookDoGateway: Joi.object({ conversas_vinculadas: Joi.number(), ignorado: Joi.string() }),
+  webhookDoSuporte: sempre({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string().optional() }),
+  webhookDoGateway: sempre({ conversas_vinculadas: Joi.number(), ignorado: Joi.string().optional() }),
 };

@@ -19,6 +19,13 @@ const PROBLEMA = {
   },
 };
 
+/**
+ * An answer object whose fields are always sent (a nullable one as null): every key is required,
+ * in nested objects too, and the OpenAPI document lists them in `required`; a field that may be
+ * absent says `.optional()`. Documentation only: answers are not validated against it.
+ */
+export const sempre = (campos: Joi.PartialSchemaMap) => Joi.object(campos).prefs({ presence: 'required' });
+
 function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
   return parse(esquema, 'open-api-3.1') as Record<string, unknown>;
 }

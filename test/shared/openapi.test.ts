@@ -130,3 +130,140 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(pagina.properties.itens.items.required).toEqual(['cnpj']);
   });
 });
+
+/**
+ * SPEC §2, every field each entity names. Hub, identity, intranet and sales always send all of
+ * them, the optional ones as null, so each is in `required` (nullable where SPEC says "or null").
+ */
+const CAMPOS_DA_SPEC = {
+  Usuario: `id nome email perfil e_master master_pelo_ambiente email_verificado dois_fatores_ativo tem_senha criado_em
+    atualizado_em bloqueado_ate ultimo_login_em cargo cargo_id funcao funcao_id setor setor_id imagem`,
+  UsuarioAutocomplete: 'id nome email',
+  Assinatura: `id aplicativo_assinante_id aplicativo_assinante_nome tipo_de_evento_id tipo_de_evento_nome versao_do_esquema
+    situacao_da_versao url_de_destino maximo_de_tentativas tempo_limite_em_segundos ativa entregas_na_fila_de_erro
+    ultima_entrega_em criada_em atualizada_em`,
+  AssinaturaAutocomplete: 'aplicativo_assinante_nome ativa id tipo_de_evento_nome versao_do_esquema',
+  Aplicativo: `id nome descricao ativo identificador_no_auth quantidade_de_tipos_de_evento quantidade_de_assinaturas criado_em
+    atualizado_em`,
+  AplicativoAutocomplete: 'id nome ativo',
+  Colaborador: 'id auth_id nome email ativo master cargo funcao setor telefone perfil_acesso_id perfil_acesso criado_em atualizado_em',
+  ColaboradorAutocomplete: 'id nome email',
+  Total: 'total',
+  Conversa: `id suporte_conversa_id suporte_contato_id suporte_endereco_conversa config_system_suporte_id
+    config_system_mensageiro_id config_system_mensageiro_nome config_system_gateway_id config_system_gateway_nome cliente_id
+    cliente_razao_social robo_id robo_nome etapa_id contato_nome contato_telefone status ultima_mensagem ultima_mensagem_em
+    ultima_mensagem_do_contato_em ultima_mensagem_do_robo_em transferida_em transferida_motivo quantidade_mensagens criado_em
+    atualizado_em`,
+  ConversaAutocomplete: 'id suporte_conversa_id contato_nome contato_telefone',
+  ConversaMensagem: 'id conversa_id suporte_mensagem_id autor conteudo etapa_id criada_em quantidade_anexos anexos',
+  AnexoDaMensagem: 'endereco nome tipo arquivo_id tipo_mime tamanho url tentativas',
+  PaginaNumerada: 'itens pagina tamanho total',
+  PaginaCursor: 'itens proximo_cursor tamanho',
+  // SPEC leaves file storage's fields out: these are the service's own (api/files/arquivos.ts)
+  Arquivo: 'id nome tipo_mime tamanho sha256 criado_em url',
+};
+const campos = (entidade: keyof typeof CAMPOS_DA_SPEC) => CAMPOS_DA_SPEC[entidade].trim().split(/\s+/).sort();
+
+describe('the answers of hub, identity, intranet, sales and files list in `required` every field they always send', () => {
+  const documentos: Record<string, any> = {};
+  beforeAll(async () => {
+    for (const nome of ['hub', 'identity', 'intranet', 'sales', 'files']) {
+      documentos[nome] = (await cliente(suite.url[nome]).get('/openapi.json')).body;
+    }
+  });
+
+  /** The 200 or 201 JSON schema of the operation named `operacao`. */
+  function resposta(servico: string, operacao: string): any {
+    for (const ops of Object.values<any>(documentos[servico].paths)) {
+      for (const op of Object.values<any>(ops)) {
+        if (op.operationId !== operacao) continue;
+        const sucesso = op.responses['200'] ?? op.responses['201'];
+        return sucesso.content['application/json'].schema;
+      }
+    }
+    throw new Error(`${servico} has no operation ${operacao}`);
+  }
+  const exigidos = (esquema: any) => [...(esquema.required ?? [])].sort();
+  const itemDaPagina = (esquema: any) => {
+    expect(exigidos(esquema)).toEqual(campos('PaginaNumerada'));
+    return esquema.properties.itens.items;
+  };
+
+  test('hub: Assinatura and Aplicativo, their pages and autocomplete items', () => {
+    for (const op of ['buscar_pelo_id_assinatura', 'criar_assinatura', 'atualizar_pelo_id_assinatura']) {
+      expect(exigidos(resposta('hub', op))).toEqual(campos('Assinatura'));
+    }
+    expect(exigidos(itemDaPagina(resposta('hub', 'buscar_paginador_assinatura')))).toEqual(campos('Assinatura'));
+    expect(exigidos(resposta('hub', 'buscar_pelo_filtro_assinatura').items)).toEqual(campos('Assinatura'));
+    expect(exigidos(itemDaPagina(resposta('hub', 'buscar_auto_complete_assinatura')))).toEqual(campos('AssinaturaAutocomplete'));
+    const assinatura = resposta('hub', 'buscar_pelo_id_assinatura');
+    expect(assinatura.properties.ultima_entrega_em.type).toEqual(['string', 'null']);
+    expect(exigidos(resposta('hub', 'buscar_pelo_id_aplicativo'))).toEqual(campos('Aplicativo'));
+    expect(exigidos(itemDaPagina(resposta('hub', 'buscar_paginador_aplicativo')))).toEqual(campos('Aplicativo'));
+    expect(exigidos(itemDaPagina(resposta('hub', 'buscar_auto_complete_aplicativo')))).toEqual(campos('AplicativoAutocomplete'));
+    // the delivery by id adds its event (or null) and attempts to the delivery's fields
+    const entrega = resposta('hub', 'buscar_pelo_id_entrega');
+    expect(entrega.required).toEqual(expect.arrayContaining(['id', 'situacao', 'evento', 'historico']));
+    expect(exigidos(entrega.properties.evento)).toEqual(['criado_em', 'dados', 'id', 'versao']);
+  });
+
+  test('identity: Usuario, its page and autocomplete items; login carries the user', () => {
+    for (const op of ['buscar_pelo_id_usuario', 'criar_usuario', 'atualizar_pelo_id_usuario']) {
+      expect(exigidos(resposta('identity', op))).toEqual(campos('Usuario'));
+    }
+    expect(exigidos(itemDaPagina(resposta('identity', 'buscar_paginador_usuario')))).toEqual(campos('Usuario'));
+    expect(exigidos(resposta('identity', 'buscar_pelo_filtro_usuario').items)).toEqual(campos('Usuario'));
+    expect(exigidos(itemDaPagina(resposta('identity', 'buscar_auto_complete_usuario')))).toEqual(campos('UsuarioAutocomplete'));
+    expect(resposta('identity', 'buscar_pelo_id_usuario').properties.bloqueado_ate.type).toEqual(['string', 'null']);
+    const login = resposta('identity', 'login');
+    expect(exigidos(login)).toEqual(['access_token', 'expires_in', 'token_type', 'usuario']);
+    expect(exigidos(login.properties.usuario)).toEqual(campos('Usuario'));
+    // sectors, positions and functions are listed, not answered one at a time
+    for (const tipo of ['setor', 'cargo', 'funcao']) {
+      const lista = resposta('identity', `buscar_${tipo}`);
+      expect(lista.type).toBe('array');
+      expect(exigidos(lista.items)).toEqual(['atualizado_em', 'criado_em', 'id', 'nome']);
+    }
+  });
+
+  test('intranet: Colaborador, its cursor pages and Total', () => {
+    for (const op of ['buscar_pelo_id_colaborador', 'vincular_perfil_acesso_colaborador']) {
+      expect(exigidos(resposta('intranet', op))).toEqual(campos('Colaborador'));
+    }
+    const pagina = resposta('intranet', 'buscar_paginador_colaborador');
+    expect(exigidos(pagina)).toEqual(campos('PaginaCursor'));
+    expect(pagina.properties.proximo_cursor.type).toEqual(['string', 'null']);
+    expect(exigidos(pagina.properties.itens.items)).toEqual(campos('Colaborador'));
+    expect(exigidos(resposta('intranet', 'buscar_pelo_filtro_colaborador').items)).toEqual(campos('Colaborador'));
+    const autocomplete = resposta('intranet', 'buscar_auto_complete_colaborador');
+    expect(exigidos(autocomplete)).toEqual(campos('PaginaCursor'));
+    expect(exigidos(autocomplete.properties.itens.items)).toEqual(campos('ColaboradorAutocomplete'));
+    expect(exigidos(resposta('intranet', 'buscar_total_colaborador'))).toEqual(campos('Total'));
+  });
+
+  test('sales: Conversa, its page and autocomplete items, messages with their attachments', () => {
+    for (const op of ['buscar_pelo_id_conversa', 'atualizar_pelo_id_conversa']) {
+      expect(exigidos(resposta('sales', op))).toEqual(campos('Conversa'));
+    }
+    expect(exigidos(itemDaPagina(resposta('sales', 'buscar_paginador_conversa')))).toEqual(campos('Conversa'));
+    expect(exigidos(resposta('sales', 'buscar_pelo_filtro_conversa').items)).toEqual(campos('Conversa'));
+    expect(exigidos(itemDaPagina(resposta('sales', 'buscar_auto_complete_conversa')))).toEqual(campos('ConversaAutocomplete'));
+    const conversa = resposta('sales', 'buscar_pelo_id_conversa');
+    expect(conversa.properties.cliente_id.type).toEqual(['string', 'null']);
+    expect(conversa.properties.ultima_mensagem_em.type).toEqual(['string', 'null']);
+    // SPEC §2: the record's own dates are always there
+    expect([conversa.properties.criado_em.type, conversa.properties.atualizado_em.type]).toEqual(['string', 'string']);
+    const mensagem = resposta('sales', 'buscar_mensagens_conversa').items;
+    expect(exigidos(mensagem)).toEqual(campos('ConversaMensagem'));
+    expect(exigidos(mensagem.properties.anexos.items)).toEqual(campos('AnexoDaMensagem'));
+    // a field a route may leave out stays optional: the webhook token only comes with its creation
+    expect(resposta('sales', 'criar_config_system').required).not.toContain('token');
+    expect(resposta('sales', 'criar_config_system').required).toEqual(expect.arrayContaining(['id', 'tipo', 'nome', 'ativo']));
+  });
+
+  test('files: Arquivo and its page', () => {
+    for (const op of ['buscar_pelo_id_arquivo', 'criar_arquivo']) expect(exigidos(resposta('files', op))).toEqual(campos('Arquivo'));
+    expect(exigidos(itemDaPagina(resposta('files', 'buscar_paginador_arquivo')))).toEqual(campos('Arquivo'));
+    expect(exigidos(resposta('files', 'buscar_pelo_filtro_arquivo').items)).toEqual(campos('Arquivo'));
+  });
+});

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { sempre } from '../openapi';
 import { booleano, id, inteiroAjustado, pagina, tamanho, texto } from '../paginacao';
 import { Rota } from '../rotas';
 import { ModuloDeAcesso } from '.';
@@ -6,7 +7,8 @@ import { ACOES } from './permissoes';
 
 const AREA = 'colaboradores';
 
-const colaboradorSchema = Joi.object({
+
+const colaboradorSchema = sempre({
   id: Joi.string(),
   auth_id: Joi.string(),
   nome: Joi.string(),
@@ -23,9 +25,9 @@ const colaboradorSchema = Joi.object({
   atualizado_em: Joi.string().isoDate(),
 }).label('Colaborador');
 
-const autocompleteSchema = Joi.object({ id: Joi.string(), nome: Joi.string(), email: Joi.string() });
+const autocompleteSchema = sempre({ id: Joi.string(), nome: Joi.string(), email: Joi.string() });
 
-const perfilSchema = Joi.object({
+const perfilSchema = sempre({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
@@ -34,6 +36,10 @@ const perfilSchema = Joi.object({
   criado_em: Joi.string().isoDate(),
   atualizado_em: Joi.string().isoDate(),
 }).label('PerfilAcesso');
+
+/** SPEC §2 cursor page: `proximo_cursor` is always sent, null on the last page. */
+const paginaCursor = (item: Joi.Schema) =>
+  sempre({ itens: Joi.array().items(item), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() });
 
 const filtrosDaLista = { nome: texto(), setor: texto(), cargo: texto(), ativo: booleano() };
 const paramsId = Joi.object({ id: id().required() });
@@ -60,7 +66,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object({ cursor: texto(64), ...filtrosDaLista }) },
-      resposta: Joi.object({ itens: Joi.array().items(colaboradorSchema), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() }),
+      resposta: paginaCursor(colaboradorSchema),
       tratar: async (req) => {
         await acesso.sincronizarAntesDeListar(req.principal!);
         const { cursor, ...filtros } = req.entrada.query;
@@ -75,7 +81,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: texto(64) }) },
-      resposta: Joi.object({ itens: Joi.array().items(autocompleteSchema), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() }),
+      resposta: paginaCursor(autocompleteSchema),
       tratar: (req) => colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor),
     },
     {
@@ -99,7 +105,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object(filtrosDaLista) },
-      resposta: Joi.object({ total: Joi.number() }),
+      resposta: sempre({ total: Joi.number() }),
       tratar: (req) => colaboradores.total(req.entrada.query),
     },
     {
@@ -132,7 +138,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }) },
-      resposta: Joi.object({ itens: Joi.array().items(perfilSchema), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+      resposta: sempre({ itens: Joi.array().items(perfilSchema), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
       tratar: (req) => perfis.listar(req.entrada.query.pagina, req.entrada.query.tamanho),
     },
     {
