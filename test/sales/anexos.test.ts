@@ -51,6 +51,13 @@ async function anexoDe(conversaId: string) {
   return m.anexos[0];
 }
 
+/** Waits for the copy of the conversation's first attachment; answers the attachment. */
+const aguardarCopia = (conversaId: string, descricao = 'the copy') =>
+  esperarAte(async () => {
+    const a = await anexoDe(conversaId);
+    return a.arquivo_id && a;
+  }, descricao);
+
 describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right after the webhook', () => {
   it('fills arquivo_id, tipo_mime and tamanho; the signed url serves the same bytes, without a token', async () => {
     const bytes = randomBytes(48_213);
@@ -58,10 +65,7 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
       'content-type': 'image/jpeg',
     });
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/abc/foto.jpg`);
-    const anexo = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const anexo = await aguardarCopia(conversaId);
     expect(chat.isDone()).toBe(true);
     expect(anexo).toEqual({
       endereco: `${CHAT}/rails/active_storage/blobs/redirect/abc/foto.jpg`,
@@ -120,10 +124,7 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
   it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
     nock(CHAT).get('/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
     const conversaId = await mensagemComAnexo(`${CHAT}/doc.pdf`, 'file');
-    const primeira = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const primeira = await aguardarCopia(conversaId);
     await dormir(1100);
     const segunda = await anexoDe(conversaId);
     const expira = (url: string) => Number(new URL(url).searchParams.get('expira'));
@@ -159,10 +160,7 @@ describe('the download of an attachment', () => {
       .query({ assinatura: '1' })
       .reply(200, Buffer.from('%PDF'), { 'content-type': 'application/pdf' });
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/xyz/contrato.pdf`, 'file');
-    const anexo = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy through the redirect');
+    const anexo = await aguardarCopia(conversaId, 'the copy through the redirect');
     expect(chat.isDone() && armazenamento.isDone()).toBe(true);
     expect(anexo).toMatchObject({ nome: 'contrato.pdf', tipo_mime: 'application/pdf', tamanho: 4, tentativas: 1 });
   });
@@ -181,10 +179,7 @@ describe('the download of an attachment', () => {
 
       const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
       const r = await s.registrar(proprio, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${origem}/anexo.txt`, file_type: 'file' }] }));
-      const copiado = await esperarAte(async () => {
-        const a = await anexoDe(r.conversa_id);
-        return a.arquivo_id && a;
-      }, 'the copy from the chat platform itself');
+      const copiado = await aguardarCopia(r.conversa_id, 'the copy from the chat platform itself');
       expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 7 });
     } finally {
       config().sales.permitirDownloadsPrivados = true;
@@ -211,10 +206,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
         'the first attempt failing to record its copy',
       );
       await sales.query('DROP TRIGGER falha_ao_registrar');
-      const anexo = await esperarAte(async () => {
-        const a = await anexoDe(conversaId);
-        return a.arquivo_id && a;
-      }, 'the copy of a later attempt');
+      const anexo = await aguardarCopia(conversaId, 'the copy of a later attempt');
       expect(anexo.nome).toBe('recibo.pdf');
       expect(anexo.tentativas).toBeGreaterThanOrEqual(2);
       // the unrecorded copies leave file storage; the recorded one stays
@@ -229,10 +221,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
   it('two failures and then a success: copied, with tentativas 3', async () => {
     const chat = nock(CHAT).get('/instavel.png').times(2).reply(503).get('/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
     const conversaId = await mensagemComAnexo(`${CHAT}/instavel.png`);
-    const anexo = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy after two failures');
+    const anexo = await aguardarCopia(conversaId, 'the copy after two failures');
     expect(chat.isDone()).toBe(true);
     expect(anexo).toMatchObject({ tentativas: 3, tipo_mime: 'image/png', tamanho: 3 });
   });
@@ -268,10 +257,7 @@ describe('attachments whose copy never reached the queue', () => {
     });
     nock(CHAT).get('/esquecido.txt').reply(200, 'olá', { 'content-type': 'text/plain' });
     expect(await varrerAnexos()).toBeGreaterThanOrEqual(1);
-    const copiado = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the swept copy');
+    const copiado = await aguardarCopia(conversaId, 'the swept copy');
     expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 4 });
   });
 
@@ -286,16 +272,17 @@ describe('attachments whose copy never reached the queue', () => {
 });
 
 describe('a message deleted in the chat platform', () => {
-  it('loses its attachments, as there: none listed, quantidade_anexos 0, and the copy leaves file storage', async () => {
-    nock(CHAT).get('/apagada.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
-    const conversa = idDoSuporte();
-    const criada = eventoDeMensagem({ conversa, conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/apagada.jpg`, file_type: 'image' }] });
+  /** A message whose image at `caminho` of the chat platform is copied: its event, conversation and copy. */
+  async function mensagemCopiada(caminho: string) {
+    nock(CHAT).get(caminho).reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
+    const criada = eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'image' }] });
     const { conversa_id } = await s.registrar(sistema, criada);
-    const { arquivo_id } = await esperarAte(async () => {
-      const a = await anexoDe(conversa_id);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const { arquivo_id } = await aguardarCopia(conversa_id);
+    return { criada, conversa_id, arquivo_id };
+  }
 
+  it('loses its attachments, as there: none listed, quantidade_anexos 0, and the copy leaves file storage', async () => {
+    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/apagada.jpg');
     // what Chatwoot sends when a message is deleted: its notice, deleted: true, no attachments
     const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
     expect(await s.registrar(sistema, apagada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
@@ -306,14 +293,7 @@ describe('a message deleted in the chat platform', () => {
   });
 
   it('an edit keeps the attachments', async () => {
-    nock(CHAT).get('/editada.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
-    const conversa = idDoSuporte();
-    const criada = eventoDeMensagem({ conversa, conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/editada.jpg`, file_type: 'image' }] });
-    const { conversa_id } = await s.registrar(sistema, criada);
-    const { arquivo_id } = await esperarAte(async () => {
-      const a = await anexoDe(conversa_id);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/editada.jpg');
     await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'foto do pedido' });
     const [m] = await s.mensagens(conversa_id);
     expect(m).toMatchObject({ conteudo: 'foto do pedido', quantidade_anexos: 1, anexos: [expect.objectContaining({ arquivo_id })] });
@@ -325,10 +305,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
   it('removes the copies of its attachments from file storage', async () => {
     nock(CHAT).get('/privado.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
     const conversaId = await mensagemComAnexo(`${CHAT}/privado.jpg`);
-    const { arquivo_id } = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const { arquivo_id } = await aguardarCopia(conversaId);
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
     expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
     await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy removed');
@@ -337,10 +314,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
   it('copies recorded for removal wait there while file storage fails, and leave once it answers', async () => {
     nock(CHAT).get('/guardado.jpg').reply(200, randomBytes(10), { 'content-type': 'image/jpeg' });
     const conversaId = await mensagemComAnexo(`${CHAT}/guardado.jpg`);
-    const { arquivo_id } = await esperarAte(async () => {
-      const a = await anexoDe(conversaId);
-      return a.arquivo_id && a;
-    }, 'the copy');
+    const { arquivo_id } = await aguardarCopia(conversaId);
     const urlDoFiles = config().servicos.files.url;
     config().servicos.files.url = 'http://127.0.0.1:9';
     try {

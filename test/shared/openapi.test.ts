@@ -189,12 +189,15 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
     return esquema.properties.itens.items;
   };
 
+  /** The entity's answer by id, in its pages and filter, and from the writes named (`<operacao>` ids). */
+  function conferirEntidade(servico: string, nome: string, entidade: keyof typeof CAMPOS_DA_SPEC, escritas: string[]) {
+    for (const op of [`buscar_pelo_id_${nome}`, ...escritas]) expect(exigidos(resposta(servico, op))).toEqual(campos(entidade));
+    expect(exigidos(itemDaPagina(resposta(servico, `buscar_paginador_${nome}`)))).toEqual(campos(entidade));
+    expect(exigidos(resposta(servico, `buscar_pelo_filtro_${nome}`).items)).toEqual(campos(entidade));
+  }
+
   test('hub: Assinatura and Aplicativo, their pages and autocomplete items', () => {
-    for (const op of ['buscar_pelo_id_assinatura', 'criar_assinatura', 'atualizar_pelo_id_assinatura']) {
-      expect(exigidos(resposta('hub', op))).toEqual(campos('Assinatura'));
-    }
-    expect(exigidos(itemDaPagina(resposta('hub', 'buscar_paginador_assinatura')))).toEqual(campos('Assinatura'));
-    expect(exigidos(resposta('hub', 'buscar_pelo_filtro_assinatura').items)).toEqual(campos('Assinatura'));
+    conferirEntidade('hub', 'assinatura', 'Assinatura', ['criar_assinatura', 'atualizar_pelo_id_assinatura']);
     expect(exigidos(itemDaPagina(resposta('hub', 'buscar_auto_complete_assinatura')))).toEqual(campos('AssinaturaAutocomplete'));
     const assinatura = resposta('hub', 'buscar_pelo_id_assinatura');
     expect(assinatura.properties.ultima_entrega_em.type).toEqual(['string', 'null']);
@@ -208,11 +211,7 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
   });
 
   test('identity: Usuario, its page and autocomplete items; login carries the user', () => {
-    for (const op of ['buscar_pelo_id_usuario', 'criar_usuario', 'atualizar_pelo_id_usuario']) {
-      expect(exigidos(resposta('identity', op))).toEqual(campos('Usuario'));
-    }
-    expect(exigidos(itemDaPagina(resposta('identity', 'buscar_paginador_usuario')))).toEqual(campos('Usuario'));
-    expect(exigidos(resposta('identity', 'buscar_pelo_filtro_usuario').items)).toEqual(campos('Usuario'));
+    conferirEntidade('identity', 'usuario', 'Usuario', ['criar_usuario', 'atualizar_pelo_id_usuario']);
     expect(exigidos(itemDaPagina(resposta('identity', 'buscar_auto_complete_usuario')))).toEqual(campos('UsuarioAutocomplete'));
     expect(resposta('identity', 'buscar_pelo_id_usuario').properties.bloqueado_ate.type).toEqual(['string', 'null']);
     const login = resposta('identity', 'login');
@@ -242,11 +241,7 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
   });
 
   test('sales: Conversa, its page and autocomplete items, messages with their attachments', () => {
-    for (const op of ['buscar_pelo_id_conversa', 'atualizar_pelo_id_conversa']) {
-      expect(exigidos(resposta('sales', op))).toEqual(campos('Conversa'));
-    }
-    expect(exigidos(itemDaPagina(resposta('sales', 'buscar_paginador_conversa')))).toEqual(campos('Conversa'));
-    expect(exigidos(resposta('sales', 'buscar_pelo_filtro_conversa').items)).toEqual(campos('Conversa'));
+    conferirEntidade('sales', 'conversa', 'Conversa', ['atualizar_pelo_id_conversa']);
     expect(exigidos(itemDaPagina(resposta('sales', 'buscar_auto_complete_conversa')))).toEqual(campos('ConversaAutocomplete'));
     const conversa = resposta('sales', 'buscar_pelo_id_conversa');
     expect(conversa.properties.cliente_id.type).toEqual(['string', 'null']);
@@ -262,8 +257,6 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
   });
 
   test('files: Arquivo and its page', () => {
-    for (const op of ['buscar_pelo_id_arquivo', 'criar_arquivo']) expect(exigidos(resposta('files', op))).toEqual(campos('Arquivo'));
-    expect(exigidos(itemDaPagina(resposta('files', 'buscar_paginador_arquivo')))).toEqual(campos('Arquivo'));
-    expect(exigidos(resposta('files', 'buscar_pelo_filtro_arquivo').items)).toEqual(campos('Arquivo'));
+    conferirEntidade('files', 'arquivo', 'Arquivo', ['criar_arquivo']);
   });
 });
