@@ -4,13 +4,17 @@ import { dadosInvalidos } from '../shared/errors';
 
 /**
  * JSON Schemas of event versions (DESIGN §5, draft-07), compiled once per version and kept.
- * `strictSchema`: a keyword or format the validator does not know (a typo, a 2019+ keyword such as
- * `unevaluatedProperties`) refuses the schema instead of being silently ignored. `addUsedSchema`
- * off: a schema's `$id` is not registered, so compiling it again (a new version, another process's
- * change) never collides with the first compilation.
+ * A new version is checked strictly: a keyword or format the validator does not know (a typo, a
+ * 2019+ keyword such as `unevaluatedProperties`) refuses it instead of being silently ignored
+ * (`example` is known, as an annotation). Stored versions compile as they were accepted, so one
+ * from before the strict check still takes events. `addUsedSchema` off: a schema's `$id` is not
+ * registered, so compiling it again (a new version, another process's change) never collides.
  */
-const ajv = new Ajv({ allErrors: true, strict: false, strictSchema: true, addUsedSchema: false });
-addFormats(ajv);
+const opcoes = { allErrors: true, strict: false, addUsedSchema: false } as const;
+const estrito = new Ajv({ ...opcoes, strictSchema: true });
+const tolerante = new Ajv(opcoes);
+for (const ajv of [estrito, tolerante]) addFormats(ajv);
+estrito.addVocabulary(['example']);
 
 const compilados = new Map<string, ValidateFunction>();
 
@@ -18,7 +22,7 @@ const compilados = new Map<string, ValidateFunction>();
 export function conferirEsquema(esquema: Record<string, unknown>): void {
   let validar: ValidateFunction;
   try {
-    validar = ajv.compile(esquema);
+    validar = estrito.compile(esquema);
   } catch (err) {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
   }
@@ -30,7 +34,7 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
 export function validarDados(chave: string, esquema: Record<string, unknown>, dados: unknown): void {
   let validar = compilados.get(chave);
   if (!validar) {
-    validar = ajv.compile(esquema);
+    validar = tolerante.compile(esquema);
     compilados.set(chave, validar);
   }
   if (!validar(dados)) {

@@ -116,8 +116,8 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
  */
 const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
   maximo: 500,
-  // a batch's events are one statement: a few MiB of `dados` (3 bytes a character at most) keep it
-  // under MariaDB's 16 MiB max_allowed_packet, while bodies of up to 1 MiB each are accepted
+  // a batch travels as one message: 4 Mi characters of `dados` keep large bodies (up to 1 MiB
+  // each) under MariaDB's 16 MiB max_allowed_packet; the deliveries' rows come on top of that
   peso: { de: (p) => p.dados.length, maximo: 4 * 1024 * 1024 },
   gravadores: 2,
   gravarUm: async (p, erroDoLote) => {

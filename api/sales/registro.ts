@@ -271,6 +271,8 @@ async function gravarLote(
       // upsert, which assumes every event is kept. When one is not, the batch is rolled back and
       // written again with that read first (HistoricoMudaOLote).
       const leitura = historicosApagados(t, lote);
+      // awaited below only when the message carrying it succeeded: a failed one must not go unhandled
+      leitura.catch(() => undefined);
       if (historicoAntes) await t.enviar();
       let escolha = escolherEventos(lote, historicoAntes ? await leitura : new Map());
       const conversas = escolha.validos.size ? await gravarConversas(t, [...escolha.validos], agora) : new Map<string, string>();

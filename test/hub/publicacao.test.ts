@@ -1,6 +1,6 @@
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
-import { Entrega, Evento } from '../../models/hub';
+import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -185,6 +185,17 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     const v2 = await hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await hub.admin(), body: { esquema } });
     expect(v2.status).toBe(201);
     expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 2, dados: { n: 3 } })).status).toBe(202);
+  });
+
+  test('a version stored before schemas were checked strictly still takes events; a new one may carry `example`', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/antiga') });
+    const antigo = { type: 'object', required: ['n'], properties: { n: { type: 'integer' }, doc: { type: 'string', format: 'cpf' } }, 'x-origem': 'erp' };
+    await VersaoDeEvento.update({ esquema: antigo }, { where: { tipo_de_evento_id: c.tipo.id, versao: 1 } });
+    expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1, doc: '123' } })).status).toBe(202);
+    esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { doc: '123' } }), 400);
+
+    const comExemplo = { type: 'object', properties: { n: { type: 'integer', example: 7 } }, example: { n: 7 } };
+    expect((await hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await hub.admin(), body: { esquema: comExemplo } })).status).toBe(201);
   });
 
   test('a body without tipo, versao or dados is refused with 400 naming them', async () => {

@@ -1,6 +1,7 @@
 import { autenticarWebhook } from '../../api/sales/config-system';
 import { registrarEventoDoSuporte } from '../../api/sales/registro';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
+import { banco } from '../../lib/database';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -305,6 +306,23 @@ describe('SPEC §3: after DELETE, only a new message starts a new record', () =>
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+  });
+});
+
+describe('a batch the database refuses', () => {
+  it('answers 500 to its events and the service goes on answering the next ones', async () => {
+    const recusado = novoContato();
+    const sales = banco('sales');
+    await sales.query(`CREATE TRIGGER conversa_recusa BEFORE INSERT ON conversa FOR EACH ROW
+      IF NEW.contato_nome = '${recusado.nome}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'recusada'; END IF`);
+    try {
+      esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa: idDoSuporte(), contato: recusado })), 500);
+    } finally {
+      await sales.query('DROP TRIGGER conversa_recusa');
+    }
+    const depois = await s.webhook(sistema, eventoDeMensagem({ conversa: idDoSuporte() }));
+    expect(depois.status).toBe(200);
+    expect(depois.body).toMatchObject({ mensagens_novas: 1 });
   });
 });
 
