@@ -176,7 +176,8 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
   const esgotou = numero >= e.maximo_de_tentativas;
   const situacao: SituacaoDaEntrega = esgotou ? 'fila_de_erro' : 'pendente';
   falha.atrasoMs = atrasoDaProximaTentativa(numero, undefined, falha);
-  const proxima = esgotou ? null : new Date(Date.now() + falha.atrasoMs);
+  // from the moment recorded as the attempt's end (atualizada_em): the stored wait is the queue's own
+  const proxima = esgotou ? null : new Date(agora.getTime() + falha.atrasoMs);
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
     [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [
