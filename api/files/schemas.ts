@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { sempre } from '../shared/openapi';
+import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
@@ -42,7 +42,6 @@ export const schemas = {
   }),
 };
 
-
 const arquivo = sempre({
   id: Joi.string(),
   nome: Joi.string(),
@@ -56,5 +55,5 @@ const arquivo = sempre({
 export const respostas = {
   arquivo,
   lista: Joi.array().items(arquivo),
-  pagina: sempre({ itens: Joi.array().items(arquivo), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+  pagina: paginaNumerada(arquivo),
 };

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { sempre } from '../shared/openapi';
+import { paginaNumerada, sempre } from '../shared/openapi';
 import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
 
 const nomeDeTipo = () =>
@@ -64,7 +64,6 @@ const sn = Joi.string().allow(null);
 const n = Joi.number();
 const b = Joi.boolean();
 
-
 export const respostas = {
   aplicativo: sempre({
     id: s,
@@ -124,5 +123,5 @@ export const respostas = {
   historico: Joi.array().items(
     sempre({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
   ),
-  pagina: (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: n, tamanho: n, total: n }),
+  pagina: paginaNumerada,
 };

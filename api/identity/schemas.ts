@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { sempre } from '../shared/openapi';
+import { paginaNumerada, sempre } from '../shared/openapi';
 import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
 
 const email = () => Joi.string().trim().lowercase().max(254).email({ tlds: { allow: false } });
@@ -54,7 +54,6 @@ export const schemas = {
 const s = Joi.string();
 const sn = Joi.string().allow(null);
 
-
 export const respostas = {
   usuario: sempre({
     id: s,
@@ -84,5 +83,5 @@ export const respostas = {
   /** creation and a new secret add `client_secret` with `.keys()`: required as well */
   aplicativo: sempre({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: s, atualizado_em: s }),
   cadastro: sempre({ id: s, nome: s, criado_em: s, atualizado_em: s }),
-  pagina: (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+  pagina: paginaNumerada,
 };

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { sempre } from '../shared/openapi';
+import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, pagina, tamanho, texto } from '../shared/paginacao';
 import { STATUS } from './suporte';
 
@@ -88,7 +88,6 @@ export const schemas = {
 const data = () => Joi.string().isoDate();
 const dataOuNulo = () => data().allow(null);
 
-
 const conversa = sempre({
   id: Joi.string(),
   suporte_conversa_id: Joi.number(),
@@ -176,22 +175,20 @@ const roboJson = sempre({
   atualizado_em: data(),
 }).label('Robo');
 
-const paginaDe = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
-
 export const respostas = {
   conversa,
-  paginaDeConversas: paginaDe(conversa),
-  autocomplete: paginaDe(
+  paginaDeConversas: paginaNumerada(conversa),
+  autocomplete: paginaNumerada(
     sempre({ id: Joi.string(), suporte_conversa_id: Joi.number(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
   ),
   conversas: Joi.array().items(conversa),
   mensagens: Joi.array().items(mensagem),
   configSystem,
-  paginaDeConfigSystems: paginaDe(configSystem),
+  paginaDeConfigSystems: paginaNumerada(configSystem),
   cliente: clienteJson,
-  paginaDeClientes: paginaDe(clienteJson),
+  paginaDeClientes: paginaNumerada(clienteJson),
   robo: roboJson,
-  paginaDeRobos: paginaDe(roboJson),
+  paginaDeRobos: paginaNumerada(roboJson),
   webhookDoSuporte: sempre({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string().optional() }),
   webhookDoGateway: sempre({ conversas_vinculadas: Joi.number(), ignorado: Joi.string().optional() }),
 };

@@ -26,6 +26,9 @@ const PROBLEMA = {
  */
 export const sempre = (campos: Joi.PartialSchemaMap) => Joi.object(campos).prefs({ presence: 'required' });
 
+/** SPEC §2 PaginaNumerada of `item`. */
+export const paginaNumerada = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
+
 function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
   return parse(esquema, 'open-api-3.1') as Record<string, unknown>;
 }

@@ -1,12 +1,11 @@
 import Joi from 'joi';
-import { sempre } from '../openapi';
+import { paginaNumerada, sempre } from '../openapi';
 import { booleano, id, inteiroAjustado, pagina, tamanho, texto } from '../paginacao';
 import { Rota } from '../rotas';
 import { ModuloDeAcesso } from '.';
 import { ACOES } from './permissoes';
 
 const AREA = 'colaboradores';
-
 
 const colaboradorSchema = sempre({
   id: Joi.string(),
@@ -138,7 +137,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }) },
-      resposta: sempre({ itens: Joi.array().items(perfilSchema), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() }),
+      resposta: paginaNumerada(perfilSchema),
       tratar: (req) => perfis.listar(req.entrada.query.pagina, req.entrada.query.tamanho),
     },
     {
