@@ -1,3 +1,5 @@
+import { Connection } from 'mysql2/promise';
+
 export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Falso = false | 0 | '' | null | undefined;
@@ -11,4 +13,19 @@ export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso,
     if (Date.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
     await dormir(40);
   }
+}
+
+/**
+ * Waits until at least `quantas` other connections of this database run a statement matching one
+ * of `padroes` (LIKE): another connection's statement blocked where a test holds it.
+ */
+export function esperarOutraConexao(conexao: Connection, descricao: string, padroes: string[], quantas = 1) {
+  return esperarAte(async () => {
+    const [linhas] = await conexao.query(
+      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+        AND (${padroes.map(() => 'INFO LIKE ?').join(' OR ')})`,
+      padroes,
+    );
+    return Number((linhas as { n: number }[])[0].n) >= quantas;
+  }, descricao);
 }

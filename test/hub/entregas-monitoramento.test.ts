@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Connection } from 'mysql2/promise';
 import { purgarHistorico } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, marca, Receptor } from './apoio-entregas';
@@ -43,18 +43,6 @@ async function cenarioComFalhas(caminho: string, quantas: number) {
     entregas.push(await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
   }
   return { c, entregas };
-}
-
-/** Waits until another connection of this database runs a statement matching one of `padroes` (LIKE). */
-function esperarOutraConexao(conexao: Connection, descricao: string, ...padroes: string[]) {
-  return esperarAte(async () => {
-    const [linhas] = await conexao.query(
-      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-        AND (${padroes.map(() => 'INFO LIKE ?').join(' OR ')})`,
-      padroes,
-    );
-    return Number((linhas as { n: number }[])[0].n) > 0;
-  }, descricao);
 }
 
 const CAMPOS_DA_ENTREGA = [
@@ -187,7 +175,7 @@ describe('sending again (DESIGN §5)', () => {
       await purga.query('START TRANSACTION');
       await purga.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entregue.id]);
       pedido = hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() });
-      await esperarOutraConexao(purga, 'the replay waiting on the row', '%FROM `entrega`%FOR UPDATE', 'UPDATE `entrega`%', 'UPDATE assinatura%');
+      await esperarOutraConexao(purga, 'the replay waiting on the row', ['%FROM `entrega`%FOR UPDATE', 'UPDATE `entrega`%', 'UPDATE assinatura%']);
       await purga.query('DELETE FROM tentativa_de_entrega WHERE entrega_id = ?', [entregue.id]);
       await purga.query('DELETE FROM entrega WHERE id = ?', [entregue.id]);
       await purga.query('COMMIT');
@@ -301,7 +289,7 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
       await outra.query("UPDATE entrega SET situacao = 'pendente' WHERE id = ?", [entregue.id]);
       // the purge has already chosen the delivery (it still reads as entregue) and waits on the row
       purga = purgarHistorico(30);
-      await esperarOutraConexao(outra, 'the purge waiting on the row', '%FROM `entrega`%FOR UPDATE', 'DELETE FROM `entrega`%');
+      await esperarOutraConexao(outra, 'the purge waiting on the row', ['%FROM `entrega`%FOR UPDATE', 'DELETE FROM `entrega`%']);
       await outra.query('COMMIT');
     } finally {
       await outra.end();

@@ -1,6 +1,7 @@
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -60,10 +61,7 @@ describe('202 {id, entregas}', () => {
     const trava = await novaConexao('hub');
     await trava.query('LOCK TABLES evento WRITE');
     const pequenas = [0, 1].map((n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
-    await esperarAte(async () => {
-      const [linhas] = await trava.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'INSERT INTO evento%'");
-      return Number((linhas as { n: number }[])[0].n) === 2;
-    }, 'both writers waiting on the lock');
+    await esperarOutraConexao(trava, 'both writers waiting on the lock', ['INSERT INTO evento%'], 2);
     const texto = 'x'.repeat(900_000);
     const grandes = Array.from({ length: 22 }, (_, n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
     await dormir(1500);

@@ -7,7 +7,7 @@ import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
-import { dormir, esperarAte } from '../helpers/espera';
+import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -631,10 +631,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     await leitor.query('LOCK TABLES estabelecimento READ');
     const importacao = importarCnpj(dir);
     // held past the 2 s the swap waits each time
-    await esperarAte(async () => {
-      const [linhas] = await leitor.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'RENAME TABLE%'");
-      return Number((linhas as { n: number }[])[0].n) > 0;
-    }, 'the swap waiting');
+    await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
     await dormir(3000);
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
     await leitor.query('UNLOCK TABLES');
