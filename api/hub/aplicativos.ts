@@ -1,6 +1,7 @@
-import { Op, WhereOptions } from 'sequelize';
+import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
+import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -29,12 +30,12 @@ export interface AplicativoJson {
 const log = logger('hub-aplicativos');
 
 /** How many types each application owns and in how many live subscriptions it is subscriber. */
-async function contagens(ids: string[]): Promise<Map<string, { tipos: number; assinaturas: number }>> {
+async function contagens(ids: string[], transaction?: Transaction): Promise<Map<string, { tipos: number; assinaturas: number }>> {
   const mapa = new Map(ids.map((id) => [id, { tipos: 0, assinaturas: 0 }]));
   if (!ids.length) return mapa;
   const [tipos, assinaturas] = await Promise.all([
-    TipoDeEvento.count({ where: { aplicativo_id: ids }, group: ['aplicativo_id'] }),
-    Assinatura.count({ where: { aplicativo_assinante_id: ids }, group: ['aplicativo_assinante_id'] }),
+    TipoDeEvento.count({ where: { aplicativo_id: ids }, group: ['aplicativo_id'], transaction }),
+    Assinatura.count({ where: { aplicativo_assinante_id: ids }, group: ['aplicativo_assinante_id'], transaction }),
   ]);
   for (const t of tipos as unknown as { aplicativo_id: string; count: number }[]) mapa.get(t.aplicativo_id)!.tipos = Number(t.count);
   for (const a of assinaturas as unknown as { aplicativo_assinante_id: string; count: number }[]) {
@@ -146,25 +147,35 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
     }
   }
   const presentes = new Set(remotos.map((a) => a.id));
-  const sumidos = locais.filter((a) => !presentes.has(a.identificador_no_auth));
-  const uso = await contagens(sumidos.map((a) => a.id));
-  for (const a of sumidos) {
-    const emUso = uso.get(a.id)!;
-    if (emUso.tipos || emUso.assinaturas) {
-      if (a.ativo) {
-        await a.update({ ativo: false });
-        r.desativados++;
-      }
-    } else {
-      await a.destroy();
-      r.removidos++;
-    }
+  for (const a of locais.filter((l) => !presentes.has(l.identificador_no_auth))) {
+    const saida = await sairDoHub(a.id);
+    if (saida) r[saida]++;
   }
   // publishers enter, leave or change state: publishing sees it at once
   if (r.criados || r.atualizados || r.removidos || r.desativados) esquecerContratos();
   const identity = await idDoAplicativoDe('identity');
   if (identity && presentes.has(identity)) await criarTiposDoIdentity(identity);
   return r;
+}
+
+/**
+ * An application gone from identity is deleted, or made inactive while it owns types or has
+ * subscriptions. Creating a type or a subscription reads the application's row FOR SHARE, so this
+ * row lock waits for one under way, and the counts after it see it: neither slips in between.
+ */
+async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | undefined> {
+  return banco('hub').transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
+    const a = await Aplicativo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+    if (!a) return undefined;
+    const emUso = (await contagens([a.id], transaction)).get(a.id)!;
+    if (!emUso.tipos && !emUso.assinaturas) {
+      await a.destroy({ transaction });
+      return 'removidos';
+    }
+    if (!a.ativo) return undefined;
+    await a.update({ ativo: false }, { transaction });
+    return 'desativados';
+  });
 }
 
 /**

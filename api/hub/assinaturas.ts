@@ -1,4 +1,5 @@
-import { col, fn, Op, WhereOptions } from 'sequelize';
+import { col, fn, Op, Transaction, WhereOptions } from 'sequelize';
+import { banco } from '../../lib/database';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -144,8 +145,8 @@ export function conferirUrl(url: string): void {
 }
 
 /** SPEC 4.3 rule 6 and 9: the version exists for the type and is not switched off. */
-async function conferirVersao(tipoId: string, versao: number): Promise<void> {
-  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao }, attributes: ['situacao'] });
+async function conferirVersao(tipoId: string, versao: number, transaction?: Transaction): Promise<void> {
+  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao }, attributes: ['situacao'], transaction });
   if (!v) throw referenciaInvalida('versao_do_esquema', 'Versão não encontrada para o tipo de evento.');
   if (v.situacao === 'desligada') throw referenciaInvalida('versao_do_esquema', 'Versão desligada: não aceita novas assinaturas.');
 }
@@ -162,25 +163,33 @@ export interface CriarAssinatura {
 
 export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJson> {
   conferirUrl(e.url_de_destino);
-  const app = await Aplicativo.findByPk(e.aplicativo_assinante_id);
-  if (!app || !app.ativo) throw referenciaInvalida('aplicativo_assinante_id', 'Aplicativo não encontrado ou inativo.');
-  if (!(await TipoDeEvento.findByPk(e.tipo_de_evento_id, { attributes: ['id'] }))) {
-    throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
-  }
-  await conferirVersao(e.tipo_de_evento_id, e.versao_do_esquema);
-  if (await Assinatura.findOne({ where: { aplicativo_assinante_id: app.id, tipo_de_evento_id: e.tipo_de_evento_id }, attributes: ['id'] })) {
-    throw conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
-  }
-  const a = await Assinatura.create({
-    aplicativo_assinante_id: app.id,
-    tipo_de_evento_id: e.tipo_de_evento_id,
-    url_de_destino: e.url_de_destino,
-    versao_do_esquema: e.versao_do_esquema,
-    ativa: e.ativa ?? true,
-    maximo_de_tentativas: e.maximo_de_tentativas ?? 5,
-    tempo_limite_em_segundos: e.tempo_limite_em_segundos ?? 5,
+  // the rows read FOR SHARE stay as read until the subscription is stored: the application sync
+  // and DELETE /tipo_de_evento lock them FOR UPDATE before deciding, so they wait for this one
+  const id = await banco('hub').transaction(async (transaction) => {
+    const app = await Aplicativo.findByPk(e.aplicativo_assinante_id, { transaction, lock: transaction.LOCK.SHARE });
+    if (!app || !app.ativo) throw referenciaInvalida('aplicativo_assinante_id', 'Aplicativo não encontrado ou inativo.');
+    if (!(await TipoDeEvento.findByPk(e.tipo_de_evento_id, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
+      throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
+    }
+    await conferirVersao(e.tipo_de_evento_id, e.versao_do_esquema, transaction);
+    const par = { aplicativo_assinante_id: app.id, tipo_de_evento_id: e.tipo_de_evento_id };
+    if (await Assinatura.findOne({ where: par, attributes: ['id'], transaction })) {
+      throw conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
+    }
+    const a = await Assinatura.create(
+      {
+        ...par,
+        url_de_destino: e.url_de_destino,
+        versao_do_esquema: e.versao_do_esquema,
+        ativa: e.ativa ?? true,
+        maximo_de_tentativas: e.maximo_de_tentativas ?? 5,
+        tempo_limite_em_segundos: e.tempo_limite_em_segundos ?? 5,
+      },
+      { transaction },
+    );
+    return a.id;
   });
-  return assinaturaPorId(a.id);
+  return assinaturaPorId(id);
 }
 
 export type AtualizarAssinatura = Partial<Omit<CriarAssinatura, 'aplicativo_assinante_id' | 'tipo_de_evento_id'>>;

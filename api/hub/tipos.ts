@@ -1,4 +1,5 @@
 
+import { Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
@@ -59,22 +60,26 @@ export async function tipoPorId(id: string): Promise<TipoDeEventoJson> {
   return tipoJson(await existente(id));
 }
 
-async function aplicativoAtivo(id: string): Promise<Aplicativo> {
-  const app = await Aplicativo.findByPk(id);
+async function aplicativoAtivo(id: string, transaction: Transaction): Promise<Aplicativo> {
+  // FOR SHARE: the application sync waits for the type before counting what the application owns
+  const app = await Aplicativo.findByPk(id, { transaction, lock: transaction.LOCK.SHARE });
   if (!app || !app.ativo) throw referenciaInvalida('aplicativo_id', 'Aplicativo não encontrado ou inativo.');
   return app;
 }
 
-async function nomeLivre(nome: string, exceto?: string): Promise<void> {
-  const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] });
+async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
+  const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
   if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
 }
 
 export async function criarTipo(e: { nome: string; descricao?: string | null; aplicativo_id: string }) {
-  await aplicativoAtivo(e.aplicativo_id);
-  await nomeLivre(e.nome);
-  const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao ?? null, aplicativo_id: e.aplicativo_id });
-  return tipoPorId(t.id);
+  const id = await banco('hub').transaction(async (transaction) => {
+    await aplicativoAtivo(e.aplicativo_id, transaction);
+    await nomeLivre(e.nome, undefined, transaction);
+    const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao ?? null, aplicativo_id: e.aplicativo_id }, { transaction });
+    return t.id;
+  });
+  return tipoPorId(id);
 }
 
 /** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
@@ -97,10 +102,16 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
 export async function deletarTipo(id: string): Promise<void> {
   const t = await existente(id);
   conferirTipoDoIdentity(t, 'removido');
-  if (await Assinatura.count({ where: { tipo_de_evento_id: id } })) {
-    throw conflito('O tipo tem assinaturas; remova-as antes.');
-  }
-  await t.destroy();
+  // the row lock waits for a subscription being created (it reads the type FOR SHARE); the count
+  // after it sees that subscription
+  await banco('hub').transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
+    const travado = await TipoDeEvento.findByPk(id, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
+    if (!travado) throw naoEncontrado('Tipo de evento');
+    if (await Assinatura.count({ where: { tipo_de_evento_id: id }, transaction })) {
+      throw conflito('O tipo tem assinaturas; remova-as antes.');
+    }
+    await travado.destroy({ transaction });
+  });
   esquecerContratos();
 }
 

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { config } from '../../config';
+import { novaConexao } from '../../lib/database';
+import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
@@ -217,6 +219,41 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     expect(esperarProblema(assinar, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_assinante_id' })]);
     const tipoNovo = await hub.api.post('/tipo_de_evento', { token: admin, body: { nome: `${unico('t')}.x`, aplicativo_id: local.id } });
     expect(esperarProblema(tipoNovo, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_id' })]);
+  });
+});
+
+describe('leaving identity while a subscription is being stored (SPEC §3 Hub application activity)', () => {
+  test('the sync waits for the subscription and makes the application inactive instead of deleting it', async () => {
+    const [dono] = await hub.aplicativos(`${tag} Dono da corrida`);
+    const tipo = await hub.criarTipo(dono.id);
+    const noIdentity = await hub.criarNoIdentity(`${tag} Assinando`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+
+    // the test's connection stands for POST /assinatura midway: the application read FOR SHARE
+    const conexao = await novaConexao('hub');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('SELECT id FROM aplicativo WHERE id = ? LOCK IN SHARE MODE', [local.id]);
+      relay.escondidos.add(noIdentity.id);
+      const listagem = hub.sincronizar();
+      await esperarOutraConexao(conexao, 'the sync waiting on the application', ['%FROM `aplicativo`%FOR UPDATE%', 'UPDATE `aplicativo`%']);
+      await conexao.query(
+        `INSERT INTO assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino, criada_em, atualizada_em)
+          VALUES (UUID(), ?, ?, 1, ?, NOW(3), NOW(3))`,
+        [local.id, tipo.id, URL_LOCAL],
+      );
+      await conexao.query('COMMIT');
+      await listagem;
+      const depois = await esperarAte(async () => {
+        const [linhas] = await conexao.query('SELECT ativo, deletado_em FROM aplicativo WHERE id = ?', [local.id]);
+        const [a] = linhas as { ativo: number; deletado_em: Date | null }[];
+        return (!a.ativo || a.deletado_em) && a;
+      }, 'the sync deciding');
+      expect(depois).toEqual({ ativo: 0, deletado_em: null });
+    } finally {
+      await conexao.end();
+    }
   });
 });
 

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Connection } from 'mysql2/promise';
+import { novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { CAMPOS_DA_ASSINATURA, chaves, Hub, hubDe, RFC3339, unico, URL_LOCAL } from './apoio-admin';
@@ -332,5 +335,53 @@ describe('PATCH /assinatura/{id} (SPEC 4.3 rule 9, SPEC §3)', () => {
   test('an unknown id answers 404; a malformed one 400', async () => {
     esperarProblema(await atualizar(randomUUID(), { ativa: false }), 404);
     esperarProblema(await atualizar('não-é-id!', { ativa: false }), 400);
+  });
+});
+
+/**
+ * Writes racing each other: the test's own connection stands for the other request, holding the
+ * row lock it would hold midway, and the route must wait for it and then decide on what it left.
+ */
+describe('racing writes keep the rules (SPEC §3, SPEC 4.3 rule 6)', () => {
+  let conexao: Connection;
+  beforeEach(async () => {
+    conexao = await novaConexao('hub');
+  });
+  afterEach(() => conexao.end());
+
+  const assinarDireto = (aplicativoId: string, tipoId: string) =>
+    conexao.query(
+      `INSERT INTO assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino, criada_em, atualizada_em)
+        VALUES (UUID(), ?, ?, 1, ?, NOW(3), NOW(3))`,
+      [aplicativoId, tipoId, URL_LOCAL],
+    );
+
+  test('a subscription asked for while its application is being deleted waits, then answers 422 and is not stored', async () => {
+    const [sumindo] = await hub.aplicativos(unico(`${tag} Sumindo`));
+    const tipo = await novoTipo();
+    await conexao.query('START TRANSACTION');
+    await conexao.query('SELECT id FROM aplicativo WHERE id = ? FOR UPDATE', [sumindo.id]);
+    const pedido = criar(corpo(tipo, { aplicativo_assinante_id: sumindo.id }));
+    await esperarOutraConexao(conexao, 'the creation waiting on the application', ['%FROM `aplicativo`%LOCK IN SHARE MODE%']);
+    await conexao.query('UPDATE aplicativo SET deletado_em = NOW(3) WHERE id = ?', [sumindo.id]);
+    await conexao.query('COMMIT');
+
+    expect(esperarProblema(await pedido, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_assinante_id' })]);
+    const [linhas] = await conexao.query('SELECT id FROM assinatura WHERE aplicativo_assinante_id = ?', [sumindo.id]);
+    expect(linhas).toEqual([]);
+  });
+
+  test('a type deleted while a subscription to it is being stored is kept: 409, as for any type with subscriptions', async () => {
+    const tipo = await novoTipo();
+    await conexao.query('START TRANSACTION');
+    await conexao.query('SELECT id FROM tipo_de_evento WHERE id = ? LOCK IN SHARE MODE', [tipo.id]);
+    const remocao = hub.api.del(`/tipo_de_evento/${tipo.id}`, { token: admin });
+    await esperarOutraConexao(conexao, 'the deletion waiting on the type', ['%FROM `tipo_de_evento`%FOR UPDATE%', 'UPDATE `tipo_de_evento`%']);
+    await assinarDireto(assinante.id, tipo.id);
+    await conexao.query('COMMIT');
+
+    esperarProblema(await remocao, 409);
+    expect((await hub.api.get(`/tipo_de_evento/${tipo.id}`, { token: admin })).status).toBe(200);
+    expect(await doTipo(tipo)).toHaveLength(1);
   });
 });
