@@ -3,7 +3,7 @@ import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas } from '../..
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes } from '../../lib/lotes';
-import { Aplicativo, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
@@ -33,14 +33,33 @@ const PRAZO_MS = 5000;
 const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS);
 const tipos = new CacheComPrazo<string, TipoDeEvento | null>(() => PRAZO_MS);
 const versoes = new CacheComPrazo<string, VersaoDeEvento | null>(() => PRAZO_MS);
+/** only to size batches: the deliveries themselves come from the subscriptions read as it is written */
+const assinaturasPorVersao = new CacheComPrazo<string, number>(() => PRAZO_MS);
 
 export function esquecerContratos(): void {
   publicadores.esquecer();
   tipos.esquecer();
   versoes.esquecer();
+  assinaturasPorVersao.esquecer();
+}
+
+/** Per row of SQL text: an event beside its `dados`, a delivery (three ids, three dates). */
+const BYTES_POR_LINHA = 256;
+/** A batch's message stays under it: MariaDB's default max_allowed_packet is 16 MiB. */
+export const MENSAGEM_MAXIMA = 14 * 1024 * 1024;
+
+/**
+ * What a publication adds to its batch's message: `dados` escaped for SQL (at most twice its
+ * bytes) and one row per delivery, so a batch of small events on a type with many subscriptions
+ * is cut as surely as one of large bodies.
+ */
+export function pesoDaPublicacao(dados: string, assinaturas: number): number {
+  return 2 * Buffer.byteLength(dados) + BYTES_POR_LINHA * (1 + assinaturas);
 }
 
 interface Pedido {
+  /** bytes this publication adds to its batch's message (pesoDaPublicacao) */
+  peso: number;
   aplicativoId: string;
   idDoPublicador: string | null;
   tipoId: string;
@@ -105,7 +124,11 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   if (!versao) throw referenciaInvalida('versao', 'Versão não encontrada para o tipo de evento.');
   if (versao.situacao === 'desligada') throw referenciaInvalida('versao', 'Versão desligada: não aceita novos eventos.');
   validarDados(`${tipo.id}:${versao.versao}:${versao.atualizada_em.getTime()}`, versao.esquema, p.dados);
-  return lotes.guardar({ aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados: JSON.stringify(p.dados) });
+  const assinaturas = await assinaturasPorVersao.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>
+    Assinatura.count({ where: { tipo_de_evento_id: tipo.id, versao_do_esquema: p.versao, ativa: true } }),
+  );
+  const dados = JSON.stringify(p.dados);
+  return lotes.guardar({ peso: pesoDaPublicacao(dados, assinaturas), aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados });
 }
 
 /**
@@ -116,9 +139,8 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
  */
 const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
   maximo: 500,
-  // a batch travels as one message: 4 Mi characters of `dados` keep large bodies (up to 1 MiB
-  // each) under MariaDB's 16 MiB max_allowed_packet; the deliveries' rows come on top of that
-  peso: { de: (p) => p.dados.length, maximo: 4 * 1024 * 1024 },
+  // a batch travels as one message (one transaction, so a failed batch rewrites all of it alone)
+  peso: { de: (p) => p.peso, maximo: MENSAGEM_MAXIMA },
   gravadores: 2,
   gravarUm: async (p, erroDoLote) => {
     if (!(erroDoLote instanceof UniqueConstraintError) && !chaveDuplicada(erroDoLote)) throw erroDoLote;
