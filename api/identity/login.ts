@@ -19,22 +19,32 @@ export interface RespostaDeToken {
 
 const credenciaisInvalidas = () => naoAutenticado('E-mail ou senha inválidos.');
 
+const bloqueado = (ate: Date, agora: Date) =>
+  new ErroDeDominio('bloqueado', `Login bloqueado até ${ate.toISOString()}.`, undefined, {
+    retryAfterSegundos: Math.ceil((ate.getTime() - agora.getTime()) / 1000),
+  });
+
 /**
- * Counts a failed login under a row lock: simultaneous wrong attempts are each counted, so a burst
- * cannot dodge the lockout, and one arriving after the lock was set leaves it alone.
+ * Decides a login whose password was checked, under the user's row lock: a lock set by an attempt
+ * that finished meanwhile holds (423, even for the right password), and simultaneous wrong
+ * attempts are each counted, so a burst cannot dodge the lockout. A lock that has ended starts a
+ * new count.
  */
-async function registrarFalha(id: string, agora: Date): Promise<void> {
-  await banco('identity').transaction(async (transaction) => {
+async function decidir(id: string, confere: boolean, agora: Date): Promise<Usuario> {
+  const u = await banco('identity').transaction(async (transaction) => {
     const u = await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
-    if (!u || (u.bloqueado_ate && u.bloqueado_ate > agora)) return;
-    // a lock that has ended starts a new count
+    if (!u) throw credenciaisInvalidas();
+    if (u.bloqueado_ate && u.bloqueado_ate > agora) throw bloqueado(u.bloqueado_ate, agora);
+    if (confere) return u.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora }, { transaction });
     const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
     const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
-    await u.update(
+    return u.update(
       { falhas_de_login: bloqueia ? 0 : falhas, bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null },
       { transaction },
     );
   });
+  if (!confere) throw credenciaisInvalidas();
+  return u;
 }
 
 /** User login: token, lockout after repeated failures, `ultimo_login_em` on success. */
@@ -48,25 +58,19 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
     ],
   });
   const agora = new Date();
-  if (usuario?.bloqueado_ate && usuario.bloqueado_ate > agora) {
-    const segundos = Math.ceil((usuario.bloqueado_ate.getTime() - agora.getTime()) / 1000);
-    throw new ErroDeDominio('bloqueado', `Login bloqueado até ${usuario.bloqueado_ate.toISOString()}.`, undefined, {
-      retryAfterSegundos: segundos,
-    });
-  }
+  // a lock already known answers before the costly password check
+  if (usuario?.bloqueado_ate && usuario.bloqueado_ate > agora) throw bloqueado(usuario.bloqueado_ate, agora);
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
   if (!usuario) throw credenciaisInvalidas();
-  if (!confere) {
-    await registrarFalha(usuario.id, agora);
-    throw credenciaisInvalidas();
-  }
-  await usuario.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora });
+  const decidido = await decidir(usuario.id, confere, agora);
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
     { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email },
     usuario.id,
     segundos,
   );
+  // the answer shows the row as stored, with the user's setor, cargo and funcao read before
+  usuario.set(decidido.get({ plain: true }), { raw: true });
   return { access_token, token_type: 'Bearer', expires_in: segundos, usuario: usuarioJson(usuario) };
 }
 

@@ -1,5 +1,7 @@
 import { decodeJwt } from 'jose';
+import { novaConexao } from '../../lib/database';
 import { Usuario } from '../../models/identity';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -150,10 +152,30 @@ test('a success resets the failure count: 4 failures, a success, then 4 failures
   expect((await ler(u.id)).bloqueado_ate).toBeNull();
 });
 
-test('simultaneous failures are all counted: a burst of wrong passwords still locks (DESIGN §3)', async () => {
+test('simultaneous failures are all counted: of a burst of 8 wrong passwords 5 answer 401 and lock, the other 3 meet the lock: 423 (DESIGN §3)', async () => {
   const u = await id.criarUsuario();
-  const rajada = await Promise.all(Array.from({ length: 6 }, (_, i) => entrar(u.email, `Rajada-${i}-Errada`)));
-  for (const r of rajada) expect([401, 423]).toContain(r.status);
+  const rajada = await Promise.all(Array.from({ length: 8 }, (_, i) => entrar(u.email, `Rajada-${i}-Errada`)));
+  expect(rajada.map((r) => r.status).sort()).toEqual([401, 401, 401, 401, 401, 423, 423, 423]);
   expect((await ler(u.id)).bloqueado_ate).toMatch(RFC3339);
   esperarProblema(await entrar(u.email, u.senha), 423);
+});
+
+test('the right password whose check ends after another attempt set the lock answers 423, and does not log in (DESIGN §3)', async () => {
+  const u = await id.criarUsuario();
+  // the test's connection stands for the attempt that locks: it holds the row while this one checks
+  const conexao = await novaConexao('identity');
+  try {
+    await conexao.query('START TRANSACTION');
+    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
+    const certa = entrar(u.email, u.senha);
+    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
+    await conexao.query('UPDATE usuario SET bloqueado_ate = NOW(3) + INTERVAL 15 MINUTE, falhas_de_login = 0 WHERE id = ?', [u.id]);
+    await conexao.query('COMMIT');
+    const res = await certa;
+    esperarProblema(res, 423);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(890);
+    expect((await ler(u.id)).ultimo_login_em).toBeNull();
+  } finally {
+    await conexao.end();
+  }
 });
