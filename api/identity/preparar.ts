@@ -7,7 +7,7 @@ import { Aplicativo, Usuario } from '../../models/identity';
 import { novoSegredo } from './aplicativos';
 import { carregarChaves } from './chaves';
 import { hashDoSegredo } from './login';
-import { hashDeSenha } from './senhas';
+import { criarUsuario } from './usuarios';
 
 const log = logger('identity');
 
@@ -25,7 +25,8 @@ async function criarAdminInicial(): Promise<void> {
   const email = config().identity.adminEmail ?? 'admin@suite.local';
   const informada = config().identity.adminSenha;
   const senha = informada ?? randomBytes(12).toString('base64url');
-  await Usuario.create({ nome: 'Administrador', email, perfil: 'colaborador', master: true, senha_hash: await hashDeSenha(senha) });
+  // as any collaborator: subscribers of colaborador.* learn of it too (DESIGN §3)
+  await criarUsuario({ nome: 'Administrador', email, perfil: 'colaborador', e_master: true, senha });
   log.info({ email }, 'usuário master inicial criado');
   if (!informada) process.stdout.write(`\nUsuário master inicial: ${email}\nSenha (mostrada só agora): ${senha}\n\n`);
 }

@@ -199,18 +199,22 @@ function eventoDaMudanca(antes: PerfilDeUsuario | null, depois: PerfilDeUsuario 
 
 /**
  * Runs a user change in a transaction that also stores its `colaborador.*` event (outbox), then
- * enqueues the event once the transaction is committed.
+ * enqueues the event once the transaction is committed. The user's row is read under lock: a
+ * change racing another (a PATCH and a DELETE, two DELETEs) works on what the first one left, so a
+ * deleted user is never changed again and each change makes the event it really made.
  */
 async function mudarUsuario(
-  antes: PerfilDeUsuario | null,
-  acao: (transaction: Transaction) => Promise<Usuario | null>,
-): Promise<Usuario | null> {
+  id: string | null,
+  acao: (atual: Usuario | null, transaction: Transaction) => Promise<{ usuario: Usuario; visivel: boolean }>,
+): Promise<Usuario> {
   const eventos: string[] = [];
   const usuario = await banco('identity').transaction(async (transaction) => {
-    const u = await acao(transaction);
-    const depois = u && !u.deletado_em ? u.perfil : null;
-    const tipo = eventoDaMudanca(antes, depois);
-    if (tipo && u) {
+    const atual = id ? await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }) : null;
+    if (id && !atual) throw naoEncontrado('Usuário');
+    const antes = atual?.perfil ?? null;
+    const { usuario: u, visivel } = await acao(atual, transaction);
+    const tipo = visivel ? eventoDaMudanca(antes, u.deletado_em ? null : u.perfil) : null;
+    if (tipo) {
       await u.reload({ include: comCadastros, transaction, paranoid: false });
       eventos.push(await registrarEvento(tipo, { ...usuarioJson(u) }, transaction));
     }
@@ -224,8 +228,8 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
   await conferirReferencias(e);
   await emailEmUso(e.email);
   const senha_hash = e.senha ? await hashDeSenha(e.senha) : null;
-  const u = await mudarUsuario(null, (transaction) =>
-    Usuario.create(
+  const u = await mudarUsuario(null, async (_, transaction) => ({
+    usuario: await Usuario.create(
       {
         nome: e.nome,
         email: e.email,
@@ -239,12 +243,13 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
       },
       { transaction },
     ),
-  );
-  return usuarioJson(await existente(u!.id));
+    visivel: true,
+  }));
+  return usuarioJson(await existente(u.id));
 }
 
 export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise<UsuarioJson> {
-  const atual = await existente(id);
+  await existente(id);
   await conferirReferencias(e);
   if (e.email !== undefined) await emailEmUso(e.email, id);
   const mudancas: Record<string, unknown> = {};
@@ -252,24 +257,25 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise
     if (e[campo] !== undefined) mudancas[campo] = e[campo];
   }
   if (e.e_master !== undefined) mudancas.master = e.e_master;
-  const perfilAntes = atual.perfil;
-  atual.set(mudancas);
-  if (e.senha !== undefined) atual.senha_hash = await hashDeSenha(e.senha);
-  // nothing collaborators see changed (only the password, or no field at all): no event
-  const visiveis = (atual.changed() || []).filter((campo) => campo !== 'senha_hash');
-  if (visiveis.length) {
-    await mudarUsuario(perfilAntes, async (transaction) => atual.save({ transaction }));
-  } else if (atual.changed()) {
-    await atual.save();
-  }
+  // hashed before the row is locked: the hash is slow on purpose
+  const senha_hash = e.senha !== undefined ? await hashDeSenha(e.senha) : undefined;
+  await mudarUsuario(id, async (atual, transaction) => {
+    const u = atual!;
+    u.set(mudancas);
+    if (senha_hash !== undefined) u.senha_hash = senha_hash;
+    // nothing collaborators see changed (only the password, or no field at all): no event
+    const visivel = (u.changed() || []).some((campo) => campo !== 'senha_hash');
+    if (u.changed()) await u.save({ transaction });
+    return { usuario: u, visivel };
+  });
   return usuarioJson(await existente(id));
 }
 
 export async function deletarUsuario(id: string, quem: Principal): Promise<void> {
-  const atual = await existente(id);
-  if (atual.id === quem.sub) throw conflito('Um usuário não pode remover a si mesmo.');
-  await mudarUsuario(atual.perfil, async (transaction) => {
-    await atual.destroy({ transaction });
-    return atual;
+  await existente(id);
+  if (id === quem.sub) throw conflito('Um usuário não pode remover a si mesmo.');
+  await mudarUsuario(id, async (atual, transaction) => {
+    await atual!.destroy({ transaction });
+    return { usuario: atual!, visivel: true };
   });
 }

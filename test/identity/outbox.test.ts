@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { banco } from '../../lib/database';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
@@ -89,6 +90,42 @@ test('creating a colaborador publishes colaborador.criado: POST /eventos {id, ti
   expect(chavesOrdenadas(chamada.corpo.dados)).toEqual(CAMPOS_DO_USUARIO);
   const { senha: _s, ...usuario } = u;
   expect(chamada.corpo.dados).toEqual(usuario);
+});
+
+test('the initial master, created at the first start, is published as colaborador.criado like any collaborator (DESIGN §2, §3)', async () => {
+  const [{ id: adminId }] = (await id.api.get('/usuario/filtro', { token: admin, query: { email: 'admin@suite.test' } })).body;
+  const chamada = await esperarEvento(adminId, 'colaborador.criado');
+  expect(chamada.corpo.dados).toMatchObject({ email: 'admin@suite.test', perfil: 'colaborador', e_master: true });
+});
+
+test('two DELETEs of one colaborador at once: one answers 204, the other 404, and one colaborador.removido is published', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  const respostas = await Promise.all([1, 2].map(() => id.api.del(`/usuario/${u.id}`, { token: admin })));
+  expect(respostas.map((r) => r.status).sort()).toEqual([204, 404]);
+  await esperarEvento(u.id, 'colaborador.removido');
+  await dormir(300);
+  expect((await pendentesDo(u.id)).map((e) => e.tipo)).toEqual(['colaborador.criado', 'colaborador.removido']);
+});
+
+test('a PATCH racing a DELETE never changes the deleted user: it answers 200 before the deletion or 404 after it, and the events say so', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  // the password makes the PATCH slow (its hash), so the DELETE usually lands while it is under way
+  const [patch, del] = await Promise.all([
+    id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Mudado Durante a Remoção', senha: 'Outra-Senha-Forte-9' } }),
+    id.api.del(`/usuario/${u.id}`, { token: admin }),
+  ]);
+  expect(del.status).toBe(204);
+  expect([200, 404]).toContain(patch.status);
+  await dormir(300);
+  const tipos = (await pendentesDo(u.id)).map((e) => e.tipo);
+  expect(tipos).toEqual(
+    patch.status === 200 ? ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'] : ['colaborador.criado', 'colaborador.removido'],
+  );
+  const [linhas] = (await banco('identity').query('SELECT nome, deletado_em FROM usuario WHERE id = ?', { replacements: [u.id] })) as any[];
+  expect(linhas[0].deletado_em).not.toBeNull();
+  if (patch.status === 404) expect(linhas[0].nome).toBe(u.nome);
 });
 
 test('the event carries an application token of the identity service, verified by the identity JWKS (DESIGN §3)', async () => {
