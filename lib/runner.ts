@@ -103,6 +103,8 @@ export async function agendarRepetiveis(): Promise<void> {
   }
   if (SERVICOS_DA_SUITE.sales) {
     const intervalo = config().sales.transferenciaIntervaloSegundos * 1000;
+    // one run at a time across every worker process: two would call the chat platform twice
+    await fila(filaSalesTransferencia).setGlobalConcurrency(1);
     await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir' });
     await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer' });
     await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar' });

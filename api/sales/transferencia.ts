@@ -13,6 +13,7 @@ interface Esperando {
   config_system_suporte_id: string;
   suporte_conta_id: number | null;
   suporte_conversa_id: number;
+  transferencia_falhas: number;
 }
 
 type Acesso = Awaited<ReturnType<typeof acessoAoSuporte>>;
@@ -37,66 +38,108 @@ async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
   if (corpo?.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
 }
 
-/** Still with the robot, and its contact still waiting for an answer (the run's list may be minutes old). */
+/**
+ * Still waiting for an answer (the run's list may be minutes old), and not handed over since the
+ * contact's last message: a late event that set a handed-over conversation back to `pending`
+ * does not make it go again.
+ */
 const AINDA_ESPERANDO = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
-  AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)`;
+  AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
+  AND (c.transferida_em IS NULL OR c.transferida_em < c.ultima_mensagem_do_contato_em)`;
+
+/** A refused hand-over waits 1 minute before the next try, then twice as long each time, up to an hour. */
+export function esperaAposFalhas(falhas: number): number {
+  return Math.min(60_000 * 2 ** (falhas - 1), 3_600_000);
+}
+
+/** Failures in a row after which a run leaves the rest of that system's conversations for the next one. */
+const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
 
 /**
  * The hand-over trigger: a conversation with the robot (`pending`) whose contact has waited longer
  * than SALES_TRANSFERENCIA_ESPERA_SEGUNDOS since a message the robot has not answered goes to the
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
- * `transferida_motivo = sem_resposta` recorded. One that fails stays pending and is tried again
- * on the next run; conversations of a system without the platform's address, account or API
- * token (or inactive, or deleted) are not tried.
+ * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
+ * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
+ * always fail do not keep the others waiting; a system that fails three times in a row is left
+ * alone for the rest of the run. Conversations of a system without the platform's address,
+ * account or API token (or inactive, or deleted) are not tried.
  */
 export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
-  const limite = new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000);
+  const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
   const sales = banco('sales');
   const esperando = await lerPorTexto<Esperando>(
     sales,
     // only conversations whose system can be called: one that never could would keep its place forever
-    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id FROM conversa c
+    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.transferencia_falhas FROM conversa c
        JOIN config_system s ON s.id = c.config_system_suporte_id AND s.deletado_em IS NULL AND s.ativo
          AND s.url IS NOT NULL AND s.token_api_cifrado IS NOT NULL AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO}
+      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO} AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ?)
       ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
-    [dataSql(limite)],
+    [limite, dataSql(agora)],
   );
   let transferidas = 0;
   let falhas = 0;
   // a run's conversations share few systems: each system's access is read and decrypted once
   const acessos = new Map<string, Promise<Acesso>>();
+  const falhasSeguidas = new Map<string, number>();
   for (const c of esperando) {
-    const id = c.config_system_suporte_id;
-    if (!acessos.has(id)) acessos.set(id, acessoAoSuporte(id));
-    // the robot may have answered (or the team taken it) since the list was read
-    const [aindaEspera] = await lerPorTexto<{ id: string }>(
-      sales,
-      `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}`,
-      [c.id, dataSql(limite)],
-    );
-    if (!aindaEspera) continue;
+    const sistema = c.config_system_suporte_id;
+    if ((falhasSeguidas.get(sistema) ?? 0) >= FALHAS_SEGUIDAS_POR_SISTEMA) continue;
     try {
-      await abrirNoSuporte(c, await acessos.get(id)!);
+      // the robot may have answered (or the team taken it) since the list was read
+      const [aindaEspera] = await lerPorTexto<{ id: string }>(
+        sales,
+        `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}`,
+        [c.id, limite],
+      );
+      if (!aindaEspera) continue;
+      if (!acessos.has(sistema)) acessos.set(sistema, acessoAoSuporte(sistema));
+      try {
+        await abrirNoSuporte(c, await acessos.get(sistema)!);
+      } catch (err) {
+        falhas++;
+        falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);
+        log.warn({ err: (err as Error).message, conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');
+        await adiar(c, agora);
+        continue;
+      }
+      falhasSeguidas.set(sistema, 0);
+      if (await gravarTransferencia(c.id, limite)) transferidas++;
+      else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
     } catch (err) {
-      falhas++;
-      log.warn({ err: (err as Error).message, conversa_id: c.id }, 'transferência adiada');
-      continue;
+      // the database failing for one conversation does not end the run for the others
+      log.error({ err, conversa_id: c.id }, 'transferência não gravada');
     }
-    const momento = dataSql(new Date());
-    // the platform's own webhook of the change may have recorded `open` first (and an earlier
-    // hand-over of the same conversation its own transferida_em, older than this wait)
-    const [gravadas] = await escreverJuntos(sales, [
-      [
-        `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?
-          WHERE c.id = ? AND (c.status = 'pending' OR (c.status = 'open' AND (c.transferida_em IS NULL OR c.transferida_em < c.ultima_mensagem_do_contato_em)))
-            AND ${AINDA_ESPERANDO}`,
-        [momento, momento, c.id, dataSql(limite)],
-      ],
-    ]);
-    if (gravadas) transferidas++;
-    else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
   }
   if (esperando.length) log.info({ transferidas, falhas }, 'transferências sem resposta');
   return { transferidas, falhas };
+}
+
+async function adiar(c: Esperando, agora: Date): Promise<void> {
+  const falhas = c.transferencia_falhas + 1;
+  await escreverJuntos(banco('sales'), [
+    [
+      'UPDATE conversa SET transferencia_falhas = ?, transferencia_tentar_apos = ? WHERE id = ?',
+      [falhas, dataSql(new Date(agora.getTime() + esperaAposFalhas(falhas))), c.id],
+    ],
+  ]);
+}
+
+/**
+ * Records the hand-over the platform accepted. Its own webhook of the change may have recorded
+ * `open` first (and an earlier hand-over of the same conversation its own transferida_em, older
+ * than this wait).
+ */
+async function gravarTransferencia(id: string, limite: string): Promise<boolean> {
+  const momento = dataSql(new Date());
+  const [gravadas] = await escreverJuntos(banco('sales'), [
+    [
+      `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
+          c.transferencia_falhas = 0, c.transferencia_tentar_apos = NULL
+        WHERE c.id = ? AND c.status IN ('pending', 'open') AND ${AINDA_ESPERANDO}`,
+      [momento, momento, id, limite],
+    ],
+  ]);
+  return gravadas > 0;
 }

@@ -186,4 +186,14 @@ export const MIGRACOES_SALES: Migracao[] = [
       await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN suporte_mensagem_apagada_ate BIGINT NULL');
     },
   },
+  {
+    name: '0004-sales-transferencia-adiada',
+    async up(qi) {
+      // a hand-over the chat platform refused waits before it is tried again, longer each time,
+      // so conversations that always fail do not take every run's places
+      await qi.sequelize.query(
+        'ALTER TABLE conversa ADD COLUMN transferencia_falhas INT NOT NULL DEFAULT 0, ADD COLUMN transferencia_tentar_apos DATETIME(3) NULL',
+      );
+    },
+  },
 ];

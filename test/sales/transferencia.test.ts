@@ -1,9 +1,12 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { transferirSemResposta } from '../../api/sales/transferencia';
+import { esperaAposFalhas, transferirSemResposta } from '../../api/sales/transferencia';
 import { loadConfig } from '../../config';
 import { banco } from '../../lib/database';
+import { agendarRepetiveis } from '../../lib/runner';
+import { fila } from '../../queues/fila';
+import { filaSalesTransferencia } from '../../queues/sales-transferencia';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
 
@@ -52,6 +55,12 @@ const abrirNoChat = (conversa: number, status = 200, antes: () => Promise<unknow
       return [status, { payload: { success: status === 200, current_status: 'open' } }];
     });
 
+/** Where a conversation's hand-over stands after refusals. */
+const adiada = async (id: string) => {
+  const [[linha]] = (await banco('sales').query('SELECT transferencia_falhas, transferencia_tentar_apos FROM conversa WHERE id = ?', { replacements: [id] })) as any;
+  return linha;
+};
+
 /** The platform's own webhook saying the conversation is open. */
 const abertaNoChat = (conversa: number) =>
   s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'open' }), account: { id: CONTA, name: 'Conta' } });
@@ -90,18 +99,87 @@ describe('the hand-over trigger', () => {
     }
   });
 
-  it('when the chat platform refuses, the conversation stays with the robot and is tried again on the next run', async () => {
-    const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+  it('when the chat platform refuses, the conversation stays with the robot and is tried again a minute later, then after twice as long each time', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    const t0 = new Date();
     const recusa = abrirNoChat(conversa, 500);
-    const primeira = await transferirSemResposta();
+    expect((await transferirSemResposta(t0)).falhas).toBeGreaterThanOrEqual(1);
     expect(recusa.isDone()).toBe(true);
-    expect(primeira.falhas).toBeGreaterThanOrEqual(1);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 1, transferencia_tentar_apos: new Date(t0.getTime() + 60_000) });
+
+    const cedo = abrirNoChat(conversa, 500);
+    await transferirSemResposta(new Date(t0.getTime() + 59_000));
+    expect(cedo.isDone()).toBe(false);
+    const t1 = new Date(t0.getTime() + 61_000);
+    await transferirSemResposta(t1);
+    expect(cedo.isDone()).toBe(true);
+    expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 2, transferencia_tentar_apos: new Date(t1.getTime() + 120_000) });
 
     const aceite = abrirNoChat(conversa);
-    await transferirSemResposta();
+    await transferirSemResposta(new Date(t1.getTime() + 121_000));
     expect(aceite.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
+  });
+
+  it('the wait after refusals doubles from 1 minute and stops growing at an hour', () => {
+    expect([1, 2, 3, 4, 6, 7, 30].map(esperaAposFalhas)).toEqual([60_000, 120_000, 240_000, 480_000, 1_920_000, 3_600_000, 3_600_000]);
+  });
+
+  it('a system refused three times in a row is left for the next run; other systems, and newer conversations, are still handed over', async () => {
+    const quebrado = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const recusadas = [];
+    for (let i = 0; i < 4; i++) recusadas.push(await esperando({ esperaS: ESPERA_S + 50 - i, doSistema: quebrado }));
+    const outro = await esperando({ esperaS: ESPERA_S + 40 });
+    const chamadas = recusadas.map((r) => abrirNoChat(r.conversa, 404));
+    const aceite = abrirNoChat(outro.conversa);
+    const t0 = new Date();
+    await transferirSemResposta(t0);
+    expect(chamadas.map((c) => c.isDone())).toEqual([true, true, true, false]);
+    expect(aceite.isDone()).toBe(true);
+    expect(await adiada(recusadas[3].registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
+
+    // the next run: the three refused wait their minute, the fourth gets its turn
+    await transferirSemResposta(new Date(t0.getTime() + 30_000));
+    expect(chamadas[3].isDone()).toBe(true);
+  });
+
+  it('a system whose stored API token cannot be read fails its own conversations only', async () => {
+    const ilegivel = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    await banco('sales').query("UPDATE config_system SET token_api_cifrado = 'v1.AAAA.AAAA.AAAA' WHERE id = ?", { replacements: [ilegivel.id] });
+    const boa = await esperando({ esperaS: ESPERA_S + 45 });
+    const respondida = await esperando({ esperaS: ESPERA_S + 40, doSistema: ilegivel });
+    const naoLida = await esperando({ esperaS: ESPERA_S + 35, doSistema: ilegivel });
+    // while the good one is opened, the robot answers the first conversation of the unreadable
+    // system: its access is then never needed, and never read
+    abrirNoChat(boa.conversa, 200, () =>
+      s.registrar(
+        ilegivel,
+        eventoDeMensagem({ conversa: respondida.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
+      ),
+    );
+    const r = await transferirSemResposta();
+    expect(r.falhas).toBeGreaterThanOrEqual(1);
+    expect(await s.conversaDoSuporte(boa.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(await s.conversaDoSuporte(naoLida.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    expect((await adiada(naoLida.registro.id)).transferencia_falhas).toBe(1);
+  });
+
+  it('a late event that sets a handed-over conversation back to pending does not hand it over again', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    abrirNoChat(conversa);
+    await transferirSemResposta();
+    const transferida = await s.conversaDoSuporte(conversa);
+    expect(transferida).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    // an event the platform built before the hand-over arrives after it
+    await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'pending' }), account: { id: CONTA, name: 'Conta' } });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending' });
+    const outraVez = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(outraVez.isDone()).toBe(false);
+    expect((await s.conversaDoSuporte(conversa)).transferida_em).toBe(transferida.transferida_em);
+    expect(registro.id).toBe(transferida.id);
   });
 
   it('a redirect from the chat platform is not followed (the API token stays home) and hands nothing over', async () => {
@@ -203,6 +281,11 @@ describe('the hand-over trigger', () => {
     expect(chamada.isDone()).toBe(false);
     const [[linha]] = (await banco('sales').query('SELECT status, transferida_em FROM conversa WHERE id = ?', { replacements: [registro.id] })) as any;
     expect(linha).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('runs one at a time across every worker process: once scheduled, the queue\'s global concurrency is 1', async () => {
+    await agendarRepetiveis();
+    expect(await fila(filaSalesTransferencia).getGlobalConcurrency()).toBe(1);
   });
 
   it('waits 5 minutes and runs every minute unless configured otherwise', () => {
