@@ -184,3 +184,48 @@ describe('order of checks and who is let in (SPEC 5, DESIGN §3 and §10)', () =
     );
   });
 });
+
+describe('who administers access grants no more than they hold (SPEC 5.2)', () => {
+  test('an editor cannot widen a profile past their own permissions, their own profile included: 403 and nothing changes', async () => {
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar'] } });
+    const proprio = `/perfil_acesso/${editor.perfil.id}`;
+    esperarProblema(await it.api.patch(proprio, { token: editor.token, body: { permissoes: { colaboradores: ['ler', 'editar', 'deletar'] } } }), 403);
+    esperarProblema(await it.api.patch(proprio, { token: editor.token, body: { permissoes: { colaboradores: ['ler', 'criar', 'editar'] } } }), 403);
+    expect((await it.api.get(proprio, { token: await it.admin() })).body).toEqual(editor.perfil);
+    // within what they hold, editing goes on as before
+    const res = await it.api.patch(proprio, { token: editor.token, body: { descricao: 'só leitura e edição' } });
+    expect(res.status).toBe(200);
+    expect(res.body.permissoes).toEqual({ colaboradores: ['ler', 'editar'] });
+  });
+
+  test('a creator cannot create a profile with permissions they do not hold; any action of theirs includes reading its area', async () => {
+    const criador = await it.pessoa({ permissoes: { colaboradores: ['criar'] } });
+    const nome = unico('Mais forte ');
+    esperarProblema(await it.api.post('/perfil_acesso', { token: criador.token, body: { nome, permissoes: { colaboradores: ['criar', 'deletar'] } } }), 403);
+    expect((await it.api.get('/perfil_acesso/filtro', { token: await it.admin(), query: { nome } })).body).toEqual([]);
+    const leitura = await it.api.post('/perfil_acesso', { token: criador.token, body: { nome: unico('Leitura '), permissoes: { colaboradores: ['ler', 'criar'] } } });
+    expect(leitura.status).toBe(201);
+  });
+
+  test('an editor cannot link anyone, themselves included, to a stronger profile, nor take a stronger profile away: 403', async () => {
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar'] } });
+    const forte = await it.criarPerfil({ colaboradores: ['ler', 'editar', 'deletar'] });
+    const chefe = await it.pessoa({ permissoes: { colaboradores: ['ler', 'criar', 'editar', 'deletar'] } });
+    esperarProblema(await it.api.patch(`/colaborador/${editor.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: forte.id } }), 403);
+    esperarProblema(await it.api.patch(`/colaborador/${chefe.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: null } }), 403);
+    esperarProblema(
+      await it.api.patch(`/colaborador/${chefe.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: editor.perfil.id } }),
+      403,
+    );
+    const admin = await it.admin();
+    expect((await it.api.get(`/colaborador/${editor.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(editor.perfil.id);
+    expect((await it.api.get(`/colaborador/${chefe.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(chefe.perfil.id);
+  });
+
+  test('a remover cannot delete a profile stronger than their own: 403, the profile stays', async () => {
+    const removedor = await it.pessoa({ permissoes: { colaboradores: ['deletar'] } });
+    const forte = await it.criarPerfil({ colaboradores: ['ler', 'criar', 'deletar'] });
+    esperarProblema(await it.api.del(`/perfil_acesso/${forte.id}`, { token: removedor.token }), 403);
+    expect((await it.api.get(`/perfil_acesso/${forte.id}`, { token: await it.admin() })).status).toBe(200);
+  });
+});

@@ -5,6 +5,8 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado, referenciaInvalida } from '../errors';
 import { contem, PaginaCursor } from '../paginacao';
+import { Alcance } from './perfis';
+import { conferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
 export const TAMANHO_DA_PAGINA = 50;
@@ -171,14 +173,18 @@ export function criarColaboradores(
     },
 
     /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
-    async vincularPerfil(id: string, perfilAcessoId: string | null | undefined): Promise<ColaboradorJson> {
+    async vincularPerfil(id: string, perfilAcessoId: string | null | undefined, alcance: Alcance): Promise<ColaboradorJson> {
       const colaborador = await existente(id);
       if (perfilAcessoId === undefined) return colaboradorJson(colaborador);
+      // the profile taken away must be one the caller could have given
+      const atual = colaborador.perfil_acesso_id ? await PerfilAcesso.findByPk(colaborador.perfil_acesso_id, { attributes: ['permissoes'] }) : null;
+      if (atual) conferirAlcance(atual.permissoes, alcance);
       let perfil: PerfilAcessoBase | null = null;
       if (perfilAcessoId !== null) {
         perfil = await PerfilAcesso.findByPk(perfilAcessoId);
         if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
         if (colaborador.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+        conferirAlcance(perfil.permissoes, alcance);
       }
       colaborador.perfil_acesso_id = perfil?.id ?? null;
       await colaborador.save();

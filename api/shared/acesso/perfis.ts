@@ -4,6 +4,10 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado } from '../errors';
 import { contem, offset, PaginaNumerada } from '../paginacao';
+import { conferirAlcance, TODAS } from './permissoes';
+
+/** The caller's own permissions: what they may grant (conferirAlcance). */
+export type Alcance = Permissoes | typeof TODAS;
 
 export const ACESSO_INICIAL = 'Acesso inicial';
 
@@ -78,18 +82,18 @@ export function criarPerfis(
       return perfilJson(await existente(id));
     },
 
-    async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil): Promise<PerfilAcessoJson> {
-      const perfil = await PerfilAcesso.create({
-        nome: entrada.nome,
-        descricao: entrada.descricao || null,
-        permissoes: normalizar(entrada.permissoes),
-      });
+    async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
+      const permissoes = normalizar(entrada.permissoes);
+      conferirAlcance(permissoes, alcance);
+      const perfil = await PerfilAcesso.create({ nome: entrada.nome, descricao: entrada.descricao || null, permissoes });
       return perfilJson(perfil);
     },
 
-    async atualizar(id: string, entrada: EntradaDePerfil): Promise<PerfilAcessoJson> {
+    async atualizar(id: string, entrada: EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
       const perfil = await existente(id);
       if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
+      conferirAlcance(perfil.permissoes, alcance);
+      if (entrada.permissoes !== undefined) conferirAlcance(normalizar(entrada.permissoes), alcance);
       if (entrada.nome !== undefined) perfil.nome = entrada.nome;
       // an empty description is no description
       if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao || null;
@@ -99,9 +103,10 @@ export function criarPerfis(
       return perfilJson(perfil);
     },
 
-    async deletar(id: string): Promise<void> {
+    async deletar(id: string, alcance: Alcance): Promise<void> {
       const perfil = await existente(id);
       if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser removido.`);
+      conferirAlcance(perfil.permissoes, alcance);
       const emUso = await Colaborador.count({ where: { perfil_acesso_id: id } });
       if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
       await perfil.destroy();

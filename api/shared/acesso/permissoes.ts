@@ -9,6 +9,26 @@ import { Permissao } from '../rotas';
 export const ACOES: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
 export const TODAS = 'todas' as const;
 
+/**
+ * Whether every action of `permissoes` is one `de` holds too (a master holds them all). Any action
+ * in an area includes reading it (SPEC 5.2).
+ */
+export function contidas(permissoes: Permissoes, de: Permissoes | typeof TODAS): boolean {
+  if (de === TODAS) return true;
+  return Object.entries(permissoes).every(([area, acoes]) => {
+    const tem = de[area] ?? [];
+    return acoes.every((a) => tem.includes(a) || (a === 'ler' && tem.length > 0));
+  });
+}
+
+/**
+ * Who administers access grants no more than they hold: a profile created, changed, deleted or
+ * linked, and the one a collaborator loses, must sit within the caller's own permissions.
+ */
+export function conferirAlcance(permissoes: Permissoes, de: Permissoes | typeof TODAS): void {
+  if (!contidas(permissoes, de)) throw proibido('O perfil tem permissões que você não tem.');
+}
+
 export interface ControleDeAcesso {
   permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS>;
   /** permission `acao` in `area` */

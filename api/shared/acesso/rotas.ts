@@ -127,7 +127,8 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: controle.pode('editar', AREA),
       validar: { params: paramsId, body: Joi.object({ perfil_acesso_id: id().allow(null) }).required() },
       resposta: colaboradorSchema,
-      tratar: (req) => colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id),
+      tratar: async (req) =>
+        colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id, await controle.permissoesDe(req.principal!)),
     },
     {
       metodo: 'get',
@@ -178,7 +179,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       },
       status: 201,
       resposta: perfilSchema,
-      tratar: (req) => perfis.criar(req.entrada.body),
+      tratar: async (req) => perfis.criar(req.entrada.body, await controle.permissoesDe(req.principal!)),
     },
     {
       metodo: 'patch',
@@ -196,7 +197,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
         }).required(),
       },
       resposta: perfilSchema,
-      tratar: (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body),
+      tratar: async (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body, await controle.permissoesDe(req.principal!)),
     },
     {
       metodo: 'delete',
@@ -207,7 +208,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: controle.pode('deletar', AREA),
       validar: { params: paramsId },
       tratar: async (req) => {
-        await perfis.deletar(req.entrada.params.id);
+        await perfis.deletar(req.entrada.params.id, await controle.permissoesDe(req.principal!));
         return undefined;
       },
     },
