@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, RFC3339, unico } from './apoio';
@@ -224,5 +226,26 @@ describe('access profiles (DESIGN §3)', () => {
     expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
     const criado = await it.api.post('/perfil_acesso', { token, body: { nome: unico('Pelo criador '), permissoes: {} } });
     expect(criado.status).toBe(201);
+  });
+});
+
+describe('a profile deleted while someone is being linked to it (DESIGN §4: deleted records vanish)', () => {
+  test('the deletion waits for the link under way, then counts it: 409, and the link points to a live profile', async () => {
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const { colaborador } = await it.pessoa();
+    // the test's connection stands for PATCH /colaborador/{id}/perfil_acesso midway: the profile read FOR SHARE
+    const conexao = await novaConexao('intranet');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('SELECT id FROM perfil_acesso WHERE id = ? LOCK IN SHARE MODE', [perfil.id]);
+      const remocao = it.api.del(`/perfil_acesso/${perfil.id}`, { token: admin });
+      await esperarOutraConexao(conexao, 'the deletion waiting on the profile', ['%FROM `perfil_acesso`%FOR UPDATE%', 'UPDATE `perfil_acesso`%']);
+      await conexao.query('UPDATE colaborador SET perfil_acesso_id = ? WHERE id = ?', [perfil.id, colaborador.id]);
+      await conexao.query('COMMIT');
+      esperarProblema(await remocao, 409);
+      expect((await porId(perfil.id)).status).toBe(200);
+    } finally {
+      await conexao.end();
+    }
   });
 });

@@ -187,4 +187,18 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     expect(await it.colaboradorDe(u)).toMatchObject({ perfil_acesso: ACESSO_INICIAL });
     expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
   });
+
+  test('a person who comes back after their profile was deleted comes back with `Acesso inicial`, not the deleted profile (SPEC 4.5 rule 6)', async () => {
+    const { usuario: u, perfil } = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar'] } });
+    expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'cliente' } })).status).toBe(200);
+    await it.sincronizar();
+    // nobody present holds the profile any more: it can go
+    expect((await it.api.del(`/perfil_acesso/${perfil.id}`, { token: admin })).status).toBe(204);
+    expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'colaborador' } })).status).toBe(200);
+    await it.sincronizar();
+    const volta = await it.colaboradorDe(u);
+    expect(volta).toMatchObject({ perfil_acesso: ACESSO_INICIAL });
+    expect((await it.api.get(`/colaborador/${volta.id}`, { token: admin })).body).toMatchObject({ perfil_acesso: ACESSO_INICIAL, perfil_acesso_id: volta.perfil_acesso_id });
+    expect((await it.api.get('/colaborador/filtro', { token: admin, query: { perfil_acesso_id: perfil.id } })).body).toEqual([]);
+  });
 });

@@ -249,8 +249,11 @@ describe('attachments whose copy never reached the queue', () => {
   it('the sweep enqueues them, and they are copied', async () => {
     const conversaId = await mensagemComAnexo(`${CHAT}/esquecido.txt`, 'file');
     // the first job fails on a closed network; the row is then made to look like one never enqueued
-    await esperarAte(async () => (await anexoDe(conversaId)).tentativas >= 1, 'the first attempt');
-    const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    // its failure is written after the attempt: wait for it, or it would land after the reset below
+    const anexo = await esperarAte(async () => {
+      const a = await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } });
+      return a?.ultimo_erro && a;
+    }, 'the first attempt failed');
     await (await fila(filaSalesAnexo).getJob(anexo.id))?.remove().catch(() => undefined);
     await banco('sales').query('UPDATE anexo_da_mensagem SET tentativas = 0, atualizado_em = NOW(3) - INTERVAL 5 MINUTE WHERE id = ?', {
       replacements: [anexo.id],

@@ -174,21 +174,28 @@ export function criarColaboradores(
 
     /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
     async vincularPerfil(id: string, perfilAcessoId: string | null | undefined, alcance: Alcance): Promise<ColaboradorJson> {
-      const colaborador = await existente(id);
-      if (perfilAcessoId === undefined) return colaboradorJson(colaborador);
-      // the profile taken away must be one the caller could have given
-      const atual = colaborador.perfil_acesso_id ? await PerfilAcesso.findByPk(colaborador.perfil_acesso_id, { attributes: ['permissoes'] }) : null;
-      if (atual) conferirAlcance(atual.permissoes, alcance);
-      let perfil: PerfilAcessoBase | null = null;
-      if (perfilAcessoId !== null) {
-        perfil = await PerfilAcesso.findByPk(perfilAcessoId);
-        if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
-        if (colaborador.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
-        conferirAlcance(perfil.permissoes, alcance);
-      }
-      colaborador.perfil_acesso_id = perfil?.id ?? null;
-      await colaborador.save();
-      colaborador.perfil = perfil;
+      const encontrado = await existente(id);
+      if (perfilAcessoId === undefined) return colaboradorJson(encontrado);
+      // the collaborator's row locked, the new profile read FOR SHARE: a profile deletion (which
+      // locks it FOR UPDATE before counting its links) or a sync making the person master waits
+      const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
+        const c = (await Colaborador.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE })) as ComPerfil | null;
+        if (!c) throw naoEncontrado('Colaborador');
+        // the profile taken away must be one the caller could have given
+        const atual = c.perfil_acesso_id ? await PerfilAcesso.findByPk(c.perfil_acesso_id, { attributes: ['permissoes'], transaction }) : null;
+        if (atual) conferirAlcance(atual.permissoes, alcance);
+        let perfil: PerfilAcessoBase | null = null;
+        if (perfilAcessoId !== null) {
+          perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
+          if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
+          if (c.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+          conferirAlcance(perfil.permissoes, alcance);
+        }
+        c.perfil_acesso_id = perfil?.id ?? null;
+        await c.save({ transaction });
+        c.perfil = perfil;
+        return c;
+      });
       aoMudarPerfil(colaborador.auth_id);
       return colaboradorJson(colaborador);
     },
@@ -222,9 +229,15 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
-          if (local.deletado_em) await local.restore();
+          const mudancas: Record<string, unknown> = { ...dados };
           // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
-          await local.update(u.e_master ? { ...dados, perfil_acesso_id: null } : dados);
+          if (u.e_master) mudancas.perfil_acesso_id = null;
+          else if (local.deletado_em && local.perfil_acesso_id && !(await PerfilAcesso.findByPk(local.perfil_acesso_id, { attributes: ['id'] }))) {
+            // the profile was deleted while the person was away: they come back as one registered anew
+            mudancas.perfil_acesso_id = acessoInicialId;
+          }
+          if (local.deletado_em) await local.restore();
+          await local.update(mudancas);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
         }
