@@ -5,6 +5,8 @@
  */
 export class CacheComPrazo<K, V> {
   private readonly entradas = new Map<K, { valor: V; expiraEm: number }>();
+  /** bumped by every `esquecer`: a load that began before it must not store what it read */
+  private geracao = 0;
 
   constructor(
     private readonly prazoMs: () => number,
@@ -30,12 +32,14 @@ export class CacheComPrazo<K, V> {
   async obterOuCarregar(chave: K, carregar: () => Promise<V>): Promise<V> {
     const e = this.entradas.get(chave);
     if (e && e.expiraEm > Date.now()) return e.valor;
+    const geracao = this.geracao;
     const valor = await carregar();
-    this.guardar(chave, valor);
+    if (geracao === this.geracao) this.guardar(chave, valor);
     return valor;
   }
 
   esquecer(chave?: K): void {
+    this.geracao++;
     if (chave === undefined) this.entradas.clear();
     else this.entradas.delete(chave);
   }
