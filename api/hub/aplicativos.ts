@@ -147,7 +147,12 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
     }
   }
   const presentes = new Set(remotos.map((a) => a.id));
-  for (const a of locais.filter((l) => !presentes.has(l.identificador_no_auth))) {
+  const sumidos = locais.filter((l) => !presentes.has(l.identificador_no_auth));
+  const uso = await contagens(sumidos.map((a) => a.id));
+  for (const a of sumidos) {
+    const emUso = uso.get(a.id)!;
+    // already inactive and still in use: it stays so, nothing to decide under lock
+    if (!a.ativo && (emUso.tipos || emUso.assinaturas)) continue;
     const saida = await sairDoHub(a.id);
     if (saida) r[saida]++;
   }

@@ -5,6 +5,7 @@ import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { cancelarPendentes } from './entregas';
+import { esquecerAssinaturas } from './eventos';
 
 /** SPEC §2 Assinatura. */
 export interface AssinaturaJson {
@@ -189,6 +190,7 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
     );
     return a.id;
   });
+  esquecerAssinaturas();
   return assinaturaPorId(id);
 }
 
@@ -207,6 +209,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
   }
   await a.update(mudancas);
+  esquecerAssinaturas();
   if (mudancas.ativa === false) await cancelarPendentes(a.id);
   return assinaturaPorId(a.id);
 }
@@ -215,5 +218,6 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
 export async function deletarAssinatura(id: string): Promise<void> {
   const a = await existente(id);
   await a.destroy();
+  esquecerAssinaturas();
   await cancelarPendentes(a.id);
 }

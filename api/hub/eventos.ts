@@ -40,6 +40,11 @@ export function esquecerContratos(): void {
   publicadores.esquecer();
   tipos.esquecer();
   versoes.esquecer();
+  esquecerAssinaturas();
+}
+
+/** A subscription created, changed or deleted through this process sizes batches at once. */
+export function esquecerAssinaturas(): void {
   assinaturasPorVersao.esquecer();
 }
 

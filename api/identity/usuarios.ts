@@ -214,10 +214,9 @@ async function mudarUsuario(
     const antes = atual?.perfil ?? null;
     const { usuario: u, visivel } = await acao(atual, transaction);
     const tipo = visivel ? eventoDaMudanca(antes, u.deletado_em ? null : u.perfil) : null;
-    if (tipo) {
-      await u.reload({ include: comCadastros, transaction, paranoid: false });
-      eventos.push(await registrarEvento(tipo, { ...usuarioJson(u) }, transaction));
-    }
+    // the answer and the event show the row as this transaction left it, with its cadastros
+    await u.reload({ include: comCadastros, transaction, paranoid: false });
+    if (tipo) eventos.push(await registrarEvento(tipo, { ...usuarioJson(u) }, transaction));
     return u;
   });
   await enfileirar(eventos);
@@ -245,7 +244,7 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
     ),
     visivel: true,
   }));
-  return usuarioJson(await existente(u.id));
+  return usuarioJson(u);
 }
 
 export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise<UsuarioJson> {
@@ -259,7 +258,7 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise
   if (e.e_master !== undefined) mudancas.master = e.e_master;
   // hashed before the row is locked: the hash is slow on purpose
   const senha_hash = e.senha !== undefined ? await hashDeSenha(e.senha) : undefined;
-  await mudarUsuario(id, async (atual, transaction) => {
+  const mudado = await mudarUsuario(id, async (atual, transaction) => {
     const u = atual!;
     u.set(mudancas);
     if (senha_hash !== undefined) u.senha_hash = senha_hash;
@@ -268,7 +267,7 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });
-  return usuarioJson(await existente(id));
+  return usuarioJson(mudado);
 }
 
 export async function deletarUsuario(id: string, quem: Principal): Promise<void> {

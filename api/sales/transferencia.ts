@@ -13,6 +13,7 @@ interface Esperando {
   config_system_suporte_id: string;
   suporte_conta_id: number | null;
   suporte_conversa_id: number;
+  /** refusals since the contact's last message (an earlier wait's do not count) */
   transferencia_falhas: number;
 }
 
@@ -61,9 +62,10 @@ const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
  * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
- * always fail do not keep the others waiting; a system that fails three times in a row is left
- * alone for the rest of the run. Conversations of a system without the platform's address,
- * account or API token (or inactive, or deleted) are not tried.
+ * always fail do not keep the others waiting; a new message of the contact starts over. A
+ * system that fails three times in a row is left alone for the rest of the run. Conversations of
+ * a system without the platform's address, account or API token (or inactive, or deleted) are not
+ * tried.
  */
 export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
   const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
@@ -71,10 +73,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
   const esperando = await lerPorTexto<Esperando>(
     sales,
     // only conversations whose system can be called: one that never could would keep its place forever
-    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.transferencia_falhas FROM conversa c
+    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id,
+        IF(c.transferencia_falhou_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
+       FROM conversa c
        JOIN config_system s ON s.id = c.config_system_suporte_id AND s.deletado_em IS NULL AND s.ativo
          AND s.url IS NOT NULL AND s.token_api_cifrado IS NOT NULL AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO} AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ?)
+      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO}
+        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_em < c.ultima_mensagem_do_contato_em)
       ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
     [limite, dataSql(agora)],
   );
@@ -118,10 +123,12 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
 
 async function adiar(c: Esperando, agora: Date): Promise<void> {
   const falhas = c.transferencia_falhas + 1;
+  // a run slowed by time-outs counts the wait from the refusal, not from its start
+  const falhouEm = new Date(Math.max(agora.getTime(), Date.now()));
   await escreverJuntos(banco('sales'), [
     [
-      'UPDATE conversa SET transferencia_falhas = ?, transferencia_tentar_apos = ? WHERE id = ?',
-      [falhas, dataSql(new Date(agora.getTime() + esperaAposFalhas(falhas))), c.id],
+      'UPDATE conversa SET transferencia_falhas = ?, transferencia_falhou_em = ?, transferencia_tentar_apos = ? WHERE id = ?',
+      [falhas, dataSql(falhouEm), dataSql(new Date(falhouEm.getTime() + esperaAposFalhas(falhas))), c.id],
     ],
   ]);
 }
@@ -136,7 +143,7 @@ async function gravarTransferencia(id: string, limite: string): Promise<boolean>
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
-          c.transferencia_falhas = 0, c.transferencia_tentar_apos = NULL
+          c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_tentar_apos = NULL
         WHERE c.id = ? AND c.status IN ('pending', 'open') AND ${AINDA_ESPERANDO}`,
       [momento, momento, id, limite],
     ],

@@ -31,8 +31,9 @@ export class Conversa extends Model {
   @Column(MOMENTO) declare ultima_mensagem_do_robo_em: Date | null;
   @Column(MOMENTO) declare transferida_em: Date | null;
   @Column({ type: DataType.STRING(30), allowNull: true }) declare transferida_motivo: string | null;
-  /** hand-overs the chat platform refused in a row, and when the next may be tried */
+  /** hand-overs the chat platform refused in a row, the last refusal, and when the next may be tried */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare transferencia_falhas: number;
+  @Column(MOMENTO) declare transferencia_falhou_em: Date | null;
   @Column(MOMENTO) declare transferencia_tentar_apos: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_mensagens: number;
   @Column(MOMENTO) declare criado_em: Date;

@@ -190,9 +190,11 @@ export const MIGRACOES_SALES: Migracao[] = [
     name: '0004-sales-transferencia-adiada',
     async up(qi) {
       // a hand-over the chat platform refused waits before it is tried again, longer each time,
-      // so conversations that always fail do not take every run's places
+      // so conversations that always fail do not take every run's places; a new message of the
+      // contact (after the last refusal) starts a new wait
       await qi.sequelize.query(
-        'ALTER TABLE conversa ADD COLUMN transferencia_falhas INT NOT NULL DEFAULT 0, ADD COLUMN transferencia_tentar_apos DATETIME(3) NULL',
+        `ALTER TABLE conversa ADD COLUMN transferencia_falhas INT NOT NULL DEFAULT 0,
+          ADD COLUMN transferencia_falhou_em DATETIME(3) NULL, ADD COLUMN transferencia_tentar_apos DATETIME(3) NULL`,
       );
     },
   },

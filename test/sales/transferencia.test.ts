@@ -101,7 +101,8 @@ describe('the hand-over trigger', () => {
 
   it('when the chat platform refuses, the conversation stays with the robot and is tried again a minute later, then after twice as long each time', async () => {
     const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
-    const t0 = new Date();
+    // a little ahead, so the refusal is counted from it rather than from the clock
+    const t0 = new Date(Date.now() + 5_000);
     const recusa = abrirNoChat(conversa, 500);
     expect((await transferirSemResposta(t0)).falhas).toBeGreaterThanOrEqual(1);
     expect(recusa.isDone()).toBe(true);
@@ -121,6 +122,26 @@ describe('the hand-over trigger', () => {
     expect(aceite.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
     expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
+  });
+
+  it('a new message of the contact starts a new wait: the back-off of an earlier one neither holds it back nor grows', async () => {
+    const { conversa, registro } = await esperando({ esperaS: 3 * 3600 });
+    // an earlier wait was refused seven times; its next try would be an hour away
+    await banco('sales').query(
+      'UPDATE conversa SET transferencia_falhas = 7, transferencia_falhou_em = ?, transferencia_tentar_apos = ? WHERE id = ?',
+      { replacements: [segundosAtras(2 * 3600), new Date(Date.now() + 3_600_000), registro.id] },
+    );
+    // since then the robot answered, and the contact wrote again
+    await s.registrar(
+      sistema,
+      eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(ESPERA_S + 20) }),
+    );
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 10) }));
+    const t0 = new Date(Date.now() + 5_000);
+    const recusa = abrirNoChat(conversa, 503);
+    await transferirSemResposta(t0);
+    expect(recusa.isDone()).toBe(true);
+    expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 1, transferencia_tentar_apos: new Date(t0.getTime() + 60_000) });
   });
 
   it('the wait after refusals doubles from 1 minute and stops growing at an hour', () => {

@@ -139,6 +139,23 @@ export function criarColaboradores(
     return c;
   }
 
+  /**
+   * Brings back a collaborator who returned to identity. The profile they had may have been
+   * deleted while they were away: then they come back with `Acesso inicial`, as one registered
+   * anew. The profile is read FOR SHARE, so a deletion under way (it locks the profile before
+   * counting its links) either finishes first or counts this person.
+   */
+  async function restaurar(local: ColaboradorBase, mudancas: Record<string, unknown>, acessoInicialId: string): Promise<void> {
+    await Colaborador.sequelize!.transaction(async (transaction) => {
+      const perfilId = mudancas.perfil_acesso_id === undefined ? local.perfil_acesso_id : null;
+      if (perfilId && !(await PerfilAcesso.findByPk(perfilId, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
+        mudancas.perfil_acesso_id = acessoInicialId;
+      }
+      await local.restore({ transaction });
+      await local.update(mudancas, { transaction });
+    });
+  }
+
   return {
     listar(f: Pick<FiltrosDeColaborador, 'nome' | 'setor' | 'cargo' | 'ativo'>, cursor?: string) {
       return paginaCursor(filtrosWhere(f), cursor, TAMANHO_DA_PAGINA, colaboradorJson, true);
@@ -181,9 +198,6 @@ export function criarColaboradores(
       const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
         const c = (await Colaborador.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE })) as ComPerfil | null;
         if (!c) throw naoEncontrado('Colaborador');
-        // the profile taken away must be one the caller could have given
-        const atual = c.perfil_acesso_id ? await PerfilAcesso.findByPk(c.perfil_acesso_id, { attributes: ['permissoes'], transaction }) : null;
-        if (atual) conferirAlcance(atual.permissoes, alcance);
         let perfil: PerfilAcessoBase | null = null;
         if (perfilAcessoId !== null) {
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
@@ -191,6 +205,9 @@ export function criarColaboradores(
           if (c.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
           conferirAlcance(perfil.permissoes, alcance);
         }
+        // the profile taken away must be one the caller could have given too
+        const atual = c.perfil_acesso_id ? await PerfilAcesso.findByPk(c.perfil_acesso_id, { attributes: ['permissoes'], transaction }) : null;
+        if (atual) conferirAlcance(atual.permissoes, alcance);
         c.perfil_acesso_id = perfil?.id ?? null;
         await c.save({ transaction });
         c.perfil = perfil;
@@ -229,15 +246,10 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
-          const mudancas: Record<string, unknown> = { ...dados };
           // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
-          if (u.e_master) mudancas.perfil_acesso_id = null;
-          else if (local.deletado_em && local.perfil_acesso_id && !(await PerfilAcesso.findByPk(local.perfil_acesso_id, { attributes: ['id'] }))) {
-            // the profile was deleted while the person was away: they come back as one registered anew
-            mudancas.perfil_acesso_id = acessoInicialId;
-          }
-          if (local.deletado_em) await local.restore();
-          await local.update(mudancas);
+          const mudancas: Record<string, unknown> = u.e_master ? { ...dados, perfil_acesso_id: null } : { ...dados };
+          if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
+          else await local.update(mudancas);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
         }
