@@ -191,8 +191,7 @@ export function criarColaboradores(
 
     /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
     async vincularPerfil(id: string, perfilAcessoId: string | null | undefined, alcance: Alcance): Promise<ColaboradorJson> {
-      const encontrado = await existente(id);
-      if (perfilAcessoId === undefined) return colaboradorJson(encontrado);
+      if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
       // the collaborator's row locked, the new profile read FOR SHARE: a profile deletion (which
       // locks it FOR UPDATE before counting its links) or a sync making the person master waits
       const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
