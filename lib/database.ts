@@ -1,5 +1,5 @@
 import { Connection, createConnection, createPool, Pool, PoolConnection } from 'mysql2/promise';
-import { QueryInterface, Transaction } from 'sequelize';
+import { Model, ModelStatic, QueryInterface, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { config } from '../config';
@@ -111,6 +111,22 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Pro
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }
   });
+}
+
+/**
+ * Decides about a row (delete it, refuse, deactivate) under its lock, `null` when it is gone.
+ * Writers of rows that depend on it read it FOR SHARE until they commit (a subscription of an
+ * application, a link to a profile): the lock waits for one under way, and in READ COMMITTED the
+ * counts `decidir` makes after it see what that one wrote, so nothing slips in between.
+ */
+export function decidirSobTrava<M extends Model, T>(
+  modelo: ModelStatic<M>,
+  id: string,
+  decidir: (linha: M | null, transaction: Transaction) => Promise<T>,
+): Promise<T> {
+  return modelo.sequelize!.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) =>
+    decidir(await modelo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }), transaction),
+  );
 }
 
 /**

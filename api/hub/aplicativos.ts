@@ -1,7 +1,7 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
-import { banco } from '../../lib/database';
+import { decidirSobTrava } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -147,7 +147,7 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
     }
   }
   const presentes = new Set(remotos.map((a) => a.id));
-  const sumidos = locais.filter((l) => !presentes.has(l.identificador_no_auth));
+  const sumidos = locais.filter((a) => !presentes.has(a.identificador_no_auth));
   const uso = await contagens(sumidos.map((a) => a.id));
   for (const a of sumidos) {
     const emUso = uso.get(a.id)!;
@@ -165,12 +165,11 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
 
 /**
  * An application gone from identity is deleted, or made inactive while it owns types or has
- * subscriptions. Creating a type or a subscription reads the application's row FOR SHARE, so this
- * row lock waits for one under way, and the counts after it see it: neither slips in between.
+ * subscriptions. Creating a type or a subscription reads the application's row FOR SHARE, so
+ * neither slips in between the count and the decision (decidirSobTrava).
  */
 async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | undefined> {
-  return banco('hub').transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
-    const a = await Aplicativo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+  return decidirSobTrava(Aplicativo, id, async (a, transaction) => {
     if (!a) return undefined;
     const emUso = (await contagens([a.id], transaction)).get(a.id)!;
     if (!emUso.tipos && !emUso.assinaturas) {

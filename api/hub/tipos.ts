@@ -1,6 +1,6 @@
 
 import { Transaction } from 'sequelize';
-import { banco } from '../../lib/database';
+import { banco, decidirSobTrava } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
@@ -102,10 +102,8 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
 export async function deletarTipo(id: string): Promise<void> {
   const t = await existente(id);
   conferirTipoDoIdentity(t, 'removido');
-  // the row lock waits for a subscription being created (it reads the type FOR SHARE); the count
-  // after it sees that subscription
-  await banco('hub').transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
-    const travado = await TipoDeEvento.findByPk(id, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
+  // a subscription being created reads the type FOR SHARE: this count sees it (decidirSobTrava)
+  await decidirSobTrava(TipoDeEvento, id, async (travado, transaction) => {
     if (!travado) throw naoEncontrado('Tipo de evento');
     if (await Assinatura.count({ where: { tipo_de_evento_id: id }, transaction })) {
       throw conflito('O tipo tem assinaturas; remova-as antes.');

@@ -1,4 +1,5 @@
-import { ModelStatic, Op, Transaction, WhereOptions } from 'sequelize';
+import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { decidirSobTrava } from '../../../lib/database';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
@@ -107,9 +108,8 @@ export function criarPerfis(
       const perfil = await existente(id);
       if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser removido.`);
       conferirAlcance(perfil.permissoes, alcance);
-      // linking reads the profile FOR SHARE: this lock waits for a link under way, and the count sees it
-      await PerfilAcesso.sequelize!.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
-        const travado = await PerfilAcesso.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+      // linking (and restoring a collaborator) reads the profile FOR SHARE: this count sees a link under way
+      await decidirSobTrava(PerfilAcesso, id, async (travado, transaction) => {
         if (!travado) throw naoEncontrado('Perfil de acesso');
         const emUso = await Colaborador.count({ where: { perfil_acesso_id: id }, transaction });
         if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
