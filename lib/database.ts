@@ -1,5 +1,5 @@
 import { Connection, createConnection, createPool, Pool, PoolConnection } from 'mysql2/promise';
-import { Model, ModelStatic, QueryInterface, Transaction } from 'sequelize';
+import { Model, ModelStatic, QueryInterface, QueryTypes, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { config } from '../config';
@@ -89,10 +89,12 @@ export function banco(servico: NomeDoServico): Sequelize {
 }
 
 /**
- * Applies the service's versioned migrations in order, once each (table `schema_migracoes`).
- * A named lock keeps two processes starting together from migrating at the same time.
+ * Applies the service's versioned migrations in order, once each (table `schema_migracoes`), then
+ * `preparar` (the service's seeds and keys). A named lock keeps two processes starting together
+ * from doing either at the same time: each seed is read, then made when missing, so two processes
+ * side by side would both make it.
  */
-export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Promise<string[]> {
+export async function migrar(servico: NomeDoServico, migracoes: Migracao[], preparar: () => Promise<void> = async () => undefined): Promise<string[]> {
   const sequelize = banco(servico);
   const qi = sequelize.getQueryInterface();
   const umzug = new Umzug({
@@ -102,10 +104,17 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[]): Pro
   });
   const trava = `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
   return sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
-    await sequelize.query('SELECT GET_LOCK(?, 120)', { replacements: [trava], transaction });
+    const [obtida] = await sequelize.query<{ obtida: number | null }>('SELECT GET_LOCK(?, 120) AS obtida', {
+      replacements: [trava],
+      transaction,
+      type: QueryTypes.SELECT,
+    });
+    // another process holding it two minutes is stuck: starting beside it would race its seeds
+    if (obtida?.obtida !== 1) throw new Error(`migration lock ${trava} not obtained in 120 s`);
     try {
       const feitas = await umzug.up();
       if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas.map((m) => m.name) }, 'migrações aplicadas');
+      await preparar();
       return feitas.map((m) => m.name);
     } finally {
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });

@@ -30,8 +30,7 @@ export function abrirServico(s: Servico): Promise<void> {
     p = (async () => {
       await esperarRedis();
       await abrirBanco(s.nome, s.modelos);
-      await migrar(s.nome, s.migracoes);
-      await s.preparar();
+      await migrar(s.nome, s.migracoes, () => s.preparar());
     })();
     abertos.set(s.nome, p);
     p.catch(() => abertos.delete(s.nome));

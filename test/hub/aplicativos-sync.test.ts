@@ -4,6 +4,7 @@ import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
+import { portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
 
@@ -376,11 +377,3 @@ describe('concurrent listings (DESIGN §5)', () => {
     expect((await doTag()).filter((a) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
   });
 });
-
-async function portaLivre(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const porta = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return porta;
-}

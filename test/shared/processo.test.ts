@@ -1,5 +1,4 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { SERVICOS_DA_SUITE } from '../../api';
 import { resetConfig } from '../../config';
@@ -7,29 +6,8 @@ import { NomeDoServico, SERVICOS } from '../../config/services';
 import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
+import { esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
-
-/** Free loopback ports, one per service of the child process. */
-async function portaLivre(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const porta = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return porta;
-}
-
-async function esperarPronto(url: string, prazo = 60_000) {
-  const fim = Date.now() + prazo;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/pronto`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > fim) throw new Error(`${url} never became ready`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const prefixo = `${process.env.DB_PREFIX}p`;
 /** every service built so far: `suite start` runs them all */
