@@ -1,6 +1,9 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { logger } from './logger';
+
+const log = logger('destino-seguro');
 
 const NAT64_CONHECIDO = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
@@ -51,7 +54,12 @@ export const lookupProtegido: net.LookupFunction = (host, opcoes, callback) => {
     if (err) return (callback as any)(err);
     const lista = enderecos as dns.LookupAddress[];
     const privado = lista.find((e) => enderecoPrivado(e.address));
-    if (privado) return (callback as any)(new DestinoBloqueado(`destino em endereço privado (${privado.address}) recusado`));
+    if (privado) {
+      // the address stays in the log: the message reaches whoever reads the delivery, and which
+      // private address a name resolves to tells them about the network behind the suite
+      log.warn({ host, endereco: privado.address }, 'destino em endereço privado recusado');
+      return (callback as any)(new DestinoBloqueado('destino em endereço privado recusado'));
+    }
     if ((opcoes as dns.LookupOptions).all) return (callback as any)(null, lista);
     (callback as any)(null, lista[0].address, lista[0].family);
   });

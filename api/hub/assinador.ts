@@ -1,8 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { importPKCS8, JWK, SignJWT } from 'jose';
-import { Op } from 'sequelize';
+import { Op, Transaction } from 'sequelize';
 import { config } from '../../config';
+import { banco } from '../../lib/database';
 import { ChaveDoHub } from '../../models/hub';
 
 /**
@@ -52,9 +53,9 @@ function novaChavePem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
-async function guardar(pem: string, assinaDesde: Date): Promise<void> {
+async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
   const c = chaveDoPem(pem, undefined, assinaDesde, null);
-  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde } });
+  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde }, transaction });
 }
 
 /** Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO or generates one. */
@@ -72,9 +73,14 @@ export async function carregarChavesDoHub(): Promise<void> {
   carregadasEm = Date.now();
 }
 
-/** Other processes pick a rotation up within a minute. */
+let recarga: Promise<void> | null = null;
+
+/** Other processes pick a rotation up within a minute; the attempts under way then share one reload. */
 async function atuais(): Promise<Chave[]> {
-  if (Date.now() - carregadasEm > RECARREGAR_MS) await carregarChavesDoHub();
+  if (Date.now() - carregadasEm > RECARREGAR_MS) {
+    recarga ??= carregarChavesDoHub().finally(() => (recarga = null));
+    await recarga;
+  }
   return chaves;
 }
 
@@ -85,11 +91,15 @@ async function atuais(): Promise<Chave[]> {
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
-  // a key still retiring from an earlier rotation stops when this one starts: never three at once
-  await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } } });
-  await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null } });
   const pem = novaChavePem();
-  await guardar(pem, assinaDesde);
+  // the retirements and the new key are stored together: retired keys without their successor
+  // would leave the hub with nothing to sign with once they stop
+  await banco('hub').transaction(async (transaction) => {
+    // a key still retiring from an earlier rotation stops when this one starts: never three at once
+    await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
+    await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
+    await guardar(pem, assinaDesde, transaction);
+  });
   await carregarChavesDoHub();
   return { kid: chaveDoPem(pem, undefined, assinaDesde, null).kid, assina_desde: assinaDesde.toISOString() };
 }

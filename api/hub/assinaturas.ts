@@ -4,7 +4,7 @@ import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '.
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
-import { cancelarPendentes } from './entregas';
+import { cancelarPendentes, removerJobs } from './entregas';
 import { esquecerAssinaturas } from './eventos';
 
 /** SPEC §2 Assinatura. */
@@ -208,16 +208,22 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
   }
-  await a.update(mudancas);
+  const canceladas = await banco('hub').transaction(async (transaction) => {
+    await a.update(mudancas, { transaction });
+    return mudancas.ativa === false ? cancelarPendentes(a.id, transaction) : [];
+  });
   esquecerAssinaturas();
-  if (mudancas.ativa === false) await cancelarPendentes(a.id);
+  void removerJobs(canceladas);
   return assinaturaPorId(a.id);
 }
 
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   const a = await existente(id);
-  await a.destroy();
+  const canceladas = await banco('hub').transaction(async (transaction) => {
+    await a.destroy({ transaction });
+    return cancelarPendentes(a.id, transaction);
+  });
   esquecerAssinaturas();
-  await cancelarPendentes(a.id);
+  void removerJobs(canceladas);
 }

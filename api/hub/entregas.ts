@@ -210,18 +210,22 @@ interface LinhaDaEntrega {
   tipo: string;
 }
 
-/** SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once. */
-export async function cancelarPendentes(assinaturaId: string): Promise<number> {
-  const pendentes = await Entrega.findAll({ where: { assinatura_id: assinaturaId, situacao: 'pendente' }, attributes: ['id'] });
-  if (!pendentes.length) return 0;
-  const ids = pendentes.map((e) => e.id);
-  const [n] = await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: ids, situacao: 'pendente' } });
-  // the jobs would find the delivery cancelled anyway; removing them frees Redis of waiting retries
-  void removerJobs(ids);
-  return n;
+/**
+ * SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once. Runs in
+ * the transaction that deactivates or deletes it, so the two are stored together (a reactivation
+ * never finds them still pending), with one statement whatever their number; answers their ids for
+ * `removerJobs` once it commits.
+ */
+export async function cancelarPendentes(assinaturaId: string, transaction: Transaction): Promise<string[]> {
+  const onde = { assinatura_id: assinaturaId, situacao: 'pendente' as const };
+  const pendentes = await Entrega.findAll({ where: onde, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
+  if (!pendentes.length) return [];
+  await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: onde, transaction });
+  return pendentes.map((e) => e.id);
 }
 
-async function removerJobs(ids: string[]): Promise<void> {
+/** The jobs of cancelled deliveries would find them cancelled anyway: removing them frees Redis of waiting retries. */
+export async function removerJobs(ids: string[]): Promise<void> {
   const q = fila(filaHubEntrega);
   for (let i = 0; i < ids.length; i += 100) {
     await Promise.all(ids.slice(i, i + 100).map((id) => q.remove(id).catch(() => 0)));
@@ -235,15 +239,17 @@ async function removerJobs(ids: string[]): Promise<void> {
  * again while their jobs wait.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
+  const atrasada = { situacao: 'pendente' as const, proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) } };
   const esquecidas = await Entrega.findAll({
-    where: { situacao: 'pendente', proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) } },
+    where: atrasada,
     attributes: ['id'],
     order: [['criada_em', 'ASC']],
     limit: limite,
   });
   if (!esquecidas.length) return 0;
   const ids = esquecidas.map((e) => e.id);
-  await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { id: ids, situacao: 'pendente' } });
+  // still late: an attempt that failed since the read has set its own next time, which stays
+  await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { ...atrasada, id: ids } });
   await enfileirarEntregas(ids);
   log.info({ quantidade: ids.length }, 'entregas reenfileiradas');
   return ids.length;
@@ -328,9 +334,10 @@ async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): P
   );
 }
 
-/** Of `ids`, those still in one of `situacoes`, read again and locked until `transaction` ends. */
-async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], transaction: Transaction): Promise<string[]> {
-  const linhas = await Entrega.findAll({ where: { id: ids, situacao: situacoes }, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
+/** Of `ids`, those still in one of `situacoes` (and unchanged since `antesDe`), read again and locked until `transaction` ends. */
+async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], transaction: Transaction, antesDe?: Date): Promise<string[]> {
+  const where: WhereOptions = { id: ids, situacao: situacoes, ...(antesDe && { atualizada_em: { [Op.lt]: antesDe } }) };
+  const linhas = await Entrega.findAll({ where, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
   return linhas.map((e) => e.id);
 }
 
@@ -388,21 +395,41 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
   return { reenviadas };
 }
 
-/** Retention (DESIGN §5): finished deliveries, their attempts and events older than `dias` go, in batches. */
+/**
+ * Retention (DESIGN §5): deliveries finished more than `dias` ago (their last change: a replayed
+ * one counts from its new end, not from its creation), their attempts, and events older than that
+ * with no delivery left, in batches.
+ */
 export async function purgarHistorico(dias: number): Promise<{ entregas: number; eventos: number }> {
   const limite = new Date(Date.now() - dias * 86_400_000);
   let entregas = 0;
+  // walked by creation (indexed; a delivery ends after it was created) from where the last batch
+  // stopped, so the recently finished ones passed over are not read again
+  let depois: { criada_em: Date; id: string } | null = null;
   for (;;) {
-    const velhas = await Entrega.findAll({
-      where: { criada_em: { [Op.lt]: limite }, situacao: { [Op.ne]: 'pendente' } },
-      attributes: ['id'],
+    const velhas: Entrega[] = await Entrega.findAll({
+      where: {
+        criada_em: { [Op.lt]: limite },
+        atualizada_em: { [Op.lt]: limite },
+        situacao: { [Op.ne]: 'pendente' },
+        ...(depois && {
+          [Op.or]: [{ criada_em: { [Op.gt]: depois.criada_em } }, { criada_em: depois.criada_em, id: { [Op.gt]: depois.id } }],
+        }),
+      },
+      attributes: ['id', 'criada_em'],
+      order: [
+        ['criada_em', 'ASC'],
+        ['id', 'ASC'],
+      ],
       limit: 5000,
     });
     if (!velhas.length) break;
+    const ultima = velhas[velhas.length - 1];
+    depois = { criada_em: ultima.criada_em, id: ultima.id };
     entregas += await banco('hub').transaction(async (transaction) => {
       // read again under lock: one replayed since (pending again, its job queued) stays, and one
       // delivered meanwhile has its success kept
-      const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction);
+      const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction, limite);
       if (!ids.length) return 0;
       await guardarUltimaEntrega(ids, transaction);
       await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });

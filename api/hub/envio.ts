@@ -32,7 +32,10 @@ function retryAfter(valor: string | undefined): number | undefined {
 }
 
 export function enviarPost(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number): Promise<ResultadoDoEnvio> {
-  const inicio = Date.now();
+  return enviar(url, corpo, cabecalhos, tempoLimiteMs, Date.now() + tempoLimiteMs, Date.now());
+}
+
+function enviar(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number, prazo: number, inicio: number): Promise<ResultadoDoEnvio> {
   const destino = new URL(url);
   const seguro = destino.protocol === 'https:';
   const protegido = !config().hub.permitirDestinosPrivados;
@@ -41,6 +44,7 @@ export function enviarPost(url: string, corpo: string, cabecalhos: Record<string
   }
   return new Promise((resolve) => {
     let terminou = false;
+    let respondeu = false;
     const fim = (r: Omit<ResultadoDoEnvio, 'duracaoMs'>) => {
       if (terminou) return;
       terminou = true;
@@ -56,6 +60,7 @@ export function enviarPost(url: string, corpo: string, cabecalhos: Record<string
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
       },
       (res) => {
+        respondeu = true;
         const partes: Buffer[] = [];
         let tamanho = 0;
         res.on('data', (p: Buffer) => {
@@ -79,8 +84,18 @@ export function enviarPost(url: string, corpo: string, cabecalhos: Record<string
     const relogio = setTimeout(() => {
       req.destroy();
       fim({ status: null, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
-    }, tempoLimiteMs);
-    req.on('error', (err) => fim({ status: null, erro: err instanceof DestinoBloqueado ? err.message : `falha de conexão: ${err.message}`, resposta: null }));
+    }, prazo - Date.now());
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // a kept-alive connection the subscriber closed while idle fails as it is reused, before any
+      // answer: that is not the subscriber's failure, so the call is made once more on a new one
+      if (req.reusedSocket && !respondeu && !terminou && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        terminou = true;
+        clearTimeout(relogio);
+        resolve(enviar(url, corpo, cabecalhos, tempoLimiteMs, prazo, inicio));
+        return;
+      }
+      fim({ status: null, erro: err instanceof DestinoBloqueado ? err.message : `falha de conexão: ${err.message}`, resposta: null });
+    });
     req.end(corpo);
   });
 }

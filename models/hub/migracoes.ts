@@ -125,4 +125,12 @@ export const MIGRACOES_HUB: Migracao[] = [
       await qi.sequelize.query('ALTER TABLE evento MODIFY id_do_publicador VARCHAR(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL');
     },
   },
+  {
+    name: '0005-hub-entregas-do-evento',
+    async up(qi) {
+      // an event's deliveries are read by a repeated publication (those still to queue) and by the
+      // retention (is any left?): without this, each read walked every delivery of the table
+      await qi.sequelize.query('CREATE INDEX entrega_evento ON entrega (evento_id)');
+    },
+  },
 ];

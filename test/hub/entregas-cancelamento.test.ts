@@ -1,3 +1,5 @@
+import { novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
@@ -63,6 +65,34 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   expect(depois.entregas).toBe(1);
   expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(2);
   await hub.api.patch(`/assinatura/${outra.id}`, { token: await hub.admin(), body: { ativa: false } });
+});
+
+test('deactivating and deleting store the subscription change and the cancellation together: while a pending delivery is held, the subscription is not yet seen changed (SPEC §6 rule 6)', async () => {
+  for (const acao of ['desativar', 'deletar'] as const) {
+    const c = await hub.cenario({ url_de_destino: receptor.url(`/falha/junto-${acao}`), maximo_de_tentativas: 5 });
+    const { id } = await c.publicar();
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    await esperarPrimeiraFalha(entrega.id);
+    const conexao = await novaConexao('hub');
+    try {
+      await conexao.beginTransaction();
+      await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entrega.id]);
+      const token = await hub.admin();
+      const resposta =
+        acao === 'desativar'
+          ? hub.api.patch(`/assinatura/${c.assinatura.id}`, { token, body: { ativa: false } })
+          : hub.api.del(`/assinatura/${c.assinatura.id}`, { token });
+      await esperarOutraConexao(conexao, 'the cancellation waiting on the delivery', ['%FROM `entrega`%FOR UPDATE%', 'UPDATE `entrega`%']);
+      // a reader outside both transactions sees neither change yet
+      const [linhas] = await conexao.query('SELECT ativa, deletada_em FROM assinatura WHERE id = ?', [c.assinatura.id]);
+      expect(linhas).toEqual([{ ativa: 1, deletada_em: null }]);
+      await conexao.commit();
+      expect((await resposta).status).toBe(acao === 'desativar' ? 200 : 204);
+    } finally {
+      await conexao.end();
+    }
+    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+  }
 });
 
 test('maximo_de_tentativas lowered to the attempts already made: the next attempt is not sent, the delivery goes to the error queue (SPEC §6 rule 3)', async () => {

@@ -279,7 +279,8 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     const { id } = await c.publicar();
     const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     const sequelize = Entrega.sequelize!;
-    await sequelize.query('UPDATE entrega SET criada_em = ? WHERE id = ?', { replacements: [new Date(Date.now() - 31 * 86_400_000), entregue.id] });
+    const antigo = new Date(Date.now() - 31 * 86_400_000);
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, entregue.id] });
 
     // another connection holds the delivery's row, making it pending again as a replay does
     const outra = await novaConexao('hub');
@@ -310,7 +311,7 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     // 31 days ago: one finished, one still pending (its retries go on past any period)
     const antigo = new Date(Date.now() - 31 * 86_400_000);
     const sequelize = Entrega.sequelize!;
-    await sequelize.query('UPDATE entrega SET criada_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.id, velhaPendente.id] });
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id IN (?, ?)', { replacements: [antigo, antigo, velha.id, velhaPendente.id] });
     await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.evento_id, velhaPendente.evento_id] });
     await Entrega.update({ situacao: 'pendente' }, { where: { id: velhaPendente.id } });
 
@@ -333,8 +334,37 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     );
 
     // a longer period keeps them all
-    await sequelize.query('UPDATE entrega SET criada_em = ?, situacao = ? WHERE id = ?', { replacements: [antigo, 'entregue', velhaPendente.id] });
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ?, situacao = ? WHERE id = ?', {
+      replacements: [antigo, antigo, 'entregue', velhaPendente.id],
+    });
     expect(await purgarHistorico(60)).toEqual({ entregas: 0, eventos: 0 });
     expect((await hub.entrega(velhaPendente.id)).situacao).toBe('entregue');
+  });
+
+  test('the period counts from when a delivery finished: one created long ago but replayed, or put in the error queue, within the period stays with its event', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-fim') });
+    const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
+    const [reenviada, naFila, terminada] = await Promise.all(
+      eventos.map(async (e) => hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, e.id)).id, 'entregue')),
+    );
+    const sequelize = Entrega.sequelize!;
+    const criada = new Date(Date.now() - 40 * 86_400_000);
+    const ontem = new Date(Date.now() - 86_400_000);
+    // all created 40 days ago; two finished yesterday (a replay's success, an entry in the error queue), one 35 days ago
+    await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?)', { replacements: [criada, eventos.map((e) => e.id)] });
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id IN (?)', { replacements: [criada, ontem, [reenviada.id, naFila.id]] });
+    await sequelize.query("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", { replacements: [naFila.id] });
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', {
+      replacements: [criada, new Date(Date.now() - 35 * 86_400_000), terminada.id],
+    });
+
+    // (the test before leaves one of its own to purge: the counts are not this test's alone)
+    expect(await purgarHistorico(30)).toEqual({ entregas: expect.any(Number), eventos: expect.any(Number) });
+    esperarProblema(await hub.api.get(`/entrega/${terminada.id}`, { token: await hub.admin() }), 404);
+    expect(await Evento.count({ where: { id: terminada.evento_id } })).toBe(0);
+    expect((await hub.entrega(reenviada.id)).historico).toHaveLength(1);
+    expect((await hub.entrega(naFila.id)).situacao).toBe('fila_de_erro');
+    expect(await Evento.count({ where: { id: [reenviada.evento_id, naFila.evento_id] } })).toBe(2);
+    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
   });
 });

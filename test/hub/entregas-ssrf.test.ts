@@ -87,7 +87,8 @@ describe('deliveries with the guard on', () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/nome'), maximo_de_tentativas: 2 });
     const { id } = await c.publicar();
     const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
-    expect(final.ultimo_erro).toMatch(/endereço privado \((127\.0\.0\.1|::1)\) recusado/);
+    // the address it resolved to is not shown (it would map the network behind the hub)
+    expect(final.ultimo_erro).toBe('destino em endereço privado recusado');
     const recusada = (numero: number) => expect.objectContaining({ numero, status_http: null, resposta: null, erro: final.ultimo_erro });
     expect(final.historico).toEqual([recusada(1), recusada(2)]);
     await dormir(100);

@@ -102,3 +102,16 @@ test('two rotations in a row: never more than two keys sign at once', async () =
   await passar(ASSINAM_JUNTAS_MS);
   expect(await assinam([b, c])).toEqual([c]);
 });
+
+test('a rotation that fails while storing the new key changes nothing: the keys signing go on, none retired', async () => {
+  const antes = (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ kid: c.kid, aposentada_em: c.aposentada_em }));
+  const falha = jest.spyOn(ChaveDoHub, 'findOrCreate').mockRejectedValueOnce(new Error('the database went away'));
+  try {
+    await expect(rotacionarChave()).rejects.toThrow('the database went away');
+  } finally {
+    falha.mockRestore();
+  }
+  const depois = (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ kid: c.kid, aposentada_em: c.aposentada_em }));
+  expect(depois).toEqual(antes);
+  expect(depois.filter((c) => c.aposentada_em === null)).toHaveLength(1);
+});

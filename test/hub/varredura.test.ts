@@ -2,10 +2,12 @@ import { Job } from 'bullmq';
 import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
+import { novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
+import { esperarOutraConexao } from '../helpers/espera';
 import { hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
@@ -83,4 +85,24 @@ test('a swept delivery whose job is lost again is swept again once two more minu
   await Entrega.update({ proxima_tentativa_em: new Date(Date.now() - 121_000) }, { where: { id } });
   expect(await reenfileirarEsquecidas()).toBe(1);
   expect(await jobsDeEntrega()).toEqual([id]);
+});
+
+test('an attempt that fails while the sweep runs keeps the next time it set: the sweep moves only deliveries still late', async () => {
+  const [id] = await entregasSemJob(1);
+  await atrasar(id, 5);
+  const conexao = await novaConexao('hub');
+  const depois = new Date(Date.now() + 5 * 3_600_000);
+  try {
+    await conexao.beginTransaction();
+    await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [id]);
+    // the sweep has read it as late and waits on its row, where a failed attempt is recording its next time
+    const varredura = reenfileirarEsquecidas();
+    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE `entrega`%']);
+    await conexao.query('UPDATE entrega SET tentativas = 1, proxima_tentativa_em = ? WHERE id = ?', [depois, id]);
+    await conexao.commit();
+    await varredura;
+  } finally {
+    await conexao.end();
+  }
+  expect((await Entrega.findByPk(id))!.proxima_tentativa_em).toEqual(depois);
 });
