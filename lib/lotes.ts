@@ -19,6 +19,9 @@ interface Espera<P, R> {
   falhar: (err: unknown) => void;
 }
 
+/** A batch's SQL message stays under it (`peso`): MariaDB's default max_allowed_packet is 16 MiB. */
+export const MENSAGEM_MAXIMA = 14 * 1024 * 1024;
+
 export interface OpcoesDeLotes<P, R> {
   maximo: number;
   /**

@@ -2,7 +2,7 @@ import { UniqueConstraintError } from 'sequelize';
 import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
-import { GravadorEmLotes } from '../../lib/lotes';
+import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
@@ -50,8 +50,6 @@ export function esquecerAssinaturas(): void {
 
 /** Per row of SQL text: an event beside its `dados`, a delivery (three ids, three dates). */
 const BYTES_POR_LINHA = 256;
-/** A batch's message stays under it: MariaDB's default max_allowed_packet is 16 MiB. */
-export const MENSAGEM_MAXIMA = 14 * 1024 * 1024;
 
 /**
  * What a publication adds to its batch's message: `dados` escaped for SQL (at most twice its

@@ -1,6 +1,6 @@
 import { banco, dataSql, emTransacaoAgrupada, lerPorTexto, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { GravadorEmLotes } from '../../lib/lotes';
+import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
 import { enfileirarCopias, enfileirarRemocao } from './anexos';
@@ -26,6 +26,15 @@ type EventoGuardado = Exclude<EventoDoSuporte, { tipo: 'ignorado' }>;
 interface Pedido {
   sistema: SistemaDoWebhook;
   evento: EventoGuardado;
+}
+
+/**
+ * What an event adds to its batch's SQL: each message's text, escaped (at most twice its bytes),
+ * in its row and again as the conversation's last message, beside a kilobyte of fields and rows.
+ */
+export function pesoDoEvento(evento: EventoGuardado): number {
+  const mensagens = evento.tipo === 'mensagem' ? (evento.mensagem ? [evento.mensagem] : []) : evento.mensagens;
+  return mensagens.reduce((peso, m) => peso + 4 * Buffer.byteLength(m.conteudo) + 1024, 1024);
 }
 
 /** A message of the batch, with what the webhook decided of it. */
@@ -362,7 +371,7 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
     return resultados;
   },
   // a conversation's events go in one line of batches: this process's concurrent batches never share its row
-  { maximo: 200, gravadores: 3, particao: chaveDoPedido },
+  { maximo: 200, gravadores: 3, particao: chaveDoPedido, peso: { de: (p) => pesoDoEvento(p.evento), maximo: MENSAGEM_MAXIMA } },
 );
 
 /**

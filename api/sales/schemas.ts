@@ -7,7 +7,8 @@ const status = () => Joi.string().valid(...STATUS);
 const idOuNulo = () => id().allow(null);
 const nome = (max: number) => Joi.string().trim().min(1).max(max);
 const urlHttp = () => Joi.string().trim().uri({ scheme: ['http', 'https'] }).max(500);
-const segredo = (min: number) => Joi.string().min(min).max(500);
+/** in bytes: the encrypted form of 500 bytes fits its column, of 500 characters of any kind not */
+const segredo = (min: number) => Joi.string().min(min).max(500, 'utf8');
 /** A phone as people write it (`+55 (11) 98888-7777`): 8 to 20 digits among spaces, dots, dashes and brackets. */
 const telefone = () =>
   Joi.string()

@@ -1,5 +1,6 @@
 import { format } from 'mysql2';
-import { MENSAGEM_MAXIMA, pesoDaPublicacao } from '../../api/hub/eventos';
+import { pesoDaPublicacao } from '../../api/hub/eventos';
+import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';

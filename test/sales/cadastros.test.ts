@@ -71,6 +71,9 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       [{ tipo: 'suporte', nome: 'x', conta_id: -1 }, 'conta_id'],
       [{ tipo: 'mensageiro', nome: 'x', numero: '12-34' }, 'numero'],
       [{ tipo: 'suporte', nome: 'x', outro: 1 }, 'outro'],
+      // 300 characters, 900 bytes: secrets are limited to 500 bytes, which their encrypted column holds
+      [{ tipo: 'suporte', nome: 'x', token_api: '€'.repeat(300) }, 'token_api'],
+      [{ tipo: 'suporte', nome: 'x', segredo_hmac: 'ç'.repeat(251) }, 'segredo_hmac'],
     ];
     for (const [body, campo] of casos) {
       const p = esperarProblema(await s.api.post('/config_system', { token: admin, body }), 400);

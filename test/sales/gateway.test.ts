@@ -59,11 +59,27 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
   });
 
   it('a Brazilian mobile matches with or without its ninth digit', async () => {
-    const oitoDigitos = `${randomInt(1000, 9999)}${randomInt(1000, 9999)}`;
+    // an old mobile's eight digits began with 6 to 9
+    const oitoDigitos = `${randomInt(6000, 9999)}${randomInt(1000, 9999)}`;
     const conversa = await conversaCom(`+55 21 9${oitoDigitos}`);
     const res = await s.gateway(gateway, eventoDoGateway(`5521${oitoDigitos}`, NUMERO_DO_MENSAGEIRO));
     expect(res.body).toEqual({ conversas_vinculadas: 1 });
     expect((await s.conversaDoSuporte(conversa)).config_system_gateway_id).toBe(gateway.id);
+  });
+
+  it('a landline is not a mobile without its ninth digit: the gateway of 55 21 9 3xxx-xxxx does not link 55 21 3xxx-xxxx, nor the reverse', async () => {
+    const oitoDigitos = `${randomInt(2000, 5999)}${randomInt(1000, 9999)}`;
+    const fixo = await conversaCom(`+55 21 ${oitoDigitos}`);
+    const celular = await conversaCom(`+55 21 9${oitoDigitos}`);
+    expect((await s.gateway(gateway, eventoDoGateway(`55219${oitoDigitos}`, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 1 });
+    expect((await s.conversaDoSuporte(celular)).config_system_gateway_id).toBe(gateway.id);
+    expect((await s.conversaDoSuporte(fixo)).config_system_gateway_id).toBeNull();
+    // a conversation of the landline created later does not start linked to the mobile's gateway
+    const depois = await conversaCom(`+55 21 ${oitoDigitos}`);
+    expect((await s.conversaDoSuporte(depois)).config_system_gateway_id).toBeNull();
+    const outro = await s.criarSistema('gateway');
+    expect((await s.gateway(outro, eventoDoGateway(`5521${oitoDigitos}`, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 2 });
+    expect((await s.conversaDoSuporte(celular)).config_system_gateway_id).toBe(gateway.id);
   });
 
   it('a number no messaging system has links the gateway alone; another gateway later takes over', async () => {

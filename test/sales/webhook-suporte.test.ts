@@ -1,7 +1,9 @@
+import { format } from 'mysql2';
 import { autenticarWebhook } from '../../api/sales/config-system';
-import { registrarEventoDoSuporte } from '../../api/sales/registro';
+import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
 import { banco } from '../../lib/database';
+import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -440,6 +442,31 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     const c = await s.conversaDoSuporte(conversa);
     expect(c.ultima_mensagem).toBe(longa);
     expect((await s.mensagens(c.id))[0].conteudo).toBe(longa);
+  });
+
+  it('a message of 150,000 characters the platform escapes, sent twice in its event as Chatwoot does (about 1.8 MB), is stored whole', async () => {
+    const conversa = idDoSuporte();
+    const longa = '<'.repeat(150_000);
+    const evento = eventoDeMensagem({ conversa, conteudo: longa });
+    evento.conversation = { ...evento.conversation, messages: [{ ...evento.conversation.messages?.[0], id: evento.id, content: longa }] };
+    // Rails writes <, > and & as \u003c, \u003e and \u0026
+    const raw = JSON.stringify(evento).replace(/</g, '\\u003c');
+    expect(Buffer.byteLength(raw)).toBeGreaterThan(1_800_000);
+    expect((await s.webhook(sistema, undefined, { raw, headers: { 'content-type': 'application/json' } })).status).toBe(200);
+    expect((await s.mensagens((await s.conversaDoSuporte(conversa)).id))[0].conteudo).toBe(longa);
+  });
+
+  it("an event weighs at least what its text adds to its batch's SQL, so large messages are cut into batches under the packet limit", () => {
+    // the worst escaping: quotes and backslashes, each written twice by SQL
+    for (const conteudo of ['"\\'.repeat(50_000), 'ção€'.repeat(50_000), 'oi']) {
+      const evento = lerEventoDoSuporte(eventoDeMensagem({ conversa: 1, conteudo }));
+      expect(evento.tipo).toBe('mensagem');
+      // the message's row and the conversation's last message
+      const sql = format('(?, ?)', [conteudo, conteudo]);
+      expect(pesoDoEvento(evento as Exclude<typeof evento, { tipo: 'ignorado' }>)).toBeGreaterThanOrEqual(Buffer.byteLength(sql));
+    }
+    const grande = lerEventoDoSuporte(eventoDeMensagem({ conversa: 1, conteudo: 'x'.repeat(150_000) }));
+    expect(200 * pesoDoEvento(grande as Exclude<typeof grande, { tipo: 'ignorado' }>)).toBeGreaterThan(MENSAGEM_MAXIMA);
   });
 
   it('a payload out of shape answers 400 naming the fields, and stores nothing', async () => {
