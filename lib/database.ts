@@ -153,13 +153,14 @@ const pools = new Map<string, Pool>();
  * statements on a small pool of the same database, without Sequelize's query pipeline, which cost
  * more than the queries themselves. Dates come back as UTC Dates, booleans as 0/1.
  *
- * `emLotes` is a second pool whose connections take several statements in one message: only
+ * `lotes` is a second pool whose connections take several statements in one message: only
  * `emTransacaoAgrupada` uses it, with values escaped by mysql2, so no other query can carry a
- * second statement.
+ * second statement. `demorado` is a third, for statements that may take seconds (`lerDemorado`).
  */
-function poolRapido(sequelize: { config: { database: string } }, emLotes = false): Pool {
+function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' | 'lotes' | 'demorado' = 'rapido'): Pool {
   const database = sequelize.config.database;
-  const chave = emLotes ? `${database}:lotes` : database;
+  const emLotes = tipo === 'lotes';
+  const chave = tipo === 'rapido' ? database : `${database}:${tipo}`;
   let pool = pools.get(chave);
   if (!pool) {
     // trace off: mysql2 would capture a stack trace on every query, a cost per request on hot
@@ -194,6 +195,16 @@ export async function lerLinhas<T>(sequelize: { config: { database: string } }, 
  */
 export async function lerPorTexto<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
   const [linhas] = await poolRapido(sequelize).query(sql, parametros);
+  return linhas as T[];
+}
+
+/**
+ * As `lerPorTexto`, for statements that may run for seconds (a listing's page, a count, each
+ * under its time limit): on a pool of their own, so a burst of them never holds every connection
+ * the lookups by id are waiting for.
+ */
+export async function lerDemorado<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
+  const [linhas] = await poolRapido(sequelize, 'demorado').query(sql, parametros);
   return linhas as T[];
 }
 
@@ -325,7 +336,7 @@ export async function emTransacaoAgrupada<T>(
   trabalho: (transacao: TransacaoAgrupada) => Promise<T>,
   opcoes: { leituraConfirmada?: boolean } = {},
 ): Promise<T> {
-  const conexao = await poolRapido(sequelize, true).getConnection();
+  const conexao = await poolRapido(sequelize, 'lotes').getConnection();
   const transacao = new TransacaoAgrupada(conexao);
   try {
     if (opcoes.leituraConfirmada) void transacao.depois('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { config } from '../../config';
-import { banco, lerPorTexto } from '../../lib/database';
+import { banco, lerDemorado } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
@@ -40,7 +40,7 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas): Promise<Contag
     ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${teto}`
     : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${teto}) t`;
   try {
-    const [{ total }] = await lerPorTexto<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
+    const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
     return n > TETO_DA_CONTAGEM ? ESTIMATIVA : { total: n, estimado: false };
   } catch (err) {

@@ -1,4 +1,4 @@
-import { banco, lerPorTexto } from '../../lib/database';
+import { banco, lerDemorado } from '../../lib/database';
 import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
@@ -59,7 +59,7 @@ async function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: nu
       LEFT JOIN municipio mu ON mu.codigo = e.municipio
       ORDER BY e.cnpj`;
   try {
-    return await lerPorTexto<Resumo>(banco('leads'), await comPrazo(select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
+    return await lerDemorado<Resumo>(banco('leads'), await comPrazo(select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
   } catch (err) {
     if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A página demorou demais: combine mais filtros ou peça uma página anterior.');
     throw err;

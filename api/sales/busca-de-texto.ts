@@ -1,5 +1,5 @@
 import { config } from '../../config';
-import { banco, emTransacao, lerPorTexto, nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, emTransacao, lerDemorado, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { contem } from '../shared/paginacao';
 
@@ -200,7 +200,7 @@ export async function condicaoDoTexto(texto: string, parametros: unknown[]): Pro
 /** The index's search, or nothing when it fails (the messages are read instead). */
 async function pesquisarNoIndice(texto: string): Promise<{ conversa_id: string; suporte_mensagem_id: string }[] | undefined> {
   try {
-    return await lerPorTexto(
+    return await lerDemorado(
       banco('sales'),
       // the id as text: a chat-platform id past 2^53 would lose digits as a number
       `SELECT conversa_id, CAST(suporte_mensagem_id AS CHAR) AS suporte_mensagem_id FROM ${TABELA}

@@ -1,4 +1,4 @@
-import { banco, dataSql, emTransacao, lerLinhas, lerPorTexto } from '../../lib/database';
+import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -124,13 +124,13 @@ export async function autocompletarConversas(busca: string | undefined, pagina: 
   const parametros: unknown[] = [];
   const where = `WHERE c.deletado_em IS NULL${busca ? ` AND ${condicaoDoContato(busca, parametros)}` : ''}`;
   const [itens, [{ total }]] = await Promise.all([
-    lerPorTexto<{ id: string; suporte_conversa_id: number; contato_nome: string; contato_telefone: string }>(
+    lerDemorado<{ id: string; suporte_conversa_id: number; contato_nome: string; contato_telefone: string }>(
       sales(),
       `SELECT c.id, c.suporte_conversa_id, c.contato_nome, c.contato_telefone FROM conversa c ${where}
         ORDER BY c.contato_nome, c.id LIMIT ? OFFSET ?`,
       [...parametros, tamanho, offset(pagina, tamanho)],
     ),
-    lerPorTexto<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa c ${where}`, parametros),
+    lerDemorado<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa c ${where}`, parametros),
   ]);
   return { itens: itens.map((i) => ({ ...i, suporte_conversa_id: Number(i.suporte_conversa_id) })), pagina, tamanho, total: Number(total) };
 }
@@ -170,7 +170,7 @@ export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJs
   // index (a fraction of a second for 200,000) rather than walking the rows in recency order, which
   // costs far more when the contact is rare. The 500 ids are chosen first, then their rows read.
   const indice = f.contato ? 'IGNORE INDEX (conversa_recentes)' : '';
-  const linhas = await lerPorTexto<Linha>(
+  const linhas = await lerDemorado<Linha>(
     sales(),
     `${SELECAO} FROM (SELECT c.id FROM conversa c ${indice} WHERE ${condicoes.join(' AND ')}
         ORDER BY ${RECENTES} LIMIT ${MAXIMO_DO_FILTRO}) p

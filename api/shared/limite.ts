@@ -1,4 +1,5 @@
 import { NextFunction, Request, RequestHandler, Response } from 'express';
+import ipaddr from 'ipaddr.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { config } from '../../config';
 import { redis } from '../../lib/redis';
@@ -6,6 +7,18 @@ import { enviarProblema } from './http-errors';
 
 /** The OpenAPI meaning of a route's 429. */
 export const LIMITE_EXCEDIDO = 'Limite de requisições por minuto deste endereço excedido; Retry-After diz em quantos segundos tentar de novo';
+
+/**
+ * Whom a limit counts: an IPv4 address (also written as IPv6, `::ffff:a.b.c.d`), or the /64 of
+ * an IPv6 one, since a single client is given a whole /64 and could speak from a new address on
+ * every call.
+ */
+export function chaveDoCliente(ip: string | undefined): string {
+  if (!ip || !ipaddr.isValid(ip)) return ip ?? 'desconhecido';
+  const endereco = ipaddr.process(ip);
+  if (endereco.kind() === 'ipv4') return endereco.toString();
+  return `${(endereco as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`;
+}
 
 /**
  * Per-client-address limit of a public route (DESIGN §10), counted in Redis so every process
@@ -23,7 +36,7 @@ export function limitePorEndereco(nome: string, porMinuto: number): RequestHandl
     }));
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      await obter().consume(req.ip ?? 'desconhecido');
+      await obter().consume(chaveDoCliente(req.ip));
       next();
     } catch (rej) {
       if (rej instanceof RateLimiterRes) {

@@ -1,4 +1,5 @@
 import { importarCnpj } from '../../api/leads/importacao';
+import { chaveDoCliente } from '../../api/shared/limite';
 import { cliente, esperarProblema, Resposta } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { cnpjValido, diretorios, escreverMes, linhaDeEstabelecimento } from './apoio';
@@ -71,4 +72,20 @@ test('other routes of the service are not limited by it', async () => {
   for (let i = 0; i < 3; i++) await buscar(CNPJ, endereco);
   esperarLimite(await buscar(CNPJ, endereco));
   for (let i = 0; i < 5; i++) expect((await api.get('/saude', { headers: endereco })).status).toBe(200);
+});
+
+test('an IPv6 client counts by its /64: new addresses of the same network share the limit, another network has its own', async () => {
+  // documentation prefix (RFC 3849)
+  const de = (endereco: string) => ({ 'x-forwarded-for': endereco });
+  const statuses = [];
+  for (const endereco of ['2001:db8:7:1::1', '2001:db8:7:1:a:b:c:d', '2001:db8:7:1:ffff:ffff:ffff:fffe']) statuses.push((await buscar(CNPJ, de(endereco))).status);
+  expect(statuses).toEqual([200, 200, 200]);
+  esperarLimite(await buscar(CNPJ, de('2001:db8:7:1:1234::9')));
+  expect((await buscar(CNPJ, de('2001:db8:7:2::1'))).status).toBe(200);
+});
+
+test('an IPv4 address written as IPv6 is that IPv4 client', () => {
+  expect(chaveDoCliente('::ffff:198.51.100.7')).toBe('198.51.100.7');
+  expect(chaveDoCliente('198.51.100.7')).toBe('198.51.100.7');
+  expect(chaveDoCliente('2001:DB8:0:1::5')).toBe(chaveDoCliente('2001:db8::1:0:0:0:9'));
 });

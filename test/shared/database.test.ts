@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { QueryTypes } from 'sequelize';
 import { config, resetConfig } from '../../config';
-import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
+import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 
 /**
@@ -86,6 +86,17 @@ describe('escreverJuntos: one transaction in one round trip', () => {
 
   test('the other pools still refuse two statements in one message', async () => {
     await expect(lerPorTexto(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
+    await expect(lerDemorado(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
+  });
+
+  test('slow statements have a pool of their own: a burst of them does not keep a lookup by id waiting', async () => {
+    const lentas = Array.from({ length: 12 }, () => lerDemorado(sequelize, 'SELECT SLEEP(1.5) AS s', []));
+    await new Promise((r) => setTimeout(r, 100));
+    const inicio = Date.now();
+    expect(await lerLinhas(sequelize, 'SELECT ? AS n', [7])).toEqual([{ n: 7 }]);
+    expect(await lerPorTexto(sequelize, 'SELECT 8 AS n', [])).toEqual([{ n: 8 }]);
+    expect(Date.now() - inicio).toBeLessThan(1000);
+    await Promise.all(lentas);
   });
 
   test('emTransacaoAgrupada: a read sees the writes waiting before it, and answers only its own rows', async () => {
