@@ -105,8 +105,15 @@ const FORA_DO_FORMATO = 'Evento da plataforma de atendimento fora do formato esp
 
 const textoOuNulo = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 
+/**
+ * A message's time in whole seconds: the platform writes it with milliseconds in a message event
+ * and in whole seconds in the copies a conversation event carries, and whichever arrives first is
+ * kept. One precision for both keeps messages in their order (ties by the platform's id) and the
+ * robot's answer after the contact's message it answered within the same second.
+ */
 function dataDe(valor: number | string): Date {
-  return typeof valor === 'number' ? new Date(valor * 1000) : new Date(valor);
+  const ms = typeof valor === 'number' ? valor * 1000 : Date.parse(valor);
+  return new Date(Math.floor(ms / 1000) * 1000);
 }
 
 /**

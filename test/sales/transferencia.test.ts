@@ -8,7 +8,7 @@ import { agendarRepetiveis } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaSalesTransferencia } from '../../queues/sales-transferencia';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeConversa, eventoDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
+import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, mensagemAninhada, novoContato, Sales, salesDe } from './apoio';
 
 /** The contact may wait 60 s here for the robot (SALES_TRANSFERENCIA_ESPERA_SEGUNDOS). */
 const ESPERA_S = 60;
@@ -97,6 +97,36 @@ describe('the hand-over trigger', () => {
       const depois = await s.conversaDoSuporte(c.conversa);
       expect(depois).toMatchObject({ status: c.registro.status, transferida_em: null, transferida_motivo: null });
     }
+  });
+
+  it("a robot answer within the same second counts whichever of the platform's copies arrives first: the one in a conversation event (whole seconds) before the message event (milliseconds)", async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const pergunta = new Date(Math.floor(Date.now() / 1000 - ESPERA_S - 30) * 1000 + 700);
+    const resposta = new Date(pergunta.getTime() + 250);
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conta: CONTA, criadaEm: pergunta }));
+    const idDaResposta = idDeMensagem();
+    // conversation_updated (waiting_since cleared) carries the answer as its last message, in whole seconds
+    await s.registrar(sistema, {
+      ...eventoDeConversa('conversation_updated', {
+        conversa,
+        contato,
+        mensagens: [mensagemAninhada({ id: idDaResposta, conversa, conteudo: 'Olá! Como posso ajudar?', tipo: 1, senderType: 'AgentBot', senderId: 3, criadaEm: resposta })],
+      }),
+      account: { id: CONTA, name: 'Conta' },
+    });
+    await s.registrar(
+      sistema,
+      eventoDeMensagem({ conversa, contato, conta: CONTA, mensagem: idDaResposta, conteudo: 'Olá! Como posso ajudar?', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: resposta }),
+    );
+    const registro = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(registro.id)).map((m: any) => m.autor)).toEqual(['contato', 'robo']);
+
+    const chamadas: string[] = [];
+    nock(CHAT).post(/toggle_status/).times(10).reply((uri) => (chamadas.push(uri), [200, {}]));
+    await transferirSemResposta();
+    expect(chamadas.some((u) => u.includes(`/conversations/${conversa}/`))).toBe(false);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
   });
 
   it('when the chat platform refuses, the conversation stays with the robot and is tried again a minute later, then after twice as long each time', async () => {
