@@ -88,6 +88,9 @@ export function banco(servico: NomeDoServico): Sequelize {
   return s;
 }
 
+/** How long a process starting beside another that migrates waits for it. */
+const ESPERA_DA_MIGRACAO_S = 1800;
+
 /**
  * Applies the service's versioned migrations in order, once each (table `schema_migracoes`), then
  * `preparar` (the service's seeds and keys). A named lock keeps two processes starting together
@@ -104,13 +107,20 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
   });
   const trava = `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
   return sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
-    const [obtida] = await sequelize.query<{ obtida: number | null }>('SELECT GET_LOCK(?, 120) AS obtida', {
-      replacements: [trava],
-      transaction,
-      type: QueryTypes.SELECT,
-    });
-    // another process holding it two minutes is stuck: starting beside it would race its seeds
-    if (obtida?.obtida !== 1) throw new Error(`migration lock ${trava} not obtained in 120 s`);
+    const travar = async (segundos: number) => {
+      const [linha] = await sequelize.query<{ obtida: number | null }>('SELECT GET_LOCK(?, ?) AS obtida', {
+        replacements: [trava, segundos],
+        transaction,
+        type: QueryTypes.SELECT,
+      });
+      return linha?.obtida === 1;
+    };
+    if (!(await travar(0))) {
+      // another process is migrating or preparing (a large table's new index, the sales text
+      // index's first build can take minutes): wait for it rather than race its seeds
+      logger('migracoes').info({ servico }, 'outro processo migra ou prepara este serviço; aguardando');
+      if (!(await travar(ESPERA_DA_MIGRACAO_S))) throw new Error(`migration lock ${trava} not obtained in ${ESPERA_DA_MIGRACAO_S} s`);
+    }
     try {
       const feitas = await umzug.up();
       if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas.map((m) => m.name) }, 'migrações aplicadas');

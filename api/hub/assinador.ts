@@ -100,6 +100,8 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
     await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
     await guardar(pem, assinaDesde, transaction);
   });
+  // a reload under way may have read the keys before this commit: it ends first, then this one
+  await recarga?.catch(() => undefined);
   await carregarChavesDoHub();
   return { kid: chaveDoPem(pem, undefined, assinaDesde, null).kid, assina_desde: assinaDesde.toISOString() };
 }

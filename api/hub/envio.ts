@@ -32,10 +32,18 @@ function retryAfter(valor: string | undefined): number | undefined {
 }
 
 export function enviarPost(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number): Promise<ResultadoDoEnvio> {
-  return enviar(url, corpo, cabecalhos, tempoLimiteMs, Date.now() + tempoLimiteMs, Date.now());
+  return enviar(url, corpo, cabecalhos, tempoLimiteMs, Date.now() + tempoLimiteMs, Date.now(), false);
 }
 
-function enviar(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number, prazo: number, inicio: number): Promise<ResultadoDoEnvio> {
+function enviar(
+  url: string,
+  corpo: string,
+  cabecalhos: Record<string, string>,
+  tempoLimiteMs: number,
+  prazo: number,
+  inicio: number,
+  conexaoNova: boolean,
+): Promise<ResultadoDoEnvio> {
   const destino = new URL(url);
   const seguro = destino.protocol === 'https:';
   const protegido = !config().hub.permitirDestinosPrivados;
@@ -55,7 +63,8 @@ function enviar(url: string, corpo: string, cabecalhos: Record<string, string>, 
       destino,
       {
         method: 'POST',
-        agent: seguro ? agentes.https : agentes.http,
+        // a new connection of its own for the call made again (below), never a kept one
+        agent: conexaoNova ? false : seguro ? agentes.https : agentes.http,
         lookup: protegido ? lookupProtegido : undefined,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
       },
@@ -91,7 +100,7 @@ function enviar(url: string, corpo: string, cabecalhos: Record<string, string>, 
       if (req.reusedSocket && !respondeu && !terminou && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
         terminou = true;
         clearTimeout(relogio);
-        resolve(enviar(url, corpo, cabecalhos, tempoLimiteMs, prazo, inicio));
+        resolve(enviar(url, corpo, cabecalhos, tempoLimiteMs, prazo, inicio, true));
         return;
       }
       fim({ status: null, erro: err instanceof DestinoBloqueado ? err.message : `falha de conexão: ${err.message}`, resposta: null });

@@ -29,8 +29,5 @@ export const sales: Servico = {
       pronto: () => prontidao('sales'),
       // the chat platform's HMAC covers the body's exact bytes
       guardarCorpoBruto: true,
-      // a message event carries its text twice (the message, and the conversation's last one),
-      // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
-      limiteDoCorpo: '4mb',
     }),
 };

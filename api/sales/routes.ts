@@ -73,6 +73,9 @@ function rotasDeWebhooks(): Rota[] {
       acesso: 'publico',
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       antes: [autenticarSistema('suporte')],
+      // a message event carries its text twice (the message, and the conversation's last one),
+      // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
+      limiteDoCorpo: '4mb',
       resposta: respostas.webhookDoSuporte,
       tratar: (req, res) => registrarEventoDoSuporte(res.locals.sistema, lerEventoDoSuporte(req.body)),
     },

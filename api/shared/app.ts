@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { Express, NextFunction, Request, Response } from 'express';
+import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
@@ -16,7 +16,6 @@ export interface DefinicaoDoServico {
   autenticar: Autenticador;
   /** readiness: resolves when the database and Redis answer */
   pronto: () => Promise<void>;
-  limiteDoCorpo?: string;
   /** keep the raw bytes of JSON bodies in `req.corpoBruto` (webhooks whose HMAC covers them) */
   guardarCorpoBruto?: boolean;
 }
@@ -107,10 +106,15 @@ export function criarApp(def: DefinicaoDoServico): Express {
   // Routes sit on the app's own router, not a nested one, and the JSON parser runs only on the
   // routes that take a body: fewer layers for the router to walk on every request. A route that
   // streams its own body (a file upload) never gets the parser, whatever its Content-Type.
-  const corpoJson = express.json({
-    limit: def.limiteDoCorpo ?? '1mb',
-    verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined,
-  });
+  const parsers = new Map<string, RequestHandler>();
+  const corpoJson = (limite = '1mb') => {
+    let parser = parsers.get(limite);
+    if (!parser) {
+      parser = express.json({ limit: limite, verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined });
+      parsers.set(limite, parser);
+    }
+    return parser;
+  };
   montarRotas(app, todas, def.autenticar, corpoJson);
   responderOptions(app, todas);
   app.use(naoEncontradoRota());

@@ -41,6 +41,8 @@ export interface Rota {
   corpoEmFluxo?: boolean;
   /** The route never reads a body: none is parsed, so nothing a caller sends changes its answer. */
   semCorpo?: boolean;
+  /** the JSON body's size limit, when not DESIGN §4's 1 MiB (a webhook whose sender writes larger ones) */
+  limiteDoCorpo?: string;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
@@ -68,7 +70,7 @@ function adiarErroDeSintaxe(corpoJson: RequestHandler): RequestHandler {
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
-export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: RequestHandler): void {
+export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: (limite?: string) => RequestHandler): void {
   for (const rota of rotas) {
     const esquemas = {
       params: rota.validar?.params && esquemaPronto(rota.validar.params),
@@ -103,7 +105,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       }
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
-    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo || rota.semCorpo ? [] : [adiarErroDeSintaxe(corpoJson)];
+    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo || rota.semCorpo ? [] : [adiarErroDeSintaxe(corpoJson(rota.limiteDoCorpo))];
     router[rota.metodo](rota.caminho, ...corpo, ...(rota.antes ?? []), pipeline);
   }
 }

@@ -198,4 +198,23 @@ export const MIGRACOES_SALES: Migracao[] = [
       );
     },
   },
+  {
+    name: '0005-sales-segundos-e-telefones',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      // message times are kept in whole seconds: those stored before with milliseconds follow, so
+      // they compare with the new ones (the last message's edit, the robot's answer)
+      const segundos = (coluna: string) => `${coluna} = TIMESTAMP(DATE_FORMAT(${coluna}, '%Y-%m-%d %H:%i:%s'))`;
+      await q(`UPDATE conversa_mensagem SET ${segundos('criada_em')} WHERE MICROSECOND(criada_em) <> 0`);
+      await q(
+        `UPDATE conversa SET ${['ultima_mensagem_em', 'ultima_mensagem_do_contato_em', 'ultima_mensagem_do_robo_em'].map(segundos).join(', ')}
+          WHERE MICROSECOND(ultima_mensagem_em) <> 0 OR MICROSECOND(ultima_mensagem_do_contato_em) <> 0
+             OR MICROSECOND(ultima_mensagem_do_robo_em) <> 0`,
+      );
+      // a mobile's key whose eight digits begin with 2 to 5 was kept without its ninth digit,
+      // where a landline's is: such links are forgotten and learnt again from the gateway's next
+      // message of the phone, under the right key
+      await q(`DELETE FROM contato_gateway WHERE telefone_chave REGEXP '^55[0-9]{2}[2-5][0-9]{7}$'`);
+    },
+  },
 ];

@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { banco } from '../../lib/database';
 import { ContatoGateway } from '../../models/sales';
+import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, fixture, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
@@ -80,6 +82,33 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const outro = await s.criarSistema('gateway');
     expect((await s.gateway(outro, eventoDoGateway(`5521${oitoDigitos}`, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 2 });
     expect((await s.conversaDoSuporte(celular)).config_system_gateway_id).toBe(gateway.id);
+  });
+
+  it('migration 0005 forgets the links kept under a landline-like key, and brings stored message times to whole seconds', async () => {
+    const sales = banco('sales');
+    const oitoDigitos = `${randomInt(2000, 5999)}${randomInt(1000, 9999)}`;
+    const antigo = `5531${oitoDigitos}`;
+    const celular = `5531${randomInt(6000, 9999)}${randomInt(1000, 9999)}`;
+    for (const chave of [antigo, celular]) {
+      await sales.query('INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, atualizado_em) VALUES (?, ?, NOW(3))', {
+        replacements: [chave, gateway.id],
+      });
+    }
+    const conversa = await s.conversaDoSuporte(await conversaCom(novoTelefone()));
+    await sales.query("UPDATE conversa SET ultima_mensagem_em = '2026-05-05 05:05:05.123', ultima_mensagem_do_contato_em = '2026-05-05 05:05:04.999' WHERE id = ?", {
+      replacements: [conversa.id],
+    });
+    await sales.query("UPDATE conversa_mensagem SET criada_em = '2026-05-05 05:05:05.123' WHERE conversa_id = ?", { replacements: [conversa.id] });
+
+    await MIGRACOES_SALES.find((m) => m.name === '0005-sales-segundos-e-telefones')!.up(sales.getQueryInterface());
+    expect(await ContatoGateway.findByPk(antigo)).toBeNull();
+    expect(await ContatoGateway.findByPk(celular)).not.toBeNull();
+    expect(await s.conversaDoSuporte(conversa.suporte_conversa_id)).toMatchObject({
+      ultima_mensagem_em: '2026-05-05T05:05:05.000Z',
+      ultima_mensagem_do_contato_em: '2026-05-05T05:05:04.000Z',
+      ultima_mensagem_do_robo_em: null,
+    });
+    expect((await s.mensagens(conversa.id))[0].criada_em).toBe('2026-05-05T05:05:05.000Z');
   });
 
   it('a number no messaging system has links the gateway alone; another gateway later takes over', async () => {

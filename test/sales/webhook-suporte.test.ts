@@ -454,6 +454,12 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(Buffer.byteLength(raw)).toBeGreaterThan(1_800_000);
     expect((await s.webhook(sistema, undefined, { raw, headers: { 'content-type': 'application/json' } })).status).toBe(200);
     expect((await s.mensagens((await s.conversaDoSuporte(conversa)).id))[0].conteudo).toBe(longa);
+    // that limit is this webhook's alone: the gateway's and every other route keep DESIGN's 1 MiB
+    const grande = JSON.stringify({ event: 'messages.upsert', data: { texto: 'x'.repeat(1_100_000) } });
+    const gateway = await s.criarSistema('gateway');
+    const json = { 'content-type': 'application/json' };
+    expect((await s.api.post(`/webhooks/gateway/${gateway.id}`, { query: { token: gateway.token }, headers: json, raw: grande })).status).toBe(413);
+    expect((await s.api.post('/cliente', { token: await s.admin(), headers: json, raw: grande })).status).toBe(413);
   });
 
   it("an event weighs at least what its text adds to its batch's SQL, so large messages are cut into batches under the packet limit", () => {
