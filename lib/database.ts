@@ -88,6 +88,12 @@ export function banco(servico: NomeDoServico): Sequelize {
   return s;
 }
 
+/**
+ * READ COMMITTED for a transaction: its locking reads lock the rows they find, not the index gaps
+ * beside them, and each statement sees what others committed before it.
+ */
+export const LEITURA_CONFIRMADA = { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED };
+
 /** How long a process starting beside another that migrates waits for it. */
 const ESPERA_DA_MIGRACAO_S = 1800;
 
@@ -106,7 +112,7 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
     logger: undefined,
   });
   const trava = `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
-  return sequelize.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) => {
+  return sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
     const travar = async (segundos: number) => {
       const [linha] = await sequelize.query<{ obtida: number | null }>('SELECT GET_LOCK(?, ?) AS obtida', {
         replacements: [trava, segundos],
@@ -143,7 +149,7 @@ export function decidirSobTrava<M extends Model, T>(
   id: string,
   decidir: (linha: M | null, transaction: Transaction) => Promise<T>,
 ): Promise<T> {
-  return modelo.sequelize!.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED }, async (transaction) =>
+  return modelo.sequelize!.transaction(LEITURA_CONFIRMADA, async (transaction) =>
     decidir(await modelo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }), transaction),
   );
 }

@@ -1,5 +1,5 @@
 import { col, fn, Op, Transaction, WhereOptions } from 'sequelize';
-import { banco } from '../../lib/database';
+import { banco, LEITURA_CONFIRMADA } from '../../lib/database';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -194,12 +194,6 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
   return assinaturaPorId(id);
 }
 
-/**
- * Deactivating or deleting locks the subscription's pending deliveries (cancelarPendentes): only
- * those rows, not the index gaps beside them, where a worker recording a delivery's end writes.
- */
-const SEM_TRAVAR_INTERVALOS = { isolationLevel: Transaction.ISOLATION_LEVELS.READ_COMMITTED };
-
 export type AtualizarAssinatura = Partial<Omit<CriarAssinatura, 'aplicativo_assinante_id' | 'tipo_de_evento_id'>>;
 
 /** SPEC 4.3 rule 9: partial; keeping the current version is always accepted. */
@@ -214,7 +208,9 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
   }
-  const canceladas = await banco('hub').transaction(SEM_TRAVAR_INTERVALOS, async (transaction) => {
+  // READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps beside
+  // them, where a worker recording a delivery's end writes (the two would wait on each other)
+  const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
     await a.update(mudancas, { transaction });
     return mudancas.ativa === false ? cancelarPendentes(a.id, transaction) : [];
   });
@@ -226,7 +222,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   const a = await existente(id);
-  const canceladas = await banco('hub').transaction(SEM_TRAVAR_INTERVALOS, async (transaction) => {
+  const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
     await a.destroy({ transaction });
     return cancelarPendentes(a.id, transaction);
   });

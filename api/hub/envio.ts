@@ -32,7 +32,7 @@ function retryAfter(valor: string | undefined): number | undefined {
 }
 
 export function enviarPost(url: string, corpo: string, cabecalhos: Record<string, string>, tempoLimiteMs: number): Promise<ResultadoDoEnvio> {
-  return enviar(url, corpo, cabecalhos, tempoLimiteMs, Date.now() + tempoLimiteMs, Date.now(), false);
+  return enviar(url, corpo, cabecalhos, tempoLimiteMs, Date.now(), false);
 }
 
 function enviar(
@@ -40,7 +40,6 @@ function enviar(
   corpo: string,
   cabecalhos: Record<string, string>,
   tempoLimiteMs: number,
-  prazo: number,
   inicio: number,
   conexaoNova: boolean,
 ): Promise<ResultadoDoEnvio> {
@@ -90,17 +89,18 @@ function enviar(
         res.on('error', (err) => fim({ status: res.statusCode ?? null, erro: err.message, resposta: null }));
       },
     );
+    // counted from the attempt's start: a call made again (below) shares its time-out
     const relogio = setTimeout(() => {
       req.destroy();
       fim({ status: null, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
-    }, prazo - Date.now());
+    }, inicio + tempoLimiteMs - Date.now());
     req.on('error', (err: NodeJS.ErrnoException) => {
       // a kept-alive connection the subscriber closed while idle fails as it is reused, before any
       // answer: that is not the subscriber's failure, so the call is made once more on a new one
       if (req.reusedSocket && !respondeu && !terminou && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
         terminou = true;
         clearTimeout(relogio);
-        resolve(enviar(url, corpo, cabecalhos, tempoLimiteMs, prazo, inicio, true));
+        resolve(enviar(url, corpo, cabecalhos, tempoLimiteMs, inicio, true));
         return;
       }
       fim({ status: null, erro: err instanceof DestinoBloqueado ? err.message : `falha de conexão: ${err.message}`, resposta: null });

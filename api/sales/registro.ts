@@ -28,15 +28,6 @@ interface Pedido {
   evento: EventoGuardado;
 }
 
-/**
- * What an event adds to its batch's SQL: each message's text, escaped (at most twice its bytes),
- * in its row and again as the conversation's last message, beside a kilobyte of fields and rows.
- */
-export function pesoDoEvento(evento: EventoGuardado): number {
-  const mensagens = evento.tipo === 'mensagem' ? (evento.mensagem ? [evento.mensagem] : []) : evento.mensagens;
-  return mensagens.reduce((peso, m) => peso + 4 * Buffer.byteLength(m.conteudo) + 1024, 1024);
-}
-
 /** A message of the batch, with what the webhook decided of it. */
 interface MensagemDoLote {
   pedido: number;
@@ -52,6 +43,14 @@ interface MensagemDoLote {
 const chaveDaConversa = (sistemaId: string, suporteConversaId: number) => `${sistemaId}:${suporteConversaId}`;
 const chaveDoPedido = (p: Pedido) => chaveDaConversa(p.sistema.id, p.evento.conversa.suporteConversaId);
 const mensagensDe = (e: EventoGuardado) => (e.tipo === 'mensagem' ? (e.mensagem ? [e.mensagem] : []) : e.mensagens);
+
+/**
+ * What an event adds to its batch's SQL: each message's text, escaped (at most twice its bytes),
+ * in its row and again as the conversation's last message, beside a kilobyte of fields and rows.
+ */
+export function pesoDoEvento(evento: EventoGuardado): number {
+  return mensagensDe(evento).reduce((peso, m) => peso + 4 * Buffer.byteLength(m.conteudo) + 1024, 1024);
+}
 const lista = (n: number, item: string) => Array(n).fill(item).join(', ');
 
 /** The chat platform's panel link of a conversation, when the system's address and account are known. */

@@ -5,8 +5,7 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado, referenciaInvalida } from '../errors';
 import { contem, PaginaCursor } from '../paginacao';
-import { Alcance } from './perfis';
-import { conferirAlcance } from './permissoes';
+import { Alcance, conferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
 export const TAMANHO_DA_PAGINA = 50;

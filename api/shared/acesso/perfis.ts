@@ -5,10 +5,7 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado } from '../errors';
 import { contem, offset, PaginaNumerada } from '../paginacao';
-import { conferirAlcance, TODAS } from './permissoes';
-
-/** The caller's own permissions: what they may grant (conferirAlcance). */
-export type Alcance = Permissoes | typeof TODAS;
+import { Alcance, conferirAlcance } from './permissoes';
 
 export const ACESSO_INICIAL = 'Acesso inicial';
 

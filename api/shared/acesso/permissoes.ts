@@ -9,11 +9,14 @@ import { Permissao } from '../rotas';
 export const ACOES: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
 export const TODAS = 'todas' as const;
 
+/** What someone holds: their permissions, or all of them (a master); what they may grant (conferirAlcance). */
+export type Alcance = Permissoes | typeof TODAS;
+
 /**
  * Whether every action of `permissoes` is one `de` holds too (a master holds them all). Any action
  * in an area includes reading it (SPEC 5.2).
  */
-export function contidas(permissoes: Permissoes, de: Permissoes | typeof TODAS): boolean {
+export function contidas(permissoes: Permissoes, de: Alcance): boolean {
   if (de === TODAS) return true;
   return Object.entries(permissoes).every(([area, acoes]) => {
     const tem = de[area] ?? [];
@@ -25,12 +28,12 @@ export function contidas(permissoes: Permissoes, de: Permissoes | typeof TODAS):
  * Who administers access grants no more than they hold: a profile created, changed, deleted or
  * linked, and the one a collaborator loses, must sit within the caller's own permissions.
  */
-export function conferirAlcance(permissoes: Permissoes, de: Permissoes | typeof TODAS): void {
+export function conferirAlcance(permissoes: Permissoes, de: Alcance): void {
   if (!contidas(permissoes, de)) throw proibido('O perfil tem permissões que você não tem.');
 }
 
 export interface ControleDeAcesso {
-  permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS>;
+  permissoesDe(principal: Principal): Promise<Alcance>;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
@@ -60,7 +63,7 @@ export function criarControleDeAcesso(
     return perfil?.permissoes ?? {};
   }
 
-  async function permissoesDe(principal: Principal): Promise<Permissoes | typeof TODAS> {
+  async function permissoesDe(principal: Principal): Promise<Alcance> {
     if (principal.master) return TODAS;
     if (principal.tipo !== 'usuario') return {};
     return cache.obterOuCarregar(principal.sub, () => buscar(principal.sub));
