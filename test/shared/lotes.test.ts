@@ -1,0 +1,87 @@
+import { GravadorEmLotes } from '../../lib/lotes';
+
+/** A writer that records each batch and answers when told to. */
+function escritor() {
+  const lotes: number[][] = [];
+  const pendentes: (() => void)[] = [];
+  const gravar = (lote: number[]) =>
+    new Promise<string[]>((responder) => {
+      lotes.push(lote);
+      pendentes.push(() => responder(lote.map((n) => `ok ${n}`)));
+    });
+  const liberar = () => pendentes.splice(0).forEach((r) => r());
+  return { lotes, gravar, liberar };
+}
+
+const proximaVolta = () => new Promise((r) => setImmediate(r));
+
+describe('GravadorEmLotes', () => {
+  it('writes requests that arrive in the same turn of the event loop as one batch, though another writer is free', async () => {
+    const e = escritor();
+    const g = new GravadorEmLotes(e.gravar, { maximo: 100, gravadores: 2 });
+    const respostas = Promise.all([1, 2, 3].map((n) => g.guardar(n)));
+    await proximaVolta();
+    expect(e.lotes).toEqual([[1, 2, 3]]);
+    e.liberar();
+    await expect(respostas).resolves.toEqual(['ok 1', 'ok 2', 'ok 3']);
+  });
+
+  it('collects what arrives while its writers are busy into the next batch, within the cap', async () => {
+    const e = escritor();
+    const g = new GravadorEmLotes(e.gravar, { maximo: 2, gravadores: 1 });
+    const primeira = g.guardar(1);
+    await proximaVolta();
+    const depois = [2, 3, 4].map((n) => g.guardar(n));
+    await proximaVolta();
+    expect(e.lotes).toEqual([[1]]);
+    e.liberar();
+    await primeira;
+    await proximaVolta();
+    expect(e.lotes).toEqual([[1], [2, 3]]);
+    e.liberar();
+    await proximaVolta();
+    expect(e.lotes).toEqual([[1], [2, 3], [4]]);
+    e.liberar();
+    await expect(Promise.all(depois)).resolves.toEqual(['ok 2', 'ok 3', 'ok 4']);
+  });
+
+  it('cuts a batch by weight, and sends a request heavier than the cap alone', async () => {
+    const e = escritor();
+    const g = new GravadorEmLotes(e.gravar, { maximo: 100, gravadores: 1, peso: { de: (n: number) => n, maximo: 10 } });
+    const respostas = Promise.all([4, 5, 2, 30, 1].map((n) => g.guardar(n)));
+    for (let i = 0; i < 4; i++) {
+      await proximaVolta();
+      e.liberar();
+    }
+    await respostas;
+    expect(e.lotes).toEqual([[4, 5], [2], [30], [1]]);
+  });
+
+  it('keeps a partition in one line of batches', async () => {
+    const e = escritor();
+    const g = new GravadorEmLotes(e.gravar, { maximo: 100, gravadores: 3, particao: (n: number) => String(n % 2) });
+    const respostas = Promise.all([1, 2, 3, 4, 5].map((n) => g.guardar(n)));
+    await proximaVolta();
+    expect(e.lotes.map((l) => [...l].sort()).sort()).toEqual([
+      [1, 3, 5],
+      [2, 4],
+    ]);
+    e.liberar();
+    await respostas;
+  });
+
+  it('after a failed batch, writes each request alone: only the bad one fails', async () => {
+    const lotes: number[][] = [];
+    const g = new GravadorEmLotes(
+      async (lote: number[]) => {
+        lotes.push(lote);
+        if (lote.includes(2)) throw new Error('recusado');
+        return lote.map((n) => n * 10);
+      },
+      { maximo: 100, gravadores: 1 },
+    );
+    const respostas = await Promise.allSettled([1, 2, 3].map((n) => g.guardar(n)));
+    expect(lotes).toEqual([[1, 2, 3], [1], [2], [3]]);
+    expect(respostas.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 'recusado', 30]);
+  });
+});
