@@ -91,13 +91,21 @@ async function historicosApagados(t: TransacaoAgrupada, pedidos: Pedido[]): Prom
   );
 }
 
+interface ConversasGravadas {
+  novas: Set<string>;
+  /** chat conversation key → its live record's id */
+  ids: Promise<Map<string, string>>;
+}
+
 /**
  * The live record of each chat conversation, created when there is none and brought up to date
  * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
  * none yet. One row per conversation (the batch's last event wins, as if they came one by one),
- * in key order so that concurrent batches lock rows in the same order.
+ * in key order so that concurrent batches lock rows in the same order. Answers the ids it gives the
+ * records it may create, and, once its message is sent, the live record of each conversation.
  */
-async function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): Promise<Map<string, string>> {
+function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): ConversasGravadas {
+  if (!pedidos.length) return { novas: new Set(), ids: Promise.resolve(new Map()) };
   const ultimos = new Map<string, Pedido>();
   for (const p of pedidos) ultimos.set(chaveDoPedido(p), p);
   const chaves = [...ultimos.keys()].sort();
@@ -130,12 +138,15 @@ async function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: s
        atualizado_em = VALUES(atualizado_em)`,
     linhas.flat(),
   );
-  const ids = await t.consultar<{ id: string; sistema: string; conversa: number }>(
+  const ids = t.depois(
     `SELECT id, config_system_suporte_id AS sistema, suporte_conversa_viva AS conversa FROM conversa
       WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(chaves.length, '(?, ?)')})`,
     chaves.flatMap((k) => [ultimos.get(k)!.sistema.id, ultimos.get(k)!.evento.conversa.suporteConversaId]),
-  );
-  return new Map(ids.map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), l.id]));
+  ) as Promise<{ id: string; sistema: string; conversa: number }[]>;
+  return {
+    novas: new Set(linhas.map((l) => l[0] as string)),
+    ids: ids.then((lidas) => new Map(lidas.map((l) => [chaveDaConversa(l.sistema, Number(l.conversa)), l.id]))),
+  };
 }
 
 /**
@@ -236,8 +247,12 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
   void t.depois('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
 }
 
-/** A batch that the upsert of its conversations took whole, though deleted records leave some event out. */
-class HistoricoMudaOLote extends Error {}
+/** A batch whose conversations were written for other events than the deleted records leave: what was read. */
+class HistoricoMudaOLote extends Error {
+  constructor(readonly lido: Map<string, HistoricoApagado>) {
+    super('deleted records changed the batch');
+  }
+}
 
 /**
  * The events a batch keeps, and their messages: a message of a deleted history is dropped, and an
@@ -268,32 +283,36 @@ function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>
  */
 async function gravarLote(
   lote: Pedido[],
-  historicoAntes = false,
+  assumido = new Map<string, HistoricoApagado>(),
 ): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[]; copiasARemover: boolean }> {
   const robos = await identidadesDosRobos();
   return emTransacaoAgrupada(
     banco('sales'),
     async (t) => {
       const agora = dataSql(new Date());
-      // Deleted records are rare: what they left is read in the same message as the conversations'
-      // upsert, which assumes every event is kept. When one is not, the batch is rolled back and
-      // written again with that read first (HistoricoMudaOLote).
+      // Deleted records are rare: the conversations are written as `assumido` says (at first, that
+      // there are none), and what they left is read right after, in the same message. Read after
+      // the upsert, it sees a DELETE that committed while the upsert waited on its row (the upsert
+      // then made a new record, which is no live record the deletion left). When the events kept
+      // differ, the batch is rolled back and written again as read (HistoricoMudaOLote).
+      const { validos } = escolherEventos(lote, assumido);
+      const conversas = gravarConversas(t, [...validos], agora);
       const leitura = historicosApagados(t, lote);
-      // awaited below only when the message carrying it succeeded: a failed one must not go unhandled
+      // awaited below only when the message carrying them succeeded: a failed one must not go unhandled
       leitura.catch(() => undefined);
-      if (historicoAntes) await t.enviar();
-      let escolha = escolherEventos(lote, historicoAntes ? await leitura : new Map());
-      const conversas = escolha.validos.size ? await gravarConversas(t, [...escolha.validos], agora) : new Map<string, string>();
-      if (!historicoAntes) {
-        escolha = escolherEventos(lote, await leitura);
-        if (escolha.validos.size < lote.length) throw new HistoricoMudaOLote();
-      }
-      const { validos, mensagensDoPedido } = escolha;
+      conversas.ids.catch(() => undefined);
+      await t.enviar();
+      const ids = await conversas.ids;
+      const lido = await leitura;
+      for (const [chave, h] of lido) if (conversas.novas.has(ids.get(chave) ?? '')) h.semRegistroVivo = true;
+      const escolha = escolherEventos(lote, lido);
+      if (lote.some((p) => escolha.validos.has(p) !== validos.has(p))) throw new HistoricoMudaOLote(lido);
+      const { mensagensDoPedido } = escolha;
 
       const mensagens: MensagemDoLote[] = lote.flatMap((p, pedido) =>
         (validos.has(p) ? mensagensDoPedido[pedido] : []).map((m) => {
           const { autor, roboId } = autorDe(m.remetente, robos);
-          return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: conversas.get(chaveDoPedido(p)) };
+          return { pedido, m, autor, roboId, id: novoId(), criadaEm: dataSql(m.criadaEm), conversaId: ids.get(chaveDoPedido(p)) };
         }),
       );
       await gravarMensagens(t, mensagens, agora);
@@ -306,7 +325,7 @@ async function gravarLote(
       const novasPorPedido = lote.map(() => 0);
       for (const x of novas) novasPorPedido[x.pedido]++;
       const resultados = lote.map((p, i): ResultadoDoWebhook => {
-        const conversaId = conversas.get(chaveDoPedido(p));
+        const conversaId = ids.get(chaveDoPedido(p));
         if (!validos.has(p) || !conversaId) {
           return { conversa_id: null, mensagens_novas: 0, ignorado: 'conversa apagada; só uma nova mensagem abre outro registro' };
         }
@@ -355,11 +374,27 @@ async function repararIndiceDeTexto(lote: Pedido[]): Promise<void> {
   }
 }
 
+/**
+ * Written first as if no record were deleted; then as read, again while deletions keep changing
+ * what the batch keeps (a few times at most: each try reads what the one before wrote against).
+ */
+async function comHistoricoLido(lote: Pedido[]) {
+  let assumido = new Map<string, HistoricoApagado>();
+  for (let tentativa = 1; ; tentativa++) {
+    try {
+      return await gravarLote(lote, assumido);
+    } catch (err) {
+      if (!(err instanceof HistoricoMudaOLote) || tentativa === 3) throw err;
+      assumido = err.lido;
+    }
+  }
+}
+
 /** Webhooks are written in group commits (lib/lotes.ts); the attachments' copies are queued after each commit. */
 const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
-    const gravar = () => gravarLote(lote).catch((err) => (err instanceof HistoricoMudaOLote ? gravarLote(lote, true) : Promise.reject(err)));
+    const gravar = () => comHistoricoLido(lote);
     const { resultados, anexos, copiasARemover } = await comNovasTentativas(gravar).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;

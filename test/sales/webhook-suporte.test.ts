@@ -2,7 +2,8 @@ import { format } from 'mysql2';
 import { autenticarWebhook } from '../../api/sales/config-system';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
-import { banco } from '../../lib/database';
+import { banco, novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
@@ -308,6 +309,37 @@ describe('SPEC §3: after DELETE, only a new message starts a new record', () =>
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova']);
+  });
+});
+
+describe('SPEC §3: a webhook racing the DELETE of its conversation', () => {
+  it('does not bring the deleted record back: the event is ignored as if it came after the DELETE', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const primeiro = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
+    const apagando = await novaConexao('sales');
+    try {
+      // a DELETE under way: the record is marked deleted, not yet committed (as deletarConversa writes it)
+      await apagando.beginTransaction();
+      await apagando.query(
+        `UPDATE conversa SET deletado_em = NOW(3), suporte_mensagem_apagada_ate =
+           (SELECT MAX(suporte_mensagem_id) FROM conversa_mensagem WHERE conversa_id = ?) WHERE id = ?`,
+        [primeiro.conversa_id, primeiro.conversa_id],
+      );
+      // the webhook still sees a live record, and waits on the DELETE's lock of its row
+      const evento = s.webhook(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }));
+      await esperarOutraConexao(apagando, 'the webhook waiting on the conversation', ['%INSERT INTO conversa %']);
+      await apagando.commit();
+      const res = await evento;
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
+    } finally {
+      await apagando.end();
+    }
+    expect(await s.conversaDoSuporte(conversa)).toBeUndefined();
+    // a new message still starts a new record
+    const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'nova' }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ id: nova.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova' });
   });
 });
 
