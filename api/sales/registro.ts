@@ -158,9 +158,14 @@ async function gravarMensagens(t: TransacaoAgrupada, mensagens: MensagemDoLote[]
   const ordem = [...mensagens].sort((a, b) => (a.conversaId! < b.conversaId! ? -1 : a.conversaId! > b.conversaId! ? 1 : a.m.suporteMensagemId - b.m.suporteMensagemId));
   void t.depois(
     `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
-       quantidade_anexos, criado_em, atualizado_em) VALUES ?
+       quantidade_anexos, apagada, criado_em, atualizado_em) VALUES ?
      ON DUPLICATE KEY UPDATE conversa_id = conversa_id`,
-    [ordem.map((x) => [x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm, x.m.anexos.length, agora, agora])],
+    [
+      ordem.map((x) => [
+        x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm,
+        x.m.anexos.length, x.m.apagada, agora, agora,
+      ]),
+    ],
   );
   const linhas = await t.consultar<{ id: string }>(
     `SELECT id FROM conversa_mensagem WHERE (conversa_id, suporte_mensagem_id) IN (${lista(ordem.length, '(?, ?)')})`,
@@ -226,7 +231,8 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
 /**
  * message_updated of a message already stored: its new text (an edit, or the platform's "deleted"
  * notice). A message deleted in the platform loses its attachments there, and so it does here:
- * their copies go on the removal list, so their links stop working.
+ * their copies go on the removal list, so their links stop working. A deleted message keeps the
+ * notice: an edit or a read receipt sent before the deletion may arrive after it.
  */
 function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): void {
   const mensagem = [x.conversaId, x.m.suporteMensagemId];
@@ -240,11 +246,16 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
     void t.depois(`DELETE a FROM anexo_da_mensagem a ${daMensagem}`, mensagem);
   }
   void t.depois(
-    `UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ?${x.m.apagada ? ', quantidade_anexos = 0' : ''}
-      WHERE conversa_id = ? AND suporte_mensagem_id = ?`,
+    `UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ?${x.m.apagada ? ', quantidade_anexos = 0, apagada = 1' : ''}
+      WHERE conversa_id = ? AND suporte_mensagem_id = ? AND NOT apagada`,
     [x.m.conteudo, agora, ...mensagem],
   );
-  void t.depois('UPDATE conversa SET ultima_mensagem = ? WHERE id = ? AND ultima_mensagem_em = ?', [x.m.conteudo, x.conversaId, x.criadaEm]);
+  // the last message's text is the stored one's, whether or not this update changed it
+  void t.depois(
+    `UPDATE conversa c JOIN conversa_mensagem m ON m.conversa_id = c.id AND m.suporte_mensagem_id = ?
+        SET c.ultima_mensagem = m.conteudo WHERE c.id = ? AND c.ultima_mensagem_em = ?`,
+    [x.m.suporteMensagemId, x.conversaId, x.criadaEm],
+  );
 }
 
 /** A batch whose conversations were written for other events than the deleted records leave: what was read. */

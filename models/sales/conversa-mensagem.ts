@@ -14,6 +14,8 @@ export class ConversaMensagem extends Model {
   @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;
   @Column(MOMENTO) declare criada_em: Date;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_anexos: number;
+  /** deleted in the chat platform: its text is the platform's notice, and no later event changes it */
+  @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: false }) declare apagada: boolean;
   @Column(MOMENTO) declare criado_em: Date;
   @Column(MOMENTO) declare atualizado_em: Date;
 }

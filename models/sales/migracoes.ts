@@ -217,4 +217,14 @@ export const MIGRACOES_SALES: Migracao[] = [
       await q(`DELETE FROM contato_gateway WHERE telefone_chave REGEXP '^55[0-9]{2}[2-5][0-9]{7}$'`);
     },
   },
+  {
+    name: '0006-sales-mensagem-apagada',
+    async up(qi) {
+      // a message deleted in the chat platform stays deleted: an edit or read receipt sent before
+      // the deletion and arriving after it must not bring its text back. Appended last, the column
+      // costs no table copy; messages deleted before it are not marked (their text is the
+      // platform's notice, which nothing tells apart from a message that says the same)
+      await qi.sequelize.query('ALTER TABLE conversa_mensagem ADD COLUMN apagada BOOLEAN NOT NULL DEFAULT 0');
+    },
+  },
 ];

@@ -242,6 +242,30 @@ describe('DESIGN §7: counters and last-message fields', () => {
     const nova = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, evento: 'message_updated', conteudo: 'editada antes de chegar' }));
     expect(nova.mensagens_novas).toBe(1);
   });
+
+  it('a message deleted in the platform stays deleted: an edit or read receipt arriving after the deletion changes nothing', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const criada = eventoDeMensagem({ conversa, contato, conteudo: 'meu cpf é 123', criadaEm: new Date('2026-11-21T12:00:00Z') });
+    await s.registrar(sistema, criada);
+    const aviso = 'This message was deleted';
+    const apagada = { ...criada, event: 'message_updated', content: aviso, content_attributes: { deleted: true } };
+    await s.registrar(sistema, apagada);
+    // sent before the deletion, arriving after it: an edit, then a read receipt with the first text
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'meu cpf é 1234' });
+    await s.registrar(sistema, { ...criada, event: 'message_updated' });
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ ultima_mensagem: aviso, quantidade_mensagens: 1 });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual([aviso]);
+
+    // a message first seen already deleted (its message_created lost) stays deleted too
+    const desconhecida = eventoDeMensagem({ conversa, contato, conteudo: 'segredo', criadaEm: new Date('2026-11-21T12:05:00Z') });
+    expect(await s.registrar(sistema, { ...desconhecida, event: 'message_updated', content: aviso, content_attributes: { deleted: true } })).toMatchObject({ mensagens_novas: 1 });
+    await s.registrar(sistema, desconhecida);
+    await s.registrar(sistema, { ...desconhecida, event: 'message_updated' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual([aviso, aviso]);
+    expect((await s.conversaDoSuporte(conversa)).ultima_mensagem).toBe(aviso);
+  });
 });
 
 describe('SPEC §3: the status mirrors the chat platform', () => {
