@@ -330,6 +330,25 @@ export class TransacaoAgrupada {
   }
 }
 
+const ERROS_DE_CONCORRENCIA = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
+
+/**
+ * Runs a whole transaction (`trabalho`) again when the database rolled it back for a deadlock or a
+ * lock wait that timed out: two writers of the same rows in different orders, where one of them
+ * has to lose. Again after a short random pause, up to 3 more times; any other error at once.
+ */
+export async function repetirEmConflito<T>(descricao: string, trabalho: () => Promise<T>): Promise<T> {
+  for (let tentativa = 1; ; tentativa++) {
+    try {
+      return await trabalho();
+    } catch (err) {
+      if (tentativa > 3 || !ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
+      logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
+    }
+  }
+}
+
 /** Rolls back; a connection that cannot even do that is closed instead of going back to the pool. */
 async function desfazer(conexao: PoolConnection): Promise<void> {
   try {

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { banco, dataSql, emTransacao } from '../../lib/database';
+import { banco, dataSql, emTransacao, repetirEmConflito } from '../../lib/database';
 import { ConfigSystem } from '../../models/sales';
 import { esquemaPronto, validarCom } from '../shared/validacao';
 import { SistemaDoWebhook } from './config-system';
@@ -61,21 +61,28 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
 
   const chave = chaveDoTelefone(telefone);
   const mensageiroId = await mensageiroDe(e.sender);
+  // READ COMMITTED: the phone's conversations are found without gap locks, which a chat webhook
+  // creating a conversation would wait on; a deadlock left (the same rows in another order) is retried
+  const vinculadas = await repetirEmConflito('vínculo do gateway', () => vincular(sistema.id, chave, mensageiroId));
+  return { conversas_vinculadas: vinculadas };
+}
+
+/** The phone's link to the gateway and messaging number, kept and copied to its running conversations. */
+function vincular(gatewayId: string, chave: string, mensageiroId: string | null): Promise<number> {
   const agora = dataSql(new Date());
-  const vinculadas = await emTransacao(banco('sales'), async (conexao) => {
+  return emTransacao(banco('sales'), async (conexao) => {
     await conexao.query(
       `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, atualizado_em)
        VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
          config_system_mensageiro_id = VALUES(config_system_mensageiro_id), atualizado_em = VALUES(atualizado_em)`,
-      [chave, sistema.id, mensageiroId, agora],
+      [chave, gatewayId, mensageiroId, agora],
     );
     const [r] = await conexao.query(
       `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = ?, atualizado_em = ?
         WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'
           AND NOT (config_system_gateway_id <=> ? AND config_system_mensageiro_id <=> ?)`,
-      [sistema.id, mensageiroId, agora, variantesDoTelefone(chave), sistema.id, mensageiroId],
+      [gatewayId, mensageiroId, agora, variantesDoTelefone(chave), gatewayId, mensageiroId],
     );
     return (r as { affectedRows: number }).affectedRows;
-  });
-  return { conversas_vinculadas: vinculadas };
+  }, { leituraConfirmada: true });
 }

@@ -1,4 +1,4 @@
-import { banco, dataSql, emTransacaoAgrupada, lerPorTexto, TransacaoAgrupada, valorPorId } from '../../lib/database';
+import { banco, dataSql, emTransacaoAgrupada, lerPorTexto, repetirEmConflito, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
@@ -348,24 +348,6 @@ async function gravarLote(
   );
 }
 
-const ERROS_DE_CONCORRENCIA = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-
-/**
- * Two batches touching the same conversations or status counts may deadlock; the database rolls
- * one back, and it goes again after a short random pause (up to 3 times).
- */
-async function comNovasTentativas<T>(gravar: () => Promise<T>): Promise<T> {
-  for (let tentativa = 1; ; tentativa++) {
-    try {
-      return await gravar();
-    } catch (err) {
-      if (tentativa > 3 || !ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
-      log.warn({ err: (err as Error).message, tentativa }, 'lote repetido após conflito de travas');
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
-    }
-  }
-}
-
 /**
  * A batch with edits that failed for good: its text-index copies may hold the new texts while the
  * messages kept the old ones (busca-de-texto.ts), so they are copied again from the database.
@@ -406,7 +388,7 @@ const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
     const gravar = () => comHistoricoLido(lote);
-    const { resultados, anexos, copiasARemover } = await comNovasTentativas(gravar).catch(async (err) => {
+    const { resultados, anexos, copiasARemover } = await repetirEmConflito('lote de eventos do suporte', gravar).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;
     });
