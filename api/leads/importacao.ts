@@ -81,7 +81,33 @@ async function arquivosDoDiretorio(diretorio: string): Promise<ArquivoDaImportac
   if (!arquivos.some((a) => a.layout.tabela === 'estabelecimento')) {
     throw dadosInvalidos(`Nenhum arquivo Estabelecimentos*.zip em ${diretorio}.`);
   }
+  const faltando = partesQueFaltam(arquivos.map((a) => path.basename(a.caminho)));
+  if (faltando.length) {
+    throw dadosInvalidos(`Faltam partes do mês em ${diretorio}: ${faltando.join(', ')}. Nada foi importado: cada tipo de arquivo substitui a tabela inteira.`);
+  }
   return arquivos;
+}
+
+/**
+ * A kind the Receita splits in numbered parts (Empresas0.zip, Empresas1.zip...) replaces its whole
+ * table, so a part missing from the directory (a failed download) would drop its rows until the
+ * next month: the numbers of each kind must run from 0 without a gap. (A missing last part cannot
+ * be told from a month with fewer parts.)
+ */
+export function partesQueFaltam(nomes: string[]): string[] {
+  const partes = new Map<string, { nome: string; numeros: Set<number> }>();
+  for (const nome of nomes) {
+    const m = /^([A-Za-z]+)(\d+)\.zip$/i.exec(nome);
+    if (!m) continue;
+    const tipo = partes.get(m[1].toLowerCase()) ?? { nome: m[1], numeros: new Set<number>() };
+    tipo.numeros.add(Number(m[2]));
+    partes.set(m[1].toLowerCase(), tipo);
+  }
+  const faltando: string[] = [];
+  for (const { nome, numeros } of partes.values()) {
+    for (let n = 0; n < Math.max(...numeros); n++) if (!numeros.has(n)) faltando.push(`${nome}${n}.zip`);
+  }
+  return faltando;
 }
 
 const CNAES_SECUNDARIOS = 'estabelecimento_cnae_secundaria';

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import { importarCnpj, Progresso } from '../../api/leads/importacao';
+import { importarCnpj, partesQueFaltam, Progresso } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -707,6 +707,25 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
     expect(await total()).not.toBe(antes);
     expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
+  test('a month missing a numbered part (a failed download) is refused, naming the part, and the data stays', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = dirs.novo();
+    await escreverZipsDaReceita(dir, {
+      Estabelecimentos0: { linhas: [linhaDeEstabelecimento({ cnpj: novoCnpj() })] },
+      Estabelecimentos2: { linhas: [linhaDeEstabelecimento({ cnpj: novoCnpj() })] },
+      Empresas1: { linhas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'OUTRA' })] },
+      Socios0: { linhas: [] },
+    });
+    expect(await recusa(() => importarCnpj(dir))).toEqual({
+      tipo: 'dados_invalidos',
+      mensagem: expect.stringMatching(/Faltam partes.*Empresas0\.zip, Estabelecimentos1\.zip\. Nada foi importado/),
+    });
+    expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(partesQueFaltam(['Socios0.zip', 'Socios1.zip', 'Simples.zip', 'Cnaes.zip', 'socios3.zip'])).toEqual(['Socios2.zip']);
   });
 
   test('a directory without Estabelecimentos*.zip is refused with a clear error, and the data stays', async () => {
