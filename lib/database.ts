@@ -229,12 +229,13 @@ export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' 
 
 /**
  * `(CASE id WHEN ? THEN ? ... END)`: each row's own value in one multi-row UPDATE by primary key,
- * with its parameters in the order they appear. `tipo` casts each value (`DATETIME(3)`, say).
+ * with its parameters in the order they appear. `tipo` casts each value (`DATETIME(3)`, say);
+ * `coluna` names the key where a bare `id` would be another table's (inside a subquery).
  */
-export function valorPorId<T>(linhas: readonly T[], id: (l: T) => string, valor: (l: T) => unknown, tipo?: string) {
+export function valorPorId<T>(linhas: readonly T[], id: (l: T) => string, valor: (l: T) => unknown, tipo?: string, coluna = 'id') {
   const entao = tipo ? `CAST(? AS ${tipo})` : '?';
   return {
-    sql: `(CASE id ${linhas.map(() => `WHEN ? THEN ${entao}`).join(' ')} END)`,
+    sql: `(CASE ${coluna} ${linhas.map(() => `WHEN ? THEN ${entao}`).join(' ')} END)`,
     parametros: linhas.flatMap((l) => [id(l), valor(l)]),
   };
 }
@@ -330,19 +331,18 @@ export class TransacaoAgrupada {
   }
 }
 
-const ERROS_DE_CONCORRENCIA = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT']);
-
 /**
- * Runs a whole transaction (`trabalho`) again when the database rolled it back for a deadlock or a
- * lock wait that timed out: two writers of the same rows in different orders, where one of them
- * has to lose. Again after a short random pause, up to 3 more times; any other error at once.
+ * Runs a whole transaction (`trabalho`) again when the database rolled it back for a deadlock: two
+ * writers of the same rows in different orders, where one of them has to lose. Again after a short
+ * random pause, up to 3 more times; any other error at once (a lock wait that timed out has
+ * already waited the server's limit, 50 s by default: its caller is told).
  */
 export async function repetirEmConflito<T>(descricao: string, trabalho: () => Promise<T>): Promise<T> {
   for (let tentativa = 1; ; tentativa++) {
     try {
       return await trabalho();
     } catch (err) {
-      if (tentativa > 3 || !ERROS_DE_CONCORRENCIA.has((err as { code?: string }).code ?? '')) throw err;
+      if (tentativa > 3 || (err as { code?: string }).code !== 'ER_LOCK_DEADLOCK') throw err;
       logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }

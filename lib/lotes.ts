@@ -1,9 +1,9 @@
 /**
  * Group commit: requests that arrive while a batch is being written wait and are written together
  * in the next one (one transaction, multi-row statements, one commit), so the cost of a commit is
- * shared under load and nothing waits when idle. A few batches are written at once: one fills
- * while another commits, so CPU and I/O overlap. Reads batch the same way (a delivery worker's
- * reads of the deliveries it runs at once).
+ * shared under load; when idle, a request waits only for the turn of the event loop it came in.
+ * A few batches are written at once: one fills while another commits, so CPU and I/O overlap.
+ * Reads batch the same way (a delivery worker's reads of the deliveries it runs at once).
  *
  * `particao`, when given, keeps requests of one partition (a conversation, say) in one line of
  * batches: two batches this process writes at once never touch the same rows, so they never
@@ -65,7 +65,7 @@ export class GravadorEmLotes<P, R> {
     try {
       // a free writer waits one turn of the event loop: requests read from the sockets in this
       // turn join its batch instead of going alone, one commit each (hub ingest: 8-11% more
-      // events/s); a lone request waits microseconds
+      // events/s)
       await new Promise((r) => setImmediate(r));
       while (fila.esperando.length) await this.gravarLote(fila.esperando.splice(0, this.tamanhoDoProximoLote(fila.esperando)));
     } finally {

@@ -105,7 +105,17 @@ export function partesQueFaltam(nomes: string[]): string[] {
   }
   const faltando: string[] = [];
   for (const { nome, numeros } of partes.values()) {
-    for (let n = 0; n < Math.max(...numeros); n++) if (!numeros.has(n)) faltando.push(`${nome}${n}.zip`);
+    const ultima = Math.max(...numeros);
+    // a stray name (Empresas20260101.zip) would miss millions: a few are named, then how many more
+    let n = 0;
+    let nomeadas = 0;
+    for (; n < ultima && nomeadas < 10; n++) {
+      if (numeros.has(n)) continue;
+      faltando.push(`${nome}${n}.zip`);
+      nomeadas++;
+    }
+    const mais = ultima - n - [...numeros].filter((k) => k >= n && k < ultima).length;
+    if (mais > 0) faltando.push(`mais ${mais} de ${nome}`);
   }
   return faltando;
 }

@@ -1,4 +1,4 @@
-import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto } from '../../lib/database';
+import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -217,7 +217,8 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
  * platform starts a new record.
  */
 export async function deletarConversa(id: string): Promise<void> {
-  const copias = await apagarNoBanco(id).catch(async (err) => {
+  // a webhook upserting the conversation may lock its key before the deletion moves it: a deadlock
+  const copias = await repetirEmConflito('exclusão de conversa', () => apagarNoBanco(id)).catch(async (err) => {
     // rolled back after the text index's delete trigger may have run: the messages are back
     if (!(err instanceof ErroDeDominio)) await recopiarConversas([id]);
     throw err;

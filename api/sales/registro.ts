@@ -194,12 +194,25 @@ function gravarAnexos(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: stri
  * for the batch's conversations (each value picked by a CASE on the id), so it locks those rows
  * and no other.
  */
+/**
+ * Whether the conversation holds a message of the same second after the one given: messages are
+ * kept in whole seconds, and of one second the last is the platform's last (its ids grow).
+ */
+const ULTIMA_DO_SEGUNDO_DEPOIS = (conversa: string, em: string, suporteId: string) =>
+  `EXISTS (SELECT 1 FROM conversa_mensagem o WHERE o.conversa_id = ${conversa} AND o.criada_em = ${em} AND o.suporte_mensagem_id > ${suporteId})`;
+
 function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: string): void {
-  const porConversa = new Map<string, { n: number; em: string; texto: string; contatoEm: string | null; roboEm: string | null; roboId: string | null }>();
+  const porConversa = new Map<
+    string,
+    { n: number; em: string; suporteId: number; texto: string; contatoEm: string | null; roboEm: string | null; roboId: string | null }
+  >();
   for (const x of novas) {
-    const c = porConversa.get(x.conversaId!) ?? { n: 0, em: x.criadaEm, texto: x.m.conteudo, contatoEm: null, roboEm: null, roboId: null };
+    const c = porConversa.get(x.conversaId!) ?? { n: 0, em: x.criadaEm, suporteId: x.m.suporteMensagemId, texto: x.m.conteudo, contatoEm: null, roboEm: null, roboId: null };
     c.n++;
-    if (x.criadaEm >= c.em) Object.assign(c, { em: x.criadaEm, texto: x.m.conteudo });
+    // the last message is the latest, and of one second the platform's last (its ids grow)
+    if (x.criadaEm > c.em || (x.criadaEm === c.em && x.m.suporteMensagemId >= c.suporteId)) {
+      Object.assign(c, { em: x.criadaEm, suporteId: x.m.suporteMensagemId, texto: x.m.conteudo });
+    }
     if (x.autor === 'contato' && (!c.contatoEm || x.criadaEm > c.contatoEm)) c.contatoEm = x.criadaEm;
     // an automatic message of the inbox (no sender) is no answer of the robot: the hand-over still waits for one
     const doRobo = x.autor === 'robo' && x.m.remetente.tipo !== 'sistema';
@@ -212,14 +225,18 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
   const parametros: unknown[] = [];
   /** each conversation's own value (lib/database.ts valorPorId), its parameters pushed in order of appearance */
   const porId = (valor: (c: NonNullable<ReturnType<typeof porConversa.get>>) => unknown, data = false) => {
-    const caso = valorPorId(ids, (id) => id, (id) => valor(porConversa.get(id)!), data ? 'DATETIME(3)' : undefined);
+    // qualified: some values are read inside a subquery of conversa_mensagem, which has an id too
+    const caso = valorPorId(ids, (id) => id, (id) => valor(porConversa.get(id)!), data ? 'DATETIME(3)' : undefined, 'conversa.id');
     parametros.push(...caso.parametros);
     return caso.sql;
   };
   // assignments run left to right: each reads the columns as they were, before its own
+  const em = () => porId((c) => c.em, true);
   const sets = [
-    `ultima_mensagem = IF(ultima_mensagem_em IS NULL OR ${porId((c) => c.em, true)} >= ultima_mensagem_em, ${porId((c) => c.texto)}, ultima_mensagem)`,
-    `ultima_mensagem_em = GREATEST(COALESCE(ultima_mensagem_em, ${porId((c) => c.em, true)}), ${porId((c) => c.em, true)})`,
+    `ultima_mensagem = IF(ultima_mensagem_em IS NULL OR ${em()} > ultima_mensagem_em
+       OR (${em()} = ultima_mensagem_em AND NOT ${ULTIMA_DO_SEGUNDO_DEPOIS('conversa.id', em(), porId((c) => c.suporteId))}),
+       ${porId((c) => c.texto)}, ultima_mensagem)`,
+    `ultima_mensagem_em = GREATEST(COALESCE(ultima_mensagem_em, ${em()}), ${em()})`,
     `quantidade_mensagens = quantidade_mensagens + ${porId((c) => c.n)}`,
     `ultima_mensagem_do_contato_em = COALESCE(GREATEST(ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)}), ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)})`,
     `ultima_mensagem_do_robo_em = COALESCE(GREATEST(ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)}), ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)})`,
@@ -250,11 +267,12 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
       WHERE conversa_id = ? AND suporte_mensagem_id = ? AND NOT apagada`,
     [x.m.conteudo, agora, ...mensagem],
   );
-  // the last message's text is the stored one's, whether or not this update changed it
+  // when it is the last message, that takes the stored text, whether or not this update changed it
   void t.depois(
     `UPDATE conversa c JOIN conversa_mensagem m ON m.conversa_id = c.id AND m.suporte_mensagem_id = ?
-        SET c.ultima_mensagem = m.conteudo WHERE c.id = ? AND c.ultima_mensagem_em = ?`,
-    [x.m.suporteMensagemId, x.conversaId, x.criadaEm],
+        SET c.ultima_mensagem = m.conteudo
+      WHERE c.id = ? AND c.ultima_mensagem_em = m.criada_em AND NOT ${ULTIMA_DO_SEGUNDO_DEPOIS('c.id', 'm.criada_em', 'm.suporte_mensagem_id')}`,
+    [x.m.suporteMensagemId, x.conversaId],
   );
 }
 

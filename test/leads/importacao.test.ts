@@ -726,6 +726,9 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
     expect(await tabelasDeTrabalho()).toEqual([]);
     expect(partesQueFaltam(['Socios0.zip', 'Socios1.zip', 'Simples.zip', 'Cnaes.zip', 'socios3.zip'])).toEqual(['Socios2.zip']);
+    // a stray name does not make millions of names
+    const estranha = partesQueFaltam(['Empresas0.zip', 'Empresas5.zip', 'Empresas20260101.zip']);
+    expect(estranha).toEqual([...[1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((n) => `Empresas${n}.zip`), 'mais 20260089 de Empresas']);
   });
 
   test('a directory without Estabelecimentos*.zip is refused with a clear error, and the data stays', async () => {

@@ -3,7 +3,7 @@ import { autenticarWebhook } from '../../api/sales/config-system';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
 import { banco, novaConexao } from '../../lib/database';
-import { esperarOutraConexao } from '../helpers/espera';
+import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
@@ -200,6 +200,36 @@ describe('DESIGN §7: counters and last-message fields', () => {
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['primeira', 'segunda']);
   });
 
+  it('of messages in the same second, the last message is the platform\'s last, whatever order they arrive in and whatever edits follow', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const segundo = new Date('2026-11-21T10:10:00Z');
+    const pergunta = eventoDeMensagem({ conversa, contato, conteudo: 'pergunta', criadaEm: segundo });
+    const resposta = eventoDeMensagem({ conversa, contato, conteudo: 'resposta', criadaEm: segundo, tipo: 'outgoing' });
+    expect(resposta.id).toBeGreaterThan(pergunta.id);
+    // the answer arrives first, the question after it (another batch)
+    await s.registrar(sistema, resposta);
+    await s.registrar(sistema, pergunta);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ ultima_mensagem: 'resposta', quantidade_mensagens: 2 });
+    // an edit, then the deletion, of the question: the answer stays the last message
+    await s.registrar(sistema, { ...pergunta, event: 'message_updated', content: 'pergunta editada' });
+    await s.registrar(sistema, { ...pergunta, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true } });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ ultima_mensagem: 'resposta' });
+    // an edit of the answer is the last message's
+    await s.registrar(sistema, { ...resposta, event: 'message_updated', content: 'resposta editada' });
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ ultima_mensagem: 'resposta editada', ultima_mensagem_em: '2026-11-21T10:10:00.000Z' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['This message was deleted', 'resposta editada']);
+
+    // both in one batch, the later one first
+    const outra = idDoSuporte();
+    const a = eventoDeMensagem({ conversa: outra, contato, conteudo: 'a', criadaEm: segundo });
+    const b = eventoDeMensagem({ conversa: outra, contato, conteudo: 'b', criadaEm: segundo });
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    await Promise.all([b, a].map((e) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(e))));
+    expect(await s.conversaDoSuporte(outra)).toMatchObject({ ultima_mensagem: 'b', quantidade_mensagens: 2 });
+  });
+
   it('many messages of one conversation arriving at once are all counted, and the most recent is the last message', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
@@ -352,7 +382,9 @@ describe('SPEC §3: a webhook racing the DELETE of its conversation', () => {
       );
       // the webhook still sees a live record, and waits on the DELETE's lock of its row
       const evento = s.webhook(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }));
-      await esperarOutraConexao(apagando, 'the webhook waiting on the conversation', ['%INSERT INTO conversa %']);
+      await esperarOutraConexao(apagando, 'the webhook sent', ['%INSERT INTO conversa %']);
+      // sent is not yet blocked: the message's first statements take a moment to reach the row
+      await dormir(100);
       await apagando.commit();
       const res = await evento;
       expect(res.status).toBe(200);
