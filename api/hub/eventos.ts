@@ -137,7 +137,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
 /**
  * Publications are written in group commits (lib/lotes.ts), two batches at once: a third gave
  * smaller batches, more round trips per event and no more events per second. When a batch fails on
- * a repeated `id` (inside the batch, or racing another process), each goes alone: the first wins,
+ * a repeated `id` (inside the batch, or racing another batch), each goes alone: the first wins,
  * the others get its answer; any other failure fails the batch.
  */
 const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
@@ -146,10 +146,21 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
   peso: { de: (p) => p.peso, maximo: MENSAGEM_MAXIMA },
   gravadores: 2,
   gravarUm: async (p, erroDoLote) => {
-    if (!(erroDoLote instanceof UniqueConstraintError) && !chaveDuplicada(erroDoLote)) throw erroDoLote;
-    return (await anterior(p.aplicativoId, p.idDoPublicador)) ?? (await gravar([p]))[0];
+    if (!repetido(erroDoLote)) throw erroDoLote;
+    const primeira = await anterior(p.aplicativoId, p.idDoPublicador);
+    if (primeira) return primeira;
+    try {
+      return (await gravar([p]))[0];
+    } catch (err) {
+      // the other batch writing the same `id` (this process's second writer, or another process) committed first
+      const outra = repetido(err) ? await anterior(p.aplicativoId, p.idDoPublicador) : null;
+      if (!outra) throw err;
+      return outra;
+    }
   },
 });
+
+const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const tiposDoLote = [...new Set(lote.map((p) => p.tipoId))];

@@ -63,13 +63,21 @@ describe('202 {id, entregas}', () => {
     // and are written as the next batch: 22 bodies of about 900 KB, past MariaDB's 16 MiB packet
     const trava = await novaConexao('hub');
     await trava.query('LOCK TABLES evento WRITE');
-    const pequenas = [0, 1].map((n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
-    await esperarOutraConexao(trava, 'both writers waiting on the lock', ['INSERT INTO evento%'], 2);
-    const texto = 'x'.repeat(900_000);
-    const grandes = Array.from({ length: 22 }, (_, n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
-    await dormir(1500);
-    await trava.query('UNLOCK TABLES');
-    await trava.end();
+    const pequenas: ReturnType<typeof hub.publicar>[] = [];
+    let grandes: ReturnType<typeof hub.publicar>[] = [];
+    try {
+      // one after the other: sent together, they would go as one batch and leave a writer free
+      for (const n of [0, 1]) {
+        pequenas.push(hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
+        await esperarOutraConexao(trava, `${n + 1} writer(s) waiting on the lock`, ['INSERT INTO evento%'], n + 1);
+      }
+      const texto = 'x'.repeat(900_000);
+      grandes = Array.from({ length: 22 }, (_, n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
+      await dormir(1500);
+    } finally {
+      await trava.query('UNLOCK TABLES');
+      await trava.end();
+    }
 
     const respostas = await Promise.all([...pequenas, ...grandes]);
     expect(respostas.map((r) => r.status)).toEqual(Array(24).fill(202));
