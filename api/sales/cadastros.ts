@@ -15,6 +15,8 @@ export interface DefinicaoDeCadastro<M extends Model> {
   oQue: string;
   colunaDoNome: string;
   colunasDaBusca: string[];
+  /** of those, columns of ASCII text: a search with other characters cannot match them (nor be compared with them) */
+  colunasAscii?: string[];
   campos: string[];
   /** BIGINT columns, which the driver reads as text: answered as numbers */
   numeros?: string[];
@@ -40,7 +42,9 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
 
   return {
     async listar(pagina: number, tamanho: number, busca?: string): Promise<PaginaNumerada<Json>> {
-      const where: WhereOptions = busca ? { [Op.or]: d.colunasDaBusca.map((c) => ({ [c]: { [Op.like]: contem(busca) } })) } : {};
+      // the database refuses to compare an ASCII column with text outside ASCII (a mix of collations)
+      const colunas = busca && /[^\x00-\x7f]/.test(busca) ? d.colunasDaBusca.filter((c) => !d.colunasAscii?.includes(c)) : d.colunasDaBusca;
+      const where: WhereOptions = busca ? { [Op.or]: colunas.map((c) => ({ [c]: { [Op.like]: contem(busca) } })) } : {};
       const { rows, count } = await d.modelo.findAndCountAll({
         where,
         order: [

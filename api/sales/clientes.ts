@@ -7,5 +7,6 @@ export const clientes = criarCadastro({
   oQue: 'Cliente',
   colunaDoNome: 'razao_social',
   colunasDaBusca: ['razao_social', 'cnpj'],
+  colunasAscii: ['cnpj'],
   campos: ['razao_social', 'cnpj', 'telefone', 'email'],
 });
