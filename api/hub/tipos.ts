@@ -118,8 +118,10 @@ export async function criarVersao(tipoId: string, esquema: Record<string, unknow
   conferirEsquema(esquema);
   await existente(tipoId);
   const v = await banco('hub').transaction(async (transaction) => {
-    // the type's row lock queues concurrent creations, so two never read the same last number
-    await TipoDeEvento.findByPk(tipoId, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
+    // the type's row lock queues concurrent creations, so two never read the same last number;
+    // a type deleted since it was read takes no version
+    const tipo = await TipoDeEvento.findByPk(tipoId, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
+    if (!tipo) throw naoEncontrado('Tipo de evento');
     const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipoId }, transaction })) as number | null;
     return VersaoDeEvento.create({ tipo_de_evento_id: tipoId, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
   });

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../../config';
+import { banco, novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { CAMPOS_DO_TIPO, chaves, ESQUEMA, Hub, hubDe, RFC3339, semCaixa, unico } from './apoio-admin';
@@ -152,6 +154,24 @@ describe('schema versions (DESIGN §5 and §10, SPEC §9.3)', () => {
     expect(lido.versoes).toEqual([1, 2, 3].map((versao) => ({ versao, situacao: 'ativa', criada_em: expect.stringMatching(RFC3339) })));
     const v2 = await hub.api.get(`/tipo_de_evento/${tipo.id}/versao/2`, { token: admin });
     expect(v2.body).toEqual({ versao: 2, situacao: 'ativa', esquema: esquemas[1], criada_em: lido.versoes[1].criada_em });
+  });
+
+  test('a version created while its type is being deleted: 404, and no version is left', async () => {
+    const tipo = await hub.criarTipo(dono.id, { versoes: 0 });
+    const trava = await novaConexao('hub');
+    try {
+      // a deletion under way holds the type (as DELETE /tipo_de_evento does), marked deleted, not yet committed
+      await trava.beginTransaction();
+      await trava.query('UPDATE tipo_de_evento SET deletado_em = NOW(3) WHERE id = ?', [tipo.id]);
+      const criando = novaVersao(tipo.id);
+      await esperarOutraConexao(trava, 'the version waiting on the type', ['%FROM `tipo_de_evento`%FOR UPDATE%']);
+      await trava.commit();
+      esperarProblema(await criando, 404);
+    } finally {
+      await trava.end();
+    }
+    const [[{ n }]] = (await banco('hub').query('SELECT COUNT(*) AS n FROM versao_de_evento WHERE tipo_de_evento_id = ?', { replacements: [tipo.id] })) as any;
+    expect(Number(n)).toBe(0);
   });
 
   test('versions created at the same time still number 1 to 5, none lost or repeated', async () => {
