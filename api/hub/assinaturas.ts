@@ -145,9 +145,12 @@ export function conferirUrl(url: string): void {
   }
 }
 
-/** SPEC 4.3 rule 6 and 9: the version exists for the type and is not switched off. */
-async function conferirVersao(tipoId: string, versao: number, transaction?: Transaction): Promise<void> {
-  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao }, attributes: ['situacao'], transaction });
+/**
+ * SPEC 4.3 rule 6 and 9: the version exists for the type and is not switched off. Read FOR SHARE:
+ * a switch-off waits for the subscription being stored, or is seen by it.
+ */
+async function conferirVersao(tipoId: string, versao: number, transaction: Transaction): Promise<void> {
+  const v = await VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipoId, versao }, attributes: ['situacao'], transaction, lock: transaction.LOCK.SHARE });
   if (!v) throw referenciaInvalida('versao_do_esquema', 'Versão não encontrada para o tipo de evento.');
   if (v.situacao === 'desligada') throw referenciaInvalida('versao_do_esquema', 'Versão desligada: não aceita novas assinaturas.');
 }
@@ -200,10 +203,7 @@ export type AtualizarAssinatura = Partial<Omit<CriarAssinatura, 'aplicativo_assi
 export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): Promise<AssinaturaJson> {
   // input first, then existence (DESIGN §10 order of checks)
   if (e.url_de_destino != null) conferirUrl(e.url_de_destino);
-  const a = await existente(id);
-  if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
-    await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema);
-  }
+  await existente(id);
   const mudancas: Record<string, unknown> = {};
   for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
@@ -211,18 +211,31 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   // READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps beside
   // them, where a worker recording a delivery's end writes (the two would wait on each other)
   const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
+    // read again under lock: a change or deletion committed since the check above is what this one follows
+    const a = await travada(id, transaction);
+    if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
+      await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema, transaction);
+    }
     await a.update(mudancas, { transaction });
-    return mudancas.ativa === false ? cancelarPendentes(a.id, transaction) : [];
+    return a.ativa ? [] : cancelarPendentes(a.id, transaction);
   });
   esquecerAssinaturas();
   void removerJobs(canceladas);
-  return assinaturaPorId(a.id);
+  return assinaturaPorId(id);
+}
+
+/** The subscription, read again and locked until `transaction` ends; 404 when deleted meanwhile. */
+async function travada(id: string, transaction: Transaction): Promise<Assinatura> {
+  const a = await Assinatura.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
+  if (!a) throw naoEncontrado('Assinatura');
+  return a;
 }
 
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
-  const a = await existente(id);
+  await existente(id);
   const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
+    const a = await travada(id, transaction);
     await a.destroy({ transaction });
     return cancelarPendentes(a.id, transaction);
   });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { banco, novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { CAMPOS_DA_ASSINATURA, chaves, Hub, hubDe, RFC3339, semCaixa, unico, URL_LOCAL } from './apoio-admin';
@@ -298,6 +300,33 @@ describe('DELETE /assinatura/{id} (SPEC §3 Subscription activity, SPEC 4.3 rule
     esperarProblema(await hub.api.del(`/assinatura/${alvo.id}`, { token: admin }), 404);
     esperarProblema(await hub.api.patch(`/assinatura/${alvo.id}`, { token: admin, body: { ativa: true } }), 404);
     esperarProblema(await hub.api.del(`/assinatura/${randomUUID()}`, { token: admin }), 404);
+  });
+
+  test('two DELETEs, or a PATCH and a DELETE, at the same time: the one that comes second answers 404 and changes nothing', async () => {
+    const [app] = await hub.aplicativos(`${tag} Ao mesmo tempo`);
+    for (const segundo of ['del', 'patch'] as const) {
+      const alvo = await hub.criarAssinatura({ aplicativo_assinante_id: app.id, tipo_de_evento_id: tipos[1].id });
+      const trava = await novaConexao('hub');
+      try {
+        // both have found the subscription, and wait on its row, held here
+        await trava.beginTransaction();
+        await trava.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [alvo.id]);
+        const primeiro = hub.api.del(`/assinatura/${alvo.id}`, { token: admin });
+        await esperarOutraConexao(trava, 'the first waiting on the subscription', ['%FROM `assinatura`%FOR UPDATE%', 'UPDATE `assinatura`%']);
+        const depois =
+          segundo === 'del'
+            ? hub.api.del(`/assinatura/${alvo.id}`, { token: admin })
+            : hub.api.patch(`/assinatura/${alvo.id}`, { token: admin, body: { url_de_destino: 'https://depois.example.test/x' } });
+        await esperarOutraConexao(trava, 'both waiting on the subscription', ['%FROM `assinatura`%FOR UPDATE%', 'UPDATE `assinatura`%'], 2);
+        await trava.commit();
+        expect((await primeiro).status).toBe(204);
+        esperarProblema(await depois, 404);
+      } finally {
+        await trava.end();
+      }
+      const [[linha]] = (await banco('hub').query('SELECT url_de_destino FROM assinatura WHERE id = ?', { replacements: [alvo.id] })) as any;
+      expect(linha.url_de_destino).toBe(alvo.url_de_destino);
+    }
   });
 
   test('the same application may subscribe to the same event type again, as a new subscription', async () => {
