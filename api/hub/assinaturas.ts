@@ -1,5 +1,5 @@
 import { col, fn, Op, Transaction, WhereOptions } from 'sequelize';
-import { banco, LEITURA_CONFIRMADA } from '../../lib/database';
+import { banco, decidirSobTrava } from '../../lib/database';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -208,11 +208,11 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
   }
-  // READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps beside
-  // them, where a worker recording a delivery's end writes (the two would wait on each other)
-  const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
-    // read again under lock: a change or deletion committed since the check above is what this one follows
-    const a = await travada(id, transaction);
+  // read again under lock: a change or deletion committed since the check above is what this one
+  // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
+  // beside them, where a worker recording a delivery's end writes (the two would wait on each other)
+  const canceladas = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
+    if (!a) throw naoEncontrado('Assinatura');
     if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
       await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema, transaction);
     }
@@ -224,18 +224,11 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   return assinaturaPorId(id);
 }
 
-/** The subscription, read again and locked until `transaction` ends; 404 when deleted meanwhile. */
-async function travada(id: string, transaction: Transaction): Promise<Assinatura> {
-  const a = await Assinatura.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
-  if (!a) throw naoEncontrado('Assinatura');
-  return a;
-}
-
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   await existente(id);
-  const canceladas = await banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
-    const a = await travada(id, transaction);
+  const canceladas = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
+    if (!a) throw naoEncontrado('Assinatura');
     await a.destroy({ transaction });
     return cancelarPendentes(a.id, transaction);
   });

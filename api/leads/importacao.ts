@@ -106,16 +106,12 @@ export function partesQueFaltam(nomes: string[]): string[] {
   const faltando: string[] = [];
   for (const { nome, numeros } of partes.values()) {
     const ultima = Math.max(...numeros);
+    const quantas = ultima - [...numeros].filter((k) => k < ultima).length;
     // a stray name (Empresas20260101.zip) would miss millions: a few are named, then how many more
-    let n = 0;
-    let nomeadas = 0;
-    for (; n < ultima && nomeadas < 10; n++) {
-      if (numeros.has(n)) continue;
-      faltando.push(`${nome}${n}.zip`);
-      nomeadas++;
-    }
-    const mais = ultima - n - [...numeros].filter((k) => k >= n && k < ultima).length;
-    if (mais > 0) faltando.push(`mais ${mais} de ${nome}`);
+    const nomeadas: string[] = [];
+    for (let n = 0; n < ultima && nomeadas.length < 10; n++) if (!numeros.has(n)) nomeadas.push(`${nome}${n}.zip`);
+    faltando.push(...nomeadas);
+    if (quantas > nomeadas.length) faltando.push(`mais ${quantas - nomeadas.length} de ${nome}`);
   }
   return faltando;
 }

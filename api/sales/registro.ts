@@ -189,18 +189,18 @@ function gravarAnexos(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: stri
 }
 
 /**
- * The new messages move each conversation's count and last-message fields, which only ever
- * advance: a message that arrives late does not hide a more recent one. One UPDATE by primary key
- * for the batch's conversations (each value picked by a CASE on the id), so it locks those rows
- * and no other.
- */
-/**
  * Whether the conversation holds a message of the same second after the one given: messages are
  * kept in whole seconds, and of one second the last is the platform's last (its ids grow).
  */
 const ULTIMA_DO_SEGUNDO_DEPOIS = (conversa: string, em: string, suporteId: string) =>
   `EXISTS (SELECT 1 FROM conversa_mensagem o WHERE o.conversa_id = ${conversa} AND o.criada_em = ${em} AND o.suporte_mensagem_id > ${suporteId})`;
 
+/**
+ * The new messages move each conversation's count and last-message fields, which only ever
+ * advance: a message that arrives late does not hide a more recent one. One UPDATE by primary key
+ * for the batch's conversations (each value picked by a CASE on the id), so it locks those rows
+ * and no other.
+ */
 function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: string): void {
   const porConversa = new Map<
     string,
@@ -405,8 +405,7 @@ async function comHistoricoLido(lote: Pedido[]) {
 const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
-    const gravar = () => comHistoricoLido(lote);
-    const { resultados, anexos, copiasARemover } = await repetirEmConflito('lote de eventos do suporte', gravar).catch(async (err) => {
+    const { resultados, anexos, copiasARemover } = await repetirEmConflito('lote de eventos do suporte', () => comHistoricoLido(lote)).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;
     });
