@@ -6,6 +6,9 @@ import { ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
 
 const REDIRECIONAMENTOS = 5;
 
+/** Where the chat platform serves attachments (Rails Active Storage): the only paths of its origin downloaded. */
+const CAMINHO_DOS_ANEXOS = '/rails/active_storage/';
+
 export interface Download {
   tipoMime: string;
   bytes: Readable;
@@ -20,25 +23,30 @@ export interface AcessoAoAnexo {
 
 /**
  * GET of an attachment from the address the chat platform gave. Redirects (its storage's signed
- * URLs) are followed here, at most 5, so the platform's API token goes to its own origin only; any
- * other host passes the SSRF guard (private addresses refused outside LOCALHOST unless
+ * URLs) are followed here, at most 5. On the platform's own origin only its attachment paths
+ * (/rails/active_storage/) are fetched, so a forged address cannot copy an API answer into file
+ * storage; its API token goes there and only until the chain has left that origin once. Any other
+ * host passes the SSRF guard (private addresses refused outside LOCALHOST unless
  * SALES_PERMITIR_DOWNLOADS_PRIVADOS). The answer's body is handed over as a stream.
  */
-export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0): Promise<Download> {
+export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiuDoSuporte = false): Promise<Download> {
   const url = new URL(endereco);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`address ${url.protocol} is not http(s)`));
   const doSuporte = a.origemDoSuporte !== null && url.origin === a.origemDoSuporte;
+  if (doSuporte && !url.pathname.startsWith(CAMINHO_DOS_ANEXOS)) {
+    return Promise.reject(new Error(`only ${CAMINHO_DOS_ANEXOS} addresses of the chat platform are downloaded`));
+  }
   const protegido = !doSuporte && !config().sales.permitirDownloadsPrivados;
   if (protegido && ipLiteralPrivado(url)) return Promise.reject(new Error('attachment address on a private network refused'));
   const headers: Record<string, string> = { 'user-agent': 'suite-sales' };
-  if (doSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
+  if (doSuporte && !saiuDoSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
   return new Promise((resolve, reject) => {
     const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? lookupProtegido : undefined }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
         if (saltos >= REDIRECIONAMENTOS) return reject(new Error(`more than ${REDIRECIONAMENTOS} redirects`));
-        return resolve(baixarAnexo(new URL(res.headers.location, url).toString(), a, saltos + 1));
+        return resolve(baixarAnexo(new URL(res.headers.location, url).toString(), a, saltos + 1, saiuDoSuporte || !doSuporte));
       }
       if (status < 200 || status >= 300) {
         res.resume();

@@ -83,26 +83,26 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
   });
 
   it('an attachment with no address (a contact card, a location without a link) is left out; the message and its other attachments are stored', async () => {
-    nock(CHAT).get('/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
+    nock(CHAT).get('/rails/active_storage/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
     const anexos = [
       { id: idDoSuporte(), file_type: 'contact', fallback_title: '+55 11 99999-0000' },
       { id: idDoSuporte(), file_type: 'location', coordinates_lat: -23.5, coordinates_long: -46.6, fallback_title: 'Aqui', data_url: null },
-      { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/cartao.jpg` },
+      { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/rails/active_storage/cartao.jpg` },
     ];
     const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'meu contato', anexos }));
     expect(r.mensagens_novas).toBe(1);
     const [m] = await s.mensagens(r.conversa_id);
-    expect(m).toMatchObject({ conteudo: 'meu contato', quantidade_anexos: 1, anexos: [expect.objectContaining({ endereco: `${CHAT}/cartao.jpg`, tipo: 'image' })] });
+    expect(m).toMatchObject({ conteudo: 'meu contato', quantidade_anexos: 1, anexos: [expect.objectContaining({ endereco: `${CHAT}/rails/active_storage/cartao.jpg`, tipo: 'image' })] });
     await esperarAte(async () => (await anexoDe(r.conversa_id)).arquivo_id, 'the copy');
   });
 
   it('any address gives a name file storage accepts: control characters, a blank segment and a long name cut inside a character', async () => {
     const longo = encodeURIComponent(`${'😀'.repeat(140)}.png`);
     const casos = [
-      { caminho: '/blobs/a/nota%0Afiscal%09maio.pdf', nome: 'nota fiscal maio.pdf' },
-      { caminho: '/blobs/b/%20%20', nome: expect.stringMatching(/^anexo-\d+$/) },
+      { caminho: '/rails/active_storage/blobs/a/nota%0Afiscal%09maio.pdf', nome: 'nota fiscal maio.pdf' },
+      { caminho: '/rails/active_storage/blobs/b/%20%20', nome: expect.stringMatching(/^anexo-\d+$/) },
       // 284 UTF-16 units: cut at 254, not through the 128th emoji
-      { caminho: `/blobs/c/${longo}`, nome: '😀'.repeat(127) },
+      { caminho: `/rails/active_storage/blobs/c/${longo}`, nome: '😀'.repeat(127) },
     ];
     for (const caso of casos) {
       nock(CHAT).get(caso.caminho).reply(200, randomBytes(64), { 'content-type': 'application/octet-stream' });
@@ -122,8 +122,8 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
   });
 
   it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
-    nock(CHAT).get('/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
-    const conversaId = await mensagemComAnexo(`${CHAT}/doc.pdf`, 'file');
+    nock(CHAT).get('/rails/active_storage/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/doc.pdf`, 'file');
     const primeira = await aguardarCopia(conversaId);
     await dormir(1100);
     const segunda = await anexoDe(conversaId);
@@ -165,6 +165,43 @@ describe('the download of an attachment', () => {
     expect(anexo).toMatchObject({ nome: 'contrato.pdf', tipo_mime: 'application/pdf', tamanho: 4, tentativas: 1 });
   });
 
+  it('on the chat platform\'s origin only its attachment paths are fetched: an API address is refused, token or not', async () => {
+    const api = nock(CHAT).get('/api/v1/profile').reply(200, { access_token: 'do-agente' }, { 'content-type': 'application/json' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/../../api/v1/profile`, 'file');
+    await esperarAte(async () => (await anexoDe(conversaId)).tentativas >= 1, 'the refused attempt');
+    await dormir(100);
+    expect(api.isDone()).toBe(false);
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
+    expect((await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro).toContain('/rails/active_storage/');
+  });
+
+  it('a redirect from its attachment path to its API is refused too', async () => {
+    const chat = nock(CHAT)
+      .get('/rails/active_storage/blobs/redirect/r1/a.txt')
+      .reply(302, '', { location: '/api/v1/accounts/1/conversations' })
+      .get('/api/v1/accounts/1/conversations')
+      .reply(200, '{}');
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/r1/a.txt`, 'file');
+    const erro = await esperarAte(async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro, 'the refusal');
+    expect(erro).toContain('/rails/active_storage/');
+    expect(chat.pendingMocks()).toEqual([`GET ${CHAT}:443/api/v1/accounts/1/conversations`]);
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
+  });
+
+  it('once the redirects have left the chat platform, coming back to it does not bring the API token back', async () => {
+    const chat = nock(CHAT)
+      .get('/rails/active_storage/blobs/redirect/ida/foto.png')
+      .matchHeader('api_access_token', 'token-da-api-do-chat')
+      .reply(302, '', { location: 'https://armazenamento.exemplo.test/volta' });
+    const fora = nock('https://armazenamento.exemplo.test').get('/volta').reply(302, '', { location: `${CHAT}/rails/active_storage/blobs/proxy/ida/foto.png` });
+    const volta = nock(CHAT, { badheaders: ['api_access_token'] })
+      .get('/rails/active_storage/blobs/proxy/ida/foto.png')
+      .reply(200, Buffer.from('PNG!'), { 'content-type': 'image/png' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/ida/foto.png`);
+    await aguardarCopia(conversaId, 'the copy through the round trip');
+    expect(chat.isDone() && fora.isDone() && volta.isDone()).toBe(true);
+  });
+
   it('outside LOCALHOST an address on a private network is refused, unless it is the chat platform\'s own', async () => {
     const servidor = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('interno'));
     await new Promise<void>((r) => servidor.listen(0, '127.0.0.1', r));
@@ -178,7 +215,10 @@ describe('the download of an attachment', () => {
       expect((await AnexoDaMensagem.findOne({ where: { conversa_id: alheio } }))!.ultimo_erro).toContain('private');
 
       const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
-      const r = await s.registrar(proprio, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${origem}/anexo.txt`, file_type: 'file' }] }));
+      const r = await s.registrar(
+        proprio,
+        eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${origem}/rails/active_storage/blobs/anexo.txt`, file_type: 'file' }] }),
+      );
       const copiado = await aguardarCopia(r.conversa_id, 'the copy from the chat platform itself');
       expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 7 });
     } finally {
@@ -199,8 +239,8 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
         END IF;
       END`);
     try {
-      nock(CHAT).get('/orfao/recibo.pdf').times(3).reply(200, Buffer.from('%PDF-orfao'), { 'content-type': 'application/pdf' });
-      const conversaId = await mensagemComAnexo(`${CHAT}/orfao/recibo.pdf`, 'file');
+      nock(CHAT).get('/rails/active_storage/orfao/recibo.pdf').times(3).reply(200, Buffer.from('%PDF-orfao'), { 'content-type': 'application/pdf' });
+      const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/orfao/recibo.pdf`, 'file');
       await esperarAte(
         async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))?.ultimo_erro?.includes('falha simulada'),
         'the first attempt failing to record its copy',
@@ -219,16 +259,16 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
   });
 
   it('two failures and then a success: copied, with tentativas 3', async () => {
-    const chat = nock(CHAT).get('/instavel.png').times(2).reply(503).get('/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
-    const conversaId = await mensagemComAnexo(`${CHAT}/instavel.png`);
+    const chat = nock(CHAT).get('/rails/active_storage/instavel.png').times(2).reply(503).get('/rails/active_storage/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/instavel.png`);
     const anexo = await aguardarCopia(conversaId, 'the copy after two failures');
     expect(chat.isDone()).toBe(true);
     expect(anexo).toMatchObject({ tentativas: 3, tipo_mime: 'image/png', tamanho: 3 });
   });
 
   it('after the first attempt and 5 more it stops: no file, tentativas 6, the last error kept', async () => {
-    const chat = nock(CHAT).get('/sumiu.jpg').times(TENTATIVAS_DE_COPIA).reply(404);
-    const conversaId = await mensagemComAnexo(`${CHAT}/sumiu.jpg`);
+    const chat = nock(CHAT).get('/rails/active_storage/sumiu.jpg').times(TENTATIVAS_DE_COPIA).reply(404);
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/sumiu.jpg`);
     await esperarAte(async () => (await anexoDe(conversaId)).tentativas === TENTATIVAS_DE_COPIA, 'six attempts');
     expect(TENTATIVAS_DE_COPIA).toBe(6);
     await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 3);
@@ -247,7 +287,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
 
 describe('attachments whose copy never reached the queue', () => {
   it('the sweep enqueues them, and they are copied', async () => {
-    const conversaId = await mensagemComAnexo(`${CHAT}/esquecido.txt`, 'file');
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/esquecido.txt`, 'file');
     // the first job fails on a closed network; the row is then made to look like one never enqueued
     // its failure is written after the attempt: wait for it, or it would land after the reset below
     const anexo = await esperarAte(async () => {
@@ -258,7 +298,7 @@ describe('attachments whose copy never reached the queue', () => {
     await banco('sales').query('UPDATE anexo_da_mensagem SET tentativas = 0, atualizado_em = NOW(3) - INTERVAL 5 MINUTE WHERE id = ?', {
       replacements: [anexo.id],
     });
-    nock(CHAT).get('/esquecido.txt').reply(200, 'olá', { 'content-type': 'text/plain' });
+    nock(CHAT).get('/rails/active_storage/esquecido.txt').reply(200, 'olá', { 'content-type': 'text/plain' });
     expect(await varrerAnexos()).toBeGreaterThanOrEqual(1);
     const copiado = await aguardarCopia(conversaId, 'the swept copy');
     expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 4 });
@@ -266,8 +306,8 @@ describe('attachments whose copy never reached the queue', () => {
 
   it('a copy of an attachment already copied, or gone, does nothing', async () => {
     expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000', 1)).toBe('inexistente');
-    nock(CHAT).get('/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
-    const conversaId = await mensagemComAnexo(`${CHAT}/uma-vez.txt`, 'file');
+    nock(CHAT).get('/rails/active_storage/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/uma-vez.txt`, 'file');
     await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
     const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
     expect(await copiarAnexo(anexo.id, 2)).toBe('ja_copiado');
@@ -285,7 +325,7 @@ describe('a message deleted in the chat platform', () => {
   }
 
   it('loses its attachments, as there: none listed, quantidade_anexos 0, and the copy leaves file storage', async () => {
-    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/apagada.jpg');
+    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/rails/active_storage/apagada.jpg');
     // what Chatwoot sends when a message is deleted: its notice, deleted: true, no attachments
     const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
     expect(await s.registrar(sistema, apagada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
@@ -296,7 +336,7 @@ describe('a message deleted in the chat platform', () => {
   });
 
   it('an edit keeps the attachments', async () => {
-    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/editada.jpg');
+    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/rails/active_storage/editada.jpg');
     await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'foto do pedido' });
     const [m] = await s.mensagens(conversa_id);
     expect(m).toMatchObject({ conteudo: 'foto do pedido', quantidade_anexos: 1, anexos: [expect.objectContaining({ arquivo_id })] });
@@ -306,8 +346,8 @@ describe('a message deleted in the chat platform', () => {
 
 describe('SPEC §3: deleting a conversation for good', () => {
   it('removes the copies of its attachments from file storage', async () => {
-    nock(CHAT).get('/privado.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
-    const conversaId = await mensagemComAnexo(`${CHAT}/privado.jpg`);
+    nock(CHAT).get('/rails/active_storage/privado.jpg').reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/privado.jpg`);
     const { arquivo_id } = await aguardarCopia(conversaId);
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
     expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
@@ -315,8 +355,8 @@ describe('SPEC §3: deleting a conversation for good', () => {
   });
 
   it('copies recorded for removal wait there while file storage fails, and leave once it answers', async () => {
-    nock(CHAT).get('/guardado.jpg').reply(200, randomBytes(10), { 'content-type': 'image/jpeg' });
-    const conversaId = await mensagemComAnexo(`${CHAT}/guardado.jpg`);
+    nock(CHAT).get('/rails/active_storage/guardado.jpg').reply(200, randomBytes(10), { 'content-type': 'image/jpeg' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/guardado.jpg`);
     const { arquivo_id } = await aguardarCopia(conversaId);
     const urlDoFiles = config().servicos.files.url;
     config().servicos.files.url = 'http://127.0.0.1:9';
