@@ -5,14 +5,15 @@ import { acessoAoSuporte } from './config-system';
 
 const log = logger('sales-transferencia');
 
-/** Conversations handed over per run, oldest wait first; the rest go in the next run. */
-const POR_RODADA = 200;
+/** Conversations tried per system and run, oldest wait first; the rest go in the next run. */
+const POR_SISTEMA_E_RODADA = 200;
 
 interface Esperando {
   id: string;
   config_system_suporte_id: string;
   suporte_conta_id: number | null;
   suporte_conversa_id: number;
+  ultima_mensagem_do_contato_em: Date;
   /** refusals since the contact's last message (an earlier wait's do not count) */
   transferencia_falhas: number;
 }
@@ -62,27 +63,25 @@ const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
  * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
- * always fail do not keep the others waiting; a new message of the contact starts over. A
- * system that fails three times in a row is left alone for the rest of the run. Conversations of
+ * always fail do not keep the others waiting; a new message of the contact starts over. Each
+ * system has its own places in a run, and one that fails three times in a row is left alone for
+ * the rest of it, so a system the platform refuses never holds back the others. Conversations of
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
  * tried.
  */
 export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
   const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
   const sales = banco('sales');
-  const esperando = await lerPorTexto<Esperando>(
+  // only systems that can be called: a conversation of one that never could would keep its place forever
+  const sistemas = await lerPorTexto<{ id: string }>(
     sales,
-    // only conversations whose system can be called: one that never could would keep its place forever
-    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id,
-        IF(c.transferencia_falhou_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
-       FROM conversa c
-       JOIN config_system s ON s.id = c.config_system_suporte_id AND s.deletado_em IS NULL AND s.ativo
-         AND s.url IS NOT NULL AND s.token_api_cifrado IS NOT NULL AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-      WHERE c.status = 'pending' AND ${AINDA_ESPERANDO}
-        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_em < c.ultima_mensagem_do_contato_em)
-      ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_RODADA}`,
-    [limite, dataSql(agora)],
+    `SELECT id FROM config_system WHERE tipo = 'suporte' AND deletado_em IS NULL AND ativo AND url IS NOT NULL AND token_api_cifrado IS NOT NULL`,
+    [],
   );
+  // each system gets its own places, so one whose backlog the platform keeps refusing cannot take
+  // every place of the run from the others; all are then tried together, oldest wait first
+  const porSistema = await Promise.all(sistemas.map((sistema) => esperandoNoSistema(sistema.id, limite, agora)));
+  const esperando = porSistema.flat().sort((a, b) => a.ultima_mensagem_do_contato_em.getTime() - b.ultima_mensagem_do_contato_em.getTime());
   let transferidas = 0;
   let falhas = 0;
   // a run's conversations share few systems: each system's access is read and decrypted once
@@ -119,6 +118,21 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
   }
   if (esperando.length) log.info({ transferidas, falhas }, 'transferências sem resposta');
   return { transferidas, falhas };
+}
+
+/** A system's conversations waiting for a hand-over that may be tried now, oldest wait first. */
+function esperandoNoSistema(sistemaId: string, limite: string, agora: Date): Promise<Esperando[]> {
+  return lerPorTexto<Esperando>(
+    banco('sales'),
+    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
+        IF(c.transferencia_falhou_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
+       FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
+      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}
+        AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
+        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_em < c.ultima_mensagem_do_contato_em)
+      ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
+    [sistemaId, limite, dataSql(agora)],
+  );
 }
 
 async function adiar(c: Esperando, agora: Date): Promise<void> {

@@ -60,7 +60,8 @@ export const MIGRACOES_SALES: Migracao[] = [
       ) ${TABELA}`);
       // One live record per chat-platform conversation (the generated key is NULL once deleted, so
       // a message after a deletion starts a new record). The listing walks conversa_recentes (or
-      // conversa_status_recentes) backwards; the hand-over trigger reads conversa_espera.
+      // conversa_status_recentes) backwards; the hand-over trigger reads conversa_espera
+      // (conversa_espera_do_sistema since 0007).
       // `contato_busca` is the contact's name in lower case and the phone's digits, compared byte
       // by byte: the contact searches scan it inside conversa_busca, without reading the rows.
       await q(`CREATE TABLE conversa (
@@ -225,6 +226,17 @@ export const MIGRACOES_SALES: Migracao[] = [
       // costs no table copy; messages deleted before it are not marked (their text is the
       // platform's notice, which nothing tells apart from a message that says the same)
       await qi.sequelize.query('ALTER TABLE conversa_mensagem ADD COLUMN apagada BOOLEAN NOT NULL DEFAULT 0');
+    },
+  },
+  {
+    name: '0007-sales-espera-por-sistema',
+    async up(qi) {
+      // the hand-over trigger takes each system's oldest waits apart (so one system's refused
+      // backlog cannot take every place of a run): the index starts with the system
+      await qi.sequelize.query(
+        `ALTER TABLE conversa DROP INDEX conversa_espera,
+          ADD KEY conversa_espera_do_sistema (config_system_suporte_id, status, deletado_em, ultima_mensagem_do_contato_em)`,
+      );
     },
   },
 ];

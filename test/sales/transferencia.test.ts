@@ -196,6 +196,28 @@ describe('the hand-over trigger', () => {
     expect(chamadas[3].isDone()).toBe(true);
   });
 
+  it('a system whose whole backlog the platform refuses does not take the run\'s places from the others', async () => {
+    const QUEBRADO = 'https://quebrado.exemplo.test';
+    const quebrado = await s.criarSistema('suporte', { url: QUEBRADO, conta_id: CONTA, token_api: 'token-da-api' });
+    // more refused conversations, all waiting longer, than a run tries of one system
+    for (let lote = 0; lote < 11; lote++) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          s.registrar(quebrado, eventoDeMensagem({ conversa: idDoSuporte(), contato: novoContato(), conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 500 - lote * 20 - i) })),
+        ),
+      );
+    }
+    const outro = await esperando({ esperaS: ESPERA_S + 10 });
+    let recusas = 0;
+    nock(QUEBRADO).post(/toggle_status/).times(220).reply(() => (recusas++, [404, {}]));
+    const aceite = abrirNoChat(outro.conversa);
+    const r = await transferirSemResposta();
+    expect(aceite.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(outro.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    // the refused system is left after three refusals in a row, its other conversations untouched
+    expect({ falhas: r.falhas, recusas }).toEqual({ falhas: 3, recusas: 3 });
+  });
+
   it('a system whose stored API token cannot be read fails its own conversations only', async () => {
     const ilegivel = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
     await banco('sales').query("UPDATE config_system SET token_api_cifrado = 'v1.AAAA.AAAA.AAAA' WHERE id = ?", { replacements: [ilegivel.id] });
