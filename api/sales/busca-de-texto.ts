@@ -36,7 +36,8 @@ export const modoDaBusca = (): ModoDaBusca => modo;
  * built when either is missing or the last build did not finish. Otherwise (`varredura`, or a
  * server without the engine) the triggers and the table are removed: the triggers would make
  * every message write depend on a table nobody reads, or fail it outright without the engine.
- * Any failure here leaves the text search reading the messages; it never stops the service.
+ * Any failure here leaves the text search reading the messages; it never stops the service. A
+ * failure during this process's own build removes the triggers it may have left behind.
  */
 export async function prepararBuscaDeTexto(
   pedido: ModoDaBusca = config().sales.buscaDeTexto,
@@ -44,18 +45,22 @@ export async function prepararBuscaDeTexto(
 ): Promise<ModoDaBusca> {
   modo = 'varredura';
   let conexao: Conexao | undefined;
+  let travado = false;
   try {
     conexao = await novaConexao('sales');
     const mroonga = pedido === 'indice' && (await temMroonga(conexao));
     if (pedido === 'indice' && !mroonga) log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
-    const [[{ travado }]] = (await conexao.query('SELECT GET_LOCK(?, 600) AS travado', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64)])) as any;
-    if (Number(travado) !== 1) throw new Error('named lock of the text index not obtained');
+    const [[trava]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64), opcoes.esperaDaTravaS ?? 600])) as any;
+    travado = Number(trava.obtida) === 1;
+    if (!travado) throw new Error('named lock of the text index not obtained');
     if (!mroonga) await apagarIndice(conexao);
     else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) await criarIndice(conexao, opcoes);
     if (mroonga) modo = 'indice';
   } catch (err) {
     log.error({ err: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
-    if (conexao) await apagarGatilhos(conexao).catch(() => undefined);
+    // a half-built index must not be written by triggers; without the lock, the build is another
+    // process's, still under way, and not this one's to undo
+    if (conexao && travado) await apagarGatilhos(conexao).catch(() => undefined);
   } finally {
     await conexao?.end();
   }
@@ -70,6 +75,8 @@ const GATILHOS = ['insercao', 'alteracao', 'remocao'];
 export interface OpcoesDaConstrucao {
   /** runs between the copy and the last trigger (tests: a write made while the index is built) */
   aposCopia?: () => Promise<void>;
+  /** how long to wait for another process's build, in seconds (600) */
+  esperaDaTravaS?: number;
 }
 
 /** Does this server have the Mroonga engine? */

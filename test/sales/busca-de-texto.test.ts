@@ -207,6 +207,20 @@ describe('the bigram index of the messages', () => {
     expect(await copias(c.id)).toEqual([`sem índice ${tag}`]);
   });
 
+  it('a process that cannot get the build\'s lock in time reads the messages, and leaves the triggers of the process holding it', async () => {
+    if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
+    const outroProcesso = await novaConexao('sales');
+    try {
+      const [[trava]] = (await outroProcesso.query("SELECT GET_LOCK(LEFT(CONCAT('conversa_mensagem_busca_', DATABASE()), 64), 0) AS obtida")) as any;
+      expect(Number(trava.obtida)).toBe(1);
+      expect(await prepararBuscaDeTexto('indice', { esperaDaTravaS: 1 })).toBe('varredura');
+      expect(await sql("SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'conversa_mensagem_busca%'")).toEqual([{ n: 3 }]);
+    } finally {
+      await outroProcesso.end();
+    }
+    expect(await prepararBuscaDeTexto('indice')).toBe('indice');
+  });
+
   it('a failing search on the index reads the messages instead of failing the request', async () => {
     if (!comMroonga) return expect(modoDaBusca()).toBe('varredura');
     const tag = unico('Falha');
