@@ -1,5 +1,6 @@
-import { Op, WhereOptions } from 'sequelize';
+import { Op, Transaction, WhereOptions } from 'sequelize';
 import { Model, ModelCtor } from 'sequelize-typescript';
+import { decidirSobTrava } from '../../lib/database';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
@@ -59,23 +60,34 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
     async porId(id: string): Promise<Json> {
       return comoJson(await existente(id));
     },
-    /** true when the id names a record that is not deleted (a conversation may link to it) */
-    async existe(id: string): Promise<boolean> {
-      return (await d.modelo.count({ where: { id } as WhereOptions })) > 0;
+    /**
+     * true when the id names a record that is not deleted (a conversation may link to it); inside
+     * a transaction the record is read with a shared lock, so its deletion waits for the link
+     */
+    async existe(id: string, transaction?: Transaction): Promise<boolean> {
+      const m = await d.modelo.findOne({ where: { id } as WhereOptions, attributes: ['id'], transaction, lock: transaction?.LOCK.SHARE });
+      return m !== null;
     },
     async criar(dados: Record<string, unknown>): Promise<Json> {
       const m = await d.modelo.create(dados as never);
       d.aoMudar?.();
       return comoJson(m);
     },
+    // changes and deletions read the record again under lock: of two at once, the second sees the
+    // first (a change after a deletion answers 404 instead of writing to the deleted record)
     async atualizar(id: string, dados: Record<string, unknown>): Promise<Json> {
-      const m = await existente(id);
-      await m.update(dados);
+      const m = await decidirSobTrava(d.modelo, id, async (m, transaction) => {
+        if (!m) throw naoEncontrado(d.oQue);
+        return m.update(dados, { transaction });
+      });
       d.aoMudar?.();
       return comoJson(m);
     },
     async deletar(id: string): Promise<void> {
-      await (await existente(id)).destroy();
+      await decidirSobTrava(d.modelo, id, async (m, transaction) => {
+        if (!m) throw naoEncontrado(d.oQue);
+        await m.destroy({ transaction });
+      });
       d.aoMudar?.();
     },
   };

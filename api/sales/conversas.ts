@@ -1,4 +1,4 @@
-import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
+import { banco, dataSql, decidirSobTrava, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -196,17 +196,20 @@ export interface AlteracaoDaConversa {
 /**
  * PATCH /conversa/{id} (SPEC 4.6 rule 6): only what is sent changes; a customer or robot that does
  * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
+ * The conversation is read again under lock, and the customer and robot with a shared lock, so a
+ * deletion of any of them either waits for the change or is seen by it (404 or 422).
  */
 export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Promise<ConversaJson> {
-  const conversa = await Conversa.findByPk(id);
-  if (!conversa) throw naoEncontrado('Conversa');
-  if (e.cliente_id && !(await clientes.existe(e.cliente_id))) throw referenciaInvalida('cliente_id', 'Cliente não encontrado.');
-  if (e.robo_id && !(await robos.existe(e.robo_id))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
-  const mudancas: Record<string, unknown> = {};
-  if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
-  if (e.robo_id !== undefined) mudancas.robo_id = e.robo_id;
-  if (e.status) mudancas.status = e.status;
-  if (Object.keys(mudancas).length) await conversa.update(mudancas);
+  await decidirSobTrava(Conversa, id, async (conversa, transaction) => {
+    if (!conversa) throw naoEncontrado('Conversa');
+    if (e.cliente_id && !(await clientes.existe(e.cliente_id, transaction))) throw referenciaInvalida('cliente_id', 'Cliente não encontrado.');
+    if (e.robo_id && !(await robos.existe(e.robo_id, transaction))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
+    const mudancas: Record<string, unknown> = {};
+    if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
+    if (e.robo_id !== undefined) mudancas.robo_id = e.robo_id;
+    if (e.status) mudancas.status = e.status;
+    if (Object.keys(mudancas).length) await conversa.update(mudancas, { transaction });
+  });
   return conversaPorId(id);
 }
 

@@ -1,4 +1,6 @@
+import { novaConexao } from '../../lib/database';
 import { ConfigSystem } from '../../models/sales';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { RFC3339, Sales, salesDe, unico } from './apoio';
@@ -130,6 +132,26 @@ describe.each([
     const busca = await s.api.get(`/${recurso}`, { token: admin, query: { busca: 'ércio são' } });
     expect(busca.status).toBe(200);
     expect(busca.body.itens.map((i: any) => i.id)).toContain(acentuado.id);
+  });
+
+  it('a change or a second deletion arriving while a deletion is under way answers 404 and leaves the deleted record as it was', async () => {
+    const tag = unico('Corrida');
+    const registro = await s.criar(recurso, { [campoDoNome]: tag, ...extras });
+    const conexao = await novaConexao('sales');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query(`UPDATE ${recurso} SET deletado_em = NOW(3) WHERE id = ?`, [registro.id]);
+      const mudanca = s.api.patch(`/${recurso}/${registro.id}`, { token: admin, body: { [campoDoNome]: `${tag} depois` } });
+      const remocao = s.api.del(`/${recurso}/${registro.id}`, { token: admin });
+      await esperarOutraConexao(conexao, 'both waiting on the record', [`%FROM \`${recurso}\`%FOR UPDATE%`, `UPDATE \`${recurso}\`%`], 2);
+      await conexao.query('COMMIT');
+      esperarProblema(await mudanca, 404);
+      esperarProblema(await remocao, 404);
+      const [[linha]] = (await conexao.query(`SELECT ${campoDoNome} AS nome FROM ${recurso} WHERE id = ?`, [registro.id])) as any;
+      expect(linha.nome).toBe(tag);
+    } finally {
+      await conexao.end();
+    }
   });
 
   it('bad input 400; a reader cannot write (403); without the area 403', async () => {

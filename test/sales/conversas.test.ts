@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
 import { novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { CAMPOS_DA_CONVERSA, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
@@ -311,6 +312,45 @@ describe('SPEC 4.6 rule 6: PATCH /conversa/{id}', () => {
     esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { contato_nome: 'outro' } }), 400);
     esperarProblema(await s.api.patch('/conversa/019a0000-0000-7000-8000-000000000000', { token: admin, body: { status: 'open' } }), 404);
     expect((await get(`/conversa/${c.id}`)).body).toMatchObject({ status: 'open', cliente_id: null, robo_id: null, contato_nome: expect.not.stringMatching('outro') });
+  });
+
+  it('a deletion of the conversation under way when the change comes: 404, and the deleted record is left as it was', async () => {
+    const c = await conversa({ status: 'pending' });
+    const conexao = await novaConexao('sales');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE conversa SET deletado_em = NOW(3) WHERE id = ?', [c.id]);
+      const pedido = s.api.patch(`/conversa/${c.id}`, { token: admin, body: { status: 'resolved' } });
+      await esperarOutraConexao(conexao, 'the change waiting on the conversation', ['%FROM `conversa`%FOR UPDATE%', 'UPDATE `conversa`%']);
+      await conexao.query('COMMIT');
+      esperarProblema(await pedido, 404);
+      const [[linha]] = (await conexao.query('SELECT status FROM conversa WHERE id = ?', [c.id])) as any;
+      expect(linha.status).toBe('pending');
+    } finally {
+      await conexao.end();
+    }
+  });
+
+  it('a customer or robot deleted while the change is being made: 422, and the conversation is not linked to it', async () => {
+    const c = await conversa();
+    const conexao = await novaConexao('sales');
+    try {
+      for (const [rota, campo, dados] of [
+        ['cliente', 'cliente_id', { razao_social: 'Sumindo' }],
+        ['robo', 'robo_id', { nome: 'Robô sumindo' }],
+      ] as const) {
+        const vinculo = await s.criar(rota, dados);
+        await conexao.query('START TRANSACTION');
+        await conexao.query(`UPDATE ${rota} SET deletado_em = NOW(3) WHERE id = ?`, [vinculo.id]);
+        const pedido = s.api.patch(`/conversa/${c.id}`, { token: admin, body: { [campo]: vinculo.id } });
+        await esperarOutraConexao(conexao, `the change waiting on the ${rota}`, [`%FROM \`${rota}\`%LOCK IN SHARE MODE%`]);
+        await conexao.query('COMMIT');
+        expect(esperarProblema(await pedido, 422).errors).toEqual([expect.objectContaining({ campo })]);
+      }
+      expect((await get(`/conversa/${c.id}`)).body).toMatchObject({ cliente_id: null, robo_id: null });
+    } finally {
+      await conexao.end();
+    }
   });
 });
 
