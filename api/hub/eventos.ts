@@ -162,6 +162,9 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
+/** The subscription `a` still takes deliveries. */
+const VIVA = 'a.ativa = 1 AND a.deletada_em IS NULL';
+
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const tiposDoLote = [...new Set(lote.map((p) => p.tipoId))];
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
@@ -210,8 +213,16 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
     ...(entregas.length
       ? ([
           [
-            'INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em) VALUES ?',
-            [entregas.map((e) => [e.id, e.evento_id, e.assinatura_id, 'pendente', 0, momento, momento, momento])],
+            // the subscriptions were read before this transaction: each is read again here with a
+            // shared lock, so a deactivation or deletion committed since then finds its delivery
+            // already cancelled, as the deactivation itself would have done, and one that comes
+            // later waits for this commit and cancels it (no pending delivery of an inactive
+            // subscription that a quick reactivation would send)
+            `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
+              WITH nova (id, evento_id, assinatura_id) AS (VALUES ?)
+              SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${VIVA}, 'pendente', 'cancelada'), 0, IF(${VIVA}, ?, NULL), ?, ?
+                FROM nova JOIN assinatura a ON a.id = nova.assinatura_id`,
+            [entregas.map((e) => [e.id, e.evento_id, e.assinatura_id]), momento, momento, momento],
           ],
         ] as [string, unknown[]][])
       : []),

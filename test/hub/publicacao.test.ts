@@ -150,6 +150,32 @@ describe('202 {id, entregas}', () => {
   });
 });
 
+describe('a subscription deactivated while a publication is being written (SPEC §3)', () => {
+  test('the delivery is stored cancelled, as the deactivation cancels pending ones, and a quick reactivation does not send it', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/desativada-no-meio') });
+    const admin = await hub.admin();
+    // the publication has read the subscriptions and waits to write; the deactivation commits meanwhile
+    const trava = await novaConexao('hub');
+    let publicacao: ReturnType<typeof hub.publicar>;
+    try {
+      await trava.query('LOCK TABLES evento WRITE');
+      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
+      await esperarOutraConexao(trava, 'the publication waiting to write', ['INSERT INTO evento%']);
+      const desativada = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: false } });
+      expect(desativada.status).toBe(200);
+    } finally {
+      await trava.query('UNLOCK TABLES');
+      await trava.end();
+    }
+    const res = await publicacao!;
+    expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
+    expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
+    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: true } })).status).toBe(200);
+    await dormir(500);
+    expect(noCaminho('/desativada-no-meio')).toEqual([]);
+  });
+});
+
 describe('202 only once enqueued (DESIGN §5, §8)', () => {
   test('Redis refusing the distribution job: 503 (a retry too while it lasts), the event and its pending delivery stay stored; once Redis is back a retry with the same id gets 202 with that event, and it is delivered once', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/sem-redis') });
