@@ -99,6 +99,7 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
       );
       if (!aindaEspera) continue;
       if (!acessos.has(sistema)) acessos.set(sistema, acessoAoSuporte(sistema));
+      const chamadaEm = new Date();
       try {
         await abrirNoSuporte(c, await acessos.get(sistema)!);
       } catch (err) {
@@ -109,7 +110,7 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
         continue;
       }
       falhasSeguidas.set(sistema, 0);
-      if (await gravarTransferencia(c.id, limite)) transferidas++;
+      if (await gravarTransferencia(c.id, chamadaEm)) transferidas++;
       else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
     } catch (err) {
       // the database failing for one conversation does not end the run for the others
@@ -148,18 +149,19 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
 }
 
 /**
- * Records the hand-over the platform accepted. Its own webhook of the change may have recorded
- * `open` first (and an earlier hand-over of the same conversation its own transferida_em, older
- * than this wait).
+ * Records the hand-over the platform accepted, whatever was written meanwhile (the contact
+ * writing again, the robot answering late): the conversation is open in the platform, with the
+ * team. Its own webhook of the change may have recorded `open` first. Only a conversation deleted
+ * or resolved during the call, or a hand-over already recorded since it began, is left as it is.
  */
-async function gravarTransferencia(id: string, limite: string): Promise<boolean> {
+async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean> {
   const momento = dataSql(new Date());
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
           c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_tentar_apos = NULL
-        WHERE c.id = ? AND c.status IN ('pending', 'open') AND ${AINDA_ESPERANDO}`,
-      [momento, momento, id, limite],
+        WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open') AND (c.transferida_em IS NULL OR c.transferida_em < ?)`,
+      [momento, momento, id, dataSql(chamadaEm)],
     ],
   ]);
   return gravadas > 0;

@@ -304,6 +304,16 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(segunda.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
   });
 
+  it('a hand-over the platform accepted is recorded even when the contact writes again during the call', async () => {
+    const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+    abrirNoChat(conversa, 200, () => s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', conteudo: 'alguém aí?' })));
+    const antes = Date.now();
+    await transferirSemResposta();
+    const depois = await s.conversaDoSuporte(conversa);
+    expect(depois).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(Date.parse(depois.transferida_em)).toBeGreaterThanOrEqual(antes - 5);
+  });
+
   it('the hand-over is recorded even when the platform\'s own status webhook recorded open first', async () => {
     const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
     abrirNoChat(conversa, 200, async () => {
