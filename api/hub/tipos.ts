@@ -67,7 +67,13 @@ async function aplicativoAtivo(id: string, transaction: Transaction): Promise<Ap
   return app;
 }
 
+/** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
+const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'];
+
 async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
+  // the identity application's types are created by the hub itself (criarTiposDoIdentity): taken
+  // first by another application, identity's events would be refused
+  if (TIPOS_DO_IDENTITY.includes(nome)) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
   const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
   if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
 }
@@ -82,9 +88,6 @@ export async function criarTipo(e: { nome: string; descricao?: string | null; ap
   return tipoPorId(id);
 }
 
-/** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
-const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'];
-
 function conferirTipoDoIdentity(t: TipoDeEvento, acao: string): void {
   if (TIPOS_DO_IDENTITY.includes(t.nome)) throw conflito(`O tipo ${t.nome} é publicado pelo identity e não pode ser ${acao}.`);
 }
@@ -92,7 +95,7 @@ function conferirTipoDoIdentity(t: TipoDeEvento, acao: string): void {
 export async function atualizarTipo(id: string, e: { nome?: string; descricao?: string | null }) {
   const t = await existente(id);
   if (e.nome !== undefined && e.nome !== t.nome) conferirTipoDoIdentity(t, 'renomeado');
-  if (e.nome !== undefined) await nomeLivre(e.nome, id);
+  if (e.nome !== undefined && e.nome !== t.nome) await nomeLivre(e.nome, id);
   await t.update(e);
   esquecerContratos();
   return tipoPorId(id);

@@ -256,4 +256,22 @@ describe('the identity application’s own types (DESIGN §10)', () => {
     const depois = await hub.api.patch(`/tipo_de_evento/${criado.id}`, { token: admin, body: { descricao: 'ainda do identity' } });
     expect(depois.body).toMatchObject({ nome: 'colaborador.criado', descricao: 'ainda do identity' });
   });
+
+  test('their names are reserved: before identity\'s types exist, another application can neither create nor rename a type to one (409)', async () => {
+    // as on a hub whose sync has not yet seen the identity application
+    await banco('hub').query("DELETE v FROM versao_de_evento v JOIN tipo_de_evento t ON t.id = v.tipo_de_evento_id WHERE t.nome LIKE 'colaborador.%'");
+    await banco('hub').query("DELETE FROM tipo_de_evento WHERE nome LIKE 'colaborador.%'");
+    const problema = esperarProblema(await criar({ nome: 'colaborador.criado', aplicativo_id: dono.id }), 409);
+    expect(problema.detail).toContain('reservado');
+    const outro = (await criar({ nome: nomeNovo(), aplicativo_id: dono.id })).body;
+    esperarProblema(await hub.api.patch(`/tipo_de_evento/${outro.id}`, { token: admin, body: { nome: 'colaborador.removido' } }), 409);
+    expect((await ler(outro.id)).body.nome).toBe(outro.nome);
+
+    await hub.sincronizar();
+    const doIdentity = await hub.doHub(config().servicos.identity.clientId!);
+    const tipos = (await todosOsTipos()).itens.filter((t: any) => t.nome.startsWith('colaborador.'));
+    expect(tipos.map((t: any) => [t.nome, t.aplicativo_id])).toEqual(
+      ['colaborador.atualizado', 'colaborador.criado', 'colaborador.removido'].map((nome) => [nome, doIdentity.id]),
+    );
+  });
 });
