@@ -1,5 +1,6 @@
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { dadosInvalidos } from '../shared/errors';
 
 /**
@@ -18,12 +19,31 @@ const opcoes = { allErrors: true, strict: false, addUsedSchema: false } as const
  * with the compiled function (about 0.1 ms to make).
  */
 function novoValidador(estrito: boolean): Ajv {
+  const code = { regExp: estrito ? padraoLinear : padraoDeVersaoGuardada };
   // a stored version's unknown format was accepted once: ignored, as then, without a console line per compile
-  const ajv = new Ajv(estrito ? { ...opcoes, strictSchema: true } : { ...opcoes, logger: false });
+  const ajv = new Ajv(estrito ? { ...opcoes, code, strictSchema: true } : { ...opcoes, code, logger: false });
   addFormats(ajv);
   if (estrito) ajv.addVocabulary(['example']);
   return ajv;
 }
+
+/**
+ * `pattern` and `patternProperties` run on RE2 (re2js), whose time grows with the text only, so no
+ * pattern (`^(a+)+$`, say) can hold the hub on a crafted event (ReDoS). A new version whose pattern
+ * RE2 does not read (lookaround, back-references) is refused; a stored one accepted before keeps
+ * the native engine, as when it was accepted.
+ */
+const padraoLinear = Object.assign((padrao: string) => RE2JS.compile(padrao), { code: 'RE2JS.compile' });
+const padraoDeVersaoGuardada = Object.assign(
+  (padrao: string, u: string) => {
+    try {
+      return RE2JS.compile(padrao);
+    } catch {
+      return new RegExp(padrao, u);
+    }
+  },
+  { code: 'padraoDeVersaoGuardada' },
+);
 
 /** Per version: the compiled schema, and which state of the version it compiled (its last change). */
 const compilados = new Map<string, { marca: string; validar: ValidateFunction }>();

@@ -30,4 +30,26 @@ describe('event version schemas', () => {
     expect(() => validarDados('tipo:1', '2', texto, { n: 'um' })).not.toThrow();
     expect(() => validarDados('tipo:1', '2', texto, { n: 1 })).toThrow();
   });
+
+  it('a pattern runs in time linear in the text: a catastrophic one cannot hold the process (ReDoS)', () => {
+    const esquema = { type: 'object', properties: { codigo: { type: 'string', pattern: '^(a+)+$' } }, patternProperties: { '^(x+)+y$': { type: 'number' } } };
+    expect(() => conferirEsquema(esquema)).not.toThrow();
+    const texto = `${'a'.repeat(30)}!`;
+    const inicio = performance.now();
+    expect(() => validarDados('redos:1', '1', esquema, { codigo: texto, [`${'x'.repeat(30)}!`]: 'n' })).toThrow();
+    // the native engine takes seconds on this text, and twice as long per extra letter
+    expect(performance.now() - inicio).toBeLessThan(500);
+    expect(() => validarDados('redos:1', '1', esquema, { codigo: 'aaaa', xxy: 1 })).not.toThrow();
+    expect(() => validarDados('redos:1', '1', esquema, { codigo: 'aab', xxy: 1 })).toThrow();
+    expect(() => validarDados('redos:1', '1', esquema, { codigo: 'aaaa', xxy: 'um' })).toThrow();
+  });
+
+  it('a new version with a pattern RE2 does not read (lookahead, back-reference) is refused; a stored one still validates', () => {
+    const comLookahead = { type: 'string', pattern: '^(?=.*[0-9]).+$' };
+    expect(() => conferirEsquema(comLookahead)).toThrow(
+      expect.objectContaining({ tipo: 'dados_invalidos', erros: [{ campo: 'esquema', mensagem: expect.stringContaining('regexp') }] }),
+    );
+    expect(() => validarDados('antigo:1', '1', comLookahead, 'abc1')).not.toThrow();
+    expect(() => validarDados('antigo:1', '1', comLookahead, 'abc')).toThrow();
+  });
 });
