@@ -30,7 +30,22 @@ export const sempre = (campos: Joi.PartialSchemaMap) => Joi.object(campos).prefs
 export const paginaNumerada = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
 
 function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
-  return parse(esquema, 'open-api-3.1') as Record<string, unknown>;
+  return semChavesDePadrao(parse(esquema, 'open-api-3.1')) as Record<string, unknown>;
+}
+
+/**
+ * An object of free keys (joi `.pattern(/re/, valor)`) comes out of joi-to-json with its
+ * `patternProperties` right, but also as a property named after the expression (`"/^/"`), which
+ * no client sends: dropped.
+ */
+function semChavesDePadrao(no: unknown): unknown {
+  if (Array.isArray(no)) return no.map(semChavesDePadrao);
+  if (!no || typeof no !== 'object') return no;
+  const r = Object.fromEntries(Object.entries(no).map(([k, v]) => [k, semChavesDePadrao(v)])) as Record<string, any>;
+  if (r.patternProperties && r.properties) {
+    for (const padrao of Object.keys(r.patternProperties)) delete r.properties[`/${padrao}/`];
+  }
+  return r;
 }
 
 /** `/usuario/:id` → `/usuario/{id}` */

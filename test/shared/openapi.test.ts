@@ -240,6 +240,14 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
     expect(exigidos(resposta('intranet', 'buscar_total_colaborador'))).toEqual(campos('Total'));
   });
 
+  test("a profile's permissoes are documented as a map of area to actions, in the answer and in the body", () => {
+    const permissoes = resposta('intranet', 'buscar_pelo_id_perfil_acesso').properties.permissoes;
+    expect(permissoes).toMatchObject({ type: 'object', properties: {}, patternProperties: { '^': { type: 'array', items: { type: 'string' } } } });
+    const corpo = documentos.hub.paths['/perfil_acesso'].post.requestBody.content['application/json'].schema.properties.permissoes;
+    expect(corpo.properties).toEqual({});
+    expect(Object.keys(corpo.patternProperties)).toEqual(['^(assinaturas|monitoramento|aplicativos|contratos|colaboradores)$']);
+  });
+
   test('sales: Conversa, its page and autocomplete items, messages with their attachments', () => {
     conferirEntidade('sales', 'conversa', 'Conversa', ['atualizar_pelo_id_conversa']);
     expect(exigidos(itemDaPagina(resposta('sales', 'buscar_auto_complete_conversa')))).toEqual(campos('ConversaAutocomplete'));

@@ -30,7 +30,8 @@ const perfilSchema = sempre({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
-  permissoes: Joi.object().pattern(Joi.string(), Joi.array().items(Joi.string())),
+  // keys as an expression (any area): joi-to-json documents only those as patternProperties
+  permissoes: Joi.object().pattern(/^/, Joi.array().items(Joi.string())),
   sistema: Joi.boolean(),
   criado_em: Joi.string().isoDate(),
   atualizado_em: Joi.string().isoDate(),
@@ -49,7 +50,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
   const ler = controle.lerEmQualquer(AREA);
   const permissoesSchema = Joi.object()
     .pattern(
-      Joi.string().valid(...acesso.areas),
+      new RegExp(`^(${acesso.areas.join('|')})$`),
       Joi.array()
         .items(Joi.string().valid(...ACOES))
         .max(ACOES.length),
