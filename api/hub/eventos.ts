@@ -1,5 +1,5 @@
 import { UniqueConstraintError } from 'sequelize';
-import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas } from '../../lib/database';
+import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
@@ -192,42 +192,39 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const entregas = eventos.flatMap((e) => {
     const destinos = porVersao.get(`${e.tipo_de_evento_id}:${e.versao}`) ?? [];
     e.entregas = destinos.length;
-    return destinos.map((assinaturaId) => ({
-      id: novoId(),
-      evento_id: e.id,
-      assinatura_id: assinaturaId,
-      situacao: 'pendente',
-      tentativas: 0,
-      proxima_tentativa_em: agora,
-      criada_em: agora,
-      atualizada_em: agora,
-    }));
+    return destinos.map((assinaturaId) => ({ id: novoId(), evento_id: e.id, assinatura_id: assinaturaId }));
   });
-  // prepared rows, one multi-row insert per table, one commit (lib/database.ts)
+  // in subscription order: the rows below lock their subscriptions in this order, as every
+  // multi-row lock of them is taken (by id), so two writers never wait on each other in a cycle
+  entregas.sort((a, b) => (a.assinatura_id < b.assinatura_id ? -1 : a.assinatura_id > b.assinatura_id ? 1 : 0));
   const momento = dataSql(agora);
-  await escreverJuntos(banco('hub'), [
-    [
-      'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, versao, dados, entregas, criado_em) VALUES ?',
-      [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.versao, e.dados, e.entregas, momento])],
-    ],
-    ...(entregas.length
-      ? ([
-          [
-            // the subscriptions were read before this transaction: each is read again here with a
-            // shared lock, so a deactivation or deletion committed since then finds its delivery
-            // already cancelled, as the deactivation itself would have done, and one that comes
-            // later waits for this commit and cancels it (no pending delivery of an inactive
-            // subscription that a quick reactivation would send)
-            // (the rows travel as JSON: JSON_TABLE is read alike by MariaDB and MySQL)
-            `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
-              SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${VIVA}, 'pendente', 'cancelada'), 0, IF(${VIVA}, ?, NULL), ?, ?
-                FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) PATH '$[0]', evento_id CHAR(36) PATH '$[1]', assinatura_id CHAR(36) PATH '$[2]')) nova
-                JOIN assinatura a ON a.id = nova.assinatura_id`,
-            [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id]))],
-          ],
-        ] as [string, unknown[]][])
-      : []),
-  ]);
+  // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
+  // were read before this transaction: the deliveries are stored through a join that reads each
+  // again with a shared lock, so one deactivated or deleted since has its delivery stored
+  // cancelled, as the deactivation would have done had it come a moment later, and one being
+  // deactivated waits for this commit and then cancels it (no pending delivery of an inactive
+  // subscription, which a quick reactivation would send). The rows travel as JSON (JSON_TABLE
+  // reads alike on MariaDB and MySQL 8; its text takes the tables' collation for the join).
+  await repetirEmConflito('publicação', () =>
+    escreverJuntos(banco('hub'), [
+      [
+        'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, versao, dados, entregas, criado_em) VALUES ?',
+        [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.versao, e.dados, e.entregas, momento])],
+      ],
+      ...(entregas.length
+        ? ([
+            [
+              `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
+                SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${VIVA}, 'pendente', 'cancelada'), 0, IF(${VIVA}, ?, NULL), ?, ?
+                  FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) PATH '$[0]', evento_id CHAR(36) PATH '$[1]', assinatura_id CHAR(36) PATH '$[2]')) nova
+                  JOIN assinatura a ON a.id = nova.assinatura_id COLLATE utf8mb4_unicode_ci
+                LOCK IN SHARE MODE`,
+              [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id]))],
+            ],
+          ] as [string, unknown[]][])
+        : []),
+    ]),
+  );
   await enfileirarOuRecusar(entregas.map((e) => e.id));
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }

@@ -151,28 +151,28 @@ describe('202 {id, entregas}', () => {
 });
 
 describe('a subscription deactivated while a publication is being written (SPEC §3)', () => {
-  test('the delivery is stored cancelled, as the deactivation cancels pending ones, and a quick reactivation does not send it', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/desativada-no-meio') });
-    const admin = await hub.admin();
-    // the publication has read the subscriptions and waits to write; the deactivation commits meanwhile
-    const trava = await novaConexao('hub');
+  test('a deactivation under way when the publication writes: the publication waits for it, its delivery is stored cancelled, and a quick reactivation does not send it', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/desativando') });
+    const desativacao = await novaConexao('hub');
     let publicacao: ReturnType<typeof hub.publicar>;
     try {
-      await trava.query('LOCK TABLES evento WRITE');
-      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
-      await esperarOutraConexao(trava, 'the publication waiting to write', ['INSERT INTO evento%']);
-      const desativada = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: false } });
-      expect(desativada.status).toBe(200);
+      // as PATCH {ativa: false} holds the subscription while it cancels its pending deliveries
+      await desativacao.query('START TRANSACTION');
+      await desativacao.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
+      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 } });
+      await esperarOutraConexao(desativacao, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
+      await desativacao.query('UPDATE assinatura SET ativa = 0 WHERE id = ?', [c.assinatura.id]);
+      await desativacao.query('COMMIT');
     } finally {
-      await trava.query('UNLOCK TABLES');
-      await trava.end();
+      await desativacao.end();
     }
     const res = await publicacao!;
     expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
     expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
+    const admin = await hub.admin();
     expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: true } })).status).toBe(200);
     await dormir(500);
-    expect(noCaminho('/desativada-no-meio')).toEqual([]);
+    expect(noCaminho('/desativando')).toEqual([]);
   });
 });
 
