@@ -29,15 +29,17 @@ function novoValidador(estrito: boolean): Ajv {
 
 /**
  * `pattern` and `patternProperties` run on RE2 (re2js), whose time grows with the text only, so no
- * pattern (`^(a+)+$`, say) can hold the hub on a crafted event (ReDoS). A new version whose pattern
- * RE2 does not read (lookaround, back-references) is refused; a stored one accepted before keeps
- * the native engine, as when it was accepted.
+ * pattern (`^(a+)+$`, say) can hold the hub on a crafted event (ReDoS); JavaScript's escapes
+ * (`\u00e9`) are translated first. A new version whose pattern RE2 does not read (lookaround,
+ * back-references) is refused; a stored one accepted before keeps the native engine for that
+ * pattern only (docs/decisoes.md: the few classes the engines read differently).
  */
-const padraoLinear = Object.assign((padrao: string) => RE2JS.compile(padrao), { code: 'RE2JS.compile' });
+const re2 = (padrao: string) => RE2JS.compile(RE2JS.translateRegExp(padrao));
+const padraoLinear = Object.assign(re2, { code: 'RE2JS.compile' });
 const padraoDeVersaoGuardada = Object.assign(
   (padrao: string, u: string) => {
     try {
-      return RE2JS.compile(padrao);
+      return re2(padrao);
     } catch {
       return new RegExp(padrao, u);
     }

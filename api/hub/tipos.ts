@@ -73,7 +73,8 @@ const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'cola
 async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
   // the identity application's types are created by the hub itself (criarTiposDoIdentity): taken
   // first by another application, identity's events would be refused
-  if (TIPOS_DO_IDENTITY.includes(nome)) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
+  // names compare without case, as the database compares them
+  if (TIPOS_DO_IDENTITY.includes(nome.toLowerCase())) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
   const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
   if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
 }

@@ -44,6 +44,13 @@ describe('event version schemas', () => {
     expect(() => validarDados('redos:1', '1', esquema, { codigo: 'aaaa', xxy: 'um' })).toThrow();
   });
 
+  it('JavaScript escapes in a pattern read as in JavaScript (\\u00e9)', () => {
+    const nome = { type: 'string', pattern: '^[A-Za-z\\u00C0-\\u00FF ]+$' };
+    expect(() => conferirEsquema(nome)).not.toThrow();
+    expect(() => validarDados('escapes:1', '1', nome, 'José Antônio')).not.toThrow();
+    expect(() => validarDados('escapes:1', '1', nome, 'José 2')).toThrow();
+  });
+
   it('a new version with a pattern RE2 does not read (lookahead, back-reference) is refused; a stored one still validates', () => {
     const comLookahead = { type: 'string', pattern: '^(?=.*[0-9]).+$' };
     expect(() => conferirEsquema(comLookahead)).toThrow(

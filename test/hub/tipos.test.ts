@@ -263,6 +263,7 @@ describe('the identity application’s own types (DESIGN §10)', () => {
     await banco('hub').query("DELETE FROM tipo_de_evento WHERE nome LIKE 'colaborador.%'");
     const problema = esperarProblema(await criar({ nome: 'colaborador.criado', aplicativo_id: dono.id }), 409);
     expect(problema.detail).toContain('reservado');
+    esperarProblema(await criar({ nome: 'Colaborador.Atualizado', aplicativo_id: dono.id }), 409);
     const outro = (await criar({ nome: nomeNovo(), aplicativo_id: dono.id })).body;
     esperarProblema(await hub.api.patch(`/tipo_de_evento/${outro.id}`, { token: admin, body: { nome: 'colaborador.removido' } }), 409);
     expect((await ler(outro.id)).body.nome).toBe(outro.nome);

@@ -50,7 +50,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
   const ler = controle.lerEmQualquer(AREA);
   const permissoesSchema = Joi.object()
     .pattern(
-      new RegExp(`^(${acesso.areas.join('|')})$`),
+      new RegExp(`^(${acesso.areas.map((a) => a.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`),
       Joi.array()
         .items(Joi.string().valid(...ACOES))
         .max(ACOES.length),
