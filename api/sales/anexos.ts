@@ -36,10 +36,10 @@ export async function varrerAnexos(): Promise<number> {
 }
 
 /** How the chat platform that sent the attachment is reached: its origin and API token. */
-async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ origemDoSuporte: string | null; tokenApi: string | null }> {
+async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuporte: string | null; tokenApi: string | null }> {
   const conversa = await Conversa.findByPk(anexo.conversa_id, { attributes: ['config_system_suporte_id'], paranoid: false });
   const acesso = conversa ? await acessoAoSuporte(conversa.config_system_suporte_id) : null;
-  return { origemDoSuporte: acesso ? new URL(acesso.url).origin : null, tokenApi: acesso?.tokenApi ?? null };
+  return { enderecoDoSuporte: acesso?.url ?? null, tokenApi: acesso?.tokenApi ?? null };
 }
 
 export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente';

@@ -15,8 +15,8 @@ export interface Download {
 }
 
 export interface AcessoAoAnexo {
-  /** the chat platform's origin: the only one trusted with its token, and reached even when private */
-  origemDoSuporte: string | null;
+  /** the chat platform's address (origin and any path it is served under): the only one trusted with its token, reached even when private */
+  enderecoDoSuporte: string | null;
   tokenApi: string | null;
   sinal: AbortSignal;
 }
@@ -32,8 +32,12 @@ export interface AcessoAoAnexo {
 export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiuDoSuporte = false): Promise<Download> {
   const url = new URL(endereco);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`address ${url.protocol} is not http(s)`));
-  const doSuporte = a.origemDoSuporte !== null && url.origin === a.origemDoSuporte;
-  if (doSuporte && !url.pathname.startsWith(CAMINHO_DOS_ANEXOS)) {
+  const suporte = a.enderecoDoSuporte ? new URL(a.enderecoDoSuporte) : null;
+  const doSuporte = suporte !== null && url.origin === suporte.origin;
+  // encoded separators and dots survive URL parsing, and a proxy in front of the platform may
+  // decode them into a path outside the attachments
+  const anexos = `${suporte?.pathname.replace(/\/+$/, '') ?? ''}${CAMINHO_DOS_ANEXOS}`;
+  if (doSuporte && (!url.pathname.startsWith(anexos) || /%(2f|5c|2e)/i.test(url.pathname))) {
     return Promise.reject(new Error(`only ${CAMINHO_DOS_ANEXOS} addresses of the chat platform are downloaded`));
   }
   const protegido = !doSuporte && !config().sales.permitirDownloadsPrivados;

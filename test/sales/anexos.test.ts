@@ -175,6 +175,28 @@ describe('the download of an attachment', () => {
     expect((await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro).toContain('/rails/active_storage/');
   });
 
+  it('an attachment path with an encoded slash, backslash or dot is refused (a proxy could decode it into the API)', async () => {
+    const api = nock(CHAT).get(/.*/).reply(200, { access_token: 'do-agente' }, { 'content-type': 'application/json' });
+    for (const caminho of ['..%2F..%2Fapi/v1/profile', '..%5C..%5Capi/v1/profile', '%2e%2e/%2E%2E/api/v1/profile']) {
+      const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/${caminho}`, 'file');
+      const erro = await esperarAte(async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro, `the refusal of ${caminho}`);
+      expect(erro).toContain('/rails/active_storage/');
+    }
+    expect(api.isDone()).toBe(false);
+  });
+
+  it('a chat platform served under a path has its attachments under that path', async () => {
+    const BASE = 'https://plataforma.exemplo.test';
+    const sob = await s.criarSistema('suporte', { url: `${BASE}/chat`, conta_id: 1, token_api: 'token-sob-caminho' });
+    const chat = nock(BASE)
+      .get('/chat/rails/active_storage/blobs/redirect/p1/nota.txt')
+      .matchHeader('api_access_token', 'token-sob-caminho')
+      .reply(200, 'nota', { 'content-type': 'text/plain' });
+    const r = await s.registrar(sob, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${BASE}/chat/rails/active_storage/blobs/redirect/p1/nota.txt`, file_type: 'file' }] }));
+    expect(await aguardarCopia(r.conversa_id, 'the copy under the path')).toMatchObject({ tamanho: 4 });
+    expect(chat.isDone()).toBe(true);
+  });
+
   it('a redirect from its attachment path to its API is refused too', async () => {
     const chat = nock(CHAT)
       .get('/rails/active_storage/blobs/redirect/r1/a.txt')
