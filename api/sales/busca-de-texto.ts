@@ -45,22 +45,25 @@ export async function prepararBuscaDeTexto(
 ): Promise<ModoDaBusca> {
   modo = 'varredura';
   let conexao: Conexao | undefined;
-  let travado = false;
+  let construindo = false;
   try {
     conexao = await novaConexao('sales');
     const mroonga = pedido === 'indice' && (await temMroonga(conexao));
     if (pedido === 'indice' && !mroonga) log.warn('sem o motor Mroonga no banco: `texto` lê as mensagens (sem índice)');
     const [[trava]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [`${TABELA}_${nomeDoBanco('sales')}`.slice(0, 64), opcoes.esperaDaTravaS ?? 600])) as any;
-    travado = Number(trava.obtida) === 1;
-    if (!travado) throw new Error('named lock of the text index not obtained');
+    if (Number(trava.obtida) !== 1) throw new Error('named lock of the text index not obtained');
     if (!mroonga) await apagarIndice(conexao);
-    else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) await criarIndice(conexao, opcoes);
+    else if (!(await temTabela(conexao)) || !(await temGatilhos(conexao))) {
+      construindo = true;
+      await criarIndice(conexao, opcoes);
+    }
     if (mroonga) modo = 'indice';
   } catch (err) {
     log.error({ err: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
-    // a half-built index must not be written by triggers; without the lock, the build is another
-    // process's, still under way, and not this one's to undo
-    if (conexao && travado) await apagarGatilhos(conexao).catch(() => undefined);
+    // a half-built index must not be written by triggers; any other failure (the lock not
+    // obtained while another process builds, a check failing against a complete index others
+    // read) leaves the triggers alone
+    if (conexao && construindo) await apagarGatilhos(conexao).catch(() => undefined);
   } finally {
     await conexao?.end();
   }

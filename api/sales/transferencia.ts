@@ -79,9 +79,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
     [],
   );
   // each system gets its own places, so one whose backlog the platform keeps refusing cannot take
-  // every place of the run from the others; all are then tried together, oldest wait first
+  // every place of the run from the others; the systems then take turns (each one's oldest wait,
+  // then each one's second...), so a slow one cannot hold the others' first ones back either
   const porSistema = await Promise.all(sistemas.map((sistema) => esperandoNoSistema(sistema.id, limite, agora)));
-  const esperando = porSistema.flat().sort((a, b) => a.ultima_mensagem_do_contato_em.getTime() - b.ultima_mensagem_do_contato_em.getTime());
+  const esperando = porSistema
+    .flatMap((lista) => lista.map((c, vez) => ({ c, vez })))
+    .sort((a, b) => a.vez - b.vez || a.c.ultima_mensagem_do_contato_em.getTime() - b.c.ultima_mensagem_do_contato_em.getTime())
+    .map(({ c }) => c);
   let transferidas = 0;
   let falhas = 0;
   // a run's conversations share few systems: each system's access is read and decrypted once

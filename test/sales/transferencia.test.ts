@@ -218,6 +218,24 @@ describe('the hand-over trigger', () => {
     expect({ falhas: r.falhas, recusas }).toEqual({ falhas: 3, recusas: 3 });
   });
 
+  it('systems take turns in a run: another system\'s oldest wait goes right after this one\'s, before its older backlog', async () => {
+    const OUTRO = 'https://outro-chat.exemplo.test';
+    const outroSistema = await s.criarSistema('suporte', { url: OUTRO, conta_id: CONTA, token_api: 'token-da-api' });
+    const backlog = [];
+    for (let i = 0; i < 3; i++) backlog.push(await esperando({ esperaS: ESPERA_S + 900 - i }));
+    const doOutro = await esperando({ esperaS: ESPERA_S + 10, doSistema: outroSistema });
+    const ordem: number[] = [];
+    const resposta = (uri: string) => {
+      ordem.push(Number(/conversations\/(\d+)\//.exec(uri)![1]));
+      return [200, { payload: { success: true, current_status: 'open' } }] as [number, object];
+    };
+    nock(CHAT).post(/toggle_status/).times(20).reply(resposta);
+    nock(OUTRO).post(/toggle_status/).reply(resposta);
+    await transferirSemResposta();
+    const doTeste = ordem.filter((id) => [...backlog.map((b) => b.conversa), doOutro.conversa].includes(id));
+    expect(doTeste).toEqual([backlog[0].conversa, doOutro.conversa, backlog[1].conversa, backlog[2].conversa]);
+  });
+
   it('a system whose stored API token cannot be read fails its own conversations only', async () => {
     const ilegivel = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
     await banco('sales').query("UPDATE config_system SET token_api_cifrado = 'v1.AAAA.AAAA.AAAA' WHERE id = ?", { replacements: [ilegivel.id] });
