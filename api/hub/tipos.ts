@@ -72,8 +72,8 @@ const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'cola
 
 async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
   // the identity application's types are created by the hub itself (criarTiposDoIdentity): taken
-  // first by another application, identity's events would be refused
-  // names compare without case, as the database compares them
+  // first by another application, identity's events would be refused. Without case, as the
+  // database compares names
   if (TIPOS_DO_IDENTITY.includes(nome.toLowerCase())) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
   const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
   if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
@@ -95,8 +95,10 @@ function conferirTipoDoIdentity(t: TipoDeEvento, acao: string): void {
 
 export async function atualizarTipo(id: string, e: { nome?: string; descricao?: string | null }) {
   const t = await existente(id);
-  if (e.nome !== undefined && e.nome !== t.nome) conferirTipoDoIdentity(t, 'renomeado');
-  if (e.nome !== undefined && e.nome !== t.nome) await nomeLivre(e.nome, id);
+  if (e.nome !== undefined && e.nome !== t.nome) {
+    conferirTipoDoIdentity(t, 'renomeado');
+    await nomeLivre(e.nome, id);
+  }
   await t.update(e);
   esquecerContratos();
   return tipoPorId(id);
