@@ -162,8 +162,8 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
-/** The subscription `a` still takes deliveries. */
-const VIVA = 'a.ativa = 1 AND a.deletada_em IS NULL';
+/** The subscription `a` still takes deliveries, and still of the version of the `nova` row's event. */
+const RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND a.versao_do_esquema = nova.versao';
 
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const tiposDoLote = [...new Set(lote.map((p) => p.tipoId))];
@@ -192,7 +192,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const entregas = eventos.flatMap((e) => {
     const destinos = porVersao.get(`${e.tipo_de_evento_id}:${e.versao}`) ?? [];
     e.entregas = destinos.length;
-    return destinos.map((assinaturaId) => ({ id: novoId(), evento_id: e.id, assinatura_id: assinaturaId }));
+    return destinos.map((assinaturaId) => ({ id: novoId(), evento_id: e.id, assinatura_id: assinaturaId, versao: e.versao }));
   });
   // in subscription order: the rows below lock their subscriptions in this order, as every
   // multi-row lock of them is taken (by id), so two writers never wait on each other in a cycle
@@ -200,11 +200,12 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const momento = dataSql(agora);
   // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
   // were read before this transaction: the deliveries are stored through a join that reads each
-  // again with a shared lock, so one deactivated or deleted since has its delivery stored
-  // cancelled, as the deactivation would have done had it come a moment later, and one being
-  // deactivated waits for this commit and then cancels it (no pending delivery of an inactive
-  // subscription, which a quick reactivation would send). The rows travel as JSON (JSON_TABLE
-  // reads alike on MariaDB and MySQL 8; its text takes the tables' collation for the join).
+  // again with a shared lock, so one deactivated, deleted or moved to another version since has
+  // its delivery stored cancelled, as the change would have done had it come a moment later, and
+  // one being changed waits for this commit and then cancels it (no pending delivery of an
+  // inactive subscription, which a quick reactivation would send, and no event of a version the
+  // subscriber has left). The rows travel as JSON (JSON_TABLE reads alike on MariaDB and MySQL 8;
+  // its text takes the tables' collation for the join).
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
@@ -215,11 +216,12 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         ? ([
             [
               `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
-                SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${VIVA}, 'pendente', 'cancelada'), 0, IF(${VIVA}, ?, NULL), ?, ?
-                  FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) PATH '$[0]', evento_id CHAR(36) PATH '$[1]', assinatura_id CHAR(36) PATH '$[2]')) nova
+                SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${RECEBE}, 'pendente', 'cancelada'), 0, IF(${RECEBE}, ?, NULL), ?, ?
+                  FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) PATH '$[0]', evento_id CHAR(36) PATH '$[1]', assinatura_id CHAR(36) PATH '$[2]',
+                                                     versao INT PATH '$[3]')) nova
                   JOIN assinatura a ON a.id = nova.assinatura_id COLLATE utf8mb4_unicode_ci
                 LOCK IN SHARE MODE`,
-              [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id]))],
+              [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id, e.versao]))],
             ],
           ] as [string, unknown[]][])
         : []),

@@ -174,6 +174,32 @@ describe('a subscription deactivated while a publication is being written (SPEC 
     await dormir(500);
     expect(noCaminho('/desativando')).toEqual([]);
   });
+
+  test('a subscription moved to another version while the publication writes: its delivery of the old version is stored cancelled and never sent (SPEC §6 rule 2)', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/mudando-de-versao') });
+    await hub.versao(c.tipo.id, { type: 'object' });
+    const mudanca = await novaConexao('hub');
+    let publicacao: ReturnType<typeof hub.publicar>;
+    try {
+      // as PATCH {versao_do_esquema: 2} holds the subscription while it changes it
+      await mudanca.query('START TRANSACTION');
+      await mudanca.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
+      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 3 } });
+      await esperarOutraConexao(mudanca, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
+      await mudanca.query('UPDATE assinatura SET versao_do_esquema = 2 WHERE id = ?', [c.assinatura.id]);
+      await mudanca.query('COMMIT');
+    } finally {
+      await mudanca.end();
+    }
+    const res = await publicacao!;
+    expect(res.status).toBe(202);
+    expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
+    // the version it moved to is delivered as usual
+    const v2 = await c.publicar({ qualquer: 'coisa' }, { versao: 2 });
+    await esperarAte(() => noCaminho('/mudando-de-versao').length, 'the version 2 delivery');
+    await dormir(300);
+    expect(noCaminho('/mudando-de-versao').map((r) => [r.corpo.id, r.corpo.versao])).toEqual([[v2.id, 2]]);
+  });
 });
 
 describe('202 only once enqueued (DESIGN §5, §8)', () => {
