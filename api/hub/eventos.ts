@@ -201,11 +201,10 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
   // were read before this transaction: the deliveries are stored through a join that reads each
   // again with a shared lock, so one deactivated, deleted or moved to another version since has
-  // its delivery stored cancelled, as the change would have done had it come a moment later, and
-  // one being changed waits for this commit and then cancels it (no pending delivery of an
-  // inactive subscription, which a quick reactivation would send, and no event of a version the
-  // subscriber has left). The rows travel as JSON (JSON_TABLE reads alike on MariaDB and MySQL 8;
-  // its text takes the tables' collation for the join).
+  // its delivery stored cancelled (the change came first), and one being changed is waited for
+  // (no pending delivery of an inactive subscription, which a quick reactivation would send, and
+  // no event of a version the subscriber had left). The rows travel as JSON (JSON_TABLE reads
+  // alike on MariaDB and MySQL 8; its text takes the tables' collation for the join).
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
