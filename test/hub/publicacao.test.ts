@@ -150,23 +150,31 @@ describe('202 {id, entregas}', () => {
   });
 });
 
-describe('a subscription deactivated while a publication is being written (SPEC §3)', () => {
-  test('a deactivation under way when the publication writes: the publication waits for it, its delivery is stored cancelled, and a quick reactivation does not send it', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/desativando') });
-    const desativacao = await novaConexao('hub');
+describe('a subscription changed while a publication is being written (SPEC §3)', () => {
+  /**
+   * Publishes an event of `c` while another transaction holds its subscription, as PATCH does
+   * while it changes it: once the publication waits on that lock, `mudanca` is applied and
+   * committed. Answers the publication's response.
+   */
+  async function publicarDuranteMudanca(c: Awaited<ReturnType<Hub['cenario']>>, mudanca: string) {
+    const outra = await novaConexao('hub');
     let publicacao: ReturnType<typeof hub.publicar>;
     try {
-      // as PATCH {ativa: false} holds the subscription while it cancels its pending deliveries
-      await desativacao.query('START TRANSACTION');
-      await desativacao.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
+      await outra.query('START TRANSACTION');
+      await outra.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
       publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 } });
-      await esperarOutraConexao(desativacao, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
-      await desativacao.query('UPDATE assinatura SET ativa = 0 WHERE id = ?', [c.assinatura.id]);
-      await desativacao.query('COMMIT');
+      await esperarOutraConexao(outra, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
+      await outra.query(`UPDATE assinatura SET ${mudanca} WHERE id = ?`, [c.assinatura.id]);
+      await outra.query('COMMIT');
     } finally {
-      await desativacao.end();
+      await outra.end();
     }
-    const res = await publicacao!;
+    return publicacao!;
+  }
+
+  test('a deactivation under way when the publication writes: the publication waits for it, its delivery is stored cancelled, and a quick reactivation does not send it', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/desativando') });
+    const res = await publicarDuranteMudanca(c, 'ativa = 0');
     expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
     expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
     const admin = await hub.admin();
@@ -178,20 +186,7 @@ describe('a subscription deactivated while a publication is being written (SPEC 
   test('a subscription moved to another version while the publication writes: its delivery of the old version is stored cancelled and never sent (SPEC §6 rule 2)', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/mudando-de-versao') });
     await hub.versao(c.tipo.id, { type: 'object' });
-    const mudanca = await novaConexao('hub');
-    let publicacao: ReturnType<typeof hub.publicar>;
-    try {
-      // as PATCH {versao_do_esquema: 2} holds the subscription while it changes it
-      await mudanca.query('START TRANSACTION');
-      await mudanca.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
-      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 3 } });
-      await esperarOutraConexao(mudanca, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
-      await mudanca.query('UPDATE assinatura SET versao_do_esquema = 2 WHERE id = ?', [c.assinatura.id]);
-      await mudanca.query('COMMIT');
-    } finally {
-      await mudanca.end();
-    }
-    const res = await publicacao!;
+    const res = await publicarDuranteMudanca(c, 'versao_do_esquema = 2');
     expect(res.status).toBe(202);
     expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
     // the version it moved to is delivered as usual
