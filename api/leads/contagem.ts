@@ -6,7 +6,8 @@ import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
-import { chaveDosFiltros, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { condicoesComNome } from './busca-por-nome';
+import { chaveDosFiltros, FiltrosDeEmpresas } from './filtros';
 import { comPrazo, ehMariaDb, tempoEsgotado } from './sql';
 
 /** SPEC 4.2 rule 4: the count stops past this and says it is an estimate. */
@@ -32,7 +33,7 @@ const log = logger('leads-contagem');
  * filter that matches most of the registry costs at most 6 seconds.
  */
 export async function contarEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
-  const { onde, parametros } = condicoesDosFiltros(filtros);
+  const { onde, parametros } = await condicoesComNome(filtros);
   const teto = TETO_DA_CONTAGEM + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).

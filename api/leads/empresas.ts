@@ -2,7 +2,8 @@ import { banco, lerDemorado } from '../../lib/database';
 import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
-import { condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { condicoesComNome } from './busca-por-nome';
+import { FiltrosDeEmpresas } from './filtros';
 import { comPrazo, tempoEsgotado } from './sql';
 
 export const TAMANHO_PADRAO = 12;
@@ -49,7 +50,7 @@ export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tam
  * of just those rows, so a deep page costs an index walk and not thousands of full rows.
  */
 async function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: number): Promise<Resumo[]> {
-  const { onde, parametros } = condicoesDosFiltros(filtros);
+  const { onde, parametros } = await condicoesComNome(filtros);
   const select = `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
         em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
         e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf

@@ -97,14 +97,16 @@ export interface Condicoes {
 const NAO_INDEXADAS = new Set(
   'about are com for from how that the this was what when where who will with und www'.split(' '),
 );
-const palavrasDoNome = (nome: string) =>
+export const palavrasDoNome = (nome: string) =>
   nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3 && !NAO_INDEXADAS.has(p.toLowerCase()));
 
 /**
  * The WHERE of a filter set over `estabelecimento e`. Company and Simples filters are semi-joins on
  * their own tables (indexed), so the listing keeps reading establishments in CNPJ order.
+ * `nomeEm`: the establishments the `nome` filter names, when they were listed beforehand
+ * (busca-por-nome.ts); without it the name is matched row by row.
  */
-export function condicoesDosFiltros(f: FiltrosDeEmpresas): Condicoes {
+export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Condicoes {
   const onde: string[] = [];
   const parametros: unknown[] = [];
   const igual = (coluna: string, v: unknown) => {
@@ -150,7 +152,10 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas): Condicoes {
     onde.push(`e.cnpj_basico ${v === 'S' ? 'IN' : 'NOT IN'} (SELECT si.cnpj_basico FROM simples si WHERE si.${coluna} = 'S')`);
   }
 
-  if (f.nome) {
+  if (f.nome && nomeEm) {
+    onde.push(nomeEm.length ? 'e.cnpj IN (?)' : 'FALSE');
+    if (nomeEm.length) parametros.push(nomeEm);
+  } else if (f.nome) {
     const palavras = palavrasDoNome(f.nome);
     if (palavras.length) {
       const busca = palavras.map((p) => `+${p}*`).join(' ');

@@ -1,5 +1,6 @@
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { esquecerContagens } from '../../api/leads/contagem';
 import {
   acrescentar,
@@ -275,6 +276,23 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     seletivo(await conferir(query, p));
   });
 
+  describe('a name with more matches than are listed beforehand is matched row by row, with the same result', () => {
+    const nomes = casos.filter(([titulo]) => titulo.startsWith('nome:'));
+    const lista = LIMITES_DO_NOME.lista;
+    beforeAll(async () => {
+      LIMITES_DO_NOME.lista = 0;
+      await esquecerContagens();
+    });
+    afterAll(async () => {
+      LIMITES_DO_NOME.lista = lista;
+      await esquecerContagens();
+    });
+
+    test.each(nomes)('%s, row by row', async (_nome, query, p) => {
+      seletivo(await conferir(query, p));
+    });
+  });
+
   test('opcao_simples N includes establishments of companies without a Simples record and without a company', async () => {
     const { cnpjs } = await leads.listarTudo(master, { opcao_simples: 'N' });
     const semSimples = esperados(cadastro, (v) => !!v.em && !v.si);
@@ -507,5 +525,25 @@ describe('rule 3: tamanho and pagina are adjusted into range and reported (SPEC 
   ])('a non-integer %s (%s) answers 400 naming it (DESIGN §4)', async (campo, valor) => {
     const problema = esperarProblema(await leads.listar(master, { [campo]: valor }), 400);
     expect(problema.errors).toEqual([expect.objectContaining({ campo })]);
+  });
+});
+
+describe('names listed beforehand from the full-text indexes (api/leads/busca-por-nome.ts)', () => {
+  test('a name with few matches becomes the list of its establishments, by either name, each once', async () => {
+    const esperado = esperados(cadastro, (v) => casaComNome(v, 'CAFE'));
+    expect(esperado.length).toBeGreaterThan(1);
+    expect((await cnpjsDoNome('CAFE'))!.sort()).toEqual([...esperado].sort());
+    expect(await cnpjsDoNome('inexistentezzz')).toEqual([]);
+  });
+
+  test('more matches than the list holds, or only short words (a prefix): no list, the name is matched row by row', async () => {
+    const lista = LIMITES_DO_NOME.lista;
+    LIMITES_DO_NOME.lista = 1;
+    try {
+      expect(await cnpjsDoNome('CAFE')).toBeUndefined();
+    } finally {
+      LIMITES_DO_NOME.lista = lista;
+    }
+    expect(await cnpjsDoNome('pa')).toBeUndefined();
   });
 });

@@ -1,0 +1,46 @@
+import { banco, lerDemorado } from '../../lib/database';
+import { Condicoes, condicoesDosFiltros, FiltrosDeEmpresas, palavrasDoNome } from './filtros';
+import { comPrazo, tempoEsgotado } from './sql';
+
+/**
+ * Establishments a `nome` names, listed from the full-text indexes when there are at most this
+ * many on each side (nome fantasia, razão social). Tests lower it to reach the other path.
+ */
+export const LIMITES_DO_NOME = { lista: 5000, prazoS: 3 };
+
+/**
+ * The `nome` filter reads "the nome fantasia OR the company's razão social", and MariaDB cannot
+ * drive a query from two full-text indexes joined by OR: it walks every establishment in CNPJ
+ * order, checking each. That finds a page of a common name at once, but reads the whole registry
+ * for a rare one (a few seconds per million rows: a 503 and an estimated total over the real
+ * registry). So the names' matches are listed first, from each index, up to LIMITES_DO_NOME.lista
+ * on each side: a name with that few matches becomes a list of CNPJs (primary-key lookups); a
+ * common one, or a list slower than LIMITES_DO_NOME.prazoS, keeps the walk, where matches are dense.
+ * Answers undefined for the walk.
+ */
+export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
+  const palavras = palavrasDoNome(nome);
+  // short words only: a prefix, which no full-text index serves
+  if (!palavras.length) return undefined;
+  const busca = palavras.map((p) => `+${p}*`).join(' ');
+  const limite = LIMITES_DO_NOME.lista + 1;
+  const ler = async (select: string) =>
+    (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);
+  try {
+    const [fantasia, razao] = await Promise.all([
+      ler('SELECT e.cnpj FROM estabelecimento e WHERE MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE) LIMIT ?'),
+      ler(`SELECT e.cnpj FROM empresa em JOIN estabelecimento e ON e.cnpj_basico = em.cnpj_basico
+            WHERE MATCH(em.razao_social) AGAINST (? IN BOOLEAN MODE) LIMIT ?`),
+    ]);
+    if (fantasia.length >= limite || razao.length >= limite) return undefined;
+    return [...new Set([...fantasia, ...razao])];
+  } catch (err) {
+    if (tempoEsgotado(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The WHERE of a filter set, its `nome` listed beforehand when it names few establishments. */
+export async function condicoesComNome(f: FiltrosDeEmpresas): Promise<Condicoes> {
+  return condicoesDosFiltros(f, f.nome ? await cnpjsDoNome(f.nome) : undefined);
+}
