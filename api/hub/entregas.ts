@@ -342,13 +342,13 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
 }
 
 /**
- * Replay: a delivery in the error queue (or already delivered) starts a new round of attempts.
- * Read again under lock, so one purged or replayed by someone else meanwhile is left alone;
- * answers the ids that did start again.
+ * Replay: a delivery in one of `situacoes` (the error queue, or also delivered for a replay of one
+ * delivery) starts a new round of attempts. Read again under lock, so one purged, replayed by
+ * someone else or delivered meanwhile is left alone; answers the ids that did start again.
  */
-async function reenviar(entregas: Entrega[]): Promise<string[]> {
+async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Promise<string[]> {
   const ids = await banco('hub').transaction(async (transaction) => {
-    const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), ['entregue', 'fila_de_erro'], transaction);
+    const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
     if (!elegiveis.length) return elegiveis;
     await guardarUltimaEntrega(elegiveis, transaction);
     await Entrega.update(
@@ -376,7 +376,7 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   if (e.situacao === 'pendente') throw conflito('A entrega ainda está pendente.');
   if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura.');
   await assinaturaAtiva(e.assinatura_id);
-  if (!(await reenviar([e])).length) {
+  if (!(await reenviar([e], ['entregue', 'fila_de_erro'])).length) {
     // changed since it was read: purged, or already sent again by someone else
     const atual = await Entrega.findByPk(id);
     if (!atual) throw naoEncontrado('Entrega');
@@ -391,7 +391,9 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
   await assinaturaAtiva(assinaturaId);
   const falhas = await Entrega.findAll({ where: { assinatura_id: assinaturaId, situacao: 'fila_de_erro' }, attributes: ['id'] });
   let reenviadas = 0;
-  for (let i = 0; i < falhas.length; i += 1000) reenviadas += (await reenviar(falhas.slice(i, i + 1000))).length;
+  // only those still in the error queue under the lock: one replayed alone and delivered since this
+  // read is not sent a third time
+  for (let i = 0; i < falhas.length; i += 1000) reenviadas += (await reenviar(falhas.slice(i, i + 1000), ['fila_de_erro'])).length;
   return { reenviadas };
 }
 

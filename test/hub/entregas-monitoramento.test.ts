@@ -149,6 +149,27 @@ describe('sending again (DESIGN §5)', () => {
     expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 0 });
   });
 
+  test('reenviar_falhas leaves alone a delivery that left the error queue between its listing and its lock (delivered by a replay of its own)', async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/falhas-corrida', 1);
+    const outra = await novaConexao('hub');
+    let res: ReturnType<typeof hub.api.post>;
+    try {
+      // as a replay of that delivery alone, whose round then succeeds, holds it
+      await outra.query('START TRANSACTION');
+      await outra.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [falha.id]);
+      res = hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() });
+      await esperarOutraConexao(outra, 'reenviar_falhas waiting on the delivery', ['%FROM `entrega`%FOR UPDATE%']);
+      await outra.query("UPDATE entrega SET situacao = 'entregue', entregue_em = NOW(3) WHERE id = ?", [falha.id]);
+      await outra.query('COMMIT');
+    } finally {
+      await outra.end();
+    }
+    expect((await res!).body).toEqual({ reenviadas: 0 });
+    expect((await hub.entrega(falha.id)).situacao).toBe('entregue');
+    await dormir(300);
+    expect(receptor.de(falha.id)).toHaveLength(1);
+  });
+
   test('sending a delivered delivery again keeps ultima_entrega_em at its first success while the new round fails (SPEC §6 rule 5)', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-entregue'), maximo_de_tentativas: 1 });
     const { id } = await c.publicar();
