@@ -234,16 +234,16 @@ export async function removerJobs(ids: string[]): Promise<void> {
 
 /**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
- * queue, oldest first (the `entrega_situacao` index's order: no sort), `limite` per run. Their next
- * attempt becomes now, so the next run moves on to the following ones instead of offering the same
- * again while their jobs wait.
+ * queue, the most overdue first (the `entrega_atrasada` index's order: only late ones are read, no
+ * sort), `limite` per run. Their next attempt becomes now, so the next run moves on to the
+ * following ones instead of offering the same again while their jobs wait.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const atrasada = { situacao: 'pendente' as const, proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) } };
   const esquecidas = await Entrega.findAll({
     where: atrasada,
     attributes: ['id'],
-    order: [['criada_em', 'ASC']],
+    order: [['proxima_tentativa_em', 'ASC']],
     limit: limite,
   });
   if (!esquecidas.length) return 0;

@@ -133,4 +133,12 @@ export const MIGRACOES_HUB: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX entrega_evento ON entrega (evento_id)');
     },
   },
+  {
+    name: '0006-hub-entregas-atrasadas',
+    async up(qi) {
+      // the minute's sweep reads the pending deliveries over two minutes late: without this it
+      // walked every pending one (a subscriber down for hours leaves hundreds of thousands)
+      await qi.sequelize.query('CREATE INDEX entrega_atrasada ON entrega (situacao, proxima_tentativa_em)');
+    },
+  },
 ];

@@ -13,7 +13,7 @@ import { hubSemEntregasNesteArquivo } from './apoio-entregas';
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
  * (Redis lost it, or no distribution worker runs) goes back to the delivery queue once its next
- * attempt is over two minutes late; oldest first, a bounded number per run. No delivery worker runs
+ * attempt is over two minutes late; the most overdue first, a bounded number per run. No delivery worker runs
  * here, so the queue's content can be read after each sweep.
  */
 
@@ -61,7 +61,7 @@ test('delivered, cancelled and error-queue deliveries are never swept, however o
   expect(await jobsDeEntrega()).toEqual([]);
 });
 
-test('over the limit, the oldest go first; the next run takes the rest, not the same ones again while their jobs wait', async () => {
+test('over the limit, the most overdue go first; the next run takes the rest, not the same ones again while their jobs wait', async () => {
   const ids = await entregasSemJob(3);
   const [nova, media, velha] = ids;
   await atrasar(nova, 3);
