@@ -359,10 +359,53 @@ async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Pr
   });
   if (!ids.length) return ids;
   const q = fila(filaHubEntrega);
+  const desde = Date.now();
   // a finished job of the same id may still be kept: remove it so the new one is accepted
   await Promise.all(ids.map((id) => q.remove(id).catch(() => 0)));
   await enfileirarEntregas(ids);
+  await substituirJobsAnteriores(ids, desde);
   return ids;
+}
+
+/** How long a replay waits for jobs of the old round still finishing before leaving them to the sweep. */
+const ESPERA_DO_JOB_ANTERIOR_MS = 5000;
+
+/**
+ * A delivery's job id is its own id, and BullMQ ignores an add while a job of that id exists. The
+ * old round's job stays active for a moment after recording its last attempt (which the replay
+ * read as finished), and it cannot be removed meanwhile: the replay's add is then lost, and the
+ * delivery waited for the sweep. So the ids whose job is still one from before `desde` are
+ * watched until it is gone, then queued again, unless a job ran the new round meanwhile (the
+ * delivery is no longer pending and untried).
+ */
+async function substituirJobsAnteriores(ids: string[], desde: number): Promise<void> {
+  const q = fila(filaHubEntrega);
+  const limite = Date.now() + ESPERA_DO_JOB_ANTERIOR_MS;
+  let vigiados = ids;
+  for (;;) {
+    const jobs = await Promise.all(vigiados.map((id) => q.getJob(id)));
+    const semJob = vigiados.filter((_, i) => !jobs[i]);
+    const anteriores = vigiados.filter((_, i) => jobs[i] && jobs[i].timestamp < desde);
+    if (semJob.length) {
+      const intocadas = await Entrega.findAll({ where: { id: semJob, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] });
+      await enfileirarEntregas(intocadas.map((e) => e.id));
+    }
+    const ativos: string[] = [];
+    // an old job still waiting or delayed runs the new round itself; one finished and kept is
+    // removed, and queued again on the next turn
+    for (const id of anteriores) {
+      const estado = await q.getJobState(id);
+      if (estado === 'completed' || estado === 'failed') await q.remove(id).catch(() => 0);
+      if (estado === 'active' || estado === 'completed' || estado === 'failed') ativos.push(id);
+    }
+    if (!ativos.length) return;
+    if (Date.now() > limite) {
+      log.warn({ entregas: ativos.length }, 'reenvio: jobs anteriores ainda ativos; as entregas ficam para a varredura');
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    vigiados = ativos;
+  }
 }
 
 async function assinaturaAtiva(id: string): Promise<void> {

@@ -1,0 +1,84 @@
+import { Job, Worker } from 'bullmq';
+import { config } from '../../config';
+import { novaConexaoRedis } from '../../lib/redis';
+import { Entrega } from '../../models/hub';
+import { fila } from '../../queues/fila';
+import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { dormir, hubSemEntregasNesteArquivo } from './apoio-entregas';
+
+/**
+ * POST /entrega/{id}/reenviar while the job of the delivery's last round is still active: that job
+ * has recorded its last attempt (the replay reads the delivery as finished) but BullMQ still holds
+ * it for a moment, and a job of the same id cannot be added meanwhile. The replay's job must still
+ * be queued, not left for the sweep minutes later (DESIGN §5 monitoring). No delivery worker runs
+ * here: this file's own worker holds the old job.
+ */
+
+const t = hubSemEntregasNesteArquivo();
+
+beforeEach(() => fila(filaHubEntrega).drain(true));
+
+/** A delivery in the error queue whose last round's job a worker of this test holds active; `soltar` ends that job. */
+async function entregaComJobAtivo() {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvio'), maximo_de_tentativas: 1 });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  await fila(filaHubDistribuicao).drain();
+  const entrega = await Entrega.findOne({ where: { evento_id: eventoId } });
+  await Entrega.update({ situacao: 'fila_de_erro', tentativas: 1, proxima_tentativa_em: null }, { where: { id: entrega!.id } });
+
+  let soltar!: () => void;
+  const solto = new Promise<void>((r) => (soltar = r));
+  let ativo!: (job: Job) => void;
+  const emCurso = new Promise<Job>((r) => (ativo = r));
+  const worker = new Worker(
+    filaHubEntrega.nome,
+    async (job) => {
+      ativo(job);
+      await solto;
+    },
+    { connection: novaConexaoRedis('worker', 'teste-reenvio'), prefix: config().queuePrefix, autorun: false },
+  );
+  worker.on('error', () => undefined); // its connection closes with the suite
+  await fila(filaHubEntrega).add('entregar', { id: entrega!.id }, { jobId: entrega!.id });
+  void worker.run();
+  expect((await emCurso).id).toBe(entrega!.id);
+  // takes nothing more: the replay's job must stay in the queue to be seen
+  await worker.pause(true);
+  return { id: entrega!.id, soltar, worker };
+}
+
+test('a replay while the old round job is still active queues its own job once that one ends', async () => {
+  const { id, soltar, worker } = await entregaComJobAtivo();
+  try {
+    const resposta = t.hub.api.post(`/entrega/${id}/reenviar`, { token: await t.hub.admin() });
+    await dormir(300);
+    expect(await fila(filaHubEntrega).getJobState(id)).toBe('active');
+    soltar();
+    const res = await resposta;
+    expect(res.status).toBe(202);
+    expect(res.body.situacao).toBe('pendente');
+    const job = await fila(filaHubEntrega).getJob(id);
+    expect(job?.data).toEqual({ id });
+    expect(await job!.getState()).toBe('waiting');
+  } finally {
+    soltar();
+    await worker.close();
+  }
+});
+
+test('a replay whose delivery the old job sent meanwhile (its round taken by that job) queues nothing more', async () => {
+  const { id, soltar, worker } = await entregaComJobAtivo();
+  try {
+    const resposta = t.hub.api.post(`/entrega/${id}/reenviar`, { token: await t.hub.admin() });
+    await dormir(300);
+    // as if the old job had read the delivery after the replay and delivered it
+    await Entrega.update({ situacao: 'entregue', tentativas: 1, entregue_em: new Date() }, { where: { id } });
+    soltar();
+    expect((await resposta).status).toBe(202);
+    expect(await fila(filaHubEntrega).getJob(id)).toBeUndefined();
+  } finally {
+    soltar();
+    await worker.close();
+  }
+});
