@@ -6,7 +6,10 @@ export const filaHubRetencao: DefinicaoDeFila = {
   servico: 'hub',
   descricao: 'Limpeza do histórico de entregas e reenfileiramento de entregas esquecidas',
   opcoesDosJobs: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
-  opcoesDoWorker: { concurrency: 1 },
+  // two: a long purge (the first one over a large history takes thousands of batches) must not
+  // hold up the minute's sweep. Two purges at once are safe (each batch is read again under lock),
+  // as with several worker processes
+  opcoesDoWorker: { concurrency: 2 },
 };
 
 export const INTERVALO_DA_RETENCAO_MS = 60 * 60_000;

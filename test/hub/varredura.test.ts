@@ -4,11 +4,12 @@ import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
 import { novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
-import { fila } from '../../queues/fila';
+import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
+import { filaHubRetencao } from '../../queues/hub-retencao';
 import { esperarOutraConexao } from '../helpers/espera';
-import { hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
@@ -105,4 +106,30 @@ test('an attempt that fails while the sweep runs keeps the next time it set: the
     await conexao.end();
   }
   expect((await Entrega.findByPk(id))!.proxima_tentativa_em).toEqual(depois);
+});
+
+test('a purge held up (a long first purge of a large history, here a locked row) does not hold the sweep up: both run at once', async () => {
+  const [velha, esquecida] = await entregasSemJob(2);
+  // a finished delivery past retention, which the purge locks before deleting it
+  const muitoAntes = new Date(Date.now() - 90 * 86_400_000);
+  await Entrega.update({ situacao: 'entregue', entregue_em: muitoAntes, criada_em: muitoAntes, atualizada_em: muitoAntes }, { where: { id: velha }, silent: true });
+  await atrasar(esquecida, 5);
+  const retencao = fila(filaHubRetencao);
+  const worker = iniciarWorker(filaHubRetencao, processarHubRetencao);
+  const conexao = await novaConexao('hub');
+  try {
+    await conexao.beginTransaction();
+    await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [velha]);
+    await retencao.add('purgar', {});
+    await esperarOutraConexao(conexao, 'the purge waiting on the old delivery', ['%FROM `entrega`%FOR UPDATE%']);
+
+    await retencao.add('varrer', {});
+    await esperarAte(async () => (await jobsDeEntrega()).includes(esquecida), 'the sweep queuing the forgotten delivery while the purge waits');
+    expect(await Entrega.findByPk(velha)).not.toBeNull();
+    await conexao.commit();
+    await esperarAte(async () => (await Entrega.findByPk(velha)) === null, 'the purge, once the row is free');
+  } finally {
+    await conexao.end();
+    await worker.close();
+  }
 });
