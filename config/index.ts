@@ -53,6 +53,8 @@ export interface Config {
     segredoDeAssinatura?: string;
     /** the local-disk storage's folder (default `<DATA_DIR>/arquivos`) */
     diretorio: string;
+    /** an upload not received whole within this answers 408 and leaves nothing stored (FILES_PRAZO_DO_ENVIO_S) */
+    prazoDoEnvioMs: number;
   };
   sales: {
     /** key (32+ characters) that encrypts the secrets of configured systems; absent in LOCALHOST: generated, kept in the database */
@@ -120,6 +122,7 @@ const envSchema = Joi.object({
   FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
   FILES_SEGREDO_DE_ASSINATURA: Joi.string().min(32).max(512),
   FILES_DIRETORIO: Joi.string(),
+  FILES_PRAZO_DO_ENVIO_S: Joi.number().integer().min(1).max(86_400).default(3600),
   SALES_CHAVE_DE_CIFRA: Joi.string().min(32).max(512),
   SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: Joi.number().integer().min(1).max(86400).default(300),
   SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
@@ -201,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tamanhoMaximoBytes: value.FILES_TAMANHO_MAXIMO_MB * 1024 * 1024,
       segredoDeAssinatura: value.FILES_SEGREDO_DE_ASSINATURA,
       diretorio: value.FILES_DIRETORIO ?? path.join(value.DATA_DIR, 'arquivos'),
+      prazoDoEnvioMs: value.FILES_PRAZO_DO_ENVIO_S * 1000,
     },
     sales: {
       chaveDeCifra: value.SALES_CHAVE_DE_CIFRA,

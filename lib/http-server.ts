@@ -7,10 +7,13 @@ import { logger } from './logger';
 
 /**
  * Listens and registers a graceful close: stop accepting, let in-flight requests finish within
- * the grace period, then cut what is left.
+ * the grace period, then cut what is left. `prazoDaRequisicaoMs`: how long a request may take to
+ * arrive whole (Node's default is 5 minutes), checked at a quarter of it (at most every 30 s).
  */
-export async function escutar(app: Express, porta: number, nome: string, host?: string): Promise<http.Server> {
-  const server = http.createServer(app);
+export async function escutar(app: Express, porta: number, nome: string, host?: string, prazoDaRequisicaoMs?: number): Promise<http.Server> {
+  const server = prazoDaRequisicaoMs
+    ? http.createServer({ requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) }, app)
+    : http.createServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -41,7 +41,7 @@ export function abrirServico(s: Servico): Promise<void> {
 export async function iniciarApi(nome: string, porta = config().servicos[nome as NomeDoServico]?.porta) {
   const s = servico(nome);
   await abrirServico(s);
-  return escutar(s.app(), porta, s.nome);
+  return escutar(s.app(), porta, s.nome, undefined, s.prazoDaRequisicaoMs?.());
 }
 
 /**
@@ -54,7 +54,7 @@ export async function iniciarApisEmPortasLivres(nomes: NomeDoServico[]): Promise
   for (const nome of ordem) {
     const s = servico(nome);
     await abrirServico(s);
-    const server = await escutar(s.app(), 0, nome, '127.0.0.1');
+    const server = await escutar(s.app(), 0, nome, '127.0.0.1', s.prazoDaRequisicaoMs?.());
     url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     config().servicos[nome].url = url[nome];
   }

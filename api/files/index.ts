@@ -1,3 +1,4 @@
+import { config } from '../../config';
 import { MIGRACOES_FILES, MODELOS_FILES } from '../../models/files';
 import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
@@ -14,6 +15,9 @@ export const files: Servico = {
     await carregarSegredo();
     await armazenamento().preparar();
   },
+  // uploads of up to FILES_TAMANHO_MAXIMO_MB: a client slower than about 85 KB/s took more than
+  // Node's 5 minutes for 25 MiB
+  prazoDaRequisicaoMs: () => config().files.prazoDoEnvioMs,
   app: () =>
     criarApp({
       nome: 'files',

@@ -12,6 +12,11 @@ export interface Servico {
   /** after migrations: keys, seeds, anything the API or the workers need at hand */
   preparar(): Promise<void>;
   app(): Express;
+  /**
+   * How long a request may take to arrive whole, when not Node's 5 minutes (a large upload on a
+   * slow link takes longer); past it Node answers 408 and closes the connection.
+   */
+  prazoDaRequisicaoMs?(): number;
 }
 
 /** Readiness (DESIGN §4): the service's database and Redis answer. */

@@ -50,8 +50,11 @@ export function filesDe(suite: SuiteDeTeste) {
     return comoResposta(res.status, res.headers, Buffer.from(await res.arrayBuffer()));
   }
 
-  /** POST /arquivo in chunks with no Content-Length (Transfer-Encoding: chunked): the size is unknown until the end. */
-  function enviarEmPedacos(token: string, nome: string, pedacos: Buffer[], tipo = 'application/octet-stream'): Promise<Resposta> {
+  /**
+   * POST /arquivo in chunks with no Content-Length (Transfer-Encoding: chunked): the size is unknown
+   * until the end. `intervaloMs`: a pause before each chunk after the first, as a slow link.
+   */
+  function enviarEmPedacos(token: string, nome: string, pedacos: Buffer[], tipo = 'application/octet-stream', intervaloMs = 0): Promise<Resposta> {
     const url = new URL(`${base}/arquivo`);
     url.searchParams.set('nome', nome);
     return new Promise((resolve, reject) => {
@@ -67,8 +70,14 @@ export function filesDe(suite: SuiteDeTeste) {
       });
       // the server may answer (413) and close before the last chunk: the answer is what counts
       req.on('error', () => undefined);
-      for (const p of pedacos) req.write(p);
-      req.end();
+      void (async () => {
+        for (const [i, p] of pedacos.entries()) {
+          if (i && intervaloMs) await new Promise((r) => setTimeout(r, intervaloMs));
+          if (req.destroyed) return;
+          req.write(p);
+        }
+        req.end();
+      })();
     });
   }
 
