@@ -4,13 +4,18 @@ import { access, constants, mkdir, open, readdir, rename, rm, stat } from 'node:
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { aoEncerrar } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import type { Armazenamento } from './armazenamento';
 
 /** A key is an id: letters, digits, `-` and `_` only, so it can never name a path outside the folder. */
 const CHAVE = /^[A-Za-z0-9_-]{1,128}$/;
-/** A partial file older than this belongs to an upload that will never finish (a crash). */
-const PARCIAL_ABANDONADO_MS = 60 * 60_000;
+/**
+ * A partial file untouched for this long belongs to an upload that will never finish (a crash): at
+ * least an hour, and longer than an upload may take (FILES_PRAZO_DO_ENVIO_S), so a slow one that
+ * paused is never swept while it can still arrive.
+ */
+export const abandonoDeParcialMs = (prazoDoEnvioMs: number) => Math.max(60 * 60_000, prazoDoEnvioMs + 5 * 60_000);
 
 /**
  * Files on the local disk: `<dir>/<last two characters of the id>/<id>` (256 sub-folders: the
@@ -21,7 +26,10 @@ const PARCIAL_ABANDONADO_MS = 60 * 60_000;
 export class ArmazenamentoLocal implements Armazenamento {
   private readonly parciais: string;
 
-  constructor(readonly diretorio: string) {
+  constructor(
+    readonly diretorio: string,
+    private readonly abandonoMs = abandonoDeParcialMs(0),
+  ) {
     this.parciais = path.join(diretorio, 'parciais');
   }
 
@@ -64,10 +72,19 @@ export class ArmazenamentoLocal implements Armazenamento {
     await rm(this.caminho(chave), { force: true });
   }
 
-  /** Creates the folders and sweeps partial files abandoned by a crash. */
+  /**
+   * Creates the folders and sweeps partial files abandoned by a crash, now and then again every
+   * quarter of the abandonment time: a process restarted soon after a crash (an orchestrator's
+   * restart of a killed one) would otherwise keep the crash's partial files until a later restart.
+   */
   async preparar(): Promise<void> {
     await mkdir(this.parciais, { recursive: true, mode: 0o700 });
     await this.limparParciais();
+    const varredura = setInterval(() => {
+      this.limparParciais().catch((err) => logger('files').warn({ err }, 'varredura de envios abandonados falhou'));
+    }, this.abandonoMs / 4);
+    varredura.unref();
+    aoEncerrar('workers', `files:parciais:${this.diretorio}`, async () => clearInterval(varredura));
   }
 
   async pronto(): Promise<void> {
@@ -79,7 +96,7 @@ export class ArmazenamentoLocal implements Armazenamento {
     for (const nome of await readdir(this.parciais).catch(() => [] as string[])) {
       const caminho = path.join(this.parciais, nome);
       const info = await stat(caminho).catch(() => undefined);
-      if (info && agora - info.mtimeMs > PARCIAL_ABANDONADO_MS) {
+      if (info && agora - info.mtimeMs > this.abandonoMs) {
         await rm(caminho, { force: true });
         removidos++;
       }

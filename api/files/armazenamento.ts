@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { config } from '../../config';
-import { ArmazenamentoLocal } from './armazenamento-local';
+import { abandonoDeParcialMs, ArmazenamentoLocal } from './armazenamento-local';
 
 /**
  * Where the bytes of the files live (DESIGN §7), keyed by the file's id. Local disk is the embedded
@@ -19,7 +19,7 @@ export interface Armazenamento {
   ler(chave: string): Promise<Readable | null>;
   /** Removes the bytes; removing what is not there is not an error. */
   remover(chave: string): Promise<void>;
-  /** Once, on start: creates what the store needs and clears what a crash may have left. */
+  /** Once, on start: creates what the store needs and clears what a crash may have left (and keeps clearing it). */
   preparar(): Promise<void>;
   /** Resolves when the store can be written (readiness). */
   pronto(): Promise<void>;
@@ -31,7 +31,7 @@ let instalado: Armazenamento | undefined;
 export function armazenamento(): Armazenamento {
   const diretorio = path.resolve(config().files.diretorio);
   if (!instalado || (instalado instanceof ArmazenamentoLocal && instalado.diretorio !== diretorio)) {
-    instalado = new ArmazenamentoLocal(diretorio);
+    instalado = new ArmazenamentoLocal(diretorio, abandonoDeParcialMs(config().files.prazoDoEnvioMs));
   }
   return instalado;
 }

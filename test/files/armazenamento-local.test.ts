@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ArmazenamentoLocal } from '../../api/files/armazenamento-local';
+import { abandonoDeParcialMs, ArmazenamentoLocal } from '../../api/files/armazenamento-local';
 import { disposicaoDeAnexo } from '../../api/files/disposicao';
 
 /** The local-disk storage behind the Armazenamento interface (DESIGN §7), on a folder of its own. */
@@ -60,6 +60,25 @@ test('on start, partial files abandoned by a crash (over an hour old) are swept;
   utimesSync(velho, duasHorasAtras, duasHorasAtras);
   await local.preparar();
   expect(readdirSync(path.join(dir, 'parciais'))).toEqual(['recente.1']);
+});
+
+test('while the service runs, a partial file abandoned since it started is swept too, every quarter of the abandonment time', async () => {
+  const rapido = new ArmazenamentoLocal(dir, 2000);
+  await rapido.preparar();
+  const velho = path.join(dir, 'parciais', 'apos-o-inicio.1');
+  writeFileSync(velho, 'x');
+  const passado = (Date.now() - 10_000) / 1000;
+  utimesSync(velho, passado, passado);
+  const recente = path.join(dir, 'parciais', 'em-curso.1');
+  writeFileSync(recente, 'x');
+  for (let i = 0; i < 40 && existsSync(velho); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(readdirSync(path.join(dir, 'parciais'))).toEqual(['em-curso.1']);
+});
+
+test('the abandonment time is at least an hour, and longer than an upload may take', () => {
+  expect(abandonoDeParcialMs(0)).toBe(3600_000);
+  expect(abandonoDeParcialMs(3600_000)).toBe(3900_000);
+  expect(abandonoDeParcialMs(6 * 3600_000)).toBeGreaterThan(6 * 3600_000);
 });
 
 describe('Content-Disposition of a download (DESIGN §7 downloads; RFC 6266, RFC 8187)', () => {
