@@ -315,7 +315,7 @@ function rotasDeEntregas(): Rota[] {
       acesso: 'usuario',
       permissao: lerMonitoramento,
       validar: { query: schemas.filtroDeEntregas },
-      resposta: respostas.pagina(respostas.entrega),
+      resposta: respostas.paginaDeEntregas(respostas.entrega),
       tratar: (req) => {
         const { pagina, tamanho, ...filtros } = req.entrada.query;
         return listarEntregas(filtros, pagina, tamanho);

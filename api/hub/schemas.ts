@@ -124,4 +124,6 @@ export const respostas = {
     sempre({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
   ),
   pagina: paginaNumerada,
+  /** GET /entrega: `total` stops at 10,000, and `estimado` says when it did */
+  paginaDeEntregas: (item: Joi.Schema) => paginaNumerada(item).keys({ estimado: Joi.boolean().required() }),
 };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { purgarHistorico } from '../../api/hub/entregas';
+import { CONTAGEM_DAS_ENTREGAS, purgarHistorico } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -67,7 +67,7 @@ describe('GET /entrega and GET /entrega/{id}', () => {
     const { c: ruim, entregas: [falha] } = await cenarioComFalhas('/lista/ruim', 1);
 
     const pagina = await hub.entregas({ assinatura_id: boa.assinatura.id });
-    expect(pagina).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 500, total: 3 });
+    expect(pagina).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 500, total: 3, estimado: false });
     expect(pagina.itens.map((e: any) => e.evento_id)).toEqual([...publicados].reverse());
     for (const e of pagina.itens) {
       expect(Object.keys(e).sort()).toEqual(CAMPOS_DA_ENTREGA);
@@ -85,6 +85,17 @@ describe('GET /entrega and GET /entrega/{id}', () => {
     const naFila = (await hub.entregas({ situacao: 'fila_de_erro' })).itens as any[];
     expect(naFila.every((e) => e.situacao === 'fila_de_erro')).toBe(true);
     expect(naFila.map((e) => e.id)).toContain(falha.id);
+    // past the count's cap, total stops there and says it is an estimate; the page itself is whole
+    const maxima = CONTAGEM_DAS_ENTREGAS.maxima;
+    CONTAGEM_DAS_ENTREGAS.maxima = 2;
+    try {
+      const estimada = await hub.entregas({ assinatura_id: boa.assinatura.id });
+      expect(estimada).toMatchObject({ total: 2, estimado: true });
+      expect(estimada.itens).toHaveLength(3);
+      expect(await hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).toMatchObject({ total: 0, estimado: false });
+    } finally {
+      CONTAGEM_DAS_ENTREGAS.maxima = maxima;
+    }
     // an unknown situacao is a validation error
     esperarProblema(await hub.api.get('/entrega', { token: await hub.admin(), query: { situacao: 'perdida' } }), 400);
   });
