@@ -114,4 +114,14 @@ export const MIGRACOES_LEADS: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0003-estabelecimento-cep',
+    async up(qi) {
+      // GET /api/empresas?cep=: a whole CEP or a long prefix matches a handful of establishments,
+      // which without an index meant reading the whole registry in CNPJ order (a 503 on the real
+      // data); a short prefix still walks in CNPJ order, where matches are dense. Each import
+      // builds it again on its fresh copy, as every index of the live table.
+      await qi.sequelize.query('CREATE INDEX estabelecimento_cep ON estabelecimento (cep)');
+    },
+  },
 ];

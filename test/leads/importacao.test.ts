@@ -595,6 +595,19 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
+  test('the fresh tables swapped in keep every index of the live ones (the listing filters\' indexes, cep included)', async () => {
+    const indices = async (tabela: string) =>
+      (await banco('leads').query(`SHOW INDEX FROM ${tabela}`, { type: QueryTypes.SELECT }))
+        .map((i: any) => `${i.Key_name}:${i.Seq_in_index}:${i.Column_name}:${i.Index_type}`)
+        .sort();
+    const antes = await indices('estabelecimento');
+    expect(antes).toContain('estabelecimento_cep:1:cep:BTREE');
+    const outros = { empresa: await indices('empresa'), socio: await indices('socio') };
+    await importarMes(dois(novoCnpj(), 'INDICES'));
+    expect(await indices('estabelecimento')).toEqual(antes);
+    expect({ empresa: await indices('empresa'), socio: await indices('socio') }).toEqual(outros);
+  });
+
   test('while a month is being imported, lookups keep answering the old data, then the new one: always 200, never a gap', async () => {
     const { dir, cnpj } = await mesGrande();
     await importarMes({ ...dois(cnpj, 'MES 1'), estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES 1' })] });
