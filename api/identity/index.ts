@@ -1,8 +1,7 @@
 import { MIGRACOES_IDENTITY, MODELOS_IDENTITY } from '../../models/identity';
 import { criarApp } from '../shared/app';
-import { autenticadorLocal } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
-import { jwks } from './chaves';
+import { autenticadorDoIdentity } from './login';
 import { prepararIdentity } from './preparar';
 import { rotasDoIdentity } from './routes';
 
@@ -16,7 +15,7 @@ export const identity: Servico = {
       nome: 'identity',
       info: { title: 'Identity', version: '0.1.0', description: 'Login central, usuários, aplicativos e tokens.' },
       rotas: rotasDoIdentity(),
-      autenticar: autenticadorLocal(jwks),
+      autenticar: autenticadorDoIdentity(),
       pronto: () => prontidao('identity'),
     }),
 };

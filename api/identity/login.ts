@@ -2,8 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
+import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
-import { assinar } from './chaves';
+import { assinar, jwks } from './chaves';
 import { senhaConfere } from './senhas';
 import { eMaster, usuarioJson, UsuarioJson } from './usuarios';
 
@@ -84,4 +85,25 @@ export async function tokenDeAplicativo(clientId: string, clientSecret: string):
   if (!app || !timingSafeEqual(esperado, recebido)) throw naoAutenticado('client_id ou client_secret inválidos.');
   const segundos = config().identity.tokenAplicativoSegundos;
   return { access_token: assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, segundos), token_type: 'Bearer', expires_in: segundos };
+}
+
+/**
+ * Identity's own routes (DESIGN §3): besides the token's signature, the user or application it
+ * names must still exist, active, and a user's master comes from its row, not from the token. A
+ * token outlives its holder's removal or demotion (8 hours for a user) wherever it is only verified;
+ * here, where users and applications are administered, a removed master must not create another.
+ */
+export function autenticadorDoIdentity(): Autenticador {
+  const verificar = autenticadorLocal(jwks);
+  return async (token) => {
+    const p = await verificar(token);
+    if (p.tipo === 'usuario') {
+      const u = await Usuario.findByPk(p.sub, { attributes: ['id', 'master', 'email'] });
+      if (!u) throw naoAutenticado('O usuário do token foi removido.');
+      return { ...p, master: eMaster(u) };
+    }
+    const app = await Aplicativo.findByPk(p.sub, { attributes: ['id', 'ativo'] });
+    if (!app?.ativo) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
+    return p;
+  };
 }

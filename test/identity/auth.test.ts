@@ -195,3 +195,36 @@ describe('a valid token of the wrong kind (DESIGN §4: 403)', () => {
     esperarProblema(await id.api.post('/aplicativo', { token, body: { nome: 'Intruso' } }), 403);
   });
 });
+
+describe('identity checks the holder of each token against its own records (users and applications are administered here)', () => {
+  test('a removed master\'s token is refused at once (401): it cannot create another master', async () => {
+    const outro = await id.criarUsuarioLogado({ e_master: true });
+    expect((await listar(outro.token)).status).toBe(200);
+    expect((await id.api.del(`/usuario/${outro.usuario.id}`, { token: admin })).status).toBe(204);
+    esperarProblema(await listar(outro.token), 401);
+    const novo = await id.api.post('/usuario', {
+      token: outro.token,
+      body: { nome: 'Outro Master', email: `m${Date.now()}@suite.test`, perfil: 'colaborador', e_master: true },
+    });
+    esperarProblema(novo, 401);
+  });
+
+  test('a master made an ordinary user loses the master routes at once (403), though the token says master', async () => {
+    const rebaixado = await id.criarUsuarioLogado({ e_master: true });
+    expect(decodeJwt(rebaixado.token).master).toBe(true);
+    expect((await id.api.patch(`/usuario/${rebaixado.usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    esperarProblema(await listar(rebaixado.token), 403);
+    // and made master again, the same token works again
+    expect((await id.api.patch(`/usuario/${rebaixado.usuario.id}`, { token: admin, body: { e_master: true } })).status).toBe(200);
+    expect((await listar(rebaixado.token)).status).toBe(200);
+  });
+
+  test('a deactivated or removed application\'s token is refused (401)', async () => {
+    const desativado = await id.criarAplicativo();
+    const removido = await id.criarAplicativo();
+    for (const a of [desativado, removido]) expect((await id.api.get('/aplicativo', { token: a.token })).status).toBe(200);
+    expect((await id.api.patch(`/aplicativo/${desativado.id}`, { token: admin, body: { ativo: false } })).status).toBe(200);
+    expect((await id.api.del(`/aplicativo/${removido.id}`, { token: admin })).status).toBe(204);
+    for (const a of [desativado, removido]) esperarProblema(await id.api.get('/aplicativo', { token: a.token }), 401);
+  });
+});
