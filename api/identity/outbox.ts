@@ -1,4 +1,4 @@
-import { Op, Transaction } from 'sequelize';
+import { literal, Op, Transaction, where } from 'sequelize';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Aplicativo, EventoPendente } from '../../models/identity';
@@ -50,14 +50,44 @@ async function tokenDoIdentity(): Promise<string> {
   return assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, 300);
 }
 
+/** Unsent events of the same collaborator older than the one a job sends, sent first by that job (at most this many). */
+const ANTERIORES_POR_ENVIO = 100;
+
 /**
- * Publishes one stored event at the hub (POST /eventos, idempotent by `id`). Throws while the hub
- * is out of reach or refuses, so the queue retries it; an event already sent is not sent again.
+ * Publishes one stored event at the hub (POST /eventos, idempotent by `id`), after the unsent
+ * events of the same collaborator stored before it, in the order they were stored: each event's
+ * job backs off on its own, so after an outage a collaborator's `atualizado` or `removido` would
+ * otherwise reach the hub before its `criado`, and a subscriber applying them in arrival order
+ * would bring a removed collaborator back. Other collaborators' events do not wait: one the hub
+ * keeps refusing holds back only its own collaborator's later ones. Throws at the first event the
+ * hub does not take, so the queue retries; an event already sent is not sent again (two jobs
+ * sending the same older event at once send it twice, and the hub answers the second with the
+ * first).
  */
 export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'inexistente'> {
   const evento = await EventoPendente.findByPk(id);
   if (!evento) return 'inexistente';
   if (evento.enviado_em) return 'ja_enviado';
+  const anteriores = await EventoPendente.findAll({
+    where: {
+      enviado_em: null,
+      [Op.or]: [{ criado_em: { [Op.lt]: evento.criado_em } }, { criado_em: evento.criado_em, id: { [Op.lt]: evento.id } }],
+      // the unsent ones come from the index; few are left to read for their collaborator
+      // (a literal path: Sequelize writes a `$` inside fn() arguments as `$$`)
+      [Op.and]: [where(literal("JSON_VALUE(dados, '$.id')"), String(evento.dados.id))],
+    },
+    order: [
+      ['criado_em', 'ASC'],
+      ['id', 'ASC'],
+    ],
+    limit: ANTERIORES_POR_ENVIO,
+  });
+  for (const anterior of anteriores) await publicar(anterior);
+  await publicar(evento);
+  return 'enviado';
+}
+
+async function publicar(evento: EventoPendente): Promise<void> {
   await evento.increment('tentativas');
   let erro: string;
   try {
@@ -69,7 +99,7 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
     });
     if (resposta.ok) {
       await evento.update({ enviado_em: new Date(), ultimo_erro: null });
-      return 'enviado';
+      return;
     }
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
   } catch (err) {

@@ -27,6 +27,8 @@ interface Chamada {
 
 /** How the stand-in hub behaves now: accept (202), refuse (503) or drop the connection. */
 let modo: 'aceitar' | 'recusar' | 'derrubar' = 'aceitar';
+/** collaborators whose events the stand-in refuses (503) whatever the mode */
+const recusados = new Set<string>();
 const chamadas: Chamada[] = [];
 
 const hub = http.createServer((req, res) => {
@@ -46,9 +48,10 @@ const hub = http.createServer((req, res) => {
       req.socket.destroy();
       return;
     }
-    chamada.status = modo === 'recusar' ? 503 : 202;
+    const recusar = modo === 'recusar' || recusados.has(corpo?.dados?.id);
+    chamada.status = recusar ? 503 : 202;
     res.writeHead(chamada.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(modo === 'recusar' ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
+    res.end(JSON.stringify(recusar ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
   });
 });
 
@@ -243,4 +246,42 @@ test('while the hub is out of reach the event waits, and arrives once the hub is
   await esperarEvento(u.id, 'colaborador.criado');
   await esperarAte(async () => (await pendente.reload()).enviado_em, 'enviado_em set');
   expect(aceitas(u.id, 'colaborador.criado')).toHaveLength(1);
+});
+
+test('after an outage a collaborator\'s events reach the hub in the order they happened, though each job backs off on its own', async () => {
+  modo = 'recusar';
+  const u = await colaborador();
+  // criado's job has backed off a few times: its next try is seconds away
+  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 3, 'three refused attempts of criado');
+  const antes = doUsuario(u.id).length;
+  expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Nome Novo' } })).status).toBe(200);
+  expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
+  // the jobs of atualizado and removido have run once (and been refused) while criado backs off
+  await esperarAte(() => doUsuario(u.id).length >= antes + 2, 'the newer events\' jobs tried');
+
+  modo = 'aceitar';
+  await esperarEvento(u.id, 'colaborador.removido');
+  const primeiraAceita = (tipo: string) => chamadas.findIndex((c) => c.corpo?.dados?.id === u.id && c.status === 202 && c.corpo.tipo === tipo);
+  const ordem = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'].map(primeiraAceita);
+  expect(ordem.every((i) => i >= 0)).toBe(true);
+  expect([...ordem].sort((a, b) => a - b)).toEqual(ordem);
+  await esperarAte(async () => (await pendentesDo(u.id)).every((e) => e.enviado_em), 'every event marked sent');
+});
+
+test('an event the hub keeps refusing holds back only its own collaborator\'s later events, not other collaborators\'', async () => {
+  const preso = await colaborador();
+  recusados.add(preso.id);
+  try {
+    await esperarAte(() => doUsuario(preso.id).some((c) => c.status === 503), 'a refused attempt');
+    expect((await id.api.patch(`/usuario/${preso.id}`, { token: admin, body: { nome: 'Ainda Preso' } })).status).toBe(200);
+    const livre = await colaborador();
+    await esperarEvento(livre.id, 'colaborador.criado');
+    await dormir(300);
+    // the later event of the refused collaborator waits for its criado
+    expect(aceitas(preso.id, 'colaborador.atualizado')).toHaveLength(0);
+  } finally {
+    recusados.delete(preso.id);
+  }
+  await esperarEvento(preso.id, 'colaborador.atualizado');
+  expect(aceitas(preso.id, 'colaborador.criado')).not.toHaveLength(0);
 });
