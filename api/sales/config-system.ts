@@ -141,7 +141,13 @@ export interface SistemaDoWebhook {
 /** Changes made by another process take effect within this time; this process's at once. */
 const paraWebhooks = new CacheComPrazo<string, SistemaDoWebhook | null>(() => 10_000);
 
+/** The shape of an id (paginacao's `id()`): anything else names no system, and never reaches the database. */
+const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
+  // checked before the route's own validation runs: an id outside ASCII made the database refuse
+  // the comparison with the ASCII column (a 500 for any mistyped address)
+  if (!FORMA_DO_ID.test(id)) return null;
   return paraWebhooks.obterOuCarregar(id, async () => {
     const c = await ConfigSystem.findByPk(id);
     if (!c || !c.ativo) return null;

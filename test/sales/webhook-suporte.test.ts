@@ -127,6 +127,29 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
   });
 });
 
+describe('message times and types in every form the platform may send', () => {
+  it('a time past 9999-12-31 in UTC (an ISO date with an offset) answers 400 naming created_at, and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    const evento = { ...eventoDeMensagem({ conversa }), created_at: '9999-12-31T23:59:59-14:00' };
+    const p = esperarProblema(await s.webhook(sistema, evento), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'created_at' })]);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+    // the last second a date column holds is taken
+    const ultimo = { ...eventoDeMensagem({ conversa }), created_at: '9999-12-31T23:59:59Z' };
+    expect((await s.registrar(sistema, ultimo)).mensagens_novas).toBe(1);
+  });
+
+  it('a message_type sent as a number in text ("0", "1") is that type: the message is stored', async () => {
+    const conversa = idDoSuporte();
+    const entrada = { ...eventoDeMensagem({ conversa }), message_type: '0' };
+    expect((await s.registrar(sistema, entrada)).mensagens_novas).toBe(1);
+    const saida = { ...eventoDeMensagem({ conversa, tipo: 'outgoing' }), message_type: '1' };
+    expect((await s.registrar(sistema, saida)).mensagens_novas).toBe(1);
+    const nota = { ...eventoDeMensagem({ conversa }), message_type: '2' };
+    expect((await s.registrar(sistema, nota)).mensagens_novas).toBe(0);
+  });
+});
+
 describe('DESIGN §10: autor comes from the sender', () => {
   it('contact → contato; team member → atendente; agent bot → robo; a robot\'s chat user → robo, linking that robot', async () => {
     const usuarioDoRobo = idDoSuporte();
@@ -505,6 +528,11 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect((await s.api.del(`/config_system/${apagado.id}`, { token: await s.admin() })).status).toBe(204);
     esperarProblema(await s.webhook(apagado, evento), 404);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('an address whose system id is not an id (letters outside ASCII, symbols) answers 404 like any unknown system', async () => {
+    const evento = eventoDeMensagem({ conversa: idDoSuporte() });
+    for (const id of ['é', 'ação', 'a b', 'x'.repeat(65)]) esperarProblema(await s.webhook({ id: encodeURIComponent(id), token: sistema.token }, evento), 404);
   });
 
   it('a renewed token replaces the old one at once', async () => {
