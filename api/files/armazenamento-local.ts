@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, WriteStream } from 'node:fs';
 import { access, constants, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -44,13 +44,18 @@ export class ArmazenamentoLocal implements Armazenamento {
     const guardarErro = () => undefined;
     origem.on('error', guardarErro);
     const parcial = path.join(this.parciais, `${chave}.${randomUUID()}`);
+    let destino: WriteStream | undefined;
     try {
       await mkdir(this.parciais, { recursive: true, mode: 0o700 });
       // flush: fsync before close, so the renamed file is whole after a power cut
-      await pipeline(origem, createWriteStream(parcial, { flags: 'wx', mode: 0o600, flush: true }));
+      destino = createWriteStream(parcial, { flags: 'wx', mode: 0o600, flush: true });
+      await pipeline(origem, destino);
       await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
       await rename(parcial, final);
     } catch (err) {
+      // a source failing at once rejects the pipeline before the file is even open: removed
+      // before the open, the file would be created after (an empty partial left behind)
+      if (destino && !destino.closed) await new Promise<void>((r) => destino!.once('close', () => r()));
       await rm(parcial, { force: true });
       throw err;
     } finally {
