@@ -9,7 +9,7 @@
  *   - setup over HTTP, as a client would: admin login, applications at identity, a master's
  *     GET /aplicativo at the hub to sync them, an event type with a version, subscriptions, the
  *     publisher's token;
- *   - publishing with autocannon, the monitoring counts (GET /entrega), CPU and RSS from /proc;
+ *   - publishing with autocannon, the deliveries counted in the run's database, CPU and RSS from /proc;
  *   - clean-up: children stopped with SIGTERM, databases `<prefix>_identity` / `<prefix>_hub`
  *     and Redis keys `<prefix>*` dropped, the temp DATA_DIR removed (also on Ctrl-C).
  *
@@ -25,7 +25,22 @@ import { JobType, Queue } from 'bullmq';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
 import IORedis from 'ioredis';
-import { argumentosDePerfil, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados as limparDadosDe, MYSQL_URL, RAIZ, REDIS_URL } from './comum';
+import {
+  argumentosDePerfil,
+  chamar,
+  Compilado,
+  compilarParaBench,
+  conectarAoServidor,
+  esperar,
+  f0,
+  fms,
+  fpct,
+  inteiro,
+  limparDados as limparDadosDe,
+  MYSQL_URL,
+  RAIZ,
+  REDIS_URL,
+} from './comum';
 
 export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
@@ -430,10 +445,18 @@ export async function prepararCenario(e: EnderecosDoHubBench, assinaturas: numbe
   return cenario;
 }
 
-/** GET /entrega total (all, or in one `situacao`). */
+/**
+ * Deliveries stored in the run's hub database (all, or in one `situacao`), counted there: GET
+ * /entrega's `total` stops at 10,000, and these runs hold a hundred thousand.
+ */
 export async function totalDeEntregas(c: Cenario, situacao?: 'pendente' | 'entregue' | 'fila_de_erro' | 'cancelada'): Promise<number> {
-  const b = await esperar(c.e.hub, 'GET', `/entrega?tamanho=1${situacao ? `&situacao=${situacao}` : ''}`, 200, { token: c.admin });
-  return b.total;
+  const conexao = await conectarAoServidor({ database: `${c.e.prefixo}_hub` });
+  try {
+    const [linhas] = await conexao.query(`SELECT COUNT(*) AS n FROM entrega${situacao ? ' WHERE situacao = ?' : ''}`, situacao ? [situacao] : []);
+    return Number((linhas as { n: number | string }[])[0].n);
+  } finally {
+    await conexao.end();
+  }
 }
 
 // ---------------------------------------------------------------- load

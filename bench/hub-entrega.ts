@@ -7,7 +7,7 @@
  *   (a) throughput: with the delivery queue paused, BENCH_EVENTOS events (default 100,000) are
  *       published over HTTP; the workers are started and, once all are connected, the queue is
  *       resumed and the drain timed until the subscriber has received every delivery (distinct
- *       webhook-ids) -> deliveries/s. GET /entrega?situacao=entregue must then count them all.
+ *       webhook-ids) -> deliveries/s. The deliveries recorded entregue must then count them all.
  *   (b) latency: with those workers running, events are offered at half the rate measured in (a)
  *       (or BENCH_TAXA per second) for BENCH_LATENCIA seconds (default 10); the subscriber
  *       records receipt time - `criado_em` (the event's acceptance) -> p50/p99.
@@ -105,7 +105,7 @@ async function esperarRecebidas(r: Receptor, alvo: number, t0: number, rotulo: s
   }
 }
 
-/** GET /entrega total until it stops moving (requests in flight when a load stops finish first). */
+/** The deliveries stored, until their count stops moving (requests in flight when a load stops finish first). */
 async function totalEstavel(c: Cenario): Promise<number> {
   let total = await totalDeEntregas(c);
   for (let antes = -1; total !== antes; ) {
@@ -116,7 +116,7 @@ async function totalEstavel(c: Cenario): Promise<number> {
   return total;
 }
 
-/** GET /entrega?situacao=entregue reaches `alvo` (the hub records a success just after the answer). */
+/** The deliveries recorded entregue reach `alvo` (the hub records a success just after the answer). */
 async function esperarEntregues(c: Cenario, alvo: number): Promise<number> {
   const limite = Date.now() + 30_000;
   for (;;) {
@@ -166,7 +166,7 @@ async function rodada(b: Bancada, c: Cenario, r: Receptor, w: number, entreguesA
   console.log(`  ${linhaDeCpu(cpu)}`);
   console.log(`  peak worker RSS ${f0(rssPico)} MB`);
   console.log(
-    `  check: GET /entrega?situacao=entregue ${f0(entregues - entreguesAntes)} new, subscriber ${f0(estado.idsComSucesso)} distinct ids ` +
+    `  check: recorded entregue ${f0(entregues - entreguesAntes)} new, subscriber ${f0(estado.idsComSucesso)} distinct ids ` +
       `(${estado.duplicados} answered twice), ${estado.chamadas} calls -> ${entreguesOk ? 'PASS' : 'FAIL'}`,
   );
 

@@ -6,10 +6,10 @@
  * retries are short (HUB_RETRY_SCHEDULE_MS, `20,40,80` by default). BENCH_EVENTOS events (default
  * 100,000) are published while no delivery worker runs, so that many deliveries are queued; then
  * ONE worker process (`suite worker hub-entrega`) runs until no delivery is pending
- * (GET /entrega?situacao=pendente), its RSS (VmRSS) sampled every 250 ms.
+ * (pending deliveries in the database), its RSS (VmRSS) sampled every 250 ms.
  *
  * Checks, each PASS/FAIL:
- *   - counts: entregue + fila_de_erro = deliveries created (GET /entrega total), none pending or
+ *   - counts: entregue + fila_de_erro = deliveries created (counted in the database), none pending or
  *     cancelled; the subscriber's distinct webhook-ids answered 200 = entregue, none answered 200
  *     twice; the ids that never got a 200 = fila_de_erro, each called exactly maximo_de_tentativas
  *     times;

@@ -7,11 +7,12 @@
  * (closed loop: events/s, 2xx only), then at an offered BENCH_TAXA events/s (the goal's 3,000 by
  * default: p50/p99 at that rate), with errors and non-2xx. In a closed loop the latency follows
  * from the rate and the connection count (each connection sends again as soon as it is answered,
- * so the mean is 50 connections / events/s): the p99 the goal speaks of is the one at its rate. No delivery worker runs, so only publishing is measured: events
- * and deliveries stored, one distribution job per batch enqueued and turned into delivery jobs by
- * a `suite worker hub-distribuicao` process (its CPU shows under "others"). At the end, GET
- * /entrega's total is checked against accepted events x subscriptions, and the delivery jobs in
- * Redis against the deliveries stored.
+ * so the mean is 50 connections / events/s): the p99 the goal speaks of is the one at its rate.
+ * No delivery worker runs, so only publishing is measured: events and deliveries stored, one
+ * distribution job per batch enqueued and turned into delivery jobs by a `suite worker
+ * hub-distribuicao` process (its CPU shows under "others"). At the end, the deliveries stored
+ * (counted in the run's database) are checked against accepted events x subscriptions, and the
+ * delivery jobs in Redis against the deliveries stored.
  *
  * Goal (issue): >= 3,000 events/s with p99 <= 20 ms (a self-reported Express+BullMQ peer reaches
  * 4,107/s at p95 8 ms on twice our cores).
@@ -128,7 +129,7 @@ async function principal(b: Bancada): Promise<number> {
   }
   let contagemOk = total >= esperadasMin && total <= esperadasMax;
   console.log(
-    `\ndeliveries stored (GET /entrega total): ${f0(total)}; accepted events x subscriptions: ${f0(esperadasMin)} ` +
+    `\ndeliveries stored (counted in the database): ${f0(total)}; accepted events x subscriptions: ${f0(esperadasMin)} ` +
       `(up to ${f0(esperadasMax)} with the requests in flight when the load stopped) -> ${contagemOk ? 'PASS' : 'FAIL'}`,
   );
   // the distribution jobs still queued when the load stopped add their delivery jobs meanwhile
