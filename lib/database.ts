@@ -162,6 +162,24 @@ export function novaConexao(servico: NomeDoServico): Promise<Connection> {
   return createConnection({ ...servidor(), database: nomeDoBanco(servico), timezone: 'Z' });
 }
 
+/**
+ * Runs `fn` holding the service database's named lock `nome`, on a connection of its own for as
+ * long as `fn` runs; answers null at once, without running it, when another holder has the lock
+ * (in this process or any other).
+ */
+export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>): Promise<T | null> {
+  const conexao = await novaConexao(servico);
+  try {
+    const trava = `${nomeDoBanco(servico)}_${nome}`.slice(0, 64);
+    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, 0) AS obtida', [trava])) as unknown as [[{ obtida: number | null }]];
+    if (obtida !== 1) return null;
+    return await fn();
+  } finally {
+    // the lock goes with the connection
+    await conexao.end().catch(() => conexao.destroy());
+  }
+}
+
 const pools = new Map<string, Pool>();
 
 /**

@@ -7,8 +7,8 @@ export const filaHubRetencao: DefinicaoDeFila = {
   descricao: 'Limpeza do histórico de entregas e reenfileiramento de entregas esquecidas',
   opcoesDosJobs: { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
   // two: a long purge (the first one over a large history takes thousands of batches) must not
-  // hold up the minute's sweep. Two purges at once are safe (each batch is read again under lock),
-  // as with several worker processes
+  // hold up the minute's sweep; a purge due while another runs ends at once (a named lock), so
+  // it never takes the sweep's slot for long
   opcoesDoWorker: { concurrency: 2 },
 };
 

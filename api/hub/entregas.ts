@@ -409,11 +409,12 @@ async function substituirJobsAnteriores(ids: string[], desde: number): Promise<v
     }
     const ativos: string[] = [];
     // an old job still waiting or delayed runs the new round itself; one finished and kept is
-    // removed, and queued again on the next turn
+    // removed, and one gone since it was read (removed on completion) is looked at again on the
+    // next turn, where it is queued again unless it ran the new round
     for (const id of anteriores) {
       const estado = await q.getJobState(id);
       if (estado === 'completed' || estado === 'failed') await q.remove(id).catch(() => 0);
-      if (estado === 'active' || estado === 'completed' || estado === 'failed') ativos.push(id);
+      if (estado === 'active' || estado === 'completed' || estado === 'failed' || estado === 'unknown') ativos.push(id);
     }
     if (!ativos.length) return;
     if (Date.now() > limite) {

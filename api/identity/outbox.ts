@@ -1,4 +1,4 @@
-import { literal, Op, Transaction, where } from 'sequelize';
+import { Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Aplicativo, EventoPendente } from '../../models/identity';
@@ -16,7 +16,7 @@ export async function registrarEvento(
   dados: Record<string, unknown>,
   transaction: Transaction,
 ): Promise<string> {
-  const evento = await EventoPendente.create({ tipo, versao: 1, dados }, { transaction });
+  const evento = await EventoPendente.create({ tipo, versao: 1, dados, colaborador_id: String(dados.id) }, { transaction });
   return evento.id;
 }
 
@@ -70,11 +70,9 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
   if (evento.enviado_em) return 'ja_enviado';
   const anteriores = await EventoPendente.findAll({
     where: {
+      colaborador_id: evento.colaborador_id,
       enviado_em: null,
       [Op.or]: [{ criado_em: { [Op.lt]: evento.criado_em } }, { criado_em: evento.criado_em, id: { [Op.lt]: evento.id } }],
-      // the unsent ones come from the index; few are left to read for their collaborator
-      // (a literal path: Sequelize writes a `$` inside fn() arguments as `$$`)
-      [Op.and]: [where(literal("JSON_VALUE(dados, '$.id')"), String(evento.dados.id))],
     },
     order: [
       ['criado_em', 'ASC'],

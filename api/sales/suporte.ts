@@ -66,19 +66,22 @@ const anexo = Joi.object({
   data_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(2000).allow(null, ''),
 }).unknown(true);
 
-/** 9999-12-31T23:59:59Z in unix seconds: the last moment a DATETIME column holds. */
+/** 1000-01-01T00:00:00Z and 9999-12-31T23:59:59Z in unix seconds: the moments a DATETIME column holds. */
+const PRIMEIRO_SEGUNDO = -30610224000;
 const ULTIMO_SEGUNDO = 253402300799;
 
 const mensagem = Joi.object({
   id: idNumerico.required(),
   content: texto,
-  // unix seconds up to the year 9999, or an ISO date in the same range (an offset could move
-  // 9999-12-31 past it, which the database cannot store)
+  // unix seconds up to the year 9999, or an ISO date in the years a date column holds (an offset
+  // could move 9999-12-31 past them)
   created_at: Joi.alternatives(
     Joi.number().min(0).max(ULTIMO_SEGUNDO),
     Joi.string()
       .isoDate()
-      .custom((v: string, h) => (Date.parse(v) >= 0 && Date.parse(v) <= ULTIMO_SEGUNDO * 1000 ? v : h.error('date.max'))),
+      .custom((v: string, h) =>
+        Date.parse(v) >= PRIMEIRO_SEGUNDO * 1000 && Date.parse(v) <= ULTIMO_SEGUNDO * 1000 ? v : h.message({ custom: '{{#label}} deve estar entre os anos 1000 e 9999 (UTC)' }),
+      ),
   ).required(),
   // a number first: "0" sent as text is the incoming type 0, not an unknown name
   message_type: Joi.alternatives(Joi.number().integer(), Joi.string()).required(),

@@ -12,6 +12,8 @@ export class EventoPendente extends Model {
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 1 }) declare versao: number;
   @Column({ type: DataType.TEXT('long'), allowNull: false, ...json<Record<string, unknown>>('dados') })
   declare dados: Record<string, unknown>;
+  /** `dados.id`: the events of one collaborator are sent in the order they were stored */
+  @Column({ type: DataType.CHAR(36), allowNull: true }) declare colaborador_id: string | null;
   @Column({ type: DataType.DATE(3), allowNull: true }) declare enviado_em: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   @Column({ type: DataType.STRING(1000), allowNull: true }) declare ultimo_erro: string | null;

@@ -2,7 +2,7 @@ import { Job } from 'bullmq';
 import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
-import { novaConexao } from '../../lib/database';
+import { nomeDoBanco, novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
@@ -132,4 +132,20 @@ test('a purge held up (a long first purge of a large history, here a locked row)
     await conexao.end();
     await worker.close();
   }
+});
+
+test('a purge due while another is running ends at once, so it never holds the queue\'s second slot (the sweep\'s)', async () => {
+  const outra = await novaConexao('hub');
+  try {
+    // as a purge under way holds it
+    const [[{ obtida }]] = (await outra.query('SELECT GET_LOCK(?, 0) AS obtida', [`${nomeDoBanco('hub')}_purga`.slice(0, 64)])) as any;
+    expect(obtida).toBe(1);
+    const inicio = Date.now();
+    expect(await processarHubRetencao({ name: 'purgar' } as Job)).toEqual({ ignorada: 'outra limpeza em andamento' });
+    expect(Date.now() - inicio).toBeLessThan(2000);
+  } finally {
+    await outra.end();
+  }
+  // once it is over, the next one purges
+  expect(await processarHubRetencao({ name: 'purgar' } as Job)).toEqual({ entregas: expect.any(Number), eventos: expect.any(Number) });
 });
