@@ -30,7 +30,8 @@ test('an upload still arriving past the time allowed answers 408 and leaves noth
   const antes = { disco: arquivosNoDisco(), linhas: await linhasNoBanco() };
   const inicio = Date.now();
   const res = await files.enviarEmPedacos(app.token, 'lento-demais.bin', pedacos(40), 'application/octet-stream', 200);
-  expect(res.status).toBe(408);
+  // Node answers 408 and closes; a client still writing may see the close before the answer (0)
+  expect([408, 0]).toContain(res.status);
   expect(Date.now() - inicio).toBeLessThan(6000);
   // the partial file goes once the request is cut
   for (let i = 0; i < 20 && arquivosNoDisco().length !== antes.disco.length; i++) await new Promise((r) => setTimeout(r, 100));
