@@ -3,7 +3,7 @@ import { CacheComPrazo } from '../../lib/cache';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
-import { offset, PaginaNumerada } from '../shared/paginacao';
+import { ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
 import { digitos } from './telefone';
 
@@ -141,13 +141,11 @@ export interface SistemaDoWebhook {
 /** Changes made by another process take effect within this time; this process's at once. */
 const paraWebhooks = new CacheComPrazo<string, SistemaDoWebhook | null>(() => 10_000);
 
-/** The shape of an id (paginacao's `id()`): anything else names no system, and never reaches the database. */
-const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
 async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
   // checked before the route's own validation runs: an id outside ASCII made the database refuse
-  // the comparison with the ASCII column (a 500 for any mistyped address)
-  if (!FORMA_DO_ID.test(id)) return null;
+  // the comparison with the ASCII column (a 500 for any mistyped address); anything that is not an
+  // id names no system
+  if (!ehId(id)) return null;
   return paraWebhooks.obterOuCarregar(id, async () => {
     const c = await ConfigSystem.findByPk(id);
     if (!c || !c.ativo) return null;

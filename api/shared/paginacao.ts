@@ -28,7 +28,11 @@ export const tamanho = (padrao: number, maximo?: number) =>
 export const texto = (max = 200) => Joi.string().trim().max(max).empty('');
 /** Optional boolean filter: empty or blank means absent, like the text filters. */
 export const booleano = () => Joi.boolean().truthy('true').falsy('false').empty(Joi.string().allow('').pattern(/^\s+$/));
-export const id = () => Joi.string().trim().max(64).pattern(/^[A-Za-z0-9_-]+$/);
+/** What an id looks like: at most 64 letters, digits, `-` and `_`. */
+const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export const id = () => Joi.string().trim().max(64).pattern(FORMA_DO_ID);
+/** The same test outside a schema (a hook that runs before the route's validation). */
+export const ehId = (valor: string) => FORMA_DO_ID.test(valor);
 
 export interface PaginaNumerada<T> {
   itens: T[];
