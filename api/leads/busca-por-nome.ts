@@ -1,5 +1,5 @@
 import { banco, lerDemorado } from '../../lib/database';
-import { Condicoes, condicoesDosFiltros, FiltrosDeEmpresas, palavrasDoNome } from './filtros';
+import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
 import { comPrazo, tempoEsgotado } from './sql';
 
 /**
@@ -20,10 +20,9 @@ export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
  * count job's 1 + 6 seconds stay under the 8 a listing waits for it. Answers undefined for the walk.
  */
 export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
-  const palavras = palavrasDoNome(nome);
+  const busca = buscaDoNome(nome);
   // short words only: a prefix, which no full-text index serves
-  if (!palavras.length) return undefined;
-  const busca = palavras.map((p) => `+${p}*`).join(' ');
+  if (!busca) return undefined;
   const limite = LIMITES_DO_NOME.lista + 1;
   const ler = async (select: string) =>
     (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);

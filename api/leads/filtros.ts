@@ -97,8 +97,17 @@ export interface Condicoes {
 const NAO_INDEXADAS = new Set(
   'about are com for from how that the this was what when where who will with und www'.split(' '),
 );
-export const palavrasDoNome = (nome: string) =>
+const palavrasDoNome = (nome: string) =>
   nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3 && !NAO_INDEXADAS.has(p.toLowerCase()));
+
+/**
+ * A `nome` as a full-text search in boolean mode (every indexed word, each as a prefix), or
+ * undefined when it has only short words, which no full-text index serves.
+ */
+export function buscaDoNome(nome: string): string | undefined {
+  const palavras = palavrasDoNome(nome);
+  return palavras.length ? palavras.map((p) => `+${p}*`).join(' ') : undefined;
+}
 
 /**
  * The WHERE of a filter set over `estabelecimento e`. Company and Simples filters are semi-joins on
@@ -156,9 +165,8 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Co
     onde.push(nomeEm.length ? 'e.cnpj IN (?)' : 'FALSE');
     if (nomeEm.length) parametros.push(nomeEm);
   } else if (f.nome) {
-    const palavras = palavrasDoNome(f.nome);
-    if (palavras.length) {
-      const busca = palavras.map((p) => `+${p}*`).join(' ');
+    const busca = buscaDoNome(f.nome);
+    if (busca) {
       onde.push(`(MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE)
         OR e.cnpj_basico IN (SELECT em.cnpj_basico FROM empresa em WHERE MATCH(em.razao_social) AGAINST (? IN BOOLEAN MODE)))`);
       parametros.push(busca, busca);
