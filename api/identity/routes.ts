@@ -55,7 +55,11 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
 
 /** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */
 export function rotasDoIdentity(): Rota[] {
-  const limiteDeLogin = limitePorEndereco('login', config().identity.loginLimitePorMinuto);
+  // one budget per route: a burst of wrong passwords from an address must not stop the services
+  // behind it from getting their application tokens, nor the other way round
+  const porMinuto = config().identity.loginLimitePorMinuto;
+  const limiteDeLogin = limitePorEndereco('login', porMinuto);
+  const limiteDeToken = limitePorEndereco('token', porMinuto);
   return [
     {
       metodo: 'post',
@@ -75,7 +79,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'token_de_aplicativo',
       resumo: 'Token de aplicativo (client credentials)',
       acesso: 'publico',
-      antes: [limiteDeLogin],
+      antes: [limiteDeToken],
       outrasRespostas: { '429': LIMITE_EXCEDIDO },
       validar: { body: schemas.token },
       resposta: respostas.token,

@@ -4,7 +4,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
  * DESIGN §10 rate limits: IDENTITY_LOGIN_LIMITE_POR_MINUTO per client address on /auth/login and
- * /auth/token, 429 with Retry-After past it. Set to 3 here. The service trusts X-Forwarded-For from
+ * on /auth/token, each route with a budget of its own, 429 with Retry-After past it. Set to 3 here. The service trusts X-Forwarded-For from
  * a loopback proxy, which lets each test speak from an address of its own.
  */
 
@@ -60,6 +60,14 @@ test('POST /auth/token is limited as well', async () => {
   for (let i = 0; i < 3; i++) statuses.push((await token(endereco)).status);
   expect(statuses).toEqual([401, 401, 401]);
   esperarLimite(await token(endereco));
+});
+
+test('/auth/login and /auth/token count apart: a spent login budget leaves the application token available', async () => {
+  const endereco = novoEndereco();
+  for (let i = 0; i < 3; i++) await login(errada, endereco);
+  esperarLimite(await login(errada, endereco));
+  const app = await id.api.post('/auth/token', { body: { client_id: 'x', client_secret: 'y' }, headers: endereco });
+  expect(app.status).toBe(401);
 });
 
 test('other routes are not limited by it', async () => {
