@@ -1,5 +1,7 @@
 import { banco, lerDemorado } from '../../lib/database';
+import { redis } from '../../lib/redis';
 import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { chaveNaGeracao } from './geracao';
 import { comPrazo, tempoEsgotado } from './sql';
 
 /**
@@ -7,6 +9,11 @@ import { comPrazo, tempoEsgotado } from './sql';
  * many on each side (nome fantasia, razão social). Tests lower it to reach the other path.
  */
 export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
+/**
+ * How long a name's list is kept (for the data it was read from): the pages of one search and its
+ * count read it once. Up to 10,000 CNPJs, about 170 KB.
+ */
+const VALIDADE_DA_LISTA_S = 10 * 60;
 
 /**
  * The `nome` filter reads "the nome fantasia OR the company's razão social", and MariaDB cannot
@@ -17,12 +24,28 @@ export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
  * on each side: a name with that few matches becomes a list of CNPJs (primary-key lookups); a
  * common one, or a list slower than LIMITES_DO_NOME.prazoS, keeps the walk, where matches are dense.
  * The list runs before the page's read and the count's, inside their own limits' margins: the
- * count job's 1 + 6 seconds stay under the 8 a listing waits for it. Answers undefined for the walk.
+ * count job's 1 + 6 seconds stay under the 8 a listing waits for it. It is kept in Redis for the
+ * current data, so the count and the next pages find it read. Answers undefined for the walk.
  */
 export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
   const busca = buscaDoNome(nome);
   // short words only: a prefix, which no full-text index serves
   if (!busca) return undefined;
+  const { chave } = await chaveNaGeracao('nome', busca);
+  const guardada = await redis('produtor').get(chave);
+  // kept as JSON: null for the walk
+  if (guardada !== null) return (JSON.parse(guardada) as string[] | null) ?? undefined;
+  const lista = await listarDosIndices(busca);
+  // a list that ran out of time is not kept: the database may just have been busy
+  if (lista === TEMPO_ESGOTADO) return undefined;
+  await redis('produtor').set(chave, JSON.stringify(lista ?? null), 'EX', VALIDADE_DA_LISTA_S);
+  return lista;
+}
+
+const TEMPO_ESGOTADO = Symbol('tempo esgotado');
+
+/** The name's establishments from both indexes; undefined when either has more than the list holds. */
+async function listarDosIndices(busca: string): Promise<string[] | undefined | typeof TEMPO_ESGOTADO> {
   const limite = LIMITES_DO_NOME.lista + 1;
   const ler = async (select: string) =>
     (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);
@@ -35,7 +58,7 @@ export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
     if (fantasia.length >= limite || razao.length >= limite) return undefined;
     return [...new Set([...fantasia, ...razao])];
   } catch (err) {
-    if (tempoEsgotado(err)) return undefined;
+    if (tempoEsgotado(err)) return TEMPO_ESGOTADO;
     throw err;
   }
 }

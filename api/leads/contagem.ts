@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { config } from '../../config';
 import { banco, lerDemorado } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
@@ -8,6 +6,7 @@ import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { condicoesComNome } from './busca-por-nome';
 import { chaveDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { chaveNaGeracao } from './geracao';
 import { comPrazo, ehMariaDb, tempoEsgotado } from './sql';
 
 /** SPEC 4.2 rule 4: the count stops past this and says it is an estimate. */
@@ -52,7 +51,7 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas): Promise<Contag
 
 export interface PedidoDeContagem {
   filtros: FiltrosDeEmpresas;
-  /** where the result is cached: the key names the data's generation (see `esquecerContagens`) */
+  /** where the result is cached: the key names the data's generation (geracao.ts) */
   chave: string;
 }
 
@@ -63,10 +62,6 @@ export async function contarEGuardar({ filtros, chave }: PedidoDeContagem): Prom
   return contagem;
 }
 
-const prefixo = () => `${config().queuePrefix}:leads:`;
-/** Bumped by every import: cached counts of earlier data are simply never read again (they expire). */
-const chaveDaGeracao = () => `${prefixo()}geracao`;
-
 /**
  * The count a listing shows: from the cache when this filter set was counted on the current data,
  * else by the count job (shared by concurrent listings of the same filters). A job still waiting or
@@ -75,9 +70,7 @@ const chaveDaGeracao = () => `${prefixo()}geracao`;
  */
 export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
   const r = redis('produtor');
-  const geracao = (await r.get(chaveDaGeracao())) ?? '0';
-  const hash = createHash('sha256').update(chaveDosFiltros(filtros)).digest('hex').slice(0, 32);
-  const chave = `${prefixo()}contagem:${geracao}:${hash}`;
+  const { chave, geracao, hash } = await chaveNaGeracao('contagem', chaveDosFiltros(filtros));
   const guardada = await r.get(chave);
   if (guardada) return JSON.parse(guardada) as Contagem;
   const pedido: PedidoDeContagem = { filtros, chave };
@@ -96,9 +89,4 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
     log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
     throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.');
   }
-}
-
-/** After an import every cached count is stale: a new generation makes them unreachable. */
-export async function esquecerContagens(): Promise<void> {
-  await redis('produtor').incr(chaveDaGeracao());
 }

@@ -3,7 +3,7 @@ import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
 import { condicoesComNome } from './busca-por-nome';
-import { FiltrosDeEmpresas } from './filtros';
+import { Condicoes, FiltrosDeEmpresas } from './filtros';
 import { comPrazo, tempoEsgotado } from './sql';
 
 export const TAMANHO_PADRAO = 12;
@@ -30,13 +30,15 @@ export const tamanhoAjustado = (t: number | undefined) => Math.min(TAMANHO_MAXIM
 /** SPEC 4.2 GET /api/empresas: establishments in CNPJ order, with the count of all that match. */
 export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tamanho?: number): Promise<PaginaDeEmpresas> {
   const porPagina = tamanhoAjustado(tamanho);
+  // before the count job starts, so the job finds a name's list already kept (busca-por-nome.ts)
+  const condicoes = await condicoesComNome(filtros);
   // The first page exists whatever the total: it is read while the count runs.
-  const primeira = pagina <= 1 ? resumos(filtros, 1, porPagina) : undefined;
+  const primeira = pagina <= 1 ? resumos(condicoes, 1, porPagina) : undefined;
   primeira?.catch(() => undefined); // awaited below; a failed count must not leave it unhandled
   const { total, estimado } = await contagemDasEmpresas(filtros);
   const ultima = Math.max(1, Math.ceil(total / porPagina));
   const atual = Math.min(Math.max(1, pagina), ultima);
-  const linhas = await (primeira ?? resumos(filtros, atual, porPagina));
+  const linhas = await (primeira ?? resumos(condicoes, atual, porPagina));
   const itens = linhas.map(({ situacao_cadastral, ...r }) => ({
     ...r,
     empresa_capital_social: capitalComVirgula(r.empresa_capital_social),
@@ -49,8 +51,7 @@ export async function listarEmpresas(filtros: FiltrosDeEmpresas, pagina = 1, tam
  * A page's CNPJs come first from the narrowest index (a "deferred join"), then the summary columns
  * of just those rows, so a deep page costs an index walk and not thousands of full rows.
  */
-async function resumos(filtros: FiltrosDeEmpresas, pagina: number, porPagina: number): Promise<Resumo[]> {
-  const { onde, parametros } = await condicoesComNome(filtros);
+async function resumos({ onde, parametros }: Condicoes, pagina: number, porPagina: number): Promise<Resumo[]> {
   const select = `SELECT e.cnpj, e.correio_eletronico, e.ddd_1, e.ddd_2, CAST(em.capital_social AS CHAR) AS empresa_capital_social,
         em.razao_social AS empresa_razao_social, e.logradouro, mu.descricao AS municipio_descricao, e.nome_fantasia,
         e.numero, e.situacao_cadastral, e.telefone_1, e.telefone_2, e.tipo_logradouro, e.uf

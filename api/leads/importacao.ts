@@ -8,7 +8,7 @@ import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
-import { esquecerContagens } from './contagem';
+import { novaGeracaoDosDados } from './geracao';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
@@ -316,11 +316,11 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
     }
 
     // The new month is live: what follows is tidying up, each step on its own, and its failure
-    // fails nothing. Last month's counts and codes go first: they no longer describe the data.
+    // fails nothing. What was cached about last month (counts, names' lists, codes) goes first: they no longer describe the data.
     const arrumar = (passo: string, fn: () => Promise<unknown>) =>
       fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
     esquecerCodigos();
-    await arrumar('contagens', () => esquecerContagens());
+    await arrumar('caches', () => novaGeracaoDosDados());
     await arrumar('registro', () =>
       sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
         replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],

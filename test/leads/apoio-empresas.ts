@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { digitosVerificadores } from '../../api/leads/cnpj';
-import { esquecerContagens } from '../../api/leads/contagem';
+import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { banco } from '../../lib/database';
 import { acessoDe } from '../helpers/acesso';
 import { Opcoes } from '../helpers/http';
@@ -353,7 +353,7 @@ export async function semear(c: Cadastro): Promise<void> {
     'estabelecimento_cnae_secundaria',
     [...c.secundarias].flatMap(([cnpj, cnaes]) => cnaes.map((cnae) => ({ cnae, cnpj }))),
   );
-  await esquecerContagens();
+  await novaGeracaoDosDados();
 }
 
 /** Adds establishments (and their company / Simples rows) to a generated registry and to the database. */

@@ -1,6 +1,9 @@
 import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
-import { contarEmpresas, esquecerContagens, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
+import { contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { novaGeracaoDosDados } from '../../api/leads/geracao';
+import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
@@ -9,6 +12,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import {
   acrescentar,
   Cadastro,
+  casaComNome,
   Consulta,
   empresa,
   esperados,
@@ -25,7 +29,7 @@ import {
 /*
  * SPEC 4.2 rule 4 and DESIGN §6/§8: `total` of GET /api/empresas is counted by a queue job
  * (leads-contagem) under a time limit enforced by the database, stopping past the cap, and
- * cached in Redis per filter set until esquecerContagens() (called after an import).
+ * cached in Redis per filter set until novaGeracaoDosDados() (called after an import).
  *
  * The database's own limit is exercised for real: a LOCK TABLES ... WRITE held by another
  * connection makes the count wait on a metadata lock until MariaDB's max_statement_time ends it.
@@ -46,7 +50,7 @@ beforeAll(async () => {
 });
 afterAll(() => suite.encerrar());
 // each test starts with no cached count
-beforeEach(() => esquecerContagens());
+beforeEach(() => novaGeracaoDosDados());
 
 const ESTIMATIVA = { total: TETO_DA_CONTAGEM, estimado: true };
 
@@ -122,8 +126,8 @@ describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', (
   });
 });
 
-describe('rule 4: counts are cached per filter set until esquecerContagens (DESIGN §6)', () => {
-  test('a second listing with the same filters does not recount: a new row is not in total until esquecerContagens', async () => {
+describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DESIGN §6)', () => {
+  test('a second listing with the same filters does not recount: a new row is not in total until novaGeracaoDosDados', async () => {
     const noDf = ({ e }: Visao) => e.uf === 'DF';
     const antes = esperados(cadastro, noDf).length;
     expect((await listar({ uf: 'DF' })).total).toBe(antes);
@@ -148,11 +152,11 @@ describe('rule 4: counts are cached per filter set until esquecerContagens (DESI
       expect(matrizesNoDf).toContain(novo.cnpj);
       expect(outro.total).toBe(matrizesNoDf.length);
 
-      await esquecerContagens();
+      await novaGeracaoDosDados();
       expect((await listar({ uf: 'DF' })).total).toBe(antes + 1);
     } finally {
       await remover(cadastro, [novo.cnpj]);
-      await esquecerContagens();
+      await novaGeracaoDosDados();
     }
     expect((await listar({ uf: 'DF' })).total).toBe(antes);
   });
@@ -230,7 +234,7 @@ describe('rule 4: the count is a queue job (DESIGN §6 and §8)', () => {
       const res = await pedido!;
       expect(res).toEqual({ ...ESTIMATIVA, pagina: 1, tamanho: 12, itens: primeiraPagina(p) });
 
-      await esquecerContagens();
+      await novaGeracaoDosDados();
       expect(await listar({ uf: 'SP', tem_email: 'true' })).toEqual(
         expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }),
       );
@@ -293,6 +297,53 @@ describe('rule 4: the count is a queue job (DESIGN §6 and §8)', () => {
     },
     30_000,
   );
+});
+
+describe("a name's list of establishments is kept for the current data (api/leads/busca-por-nome.ts)", () => {
+  const CAFE = (v: Visao) => casaComNome(v, 'CAFE');
+
+  test('a listing by nome asks the full-text indexes once: its count job and its next pages reuse the list', async () => {
+    expect(esperados(cadastro, CAFE).length).toBeGreaterThan(2);
+    const leitura = jest.spyOn(database, 'lerDemorado');
+    // the two questions of the list (one per index); with a list, neither page nor count matches text
+    const perguntasAosIndices = () => leitura.mock.calls.filter(([, sql]) => /AGAINST/.test(sql)).length;
+    try {
+      const primeira = await listar({ nome: 'cafe', tamanho: 1 });
+      expect(primeira).toEqual(expect.objectContaining({ total: esperados(cadastro, CAFE).length, estimado: false }));
+      expect(perguntasAosIndices()).toBe(2);
+      const segunda = await listar({ nome: 'cafe', tamanho: 1, pagina: 2 });
+      expect(segunda.itens.map((i) => i.cnpj)).toEqual([esperados(cadastro, CAFE)[1]]);
+      expect(perguntasAosIndices()).toBe(2);
+    } finally {
+      leitura.mockRestore();
+    }
+  });
+
+  test('the list holds until the data changes generation (each import starts one)', async () => {
+    const antes = esperados(cadastro, CAFE);
+    expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...antes].sort());
+    const novo = estabelecimento({ nome_fantasia: 'CAFE DA ESQUINA' });
+    await acrescentar(cadastro, [{ e: novo, em: empresa({ cnpj_basico: novo.cnpj_basico }) }]);
+    try {
+      expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...antes].sort());
+      await novaGeracaoDosDados();
+      expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...antes, novo.cnpj].sort());
+    } finally {
+      await remover(cadastro, [novo.cnpj]);
+      await novaGeracaoDosDados();
+    }
+  });
+
+  test('a list the database could not give in time is not kept: the next listing asks again', async () => {
+    const trava = await travarEstabelecimentos();
+    try {
+      // waiting on the lock until the list's own time limit: the walk, for now
+      expect(await cnpjsDoNome('cafe')).toBeUndefined();
+    } finally {
+      await destravar(trava);
+    }
+    expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...esperados(cadastro, CAFE)].sort());
+  });
 });
 
 describe('the seed of this file', () => {

@@ -1,7 +1,7 @@
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
-import { esquecerContagens } from '../../api/leads/contagem';
+import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import {
   acrescentar,
   basicoNovo,
@@ -42,7 +42,7 @@ beforeAll(async () => {
     const basico = basicoNovo();
     await acrescentar(cadastro, [{ e: estabelecimento({ cnpj_basico: basico, nome_fantasia: null }), em: empresa({ cnpj_basico: basico, razao_social }) }]);
   }
-  await esquecerContagens();
+  await novaGeracaoDosDados();
   master = await leads.admin();
 });
 afterAll(() => suite.encerrar());
@@ -281,11 +281,11 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     const lista = LIMITES_DO_NOME.lista;
     beforeAll(async () => {
       LIMITES_DO_NOME.lista = 0;
-      await esquecerContagens();
+      await novaGeracaoDosDados();
     });
     afterAll(async () => {
       LIMITES_DO_NOME.lista = lista;
-      await esquecerContagens();
+      await novaGeracaoDosDados();
     });
 
     test.each(nomes)('%s, row by row', async (_nome, query, p) => {
@@ -539,10 +539,13 @@ describe('names listed beforehand from the full-text indexes (api/leads/busca-po
   test('more matches than the list holds, or only short words (a prefix): no list, the name is matched row by row', async () => {
     const lista = LIMITES_DO_NOME.lista;
     LIMITES_DO_NOME.lista = 1;
+    // a list is kept for the data's generation: a new one makes it be asked again
+    await novaGeracaoDosDados();
     try {
       expect(await cnpjsDoNome('CAFE')).toBeUndefined();
     } finally {
       LIMITES_DO_NOME.lista = lista;
+      await novaGeracaoDosDados();
     }
     expect(await cnpjsDoNome('pa')).toBeUndefined();
   });
