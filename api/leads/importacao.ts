@@ -193,6 +193,37 @@ async function comConexao<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The connections of one run's loads and index builds. After a failure they are cut (KILL
+ * CONNECTION, issued on the run's control connection) instead of waited for: on a real month a file
+ * still loading or a table still indexing would keep the run, and its lock, for minutes over work
+ * that is dropped anyway. A connection asked for after that fails at once.
+ */
+class ConexoesDaCarga {
+  private readonly abertas = new Set<Connection>();
+  private cortadas = false;
+
+  constructor(private readonly controle: Connection) {}
+
+  com<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
+    return comConexao(async (conexao) => {
+      if (this.cortadas) throw new Error('carga interrompida por uma falha da importação');
+      this.abertas.add(conexao);
+      try {
+        return await fn(conexao);
+      } finally {
+        this.abertas.delete(conexao);
+      }
+    });
+  }
+
+  async cortar(): Promise<void> {
+    this.cortadas = true;
+    const ids = [...this.abertas].map((c) => c.threadId);
+    await Promise.all(ids.map((id) => this.controle.query(`KILL CONNECTION ${Number(id)}`).catch(() => undefined)));
+  }
+}
+
 export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso) => void = () => undefined): Promise<ResultadoDaImportacao> {
   const inicio = Date.now();
   const arquivos = await arquivosDoDiretorio(path.resolve(diretorio));
@@ -245,15 +276,20 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
 
       // Every file on a connection of its own, a few at a time (a month has dozens of parts);
       // each table is indexed as soon as its last file is in.
-      // After a failure the loads not yet started are skipped, and the clean-up below waits for
-      // those in flight, so none of them can write into the copies of a later import.
+      // After a failure the loads not yet started are skipped, those in flight are cut, and the
+      // clean-up below waits for them to end, so none of them can write into the copies of a later
+      // import.
       let falha: unknown;
+      const conexoes = new ConexoesDaCarga(controle);
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
       const tarefa = <T>(fn: () => Promise<T>, urgente = false) =>
         vez(async () => {
           if (falha) throw falha;
-          return fn().catch((err) => {
-            falha ??= err;
+          return fn().catch(async (err) => {
+            if (!falha) {
+              falha = err;
+              await conexoes.cortar();
+            }
             throw err;
           });
         }, urgente);
@@ -269,7 +305,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
           await todasAcabaram(
             lista.map((arquivo) =>
               tarefa(() =>
-                comConexao(async (conexao) => {
+                conexoes.com(async (conexao) => {
                   // Progress counts the zip's share of the total as its entries are read.
                   const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
                   const aoLer = (bytes: number) => {
@@ -278,7 +314,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
                   };
                   const carga =
                     tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
-                      ? await comConexao((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
+                      ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
                       : await carregarZip({ dados: conexao }, arquivo, aoLer);
                   for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
                   log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
@@ -291,7 +327,7 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
           const indexar = (t: string) =>
             tarefa(
               () =>
-                comConexao(async (conexao) => {
+                conexoes.com(async (conexao) => {
                   await criarIndices(conexao, t, indices.get(t)!);
                   linhas[t] -= await apagarLinhasSemChave(conexao, t);
                 }),

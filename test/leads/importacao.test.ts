@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj, partesQueFaltam, Progresso } from '../../api/leads/importacao';
@@ -690,6 +690,22 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     // and the next good month imports normally
     await importarMes(dois(cnpj, 'MES 4'));
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 4');
+  });
+
+  test('a failure cuts the loads still in flight instead of waiting for them: a large file in progress is not loaded to its end', async () => {
+    const { dir: grande } = await mesGrande();
+    const dir = dirs.novo();
+    for (const nome of readdirSync(grande)) copyFileSync(path.join(grande, nome), path.join(dir, nome));
+    // a second part that fails as soon as it is opened, while the first (40,000 rows) is loading
+    writeFileSync(path.join(dir, 'Estabelecimentos1.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
+    const inseridas = async () =>
+      Number((await sql<{ n: string }>("SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'HANDLER_WRITE'"))[0].n);
+    const antes = await inseridas();
+    await recusa(() => importarCnpj(dir));
+    // loaded to its end, the large part alone would have inserted 40,000 rows (other suites add a few)
+    expect(await inseridas() - antes).toBeLessThan(20_000);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
   });
 
   test('work tables a run cut short left behind are dropped by the next import, even of kinds it does not bring', async () => {
