@@ -5,6 +5,7 @@ import { criarModuloDeAcesso } from '../shared/acesso';
 /** Areas of sales (SPEC 4.6): conversations, customers and robots (`clientes`) and the collaborators. */
 export const acessoSales = criarModuloDeAcesso({
   areas: ['clientes', 'colaboradores'],
+  lidasPorQualquerAcao: ['clientes'],
   Colaborador,
   PerfilAcesso,
   filaDeSync: filaSalesColaboradorSync,

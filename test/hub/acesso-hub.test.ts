@@ -260,3 +260,30 @@ describe('a profile change takes effect at once in the process that made it (SPE
     expect((await hub.api.get('/assinatura', { token: pessoa.token })).status).toBe(403);
   });
 });
+
+describe('who administers access grants no more than they hold (SPEC 5.2 "where stated", SPEC 4.3 and 4.4)', () => {
+  test('in the hub another action does not include ler: creating, linking or widening to a profile that reads subscriptions is refused', async () => {
+    const [pessoa] = await hub.pessoas({ assinaturas: ['criar'], monitoramento: ['deletar'], colaboradores: ['ler', 'criar', 'editar'] });
+    const token = pessoa.token;
+    expect((await hub.api.get('/assinatura', { token })).status).toBe(403);
+    expect((await hub.api.get('/entrega', { token })).status).toBe(403);
+
+    for (const permissoes of [{ assinaturas: ['ler', 'criar'] }, { monitoramento: ['ler'] }]) {
+      const nome = unico('Escalada ');
+      esperarProblema(await hub.api.post('/perfil_acesso', { token, body: { nome, permissoes } }), 403);
+      expect((await hub.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+    }
+    const leitor = await hub.api.post('/perfil_acesso', { token: admin, body: { nome: unico('Leitor '), permissoes: { assinaturas: ['ler'] } } });
+    esperarProblema(await hub.api.patch(`/colaborador/${pessoa.colaborador.id}/perfil_acesso`, { token, body: { perfil_acesso_id: leitor.body.id } }), 403);
+    const proprio = (await hub.api.get(`/colaborador/${pessoa.colaborador.id}`, { token: admin })).body.perfil_acesso_id;
+    esperarProblema(
+      await hub.api.patch(`/perfil_acesso/${proprio}`, { token, body: { permissoes: { assinaturas: ['ler', 'criar'], colaboradores: ['ler', 'criar', 'editar'] } } }),
+      403,
+    );
+    expect((await hub.api.get('/assinatura', { token })).status).toBe(403);
+
+    // in colaboradores, the access module's own area, any action still includes reading (SPEC 4.5)
+    const criado = await hub.api.post('/perfil_acesso', { token, body: { nome: unico('Equipe '), permissoes: { colaboradores: ['ler', 'criar'] } } });
+    expect(criado.status).toBe(201);
+  });
+});

@@ -5,7 +5,7 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado, referenciaInvalida } from '../errors';
 import { contem, PaginaCursor } from '../paginacao';
-import { Alcance, conferirAlcance } from './permissoes';
+import { Alcance, ConferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
 export const TAMANHO_DA_PAGINA = 50;
@@ -94,6 +94,7 @@ function filtrosWhere(f: FiltrosDeColaborador): WhereOptions {
 export function criarColaboradores(
   Colaborador: ModelStatic<ColaboradorBase>,
   PerfilAcesso: ModelStatic<PerfilAcessoBase>,
+  conferirAlcance: ConferirAlcance,
   aoMudarPerfil: (authId: string) => void,
 ) {
   const incluirPerfil = [{ model: PerfilAcesso, as: 'perfil', attributes: ['id', 'nome'], required: false }];

@@ -12,6 +12,11 @@ import { criarPerfis } from './perfis';
 export interface OpcoesDoModuloDeAcesso {
   /** the areas of SPEC 5.2 this service protects: `Acesso inicial` reads each of them */
   areas: string[];
+  /**
+   * the areas where SPEC states that any action grants read (besides `colaboradores`, the
+   * module's own); elsewhere reading needs `ler` itself
+   */
+  lidasPorQualquerAcao: string[];
   Colaborador: ModelStatic<ColaboradorBase>;
   PerfilAcesso: ModelStatic<PerfilAcessoBase>;
   /** the service's queue that registers identity collaborators on a master's listing */
@@ -19,6 +24,8 @@ export interface OpcoesDoModuloDeAcesso {
 }
 
 const ID_DO_JOB_DE_SYNC = 'sincronizar';
+/** The module's own area (SPEC 4.5): any action in it reads the collaborators. */
+export const AREA_DO_MODULO = 'colaboradores';
 
 /**
  * The access module of DESIGN §3, mounted by each service on its own tables: permissions,
@@ -26,9 +33,10 @@ const ID_DO_JOB_DE_SYNC = 'sincronizar';
  * routes (./rotas.ts) and the sync processor both call it.
  */
 export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
-  const controle = criarControleDeAcesso(o.Colaborador, o.PerfilAcesso, () => config().acesso.cacheSegundos);
-  const perfis = criarPerfis(o.PerfilAcesso, o.Colaborador, () => controle.invalidar());
-  const colaboradores = criarColaboradores(o.Colaborador, o.PerfilAcesso, (authId) => controle.invalidar(authId));
+  const lidas = new Set([AREA_DO_MODULO, ...o.lidasPorQualquerAcao]);
+  const controle = criarControleDeAcesso(o.Colaborador, o.PerfilAcesso, () => config().acesso.cacheSegundos, lidas);
+  const perfis = criarPerfis(o.PerfilAcesso, o.Colaborador, controle.conferirAlcance, () => controle.invalidar());
+  const colaboradores = criarColaboradores(o.Colaborador, o.PerfilAcesso, controle.conferirAlcance, (authId) => controle.invalidar(authId));
   const log = logger('acesso').child({ fila: o.filaDeSync.nome });
 
   /** The processor's work: reads identity's collaborators with the master's token and mirrors them. */

@@ -5,7 +5,7 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado } from '../errors';
 import { contem, offset, PaginaNumerada } from '../paginacao';
-import { Alcance, conferirAlcance } from './permissoes';
+import { Alcance, ConferirAlcance } from './permissoes';
 
 export const ACESSO_INICIAL = 'Acesso inicial';
 
@@ -52,6 +52,7 @@ export interface EntradaDePerfil {
 export function criarPerfis(
   PerfilAcesso: ModelStatic<PerfilAcessoBase>,
   Colaborador: ModelStatic<ColaboradorBase>,
+  conferirAlcance: ConferirAlcance,
   aoMudar: () => void,
 ) {
   async function existente(id: string): Promise<PerfilAcessoBase> {

@@ -13,24 +13,20 @@ export const TODAS = 'todas' as const;
 export type Alcance = Permissoes | typeof TODAS;
 
 /**
- * Whether every action of `permissoes` is one `de` holds too (a master holds them all). Any action
- * in an area includes reading it (SPEC 5.2).
+ * Whether every action of `permissoes` is one `de` holds too (a master holds them all). In the
+ * areas `lidasPorQualquerAcao`, any action includes reading (SPEC 5.2: "where stated"); elsewhere
+ * reading needs `ler` itself, as the routes check it.
  */
-export function contidas(permissoes: Permissoes, de: Alcance): boolean {
+export function contidas(permissoes: Permissoes, de: Alcance, lidasPorQualquerAcao: ReadonlySet<string>): boolean {
   if (de === TODAS) return true;
   return Object.entries(permissoes).every(([area, acoes]) => {
     const tem = de[area] ?? [];
-    return acoes.every((a) => tem.includes(a) || (a === 'ler' && tem.length > 0));
+    return acoes.every((a) => tem.includes(a) || (a === 'ler' && tem.length > 0 && lidasPorQualquerAcao.has(area)));
   });
 }
 
-/**
- * Who administers access grants no more than they hold: a profile created, changed, deleted or
- * linked, and the one a collaborator loses, must sit within the caller's own permissions.
- */
-export function conferirAlcance(permissoes: Permissoes, de: Alcance): void {
-  if (!contidas(permissoes, de)) throw proibido('O perfil tem permissões que você não tem.');
-}
+/** Checks that a grant sits within what its author holds (`conferirAlcance` of a ControleDeAcesso). */
+export type ConferirAlcance = (permissoes: Permissoes, de: Alcance) => void;
 
 export interface ControleDeAcesso {
   permissoesDe(principal: Principal): Promise<Alcance>;
@@ -38,8 +34,13 @@ export interface ControleDeAcesso {
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
   podeEmAlguma(acao: Acao, ...areas: string[]): Permissao;
-  /** any action in any of the areas grants read (SPEC 5.2) */
+  /** any action in any of the areas grants read (SPEC 5.2); only areas declared so */
   lerEmQualquer(...areas: string[]): Permissao;
+  /**
+   * Who administers access grants no more than they hold: a profile created, changed, deleted or
+   * linked, and the one a collaborator loses, must sit within the caller's own permissions.
+   */
+  conferirAlcance: ConferirAlcance;
   /** forget cached permissions: of one person, or of everyone (a profile changed) */
   invalidar(authId?: string): void;
 }
@@ -53,6 +54,7 @@ export function criarControleDeAcesso(
   Colaborador: ModelStatic<ColaboradorBase>,
   PerfilAcesso: ModelStatic<PerfilAcessoBase>,
   cacheSegundos: () => number,
+  lidasPorQualquerAcao: ReadonlySet<string>,
 ): ControleDeAcesso {
   const cache = new CacheComPrazo<string, Permissoes>(() => cacheSegundos() * 1000);
 
@@ -83,14 +85,20 @@ export function criarControleDeAcesso(
           throw proibido(`Exige a permissão ${acao} na área ${areas.join(' ou ')}.`);
         }
       },
-    lerEmQualquer:
-      (...areas) =>
-      async (principal) => {
+    lerEmQualquer: (...areas) => {
+      // a read by any action that profiles were not checked against would let one grant `ler` unheld
+      const fora = areas.filter((a) => !lidasPorQualquerAcao.has(a));
+      if (fora.length) throw new Error(`áreas não declaradas como lidas por qualquer ação: ${fora.join(', ')}`);
+      return async (principal) => {
         const p = await permissoesDe(principal);
         if (p !== TODAS && !areas.some((a) => (p[a]?.length ?? 0) > 0)) {
           throw proibido(`Exige alguma permissão na área ${areas.join(' ou ')}.`);
         }
-      },
+      };
+    },
+    conferirAlcance(permissoes, de) {
+      if (!contidas(permissoes, de, lidasPorQualquerAcao)) throw proibido('O perfil tem permissões que você não tem.');
+    },
     invalidar(authId) {
       cache.esquecer(authId);
     },

@@ -2,10 +2,9 @@ import Joi from 'joi';
 import { paginaNumerada, sempre } from '../openapi';
 import { booleano, id, inteiroAjustado, pagina, tamanho, texto } from '../paginacao';
 import { Rota } from '../rotas';
-import { ModuloDeAcesso } from '.';
+import { AREA_DO_MODULO, ModuloDeAcesso } from '.';
 import { ACOES } from './permissoes';
 
-const AREA = 'colaboradores';
 
 const colaboradorSchema = sempre({
   id: Joi.string(),
@@ -47,7 +46,7 @@ const paramsId = Joi.object({ id: id().required() });
 /** Routes of the access module (SPEC 4.5 and DESIGN §3), the same in every service that mounts it. */
 export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
   const { colaboradores, perfis, controle } = acesso;
-  const ler = controle.lerEmQualquer(AREA);
+  const ler = controle.lerEmQualquer(AREA_DO_MODULO);
   const permissoesSchema = Joi.object()
     .pattern(
       new RegExp(`^(${acesso.areas.map((a) => a.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`),
@@ -125,7 +124,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       operacao: 'vincular_perfil_acesso_colaborador',
       resumo: 'Define ou remove (null) o perfil de acesso',
       acesso: 'usuario',
-      permissao: controle.pode('editar', AREA),
+      permissao: controle.pode('editar', AREA_DO_MODULO),
       validar: { params: paramsId, body: Joi.object({ perfil_acesso_id: id().allow(null) }).required() },
       resposta: colaboradorSchema,
       tratar: async (req) =>
@@ -170,7 +169,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       operacao: 'criar_perfil_acesso',
       resumo: 'Cria um perfil de acesso',
       acesso: 'usuario',
-      permissao: controle.pode('criar', AREA),
+      permissao: controle.pode('criar', AREA_DO_MODULO),
       validar: {
         body: Joi.object({
           nome: Joi.string().trim().min(1).max(120).required(),
@@ -188,7 +187,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       operacao: 'atualizar_pelo_id_perfil_acesso',
       resumo: 'Altera nome, descrição ou permissões',
       acesso: 'usuario',
-      permissao: controle.pode('editar', AREA),
+      permissao: controle.pode('editar', AREA_DO_MODULO),
       validar: {
         params: paramsId,
         body: Joi.object({
@@ -206,7 +205,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       operacao: 'deletar_pelo_id_perfil_acesso',
       resumo: 'Remove um perfil que nenhum colaborador usa',
       acesso: 'usuario',
-      permissao: controle.pode('deletar', AREA),
+      permissao: controle.pode('deletar', AREA_DO_MODULO),
       validar: { params: paramsId },
       tratar: async (req) => {
         await perfis.deletar(req.entrada.params.id, await controle.permissoesDe(req.principal!));
