@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { esperarProblema } from '../helpers/http';
+import { acessoIntranet } from '../../api/intranet/acesso';
+import { Colaborador } from '../../models/intranet';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
 
@@ -74,6 +76,27 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     const problema = esperarProblema(res, 409);
     expect(problema.detail).toMatch(/master/i);
     expect(await lerComoAdmin(master.id)).toEqual(master);
+  });
+
+  test('a profile linked while a sync makes the person master is taken away by that sync (SPEC 4.5 rule 7)', async () => {
+    const admin = await it.admin();
+    const { usuario, colaborador } = await it.pessoa({ permissoes: null });
+    expect(colaborador.perfil_acesso_id).toBeNull();
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: true } })).status).toBe(200);
+    // the link lands after the sync read its rows (the person not yet master there) and before it writes
+    const ler = Colaborador.findAll.bind(Colaborador);
+    const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
+      const linhas = await ler(...args);
+      expect((await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: perfil.id } })).status).toBe(200);
+      return linhas;
+    });
+    try {
+      await acessoIntranet.sincronizar(admin);
+    } finally {
+      leitura.mockRestore();
+    }
+    expect(await lerComoAdmin(colaborador.id)).toMatchObject({ master: true, perfil_acesso_id: null });
   });
 
   test('a profile id that names no profile answers 422 and nothing changes (DESIGN §4)', async () => {

@@ -1,4 +1,4 @@
-import { ModelStatic, Op, WhereOptions } from 'sequelize';
+import { ModelStatic, Op, Transaction, WhereOptions } from 'sequelize';
 import { lerLinhas } from '../../../lib/database';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
@@ -145,6 +145,15 @@ export function criarColaboradores(
    * anew. The profile is read FOR SHARE, so a deletion under way (it locks the profile before
    * counting its links) either finishes first or counts this person.
    */
+  /**
+   * Writes every field of `mudancas`, not only those that differ from `local`: the sync read its
+   * rows before, and a profile linked since (the row then held null) must still be taken from a
+   * person who became master (SPEC 4.5 rule 7). The UPDATE waits for such a link's row lock.
+   */
+  async function escrever(local: ColaboradorBase, mudancas: Record<string, unknown>, transaction?: Transaction): Promise<void> {
+    await Colaborador.update(mudancas, { where: { id: local.id }, transaction });
+  }
+
   async function restaurar(local: ColaboradorBase, mudancas: Record<string, unknown>, acessoInicialId: string): Promise<void> {
     await Colaborador.sequelize!.transaction(async (transaction) => {
       const perfilId = mudancas.perfil_acesso_id === undefined ? local.perfil_acesso_id : null;
@@ -152,7 +161,7 @@ export function criarColaboradores(
         mudancas.perfil_acesso_id = acessoInicialId;
       }
       await local.restore({ transaction });
-      await local.update(mudancas, { transaction });
+      await escrever(local, mudancas, transaction);
     });
   }
 
@@ -248,7 +257,7 @@ export function criarColaboradores(
           // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
           const mudancas: Record<string, unknown> = u.e_master ? { ...dados, perfil_acesso_id: null } : { ...dados };
           if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
-          else await local.update(mudancas);
+          else await escrever(local, mudancas);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
         }
