@@ -2,7 +2,7 @@ import { IRouter, NextFunction, Request, RequestHandler, Response } from 'expres
 import Joi from 'joi';
 import './express';
 import { Autenticador, tokenDoCabecalho } from './auth';
-import { naoAutenticado, proibido } from './errors';
+import { dadosInvalidos, naoAutenticado, proibido } from './errors';
 import { esquemaPronto, validarCom } from './validacao';
 import { Principal } from './principal';
 
@@ -46,8 +46,25 @@ export interface Rota {
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
+/**
+ * Where a JSON body has a `__proto__` key (JSON.parse makes it an own property), or undefined. Joi
+ * drops such a key without a word, even where unknown fields are refused: it is refused here
+ * instead, so that a typo or a probe never passes silently.
+ */
+function chaveProto(valor: unknown): string | undefined {
+  if (typeof valor !== 'object' || valor === null) return undefined;
+  if (Object.prototype.hasOwnProperty.call(valor, '__proto__')) return '__proto__';
+  for (const chave in valor) {
+    const achada = chaveProto((valor as Record<string, unknown>)[chave]);
+    if (achada) return `${chave}.${achada}`;
+  }
+  return undefined;
+}
+
 function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'params' | 'query' | 'body') {
   if (!esquema) return parte === 'body' ? undefined : {};
+  const proto = parte === 'body' ? chaveProto(valor) : undefined;
+  if (proto) throw dadosInvalidos('Dados inválidos.', [{ campo: proto, mensagem: `"${proto}" não é permitido` }]);
   const mensagem = parte === 'body' && valor === undefined ? 'O corpo JSON é obrigatório.' : 'Dados inválidos.';
   return validarCom(esquema, valor ?? (parte === 'body' ? undefined : {}), mensagem, parte);
 }

@@ -67,6 +67,9 @@ describe('access profiles (DESIGN §3)', () => {
     ['no permissions', {}, 'permissoes'],
     ['an empty name', { nome: '  ', permissoes: {} }, 'nome'],
     ['an unknown field', { permissoes: {}, dono: 'x' }, 'dono'],
+    // JSON.parse makes `__proto__` an own key, which joi would drop without a word
+    ['the key __proto__ as an area', { permissoes: JSON.parse('{"__proto__": ["ler"]}') }, 'permissoes.__proto__'],
+    ['the key __proto__ as a field', JSON.parse('{"permissoes": {}, "__proto__": {"nome": "x"}}'), '__proto__'],
   ])('POST with %s answers 400 naming the field, and creates nothing', async (_caso, campos, campo) => {
     const nome = unico('Ruim ');
     const res = await it.api.post('/perfil_acesso', { token: admin, body: { nome, ...campos } });

@@ -121,6 +121,17 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(files.paths['/arquivo/{id}/conteudo'].get.responses['403'].content['application/problem+json']).toBeDefined();
   });
 
+  test("the access module's conflicts (409) and unknown profile (422) are documented in every service that mounts it (DESIGN §4)", async () => {
+    for (const nome of ['intranet', 'hub', 'leads', 'sales']) {
+      const { paths } = await documento(nome);
+      const respostas = (caminho: string, metodo: string) => Object.keys(paths[caminho][metodo].responses);
+      expect({ nome, vinculo: respostas('/colaborador/{id}/perfil_acesso', 'patch') }).toEqual({ nome, vinculo: expect.arrayContaining(['409', '422']) });
+      for (const [caminho, metodo] of [['/perfil_acesso', 'post'], ['/perfil_acesso/{id}', 'patch'], ['/perfil_acesso/{id}', 'delete']]) {
+        expect({ nome, caminho, metodo, r: respostas(caminho, metodo) }).toEqual({ nome, caminho, metodo, r: expect.arrayContaining(['409']) });
+      }
+    }
+  });
+
   test('Cnpj, CnpjResumo and PaginaDeEmpresas list the fields SPEC §2 requires', async () => {
     const leads = await documento('leads');
     const cnpj = leads.paths['/api/cnpj/{cnpj}'].get.responses['200'].content['application/json'].schema;

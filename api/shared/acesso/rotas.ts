@@ -127,6 +127,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: controle.pode('editar', AREA_DO_MODULO),
       validar: { params: paramsId, body: Joi.object({ perfil_acesso_id: id().allow(null) }).required() },
       resposta: colaboradorSchema,
+      outrasRespostas: { '409': 'O colaborador é master no identity e não aceita perfil', '422': 'perfil_acesso_id não nomeia um perfil existente' },
       tratar: async (req) =>
         colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id, await controle.permissoesDe(req.principal!)),
     },
@@ -179,6 +180,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       },
       status: 201,
       resposta: perfilSchema,
+      outrasRespostas: { '409': 'Já existe um perfil com esse nome' },
       tratar: async (req) => perfis.criar(req.entrada.body, await controle.permissoesDe(req.principal!)),
     },
     {
@@ -197,6 +199,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
         }).required(),
       },
       resposta: perfilSchema,
+      outrasRespostas: { '409': 'Perfil do sistema, ou nome já usado por outro perfil' },
       tratar: async (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body, await controle.permissoesDe(req.principal!)),
     },
     {
@@ -207,6 +210,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: controle.pode('deletar', AREA_DO_MODULO),
       validar: { params: paramsId },
+      outrasRespostas: { '409': 'Perfil do sistema, ou ligado a colaboradores' },
       tratar: async (req) => {
         await perfis.deletar(req.entrada.params.id, await controle.permissoesDe(req.principal!));
         return undefined;
