@@ -164,14 +164,14 @@ export function novaConexao(servico: NomeDoServico): Promise<Connection> {
 
 /**
  * Runs `fn` holding the service database's named lock `nome`, on a connection of its own for as
- * long as `fn` runs; answers null at once, without running it, when another holder has the lock
- * (in this process or any other).
+ * long as `fn` runs; answers null, without running it, when another holder (in this process or any
+ * other) keeps the lock past `esperaS` seconds (by default, not waiting at all).
  */
-export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>): Promise<T | null> {
+export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>, esperaS = 0): Promise<T | null> {
   const conexao = await novaConexao(servico);
   try {
     const trava = `${nomeDoBanco(servico)}_${nome}`.slice(0, 64);
-    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, 0) AS obtida', [trava])) as unknown as [[{ obtida: number | null }]];
+    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
     if (obtida !== 1) return null;
     return await fn();
   } finally {

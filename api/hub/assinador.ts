@@ -3,14 +3,14 @@ import { readFile } from 'node:fs/promises';
 import { importPKCS8, JWK, SignJWT } from 'jose';
 import { Op, Transaction } from 'sequelize';
 import { config } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, sozinho } from '../../lib/database';
 import { ChaveDoHub } from '../../models/hub';
 
 /**
  * The hub's Ed25519 keys and the two signatures of every attempt (DESIGN §5): Standard Webhooks
  * `v1a` over "{webhook-id}.{webhook-timestamp}.{body}" and a `webhook-token` JWS.
  */
-interface Chave {
+export interface Chave {
   kid: string;
   pem: string;
   privada: KeyObject;
@@ -30,7 +30,8 @@ export const PUBLICADA_ANTES_DE_ASSINAR_MS = 60 * 60_000;
  * carries both entries): a subscriber whose key set is older than the rotation still verifies.
  */
 export const ASSINAM_JUNTAS_MS = 60 * 60_000;
-const RECARREGAR_MS = 60_000;
+/** How old the keys a process holds may get before it reads them again (tests lower it). */
+export const RECARGA_DAS_CHAVES = { ms: 60_000 };
 
 let chaves: Chave[] = [];
 let carregadasEm = 0;
@@ -58,11 +59,20 @@ async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction
   await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde }, transaction });
 }
 
-/** Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO or generates one. */
+/**
+ * Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO or generates one, under a named
+ * lock: processes starting together on an empty table would each generate a key of their own, and
+ * both would sign from then on.
+ */
 export async function carregarChavesDoHub(): Promise<void> {
   if ((await ChaveDoHub.count()) === 0) {
-    const arquivo = config().hub.chavePrivadaArquivo;
-    await guardar(arquivo ? await readFile(arquivo, 'utf8') : novaChavePem(), new Date(0));
+    const primeira = async () => {
+      if ((await ChaveDoHub.count()) > 0) return true;
+      const arquivo = config().hub.chavePrivadaArquivo;
+      await guardar(arquivo ? await readFile(arquivo, 'utf8') : novaChavePem(), new Date(0));
+      return true;
+    };
+    if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
@@ -77,7 +87,7 @@ let recarga: Promise<void> | null = null;
 
 /** Other processes pick a rotation up within a minute; the attempts under way then share one reload. */
 async function atuais(): Promise<Chave[]> {
-  if (Date.now() - carregadasEm > RECARREGAR_MS) {
+  if (Date.now() - carregadasEm > RECARGA_DAS_CHAVES.ms) {
     recarga ??= carregarChavesDoHub().finally(() => (recarga = null));
     await recarga;
   }
@@ -116,7 +126,11 @@ export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
 }
 
 /** Keys that sign now: normally one; two around a rotation. Newest first. */
-async function assinantes(): Promise<Chave[]> {
+/**
+ * The keys that sign now. Asked before the delivery is read (a reload may wait on the database),
+ * so that nothing but computing stands between the last look at the delivery and its sending.
+ */
+export async function chavesQueAssinam(): Promise<Chave[]> {
   const agora = Date.now();
   const ativas = (await atuais()).filter((c) => c.assinaDesde <= agora && (c.aposentadaEm === null || c.aposentadaEm > agora));
   if (ativas.length) return ativas;
@@ -132,19 +146,21 @@ export interface Assinatura {
 }
 
 /** Headers of one attempt, signed afresh. */
-export async function assinarEntrega(p: {
-  webhookId: string;
-  corpo: string;
-  audiencia: string;
-  assinaturaId: string;
-  tipo: string;
-  versao: number;
-}): Promise<Assinatura> {
-  const chavesQueAssinam = await assinantes();
+export async function assinarEntrega(
+  p: {
+    webhookId: string;
+    corpo: string;
+    audiencia: string;
+    assinaturaId: string;
+    tipo: string;
+    versao: number;
+  },
+  assinantes: Chave[],
+): Promise<Assinatura> {
   const ts = Math.floor(Date.now() / 1000);
   const conteudo = Buffer.from(`${p.webhookId}.${ts}.${p.corpo}`);
-  const assinaturas = chavesQueAssinam.map((c) => `v1a,${sign(null, conteudo, c.privada).toString('base64')}`);
-  const principal = chavesQueAssinam[0];
+  const assinaturas = assinantes.map((c) => `v1a,${sign(null, conteudo, c.privada).toString('base64')}`);
+  const principal = assinantes[0];
   const jws = await new SignJWT({
     tipo: p.tipo,
     versao: p.versao,

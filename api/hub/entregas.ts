@@ -2,7 +2,7 @@ import { Op, Transaction, WhereOptions } from 'sequelize';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
-import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
+import { Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
@@ -10,7 +10,7 @@ import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distr
 import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { conflito, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
-import { assinarEntrega } from './assinador';
+import { assinarEntrega, chavesQueAssinam } from './assinador';
 import { enviarPost } from './envio';
 
 const log = logger('hub-entregas');
@@ -29,17 +29,6 @@ export async function distribuirEntregas(ids: string[]): Promise<void> {
   const lotes: { name: string; data: { entregas: string[] } }[] = [];
   for (let i = 0; i < ids.length; i += DISTRIBUICAO_MAXIMA) lotes.push({ name: 'distribuir', data: { entregas: ids.slice(i, i + DISTRIBUICAO_MAXIMA) } });
   if (lotes.length) await fila(filaHubDistribuicao).addBulk(lotes);
-}
-
-/** An application's identity id never changes: remembered for the life of the process. */
-const identificadores = new Map<string, string>();
-async function identificadorNoAuth(aplicativoId: string): Promise<string> {
-  const guardado = identificadores.get(aplicativoId);
-  if (guardado) return guardado;
-  const app = await Aplicativo.findByPk(aplicativoId, { paranoid: false, attributes: ['identificador_no_auth'] });
-  if (!app) throw new Error(`hub application ${aplicativoId} not found`);
-  identificadores.set(aplicativoId, app.identificador_no_auth);
-  return app.identificador_no_auth;
 }
 
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
@@ -64,12 +53,15 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
   const linhas = await lerPorTexto<LinhaDaEntrega>(
     banco('hub'),
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
-            ev.aplicativo_origem_id, a.id AS assinatura_id, a.aplicativo_assinante_id, a.url_de_destino,
+            origem.identificador_no_auth AS origem_no_auth, a.id AS assinatura_id,
+            assinante.identificador_no_auth AS assinante_no_auth, a.url_de_destino,
             a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo
        FROM entrega e
        JOIN evento ev ON ev.id = e.evento_id
        JOIN assinatura a ON a.id = e.assinatura_id
        JOIN tipo_de_evento t ON t.id = a.tipo_de_evento_id
+       JOIN aplicativo origem ON origem.id = ev.aplicativo_origem_id
+       JOIN aplicativo assinante ON assinante.id = a.aplicativo_assinante_id
       WHERE e.id IN (?)`,
     [ids],
   );
@@ -129,6 +121,10 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
  */
 export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
+  // Everything that may wait comes before the read; after it, only computing until the request
+  // leaves: a deactivation committed before the read stops the attempt, one committed after it
+  // meets an attempt already in flight (SPEC §6 rule 6).
+  const assinantes = await chavesQueAssinam();
   const e = await leituras.guardar(entregaId);
   if (!e || e.situacao !== 'pendente') return 'ignorada';
   if (e.deletada_em || !e.ativa) {
@@ -140,25 +136,21 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
     await Entrega.update({ situacao: 'fila_de_erro', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'fila_de_erro';
   }
-  const audiencia = await identificadorNoAuth(e.aplicativo_assinante_id);
+  const audiencia = e.assinante_no_auth;
   const envelope = JSON.stringify({
     id: e.evento_id,
     tipo: e.tipo,
     versao: e.versao,
-    aplicativo_origem_id: await identificadorNoAuth(e.aplicativo_origem_id),
+    aplicativo_origem_id: e.origem_no_auth,
     aplicativo_assinante_id: audiencia,
     criado_em: iso(e.evento_criado_em),
   });
   // `dados` is stored as JSON text: spliced in as it is, never parsed and written again
   const corpo = `${envelope.slice(0, -1)},"dados":${e.dados}}`;
-  const cabecalhos = await assinarEntrega({
-    webhookId: e.id,
-    corpo,
-    audiencia,
-    assinaturaId: e.assinatura_id,
-    tipo: e.tipo,
-    versao: e.versao,
-  });
+  const cabecalhos = await assinarEntrega(
+    { webhookId: e.id, corpo, audiencia, assinaturaId: e.assinatura_id, tipo: e.tipo, versao: e.versao },
+    assinantes,
+  );
   const iniciadaEm = new Date();
   const r = await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000);
   const numero = e.tentativas + 1;
@@ -199,9 +191,10 @@ interface LinhaDaEntrega {
   versao: number;
   dados: string;
   evento_criado_em: Date;
-  aplicativo_origem_id: string;
+  /** the applications' ids in identity: the envelope's and the token's audience */
+  origem_no_auth: string;
   assinatura_id: string;
-  aplicativo_assinante_id: string;
+  assinante_no_auth: string;
   url_de_destino: string;
   maximo_de_tentativas: number;
   tempo_limite_em_segundos: number;

@@ -1,4 +1,6 @@
+import { RECARGA_DAS_CHAVES } from '../../api/hub/assinador';
 import { novaConexao } from '../../lib/database';
+import { Entrega } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -164,6 +166,32 @@ test('an attempt in flight when the subscription is deactivated does not move th
     expect((await hub.entrega(eMeio.id)).situacao).toBe('cancelada');
   } finally {
     receptor.responder = (r) => (r.caminho.startsWith('/falha') ? 500 : 200);
+  }
+});
+
+test('an attempt that waits (its keys reloading) before sending reads the delivery after the wait: deactivated meanwhile, nothing is sent (SPEC §6 rule 6)', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/espera-chaves') });
+  const trava = await novaConexao('hub');
+  const olho = await novaConexao('hub');
+  const recarga = RECARGA_DAS_CHAVES.ms;
+  // every attempt now reloads the keys first, and the lock holds that reload up
+  RECARGA_DAS_CHAVES.ms = 0;
+  try {
+    await trava.query('LOCK TABLES chave_do_hub WRITE');
+    const evento = await c.publicar({ n: 1 });
+    await esperarOutraConexao(olho, 'the attempt reloading its keys', ['%chave_do_hub%'], 1);
+    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
+    await trava.query('UNLOCK TABLES');
+    const entrega = await esperarAte(async () => {
+      const e = await Entrega.findOne({ where: { evento_id: evento.id } });
+      return e?.situacao !== 'pendente' && e;
+    }, 'the attempt to end');
+    await dormir(300);
+    expect({ situacao: entrega.situacao, chamadas: noCaminho('/espera-chaves').length }).toEqual({ situacao: 'cancelada', chamadas: 0 });
+  } finally {
+    RECARGA_DAS_CHAVES.ms = recarga;
+    await trava.end();
+    await olho.end();
   }
 });
 

@@ -115,3 +115,18 @@ test('a rotation that fails while storing the new key changes nothing: the keys 
   expect(depois).toEqual(antes);
   expect(depois.filter((c) => c.aposentada_em === null)).toHaveLength(1);
 });
+
+test('processes starting together on an empty key table store one first key between them, not one each', async () => {
+  const guardadas = await ChaveDoHub.findAll();
+  try {
+    await ChaveDoHub.destroy({ where: {}, truncate: true });
+    await Promise.all([carregarChavesDoHub(), carregarChavesDoHub(), carregarChavesDoHub()]);
+    const chaves = await ChaveDoHub.findAll();
+    expect(chaves.map((c) => ({ desde: c.assina_desde.getTime(), aposentada_em: c.aposentada_em }))).toEqual([{ desde: 0, aposentada_em: null }]);
+    expect(await kidsDoJwks()).toEqual([chaves[0].kid]);
+  } finally {
+    await ChaveDoHub.destroy({ where: {}, truncate: true });
+    await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
+    await carregarChavesDoHub();
+  }
+});
