@@ -49,7 +49,8 @@ export const schemas = {
     tipo: nomeDeTipo().required(),
     versao: Joi.number().integer().min(1).required(),
     dados: Joi.any().required(),
-    id: Joi.string().trim().min(1).max(100),
+    // a lone surrogate is stored as U+FFFD: two different ids would compare equal
+    id: Joi.string().trim().min(1).max(100).pattern(/\p{Cs}/u, { invert: true, name: 'texto Unicode bem formado' }),
   }).required(),
   filtroDeEntregas: Joi.object({
     pagina: pagina(),

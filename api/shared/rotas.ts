@@ -46,25 +46,55 @@ export interface Rota {
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
+/** How deep a JSON body may nest (MySQL's JSON documents stop at 100 too). */
+export const PROFUNDIDADE_MAXIMA_DO_CORPO = 100;
+
 /**
- * Where a JSON body has a `__proto__` key (JSON.parse makes it an own property), or undefined. Joi
- * drops such a key without a word, even where unknown fields are refused: it is refused here
- * instead, so that a typo or a probe never passes silently.
+ * What a JSON body may not hold, whatever its route: nesting past PROFUNDIDADE_MAXIMA_DO_CORPO
+ * levels (anything that walks it recursively next, JSON.stringify included, would overflow the
+ * stack and answer 500), and a `__proto__` key (JSON.parse makes it an own key, which joi drops
+ * without a word even where unknown fields are refused). Walked with a list, not recursion.
  */
-function chaveProto(valor: unknown): string | undefined {
-  if (typeof valor !== 'object' || valor === null) return undefined;
-  if (Object.prototype.hasOwnProperty.call(valor, '__proto__')) return '__proto__';
-  for (const chave in valor) {
-    const achada = chaveProto((valor as Record<string, unknown>)[chave]);
-    if (achada) return `${chave}.${achada}`;
+function conferirCorpo(corpo: unknown): void {
+  // objects and arrays still to look at, and their levels (two lists: this runs on every body)
+  const valores: object[] = [];
+  const niveis: number[] = [];
+  const guardar = (v: unknown, nivel: number) => {
+    if (typeof v === 'object' && v !== null) (valores.push(v), niveis.push(nivel));
+  };
+  guardar(corpo, 0);
+  while (valores.length) {
+    const valor = valores.pop()!;
+    const nivel = niveis.pop()!;
+    if (nivel >= PROFUNDIDADE_MAXIMA_DO_CORPO) {
+      throw dadosInvalidos(`O corpo passa de ${PROFUNDIDADE_MAXIMA_DO_CORPO} níveis.`, [{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);
+    }
+    if (Array.isArray(valor)) {
+      for (const filho of valor) guardar(filho, nivel + 1);
+      continue;
+    }
+    if (Object.prototype.hasOwnProperty.call(valor, '__proto__')) {
+      const campo = [...caminhoAte(corpo, valor)!, '__proto__'].join('.');
+      throw dadosInvalidos('Dados inválidos.', [{ campo, mensagem: `"${campo}" não é permitido` }]);
+    }
+    for (const chave in valor) guardar((valor as Record<string, unknown>)[chave], nivel + 1);
+  }
+}
+
+/** The keys from `de` down to `alvo`, which lies within PROFUNDIDADE_MAXIMA_DO_CORPO levels. */
+function caminhoAte(de: unknown, alvo: object, nivel = 0): string[] | undefined {
+  if (de === alvo) return [];
+  if (typeof de !== 'object' || de === null || nivel >= PROFUNDIDADE_MAXIMA_DO_CORPO) return undefined;
+  for (const [chave, filho] of Object.entries(de)) {
+    const resto = caminhoAte(filho, alvo, nivel + 1);
+    if (resto) return [chave, ...resto];
   }
   return undefined;
 }
 
 function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'params' | 'query' | 'body') {
   if (!esquema) return parte === 'body' ? undefined : {};
-  const proto = parte === 'body' ? chaveProto(valor) : undefined;
-  if (proto) throw dadosInvalidos('Dados inválidos.', [{ campo: proto, mensagem: `"${proto}" não é permitido` }]);
+  if (parte === 'body') conferirCorpo(valor);
   const mensagem = parte === 'body' && valor === undefined ? 'O corpo JSON é obrigatório.' : 'Dados inválidos.';
   return validarCom(esquema, valor ?? (parte === 'body' ? undefined : {}), mensagem, parte);
 }

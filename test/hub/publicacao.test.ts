@@ -245,6 +245,27 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     expect(noCaminho('/esquema')).toHaveLength(0);
   });
 
+  test('dados JSON text cannot carry back (a number out of range), or nested past 100 levels: 400, nothing stored or delivered', async () => {
+    // no `type` on the property: the schema alone would let Infinity through
+    const c = await hub.cenario({ url_de_destino: receptor.url('/forma'), esquema: { type: 'object' } });
+    const bruto = (dados: string) => hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
+    expect(esperarProblema(await bruto('{"n":1e999}'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
+    expect(esperarProblema(await bruto('{"a":[-1e400]}'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
+    const aninhado = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
+    // the body's own level and dados's: 99 levels of dados make 100 (api/shared/rotas.ts)
+    expect(esperarProblema(await bruto(aninhado(100)), 400).errors).toEqual([{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);
+    // deep enough to overflow a recursive walk: still a 400, not a 500
+    expect(esperarProblema(await bruto(aninhado(20_000)), 400).errors).toEqual([{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);
+    await dormir(200);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+    expect(noCaminho('/forma')).toHaveLength(0);
+    // 99 levels are accepted, and large finite numbers arrive as sent
+    expect((await bruto(aninhado(99))).status).toBe(202);
+    const { id } = await c.publicar({ n: 1.7976931348623157e308 });
+    const [recebida] = await esperarAte(() => noCaminho('/forma').filter((r) => r.corpo?.id === id).length && noCaminho('/forma').filter((r) => r.corpo?.id === id), 'the delivery');
+    expect(recebida.corpo.dados).toEqual({ n: 1.7976931348623157e308 });
+  });
+
   test('a schema with its own $id validates every publication, and a next version may keep that $id', async () => {
     const esquema = { $id: 'https://exemplo.com.br/esquemas/pedido.json', type: 'object', required: ['n'], properties: { n: { type: 'integer' } } };
     const c = await hub.cenario({ url_de_destino: receptor.url('/com-id'), esquema });
@@ -362,6 +383,17 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect(await eventosDoTipo(c.tipo.id)).toBe(4);
     // and each is still its own repeat
     expect(await c.publicar({ n: 9 }, { id: 'aB1' })).toEqual(respostas[1]);
+  });
+
+  test('an id with a lone surrogate (not well-formed Unicode, which the database would store as U+FFFD) is refused with 400 naming id', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/surrogate') });
+    for (const id of ['x\\ud800', 'x\\udc00']) {
+      const res = await hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":{"n":1},"id":"${id}"}` });
+      expect(esperarProblema(res, 400).errors).toEqual([expect.objectContaining({ campo: 'id' })]);
+    }
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+    // a well-formed pair (an emoji) is an ordinary id
+    expect((await c.publicar({ n: 1 }, { id: 'pedido-\u{1F600}' })).entregas).toBe(1);
   });
 
   test('a different id, no id, or the same id from another publisher is a new event', async () => {

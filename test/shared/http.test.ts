@@ -34,6 +34,15 @@ const rotas: Rota[] = [
     validar: { body: Joi.object({ nome: Joi.string().required() }).required() },
     tratar: (req) => req.entrada.body,
   },
+  {
+    metodo: 'post',
+    caminho: '/livre',
+    operacao: 'livre',
+    resumo: 'any object, written back as text (as a webhook or an event stores it)',
+    acesso: 'publico',
+    validar: { body: Joi.object().unknown(true).required() },
+    tratar: (req) => ({ texto: JSON.stringify(req.entrada.body).length }),
+  },
   { metodo: 'get', caminho: '/item/:id', operacao: 'item', resumo: 'item', acesso: 'publico', tratar: (req) => ({ id: req.params.id }) },
   { metodo: 'delete', caminho: '/item/:id', operacao: 'apagar_item', resumo: 'item', acesso: 'publico', tratar: () => undefined },
   {
@@ -111,6 +120,22 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     esperarProblema(await api.post('/eco', { token: 'falso', raw: '{"nome": ' }), 401);
     const p = esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": ' }), 400);
     expect(p).toMatchObject({ code: 'dados_invalidos', detail: 'O corpo não é um JSON válido.' });
+  });
+
+  test('a body nested past 100 levels answers 400, however deep (no stack overflow, no 500); 100 levels are taken', async () => {
+    const aninhado = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
+    for (const n of [101, 50_000]) {
+      expect(esperarProblema(await api.post('/livre', { raw: aninhado(n) }), 400).errors).toEqual([{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);
+    }
+    const arrays = `{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    esperarProblema(await api.post('/livre', { raw: arrays }), 400);
+    expect((await api.post('/livre', { raw: aninhado(100) })).status).toBe(200);
+  });
+
+  test('a __proto__ key anywhere in a body answers 400 naming where, even where unknown fields are allowed', async () => {
+    const p = esperarProblema(await api.post('/livre', { raw: '{"a":[{"ok":1},{"b":{"__proto__":{"x":1}}}]}' }), 400);
+    expect(p.errors).toEqual([{ campo: 'a.1.b.__proto__', mensagem: expect.stringContaining('não é permitido') }]);
+    expect((await api.post('/livre', { raw: '{"a":[{"proto":1}],"constructor":{}}' })).status).toBe(200);
   });
 
   test('a body over 1 MiB answers 413', async () => {
