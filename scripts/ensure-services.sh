@@ -32,8 +32,8 @@ is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; 
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
-wait_for() { # name host port [socket]
-  for _ in $(seq 1 60); do
+wait_for() { # name host port [socket]; SEGUNDOS (60) at most
+  for _ in $(seq 1 "${SEGUNDOS:-60}"); do
     answers "$2" "$3" "${4:--}" && return 0
     sleep 1
   done
@@ -64,8 +64,18 @@ if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
     socket_args=(--socket="$MYSQL_SOCKET")
   fi
   if [ -x /usr/sbin/mariadbd ]; then
-    as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
+    # a server already running elsewhere (another port or socket) holds the data folder: another
+    # one cannot start beside it, and MYSQL_URL probably names the wrong address
+    if pgrep -x mariadbd >/dev/null; then
+      # it may be starting
+      SEGUNDOS=15 wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" 2>/dev/null || {
+        echo "a MariaDB server is running, but not at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"): set MYSQL_URL to its address" >&2
+        exit 1
+      }
+    else
+      as_root start-stop-daemon --start --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
       || as_root service mariadb start
+    fi
   else
     as_root service mysql start
   fi
@@ -79,16 +89,13 @@ if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
     apt_install redis-server
   fi
   echo "starting Redis"
-  # BullMQ needs keys never evicted (DESIGN §8)
-  as_root redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --maxmemory-policy noeviction \
-    --save "" --appendonly no
+  # BullMQ needs keys never evicted (DESIGN §8); as the calling user (no root needed on a port
+  # above 1024), keeping nothing on disk
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --maxmemory-policy noeviction \
+    --save "" --appendonly no --dir "${TMPDIR:-/tmp}" --logfile "${TMPDIR:-/tmp}/redis-$REDIS_PORT.log"
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 fi
 
-# The sales filter's `texto` uses a bigram index where MariaDB has its Mroonga engine, and reads
-# the messages otherwise (api/sales/busca-de-texto.ts). On a local MariaDB from Debian packages,
-# the engine's package of the same version is installed and the engine loaded. Anything that
-# fails here is a warning: the suite works without it, slower on that one search.
 sql() { # statement -> first column of the first row, or nothing
   node -e '
     const mysql = require("mysql2/promise");
@@ -100,6 +107,56 @@ sql() { # statement -> first column of the first row, or nothing
     }).catch((e) => { process.stderr.write(e.message + "\n"); process.exit(1); });
   ' "$MYSQL_URL" "$1"
 }
+
+# Debian's MariaDB lets its root in only as the system's root, through the Unix socket
+# (unix_socket authentication), while the suite connects as MYSQL_URL's user, usually over TCP. A
+# local MariaDB that refuses that login is given it, through the socket as the system's root: root
+# keeps its socket login and also takes the URL's password (empty by default; the server listens
+# on this machine only); another user is created for local connections. Anything else refusing
+# the login stops here, with the server's reason.
+ensure_login() {
+  local erro cliente
+  erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" && return 0
+  if [[ "$erro" != *"Access denied"* ]] || ! is_local "$MYSQL_HOST"; then
+    echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") refuses MYSQL_URL's login: $erro" >&2
+    return 1
+  fi
+  cliente="$(command -v mariadb || true)"
+  [ -n "$cliente" ] || { echo "MariaDB refuses MYSQL_URL's login, and there is no mariadb client to give it one: $erro" >&2; return 1; }
+  local socket_args=()
+  [ "$MYSQL_SOCKET" != "-" ] && socket_args=(--socket="$MYSQL_SOCKET")
+  # the socket (the URL's, or the client's default) must lead to the server of MYSQL_URL's port
+  local porta
+  porta="$(as_root "$cliente" --protocol=socket "${socket_args[@]}" -N -e 'SELECT @@port' 2>&1)" || porta="none ($porta)"
+  if [ "$MYSQL_SOCKET" = "-" ] && [ "$porta" != "$MYSQL_PORT" ]; then
+    echo "MariaDB on port $MYSQL_PORT refuses MYSQL_URL's login ($erro), and the local socket leads to the server of port $porta: give the login yourself" >&2
+    return 1
+  fi
+  echo "giving MYSQL_URL's user a login on the local MariaDB"
+  node -e '
+    const u = new URL(process.argv[1]);
+    const usuario = decodeURIComponent(u.username) || "root";
+    const senha = decodeURIComponent(u.password);
+    const texto = (s) => `'"'"'${s.replace(/\\/g, "\\\\").replace(/'"'"'/g, "\\'"'"'")}'"'"'`;
+    const sql = [];
+    if (usuario === "root") {
+      sql.push(`ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD(${texto(senha)});`);
+    }
+    // a server that skips name resolution sees a TCP client as 127.0.0.1 or ::1, not localhost
+    for (const maquina of usuario === "root" ? ["127.0.0.1", "::1"] : ["localhost", "127.0.0.1", "::1"]) {
+      const quem = `${texto(usuario)}@${texto(maquina)}`;
+      sql.push(`CREATE USER IF NOT EXISTS ${quem} IDENTIFIED BY ${texto(senha)};`, `GRANT ALL PRIVILEGES ON *.* TO ${quem} WITH GRANT OPTION;`);
+    }
+    process.stdout.write(sql.join("\n") + "\n");
+  ' "$MYSQL_URL" | as_root "$cliente" --protocol=socket "${socket_args[@]}"
+  erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" || { echo "MariaDB still refuses MYSQL_URL's login: $erro" >&2; return 1; }
+}
+ensure_login
+
+# The sales filter's `texto` uses a bigram index where MariaDB has its Mroonga engine, and reads
+# the messages otherwise (api/sales/busca-de-texto.ts). On a local MariaDB from Debian packages,
+# the engine's package of the same version is installed and the engine loaded. Anything that
+# fails here is a warning: the suite works without it, slower on that one search.
 has_mroonga() { [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ]; }
 # An install that failed because the package of the server's version is not to be had is not
 # tried again on every run (each would call apt, maybe sudo): its marker names that version; delete
