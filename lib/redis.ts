@@ -20,9 +20,32 @@ export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORe
   conexao.on('error', () => {
     // reconnection is automatic; readiness (/pronto) reports the outage
   });
-  aoEncerrar('redis', `redis:${nome}`, () => conexao.quit().catch(() => conexao.disconnect()));
+  aoEncerrar('redis', `redis:${nome}`, () => fechar(conexao));
   return conexao;
 }
+
+/**
+ * QUIT when connected (pending replies arrive first); otherwise, or when QUIT is not answered in a
+ * second, the socket is dropped: a connection retrying forever would never settle a QUIT.
+ */
+async function fechar(conexao: IORedis): Promise<void> {
+  if (conexao.status === 'ready') {
+    let prazo: NodeJS.Timeout | undefined;
+    const respondeu = await Promise.race([
+      conexao.quit().then(() => true, () => false),
+      new Promise<false>((resolve) => (prazo = setTimeout(() => resolve(false), 1000))),
+    ]);
+    clearTimeout(prazo);
+    if (respondeu) return;
+  }
+  conexao.disconnect();
+}
+
+/** The Redis address for messages and logs: host and port, never the password. */
+export const enderecoDoRedis = () => {
+  const u = new URL(config().redisUrl);
+  return `${u.hostname}:${u.port || 6379}`;
+};
 
 /** One shared connection per kind, for producers, rate limits and caches. */
 export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
@@ -40,7 +63,7 @@ export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 1
   const c = redis(tipo);
   if (c.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
-    const prazo = setTimeout(() => reject(new Error(`Redis did not answer at ${config().redisUrl}`)), prazoMs);
+    const prazo = setTimeout(() => reject(new Error(`Redis did not answer at ${enderecoDoRedis()}`)), prazoMs);
     c.once('ready', () => {
       clearTimeout(prazo);
       resolve();

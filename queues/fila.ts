@@ -51,9 +51,20 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   return e;
 }
 
-/** Starts a worker; on shutdown it finishes its current jobs (or hands them back) before closing. */
+/** Each worker's jobs under way, so that shutdown can wait for them a bounded time. */
+const jobsEmCurso = new WeakMap<Worker, Set<Promise<unknown>>>();
+
+/** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
 export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Worker {
-  const worker = new Worker(def.nome, processador, {
+  const emCurso = new Set<Promise<unknown>>();
+  const acompanhado: Processor = (job, token, sinal) => {
+    const p = processador(job, token, sinal);
+    emCurso.add(p);
+    const fim = () => emCurso.delete(p);
+    p.then(fim, fim);
+    return p;
+  };
+  const worker = new Worker(def.nome, acompanhado, {
     concurrency: 1,
     ...def.opcoesDoWorker,
     connection: novaConexaoRedis('worker', `worker:${def.nome}`),
@@ -62,6 +73,47 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   const log = logger('worker').child({ fila: def.nome });
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, tentativas: job?.attemptsMade, err: err.message }, 'job falhou'));
   worker.on('error', (err) => log.error({ err }, 'erro no worker'));
-  aoEncerrar('workers', `worker:${def.nome}`, () => worker.close());
+  jobsEmCurso.set(worker, emCurso);
+  aoEncerrar('workers', `worker:${def.nome}`, () => fecharWorker(worker, log));
   return worker;
+}
+
+/** Whether `p` settles within `ms`. */
+async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let prazo: NodeJS.Timeout | undefined;
+  const esgotado = new Promise<false>((resolve) => (prazo = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true, () => true), esgotado]);
+  } finally {
+    clearTimeout(prazo);
+  }
+}
+
+/**
+ * Shutdown of a worker within the grace period (SHUTDOWN_GRACE_MS): it takes no new job, and its
+ * jobs under way get half the period to end; then they are asked to stop (the abort signal BullMQ
+ * hands processors: the CNPJ import cuts its loads and fails, "interrompida") and get a quarter
+ * more. One still running after that is left behind as the worker closes: its lock lapses and
+ * BullMQ's stalled check hands it to another worker (or fails it, where the queue allows no stall).
+ */
+export async function fecharWorker(worker: Worker, log = logger('worker')): Promise<void> {
+  const prazo = config().shutdownGraceMs;
+  const emCurso = jobsEmCurso.get(worker) ?? new Set();
+  // no new job from here on (not waiting for the active ones: that is below, bounded)
+  await dentroDe(worker.pause(true), prazo / 4);
+  const todos = () => Promise.allSettled([...emCurso]);
+  let terminaram = !emCurso.size || (await dentroDe(todos(), prazo / 2));
+  if (!terminaram) {
+    log.warn({ jobs: emCurso.size }, 'jobs ainda em curso no encerramento: pedindo que parem');
+    worker.cancelAllJobs('encerramento do processo');
+    terminaram = await dentroDe(todos(), prazo / 4);
+  }
+  if (terminaram) {
+    // a plain close also waits for BullMQ to record the jobs' ends; bounded, should Redis be gone
+    if (await dentroDe(worker.close(), prazo / 4)) return;
+    log.warn('o worker não fechou a tempo (Redis fora do alcance?)');
+    return;
+  }
+  log.warn({ jobs: emCurso.size }, 'jobs não pararam: o worker fecha sem eles');
+  await dentroDe(worker.close(true), prazo / 4);
 }

@@ -224,7 +224,15 @@ class ConexoesDaCarga {
   }
 }
 
-export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso) => void = () => undefined): Promise<ResultadoDaImportacao> {
+/**
+ * `sinal`: aborted when the process shuts down (the queue's worker asks its jobs to stop): the
+ * loads and index builds under way are cut and the import fails, leaving the live data as it was.
+ */
+export async function importarCnpj(
+  diretorio: string,
+  aoProgredir: (p: Progresso) => void = () => undefined,
+  sinal?: AbortSignal,
+): Promise<ResultadoDaImportacao> {
   const inicio = Date.now();
   const arquivos = await arquivosDoDiretorio(path.resolve(diretorio));
   const tabelas = tabelasTrocadas(arquivos);
@@ -281,18 +289,23 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
       // import.
       let falha: unknown;
       const conexoes = new ConexoesDaCarga(controle);
+      const falhar = async (err: unknown) => {
+        if (falha) return;
+        falha = err;
+        await conexoes.cortar();
+      };
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
       const tarefa = <T>(fn: () => Promise<T>, urgente = false) =>
         vez(async () => {
           if (falha) throw falha;
           return fn().catch(async (err) => {
-            if (!falha) {
-              falha = err;
-              await conexoes.cortar();
-            }
+            await falhar(err);
             throw err;
           });
         }, urgente);
+      const aoAbortar = () => void falhar(new Error('Importação interrompida: o processo está encerrando.'));
+      if (sinal?.aborted) aoAbortar();
+      sinal?.addEventListener('abort', aoAbortar, { once: true });
       const todasAcabaram = async (tarefas: Promise<unknown>[]) => {
         await Promise.allSettled(tarefas);
         if (falha) throw falha;
@@ -338,6 +351,9 @@ export async function importarCnpj(diretorio: string, aoProgredir: (p: Progresso
         }),
       );
 
+      // from the swap on the month is as good as live: a shutdown waits for it
+      sinal?.removeEventListener('abort', aoAbortar);
+      if (falha) throw falha;
       avisar('trocando', undefined, true);
       await trocarTabelas(controle, tabelas);
     } catch (err) {

@@ -708,6 +708,25 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
   });
 
+  test('a shutdown (the worker\'s abort signal) cuts the import under way: it fails, saying so, and the live data stays', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const { dir } = await mesGrande();
+    const olho = await novaConexao('leads');
+    const parar = new AbortController();
+    try {
+      const importacao = recusa(() => importarCnpj(dir, undefined, parar.signal));
+      await esperarOutraConexao(olho, 'the load under way', ['LOAD DATA%']);
+      parar.abort();
+      expect(await importacao).toEqual({ tipo: expect.any(String), mensagem: expect.stringMatching(/interrompida/) });
+    } finally {
+      await olho.end();
+    }
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ? ORDER BY iniciada_em DESC LIMIT 1', [dir])).toEqual([{ situacao: 'falhou' }]);
+  });
+
   test('work tables a run cut short left behind are dropped by the next import, even of kinds it does not bring', async () => {
     await banco('leads').query('CREATE TABLE socio_nova LIKE socio');
     await banco('leads').query('CREATE TABLE simples_antiga LIKE simples');

@@ -1,0 +1,89 @@
+import { Job } from 'bullmq';
+import { config } from '../../config';
+import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker } from '../../queues/fila';
+import { encerrar } from '../../lib/lifecycle';
+
+/**
+ * A worker's shutdown (queues/fila.ts, fecharWorker) within SHUTDOWN_GRACE_MS (2 s in tests): its
+ * jobs get half of it to end, then the abort signal and a quarter more; a job that ignores the
+ * signal is left behind rather than holding the process past its grace period.
+ */
+
+let n = 0;
+const definicao = (): DefinicaoDeFila => ({
+  nome: `teste-encerramento-${n++}`,
+  servico: 'identity',
+  descricao: 'fila de teste',
+  opcoesDosJobs: { attempts: 1, removeOnComplete: false, removeOnFail: false },
+});
+
+afterAll(() => encerrar());
+
+/** A processor that starts, says so, and ends when `fim` resolves (or on the abort signal, when it listens). */
+function processadorControlado(ouveOSinal: boolean) {
+  let comecou!: () => void;
+  const comecado = new Promise<void>((r) => (comecou = r));
+  let terminar!: () => void;
+  const fim = new Promise<void>((r) => (terminar = r));
+  const processador = (_job: Job, _token?: string, sinal?: AbortSignal) =>
+    new Promise<string>((resolve, reject) => {
+      comecou();
+      if (ouveOSinal) sinal?.addEventListener('abort', () => reject(new Error(`interrompido: ${String(sinal.reason)}`)));
+      void fim.then(() => resolve('feito'));
+    });
+  return { processador, comecado, terminar };
+}
+
+async function medir(f: () => Promise<unknown>): Promise<number> {
+  const inicio = Date.now();
+  await f();
+  return Date.now() - inicio;
+}
+
+test('a job that ends within the grace period is recorded completed, and the worker then closes', async () => {
+  const def = definicao();
+  const c = processadorControlado(false);
+  const worker = iniciarWorker(def, c.processador);
+  const job = await fila(def).add('x', {});
+  await c.comecado;
+  setTimeout(c.terminar, 300);
+  const ms = await medir(() => fecharWorker(worker));
+  expect(ms).toBeLessThan(config().shutdownGraceMs / 2);
+  expect(await job.getState()).toBe('completed');
+  expect(worker.closing).toBeTruthy();
+});
+
+test('a job still running at half the grace period gets the abort signal: one that listens fails with the reason, and nothing waits past the period', async () => {
+  const def = definicao();
+  const c = processadorControlado(true);
+  const worker = iniciarWorker(def, c.processador);
+  const job = await fila(def).add('x', {});
+  await c.comecado;
+  const ms = await medir(() => fecharWorker(worker));
+  expect(ms).toBeGreaterThanOrEqual(config().shutdownGraceMs / 2 - 50);
+  expect(ms).toBeLessThan(config().shutdownGraceMs);
+  expect(await job.getState()).toBe('failed');
+  expect((await Job.fromId(fila(def), job.id!))!.failedReason).toMatch(/interrompido: encerramento do processo/);
+});
+
+test('a job that ignores the signal is left behind (its lock lapses, BullMQ hands it back): the worker still closes within the grace period', async () => {
+  const def = definicao();
+  const c = processadorControlado(false);
+  const worker = iniciarWorker(def, c.processador);
+  const job = await fila(def).add('x', {});
+  await c.comecado;
+  const ms = await medir(() => fecharWorker(worker));
+  expect(ms).toBeLessThan(config().shutdownGraceMs + 100);
+  expect(await job.getState()).toBe('active');
+  c.terminar();
+});
+
+test('a worker closing takes no new job', async () => {
+  const def = definicao();
+  const c = processadorControlado(false);
+  const worker = iniciarWorker(def, c.processador);
+  await fecharWorker(worker);
+  const job = await fila(def).add('x', {});
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await job.getState()).toBe('waiting');
+});
