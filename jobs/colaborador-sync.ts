@@ -1,10 +1,15 @@
-import { Job, UnrecoverableError } from 'bullmq';
+import { UnrecoverableError } from 'bullmq';
 import type { ModuloDeAcesso } from '../api/shared/acesso';
 
-/** Adapter of every `<service>-colaborador-sync` queue: mirrors identity's collaborators with the master's token. */
+/**
+ * Adapter of every `<service>-colaborador-sync` queue: mirrors identity's collaborators with the
+ * token of the master whose listing asked for it (kept apart from the job, api/shared/acesso).
+ */
 export function processadorDeColaboradorSync(acesso: ModuloDeAcesso) {
-  return async (job: Job<{ token?: string }>) => {
-    if (!job.data.token) throw new UnrecoverableError('job without a token');
-    return acesso.sincronizar(job.data.token);
+  return async () => {
+    const token = await acesso.tokenDoSync();
+    // lapsed (the job waited over two minutes for a worker): the next master listing asks again
+    if (!token) throw new UnrecoverableError('no master token: the sync waited too long to start');
+    return acesso.sincronizar(token);
   };
 }

@@ -1,6 +1,7 @@
 import { ModelStatic } from 'sequelize';
 import { config } from '../../../config';
 import { logger } from '../../../lib/logger';
+import { redis } from '../../../lib/redis';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { DefinicaoDeFila, eventosDaFila, fila } from '../../../queues/fila';
@@ -24,6 +25,8 @@ export interface OpcoesDoModuloDeAcesso {
 }
 
 const ID_DO_JOB_DE_SYNC = 'sincronizar';
+/** How long a master's token waits for the sync job that uses it. */
+const VALIDADE_DO_TOKEN_DO_SYNC_S = 120;
 /** The module's own area (SPEC 4.5): any action in it reads the collaborators. */
 export const AREA_DO_MODULO = 'colaboradores';
 
@@ -60,15 +63,24 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   async function sincronizarAntesDeListar(principal: Principal): Promise<void> {
     if (!principal.master) return;
     try {
-      const job = await fila(o.filaDeSync).add('sincronizar', { token: principal.token }, { jobId: ID_DO_JOB_DE_SYNC });
+      await guardarTokenDoSync(principal.token);
+      const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
       await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
     }
   }
 
+  // The master's token does not travel in the job, whose data the dashboard shows: it waits in a
+  // key of its own for as long as a sync may take to start, and the job reads it from there.
+  const chaveDoToken = () => `${config().queuePrefix}:${o.filaDeSync.nome}:token`;
+  const guardarTokenDoSync = (token: string) => redis('produtor').set(chaveDoToken(), token, 'EX', VALIDADE_DO_TOKEN_DO_SYNC_S);
+  /** The token of the master whose listing asked for the sync; null once it has lapsed. */
+  const tokenDoSync = () => redis('produtor').get(chaveDoToken());
+
   return {
     areas: o.areas,
+    tokenDoSync,
     controle,
     perfis,
     colaboradores,
