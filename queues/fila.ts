@@ -51,6 +51,19 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   return e;
 }
 
+/**
+ * The caller's token a queue's next job acts with (a master's, for the syncs with identity), kept
+ * out of the job's data, which the dashboard shows to whoever opens it: in a Redis key of the
+ * queue, for as long as a job may take to start. Concurrent callers share the job, so the last
+ * token stored is the one used.
+ */
+export const tokenDaFila = {
+  guardar: (def: DefinicaoDeFila, token: string, segundos = 120) => redis('produtor').set(chaveDoToken(def), token, 'EX', segundos),
+  /** null once lapsed */
+  ler: (def: DefinicaoDeFila) => redis('produtor').get(chaveDoToken(def)),
+};
+const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:${def.nome}:token`;
+
 /** Each worker's jobs under way, so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Set<Promise<unknown>>>();
 

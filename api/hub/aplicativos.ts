@@ -5,7 +5,7 @@ import { decidirSobTrava } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
-import { eventosDaFila, fila } from '../../queues/fila';
+import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
@@ -188,11 +188,9 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
  */
 export async function sincronizarAntesDeListar(quem: Principal): Promise<void> {
   try {
-    const job = await fila(filaHubAplicativoSync).add(
-      'sincronizar',
-      { token: quem.master ? quem.token : undefined },
-      { jobId: 'sincronizar' },
-    );
+    // a master's token goes apart from the job's data, which the dashboard shows
+    if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
+    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId: 'sincronizar' });
     await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');

@@ -1,10 +1,9 @@
 import { ModelStatic } from 'sequelize';
 import { config } from '../../../config';
 import { logger } from '../../../lib/logger';
-import { redis } from '../../../lib/redis';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
-import { DefinicaoDeFila, eventosDaFila, fila } from '../../../queues/fila';
+import { DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
 import { Principal } from '../principal';
 import { criarColaboradores, UsuarioDoIdentity } from './colaboradores';
 import { criarControleDeAcesso } from './permissoes';
@@ -25,8 +24,6 @@ export interface OpcoesDoModuloDeAcesso {
 }
 
 const ID_DO_JOB_DE_SYNC = 'sincronizar';
-/** How long a master's token waits for the sync job that uses it. */
-const VALIDADE_DO_TOKEN_DO_SYNC_S = 120;
 /** The module's own area (SPEC 4.5): any action in it reads the collaborators. */
 export const AREA_DO_MODULO = 'colaboradores';
 
@@ -63,7 +60,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   async function sincronizarAntesDeListar(principal: Principal): Promise<void> {
     if (!principal.master) return;
     try {
-      await guardarTokenDoSync(principal.token);
+      // apart from the job's data, which the dashboard shows
+      await tokenDaFila.guardar(o.filaDeSync, principal.token);
       const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
       await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
     } catch (err) {
@@ -71,16 +69,10 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     }
   }
 
-  // The master's token does not travel in the job, whose data the dashboard shows: it waits in a
-  // key of its own for as long as a sync may take to start, and the job reads it from there.
-  const chaveDoToken = () => `${config().queuePrefix}:${o.filaDeSync.nome}:token`;
-  const guardarTokenDoSync = (token: string) => redis('produtor').set(chaveDoToken(), token, 'EX', VALIDADE_DO_TOKEN_DO_SYNC_S);
-  /** The token of the master whose listing asked for the sync; null once it has lapsed. */
-  const tokenDoSync = () => redis('produtor').get(chaveDoToken());
-
   return {
     areas: o.areas,
-    tokenDoSync,
+    /** the token of the master whose listing asked for the sync; null once lapsed */
+    tokenDoSync: () => tokenDaFila.ler(o.filaDeSync),
     controle,
     perfis,
     colaboradores,
