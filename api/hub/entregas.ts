@@ -456,13 +456,30 @@ export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas
  * one counts from its new end, not from its creation), their attempts, and events older than that
  * with no delivery left, in batches.
  */
-export async function purgarHistorico(dias: number): Promise<{ entregas: number; eventos: number }> {
+export interface ResultadoDaPurga {
+  entregas: number;
+  eventos: number;
+  /** stopped at a batch's end by `sinal` (shutdown): the next purge goes on from there */
+  interrompida?: true;
+}
+
+/**
+ * `aoProgredir` hears the counts after each batch (the dashboard shows them); `sinal` (shutdown)
+ * stops the purge between batches.
+ */
+export async function purgarHistorico(
+  dias: number,
+  { aoProgredir, sinal }: { aoProgredir?: (r: ResultadoDaPurga) => void; sinal?: AbortSignal } = {},
+): Promise<ResultadoDaPurga> {
   const limite = new Date(Date.now() - dias * 86_400_000);
   let entregas = 0;
+  let eventos = 0;
+  const parar = () => sinal?.aborted === true;
   // walked by creation (indexed; a delivery ends after it was created) from where the last batch
   // stopped, so the recently finished ones passed over are not read again
   let depois: { criada_em: Date; id: string } | null = null;
   for (;;) {
+    if (parar()) return { entregas, eventos, interrompida: true };
     const velhas: Entrega[] = await Entrega.findAll({
       where: {
         criada_em: { [Op.lt]: limite },
@@ -491,11 +508,12 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
       await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
       return Entrega.destroy({ where: { id: ids }, transaction });
     });
+    aoProgredir?.({ entregas, eventos });
   }
   // events go once none of their deliveries is left; walked in id order so kept ones are passed over
-  let eventos = 0;
   let depoisDe = '';
   for (;;) {
+    if (parar()) return { entregas, eventos, interrompida: true };
     const velhos = await Evento.findAll({
       where: { criado_em: { [Op.lt]: limite }, id: { [Op.gt]: depoisDe } },
       attributes: ['id'],
@@ -509,6 +527,7 @@ export async function purgarHistorico(dias: number): Promise<{ entregas: number;
     );
     const ids = velhos.map((e) => e.id).filter((id) => !comEntregas.has(id));
     if (ids.length) eventos += await Evento.destroy({ where: { id: ids } });
+    aoProgredir?.({ entregas, eventos });
   }
   return { entregas, eventos };
 }

@@ -373,6 +373,26 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     expect((await hub.entrega(velhaPendente.id)).situacao).toBe('entregue');
   });
 
+  test('a purge reports its counts after each batch (the job progress), and a shutdown stops it between batches, to go on at the next run', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-progresso') });
+    const e = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
+    const antigo = new Date(Date.now() - 31 * 86_400_000);
+    await Entrega.sequelize!.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, e.id] });
+    await Entrega.sequelize!.query('UPDATE evento SET criado_em = ? WHERE id = ?', { replacements: [antigo, e.evento_id] });
+
+    const parado = new AbortController();
+    parado.abort();
+    expect(await purgarHistorico(30, { sinal: parado.signal })).toEqual({ entregas: 0, eventos: 0, interrompida: true });
+    expect(await Entrega.count({ where: { id: e.id } })).toBe(1);
+
+    const progresso: object[] = [];
+    const r = await purgarHistorico(30, { aoProgredir: (p) => progresso.push(p) });
+    expect(r.entregas).toBeGreaterThanOrEqual(1);
+    expect(progresso.length).toBeGreaterThanOrEqual(2);
+    expect(progresso.at(-1)).toEqual({ entregas: r.entregas, eventos: r.eventos });
+    expect(await Entrega.count({ where: { id: e.id } })).toBe(0);
+  });
+
   test('the period counts from when a delivery finished: one created long ago but replayed, or put in the error queue, within the period stays with its event', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-fim') });
     const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
