@@ -32,8 +32,8 @@ is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; 
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
-wait_for() { # name host port [socket]; SEGUNDOS (60) at most
-  for _ in $(seq 1 "${SEGUNDOS:-60}"); do
+wait_for() { # name host port [socket]
+  for _ in $(seq 1 60); do
     answers "$2" "$3" "${4:--}" && return 0
     sleep 1
   done
@@ -64,22 +64,18 @@ if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
     socket_args=(--socket="$MYSQL_SOCKET")
   fi
   if [ -x /usr/sbin/mariadbd ]; then
-    # a server already running elsewhere (another port or socket) holds the data folder: another
-    # one cannot start beside it, and MYSQL_URL probably names the wrong address
-    if pgrep -x mariadbd >/dev/null; then
-      # it may be starting
-      SEGUNDOS=15 wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" 2>/dev/null || {
-        echo "a MariaDB server is running, but not at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"): set MYSQL_URL to its address" >&2
-        exit 1
-      }
-    else
-      as_root start-stop-daemon --start --background --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
+    # matched by a pid file of this port's own: any other mariadbd (a container's, another port's)
+    # is no reason not to start
+    as_root start-stop-daemon --start --background --pidfile "/run/mysqld/suite-$MYSQL_PORT.pid" --make-pidfile \
+      --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
       || as_root service mariadb start
-    fi
   else
     as_root service mysql start
   fi
-  wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"
+  wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" || {
+    echo "(a MariaDB already running on this machine, on another address, holds the data folder: set MYSQL_URL to its address)" >&2
+    exit 1
+  }
 fi
 
 if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
@@ -92,14 +88,19 @@ if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
   # BullMQ needs keys never evicted (DESIGN §8); as the calling user (no root needed on a port
   # above 1024), keeping nothing on disk
   redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --maxmemory-policy noeviction \
-    --save "" --appendonly no --dir "${TMPDIR:-/tmp}" --logfile "${TMPDIR:-/tmp}/redis-$REDIS_PORT.log"
+    --save "" --appendonly no --dir "${TMPDIR:-/tmp}"
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 fi
 
-sql() { # statement -> first column of the first row, or nothing
+sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
   node -e '
     const mysql = require("mysql2/promise");
-    mysql.createConnection(process.argv[1]).then(async (c) => {
+    const u = new URL(process.argv[1]);
+    const servidor = {
+      host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username || "root"),
+      password: decodeURIComponent(u.password), socketPath: u.searchParams.get("socketPath") || undefined,
+    };
+    mysql.createConnection(servidor).then(async (c) => {
       const [linhas] = await c.query(process.argv[2]);
       await c.end();
       const l = linhas && linhas[0];
@@ -109,46 +110,61 @@ sql() { # statement -> first column of the first row, or nothing
 }
 
 # Debian's MariaDB lets its root in only as the system's root, through the Unix socket
-# (unix_socket authentication), while the suite connects as MYSQL_URL's user, usually over TCP. A
-# local MariaDB that refuses that login is given it, through the socket as the system's root: root
-# keeps its socket login and also takes the URL's password (empty by default; the server listens
-# on this machine only); another user is created for local connections. Anything else refusing
-# the login stops here, with the server's reason.
+# (unix_socket authentication), while the suite connects as MYSQL_URL's user, usually over TCP. On
+# a local MariaDB where that account has no way in but the socket (a fresh install), it is given
+# the URL's password (empty by default; the server listens on this machine only), through the
+# socket as the system's root; root keeps its socket login. A missing user is created for local
+# connections. An account that exists with a password of its own is never changed: a wrong
+# password in MYSQL_URL stops here, with the server's reason, as does any other refusal.
 ensure_login() {
-  local erro cliente
+  local erro cliente porta
   erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" && return 0
-  if [[ "$erro" != *"Access denied"* ]] || ! is_local "$MYSQL_HOST"; then
-    echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") refuses MYSQL_URL's login: $erro" >&2
-    return 1
+  if ! is_local "$MYSQL_HOST"; then
+    echo "warning: MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") refuses MYSQL_URL's login: $erro" >&2
+    return 0
   fi
+  recusa() { echo "MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") refuses MYSQL_URL's login ($erro): $1" >&2; return 1; }
+  [[ "$erro" == *"Access denied"* ]] || { recusa "check MYSQL_URL"; return 1; }
   cliente="$(command -v mariadb || true)"
-  [ -n "$cliente" ] || { echo "MariaDB refuses MYSQL_URL's login, and there is no mariadb client to give it one: $erro" >&2; return 1; }
+  [ -n "$cliente" ] || { recusa "no mariadb client here to give it"; return 1; }
   local socket_args=()
   [ "$MYSQL_SOCKET" != "-" ] && socket_args=(--socket="$MYSQL_SOCKET")
+  como_root() { as_root "$cliente" --protocol=socket "${socket_args[@]}" -N "$@"; }
   # the socket (the URL's, or the client's default) must lead to the server of MYSQL_URL's port
-  local porta
-  porta="$(as_root "$cliente" --protocol=socket "${socket_args[@]}" -N -e 'SELECT @@port' 2>&1)" || porta="none ($porta)"
+  porta="$(como_root -e 'SELECT @@port' 2>/dev/null)" || { recusa "the local socket does not let the system's root in"; return 1; }
   if [ "$MYSQL_SOCKET" = "-" ] && [ "$porta" != "$MYSQL_PORT" ]; then
-    echo "MariaDB on port $MYSQL_PORT refuses MYSQL_URL's login ($erro), and the local socket leads to the server of port $porta: give the login yourself" >&2
+    recusa "the local socket leads to the server of port $porta; give the login yourself"
     return 1
   fi
-  echo "giving MYSQL_URL's user a login on the local MariaDB"
-  node -e '
+  # the URL's user as it is, and user and password as SQL text (no raw line breaks)
+  local usuario usuario_sql senha_sql
+  { read -r usuario; read -r usuario_sql; read -r senha_sql; } <<<"$(node -e '
     const u = new URL(process.argv[1]);
+    const texto = (s) => `'"'"'${s.replace(/\\/g, "\\\\").replace(/'"'"'/g, "\\'"'"'").replace(/\n/g, "\\n")}'"'"'`;
     const usuario = decodeURIComponent(u.username) || "root";
-    const senha = decodeURIComponent(u.password);
-    const texto = (s) => `'"'"'${s.replace(/\\/g, "\\\\").replace(/'"'"'/g, "\\'"'"'")}'"'"'`;
-    const sql = [];
-    if (usuario === "root") {
-      sql.push(`ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD(${texto(senha)});`);
-    }
-    // a server that skips name resolution sees a TCP client as 127.0.0.1 or ::1, not localhost
-    for (const maquina of usuario === "root" ? ["127.0.0.1", "::1"] : ["localhost", "127.0.0.1", "::1"]) {
-      const quem = `${texto(usuario)}@${texto(maquina)}`;
-      sql.push(`CREATE USER IF NOT EXISTS ${quem} IDENTIFIED BY ${texto(senha)};`, `GRANT ALL PRIVILEGES ON *.* TO ${quem} WITH GRANT OPTION;`);
-    }
-    process.stdout.write(sql.join("\n") + "\n");
-  ' "$MYSQL_URL" | as_root "$cliente" --protocol=socket "${socket_args[@]}"
+    process.stdout.write([usuario.replace(/\n/g, " "), texto(usuario), texto(decodeURIComponent(u.password))].join("\n") + "\n");
+  ' "$MYSQL_URL")"
+  # accounts of that user with a way in besides the socket: a password of their own (empty counts)
+  local com_senha
+  com_senha="$(como_root -e "SELECT COUNT(*) FROM mysql.global_priv WHERE User = $usuario_sql
+    AND JSON_VALUE(Priv, '\$.plugin') <> 'unix_socket' AND JSON_VALUE(Priv, '\$.authentication_string') <> 'invalid'")"
+  [ "$com_senha" = 0 ] || { recusa "that account has a password of its own: put it in MYSQL_URL"; return 1; }
+  echo "giving MYSQL_URL's user a login on the local MariaDB"
+  if [ "$usuario" = root ]; then
+    # only a root whose way in is the socket (or nothing) reaches here
+    como_root -e "ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD($senha_sql)" \
+      || { recusa "giving it failed"; return 1; }
+  fi
+  local maquinas=(127.0.0.1 ::1) existe
+  [ "$usuario" = root ] || maquinas=(localhost 127.0.0.1 ::1)
+  for maquina in "${maquinas[@]}"; do
+    # a server that skips name resolution sees a TCP client as 127.0.0.1 or ::1, not localhost;
+    # rights go only to an account created here
+    existe="$(como_root -e "SELECT COUNT(*) FROM mysql.global_priv WHERE User = $usuario_sql AND Host = '$maquina'")"
+    [ "$existe" = 0 ] || continue
+    como_root -e "CREATE USER $usuario_sql@'$maquina' IDENTIFIED BY $senha_sql; GRANT ALL PRIVILEGES ON *.* TO $usuario_sql@'$maquina' WITH GRANT OPTION" \
+      || { recusa "giving it failed"; return 1; }
+  done
   erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" || { echo "MariaDB still refuses MYSQL_URL's login: $erro" >&2; return 1; }
 }
 ensure_login
