@@ -12,6 +12,16 @@ export type Estagio = (typeof ESTAGIOS)[number];
 
 const abertos: Record<Estagio, Closer[]> = { http: [], workers: [], filas: [], bancos: [], redis: [] };
 let encerrando: Promise<void> | undefined;
+/** When the grace period of the shutdown under way ends (SHUTDOWN_GRACE_MS after it began). */
+let fimDoPrazo: number | undefined;
+
+/**
+ * What is left of the shutdown's grace period, for a stage that waits (the whole period outside a
+ * shutdown): every stage counts from the signal, so together they fit in the period.
+ */
+export function tempoRestanteDoEncerramento(): number {
+  return fimDoPrazo === undefined ? config().shutdownGraceMs : Math.max(0, fimDoPrazo - Date.now());
+}
 
 export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise<unknown>): void {
   abertos[estagio].push({ nome, fechar });
@@ -20,6 +30,7 @@ export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise
 /** Closes everything once; later calls wait for the first. */
 export function encerrar(): Promise<void> {
   if (!encerrando) {
+    fimDoPrazo = Date.now() + config().shutdownGraceMs;
     encerrando = (async () => {
       for (const estagio of ESTAGIOS) {
         const lista = abertos[estagio].splice(0).reverse();
@@ -35,6 +46,7 @@ export function encerrar(): Promise<void> {
       }
     })().finally(() => {
       encerrando = undefined;
+      fimDoPrazo = undefined;
     });
   }
   return encerrando;

@@ -1,7 +1,7 @@
 import { JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { aoEncerrar } from '../lib/lifecycle';
+import { aoEncerrar, tempoRestanteDoEncerramento } from '../lib/lifecycle';
 import { logger } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
 
@@ -103,30 +103,37 @@ async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean> {
 }
 
 /**
- * Shutdown of a worker within the grace period (SHUTDOWN_GRACE_MS): it takes no new job, and its
- * jobs under way get half the period to end; then they are asked to stop (the abort signal BullMQ
- * hands processors: the CNPJ import cuts its loads and fails, "interrompida") and get a quarter
+ * Shutdown of a worker within what is left of the grace period (lib/lifecycle.ts): it takes no new
+ * job, and its jobs under way get half that time to end; then they are asked to stop (the abort
+ * signal BullMQ hands processors: the CNPJ import cuts its loads and fails) and get a quarter
  * more. One still running after that is left behind as the worker closes: its lock lapses and
  * BullMQ's stalled check hands it to another worker (or fails it, where the queue allows no stall).
+ * A job the worker was already fetching when paused may still start: the waits follow the jobs
+ * under way as they are at each moment, so it is waited for, and asked to stop, like the others.
  */
 export async function fecharWorker(worker: Worker, log = logger('worker')): Promise<void> {
-  const prazo = config().shutdownGraceMs;
+  const prazo = Math.max(1000, tempoRestanteDoEncerramento());
   const emCurso = jobsEmCurso.get(worker) ?? new Set();
   // no new job from here on (not waiting for the active ones: that is below, bounded)
   await dentroDe(worker.pause(true), prazo / 4);
-  const todos = () => Promise.allSettled([...emCurso]);
-  let terminaram = !emCurso.size || (await dentroDe(todos(), prazo / 2));
+  /** Whether every job under way, those starting meanwhile included, ends within `ms`. */
+  const terminamEm = async (ms: number) => {
+    const fim = Date.now() + ms;
+    while (emCurso.size) {
+      const resta = fim - Date.now();
+      if (resta <= 0 || !(await dentroDe(Promise.allSettled([...emCurso]), resta))) return false;
+    }
+    return true;
+  };
+  let terminaram = await terminamEm(prazo / 2);
   if (!terminaram) {
     log.warn({ jobs: emCurso.size }, 'jobs ainda em curso no encerramento: pedindo que parem');
     worker.cancelAllJobs('encerramento do processo');
-    terminaram = await dentroDe(todos(), prazo / 4);
+    terminaram = await terminamEm(prazo / 4);
   }
-  if (terminaram) {
-    // a plain close also waits for BullMQ to record the jobs' ends; bounded, should Redis be gone
-    if (await dentroDe(worker.close(), prazo / 4)) return;
-    log.warn('o worker não fechou a tempo (Redis fora do alcance?)');
-    return;
-  }
-  log.warn({ jobs: emCurso.size }, 'jobs não pararam: o worker fecha sem eles');
-  await dentroDe(worker.close(true), prazo / 4);
+  if (!terminaram) log.warn({ jobs: emCurso.size }, 'jobs não pararam: o worker fecha sem eles');
+  // a plain close also waits for BullMQ to record the jobs' ends; bounded, should Redis be gone
+  if (terminaram && (await dentroDe(worker.close(), prazo / 4))) return;
+  if (terminaram) log.warn('o worker não fechou a tempo (Redis fora do alcance?)');
+  else await dentroDe(worker.close(true), prazo / 4);
 }

@@ -6,7 +6,8 @@ import { encerrar } from '../../lib/lifecycle';
 /**
  * A worker's shutdown (queues/fila.ts, fecharWorker) within SHUTDOWN_GRACE_MS (2 s in tests): its
  * jobs get half of it to end, then the abort signal and a quarter more; a job that ignores the
- * signal is left behind rather than holding the process past its grace period.
+ * signal is left behind rather than holding the process past its grace period. A job the worker
+ * was already fetching as it paused is followed like the others.
  */
 
 let n = 0;
@@ -78,12 +79,25 @@ test('a job that ignores the signal is left behind (its lock lapses, BullMQ hand
   c.terminar();
 });
 
-test('a worker closing takes no new job', async () => {
-  const def = definicao();
-  const c = processadorControlado(false);
-  const worker = iniciarWorker(def, c.processador);
-  await fecharWorker(worker);
-  const job = await fila(def).add('x', {});
-  await new Promise((r) => setTimeout(r, 300));
-  expect(await job.getState()).toBe('waiting');
+test('a job fetched as the shutdown begins is waited for and asked to stop like the others: none is left active by a worker that listens', async () => {
+  const def = { ...definicao(), opcoesDoWorker: { concurrency: 2 } };
+  const iniciados: string[] = [];
+  // the first job ends on its own soon; any other runs until the abort signal
+  const processador = (job: Job, _token?: string, sinal?: AbortSignal) =>
+    new Promise((resolve, reject) => {
+      iniciados.push(job.name);
+      if (job.name === 'primeiro') setTimeout(resolve, 300);
+      sinal?.addEventListener('abort', () => reject(new Error('interrompido')));
+    });
+  const worker = iniciarWorker(def, processador);
+  const primeiro = await fila(def).add('primeiro', {});
+  while (!iniciados.length) await new Promise((r) => setTimeout(r, 10));
+  // the worker's second slot is waiting for a job when the shutdown begins, and one arrives
+  const fechando = fecharWorker(worker);
+  const segundo = await fila(def).add('segundo', {});
+  await fechando;
+  expect(await primeiro.getState()).toBe('completed');
+  // not taken (still waiting), or taken and stopped: never left active
+  expect(['waiting', 'failed']).toContain(await segundo.getState());
+  expect(iniciados.includes('segundo') ? await segundo.getState() : 'failed').toBe('failed');
 });
