@@ -1,5 +1,5 @@
+import { CacheComPrazo } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
-import { redis } from '../../lib/redis';
 import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
 import { chaveNaGeracao } from './geracao';
 import { comPrazo, tempoEsgotado } from './sql';
@@ -10,10 +10,13 @@ import { comPrazo, tempoEsgotado } from './sql';
  */
 export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
 /**
- * How long a name's list is kept (for the data it was read from): the pages of one search and its
- * count read it once. Up to 10,000 CNPJs, about 170 KB.
+ * Names' lists already read, for the data they were read from (the key holds its generation): the
+ * pages of one search and its count read a list once. Kept in the process, not in Redis, whose
+ * memory must never run out (BullMQ's keys are never evicted) while a list may hold 10,000 CNPJs
+ * (about 170 KB): at most 200 lists, two minutes each. A count job in another process (a worker
+ * apart from the API) reads the list again.
  */
-const VALIDADE_DA_LISTA_S = 10 * 60;
+const listasDosNomes = new CacheComPrazo<string, string[] | null>(() => 2 * 60_000, 200);
 
 /**
  * The `nome` filter reads "the nome fantasia OR the company's razão social", and MariaDB cannot
@@ -24,21 +27,21 @@ const VALIDADE_DA_LISTA_S = 10 * 60;
  * on each side: a name with that few matches becomes a list of CNPJs (primary-key lookups); a
  * common one, or a list slower than LIMITES_DO_NOME.prazoS, keeps the walk, where matches are dense.
  * The list runs before the page's read and the count's, inside their own limits' margins: the
- * count job's 1 + 6 seconds stay under the 8 a listing waits for it. It is kept in Redis for the
- * current data, so the count and the next pages find it read. Answers undefined for the walk.
+ * count job's 1 + 6 seconds stay under the 8 a listing waits for it. It is kept for the current
+ * data (listasDosNomes), so the count and the next pages find it read. Answers undefined for the walk.
  */
 export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
   const busca = buscaDoNome(nome);
   // short words only: a prefix, which no full-text index serves
   if (!busca) return undefined;
   const { chave } = await chaveNaGeracao('nome', busca);
-  const guardada = await redis('produtor').get(chave);
-  // kept as JSON: null for the walk
-  if (guardada !== null) return (JSON.parse(guardada) as string[] | null) ?? undefined;
+  // null for the walk
+  const guardada = listasDosNomes.obter(chave);
+  if (guardada !== undefined) return guardada ?? undefined;
   const lista = await listarDosIndices(busca);
   // a list that ran out of time is not kept: the database may just have been busy
   if (lista === TEMPO_ESGOTADO) return undefined;
-  await redis('produtor').set(chave, JSON.stringify(lista ?? null), 'EX', VALIDADE_DA_LISTA_S);
+  listasDosNomes.guardar(chave, lista ?? null);
   return lista;
 }
 
