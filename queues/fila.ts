@@ -62,7 +62,8 @@ export const tokenDaFila = {
   /** null once lapsed */
   ler: (def: DefinicaoDeFila) => redis('produtor').get(chaveDoToken(def)),
 };
-const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:${def.nome}:token`;
+// outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be
+const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:tokens:${def.nome}`;
 
 /** Each worker's jobs under way, so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Set<Promise<unknown>>>();

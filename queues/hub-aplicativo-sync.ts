@@ -2,8 +2,8 @@ import { DefinicaoDeFila } from './fila';
 
 /**
  * Sync of the hub's applications with identity before a listing (SPEC 4.4 rule 3). One job at a
- * time (fixed jobId), shared by concurrent listings; it may carry a master's token, so it is
- * removed as soon as it ends.
+ * time (fixed jobId), shared by concurrent listings, removed as soon as it ends. A master's token
+ * it acts with is kept apart from its data (tokenDaFila), which the dashboard shows.
  */
 export const filaHubAplicativoSync: DefinicaoDeFila = {
   nome: 'hub-aplicativo-sync',

@@ -125,10 +125,10 @@ export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
   };
 }
 
-/** Keys that sign now: normally one; two around a rotation. Newest first. */
 /**
- * The keys that sign now. Asked before the delivery is read (a reload may wait on the database),
- * so that nothing but computing stands between the last look at the delivery and its sending.
+ * The keys that sign now: normally one; two around a rotation; newest first. Asked before the
+ * delivery is read (a reload may wait on the database), so that nothing but computing stands
+ * between the last look at the delivery and its sending.
  */
 export async function chavesQueAssinam(): Promise<Chave[]> {
   const agora = Date.now();

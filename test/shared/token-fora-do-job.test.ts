@@ -34,7 +34,7 @@ test.each([
     const [job] = await fila(def).getJobs(['waiting']);
     expect(job).toBeDefined();
     expect(JSON.stringify(job.asJSON())).not.toContain(admin);
-    const chave = `${config().queuePrefix}:${def.nome}:token`;
+    const chave = `${config().queuePrefix}:tokens:${def.nome}`;
     expect(await redis('produtor').get(chave)).toBe(admin);
     const ttl = await redis('produtor').ttl(chave);
     expect(ttl).toBeGreaterThan(0);

@@ -140,12 +140,6 @@ export function criarColaboradores(
   }
 
   /**
-   * Brings back a collaborator who returned to identity. The profile they had may have been
-   * deleted while they were away: then they come back with `Acesso inicial`, as one registered
-   * anew. The profile is read FOR SHARE, so a deletion under way (it locks the profile before
-   * counting its links) either finishes first or counts this person.
-   */
-  /**
    * Writes every field of `mudancas`, not only those that differ from `local`: the sync read its
    * rows before, and a profile linked since (the row then held null) must still be taken from a
    * person who became master (SPEC 4.5 rule 7). The UPDATE waits for such a link's row lock.
@@ -154,6 +148,12 @@ export function criarColaboradores(
     await Colaborador.update(mudancas, { where: { id: local.id }, transaction });
   }
 
+  /**
+   * Brings back a collaborator who returned to identity. The profile they had may have been
+   * deleted while they were away: then they come back with `Acesso inicial`, as one registered
+   * anew. The profile is read FOR SHARE, so a deletion under way (it locks the profile before
+   * counting its links) either finishes first or counts this person.
+   */
   async function restaurar(local: ColaboradorBase, mudancas: Record<string, unknown>, acessoInicialId: string): Promise<void> {
     await Colaborador.sequelize!.transaction(async (transaction) => {
       const perfilId = mudancas.perfil_acesso_id === undefined ? local.perfil_acesso_id : null;
