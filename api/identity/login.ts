@@ -66,7 +66,7 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   const decidido = await decidir(usuario.id, confere, agora);
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
-    { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email },
+    { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email, perfil: usuario.perfil },
     usuario.id,
     segundos,
   );

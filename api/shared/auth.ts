@@ -37,6 +37,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       master: tipo === 'usuario' && payload.master === true,
       nome: String(payload.nome ?? ''),
       email: typeof payload.email === 'string' ? payload.email : undefined,
+      perfil: tipo === 'usuario' && (payload.perfil === 'colaborador' || payload.perfil === 'cliente') ? payload.perfil : undefined,
       token,
     };
     verificados.guardar(token, principal, Number(payload.exp) * 1000);

@@ -5,6 +5,8 @@ export interface Principal {
   master: boolean;
   nome: string;
   email?: string;
+  /** a user's `perfil` in identity when the token was issued (absent from older tokens) */
+  perfil?: 'colaborador' | 'cliente';
   /** the raw bearer token, for calls made on the caller's behalf (SPEC 5.7) */
   token: string;
 }

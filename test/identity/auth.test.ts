@@ -55,7 +55,7 @@ describe('GET /.well-known/jwks.json (DESIGN §3)', () => {
     }
   });
 
-  test('its keys verify a login token with jose, issuer = the identity base address; claims sub, tipo, master, nome, email, iss, iat, exp', async () => {
+  test('its keys verify a login token with jose, issuer = the identity base address; claims sub, tipo, master, nome, email, perfil, iss, iat, exp', async () => {
     const jwks = (await id.api.get('/.well-known/jwks.json')).body;
     const { payload, protectedHeader } = await jwtVerify(comum.token, createLocalJWKSet(jwks), { issuer: suite.url.identity });
     expect(jwks.keys.map((k: any) => k.kid)).toContain(protectedHeader.kid);
@@ -65,6 +65,7 @@ describe('GET /.well-known/jwks.json (DESIGN §3)', () => {
       master: false,
       nome: comum.usuario.nome,
       email: comum.usuario.email,
+      perfil: comum.usuario.perfil,
       iss: suite.url.identity,
       iat: expect.any(Number),
       exp: expect.any(Number),

@@ -185,6 +185,20 @@ describe('order of checks and who is let in (SPEC 5, DESIGN §3 and §10)', () =
   });
 });
 
+describe('a person identity no longer counts as a collaborator (SPEC §3 Collaborator, DESIGN §3)', () => {
+  test('made a cliente in identity, their next token has no right in the intranet, even before a master listing removes their record', async () => {
+    const admin = await it.admin();
+    const { usuario, token } = await it.pessoa({ permissoes: { colaboradores: ['ler', 'criar', 'editar', 'deletar'] } });
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+    expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { perfil: 'cliente' } })).status).toBe(200);
+    const comoCliente = await it.identity.login(usuario.email, usuario.senha);
+    esperarProblema(await it.api.get('/colaborador/total', { token: comoCliente }), 403);
+    const nome = unico('Feito por cliente ');
+    esperarProblema(await it.api.post('/perfil_acesso', { token: comoCliente, body: { nome, permissoes: { colaboradores: ['ler'] } } }), 403);
+    expect((await it.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+  });
+});
+
 describe('who administers access grants no more than they hold (SPEC 5.2)', () => {
   test('an editor cannot widen a profile past their own permissions, their own profile included: 403 and nothing changes', async () => {
     const editor = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar'] } });

@@ -68,6 +68,9 @@ export function criarControleDeAcesso(
   async function permissoesDe(principal: Principal): Promise<Alcance> {
     if (principal.master) return TODAS;
     if (principal.tipo !== 'usuario') return {};
+    // a client is no collaborator, whatever record a service kept from when they were one (it
+    // goes at the next master listing; the token says it now)
+    if (principal.perfil === 'cliente') return {};
     return cache.obterOuCarregar(principal.sub, () => buscar(principal.sub));
   }
 
