@@ -124,4 +124,14 @@ export const MIGRACOES_LEADS: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX estabelecimento_cep ON estabelecimento (cep)');
     },
   },
+  {
+    name: '0004-estabelecimento-data-inicio',
+    async up(qi) {
+      // GET /api/empresas?data_inicio_de=&data_inicio_ate=: a page fills quickly walking in CNPJ
+      // order, but counting a narrow range (the companies of a week) read the whole registry, so
+      // its total came back estimated. With the CNPJ in the index, a range's page and its count
+      // read the index alone; a wide range still walks in CNPJ order (the database picks).
+      await qi.sequelize.query('CREATE INDEX estabelecimento_data_inicio ON estabelecimento (data_inicio_atividade, cnpj)');
+    },
+  },
 ];

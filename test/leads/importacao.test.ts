@@ -595,13 +595,14 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
-  test('the fresh tables swapped in keep every index of the live ones (the listing filters\' indexes, cep included)', async () => {
+  test('the fresh tables swapped in keep every index of the live ones (the listing filters\' indexes, cep and start date included)', async () => {
     const indices = async (tabela: string) =>
       (await banco('leads').query(`SHOW INDEX FROM ${tabela}`, { type: QueryTypes.SELECT }))
         .map((i: any) => `${i.Key_name}:${i.Seq_in_index}:${i.Column_name}:${i.Index_type}`)
         .sort();
     const antes = await indices('estabelecimento');
     expect(antes).toContain('estabelecimento_cep:1:cep:BTREE');
+    expect(antes).toEqual(expect.arrayContaining(['estabelecimento_data_inicio:1:data_inicio_atividade:BTREE', 'estabelecimento_data_inicio:2:cnpj:BTREE']));
     const outros = { empresa: await indices('empresa'), socio: await indices('socio') };
     await importarMes(dois(novoCnpj(), 'INDICES'));
     expect(await indices('estabelecimento')).toEqual(antes);
