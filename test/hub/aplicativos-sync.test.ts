@@ -326,16 +326,19 @@ describe('identity failing does not stop the listing (SPEC 4.4 rule 3, DESIGN §
       config().servicos.identity.url = `http://127.0.0.1:${porta}`;
     } else relay.mudar(modo);
     const desde = relay.pedidos.length;
-    const pagina = await hub.sincronizar();
-    // the sync did try: through the relay, or at a closed port the relay never sees
-    expect(listasNoIdentity(desde)).toHaveLength(modo === 'fechado' ? 0 : 1);
-    expect(pagina.total).toBe(pagina0.total);
-    expect(ids(pagina.itens)).toEqual(ids(pagina0.itens));
-    expect(pagina.itens.some((a) => a.identificador_no_auth === antes.id)).toBe(true);
-    expect(pagina.itens.some((a) => a.identificador_no_auth === depois.id)).toBe(false);
-
-    relay.mudar('normal');
-    config().servicos.identity.url = enderecoDoRelay;
+    try {
+      const pagina = await hub.sincronizar();
+      // the sync did try: through the relay, or at a closed port the relay never sees
+      expect(listasNoIdentity(desde)).toHaveLength(modo === 'fechado' ? 0 : 1);
+      expect(pagina.total).toBe(pagina0.total);
+      expect(ids(pagina.itens)).toEqual(ids(pagina0.itens));
+      expect(pagina.itens.some((a) => a.identificador_no_auth === antes.id)).toBe(true);
+      expect(pagina.itens.some((a) => a.identificador_no_auth === depois.id)).toBe(false);
+    } finally {
+      // the next tests speak to identity through the relay again, whatever happened here
+      relay.mudar('normal');
+      config().servicos.identity.url = enderecoDoRelay;
+    }
     const seguinte = await hub.sincronizar();
     expect(seguinte.itens.filter((a) => a.identificador_no_auth === depois.id)).toHaveLength(1);
   });

@@ -58,7 +58,8 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
 
   // the next attempt was due in about 1.5 s: it never comes, while the other subscription's does
   await esperarAte(() => noCaminho('/falha/outra').length >= 4, 'the second attempts of the other subscription', 5000);
-  await dormir(300);
+  // past the latest the cancelled ones' retries were due (1.5 s + 20% after their first attempts)
+  await dormir(1000);
   expect(noCaminho('/falha/desativada')).toHaveLength(2);
   expect((await hub.entregas({ assinatura_id: outra.id, situacao: 'pendente' })).total).toBe(2);
 

@@ -152,7 +152,12 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const amostra = fixture('constructed', 'evolution_messages_upsert_text.json');
     expect((await s.gateway(gateway, amostra)).status).toBe(200);
     expect(await ContatoGateway.findByPk('551199990000')).toMatchObject({ config_system_gateway_id: gateway.id });
-    expect((await s.gateway(gateway, { ...amostra, event: 'MESSAGES_UPSERT' })).status).toBe(200);
+    // written as Evolution's own configuration names it, for a number not seen yet
+    const telefone = novoTelefone();
+    const maiusculas = await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO, 'MESSAGES_UPSERT'));
+    expect(maiusculas.status).toBe(200);
+    expect(maiusculas.body.ignorado).toBeUndefined();
+    expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_gateway_id: gateway.id });
   });
 
   it('the gateway\'s other events, whatever their data, are answered 200 and ignored', async () => {

@@ -72,7 +72,12 @@ describe('escreverJuntos: one transaction in one round trip', () => {
     const comOutraEscrita = async (opcoes: { leituraConfirmada?: boolean }) => {
       await lerPorTexto(sequelize, 'DELETE FROM nota', []);
       const transacao = contarDuasVezes(opcoes);
-      await new Promise((r) => setTimeout(r, 300));
+      // the first count is done once the transaction sleeps between the two
+      for (;;) {
+        const [{ n }] = await lerPorTexto<{ n: number }>(sequelize, "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP(2)%'", []);
+        if (Number(n) > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
       await lerPorTexto(sequelize, "INSERT INTO nota (id, texto) VALUES (1, 'outra')", []);
       await transacao;
       return (await notas()).filter((n) => n.id >= 100).map((n) => n.texto);

@@ -74,7 +74,8 @@ test('a job that ignores the signal is left behind (its lock lapses, BullMQ hand
   const job = await fila(def).add('x', {});
   await c.comecado;
   const ms = await medir(() => fecharWorker(worker));
-  expect(ms).toBeLessThan(config().shutdownGraceMs + 100);
+  // at most: pause and close a quarter each, the waits three quarters; here pause and close are quick
+  expect(ms).toBeLessThan(config().shutdownGraceMs * 1.5);
   expect(await job.getState()).toBe('active');
   c.terminar();
 });

@@ -5,16 +5,11 @@ import { portaLivre } from '../helpers/processo';
 
 /** Messages about Redis name its host and port, never the password of REDIS_URL (it reaches the logs). */
 
-// process.env outlives this file in its jest worker: the next file must find REDIS_URL as it was
-const redisUrl = process.env.REDIS_URL;
 afterAll(async () => {
   await encerrar();
   // ioredis leaves the timer of a reconnection under way running after disconnect (about 2 s):
   // let it end here rather than hold the jest worker past its exit
   await new Promise((r) => setTimeout(r, 2200));
-  if (redisUrl === undefined) delete process.env.REDIS_URL;
-  else process.env.REDIS_URL = redisUrl;
-  resetConfig();
 });
 
 test('a Redis that does not answer is named by host and port only', async () => {
