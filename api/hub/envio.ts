@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { config } from '../../config';
 import { DestinoBloqueado, ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
+import { aoEncerrar } from '../../lib/lifecycle';
 
 /**
  * One HTTP POST of a delivery: time-out per attempt, redirects never followed, the first KiB of
@@ -20,6 +21,12 @@ const agentes = {
   http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
   https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
 };
+// on shutdown, once the workers are done: the subscribers' idle connections are closed, not left
+// to the process's end
+aoEncerrar('filas', 'conexoes-com-assinantes', async () => {
+  agentes.http.destroy();
+  agentes.https.destroy();
+});
 
 const LIMITE_DA_RESPOSTA = 1024;
 
