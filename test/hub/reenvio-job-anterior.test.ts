@@ -19,6 +19,15 @@ const t = hubSemEntregasNesteArquivo();
 
 beforeEach(() => fila(filaHubEntrega).drain(true));
 
+/** Until the replay has written its new round (pending, no attempt): it then watches the old job. */
+async function replayGravado(id: string) {
+  for (;;) {
+    const e = await Entrega.findByPk(id, { attributes: ['situacao', 'tentativas'] });
+    if (e?.situacao === 'pendente' && e.tentativas === 0) return;
+    await dormir(20);
+  }
+}
+
 /** A delivery in the error queue whose last round's job a worker of this test holds active; `soltar` ends that job. */
 async function entregaComJobAtivo() {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvio'), maximo_de_tentativas: 1 });
@@ -52,7 +61,7 @@ test('a replay while the old round job is still active queues its own job once t
   const { id, soltar, worker } = await entregaComJobAtivo();
   try {
     const resposta = t.hub.api.post(`/entrega/${id}/reenviar`, { token: await t.hub.admin() });
-    await dormir(300);
+    await replayGravado(id);
     expect(await fila(filaHubEntrega).getJobState(id)).toBe('active');
     soltar();
     const res = await resposta;
@@ -71,7 +80,7 @@ test('a replay whose delivery the old job sent meanwhile (its round taken by tha
   const { id, soltar, worker } = await entregaComJobAtivo();
   try {
     const resposta = t.hub.api.post(`/entrega/${id}/reenviar`, { token: await t.hub.admin() });
-    await dormir(300);
+    await replayGravado(id);
     // as if the old job had read the delivery after the replay and delivered it
     await Entrega.update({ situacao: 'entregue', tentativas: 1, entregue_em: new Date() }, { where: { id } });
     soltar();
