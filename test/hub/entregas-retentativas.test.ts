@@ -166,7 +166,8 @@ describe('attempts against a real subscriber', () => {
     const [primeira, segunda] = final.historico;
     expect(primeira).toMatchObject({ numero: 1, status_http: null, resposta: null, erro: expect.stringMatching(/tempo limite/) });
     expect(primeira.duracao_ms).toBeGreaterThanOrEqual(950);
-    expect(primeira.duracao_ms).toBeLessThan(1500);
+    // ended by the time-out (its error above), not by the answer; bounded with room for a busy machine
+    expect(primeira.duracao_ms).toBeLessThan(3000);
     expect(segunda).toMatchObject({ numero: 2, status_http: 200, erro: null });
     expect(noCaminho('/lento').map((r) => r.webhookId)).toEqual([entrega.id, entrega.id]);
   });
@@ -236,8 +237,9 @@ describe('attempts against a real subscriber', () => {
     const { id } = await c.publicar();
     await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     const [primeira, segunda] = noCaminho('/devagar');
-    // 2 × 50 ms at most, plus the time to record the attempt and hand the job back
-    expect(segunda.em - primeira.em).toBeLessThan(1000);
+    // 2 × 50 ms at most, plus the time to record the attempt and hand the job back: seconds at
+    // most on a busy machine, against the hour asked
+    expect(segunda.em - primeira.em).toBeLessThan(10_000);
   });
 
   test('deliveries answered together are each recorded on its own: its attempt, its count and its own entregue_em (the worker records successes in batches)', async () => {
