@@ -24,6 +24,22 @@ interface Pedido {
   corpo: string;
 }
 
+/**
+ * One request to identity on a connection of its own, closed after it (no keep-alive pool left
+ * open when the file ends, as fetch's would be).
+ */
+function repassar(url: string, metodo: string, headers: Record<string, string>, corpo: string) {
+  return new Promise<{ status: number; tipo?: string; corpo: Buffer }>((resolve, reject) => {
+    const pedido = http.request(url, { method: metodo, headers, agent: false }, async (r) => {
+      const partes: Buffer[] = [];
+      for await (const p of r) partes.push(p as Buffer);
+      resolve({ status: r.statusCode!, tipo: r.headers['content-type'], corpo: Buffer.concat(partes) });
+    });
+    pedido.on('error', reject);
+    pedido.end(corpo || undefined);
+  });
+}
+
 function retransmissor(destino: string) {
   let modo: Modo = 'normal';
   const pedidos: Pedido[] = [];
@@ -43,10 +59,10 @@ function retransmissor(destino: string) {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.headers.authorization) headers.authorization = req.headers.authorization;
     if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
-    const resposta = await fetch(destino + req.url, { method: req.method, headers, body: corpo || undefined });
-    res.writeHead(resposta.status, { 'content-type': resposta.headers.get('content-type') ?? 'application/json' });
-    let devolver = Buffer.from(await resposta.arrayBuffer());
-    if (escondidos.size && resposta.ok && /^\/aplicativo\?/.test(req.url!)) {
+    const resposta = await repassar(destino + req.url, req.method!, headers, corpo);
+    res.writeHead(resposta.status, { 'content-type': resposta.tipo ?? 'application/json' });
+    let devolver = resposta.corpo;
+    if (escondidos.size && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
       const pagina = JSON.parse(devolver.toString('utf8'));
       const itens = pagina.itens.filter((a: { id: string }) => !escondidos.has(a.id));
       devolver = Buffer.from(JSON.stringify({ ...pagina, itens, total: pagina.total - (pagina.itens.length - itens.length) }));
