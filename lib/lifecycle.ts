@@ -23,6 +23,17 @@ export function tempoRestanteDoEncerramento(): number {
   return fimDoPrazo === undefined ? config().shutdownGraceMs : Math.max(0, fimDoPrazo - Date.now());
 }
 
+/** Whether `p` settles (resolved or rejected) within `ms`: the bounded waits of a shutdown. */
+export async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let prazo: NodeJS.Timeout | undefined;
+  const esgotado = new Promise<false>((resolve) => (prazo = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true, () => true), esgotado]);
+  } finally {
+    clearTimeout(prazo);
+  }
+}
+
 export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise<unknown>): void {
   abertos[estagio].push({ nome, fechar });
 }

@@ -1,6 +1,6 @@
 import IORedis, { RedisOptions } from 'ioredis';
 import { config } from '../config';
-import { aoEncerrar } from './lifecycle';
+import { aoEncerrar, dentroDe } from './lifecycle';
 
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
@@ -29,16 +29,9 @@ export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORe
  * second, the socket is dropped: a connection retrying forever would never settle a QUIT.
  */
 async function fechar(conexao: IORedis): Promise<void> {
-  if (conexao.status === 'ready') {
-    let prazo: NodeJS.Timeout | undefined;
-    const respondeu = await Promise.race([
-      conexao.quit().then(() => true, () => false),
-      new Promise<false>((resolve) => (prazo = setTimeout(() => resolve(false), 1000))),
-    ]);
-    clearTimeout(prazo);
-    if (respondeu) return;
-  }
-  conexao.disconnect();
+  let respondeu = false;
+  if (conexao.status === 'ready') await dentroDe(conexao.quit().then(() => (respondeu = true)), 1000);
+  if (!respondeu) conexao.disconnect();
 }
 
 /** The Redis address for messages and logs: host and port, never the password. */

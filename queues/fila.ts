@@ -1,7 +1,7 @@
 import { JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { aoEncerrar, tempoRestanteDoEncerramento } from '../lib/lifecycle';
+import { aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
 import { logger } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
 
@@ -90,17 +90,6 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   jobsEmCurso.set(worker, emCurso);
   aoEncerrar('workers', `worker:${def.nome}`, () => fecharWorker(worker, log));
   return worker;
-}
-
-/** Whether `p` settles within `ms`. */
-async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let prazo: NodeJS.Timeout | undefined;
-  const esgotado = new Promise<false>((resolve) => (prazo = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true, () => true), esgotado]);
-  } finally {
-    clearTimeout(prazo);
-  }
 }
 
 /**
