@@ -35,6 +35,16 @@ function processadorControlado(ouveOSinal: boolean) {
   return { processador, comecado, terminar };
 }
 
+/** A worker of a queue of its own, running one job of processadorControlado. */
+async function umJobEmCurso(ouveOSinal: boolean) {
+  const def = definicao();
+  const c = processadorControlado(ouveOSinal);
+  const worker = iniciarWorker(def, c.processador);
+  const job = await fila(def).add('x', {});
+  await c.comecado;
+  return { def, c, worker, job };
+}
+
 async function medir(f: () => Promise<unknown>): Promise<number> {
   const inicio = Date.now();
   await f();
@@ -42,11 +52,7 @@ async function medir(f: () => Promise<unknown>): Promise<number> {
 }
 
 test('a job that ends within the grace period is recorded completed, and the worker then closes', async () => {
-  const def = definicao();
-  const c = processadorControlado(false);
-  const worker = iniciarWorker(def, c.processador);
-  const job = await fila(def).add('x', {});
-  await c.comecado;
+  const { c, worker, job } = await umJobEmCurso(false);
   setTimeout(c.terminar, 300);
   const ms = await medir(() => fecharWorker(worker));
   expect(ms).toBeLessThan(config().shutdownGraceMs / 2);
@@ -55,11 +61,7 @@ test('a job that ends within the grace period is recorded completed, and the wor
 });
 
 test('a job still running at half the grace period gets the abort signal: one that listens fails with the reason, and nothing waits past the period', async () => {
-  const def = definicao();
-  const c = processadorControlado(true);
-  const worker = iniciarWorker(def, c.processador);
-  const job = await fila(def).add('x', {});
-  await c.comecado;
+  const { def, worker, job } = await umJobEmCurso(true);
   const ms = await medir(() => fecharWorker(worker));
   expect(ms).toBeGreaterThanOrEqual(config().shutdownGraceMs / 2 - 50);
   expect(ms).toBeLessThan(config().shutdownGraceMs);
@@ -68,11 +70,7 @@ test('a job still running at half the grace period gets the abort signal: one th
 });
 
 test('a job that ignores the signal is left behind (its lock lapses, BullMQ hands it back): the worker still closes within the grace period', async () => {
-  const def = definicao();
-  const c = processadorControlado(false);
-  const worker = iniciarWorker(def, c.processador);
-  const job = await fila(def).add('x', {});
-  await c.comecado;
+  const { c, worker, job } = await umJobEmCurso(false);
   const ms = await medir(() => fecharWorker(worker));
   // at most: pause and close a quarter each, the waits three quarters; here pause and close are quick
   expect(ms).toBeLessThan(config().shutdownGraceMs * 1.5);
