@@ -219,8 +219,11 @@ class ConexoesDaCarga {
 
   async cortar(): Promise<void> {
     this.cortadas = true;
-    const ids = [...this.abertas].map((c) => c.threadId);
-    await Promise.all(ids.map((id) => this.controle.query(`KILL CONNECTION ${Number(id)}`).catch(() => undefined)));
+    const alvos = [...this.abertas];
+    // a cut connection also emits its loss as an event, which unheard would be thrown (an
+    // unhandled error): the statement under way is rejected with it anyway
+    for (const c of alvos) c.on('error', () => undefined);
+    await Promise.all(alvos.map((c) => this.controle.query(`KILL CONNECTION ${Number(c.threadId)}`).catch(() => undefined)));
   }
 }
 
