@@ -142,6 +142,10 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
     for (const entrada of entradas) {
       const cnaes = conexoes.cnaes ? new CnaesSecundarios() : undefined;
       const limpeza = new LimpezaDeCampos(arquivo.layout, aoLer, cnaes);
+      // its failures reach the loads that read it and the pipeline's promise; destroyed with an
+      // error once the pipeline has let go (a load cut after a failure elsewhere), the event alone
+      // would be thrown as an unhandled error
+      limpeza.on('error', () => undefined);
       const origem = await lerEntrada(zip, entrada);
       const fluxo = pipeline(origem, limpeza).catch((err) => limpeza.destroy(err));
       const onde = { arquivo: path.basename(arquivo.caminho), entrada: entrada.fileName };
@@ -219,11 +223,8 @@ class ConexoesDaCarga {
 
   async cortar(): Promise<void> {
     this.cortadas = true;
-    const alvos = [...this.abertas];
-    // a cut connection also emits its loss as an event, which unheard would be thrown (an
-    // unhandled error): the statement under way is rejected with it anyway
-    for (const c of alvos) c.on('error', () => undefined);
-    await Promise.all(alvos.map((c) => this.controle.query(`KILL CONNECTION ${Number(c.threadId)}`).catch(() => undefined)));
+    const ids = [...this.abertas].map((c) => c.threadId);
+    await Promise.all(ids.map((id) => this.controle.query(`KILL CONNECTION ${Number(id)}`).catch(() => undefined)));
   }
 }
 
