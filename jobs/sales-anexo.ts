@@ -1,15 +1,19 @@
 import { Job } from 'bullmq';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../api/sales/anexos';
 
-/** Adapter: `copiar` copies one attachment to file storage; `apagar` removes copies of deleted ones; `varrer` catches up on both. */
+/**
+ * Adapter: `copiar` copies one attachment to file storage; `apagar` removes copies of deleted ones;
+ * `varrer` catches up on both. Progress (bytes copied, copies removed) shows in the dashboard.
+ */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>) {
+  const aoProgredir = (p: object) => void job.updateProgress({ ...p }).catch(() => undefined);
   switch (job.name) {
     case 'copiar':
-      return copiarAnexo(job.data.anexo_id!, job.attemptsMade + 1);
+      return copiarAnexo(job.data.anexo_id!, job.attemptsMade + 1, aoProgredir);
     case 'apagar':
-      return { apagados: await apagarCopiasPendentes() };
+      return { apagados: await apagarCopiasPendentes(aoProgredir) };
     case 'varrer':
-      return { reenfileirados: await varrerAnexos(), apagados: await apagarCopiasPendentes() };
+      return { reenfileirados: await varrerAnexos(), apagados: await apagarCopiasPendentes(aoProgredir) };
     default:
       throw new Error(`unknown job ${job.name}`);
   }

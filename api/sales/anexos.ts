@@ -1,3 +1,4 @@
+import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { Op } from 'sequelize';
 import { banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
@@ -44,13 +45,52 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
 
 export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente';
 
+/** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
+export interface ProgressoDaCopia {
+  bytes: number;
+  total: number | null;
+}
+
+/** How often a copy in progress reports (a video may take the two minutes a copy may last). */
+const INTERVALO_DO_PROGRESSO_MS = 1000;
+
+/** Counts the bytes going through and reports them, at most once per INTERVALO_DO_PROGRESSO_MS. */
+class ContadorDeBytes extends Transform {
+  bytes = 0;
+  private ultimoAviso = Date.now();
+
+  constructor(private readonly aoContar: (bytes: number) => void) {
+    super();
+  }
+
+  override _transform(pedaco: Buffer, _codificacao: BufferEncoding, pronto: TransformCallback): void {
+    this.bytes += pedaco.length;
+    if (Date.now() - this.ultimoAviso >= INTERVALO_DO_PROGRESSO_MS) {
+      this.ultimoAviso = Date.now();
+      this.aoContar(this.bytes);
+    }
+    pronto(null, pedaco);
+  }
+}
+
+/** `bytes` through a ContadorDeBytes: a failure of the download reaches the upload reading it. */
+function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorDeBytes {
+  const contador = new ContadorDeBytes(aoContar);
+  pipeline(bytes, contador, () => undefined);
+  return contador;
+}
+
 /**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
  * as a private file of the sales application. `tentativa` (1 for the first) is recorded before
  * trying, so a crash still counts; a failure throws, and the queue tries again 30 minutes later.
  * A copy whose attachment was deleted meanwhile (its conversation deleted) is removed again.
  */
-export async function copiarAnexo(anexoId: string, tentativa: number): Promise<ResultadoDaCopia> {
+export async function copiarAnexo(
+  anexoId: string,
+  tentativa: number,
+  aoProgredir: (p: ProgressoDaCopia) => void = () => undefined,
+): Promise<ResultadoDaCopia> {
   const anexo = await AnexoDaMensagem.findByPk(anexoId);
   if (!anexo) return 'inexistente';
   if (anexo.arquivo_id) return 'ja_copiado';
@@ -58,7 +98,10 @@ export async function copiarAnexo(anexoId: string, tentativa: number): Promise<R
   let arquivo: ArquivoGuardado | undefined;
   try {
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: AbortSignal.timeout(PRAZO_DA_COPIA_MS) });
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, download.bytes, PRAZO_DA_COPIA_MS);
+    const total = download.tamanho;
+    const bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, PRAZO_DA_COPIA_MS);
+    aoProgredir({ bytes: bytes.bytes, total });
     const [alterados] = await AnexoDaMensagem.update(
       { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },
       { where: { id: anexoId, arquivo_id: null } },
@@ -110,13 +153,18 @@ export async function enfileirarRemocao(): Promise<void> {
   }
 }
 
-/** Removes the pending copies from file storage, oldest first; a failure stops and the job retries. */
-export async function apagarCopiasPendentes(): Promise<number> {
+/**
+ * Removes the pending copies from file storage, oldest first, reporting after each; a failure stops
+ * and the job retries.
+ */
+export async function apagarCopiasPendentes(aoProgredir: (p: { apagados: number; de: number }) => void = () => undefined): Promise<number> {
   const sales = banco('sales');
   const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
+  let apagados = 0;
   for (const { arquivo_id } of pendentes) {
     await apagarArquivo(arquivo_id);
     await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivo_id]);
+    aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
   return pendentes.length;
 }

@@ -11,6 +11,8 @@ const CAMINHO_DOS_ANEXOS = '/rails/active_storage/';
 
 export interface Download {
   tipoMime: string;
+  /** the length the answer announced (content-length), when it did */
+  tamanho: number | null;
   bytes: Readable;
 }
 
@@ -56,7 +58,12 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
         res.resume();
         return reject(new Error(`the attachment's address answered ${status}`));
       }
-      resolve({ tipoMime: res.headers['content-type']?.trim() || 'application/octet-stream', bytes: res });
+      const comprimento = res.headers['content-length'];
+      resolve({
+        tipoMime: res.headers['content-type']?.trim() || 'application/octet-stream',
+        tamanho: comprimento && /^\d{1,15}$/.test(comprimento) ? Number(comprimento) : null,
+        bytes: res,
+      });
     });
     req.on('error', reject);
   });

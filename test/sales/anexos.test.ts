@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import nock from 'nock';
 import { QueryTypes } from 'sequelize';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
@@ -146,6 +147,57 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     const conversaId = await mensagemComAnexo('https://armazenamento.exemplo.test/bucket/audio.ogg', 'audio');
     await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
     expect(s3.isDone()).toBe(true);
+  });
+});
+
+describe('progress of the attachment jobs (the dashboard shows it)', () => {
+  it('a copy reports the bytes passed to file storage as they go, of the length the download announced; the job keeps the last', async () => {
+    const pedacos = Array.from({ length: 6 }, () => randomBytes(32_768));
+    const total = pedacos.reduce((n, p) => n + p.length, 0);
+    // a slow download: one piece every 400 ms, so the copy lasts over two seconds
+    const lento = () => Readable.from((async function* () {
+      for (const p of pedacos) {
+        await dormir(400);
+        yield p;
+      }
+    })());
+    nock(CHAT).get('/rails/active_storage/lento.bin').reply(200, lento, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/lento.bin`, 'file');
+    const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    const vistos: { bytes: number; total: number }[] = [];
+    await esperarAte(async () => {
+      const progresso = (await fila(filaSalesAnexo).getJob(anexo.id))?.progress as { bytes: number; total: number } | undefined;
+      if (progresso?.bytes !== undefined && progresso.bytes !== vistos.at(-1)?.bytes) vistos.push(progresso);
+      return progresso?.bytes === total;
+    }, 'the progress of the whole copy');
+    expect(vistos.at(-1)).toEqual({ bytes: total, total });
+    // at least one report while the copy was under way, and bytes never going back
+    expect(vistos.some((p) => p.bytes > 0 && p.bytes < total)).toBe(true);
+    expect(vistos.map((p) => p.bytes)).toEqual([...vistos.map((p) => p.bytes)].sort((a, b) => a - b));
+    expect((await aguardarCopia(conversaId)).tamanho).toBe(total);
+  });
+
+  it('a download that announces no length reports total null; removing copies reports each one removed', async () => {
+    nock(CHAT).get('/rails/active_storage/sem-tamanho.txt').times(2).reply(200, () => Readable.from([Buffer.from('sem '), Buffer.from('tamanho')]), {
+      'content-type': 'text/plain',
+    });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/sem-tamanho.txt`, 'file');
+    const anexo = await aguardarCopia(conversaId);
+    const guardado = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: guardado.id } });
+    const progresso: object[] = [];
+    expect(await copiarAnexo(guardado.id, 2, (p) => progresso.push(p))).toBe('copiado');
+    expect(progresso).toEqual([{ bytes: 11, total: null }]);
+    // both copies of the attachment leave file storage, each reported
+    await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [anexo.arquivo_id] });
+    const copia = (await AnexoDaMensagem.findByPk(guardado.id))!.arquivo_id!;
+    await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [copia] });
+    const remocoes: object[] = [];
+    const apagados = await apagarCopiasPendentes((p) => remocoes.push(p));
+    expect(apagados).toBeGreaterThanOrEqual(2);
+    expect(remocoes).toHaveLength(apagados);
+    expect(remocoes.at(-1)).toEqual({ apagados, de: apagados });
+    expect(await Arquivo.findByPk(copia)).toBeNull();
   });
 });
 
