@@ -36,6 +36,8 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
       ...Object.fromEntries(construidos.map((nome) => [`${SERVICOS[nome].env}_PORT`, String(portas[nome])])),
       DASHBOARD_PORT: String(dashboard),
       LOG_LEVEL: 'info',
+      // the production cost: a login then takes long enough to be surely in flight at the SIGTERM
+      IDENTITY_SENHA_CUSTO: '14',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -49,9 +51,15 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   expect(painel.queues.map((q) => q.name).sort()).toEqual(FILAS.map((f) => f.nome).sort());
 
   // a login is slow on purpose (password hash): it is in flight when SIGTERM arrives
+  const inicio = Date.now();
+  await cliente(urlIdentity).post('/auth/login', { body: ADMIN });
+  const duracaoDoLogin = Date.now() - inicio;
+  let respondido = false;
   const emVoo = cliente(urlIdentity).post('/auth/login', { body: ADMIN });
-  await new Promise((r) => setTimeout(r, 20));
+  void emVoo.finally(() => (respondido = true));
+  await new Promise((r) => setTimeout(r, Math.min(50, duracaoDoLogin / 4)));
   const saiu = new Promise<number | null>((r) => filho.once('exit', (codigo) => r(codigo)));
+  expect(respondido).toBe(false);
   filho.kill('SIGTERM');
   expect((await emVoo).status).toBe(200);
   expect(await saiu).toBe(0);
