@@ -104,14 +104,16 @@ export async function listarConversas(pagina: number, status?: StatusDaConversa)
 /**
  * A contact search (`busca`, `contato`) against `contato_busca`: the name in lower case, a line
  * break, the phone's digits, compared byte by byte inside an index. The text matches the name (any
- * case); its digits, when it has any, match the phone. A line break in the text would cross from
- * the name to the phone, so control characters count as spaces. INSTR on a byte-compared column is
- * a plain substring search, a third faster than LIKE '%...%' over every live conversation; a text
- * of digits alone is one search, since the phone is part of `contato_busca`.
+ * case); its digits, when it has any, match the phone (DESIGN §10 for `contato`; the autocomplete's
+ * `busca` only when it has no letters: typing "Ana 1" looks for a name, not for every phone with
+ * a 1). A line break in the text would cross from the name to the phone, so control characters
+ * count as spaces. INSTR on a byte-compared column is a plain substring search, a third faster
+ * than LIKE '%...%' over every live conversation; a text of digits alone is one search, since the
+ * phone is part of `contato_busca`.
  */
-function condicaoDoContato(busca: string, parametros: unknown[]): string {
+function condicaoDoContato(busca: string, parametros: unknown[], digitosComLetras: boolean): string {
   const texto = busca.replace(/[\u0000-\u001f]/g, ' ').toLowerCase();
-  const numeros = digitos(busca);
+  const numeros = digitosComLetras || !/\p{L}/u.test(busca) ? digitos(busca) : '';
   parametros.push(texto);
   if (!numeros || numeros === texto) return 'INSTR(c.contato_busca, ?) > 0';
   parametros.push(numeros);
@@ -122,7 +124,7 @@ function condicaoDoContato(busca: string, parametros: unknown[]): string {
 /** GET /conversa/autocomplete (SPEC 4.6 rule 3): alphabetical by contact name. */
 export async function autocompletarConversas(busca: string | undefined, pagina: number, tamanho: number) {
   const parametros: unknown[] = [];
-  const where = `WHERE c.deletado_em IS NULL${busca ? ` AND ${condicaoDoContato(busca, parametros)}` : ''}`;
+  const where = `WHERE c.deletado_em IS NULL${busca ? ` AND ${condicaoDoContato(busca, parametros, false)}` : ''}`;
   const [itens, [{ total }]] = await Promise.all([
     lerDemorado<{ id: string; suporte_conversa_id: number; contato_nome: string; contato_telefone: string }>(
       sales(),
@@ -161,7 +163,7 @@ export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJs
   }
   if (f.contato) {
     // customers are few: their matching ids first, then one scan of the conversations' index
-    const doContato = condicaoDoContato(f.contato, parametros);
+    const doContato = condicaoDoContato(f.contato, parametros, true);
     condicoes.push(`(${doContato} OR c.cliente_id IN (SELECT id FROM cliente WHERE razao_social LIKE ?))`);
     parametros.push(contem(f.contato));
   }

@@ -157,6 +157,10 @@ describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
 
     const porTelefone = await get('/conversa/autocomplete', { busca: '99123-45' });
     expect(porTelefone.body.itens.map((i: any) => i.contato_telefone)).toEqual([telefone]);
+    expect((await get('/conversa/autocomplete', { busca: '(21) 99123' })).body.itens.map((i: any) => i.contato_telefone)).toEqual([telefone]);
+    // a text with letters is a name: its digits do not match every phone that has them
+    const nomeEDigitos = await get('/conversa/autocomplete', { busca: 'Zeca 99123', tamanho: 10_000 });
+    expect(nomeEDigitos.body).toMatchObject({ itens: [], total: 0 });
 
     const pagina2 = await get('/conversa/autocomplete', { busca: tag, tamanho: 2, pagina: 2 });
     expect(pagina2.body).toMatchObject({ pagina: 2, tamanho: 2, total: 3 });
