@@ -22,6 +22,10 @@ import {
 const soMaster: Permissao = (p: Principal) => {
   if (!p.master) throw proibido('Somente um usuário master.');
 };
+/** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
+const masterOuOProprio: Permissao = (p: Principal, req) => {
+  if (!p.master && p.sub !== req.params.id) throw proibido('Um usuário que não é master só lê o próprio registro.');
+};
 /** Applications read the application list (the hub syncs from it); users must be masters. */
 const masterOuAplicativo: Permissao = (p: Principal) => {
   if (p.tipo === 'usuario' && !p.master) throw proibido('Somente um usuário master ou um aplicativo.');
@@ -141,9 +145,10 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'buscar_pelo_id_usuario',
       resumo: 'Usuário pelo id (quem não é master, só o próprio)',
       acesso: 'usuario',
+      permissao: masterOuOProprio,
       validar: { params: schemas.paramsId },
       resposta: respostas.usuario,
-      tratar: (req) => usuarioPorId(req.entrada.params.id, req.principal!),
+      tratar: (req) => usuarioPorId(req.entrada.params.id),
     },
     {
       metodo: 'post',

@@ -4,7 +4,7 @@ import { banco, lerLinhas } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { PerfilDeUsuario } from '../../models/identity/usuario';
 import { iso } from '../../models/shared/base';
-import { conflito, naoEncontrado, proibido, referenciaInvalida } from '../shared/errors';
+import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { Principal } from '../shared/principal';
 import { enfileirar, registrarEvento, TipoDeEventoDeColaborador } from './outbox';
@@ -138,8 +138,7 @@ async function existente(id: string): Promise<Usuario> {
  * SPEC 4.1 and 5.3: a non-master reads only their own record. The most frequent read of the
  * suite, so it is one prepared statement (lib/database.ts lerLinhas).
  */
-export async function usuarioPorId(id: string, quem: Principal): Promise<UsuarioJson> {
-  if (!quem.master && quem.sub !== id) throw proibido('Um usuário que não é master só lê o próprio registro.');
+export async function usuarioPorId(id: string): Promise<UsuarioJson> {
   const [linha] = await lerLinhas<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
     banco('identity'),
     `SELECT u.*, s.nome AS setor_nome, c.nome AS cargo_nome, f.nome AS funcao_nome

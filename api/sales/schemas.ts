@@ -31,8 +31,8 @@ const cliente = Joi.object({
 const robo = Joi.object({
   nome: nome(120),
   descricao: Joi.string().trim().max(500).allow(null, ''),
-  suporte_usuario_id: Joi.number().integer().min(0).allow(null),
-  suporte_bot_id: Joi.number().integer().min(0).allow(null),
+  suporte_usuario_id: Joi.number().strict().integer().min(0).allow(null),
+  suporte_bot_id: Joi.number().strict().integer().min(0).allow(null),
 });
 
 export const schemas = {
@@ -64,20 +64,20 @@ export const schemas = {
       .messages({ 'string.pattern.base': 'use letras, dígitos, ponto, _, ~ e -' }),
     segredo_hmac: segredo(8).allow(null),
     url: urlHttp().allow(null),
-    conta_id: Joi.number().integer().min(0).allow(null),
+    conta_id: Joi.number().strict().integer().min(0).allow(null),
     token_api: segredo(1).allow(null),
     numero: telefone().allow(null),
-    ativo: Joi.boolean(),
+    ativo: Joi.boolean().strict(),
   }).required(),
   atualizarConfigSystem: Joi.object({
     nome: nome(120),
     segredo_hmac: segredo(8).allow(null),
     url: urlHttp().allow(null),
-    conta_id: Joi.number().integer().min(0).allow(null),
+    conta_id: Joi.number().strict().integer().min(0).allow(null),
     token_api: segredo(1).allow(null),
     numero: telefone().allow(null),
-    ativo: Joi.boolean(),
-    renovar_token: Joi.boolean(),
+    ativo: Joi.boolean().strict(),
+    renovar_token: Joi.boolean().strict(),
   }).required(),
   listaDeConfigSystems: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500), tipo: Joi.string().valid('suporte', 'mensageiro', 'gateway').empty('') }),
   criarCliente: cliente.fork(['razao_social'], (c) => c.required()).required(),

@@ -170,14 +170,15 @@ describe('POST /assinatura: url_de_destino (SPEC 4.3 rule 7, SPEC §8)', () => {
     expect(res.body.url_de_destino).toBe('https://assinante.example.com/webhooks/hub?x=1');
   });
 
-  test('http is accepted for localhost', async () => {
-    const res = await criar(corpo(await novoTipo(), { url_de_destino: 'http://localhost:8080/hub' }));
+  test.each(['http://localhost:8080/hub', 'http://127.0.0.1:8080/hub', 'http://[::1]:8080/hub'])('http is accepted for localhost: %s', async (url_de_destino) => {
+    const res = await criar(corpo(await novoTipo(), { url_de_destino }));
     expect(res.status).toBe(201);
   });
 
   test.each([
     ['http to another host', 'http://assinante.example.com/hook'],
     ['http to a host that only starts with localhost', 'http://localhost.example.com/hook'],
+    ['http to another address of the machine\'s network', 'http://10.0.0.5/hook'],
     ['another scheme', 'ftp://localhost/hook'],
     ['not a URL', 'destino qualquer'],
     ['empty', ''],
@@ -200,6 +201,11 @@ describe('POST /assinatura: input (SPEC 4.3 rule 8, SPEC §2 AssinaturaCriar, DE
     ['tempo_limite_em_segundos', 1.5],
     ['versao_do_esquema', 0],
     ['ativa', 'sim'],
+    // a JSON body's numbers and booleans are JSON numbers and booleans, not strings that look like them
+    ['maximo_de_tentativas', '7'],
+    ['tempo_limite_em_segundos', '5'],
+    ['versao_do_esquema', '1'],
+    ['ativa', 'false'],
   ])('%s = %p answers 400 naming it and creates nothing', async (campo, valor) => {
     const tipo = await novoTipo();
     const problema = esperarProblema(await criar(corpo(tipo, { [campo]: valor })), 400);
@@ -246,6 +252,12 @@ describe('PATCH /assinatura/{id} (SPEC 4.3 rule 9, SPEC §3)', () => {
     const outra = await atualizar(assinatura.id, { maximo_de_tentativas: 9 });
     expect(semData(outra.body)).toEqual({ ...semData(assinatura), url_de_destino: 'https://novo.example/hook', maximo_de_tentativas: 9 });
     expect(await ler(assinatura.id)).toEqual(outra.body);
+  });
+
+  test('ativa "false" (a string) is refused with 400 naming it; the subscription stays active', async () => {
+    const { assinatura } = await nova();
+    expect(esperarProblema(await atualizar(assinatura.id, { ativa: 'false' }), 400).errors).toEqual([expect.objectContaining({ campo: 'ativa' })]);
+    expect(await ler(assinatura.id)).toEqual(assinatura);
   });
 
   test('every updatable field can be sent at once', async () => {

@@ -300,6 +300,13 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     const campos = esperarProblema(res, 400).errors.map((e: { campo: string }) => e.campo);
     expect(campos).toEqual(expect.arrayContaining(['tipo', 'versao', 'dados']));
   });
+
+  test('versao as a string ("1") is refused with 400 naming it, nothing stored', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/versao-texto') });
+    const res = await hub.api.post('/eventos', { token: c.publicador.token, body: { tipo: c.tipo.nome, versao: '1', dados: { n: 1 } } });
+    expect(esperarProblema(res, 400).errors).toEqual([expect.objectContaining({ campo: 'versao' })]);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+  });
 });
 
 describe('who may publish (DESIGN §10 Hub, SPEC §4.9)', () => {

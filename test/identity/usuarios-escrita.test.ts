@@ -54,6 +54,7 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     ['perfil unknown', { nome: 'NOME', email: 'EMAIL', perfil: 'gerente' }, 'perfil'],
     ['senha too short', { nome: 'NOME', email: 'EMAIL', perfil: 'cliente', senha: 'curta' }, 'senha'],
     ['imagem not a URL', { nome: 'NOME', email: 'EMAIL', perfil: 'cliente', imagem: 'foto.png' }, 'imagem'],
+    ['e_master a string', { nome: 'NOME', email: 'EMAIL', perfil: 'cliente', e_master: 'false' }, 'e_master'],
     ['unknown field', { nome: 'NOME', email: 'EMAIL', perfil: 'cliente', salario: 10 }, 'salario'],
   ])('refuses a body with %s: 400 problem naming the field, nothing created (DESIGN §4)', async (_caso, modelo, campo) => {
     const m = marca();

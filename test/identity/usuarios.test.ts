@@ -284,6 +284,11 @@ describe('GET /usuario/{id} (SPEC 4.1 buscar_pelo_id_usuario, SPEC 5.3)', () => 
     esperarProblema(await id.api.get(`/usuario/${outro.id}`, { token: comum.token }), 403);
   });
 
+  test('a non-master asking for a malformed id gets 403, not 400: permission is checked before the input (DESIGN §10)', async () => {
+    for (const malformado of ['abc.def', 'x'.repeat(65)]) esperarProblema(await id.api.get(`/usuario/${malformado}`, { token: comum.token }), 403);
+    esperarProblema(await id.api.get('/usuario/abc.def', { token: admin }), 400);
+  });
+
   test('a master reads anyone (SPEC 4.1)', async () => {
     const outro = await semSenha({ perfil: 'cliente' });
     const res = await id.api.get(`/usuario/${outro.id}`, { token: admin });

@@ -136,10 +136,16 @@ describe('GET /colaborador: cursor pages of 50 (SPEC 4.5 rule 1, SPEC §8, DESIG
     expect((await it.api.get('/colaborador/total', { token, query: { nome: unico('Ninguem') } })).body).toEqual({ total: 0 });
   });
 
-  test('bad input answers 400 problem+json naming the parameter: ativo not a boolean, a cursor too long', async () => {
+  test('a cursor naming no collaborator, however long or odd, answers an empty page (SPEC 4.5 rule 1, SPEC §7)', async () => {
+    for (const cursor of ['x'.repeat(65), 'x'.repeat(2000), "'; DROP TABLE colaborador; --", 'ç/ü?&']) {
+      expect((await listar({ cursor })).body).toEqual({ itens: [], proximo_cursor: null, tamanho: 50 });
+      expect((await it.api.get('/colaborador/autocomplete', { token, query: { cursor } })).body).toEqual({ itens: [], proximo_cursor: null, tamanho: 10 });
+    }
+  });
+
+  test('bad input answers 400 problem+json naming the parameter: ativo not a boolean', async () => {
     const ruim = esperarProblema(await listar({ ativo: 'talvez' }), 400);
     expect(ruim.errors).toEqual([expect.objectContaining({ campo: 'ativo' })]);
-    esperarProblema(await listar({ cursor: 'x'.repeat(65) }), 400);
     const total = esperarProblema(await it.api.get('/colaborador/total', { token, query: { ativo: 'sim' } }), 400);
     expect(total.errors).toEqual([expect.objectContaining({ campo: 'ativo' })]);
   });

@@ -71,6 +71,8 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       [{ tipo: 'suporte', nome: 'x', url: 'ftp://chat.test' }, 'url'],
       [{ tipo: 'suporte', nome: 'x', token: 'curto' }, 'token'],
       [{ tipo: 'suporte', nome: 'x', conta_id: -1 }, 'conta_id'],
+      [{ tipo: 'suporte', nome: 'x', conta_id: '7' }, 'conta_id'],
+      [{ tipo: 'suporte', nome: 'x', ativo: 'true' }, 'ativo'],
       [{ tipo: 'mensageiro', nome: 'x', numero: '12-34' }, 'numero'],
       [{ tipo: 'suporte', nome: 'x', outro: 1 }, 'outro'],
       // 300 characters, 900 bytes: secrets are limited to 500 bytes, which their encrypted column holds

@@ -40,6 +40,8 @@ const perfilSchema = sempre({
 const paginaCursor = (item: Joi.Schema) =>
   sempre({ itens: Joi.array().items(item), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() });
 
+/** Any text is a cursor: one that names no collaborator (however long) answers an empty page (SPEC 4.5 rule 1). */
+const CURSOR = texto(2000);
 const filtrosDaLista = { nome: texto(), setor: texto(), cargo: texto(), ativo: booleano() };
 const paramsId = Joi.object({ id: id().required() });
 
@@ -64,7 +66,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       resumo: 'Colaboradores em páginas de 50, por nome e id (cursor)',
       acesso: 'usuario',
       permissao: ler,
-      validar: { query: Joi.object({ cursor: texto(64), ...filtrosDaLista }) },
+      validar: { query: Joi.object({ cursor: CURSOR, ...filtrosDaLista }) },
       resposta: paginaCursor(colaboradorSchema),
       tratar: async (req) => {
         await acesso.sincronizarAntesDeListar(req.principal!);
@@ -79,7 +81,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       resumo: 'Autocomplete por nome ou e-mail (cursor)',
       acesso: 'usuario',
       permissao: ler,
-      validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: texto(64) }) },
+      validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: CURSOR }) },
       resposta: paginaCursor(autocompleteSchema),
       tratar: (req) => colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor),
     },
