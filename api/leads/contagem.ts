@@ -29,22 +29,23 @@ const log = logger('leads-contagem');
 
 /**
  * The count itself: stops at the cap + 1 row and under a time limit enforced by the database, so a
- * filter that matches most of the registry costs at most 6 seconds.
+ * filter that matches most of the registry costs at most 6 seconds. Past the cap, the total is the
+ * cap and an estimate (`teto` is SPEC's 2,000,000; tests pass a small one).
  */
-export async function contarEmpresas(filtros: FiltrosDeEmpresas): Promise<Contagem> {
+export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
   const { onde, parametros } = await condicoesComNome(filtros);
-  const teto = TETO_DA_CONTAGEM + 1;
+  const linhas = teto + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).
   const select = (await ehMariaDb())
-    ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${teto}`
-    : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${teto}) t`;
+    ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${linhas}`
+    : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${linhas}) t`;
   try {
     const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
-    return n > TETO_DA_CONTAGEM ? ESTIMATIVA : { total: n, estimado: false };
+    return n > teto ? { total: teto, estimado: true } : { total: n, estimado: false };
   } catch (err) {
-    if (tempoEsgotado(err)) return ESTIMATIVA;
+    if (tempoEsgotado(err)) return { total: teto, estimado: true };
     throw err;
   }
 }

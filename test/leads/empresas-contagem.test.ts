@@ -124,6 +124,15 @@ describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', (
     const tudo = await listar({});
     expect({ total: tudo.total, estimado: tudo.estimado }).toEqual({ total: cadastro.estabelecimentos.length, estimado: false });
   });
+
+  test('past the cap the count stops: total is the cap and estimado true; at the cap it is exact (a small cap on the same statement)', async () => {
+    const n = esperados(cadastro, ({ e }: Visao) => e.uf === 'SP').length;
+    expect(n).toBeGreaterThan(2);
+    expect(await contarEmpresas({ uf: 'SP' }, n - 1)).toEqual({ total: n - 1, estimado: true });
+    expect(await contarEmpresas({ uf: 'SP' }, n)).toEqual({ total: n, estimado: false });
+    expect(await contarEmpresas({}, 1)).toEqual({ total: 1, estimado: true });
+    expect(await contarEmpresas({ uf: 'SP' })).toEqual({ total: n, estimado: false });
+  });
 });
 
 describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DESIGN §6)', () => {
