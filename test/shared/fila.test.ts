@@ -2,6 +2,7 @@ import { Job } from 'bullmq';
 import { config } from '../../config';
 import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
+import { limparDados } from '../helpers/suite';
 
 /**
  * A worker's shutdown (queues/fila.ts, fecharWorker) within SHUTDOWN_GRACE_MS (2 s in tests): its
@@ -18,7 +19,11 @@ const definicao = (): DefinicaoDeFila => ({
   opcoesDosJobs: { attempts: 1, removeOnComplete: false, removeOnFail: false },
 });
 
-afterAll(() => encerrar());
+afterAll(async () => {
+  await encerrar();
+  // the test queues' keys (this file's prefix) go too
+  await limparDados([]);
+});
 
 /** A processor that starts, says so, and ends when `fim` resolves (or on the abort signal, when it listens). */
 function processadorControlado(ouveOSinal: boolean) {
