@@ -2,7 +2,9 @@ import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
 import { contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
-import { novaGeracaoDosDados } from '../../api/leads/geracao';
+import { chaveDosFiltros } from '../../api/leads/filtros';
+import { chaveNaGeracao, novaGeracaoDosDados } from '../../api/leads/geracao';
+import { redis } from '../../lib/redis';
 import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { eventosDaFila, fila } from '../../queues/fila';
@@ -181,6 +183,18 @@ describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DE
     } finally {
       ouvinte.parar();
     }
+  });
+});
+
+describe('rule 3 with an estimated total (SPEC 4.2 rules 3 and 4)', () => {
+  test('pagina is kept within the pages the estimate allows; a page past the data answers empty, not an error', async () => {
+    const { chave } = await chaveNaGeracao('contagem', chaveDosFiltros({ uf: 'SP' }));
+    await redis('produtor').set(chave, JSON.stringify(ESTIMATIVA), 'EX', 60);
+    const p = ({ e }: Visao) => e.uf === 'SP';
+    expect(await listar({ uf: 'SP' })).toEqual({ ...ESTIMATIVA, pagina: 1, tamanho: 12, itens: primeiraPagina(p) });
+    expect(await listar({ uf: 'SP', pagina: 1000 })).toEqual({ ...ESTIMATIVA, pagina: 1000, tamanho: 12, itens: [] });
+    const ultima = Math.ceil(TETO_DA_CONTAGEM / 12);
+    expect(await listar({ uf: 'SP', pagina: '99999999999999999999' })).toEqual({ ...ESTIMATIVA, pagina: ultima, tamanho: 12, itens: [] });
   });
 });
 
