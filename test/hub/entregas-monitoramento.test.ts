@@ -92,10 +92,22 @@ describe('GET /entrega and GET /entrega/{id}', () => {
       const estimada = await hub.entregas({ assinatura_id: boa.assinatura.id });
       expect(estimada).toMatchObject({ total: 2, estimado: true });
       expect(estimada.itens).toHaveLength(3);
+      // a page starts within the deliveries counted: the third delivery is on no page of one
+      const deUma = async (pagina: number) => (await hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 1, pagina })).itens.map((e: any) => e.evento_id);
+      expect([...(await deUma(1)), ...(await deUma(2))]).toEqual([publicados[2], publicados[1]]);
+      expect(await deUma(3)).toEqual([]);
       expect(await hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).toMatchObject({ total: 0, estimado: false });
     } finally {
       CONTAGEM_DAS_ENTREGAS.maxima = maxima;
     }
+    // a page far past the deliveries is empty, answered without reading them
+    expect(await hub.entregas({ assinatura_id: boa.assinatura.id, pagina: Number.MAX_SAFE_INTEGER, tamanho: 500 })).toEqual({
+      itens: [],
+      pagina: Number.MAX_SAFE_INTEGER,
+      tamanho: 500,
+      total: 3,
+      estimado: false,
+    });
     // an unknown situacao is a validation error
     esperarProblema(await hub.api.get('/entrega', { token: await hub.admin(), query: { situacao: 'perdida' } }), 400);
   });
