@@ -11,7 +11,7 @@ import { respostas, schemas } from './schemas';
  * Before anything else, what the headers already tell (as the JSON parser does for every other
  * route): a declared size past the limit answers 413 without reading a byte, and a compressed body
  * 415, since the bytes are stored as sent. The connection is closed after these answers rather than
- * drained.
+ * drained (the error handler does so for the 413, as for any refused body).
  */
 function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFunction) {
   const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
@@ -21,7 +21,6 @@ function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFuncti
     return;
   }
   if (Number(req.headers['content-length']) > config().files.tamanhoMaximoBytes) {
-    res.setHeader('Connection', 'close');
     next(corpoGrandeDemais());
     return;
   }
@@ -53,19 +52,14 @@ export function rotasDeFiles(): Rota[] {
       resposta: respostas.arquivo,
       outrasRespostas: { '413': 'Arquivo maior que o limite', '415': 'Content-Encoding diferente de identity' },
       tratar: async (req, res) => {
-        try {
-          const arquivo = await enviarArquivo(req.principal!.sub, {
-            nome: req.entrada.query.nome,
-            tipoMime: req.headers['content-type'],
-            corpo: req,
-          });
-          res.setHeader('Location', `/arquivo/${arquivo.id}`);
-          return arquivo;
-        } catch (err) {
-          // the rest of a refused body is not read: the connection closes after the answer
-          if (!req.complete) res.setHeader('Connection', 'close');
-          throw err;
-        }
+        // a refused body is not read to its end: the error handler closes the connection
+        const arquivo = await enviarArquivo(req.principal!.sub, {
+          nome: req.entrada.query.nome,
+          tipoMime: req.headers['content-type'],
+          corpo: req,
+        });
+        res.setHeader('Location', `/arquivo/${arquivo.id}`);
+        return arquivo;
       },
     },
     {

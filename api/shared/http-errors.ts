@@ -62,6 +62,9 @@ export function tratadorDeErros() {
       res.destroy();
       return;
     }
+    // a refused request whose body was not read (a streamed upload, refused before it): the
+    // connection closes after the answer instead of taking the rest, however slowly it comes
+    if (!req.complete) res.setHeader('Connection', 'close');
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));

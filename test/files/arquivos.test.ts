@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe, linhasNoBanco } from './apoio';
@@ -277,6 +279,39 @@ describe('access (DESIGN §10 order: 401, then 403, then 400): application token
       esperarProblema(semToken, 401);
       expect(semToken.headers.get('www-authenticate')).toBe('Bearer');
       esperarProblema(await files.api[metodo](caminho, { token: usuario }), 403);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+});
+
+describe('a refused upload does not hold its connection', () => {
+  /** Sends the headers of an upload of 1,000 bytes and 10 of them; answers what the server sent and whether it closed. */
+  async function envioPelaMetade(autorizacao?: string) {
+    const url = new URL(suite.url.files);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    socket.write(
+      `POST /arquivo?nome=lento.bin HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/octet-stream\r\n` +
+        `${autorizacao ? `Authorization: Bearer ${autorizacao}\r\n` : ''}Content-Length: 1000\r\n\r\n${'x'.repeat(10)}`,
+    );
+    let resposta = '';
+    socket.on('data', (d) => (resposta += d));
+    const fechou = await Promise.race([once(socket, 'end').then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    socket.destroy();
+    return { resposta, fechou };
+  }
+
+  test('without a token (401) or with a user token (403), the answer comes at once and the server closes the connection, not waiting for the rest of the body', async () => {
+    const antes = await retrato();
+    const { token: usuario } = await files.identity.criarUsuarioLogado();
+    for (const [autorizacao, status] of [
+      [undefined, 401],
+      [usuario, 403],
+    ] as const) {
+      const { resposta, fechou } = await envioPelaMetade(autorizacao);
+      expect(resposta.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}`);
+      expect(resposta.toLowerCase()).toContain('connection: close');
+      expect(fechou).toBe(true);
     }
     expect(await retrato()).toEqual(antes);
   });
