@@ -26,7 +26,8 @@ export function nomeDoBanco(servico: NomeDoServico): string {
 function servidor() {
   const u = new URL(config().mysqlUrl);
   return {
-    host: u.hostname,
+    // an IPv6 address comes bracketed in a URL ([::1]); mysql2 wants it bare
+    host: u.hostname.replace(/^\[|\]$/g, ''),
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),

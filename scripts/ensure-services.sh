@@ -5,6 +5,8 @@
 # MariaDB also gets its Mroonga engine (below). Remote addresses are only checked. Idempotent: a
 # second run does nothing.
 set -euo pipefail
+# from the project's root, whence its node_modules (mysql2) are found
+cd "$(dirname "$0")/.."
 
 MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -60,7 +62,10 @@ if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
   # the socket MYSQL_URL names, when it names one (its folder must exist and be the server's)
   socket_args=()
   if [ "$MYSQL_SOCKET" != "-" ]; then
-    as_root mkdir -p "$(dirname "$MYSQL_SOCKET")" && as_root chown mysql:mysql "$(dirname "$MYSQL_SOCKET")" 2>/dev/null || true
+    # a folder made here is given to the server; an existing one (/tmp, say) is never changed
+    if [ ! -d "$(dirname "$MYSQL_SOCKET")" ]; then
+      as_root mkdir -p "$(dirname "$MYSQL_SOCKET")" && as_root chown mysql:mysql "$(dirname "$MYSQL_SOCKET")" 2>/dev/null || true
+    fi
     socket_args=(--socket="$MYSQL_SOCKET")
   fi
   if [ -x /usr/sbin/mariadbd ]; then
@@ -86,9 +91,15 @@ if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
   fi
   echo "starting Redis"
   # BullMQ needs keys never evicted (DESIGN §8); as the calling user (no root needed on a port
-  # above 1024), keeping nothing on disk
-  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --maxmemory-policy noeviction \
-    --save "" --appendonly no --dir "${TMPDIR:-/tmp}"
+  # above 1024); its append-only file in the user's state folder (not the project's: a server
+  # started from a checkout outlives it), so queued jobs (a delivery's next attempt) outlive a
+  # restart, as in docker-compose.yml
+  redis_dir="${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/business-services-suite/redis-$REDIS_PORT"
+  mkdir -p "$redis_dir"
+  redis_bind=127.0.0.1
+  [ "$REDIS_HOST" = "::1" ] && redis_bind=::1
+  redis-server --daemonize yes --bind "$redis_bind" --port "$REDIS_PORT" --maxmemory-policy noeviction \
+    --save "" --appendonly yes --dir "$redis_dir"
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 fi
 
@@ -97,7 +108,7 @@ sql() { # statement -> first column of the first row, or nothing; connected as t
     const mysql = require("mysql2/promise");
     const u = new URL(process.argv[1]);
     const servidor = {
-      host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username || "root"),
+      host: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port || 3306), user: decodeURIComponent(u.username || "root"),
       password: decodeURIComponent(u.password), socketPath: u.searchParams.get("socketPath") || undefined,
     };
     mysql.createConnection(servidor).then(async (c) => {
