@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paginaNumerada, sempre } from '../shared/openapi';
-import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
+import { id, pagina, tamanho, texto } from '../shared/paginacao';
 
 const email = () => Joi.string().trim().lowercase().max(254).email({ tlds: { allow: false } });
 const perfil = () => Joi.string().valid('colaborador', 'cliente');
@@ -46,7 +46,7 @@ export const schemas = {
   atualizarAplicativo: Joi.object({
     nome: Joi.string().trim().min(1).max(200),
     descricao: Joi.string().trim().max(1000).allow(null, ''),
-    ativo: booleano(),
+    ativo: Joi.boolean().strict(),
   }).required(),
   criarCadastro: Joi.object({ nome: Joi.string().trim().min(1).max(200).required() }).required(),
 };

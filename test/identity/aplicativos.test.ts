@@ -207,6 +207,8 @@ describe('PATCH and DELETE /aplicativo/{id} (DESIGN §3)', () => {
   test('PATCH with an invalid body answers 400 and changes nothing (DESIGN §4)', async () => {
     const app = (await criar({ nome: `Intacto ${marca()}` })).body;
     esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { ativo: 'talvez' } }), 400);
+    // a JSON body's boolean is a JSON boolean: neither its text nor an empty string
+    for (const ativo of ['false', '']) esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { ativo } }), 400);
     esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { segredo: 'x' } }), 400);
     expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body.ativo).toBe(true);
   });
