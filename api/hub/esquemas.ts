@@ -63,28 +63,12 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
 }
 
 /**
- * A number out of JSON's range (`1e999` is parsed as Infinity) is refused before the schema sees
- * it: a schema without `type` would let it through, and the stored text would turn it into null.
- * (The body's depth is already bounded, api/shared/rotas.ts.)
- */
-function conferirNumeros(dados: unknown): void {
-  const pendentes: unknown[] = [dados];
-  while (pendentes.length) {
-    const valor = pendentes.pop();
-    if (typeof valor === 'number' && !Number.isFinite(valor)) {
-      throw dadosInvalidos('Os dados têm um número fora do alcance do JSON.', [{ campo: 'dados', mensagem: 'número fora do alcance' }]);
-    }
-    if (typeof valor === 'object' && valor !== null) for (const filho of Object.values(valor)) pendentes.push(filho);
-  }
-}
-
-/**
  * Validates an event's `dados` against its version's schema (`versao` names the version, `marca`
  * its last change: a changed version compiles again, in place of the old); 400 with every schema
- * error, or with what conferirNumeros refuses.
+ * error. (A number out of JSON's range, which a schema without `type` would let through, never
+ * gets here: every body is refused with one, api/shared/rotas.ts.)
  */
 export function validarDados(versao: string, marca: string, esquema: Record<string, unknown>, dados: unknown): void {
-  conferirNumeros(dados);
   let compilado = compilados.get(versao);
   if (compilado?.marca !== marca) {
     compilado = { marca, validar: novoValidador(false).compile(esquema) };

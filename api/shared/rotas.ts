@@ -52,15 +52,20 @@ export const PROFUNDIDADE_MAXIMA_DO_CORPO = 100;
 /**
  * What a JSON body may not hold, whatever its route: nesting past PROFUNDIDADE_MAXIMA_DO_CORPO
  * levels (anything that walks it recursively next, JSON.stringify included, would overflow the
- * stack and answer 500), and a `__proto__` key (JSON.parse makes it an own key, which joi drops
- * without a word even where unknown fields are refused). Walked with a list, not recursion.
+ * stack and answer 500), a `__proto__` key (JSON.parse makes it an own key, which joi drops
+ * without a word even where unknown fields are refused), and a number out of JSON's range
+ * (`1e999` is parsed as Infinity, and stored or sent on as null). Walked with a list, not recursion.
  */
 function conferirCorpo(corpo: unknown): void {
   // objects and arrays still to look at, and their levels (two lists: this runs on every body)
   const valores: object[] = [];
   const niveis: number[] = [];
-  const guardar = (v: unknown, nivel: number) => {
+  const guardar = (v: unknown, nivel: number, pai?: object, chave?: string | number) => {
     if (typeof v === 'object' && v !== null) (valores.push(v), niveis.push(nivel));
+    else if (typeof v === 'number' && !Number.isFinite(v)) {
+      const campo = pai === undefined ? 'body' : [...caminhoAte(corpo, pai)!, chave].join('.');
+      throw dadosInvalidos('O corpo tem um número fora do alcance do JSON.', [{ campo, mensagem: 'número fora do alcance' }]);
+    }
   };
   guardar(corpo, 0);
   while (valores.length) {
@@ -70,14 +75,14 @@ function conferirCorpo(corpo: unknown): void {
       throw dadosInvalidos(`O corpo passa de ${PROFUNDIDADE_MAXIMA_DO_CORPO} níveis.`, [{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);
     }
     if (Array.isArray(valor)) {
-      for (const filho of valor) guardar(filho, nivel + 1);
+      for (let i = 0; i < valor.length; i++) guardar(valor[i], nivel + 1, valor, i);
       continue;
     }
     if (Object.prototype.hasOwnProperty.call(valor, '__proto__')) {
       const campo = [...caminhoAte(corpo, valor)!, '__proto__'].join('.');
       throw dadosInvalidos('Dados inválidos.', [{ campo, mensagem: `"${campo}" não é permitido` }]);
     }
-    for (const chave in valor) guardar((valor as Record<string, unknown>)[chave], nivel + 1);
+    for (const chave in valor) guardar((valor as Record<string, unknown>)[chave], nivel + 1, valor, chave);
   }
 }
 

@@ -255,8 +255,9 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     // no `type` on the property: the schema alone would let Infinity through
     const c = await hub.cenario({ url_de_destino: receptor.url('/forma'), esquema: { type: 'object' } });
     const bruto = (dados: string) => hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
-    expect(esperarProblema(await bruto('{"n":1e999}'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
-    expect(esperarProblema(await bruto('{"a":[-1e400]}'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
+    expect(esperarProblema(await bruto('{"n":1e999}'), 400).errors).toEqual([{ campo: 'dados.n', mensagem: 'número fora do alcance' }]);
+    expect(esperarProblema(await bruto('{"a":[-1e400]}'), 400).errors).toEqual([{ campo: 'dados.a.0', mensagem: 'número fora do alcance' }]);
+    expect(esperarProblema(await bruto('1e999'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
     const aninhado = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     // the body's own level and dados's: 99 levels of dados make 100 (api/shared/rotas.ts)
     expect(esperarProblema(await bruto(aninhado(100)), 400).errors).toEqual([{ campo: 'body', mensagem: 'aninhamento profundo demais' }]);

@@ -138,6 +138,13 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect((await api.post('/livre', { raw: '{"a":[{"proto":1}],"constructor":{}}' })).status).toBe(200);
   });
 
+  test('a number out of JSON\'s range (parsed as Infinity) anywhere in a body answers 400 naming where, even where any value is allowed', async () => {
+    const p = esperarProblema(await api.post('/livre', { raw: '{"a":[1,{"b":-1e999}]}' }), 400);
+    expect(p.errors).toEqual([{ campo: 'a.1.b', mensagem: 'número fora do alcance' }]);
+    expect(esperarProblema(await api.post('/livre', { raw: '[1e400]' }), 400).errors).toEqual([{ campo: '0', mensagem: 'número fora do alcance' }]);
+    expect((await api.post('/livre', { raw: '{"a":[1.7976931348623157e308,-5e-324,0]}' })).status).toBe(200);
+  });
+
   test('a body over 1 MiB answers 413', async () => {
     esperarProblema(await api.post('/eco', { token: 'valido', raw: JSON.stringify({ nome: 'x'.repeat(1_100_000) }) }), 413);
   });
