@@ -191,9 +191,13 @@ describe('GET /arquivo (DESIGN §7 lists its own files; DESIGN §4 page-number p
 describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and deletes its own files)', () => {
   test('GET gives the metadata and a fresh signed url', async () => {
     const enviado = (await files.enviar(app.token, 'ler.txt', 'conteúdo', { tipo: 'text/plain' })).body;
+    // a second later: the url read is signed anew, valid 15 minutes from the read
+    await new Promise((r) => setTimeout(r, 1100));
     const res = await files.api.get(`/arquivo/${enviado.id}`, { token: app.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...enviado, url: expect.any(String) });
+    const expira = (url: string) => Number(new URL(url).searchParams.get('expira'));
+    expect(expira(res.body.url)).toBeGreaterThan(expira(enviado.url));
     expect((await files.baixar(res.body.url)).bytes.toString()).toBe('conteúdo');
   });
 

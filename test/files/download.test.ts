@@ -49,6 +49,7 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
   });
 
   test('is valid 15 minutes: expira is now + 900 s in every answer that carries a url', async () => {
+    expect(VALIDADE_DA_URL_SEGUNDOS).toBe(900);
     const lido = await files.api.get(`/arquivo/${arquivo.id}`, { token: app.token });
     const listado = await files.api.get('/arquivo', { token: app.token });
     for (const url of [arquivo.url, lido.body.url, listado.body.itens[0].url]) {

@@ -357,7 +357,9 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     const sequelize = Entrega.sequelize!;
     await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id IN (?, ?)', { replacements: [antigo, antigo, velha.id, velhaPendente.id] });
     await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.evento_id, velhaPendente.evento_id] });
-    await Entrega.update({ situacao: 'pendente' }, { where: { id: velhaPendente.id } });
+    // silent: its last change stays 31 days ago, so only being pending keeps it
+    await Entrega.update({ situacao: 'pendente' }, { where: { id: velhaPendente.id }, silent: true });
+    expect((await Entrega.findByPk(velhaPendente.id))!.atualizada_em.getTime()).toBeLessThan(Date.now() - 30 * 86_400_000);
 
     const r = await purgarHistorico(30);
     expect(r.entregas).toBeGreaterThanOrEqual(1);

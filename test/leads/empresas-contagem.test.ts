@@ -54,6 +54,12 @@ afterAll(() => suite.encerrar());
 // each test starts with no cached count
 beforeEach(() => novaGeracaoDosDados());
 
+// SPEC 4.2 rule 4's figures, pinned here: the tests below use the constants
+test('the cap is 2,000,000 and the time limit 6 seconds (SPEC 4.2 rule 4)', () => {
+  expect(TETO_DA_CONTAGEM).toBe(2_000_000);
+  expect(PRAZO_DA_CONTAGEM_S).toBe(6);
+});
+
 const ESTIMATIVA = { total: TETO_DA_CONTAGEM, estimado: true };
 
 const primeiraPagina = (p: (v: Visao) => boolean) =>

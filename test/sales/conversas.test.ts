@@ -259,6 +259,15 @@ describe('SPEC 4.6 rule 4: at most 500 conversations', () => {
     expect(res.body).toHaveLength(500);
     expect(res.body[0].contato_nome).toBe(`${tag} 509`);
     expect(res.body[499].contato_nome).toBe(`${tag} 010`);
+    // without filters too, now that there are more than 500 conversations
+    expect(await Conversa.count()).toBeGreaterThan(500);
+    const todas = await get('/conversa/filtro', {});
+    expect(todas.body).toHaveLength(500);
+    expect(todas.body.map((c: any) => c.ultima_mensagem_em)).toEqual(recentesPrimeiro(todas.body.map((c: any) => c.ultima_mensagem_em)));
+    // and the autocomplete's tamanho has no maximum: past 500, every one of them on one page
+    const auto = await get('/conversa/autocomplete', { tamanho: 10_000 });
+    expect(auto.body.total).toBe(await Conversa.count());
+    expect(auto.body.itens).toHaveLength(auto.body.total);
   });
 });
 
