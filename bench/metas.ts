@@ -44,21 +44,28 @@ async function referencia(): Promise<string> {
   }
 }
 
+/** A line that judges a goal: "goal: MET", "NOT met (...)", "counts: PASS". */
+const JULGA = /\b(not )?met\b|\b(PASS|FAIL)\b/i;
+
 /** Runs `npm run bench:<nome>`, its output both on screen and in `log`; answers the lines that judge a goal. */
 function rodar(nome: string, log: NodeJS.WritableStream): Promise<string[]> {
   return new Promise((resolve) => {
     const julgamentos: string[] = [];
-    let resto = '';
     const filho = spawn('npm', ['run', '--silent', `bench:${nome}`], { cwd: RAIZ, stdio: ['ignore', 'pipe', 'pipe'] });
-    const ler = (pedaco: Buffer) => {
-      process.stdout.write(pedaco);
-      log.write(pedaco);
-      const linhas = (resto + pedaco.toString()).split('\n');
-      resto = linhas.pop() ?? '';
-      for (const l of linhas) if (/\b(not )?met\b/i.test(l)) julgamentos.push(l.trim());
+    // each stream's lines apart (a line may come in two pieces), the last one read at the end
+    const leitor = (saida: NodeJS.ReadableStream) => {
+      let resto = '';
+      saida.on('data', (pedaco: Buffer) => {
+        process.stdout.write(pedaco);
+        log.write(pedaco);
+        const linhas = (resto + pedaco.toString()).split('\n');
+        resto = linhas.pop() ?? '';
+        for (const l of linhas) if (JULGA.test(l)) julgamentos.push(l.trim());
+      });
+      saida.on('end', () => JULGA.test(resto) && julgamentos.push(resto.trim()));
     };
-    filho.stdout!.on('data', ler);
-    filho.stderr!.on('data', ler);
+    leitor(filho.stdout!);
+    leitor(filho.stderr!);
     filho.on('close', (codigo) => {
       if (codigo !== 0) julgamentos.push(`(bench:${nome} exited with ${codigo})`);
       resolve(julgamentos);

@@ -11,12 +11,11 @@ import { respostas, schemas } from './schemas';
  * Before anything else, what the headers already tell (as the JSON parser does for every other
  * route): a declared size past the limit answers 413 without reading a byte, and a compressed body
  * 415, since the bytes are stored as sent. The connection is closed after these answers rather than
- * drained (the error handler does so for the 413, as for any refused body).
+ * drained, as after any answer to a body not read (enviarProblema).
  */
 function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFunction) {
   const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
   if (codificacao && codificacao !== 'identity') {
-    res.setHeader('Connection', 'close');
     enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding.');
     return;
   }

@@ -291,18 +291,12 @@ export async function listarEntregas(
   if (f.situacao) Object.assign(where, { situacao: f.situacao });
   const condicoes = Object.keys(where).map((coluna) => `${coluna} = ?`);
   const maxima = CONTAGEM_DAS_ENTREGAS.maxima;
-  const [{ n }] = await lerLinhas<{ n: number | string }>(
-    banco('hub'),
-    `SELECT COUNT(*) AS n FROM (SELECT 1 FROM entrega ${condicoes.length ? `WHERE ${condicoes.join(' AND ')}` : ''} LIMIT ${maxima + 1}) t`,
-    Object.values(where),
-  );
-  const total = Math.min(Number(n), maxima);
-  // a page starts within the deliveries counted: a deeper one would make the database walk the
-  // whole history to its offset (any user who reads deliveries could ask for page 2^53)
+  // a page starts within the deliveries a count reaches: a deeper one would make the database
+  // walk the whole history to its offset (any user who reads deliveries could ask for page 2^53)
   const inicio = offset(pagina, tamanho);
-  const linhas =
-    inicio < total
-      ? await Entrega.findAll({
+  const [linhas, [{ n }]] = await Promise.all([
+    inicio < maxima
+      ? Entrega.findAll({
           where,
           order: [
             ['criada_em', 'DESC'],
@@ -311,8 +305,16 @@ export async function listarEntregas(
           offset: inicio,
           limit: tamanho,
         })
-      : [];
-  return { itens: linhas.map(entregaJson), pagina, tamanho, total, estimado: Number(n) > maxima };
+      : [],
+    lerLinhas<{ n: number | string }>(
+      banco('hub'),
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM entrega ${condicoes.length ? `WHERE ${condicoes.join(' AND ')}` : ''} LIMIT ${maxima + 1}) t`,
+      Object.values(where),
+    ),
+  ]);
+  const total = Math.min(Number(n), maxima);
+  // past the count, the page is empty (a deeper one, read whole, is not shown either)
+  return { itens: inicio < total ? linhas.map(entregaJson) : [], pagina, tamanho, total, estimado: Number(n) > maxima };
 }
 
 export async function entregaPorId(id: string) {

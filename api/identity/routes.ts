@@ -24,7 +24,7 @@ const soMaster: Permissao = (p: Principal) => {
 };
 /** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
 const masterOuOProprio: Permissao = (p: Principal, req) => {
-  if (!p.master && p.sub !== req.params.id) throw proibido('Um usuário que não é master só lê o próprio registro.');
+  if (!p.master && p.sub !== String(req.params.id).trim()) throw proibido('Um usuário que não é master só lê o próprio registro.');
 };
 /** Applications read the application list (the hub syncs from it); users must be masters. */
 const masterOuAplicativo: Permissao = (p: Principal) => {

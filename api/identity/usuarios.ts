@@ -135,8 +135,9 @@ async function existente(id: string): Promise<Usuario> {
 }
 
 /**
- * SPEC 4.1 and 5.3: a non-master reads only their own record. The most frequent read of the
- * suite, so it is one prepared statement (lib/database.ts lerLinhas).
+ * SPEC 4.1: a user by id (that a non-master reads only their own record, SPEC 5.3, is the route's
+ * permission). The most frequent read of the suite, so it is one prepared statement
+ * (lib/database.ts lerLinhas).
  */
 export async function usuarioPorId(id: string): Promise<UsuarioJson> {
   const [linha] = await lerLinhas<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(

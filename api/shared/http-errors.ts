@@ -43,6 +43,9 @@ export interface Problema {
 }
 
 export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}) {
+  // a refused request whose body was not read (a streamed upload, a body sent to no route): the
+  // connection closes after the answer instead of taking the rest, however slowly it comes
+  if (!res.req.complete) res.setHeader('Connection', 'close');
   const corpo: Problema = {
     type: `urn:problema:${code}`,
     title: TITULOS[status] ?? 'Erro',
@@ -62,9 +65,6 @@ export function tratadorDeErros() {
       res.destroy();
       return;
     }
-    // a refused request whose body was not read (a streamed upload, refused before it): the
-    // connection closes after the answer instead of taking the rest, however slowly it comes
-    if (!req.complete) res.setHeader('Connection', 'close');
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));

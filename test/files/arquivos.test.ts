@@ -290,12 +290,12 @@ describe('access (DESIGN §10 order: 401, then 403, then 400): application token
 
 describe('a refused upload does not hold its connection', () => {
   /** Sends the headers of an upload of 1,000 bytes and 10 of them; answers what the server sent and whether it closed. */
-  async function envioPelaMetade(autorizacao?: string) {
+  async function envioPelaMetade(autorizacao?: string, caminho = '/arquivo') {
     const url = new URL(suite.url.files);
     const socket = net.connect(Number(url.port), url.hostname);
     await once(socket, 'connect');
     socket.write(
-      `POST /arquivo?nome=lento.bin HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/octet-stream\r\n` +
+      `POST ${caminho}?nome=lento.bin HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/octet-stream\r\n` +
         `${autorizacao ? `Authorization: Bearer ${autorizacao}\r\n` : ''}Content-Length: 1000\r\n\r\n${'x'.repeat(10)}`,
     );
     let resposta = '';
@@ -305,7 +305,7 @@ describe('a refused upload does not hold its connection', () => {
     return { resposta, fechou };
   }
 
-  test('without a token (401) or with a user token (403), the answer comes at once and the server closes the connection, not waiting for the rest of the body', async () => {
+  test('without a token (401), with a user token (403) or to no route (404), the answer comes at once and the server closes the connection, not waiting for the rest of the body', async () => {
     const antes = await retrato();
     const { token: usuario } = await files.identity.criarUsuarioLogado();
     for (const [autorizacao, status] of [
@@ -317,6 +317,11 @@ describe('a refused upload does not hold its connection', () => {
       expect(resposta.toLowerCase()).toContain('connection: close');
       expect(fechou).toBe(true);
     }
+    // and a body sent to no route at all
+    const { resposta, fechou } = await envioPelaMetade(app.token, '/arquivos');
+    expect(resposta.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+    expect(resposta.toLowerCase()).toContain('connection: close');
+    expect(fechou).toBe(true);
     expect(await retrato()).toEqual(antes);
   });
 });

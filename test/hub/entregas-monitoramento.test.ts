@@ -100,7 +100,7 @@ describe('GET /entrega and GET /entrega/{id}', () => {
     } finally {
       CONTAGEM_DAS_ENTREGAS.maxima = maxima;
     }
-    // a page far past the deliveries is empty, answered without reading them
+    // a page far past the deliveries is empty
     expect(await hub.entregas({ assinatura_id: boa.assinatura.id, pagina: Number.MAX_SAFE_INTEGER, tamanho: 500 })).toEqual({
       itens: [],
       pagina: Number.MAX_SAFE_INTEGER,
