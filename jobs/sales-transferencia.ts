@@ -1,6 +1,7 @@
+import { Job } from 'bullmq';
 import { transferirSemResposta } from '../api/sales/transferencia';
 
-/** Adapter: hands the conversations the robot left without an answer to the team. */
-export function processarSalesTransferencia() {
-  return transferirSemResposta();
+/** Adapter: hands the conversations the robot left without an answer to the team, its progress on the dashboard. */
+export function processarSalesTransferencia(job: Job) {
+  return transferirSemResposta(new Date(), (p) => void job.updateProgress({ ...p }).catch(() => undefined));
 }

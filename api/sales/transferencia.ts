@@ -69,7 +69,18 @@ const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
  * tried.
  */
-export async function transferirSemResposta(agora = new Date()): Promise<{ transferidas: number; falhas: number }> {
+/** A run's progress: conversations looked at (`vistas`) of those waiting (`de`), and the outcomes so far. */
+export interface ProgressoDaTransferencia {
+  vistas: number;
+  de: number;
+  transferidas: number;
+  falhas: number;
+}
+
+export async function transferirSemResposta(
+  agora = new Date(),
+  aoProgredir: (p: ProgressoDaTransferencia) => void = () => undefined,
+): Promise<{ transferidas: number; falhas: number }> {
   const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
   const sales = banco('sales');
   // only systems that can be called: a conversation of one that never could would keep its place forever
@@ -88,10 +99,13 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
     .map(({ c }) => c);
   let transferidas = 0;
   let falhas = 0;
+  let vistas = 0;
   // a run's conversations share few systems: each system's access is read and decrypted once
   const acessos = new Map<string, Promise<Acesso>>();
   const falhasSeguidas = new Map<string, number>();
   for (const c of esperando) {
+    // each call to the platform may take seconds: the dashboard follows the run
+    if (vistas++) aoProgredir({ vistas: vistas - 1, de: esperando.length, transferidas, falhas });
     const sistema = c.config_system_suporte_id;
     if ((falhasSeguidas.get(sistema) ?? 0) >= FALHAS_SEGUIDAS_POR_SISTEMA) continue;
     try {
@@ -121,7 +135,10 @@ export async function transferirSemResposta(agora = new Date()): Promise<{ trans
       log.error({ err, conversa_id: c.id }, 'transferência não gravada');
     }
   }
-  if (esperando.length) log.info({ transferidas, falhas }, 'transferências sem resposta');
+  if (esperando.length) {
+    aoProgredir({ vistas, de: esperando.length, transferidas, falhas });
+    log.info({ transferidas, falhas }, 'transferências sem resposta');
+  }
   return { transferidas, falhas };
 }
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { esperaAposFalhas, transferirSemResposta } from '../../api/sales/transferencia';
+import { esperaAposFalhas, ProgressoDaTransferencia, transferirSemResposta } from '../../api/sales/transferencia';
 import { loadConfig } from '../../config';
 import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
@@ -70,9 +70,13 @@ describe('the hand-over trigger', () => {
     const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
     const chat = abrirNoChat(conversa);
     const antes = Date.now();
-    const r = await transferirSemResposta();
+    const progresso: ProgressoDaTransferencia[] = [];
+    const r = await transferirSemResposta(undefined, (p) => progresso.push(p));
     expect(chat.isDone()).toBe(true);
     expect(r.transferidas).toBeGreaterThanOrEqual(1);
+    // the run reports as it goes, and its last report is the whole run
+    expect(progresso.at(-1)).toEqual({ vistas: progresso.at(-1)!.de, de: expect.any(Number), ...r });
+    expect(progresso.map((p) => p.vistas)).toEqual([...progresso.map((p) => p.vistas)].sort((a, b) => a - b));
     const depois = await s.conversaDoSuporte(conversa);
     expect(depois).toMatchObject({ id: registro.id, status: 'open', transferida_motivo: 'sem_resposta' });
     expect(Date.parse(depois.transferida_em)).toBeGreaterThanOrEqual(antes - 5);
