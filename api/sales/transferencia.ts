@@ -99,13 +99,12 @@ export async function transferirSemResposta(
     .map(({ c }) => c);
   let transferidas = 0;
   let falhas = 0;
-  let vistas = 0;
   // a run's conversations share few systems: each system's access is read and decrypted once
   const acessos = new Map<string, Promise<Acesso>>();
   const falhasSeguidas = new Map<string, number>();
-  for (const c of esperando) {
+  for (const [vistas, c] of esperando.entries()) {
     // each call to the platform may take seconds: the dashboard follows the run
-    if (vistas++) aoProgredir({ vistas: vistas - 1, de: esperando.length, transferidas, falhas });
+    if (vistas > 0) aoProgredir({ vistas, de: esperando.length, transferidas, falhas });
     const sistema = c.config_system_suporte_id;
     if ((falhasSeguidas.get(sistema) ?? 0) >= FALHAS_SEGUIDAS_POR_SISTEMA) continue;
     try {
@@ -136,7 +135,7 @@ export async function transferirSemResposta(
     }
   }
   if (esperando.length) {
-    aoProgredir({ vistas, de: esperando.length, transferidas, falhas });
+    aoProgredir({ vistas: esperando.length, de: esperando.length, transferidas, falhas });
     log.info({ transferidas, falhas }, 'transferências sem resposta');
   }
   return { transferidas, falhas };
