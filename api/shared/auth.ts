@@ -1,7 +1,7 @@
-import { createLocalJWKSet, createRemoteJWKSet, JSONWebKeySet, jwtVerify, JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, errors, JSONWebKeySet, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
-import { naoAutenticado } from './errors';
+import { ErroDeDominio, naoAutenticado } from './errors';
 import { Principal } from './principal';
 
 export type Autenticador = (token: string) => Promise<Principal>;
@@ -26,7 +26,9 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
         algorithms: ALGORITMOS,
         requiredClaims: ['sub', 'exp', 'iat'],
       }));
-    } catch {
+    } catch (err) {
+      // identity out of reach with no key known yet says nothing about the token: try again later
+      if (err instanceof IdentityForaDoAlcance) throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.');
       throw naoAutenticado();
     }
     const tipo = payload.tipo;
@@ -45,10 +47,47 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
   };
 }
 
-/** Every service but identity: keys fetched from identity's JWKS and cached (jose refetches on an unknown kid). */
+/** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known. */
+class IdentityForaDoAlcance extends Error {}
+
+/** Whether a key lookup failed for want of the key set (network, identity's answer), not for the token. */
+const faltouOConjunto = (err: unknown) =>
+  err instanceof errors.JWKSTimeout || !(err instanceof errors.JOSEError) || err.code === 'ERR_JOSE_GENERIC';
+
+/** After a failed fetch of the key set, how long the last one is used without trying again. */
+const PAUSA_APOS_FALHA_MS = 30_000;
+
+/**
+ * Identity's key set fetched and cached (jose fetches again after `validadeMs`, and on an unknown
+ * kid). When a fetch fails, the set fetched last still verifies: a token signed with a known key
+ * stays good while identity is out of reach, instead of every token unseen before getting a 401;
+ * and for PAUSA_APOS_FALHA_MS no request waits on another fetch (up to 5 s against a host that
+ * does not answer). With no set known, the answer is 503 (IdentityForaDoAlcance).
+ */
+export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000): JWTVerifyGetKey {
+  const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs });
+  let falhouEm = -Infinity;
+  const dasUltimas: JWTVerifyGetKey = (cabecalho, token) => {
+    const ultimas = remotas.jwks();
+    if (!ultimas) throw new IdentityForaDoAlcance();
+    return createLocalJWKSet(ultimas)(cabecalho, token);
+  };
+  return async (cabecalho, token) => {
+    // with no set known yet, every request tries: identity may just be starting
+    if (remotas.jwks() && Date.now() - falhouEm < PAUSA_APOS_FALHA_MS) return dasUltimas(cabecalho, token);
+    try {
+      return await remotas(cabecalho, token);
+    } catch (err) {
+      if (!faltouOConjunto(err)) throw err;
+      falhouEm = Date.now();
+      return dasUltimas(cabecalho, token);
+    }
+  };
+}
+
+/** Every service but identity: keys from identity's JWKS (chavesDoIdentity). */
 export function autenticadorRemoto(): Autenticador {
-  const url = new URL(`${config().servicos.identity.url}/.well-known/jwks.json`);
-  return criarAutenticador(createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }));
+  return criarAutenticador(chavesDoIdentity(new URL(`${config().servicos.identity.url}/.well-known/jwks.json`)));
 }
 
 /** The identity service verifies with its own key set, no HTTP round trip. */

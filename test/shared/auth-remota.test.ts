@@ -1,0 +1,93 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { config } from '../../config';
+import { chavesDoIdentity, criarAutenticador } from '../../api/shared/auth';
+import { ErroDeDominio } from '../../api/shared/errors';
+import { portaLivre } from '../helpers/processo';
+
+/**
+ * The other services verify identity's tokens with its key set (DESIGN §3): a key set fetched
+ * before keeps verifying while identity is out of reach, and with none known the answer is 503
+ * (identity unavailable), not 401 (the token is not at fault).
+ */
+
+type Chave = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+let chave: Chave;
+let jwks: { keys: object[] };
+
+beforeAll(async () => {
+  const par = await generateKeyPair('RS256');
+  chave = par.privateKey;
+  jwks = { keys: [{ ...(await exportJWK(par.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] };
+});
+
+/** A user token as identity signs them, a new one each call (the authenticator remembers those it verified). */
+let n = 0;
+const token = (comChave: Chave = chave, kid = 'k1') =>
+  new SignJWT({ tipo: 'usuario', master: false, nome: `Pessoa ${++n}` })
+    .setProtectedHeader({ alg: 'RS256', kid })
+    .setIssuer(config().servicos.identity.url)
+    .setSubject(`u${n}`)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(comChave);
+
+/** identity's JWKS route, answering `status` (200 with the key set) until closed. */
+async function identityFalso(status = 200, porta = 0) {
+  const servidor = http.createServer((_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(status === 200 ? JSON.stringify(jwks) : '{}');
+  });
+  await new Promise<void>((r) => servidor.listen(porta, '127.0.0.1', r));
+  const url = new URL(`http://127.0.0.1:${(servidor.address() as AddressInfo).port}/.well-known/jwks.json`);
+  return { url, fechar: () => new Promise<void>((r) => servidor.close(() => r())) };
+}
+
+const tipoDoErro = (p: Promise<unknown>) => p.then(() => 'aceito', (err) => (err instanceof ErroDeDominio ? err.tipo : `outro: ${err}`));
+
+test('a key set fetched before keeps verifying new tokens after identity stops answering and the set is past its validity', async () => {
+  const identity = await identityFalso();
+  const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50));
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  await identity.fechar();
+  await new Promise((r) => setTimeout(r, 100));
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  // a token of a key never seen is still refused (401), not let through
+  const outra = (await generateKeyPair('RS256')).privateKey;
+  expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('nao_autenticado');
+});
+
+test('with no key set known, identity out of reach or answering an error is 503 (indisponivel), not 401', async () => {
+  const fechada = new URL(`http://127.0.0.1:${await portaLivre()}/.well-known/jwks.json`);
+  expect(await tipoDoErro(criarAutenticador(chavesDoIdentity(fechada))(await token()))).toBe('indisponivel');
+  // identity starting after a first refusal: the next request fetches the set and is verified
+  const porta = await portaLivre();
+  const tardia = criarAutenticador(chavesDoIdentity(new URL(`http://127.0.0.1:${porta}/.well-known/jwks.json`)));
+  expect(await tipoDoErro(tardia(await token()))).toBe('indisponivel');
+  const iniciado = await identityFalso(200, porta);
+  try {
+    expect(await tipoDoErro(tardia(await token()))).toBe('aceito');
+  } finally {
+    await iniciado.fechar();
+  }
+  const comErro = await identityFalso(500);
+  try {
+    expect(await tipoDoErro(criarAutenticador(chavesDoIdentity(comErro.url))(await token()))).toBe('indisponivel');
+  } finally {
+    await comErro.fechar();
+  }
+});
+
+test('identity answering: a token signed by an unknown key, or malformed, is 401', async () => {
+  const identity = await identityFalso();
+  try {
+    const autenticar = criarAutenticador(chavesDoIdentity(identity.url));
+    const outra = (await generateKeyPair('RS256')).privateKey;
+    expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('nao_autenticado');
+    expect(await tipoDoErro(autenticar('nao.e.token'))).toBe('nao_autenticado');
+    expect(await tipoDoErro(autenticar(await token()))).toBe('aceito');
+  } finally {
+    await identity.fechar();
+  }
+});
