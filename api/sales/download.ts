@@ -52,7 +52,10 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
         if (saltos >= REDIRECIONAMENTOS) return reject(new Error(`more than ${REDIRECIONAMENTOS} redirects`));
-        return resolve(baixarAnexo(new URL(res.headers.location, url).toString(), a, saltos + 1, saiuDoSuporte || !doSuporte));
+        // a Location no URL can be made of fails this copy, not the process (this runs outside the promise's own try)
+        const destino = URL.parse(res.headers.location, url.href);
+        if (!destino) return reject(new Error('the attachment\'s address redirected to an invalid address'));
+        return resolve(baixarAnexo(destino.toString(), a, saltos + 1, saiuDoSuporte || !doSuporte));
       }
       if (status < 200 || status >= 300) {
         res.resume();

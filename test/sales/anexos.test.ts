@@ -262,6 +262,14 @@ describe('the download of an attachment', () => {
     expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
   });
 
+  it('a redirect to an address no URL can be made of fails the copy (the error kept), not the worker', async () => {
+    nock(CHAT).get('/rails/active_storage/blobs/redirect/r2/b.txt').times(2).reply(302, '', { location: 'http://a b' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/r2/b.txt`, 'file');
+    const erro = await esperarAte(async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro, 'the failure');
+    expect(erro).toContain('invalid address');
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
+  });
+
   it('once the redirects have left the chat platform, coming back to it does not bring the API token back', async () => {
     const chat = nock(CHAT)
       .get('/rails/active_storage/blobs/redirect/ida/foto.png')
