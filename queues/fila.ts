@@ -33,6 +33,30 @@ export function fila(def: DefinicaoDeFila): Queue {
   return q;
 }
 
+/** A job whose id is the record it works on (a stored event, an attachment). */
+export interface JobDoRegistro {
+  name: string;
+  data: object;
+  opts: { jobId: string };
+}
+
+/**
+ * A sweep's add of records whose work is still undone. BullMQ ignores an add while a job of that
+ * id exists, and a finished one is kept for a while (a job failed after stalling twice, by
+ * crashes or by shutdowns that left it behind, is kept a week): the sweep would then add nothing
+ * for as long. Finished jobs of those ids are removed first; waiting, delayed and active ones
+ * are left to run.
+ */
+export async function reenfileirar(def: DefinicaoDeFila, jobs: JobDoRegistro[]): Promise<void> {
+  if (!jobs.length) return;
+  const q = fila(def);
+  const estados = await Promise.all(jobs.map((j) => q.getJobState(j.opts.jobId)));
+  const terminados = jobs.filter((_, i) => estados[i] === 'failed' || estados[i] === 'completed');
+  // one that started again meanwhile cannot be removed (it is locked): it runs, nothing lost
+  await Promise.all(terminados.map((j) => q.remove(j.opts.jobId).catch(() => 0)));
+  await q.addBulk(jobs);
+}
+
 /** Completion events of a queue, for routes that wait on a job a bounded time. */
 export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   let e = eventos.get(def.nome);

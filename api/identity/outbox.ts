@@ -2,7 +2,7 @@ import { Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Aplicativo, EventoPendente } from '../../models/identity';
-import { fila } from '../../queues/fila';
+import { fila, reenfileirar } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { assinar } from './chaves';
 
@@ -20,11 +20,13 @@ export async function registrarEvento(
   return evento.id;
 }
 
+const jobsDeEnvio = (ids: string[]) => ids.map((id) => ({ name: 'enviar', data: { id }, opts: { jobId: id } }));
+
 /** After commit: one job per event (jobId = event id). When Redis is down the sweep enqueues it later. */
 export async function enfileirar(ids: string[]): Promise<void> {
   if (!ids.length) return;
   try {
-    await fila(filaIdentityOutbox).addBulk(ids.map((id) => ({ name: 'enviar', data: { id }, opts: { jobId: id } })));
+    await fila(filaIdentityOutbox).addBulk(jobsDeEnvio(ids));
   } catch (err) {
     log.warn({ err: (err as Error).message, eventos: ids }, 'eventos ficam para a varredura');
   }
@@ -38,7 +40,8 @@ export async function varrer(): Promise<number> {
     order: [['criado_em', 'ASC']],
     limit: 1000,
   });
-  await enfileirar(pendentes.map((e) => e.id));
+  // a finished job of an unsent event (failed after stalling twice) would block the add
+  await reenfileirar(filaIdentityOutbox, jobsDeEnvio(pendentes.map((e) => e.id)));
   return pendentes.length;
 }
 

@@ -3,7 +3,7 @@ import { Op } from 'sequelize';
 import { banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
-import { fila } from '../../queues/fila';
+import { fila, reenfileirar } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { apagarArquivo, ArquivoGuardado, guardarArquivo } from './arquivos';
 import { acessoAoSuporte } from './config-system';
@@ -14,17 +14,22 @@ const log = logger('sales-anexo');
 /** How long one copy may take, download and upload together. */
 const PRAZO_DA_COPIA_MS = 120_000;
 
+const jobsDeCopia = (ids: string[]) => ids.map((id) => ({ name: 'copiar', data: { anexo_id: id }, opts: { jobId: id } }));
+
 /** After the webhook's commit: one copy job per new attachment (jobId = its id, so never two). */
 export async function enfileirarCopias(ids: string[]): Promise<void> {
   if (!ids.length) return;
   try {
-    await fila(filaSalesAnexo).addBulk(ids.map((id) => ({ name: 'copiar', data: { anexo_id: id }, opts: { jobId: id } })));
+    await fila(filaSalesAnexo).addBulk(jobsDeCopia(ids));
   } catch (err) {
     log.warn({ err: (err as Error).message, anexos: ids }, 'cópias ficam para a varredura');
   }
 }
 
-/** Attachments whose copy never reached the queue (Redis down at the time) go back to it. */
+/**
+ * Attachments whose copy never reached the queue (Redis down at the time), or whose job ended
+ * without its attempts (failed after stalling twice), go back to it.
+ */
 export async function varrerAnexos(): Promise<number> {
   const esquecidos = await AnexoDaMensagem.findAll({
     where: { arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA }, atualizado_em: { [Op.lt]: new Date(Date.now() - 60_000) } },
@@ -32,7 +37,7 @@ export async function varrerAnexos(): Promise<number> {
     order: [['criado_em', 'ASC']],
     limit: 1000,
   });
-  await enfileirarCopias(esquecidos.map((a) => a.id));
+  await reenfileirar(filaSalesAnexo, jobsDeCopia(esquecidos.map((a) => a.id)));
   return esquecidos.length;
 }
 

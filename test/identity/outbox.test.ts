@@ -2,6 +2,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { banco } from '../../lib/database';
+import { varrer } from '../../api/identity/outbox';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
@@ -285,4 +286,38 @@ test('an event the hub keeps refusing holds back only its own collaborator\'s la
   }
   await esperarEvento(preso.id, 'colaborador.atualizado');
   expect(aceitas(preso.id, 'colaborador.criado')).not.toHaveLength(0);
+});
+
+describe('the sweep (varrer): stored events whose job is missing or finished go back to the queue', () => {
+  /** Makes the event look stored a minute ago and unsent, as the sweep looks for them. */
+  const comoEsquecido = (eventoId: string) =>
+    banco('identity').query('UPDATE evento_pendente SET enviado_em = NULL, criado_em = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?', {
+      replacements: [eventoId],
+    });
+  const enviado = (eventoId: string) => esperarAte(async () => (await EventoPendente.findByPk(eventoId))?.enviado_em, `event ${eventoId} marked sent`);
+
+  test('an event stored without a job (Redis out of reach at the change) is enqueued and sent', async () => {
+    const u = await colaborador();
+    const criado = await esperarEvento(u.id, 'colaborador.criado');
+    await enviado(criado.corpo.id);
+    // the job is gone as if it never existed
+    await (await fila(filaIdentityOutbox).getJob(criado.corpo.id))?.remove();
+    await comoEsquecido(criado.corpo.id);
+    const antes = aceitas(u.id, 'colaborador.criado').length;
+    expect(await varrer()).toBeGreaterThanOrEqual(1);
+    await esperarAte(() => aceitas(u.id, 'colaborador.criado').length > antes, 'the swept event at the hub');
+    await enviado(criado.corpo.id);
+  });
+
+  test('an unsent event whose finished job is still kept is sent again: the sweep is not blocked by that job\'s id', async () => {
+    const u = await colaborador();
+    const criado = await esperarEvento(u.id, 'colaborador.criado');
+    await enviado(criado.corpo.id);
+    expect(await fila(filaIdentityOutbox).getJobState(criado.corpo.id)).toBe('completed');
+    await comoEsquecido(criado.corpo.id);
+    const antes = aceitas(u.id, 'colaborador.criado').length;
+    await varrer();
+    await esperarAte(() => aceitas(u.id, 'colaborador.criado').length > antes, 'the swept event at the hub');
+    await enviado(criado.corpo.id);
+  });
 });

@@ -1,6 +1,6 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker } from '../../queues/fila';
+import { DefinicaoDeFila, eventosDaFila, fecharWorker, fila, iniciarWorker, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
 import { limparDados } from '../helpers/suite';
 
@@ -106,4 +106,30 @@ test('a job added as the shutdown begins is never left active: either not taken 
   // not taken (still waiting), or taken and stopped: never left active
   expect(['waiting', 'failed']).toContain(await segundo.getState());
   expect(iniciados.includes('segundo') ? await segundo.getState() : 'failed').toBe('failed');
+});
+
+describe('reenfileirar: a sweep adding again the jobs of records still undone', () => {
+  test('a failed job of that id (kept, so a plain add is ignored) is replaced; a waiting one is left as it is', async () => {
+    const def = definicao();
+    const q = fila(def);
+    const worker = iniciarWorker(def, async () => {
+      throw new Error('falha de propósito');
+    });
+    const falho = await q.add('x', { vez: 1 }, { jobId: 'registro-1' });
+    await falho.waitUntilFinished(eventosDaFila(def)).catch(() => undefined);
+    expect(await q.getJobState('registro-1')).toBe('failed');
+    await fecharWorker(worker);
+    // what BullMQ does with a plain add of the same id: nothing
+    await q.add('x', { vez: 2 }, { jobId: 'registro-1' });
+    expect((await q.getJob('registro-1'))!.data).toEqual({ vez: 1 });
+
+    await q.add('x', { vez: 1 }, { jobId: 'registro-2' });
+    await reenfileirar(def, [
+      { name: 'x', data: { vez: 3 }, opts: { jobId: 'registro-1' } },
+      { name: 'x', data: { vez: 3 }, opts: { jobId: 'registro-2' } },
+    ]);
+    const [um, dois] = [(await q.getJob('registro-1'))!, (await q.getJob('registro-2'))!];
+    expect({ estado: await um.getState(), dados: um.data }).toEqual({ estado: 'waiting', dados: { vez: 3 } });
+    expect({ estado: await dois.getState(), dados: dois.data }).toEqual({ estado: 'waiting', dados: { vez: 1 } });
+  });
 });
