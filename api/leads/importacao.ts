@@ -8,7 +8,7 @@ import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
-import { novaGeracaoDosDados } from './geracao';
+import { novaGeracaoComTentativas } from './geracao';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
@@ -376,7 +376,7 @@ export async function importarCnpj(
     const arrumar = (passo: string, fn: () => Promise<unknown>) =>
       fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
     esquecerCodigos();
-    await arrumar('caches', () => novaGeracaoDosDados());
+    await arrumar('caches', () => novaGeracaoComTentativas());
     await arrumar('registro', () =>
       sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
         replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],

@@ -3,7 +3,13 @@ import { QueryTypes } from 'sequelize';
 import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
 import { contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros } from '../../api/leads/filtros';
-import { chaveNaGeracao, novaGeracaoDosDados } from '../../api/leads/geracao';
+import {
+  chaveNaGeracao,
+  geracaoDosDados,
+  novaGeracaoComTentativas,
+  novaGeracaoDosDados,
+  novaGeracaoSeImportacaoEmAndamento,
+} from '../../api/leads/geracao';
 import { redis } from '../../lib/redis';
 import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
@@ -188,6 +194,36 @@ describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DE
       expect(ouvinte.vistos).toEqual([]);
     } finally {
       ouvinte.parar();
+    }
+  });
+});
+
+describe('a new generation after an import, whatever happens around its swap', () => {
+  test('Redis failing a moment: the new generation is tried again until it starts', async () => {
+    let chamadas = 0;
+    const falhaDuasVezes = async () => {
+      if (++chamadas <= 2) throw new Error('Connection is closed.');
+      await novaGeracaoDosDados();
+    };
+    const antes = await geracaoDosDados();
+    await novaGeracaoComTentativas(5, 10, falhaDuasVezes);
+    expect(chamadas).toBe(3);
+    expect(Number(await geracaoDosDados())).toBe(Number(antes) + 1);
+    // past its tries, the failure is the caller's to log
+    await expect(novaGeracaoComTentativas(2, 10, async () => Promise.reject(new Error('fora')))).rejects.toThrow('fora');
+  });
+
+  test('a process starting while an import is recorded as under way (cut after its swap, maybe) starts a new generation; otherwise not', async () => {
+    const antes = Number(await geracaoDosDados());
+    expect(await novaGeracaoSeImportacaoEmAndamento()).toBe(false);
+    expect(Number(await geracaoDosDados())).toBe(antes);
+    const id = 'importacao-cortada-0000000000000000';
+    await banco('leads').query("INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, '/dados', 'em_andamento', NOW(3))", { replacements: [id] });
+    try {
+      expect(await novaGeracaoSeImportacaoEmAndamento()).toBe(true);
+      expect(Number(await geracaoDosDados())).toBe(antes + 1);
+    } finally {
+      await banco('leads').query('DELETE FROM importacao WHERE id = ?', { replacements: [id] });
     }
   });
 });
