@@ -1,5 +1,6 @@
 import path from 'node:path';
 import Joi from 'joi';
+import ipaddr from 'ipaddr.js';
 import { NOMES_DOS_SERVICOS, NomeDoServico, PORTA_DO_DASHBOARD, SERVICOS } from './services';
 
 export type Ambiente = 'LOCALHOST' | 'SANDBOX' | 'PRODUCTION';
@@ -19,7 +20,7 @@ export interface Config {
   redisUrl: string;
   queuePrefix: string;
   logLevel: string;
-  trustProxy: string;
+  trustProxy: string | number | boolean;
   dataDir: string;
   shutdownGraceMs: number;
   dashboard: { porta: number; usuario?: string; senha?: string };
@@ -85,13 +86,41 @@ for (const nome of NOMES_DOS_SERVICOS) {
   servicoKeys[`${p}_CLIENT_SECRET`] = Joi.string().max(200);
 }
 
+/** Express's names for address ranges a `trust proxy` list may hold. */
+const FAIXAS_NOMEADAS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY as Express takes it: `true`/`false`, a hop count, or a comma-separated list of
+ * addresses, CIDRs and named ranges. Checked here, so a typo stops the start with the variable's
+ * name instead of an "invalid IP address" from deep inside Express.
+ */
+function confiancaNoProxy(valor: string, h: Joi.CustomHelpers): string | number | boolean | Joi.ErrorReport {
+  const v = valor.trim();
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^\d+$/.test(v)) return Number(v);
+  const invalidos = v
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => !FAIXAS_NOMEADAS.has(e) && !ipaddr.isValid(e) && !ehCidr(e));
+  return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no address, CIDR or named range: ${invalidos.join(', ')}` }) : v;
+}
+
+const ehCidr = (e: string) => {
+  try {
+    ipaddr.parseCIDR(e);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
   MYSQL_URL: Joi.string().uri({ scheme: ['mysql', 'mariadb'] }).default('mysql://root@127.0.0.1:3306'),
   DB_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_]{1,40}$/).default('suite'),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_{}:-]{1,60}$/).default('suite'),
-  TRUST_PROXY: Joi.string().default('loopback'),
+  TRUST_PROXY: Joi.string().custom(confiancaNoProxy, 'trust proxy').default('loopback'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATA_DIR: Joi.string().default('data'),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).max(120000).default(10000),

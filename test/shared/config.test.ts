@@ -1,3 +1,4 @@
+import express from 'express';
 import { loadConfig } from '../../config';
 
 describe('configuration is validated at start (DESIGN §2)', () => {
@@ -16,6 +17,8 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ APP_ENV: 'TESTE' })).toThrow(/APP_ENV/);
     expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
+    expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
   });
 
   test('outside LOCALHOST every service address and the signing key must be given', () => {
@@ -39,4 +42,21 @@ describe('configuration is validated at start (DESIGN §2)', () => {
       'caio@x.test',
     ]);
   });
+});
+
+test('TRUST_PROXY takes what Express takes: true/false, a hop count, or addresses, CIDRs and named ranges, and each reaches Express as such', async () => {
+  const casos: [string, unknown][] = [
+    ['loopback', 'loopback'],
+    ['1', 1],
+    ['true', true],
+    ['false', false],
+    ['10.0.0.0/8, loopback', '10.0.0.0/8, loopback'],
+    ['::1', '::1'],
+  ];
+  for (const [texto, valor] of casos) {
+    const trustProxy = loadConfig({ TRUST_PROXY: texto }).trustProxy;
+    expect(trustProxy).toEqual(valor);
+    // Express accepts it (it throws on an address it cannot read)
+    expect(() => express().set('trust proxy', trustProxy)).not.toThrow();
+  }
 });
