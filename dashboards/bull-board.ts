@@ -13,11 +13,16 @@ function iguais(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** HTTP Basic auth when DASHBOARD_USUARIO/DASHBOARD_SENHA are set (required outside LOCALHOST). */
-function autenticacaoBasica(usuario: string, senha: string) {
+/**
+ * HTTP Basic auth when DASHBOARD_USUARIO/DASHBOARD_SENHA are set (required outside LOCALHOST).
+ * The user name ends at the first colon; the password may hold more of them (RFC 7617).
+ */
+export function autenticacaoBasica(usuario: string, senha: string) {
   return (req: Request, res: Response, next: NextFunction) => {
     const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
-    const [u, s] = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString().split(':') : [];
+    const credenciais = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString() : '';
+    const separador = credenciais.indexOf(':');
+    const [u, s] = separador < 0 ? [] : [credenciais.slice(0, separador), credenciais.slice(separador + 1)];
     if (u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha)) return next();
     res.setHeader('WWW-Authenticate', 'Basic realm="filas"');
     res.status(401).end();

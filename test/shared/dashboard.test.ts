@@ -1,0 +1,42 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import express from 'express';
+import { autenticacaoBasica } from '../../dashboards/bull-board';
+
+/** The dashboard's HTTP Basic check (required outside LOCALHOST, DASHBOARD_USUARIO/DASHBOARD_SENHA). */
+
+let servidor: http.Server;
+let url: string;
+
+beforeAll(async () => {
+  const app = express();
+  app.use(autenticacaoBasica('operador', 'senha:com:dois-pontos'));
+  app.get('/', (_req, res) => void res.send('filas'));
+  servidor = app.listen(0, '127.0.0.1');
+  await new Promise((r) => servidor.once('listening', r));
+  url = `http://127.0.0.1:${(servidor.address() as AddressInfo).port}/`;
+});
+afterAll(() => new Promise((r) => servidor.close(r)));
+
+const basico = (credenciais: string) => ({ authorization: `Basic ${Buffer.from(credenciais).toString('base64')}` });
+
+test('the right user and password pass, a password with colons included (RFC 7617)', async () => {
+  const res = await fetch(url, { headers: basico('operador:senha:com:dois-pontos') });
+  expect(res.status).toBe(200);
+  expect(await res.text()).toBe('filas');
+});
+
+test('anything else is 401 with a Basic challenge: wrong or partial password, wrong user, no colon, another scheme, nothing', async () => {
+  const casos: (Record<string, string> | undefined)[] = [
+    basico('operador:senha'),
+    basico('operador:senha:com:dois-pontos:'),
+    basico('outro:senha:com:dois-pontos'),
+    basico('operador'),
+    { authorization: 'Bearer operador:senha:com:dois-pontos' },
+    undefined,
+  ];
+  for (const headers of casos) {
+    const res = await fetch(url, { headers });
+    expect({ status: res.status, desafio: res.headers.get('www-authenticate') }).toEqual({ status: 401, desafio: 'Basic realm="filas"' });
+  }
+});
