@@ -60,15 +60,19 @@ async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction
 }
 
 /**
- * Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO or generates one, under a named
- * lock: processes starting together on an empty table would each generate a key of their own, and
- * both would sign from then on.
+ * Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO, or in LOCALHOST generates one
+ * (DESIGN §2: secrets come from files named by env, generated only there), under a named lock:
+ * processes starting together on an empty table would each generate a key of their own, and both
+ * would sign from then on. Later keys come from `rotate-hub-key`.
  */
 export async function carregarChavesDoHub(): Promise<void> {
   if ((await ChaveDoHub.count()) === 0) {
     const primeira = async () => {
       if ((await ChaveDoHub.count()) > 0) return true;
       const arquivo = config().hub.chavePrivadaArquivo;
+      if (!arquivo && config().ambiente !== 'LOCALHOST') {
+        throw new Error('HUB_CHAVE_PRIVADA_ARQUIVO is required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
+      }
       await guardar(arquivo ? await readFile(arquivo, 'utf8') : novaChavePem(), new Date(0));
       return true;
     };

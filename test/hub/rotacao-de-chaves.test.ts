@@ -1,7 +1,11 @@
-import { createPublicKey, KeyObject, verify } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { decodeProtectedHeader, JWK } from 'jose';
 import { Op } from 'sequelize';
 import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, rotacionarChave } from '../../api/hub/assinador';
+import * as configDaSuite from '../../config';
 import { ChaveDoHub } from '../../models/hub';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
@@ -125,6 +129,34 @@ test('processes starting together on an empty key table store one first key betw
     expect(chaves.map((c) => ({ desde: c.assina_desde.getTime(), aposentada_em: c.aposentada_em }))).toEqual([{ desde: 0, aposentada_em: null }]);
     expect(await kidsDoJwks()).toEqual([chaves[0].kid]);
   } finally {
+    await ChaveDoHub.destroy({ where: {}, truncate: true });
+    await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
+    await carregarChavesDoHub();
+  }
+});
+
+test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: without it the start stops naming it, with it that key signs (DESIGN §2)', async () => {
+  const guardadas = await ChaveDoHub.findAll();
+  const real = configDaSuite.config();
+  const comAmbiente = (chavePrivadaArquivo?: string) =>
+    jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo } });
+  const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
+  try {
+    await ChaveDoHub.destroy({ where: {}, truncate: true });
+    const semArquivo = comAmbiente();
+    await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_PRIVADA_ARQUIVO/);
+    semArquivo.mockRestore();
+    expect(await ChaveDoHub.count()).toBe(0);
+
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
+    const comArquivo = comAmbiente(path.join(pasta, 'hub.pem'));
+    await carregarChavesDoHub();
+    comArquivo.mockRestore();
+    expect((await ChaveDoHub.findAll()).map((c) => c.chave_privada_pem)).toEqual([pem]);
+  } finally {
+    jest.restoreAllMocks();
+    rmSync(pasta, { recursive: true, force: true });
     await ChaveDoHub.destroy({ where: {}, truncate: true });
     await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
     await carregarChavesDoHub();
