@@ -255,6 +255,9 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
   const mensagem = [x.conversaId, x.m.suporteMensagemId];
   if (x.m.apagada) {
     const daMensagem = 'JOIN conversa_mensagem m ON m.id = a.mensagem_id WHERE m.conversa_id = ? AND m.suporte_mensagem_id = ?';
+    // the attachments locked first: a copy being recorded right now is waited for, and its file
+    // read below (read committed reads past a row lock, and would find no file to remove)
+    void t.depois(`SELECT a.id FROM anexo_da_mensagem a ${daMensagem} FOR UPDATE`, mensagem);
     void t.depois(
       `INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em)
          SELECT a.arquivo_id, ? FROM anexo_da_mensagem a ${daMensagem} AND a.arquivo_id IS NOT NULL`,

@@ -6,12 +6,12 @@ import nock from 'nock';
 import { QueryTypes } from 'sequelize';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
 import { config, loadConfig } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { dormir, esperarAte } from '../helpers/espera';
+import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
 
@@ -415,6 +415,26 @@ describe('a message deleted in the chat platform', () => {
     expect(m).toMatchObject({ conteudo: 'This message was deleted', quantidade_anexos: 0, anexos: [] });
     // the copy leaves file storage, then the removal list
     await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0 && !(await pendentes()).includes(arquivo_id), 'the copy removed');
+  });
+
+  it('a deletion while a copy is being recorded waits for it, and that copy leaves file storage too', async () => {
+    const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/rails/active_storage/corrida.jpg');
+    const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id } }))!;
+    // as just before the copy's record: the attachment without its file, then a copy job writing it, uncommitted
+    await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: anexo.id } });
+    const copia = await novaConexao('sales');
+    try {
+      await copia.beginTransaction();
+      await copia.query('UPDATE anexo_da_mensagem SET arquivo_id = ? WHERE id = ?', [arquivo_id, anexo.id]);
+      const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
+      const webhook = s.registrar(sistema, apagada);
+      await esperarOutraConexao(copia, 'the deletion waiting on the attachment', ['%anexo_da_mensagem%']);
+      await copia.commit();
+      expect(await webhook).toMatchObject({ conversa_id });
+    } finally {
+      await copia.end();
+    }
+    await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy recorded meanwhile removed');
   });
 
   it('an edit keeps the attachments', async () => {
