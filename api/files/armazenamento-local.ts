@@ -8,6 +8,16 @@ import { aoEncerrar } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import type { Armazenamento } from './armazenamento';
 
+/** fsync of a folder: names created or renamed in it survive a power cut (Linux, macOS). */
+async function sincronizarPasta(pasta: string): Promise<void> {
+  const h = await open(pasta, 'r');
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}
+
 /** A key is an id: letters, digits, `-` and `_` only, so it can never name a path outside the folder. */
 const CHAVE = /^[A-Za-z0-9_-]{1,128}$/;
 /**
@@ -52,6 +62,8 @@ export class ArmazenamentoLocal implements Armazenamento {
       await pipeline(origem, destino);
       await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
       await rename(parcial, final);
+      // the rename itself durable too: the row written next must not outlive the file's name
+      await sincronizarPasta(path.dirname(final));
     } catch (err) {
       // a source failing at once rejects the pipeline before the file is even open: removed
       // before the open, the file would be created after (an empty partial left behind)

@@ -125,6 +125,12 @@ export function rotasDeFiles(): Rota[] {
           'X-Content-Type-Options': 'nosniff',
           'Content-Security-Policy': "default-src 'none'; sandbox",
         });
+        // HEAD: the headers alone; piped, the whole file would be read for nothing
+        if (req.method === 'HEAD') {
+          c.bytes.destroy();
+          res.end();
+          return;
+        }
         await pipeline(c.bytes, res);
       },
     },

@@ -165,8 +165,20 @@ const repetido = (err: unknown) => err instanceof UniqueConstraintError || chave
 /** The subscription `a` still takes deliveries, and still of the version of the `nova` row's event. */
 const RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND a.versao_do_esquema = nova.versao';
 
+/**
+ * The batch's types, their number rounded up to a power of two by repeating the last: each count
+ * of types is a statement text of its own, prepared and kept on every connection of the pool, and
+ * the server's prepared statements are limited (shared by every service). Rounded, a batch of up
+ * to 500 types needs at most ten texts.
+ */
+function tiposEmPotenciaDeDois(tipos: string[]): string[] {
+  let tamanho = 1;
+  while (tamanho < tipos.length) tamanho *= 2;
+  return [...tipos, ...Array<string>(tamanho - tipos.length).fill(tipos[tipos.length - 1])];
+}
+
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
-  const tiposDoLote = [...new Set(lote.map((p) => p.tipoId))];
+  const tiposDoLote = tiposEmPotenciaDeDois([...new Set(lote.map((p) => p.tipoId))]);
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
     banco('hub'),
     `SELECT id, tipo_de_evento_id, versao_do_esquema FROM assinatura
