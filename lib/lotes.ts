@@ -11,7 +11,8 @@
  *
  * When a whole batch fails, its requests are written again one by one, so one bad request (a key
  * repeated inside the batch, a row someone else locked) fails alone. `gravarUm` decides what one
- * request alone means (by default, a batch of one).
+ * request alone means (by default, a batch of one). A batch that failed for want of the database
+ * (no connection) fails whole: one by one, each would wait out the connection's time-out again.
  */
 interface Espera<P, R> {
   pedido: P;
@@ -89,8 +90,9 @@ export class GravadorEmLotes<P, R> {
       const respostas = await this.gravar(lote.map((l) => l.pedido));
       lote.forEach((l, i) => l.responder(respostas[i]));
     } catch (erroDoLote) {
-      if (lote.length === 1 && !this.opcoes.gravarUm) {
-        lote[0].falhar(erroDoLote);
+      // the database out of reach fails them all at once: alone, each would wait for it again
+      if ((lote.length === 1 && !this.opcoes.gravarUm) || bancoForaDoAlcance(erroDoLote)) {
+        for (const l of lote) l.falhar(erroDoLote);
         return;
       }
       for (const l of lote) {
@@ -103,6 +105,10 @@ export class GravadorEmLotes<P, R> {
     }
   }
 }
+
+/** mysql2's errors of a connection that could not be made or was lost: no request of the batch is at fault. */
+const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
+const bancoForaDoAlcance = (err: unknown) => ERROS_DE_CONEXAO.has((err as { code?: string })?.code ?? '');
 
 /** FNV-1a: a partition's line, the same for the same key. */
 function hash(texto: string): number {

@@ -1,4 +1,6 @@
+import { createConnection } from 'mysql2/promise';
 import { GravadorEmLotes } from '../../lib/lotes';
+import { portaLivre } from '../helpers/processo';
 
 /** A writer that records each batch and answers when told to. */
 function escritor() {
@@ -83,5 +85,23 @@ describe('GravadorEmLotes', () => {
     const respostas = await Promise.allSettled([1, 2, 3].map((n) => g.guardar(n)));
     expect(lotes).toEqual([[1, 2, 3], [1], [2], [3]]);
     expect(respostas.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 'recusado', 30]);
+  });
+});
+
+describe('GravadorEmLotes when the database is out of reach', () => {
+  it('a batch failing for want of a connection fails whole, at once: not retried one by one, each waiting for the database again', async () => {
+    const porta = await portaLivre();
+    let chamadas = 0;
+    // a real connection to a port nobody listens on: mysql2's own error
+    const gravar = async (lote: number[]) => {
+      chamadas++;
+      const c = await createConnection({ host: '127.0.0.1', port: porta, user: 'root' });
+      await c.end();
+      return lote.map(String);
+    };
+    const g = new GravadorEmLotes(gravar, { maximo: 100, gravadores: 1 });
+    const resultados = await Promise.allSettled([1, 2, 3, 4].map((n) => g.guardar(n)));
+    expect(resultados.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : r.status))).toEqual(Array(4).fill('ECONNREFUSED'));
+    expect(chamadas).toBe(1);
   });
 });
