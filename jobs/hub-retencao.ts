@@ -2,6 +2,7 @@ import { Job } from 'bullmq';
 import { purgarHistorico, reenfileirarEsquecidas } from '../api/hub/entregas';
 import { config } from '../config';
 import { sozinho } from '../lib/database';
+import { progressoNoPainel } from '../queues/fila';
 
 /**
  * Adapter: `purgar` drops history past retention (its counts as progress; shutdown stops it between
@@ -10,7 +11,7 @@ import { sozinho } from '../lib/database';
 export async function processarHubRetencao(job: Job, _token?: string, sinal?: AbortSignal) {
   switch (job.name) {
     case 'purgar': {
-      const aoProgredir = (r: object) => void job.updateProgress({ ...r }).catch(() => undefined);
+      const aoProgredir = progressoNoPainel(job);
       // one purge at a time: a purge lasting past the hour would otherwise take the queue's other
       // slot when the next one comes due, and hold up the minute's sweep again
       const purga = () => purgarHistorico(config().hub.retencaoDias, { aoProgredir, sinal });

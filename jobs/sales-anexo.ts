@@ -1,12 +1,13 @@
 import { Job } from 'bullmq';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../api/sales/anexos';
+import { progressoNoPainel } from '../queues/fila';
 
 /**
  * Adapter: `copiar` copies one attachment to file storage; `apagar` removes copies of deleted ones;
  * `varrer` catches up on both. Progress (bytes copied, copies removed) shows in the dashboard.
  */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>) {
-  const aoProgredir = (p: object) => void job.updateProgress({ ...p }).catch(() => undefined);
+  const aoProgredir = progressoNoPainel(job);
   switch (job.name) {
     case 'copiar':
       return copiarAnexo(job.data.anexo_id!, job.attemptsMade + 1, aoProgredir);

@@ -1,4 +1,4 @@
-import { JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
+import { Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
 import { aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
@@ -32,6 +32,15 @@ export function fila(def: DefinicaoDeFila): Queue {
   }
   return q;
 }
+
+/**
+ * A long job's progress callback: each report becomes the job's progress on the dashboard. A
+ * report that cannot be written (Redis a moment out of reach) is let go: the next one replaces it.
+ */
+export const progressoNoPainel =
+  (job: Job) =>
+  (progresso: object): void =>
+    void job.updateProgress({ ...progresso }).catch(() => undefined);
 
 /** A job whose id is the record it works on (a stored event, an attachment). */
 export interface JobDoRegistro {
