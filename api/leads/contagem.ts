@@ -34,6 +34,7 @@ const log = logger('leads-contagem');
  */
 export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
   const { onde, parametros } = await condicoesComNome(filtros);
+  const estimativa: Contagem = { total: teto, estimado: true };
   const linhas = teto + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).
@@ -43,9 +44,9 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
   try {
     const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
-    return n > teto ? { total: teto, estimado: true } : { total: n, estimado: false };
+    return n > teto ? estimativa : { total: n, estimado: false };
   } catch (err) {
-    if (tempoEsgotado(err)) return { total: teto, estimado: true };
+    if (tempoEsgotado(err)) return estimativa;
     throw err;
   }
 }
