@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
+import { servidorDaUrl } from '../lib/database';
 
 /** What every benchmark needs: its knobs, setup calls over HTTP, and leaving nothing behind. */
 
@@ -49,15 +50,7 @@ export async function esperar(base: string, metodo: string, caminho: string, sta
 
 /** A connection to the server of MYSQL_URL (its Unix socket when the URL names one), with `opcoes`. */
 export function conectarAoServidor(opcoes: { database?: string; timezone?: string } = {}) {
-  const u = new URL(MYSQL_URL);
-  return createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username || 'root'),
-    password: decodeURIComponent(u.password),
-    socketPath: u.searchParams.get('socketPath') || undefined,
-    ...opcoes,
-  });
+  return createConnection({ ...servidorDaUrl(MYSQL_URL), ...opcoes });
 }
 
 /** The server's InnoDB buffer pool in MiB: lookups over a data set larger than it read from disk. */

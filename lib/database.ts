@@ -19,12 +19,12 @@ export function nomeDoBanco(servico: NomeDoServico): string {
 }
 
 /**
- * Host, port and credentials of MYSQL_URL, and its `socketPath` (a server on the same machine
+ * Host, port and credentials of a MySQL URL, and its `socketPath` (a server on the same machine
  * through its Unix socket, as mysql2 reads it in a URL): each round trip then costs the caller
  * less CPU than through TCP on the loopback.
  */
-function servidor() {
-  const u = new URL(config().mysqlUrl);
+export function servidorDaUrl(url: string) {
+  const u = new URL(url);
   return {
     // an IPv6 address comes bracketed in a URL ([::1]); mysql2 wants it bare
     host: u.hostname.replace(/^\[|\]$/g, ''),
@@ -34,6 +34,9 @@ function servidor() {
     socketPath: u.searchParams.get('socketPath') || undefined,
   };
 }
+
+/** The server of MYSQL_URL. */
+const servidor = () => servidorDaUrl(config().mysqlUrl);
 
 /** A statement on the server itself, outside any service's database (create or drop one). */
 async function noServidor(sql: string): Promise<void> {
