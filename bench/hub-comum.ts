@@ -284,10 +284,14 @@ export class Bancada {
     return this.fila;
   }
 
-  /** Delivery jobs in the given states: each count, and their sum. */
-  async jobsDeEntrega(...estados: JobType[]): Promise<{ n: Record<string, number>; soma: number }> {
-    const n = await this.filaDeEntregas().getJobCounts(...estados);
-    return { n, soma: Object.values(n).reduce((t, v) => t + v, 0) };
+  /**
+   * Deliveries held by the queue's jobs in the given states: a batch job (`entregar-lote`) holds
+   * its first attempts, a job of one delivery one.
+   */
+  async entregasNaFila(...estados: JobType[]): Promise<{ jobs: number; entregas: number }> {
+    const jobs = await this.filaDeEntregas().getJobs(estados);
+    const entregas = jobs.reduce((n, j) => n + (Array.isArray(j?.data?.entregas) ? j.data.entregas.length : 1), 0);
+    return { jobs: jobs.length, entregas };
   }
 
   private conexao(): IORedis {

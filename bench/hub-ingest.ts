@@ -9,17 +9,15 @@
  * from the rate and the connection count (each connection sends again as soon as it is answered,
  * so the mean is 50 connections / events/s): the p99 the goal speaks of is the one at its rate.
  * No delivery worker runs, so only publishing is measured: events and deliveries stored, one
- * distribution job per batch enqueued and turned into delivery jobs by a `suite worker
- * hub-distribuicao` process (its CPU shows under "others"). At the end, the deliveries stored
- * (counted in the run's database) are checked against accepted events x subscriptions, and the
- * delivery jobs in Redis against the deliveries stored.
+ * batch job (their first attempts) enqueued per batch of publications. At the end, the deliveries
+ * stored (counted in the run's database) are checked against accepted events x subscriptions, and
+ * the deliveries held by the queued jobs against the deliveries stored.
  *
  * Goal (issue): >= 3,000 events/s with p99 <= 20 ms (a self-reported Express+BullMQ peer reaches
  * 4,107/s at p95 8 ms on twice our cores).
  *
  * Environment: BENCH_DURACAO (s, default 10), BENCH_AQUECIMENTO (s, default 3), BENCH_CONEXOES
- * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_DISTRIBUICAO (`processo` or
- * `servidor`, see below), BENCH_COMPILED=1 (hub on tsc output instead of ts-node), BENCH_LOG_LEVEL
+ * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_COMPILED=1 (hub on tsc output instead of ts-node), BENCH_LOG_LEVEL
  * (default warn), BENCH_SERVER_LOG (file for the children's stdout instead of /dev/null),
  * MYSQL_URL / REDIS_URL.
  */
@@ -44,14 +42,6 @@ import {
 } from './hub-comum';
 
 const DURACAO = inteiro('BENCH_DURACAO', 10);
-/**
- * The distribution of published events into delivery jobs runs in a worker process of its own
- * (`suite worker hub-distribuicao`), as API and workers run apart in production; with
- * BENCH_DISTRIBUICAO=servidor it runs inside the API process instead, as `suite start` runs it.
- * The server (bench/hub-servidor.ts) reads the same variable.
- */
-process.env.BENCH_DISTRIBUICAO ??= 'processo';
-const DISTRIBUICAO_EM_PROCESSO = process.env.BENCH_DISTRIBUICAO === 'processo';
 const AQUECIMENTO = inteiro('BENCH_AQUECIMENTO', 3);
 const CONEXOES = inteiro('BENCH_CONEXOES', 50);
 const ASSINATURAS = inteiros('BENCH_ASSINATURAS', [1, 10]);
@@ -83,7 +73,6 @@ async function principal(b: Bancada): Promise<number> {
   console.log(`goal: >= ${f0(META_EVENTOS)} events/s (closed loop) with p99 <= ${META_P99} ms at an offered ${f0(TAXA)} events/s`);
   const inicio = Date.now();
   const e = await b.iniciarServidor();
-  if (DISTRIBUICAO_EM_PROCESSO) await b.iniciarWorkers(1, 'hub-distribuicao');
   console.log(`hub API pid ${e.pid} (identity ${e.identity}, hub ${e.hub}), ready in ${((Date.now() - inicio) / 1000).toFixed(1)} s`);
   // nothing is delivered (no worker): the address only has to be valid
   const opcoes = { url: 'http://127.0.0.1:9/bench', maximo_de_tentativas: 3, tempo_limite_em_segundos: 10 };
@@ -132,16 +121,9 @@ async function principal(b: Bancada): Promise<number> {
     `\ndeliveries stored (counted in the database): ${f0(total)}; accepted events x subscriptions: ${f0(esperadasMin)} ` +
       `(up to ${f0(esperadasMax)} with the requests in flight when the load stopped) -> ${contagemOk ? 'PASS' : 'FAIL'}`,
   );
-  // the distribution jobs still queued when the load stopped add their delivery jobs meanwhile
-  const jobsDeEntrega = () => b.jobsDeEntrega('wait', 'paused', 'delayed', 'active', 'prioritized');
-  let jobs = await jobsDeEntrega();
-  for (let antes = -1; jobs.soma !== total && jobs.soma !== antes; ) {
-    await dormir(1000);
-    antes = jobs.soma;
-    jobs = await jobsDeEntrega();
-  }
-  console.log(`delivery jobs waiting in Redis: ${f0(jobs.soma)} (${JSON.stringify(jobs.n)}) -> ${jobs.soma === total ? 'PASS' : 'FAIL'}`);
-  contagemOk &&= jobs.soma === total;
+  const naFila = await b.entregasNaFila('wait', 'paused', 'delayed', 'active', 'prioritized');
+  console.log(`deliveries in queued jobs: ${f0(naFila.entregas)} in ${f0(naFila.jobs)} jobs -> ${naFila.entregas === total ? 'PASS' : 'FAIL'}`);
+  contagemOk &&= naFila.entregas === total;
 
   console.log(
     `\nSummary: bench:hub-ingest (${DURACAO} s per run, ${CONEXOES} connections; goal >= ${f0(META_EVENTOS)} events/s, p99 <= ${META_P99} ms at ${f0(TAXA)}/s)`,
@@ -168,7 +150,7 @@ async function principal(b: Bancada): Promise<number> {
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     ),
   );
-  console.log(`count check (stored deliveries = accepted x subscriptions, + those in flight at the stop; one delivery job each): ${contagemOk ? 'PASS' : 'FAIL'}`);
+  console.log(`count check (stored deliveries = accepted x subscriptions, + those in flight at the stop; each in a queued job): ${contagemOk ? 'PASS' : 'FAIL'}`);
   return contagemOk ? 0 : 1;
 }
 

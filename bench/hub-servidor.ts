@@ -3,8 +3,7 @@
  * `bench:hub-falhas`; never part of `npm test`). bench/hub-comum.ts spawns it.
  *
  * Starts, in this one process, the identity and hub APIs (as `npm start` would: migrated
- * databases, seeds, keys) on free loopback ports, identity first, the distribution of published
- * events into delivery jobs (`hub-distribuicao`, part of publishing), and the two workers the hub's
+ * databases, seeds, keys) on free loopback ports, identity first, and the two workers the hub's
  * administration needs (application sync, behind a master's GET /aplicativo, and collaborator
  * sync). It starts NO delivery worker (`hub-entrega`): the benchmarks run those as separate
  * processes (`suite worker hub-entrega`), so publishing and delivering are measured apart.
@@ -51,7 +50,6 @@ async function main(): Promise<void> {
   const { iniciarApisEmPortasLivres, iniciarWorkers } = await import('../lib/runner');
   const { filaHubAplicativoSync } = await import('../queues/hub-aplicativo-sync');
   const { filaHubColaboradorSync } = await import('../queues/hub-colaborador-sync');
-  const { filaHubDistribuicao } = await import('../queues/hub-distribuicao');
 
   config();
   encerrarNoSinal();
@@ -61,10 +59,8 @@ async function main(): Promise<void> {
   });
 
   const url = await iniciarApisEmPortasLivres(['identity', 'hub']);
-  // publishing and administration only: no delivery worker here; the distribution of published
-  // events here too, unless the bench runs it in a process of its own (BENCH_DISTRIBUICAO=processo)
-  const distribuicao = process.env.BENCH_DISTRIBUICAO === 'processo' ? [] : [filaHubDistribuicao.nome];
-  await iniciarWorkers([...distribuicao, filaHubAplicativoSync.nome, filaHubColaboradorSync.nome]);
+  // publishing and administration only: no delivery worker here
+  await iniciarWorkers([filaHubAplicativoSync.nome, filaHubColaboradorSync.nome]);
 
   const enderecos: EnderecosDoHubBench = {
     tipo: 'pronto',

@@ -2,7 +2,6 @@ import { Processor } from 'bullmq';
 import { FILAS } from '../queues';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
-import { processarHubDistribuicao } from './hub-distribuicao';
 import { processarHubEntrega } from './hub-entrega';
 import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
@@ -19,7 +18,6 @@ import { processarSalesTransferencia } from './sales-transferencia';
 export const PROCESSADORES: Record<string, Processor> = {
   'identity-outbox': processarIdentityOutbox,
   'intranet-colaborador-sync': processarIntranetColaboradorSync,
-  'hub-distribuicao': processarHubDistribuicao,
   'hub-entrega': processarHubEntrega,
   'hub-aplicativo-sync': processarHubAplicativoSync,
   'hub-retencao': processarHubRetencao,

@@ -2,9 +2,14 @@ import { config } from '../config';
 import { DefinicaoDeFila } from './fila';
 
 /**
- * Hub deliveries (DESIGN §5): one job per delivery, jobId = delivery id (= webhook-id). The
- * processor counts attempts against the subscription's `maximo_de_tentativas` (so a PATCH counts
- * at once); BullMQ only spaces the retries, on the schedule below.
+ * Hub deliveries (DESIGN §5), two kinds of job in one queue, one processor:
+ * - `entregar-lote` `{entregas}`: the first attempts of a batch of published events, up to
+ *   LOTE_MAXIMO deliveries, tried side by side. POST /eventos enqueues one per batch, so a
+ *   publication costs one queue write however many subscriptions match (docs/decisoes.md);
+ * - `entregar` `{id}`: one delivery, job id = delivery id (= webhook-id): its retries after a
+ *   failed attempt, a replay, a delivery the sweep found without a job. Adding it twice is a no-op.
+ * The processor counts attempts against the subscription's `maximo_de_tentativas` (so a PATCH
+ * counts at once); BullMQ only spaces the retries, on the schedule below.
  */
 export const filaHubEntrega: DefinicaoDeFila = {
   nome: 'hub-entrega',
@@ -26,6 +31,11 @@ export const filaHubEntrega: DefinicaoDeFila = {
     };
   },
 };
+
+/** Deliveries per batch job: job data of a few tens of KiB. */
+export const LOTE_MAXIMO = 1000;
+
+export type JobDeEntrega = { id: string } | { entregas: string[] };
 
 /**
  * The failure of one attempt; `retryAfterMs` when the subscriber answered 429/503 with Retry-After;

@@ -1,7 +1,6 @@
 import { DefinicaoDeFila } from './fila';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
 import { filaHubColaboradorSync } from './hub-colaborador-sync';
-import { filaHubDistribuicao } from './hub-distribuicao';
 import { filaHubEntrega } from './hub-entrega';
 import { filaHubRetencao } from './hub-retencao';
 import { filaIdentityOutbox } from './identity-outbox';
@@ -18,7 +17,6 @@ import { filaSalesTransferencia } from './sales-transferencia';
 export const FILAS: DefinicaoDeFila[] = [
   filaIdentityOutbox,
   filaIntranetColaboradorSync,
-  filaHubDistribuicao,
   filaHubEntrega,
   filaHubAplicativoSync,
   filaHubRetencao,

@@ -1,13 +1,15 @@
+import pLimit from 'p-limit';
 import { Op, Transaction, WhereOptions } from 'sequelize';
+import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
+import { redis } from '../../lib/redis';
 import { Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
-import { DISTRIBUICAO_MAXIMA, filaHubDistribuicao } from '../../queues/hub-distribuicao';
-import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
+import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
 import { conflito, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { assinarEntrega, chavesQueAssinam } from './assinador';
@@ -15,20 +17,63 @@ import { enviarPost } from './envio';
 
 const log = logger('hub-entregas');
 
-/** Enqueues deliveries already stored (job id = delivery id: adding twice is a no-op). */
-export async function enfileirarEntregas(ids: string[]): Promise<void> {
+/**
+ * Gives deliveries already stored a job of their own (job id = delivery id: adding twice is a
+ * no-op), run after `atrasoMs`.
+ */
+export async function enfileirarEntregas(ids: string[], atrasoMs = 0): Promise<void> {
   if (!ids.length) return;
-  await fila(filaHubEntrega).addBulk(ids.map((id) => ({ name: 'entregar', data: { id }, opts: { jobId: id } })));
+  const opts = (id: string) => ({ jobId: id, ...(atrasoMs > 0 && { delay: atrasoMs }) });
+  await fila(filaHubEntrega).addBulk(ids.map((id) => ({ name: 'entregar', data: { id }, opts: opts(id) })));
 }
 
 /**
- * Hands newly published deliveries to the distribution queue, one job per DISTRIBUICAO_MAXIMA
- * (queues/hub-distribuicao.ts): one queue write per batch of events instead of one per delivery.
+ * Hands newly published deliveries to the queue for their first attempt, one `entregar-lote` job
+ * per LOTE_MAXIMO (queues/hub-entrega.ts): one queue write per batch of events instead of one per
+ * delivery.
  */
-export async function distribuirEntregas(ids: string[]): Promise<void> {
+export async function enfileirarLotes(ids: string[]): Promise<void> {
   const lotes: { name: string; data: { entregas: string[] } }[] = [];
-  for (let i = 0; i < ids.length; i += DISTRIBUICAO_MAXIMA) lotes.push({ name: 'distribuir', data: { entregas: ids.slice(i, i + DISTRIBUICAO_MAXIMA) } });
-  if (lotes.length) await fila(filaHubDistribuicao).addBulk(lotes);
+  for (let i = 0; i < ids.length; i += LOTE_MAXIMO) lotes.push({ name: 'entregar-lote', data: { entregas: ids.slice(i, i + LOTE_MAXIMO) } });
+  if (lotes.length) await fila(filaHubEntrega).addBulk(lotes);
+}
+
+/** Of `ids`, those that have a job of their own (waiting, delayed or running): one round trip. */
+async function comJobProprio(ids: string[]): Promise<Set<string>> {
+  const q = fila(filaHubEntrega);
+  const pipeline = redis('produtor').pipeline();
+  for (const id of ids) pipeline.exists(q.toKey(id));
+  const existe = await pipeline.exec();
+  return new Set(ids.filter((_, i) => existe?.[i]?.[1] === 1));
+}
+
+/**
+ * The first attempts of a published batch, side by side (DESIGN §5, docs/decisoes.md). A failed
+ * one gets a job of its own, delayed to its next attempt. The batch may run again (its worker died,
+ * or an error other than a failed attempt, say the database away, made the job fail): a delivery
+ * that has a job of its own by then (replayed, swept, or retried) is left to it, and one already
+ * tried only gets the job its failure was to add, so nothing is sent twice but an attempt the
+ * crash cut short. The batch fails, to run again, only after every delivery in it had its turn.
+ */
+export async function entregarLote(ids: string[]): Promise<void> {
+  const proprias = await comJobProprio(ids);
+  const erros: unknown[] = [];
+  await Promise.all(
+    ids
+      .filter((id) => !proprias.has(id))
+      .map(async (id) => {
+        try {
+          await tentarEntrega(id, true);
+        } catch (err) {
+          if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
+          await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
+        }
+      }),
+  );
+  if (erros.length) {
+    log.warn({ err: erros[0], falhas: erros.length, entregas: ids.length }, 'lote de entregas com falhas; será repetido');
+    throw erros[0];
+  }
 }
 
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
@@ -39,6 +84,14 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
  * for many deliveries, instead of five round trips and a commit each. A failure, rarer and needing
  * its own answer (was the delivery still pending?), is recorded alone.
  */
+/**
+ * Attempts in flight in this process, whatever their job: a batch job takes one of the worker's
+ * slots (HUB_ENTREGA_CONCORRENCIA) but runs its deliveries side by side, so the worker's own count
+ * would not bound them.
+ */
+let vagas: pLimit.Limit | undefined;
+const emVaga = <T>(tentativa: () => Promise<T>): Promise<T> => (vagas ??= pLimit(config().hub.entregaConcorrencia))(tentativa);
+
 const leituras = new GravadorEmLotes<string, LinhaDaEntrega | undefined>(lerEntregas, { maximo: 100, gravadores: 2 });
 const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, {
   maximo: 200,
@@ -55,7 +108,8 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
             origem.identificador_no_auth AS origem_no_auth, a.id AS assinatura_id,
             assinante.identificador_no_auth AS assinante_no_auth, a.url_de_destino,
-            a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo
+            a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo,
+            e.proxima_tentativa_em, e.ultimo_erro
        FROM entrega e
        JOIN evento ev ON ev.id = e.evento_id
        JOIN assinatura a ON a.id = e.assinatura_id
@@ -119,8 +173,13 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
  * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
+ * `primeira`: from a batch, which makes first attempts only.
  */
-export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntrega> {
+export function tentarEntrega(entregaId: string, primeira = false): Promise<ResultadoDaEntrega> {
+  return emVaga(() => tentar(entregaId, primeira));
+}
+
+async function tentar(entregaId: string, primeira: boolean): Promise<ResultadoDaEntrega> {
   // Everything that may wait comes before the read; after it, only computing until the request
   // leaves: a deactivation committed before the read stops the attempt, one committed after it
   // meets an attempt already in flight (SPEC §6 rule 6).
@@ -135,6 +194,12 @@ export async function tentarEntrega(entregaId: string): Promise<ResultadoDaEntre
     // the subscription's maximum was lowered below the attempts already made: none more is sent
     await Entrega.update({ situacao: 'fila_de_erro', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'fila_de_erro';
+  }
+  if (primeira && e.tentativas > 0) {
+    // tried by an earlier run of its batch, whose worker stopped before the next attempt had its job
+    const retomada = new FalhaDeTentativa(e.ultimo_erro ?? 'tentativa anterior');
+    retomada.atrasoMs = Math.max(0, (e.proxima_tentativa_em?.getTime() ?? 0) - Date.now());
+    throw retomada;
   }
   const audiencia = e.assinante_no_auth;
   const envelope = JSON.stringify({
@@ -201,6 +266,8 @@ interface LinhaDaEntrega {
   ativa: number;
   deletada_em: Date | null;
   tipo: string;
+  proxima_tentativa_em: Date | null;
+  ultimo_erro: string | null;
 }
 
 /**
@@ -226,13 +293,36 @@ export async function removerJobs(ids: string[]): Promise<void> {
 }
 
 /**
+ * Margin between a delivery's creation and its batch job's (the commit, then the queue write): a
+ * delivery older than the oldest job waiting or running by more than this is in none of them.
+ */
+const MARGEM_DO_LOTE_MS = 60_000;
+
+/**
+ * Not yet tried deliveries created before this are in no batch job still waiting or running (they
+ * go in creation order, and so do the jobs): the ones after it may be, and are left to their batch.
+ */
+async function inicioDosLotesVivos(): Promise<Date> {
+  const q = fila(filaHubEntrega);
+  const [[maisAntigo], ativos] = await Promise.all([q.getJobs(['wait', 'paused', 'prioritized'], 0, 0, true), q.getJobs(['active'])]);
+  const inicio = Math.min(Date.now(), ...[maisAntigo, ...ativos].filter(Boolean).map((j) => j.timestamp));
+  return new Date(inicio - MARGEM_DO_LOTE_MS);
+}
+
+/**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
- * queue, the most overdue first (the `entrega_atrasada` index's order: only late ones are read, no
- * sort), `limite` per run. Their next attempt becomes now, so the next run moves on to the
- * following ones instead of offering the same again while their jobs wait.
+ * queue, each with a job of its own, the most overdue first (the `entrega_atrasada` index's order:
+ * only late ones are read, no sort), `limite` per run. A delivery never tried is taken only once no
+ * batch job still waiting or running can hold it (a batch runs its first attempts; one that has a
+ * job of its own by then leaves it to that job). Their next attempt becomes now, so the next run
+ * moves on to the following ones instead of offering the same again while their jobs wait.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
-  const atrasada = { situacao: 'pendente' as const, proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) } };
+  const atrasada = {
+    situacao: 'pendente' as const,
+    proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) },
+    [Op.or]: [{ tentativas: { [Op.gt]: 0 } }, { criada_em: { [Op.lt]: await inicioDosLotesVivos() } }],
+  };
   const esquecidas = await Entrega.findAll({
     where: atrasada,
     attributes: ['id'],

@@ -7,7 +7,7 @@ import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento }
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
-import { distribuirEntregas } from './entregas';
+import { enfileirarEntregas, enfileirarLotes } from './entregas';
 import { validarDados } from './esquemas';
 
 const log = logger('hub-eventos');
@@ -78,35 +78,35 @@ async function anterior(aplicativoId: string, id: string | null): Promise<Respos
 }
 
 /**
- * Hands stored deliveries to the distribution queue. When Redis refuses: 202 means stored and
- * enqueued (DESIGN §5), and with Redis down the publisher is told at once (§8). What is stored is
- * not lost: the sweep enqueues it once Redis is back, and a retry with the same `id` gets the
- * first answer.
+ * Hands stored deliveries to the delivery queue. When Redis refuses: 202 means stored and enqueued
+ * (DESIGN §5), and with Redis down the publisher is told at once (§8). What is stored is not lost:
+ * the sweep enqueues it once Redis is back, and a retry with the same `id` gets the first answer.
  */
-async function enfileirarOuRecusar(entregaIds: string[]): Promise<void> {
+async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: number): Promise<void> {
   try {
-    await distribuirEntregas(entregaIds);
+    await enfileirar();
   } catch (err) {
-    log.warn({ err: (err as Error).message, entregas: entregaIds.length }, 'entregas ficam para a varredura');
+    log.warn({ err: (err as Error).message, entregas }, 'entregas ficam para a varredura');
     throw new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
   }
 }
 
 /**
- * A repeated `id` may follow a 503: the event's deliveries not yet tried go to the queue again
- * before its 202 (one job per delivery id, so one already queued is not doubled).
+ * A repeated `id` may follow a 503: the event's deliveries not yet tried each get a job of their
+ * own before its 202 (job id = delivery id, so one already queued is not doubled, and a batch that
+ * still holds them leaves them to it).
  */
 async function confirmarNaFila(r: RespostaDaPublicacao): Promise<RespostaDaPublicacao> {
   if (!r.entregas) return r;
-  const pendentes = await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] });
-  await enfileirarOuRecusar(pendentes.map((e) => e.id));
+  const pendentes = (await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] })).map((e) => e.id);
+  await enfileirarOuRecusar(() => enfileirarEntregas(pendentes), pendentes.length);
   return r;
 }
 
 /**
  * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
  * follows the version's schema; the event and one delivery per active subscription of that version
- * are stored, and handed to the distribution queue, before the answer. The same publisher
+ * are stored, and handed to the delivery queue, before the answer. The same publisher
  * repeating an `id` gets the first answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
@@ -238,7 +238,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         : []),
     ]),
   );
-  await enfileirarOuRecusar(entregas.map((e) => e.id));
+  await enfileirarOuRecusar(() => enfileirarLotes(entregas.map((e) => e.id)), entregas.length);
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }
 

@@ -26,8 +26,8 @@ const filhos: { processo: ChildProcess; saida: string[] }[] = [];
 
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub'], { workers: false, env: { HUB_RETRY_SCHEDULE_MS: '50,100,150', HUB_ENTREGA_CONCORRENCIA: '5' } });
-  // the application sync and the distribution of published events run here; deliveries only in the children
-  await iniciarWorkers(['hub-aplicativo-sync', 'hub-distribuicao']);
+  // the application sync runs here; deliveries only in the children
+  await iniciarWorkers(['hub-aplicativo-sync']);
   hub = hubDe(suite);
   receptor = await iniciarReceptor();
 });

@@ -3,7 +3,6 @@ import { config } from '../../config';
 import { novaConexaoRedis } from '../../lib/redis';
 import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
-import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { dormir, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
@@ -32,7 +31,7 @@ async function replayGravado(id: string) {
 async function entregaComJobAtivo() {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvio'), maximo_de_tentativas: 1 });
   const { id: eventoId } = await c.publicar({ n: 1 });
-  await fila(filaHubDistribuicao).drain();
+  await fila(filaHubEntrega).drain();
   const entrega = await Entrega.findOne({ where: { evento_id: eventoId } });
   await Entrega.update({ situacao: 'fila_de_erro', tentativas: 1, proxima_tentativa_em: null }, { where: { id: entrega!.id } });
 

@@ -5,7 +5,6 @@ import { processarHubRetencao } from '../../jobs/hub-retencao';
 import { nomeDoBanco, novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
-import { filaHubDistribuicao } from '../../queues/hub-distribuicao';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaHubRetencao } from '../../queues/hub-retencao';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -13,19 +12,19 @@ import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
- * (Redis lost it, or no distribution worker runs) goes back to the delivery queue once its next
- * attempt is over two minutes late; the most overdue first, a bounded number per run. No delivery worker runs
+ * (Redis lost it) goes back to the delivery queue, with a job of its own, once its next attempt is
+ * over two minutes late and no batch job still queued can hold it; the most overdue first, a bounded number per run. No delivery worker runs
  * here, so the queue's content can be read after each sweep.
  */
 
 const t = hubSemEntregasNesteArquivo();
 
-/** Publishes one event to `n` subscriptions and loses its distribution job: `n` pending deliveries with no job. */
+/** Publishes one event to `n` subscriptions and loses its batch job: `n` pending deliveries with no job. */
 async function entregasSemJob(n: number): Promise<string[]> {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/a') });
   for (let i = 1; i < n; i++) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(`/b${i}`) });
   const { id } = await c.publicar({ n: 1 });
-  await fila(filaHubDistribuicao).drain();
+  await fila(filaHubEntrega).drain();
   return (await Entrega.findAll({ where: { evento_id: id }, order: [['id', 'ASC']], attributes: ['id'] })).map((e) => e.id);
 }
 
@@ -60,6 +59,23 @@ test('delivered, cancelled and error-queue deliveries are never swept, however o
 
   expect(await reenfileirarEsquecidas()).toBe(0);
   expect(await jobsDeEntrega()).toEqual([]);
+});
+
+test('a never-tried delivery still held by a batch job waiting its turn is left to it; a tried one, or one whose batch is gone, is swept', async () => {
+  const [noLote, tentada] = await entregasSemJob(2);
+  await atrasar(noLote, 5);
+  await atrasar(tentada, 5);
+  await Entrega.update({ tentativas: 1 }, { where: { id: tentada } });
+  // their batch, queued when they were stored and still waiting (a backlog of over two minutes)
+  await fila(filaHubEntrega).add('entregar-lote', { entregas: [noLote, tentada] }, { timestamp: Date.now() - 5 * 60_000 });
+
+  expect(await reenfileirarEsquecidas()).toBe(1);
+  expect((await jobsDeEntrega()).filter((id) => id === noLote || id === tentada)).toEqual([tentada]);
+
+  // the batch lost (Redis lost it, or it failed for good): nothing holds the delivery any more
+  await fila(filaHubEntrega).drain(true);
+  expect(await reenfileirarEsquecidas()).toBe(1);
+  expect(await jobsDeEntrega()).toEqual([noLote]);
 });
 
 test('over the limit, the most overdue go first; the next run takes the rest, not the same ones again while their jobs wait', async () => {
