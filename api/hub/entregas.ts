@@ -54,22 +54,26 @@ async function comJobProprio(ids: string[]): Promise<Set<string>> {
  * that has a job of its own by then (replayed, swept, or retried) is left to it, and one already
  * tried only gets the job its failure was to add, so nothing is sent twice but an attempt the
  * crash cut short. The batch fails, to run again, only after every delivery in it had its turn.
+ * `sinal` (shutdown): no attempt starts after it, the ones in flight end, and the batch fails so
+ * that it runs again (elsewhere) for the rest.
  */
-export async function entregarLote(ids: string[]): Promise<void> {
+export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<void> {
   const proprias = await comJobProprio(ids);
   const erros: unknown[] = [];
+  let adiadas = 0;
   await Promise.all(
     ids
       .filter((id) => !proprias.has(id))
       .map(async (id) => {
         try {
-          await tentarEntrega(id, true);
+          if ((await emVaga(async () => (sinal?.aborted ? null : tentar(id, true)))) === null) adiadas++;
         } catch (err) {
           if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
           await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
         }
       }),
   );
+  if (adiadas) erros.push(new Error(`encerramento: ${adiadas} entregas do lote ficam para a próxima execução`));
   if (erros.length) {
     log.warn({ err: erros[0], falhas: erros.length, entregas: ids.length }, 'lote de entregas com falhas; será repetido');
     throw erros[0];

@@ -3,7 +3,7 @@ import { enfileirarEntregas, enfileirarLotes, entregarLote } from '../../api/hub
 import { Entrega, TentativaDeEntrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
-import { hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
  * First attempts travel in batches (queues/hub-entrega.ts): POST /eventos answers 202 once the
@@ -139,6 +139,27 @@ test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA
   await entregarLote(ids);
   expect(pico).toBe(50);
   expect(await Entrega.count({ where: { id: ids, situacao: 'entregue' } })).toBe(60);
+});
+
+test('stopped by shutdown, a batch starts no more attempts, lets those in flight end and fails; run again it sends only the rest', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/k') });
+  const ids: string[] = [];
+  for (let n = 0; n < 60; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
+  await esvaziar();
+  t.receptor.responder = () => ({ status: 200, atrasoMs: 300 });
+  const encerramento = new AbortController();
+
+  const lote = entregarLote(ids, encerramento.signal);
+  await esperarAte(async () => t.receptor.recebidas.filter((r) => r.caminho === '/k').length === 50, 'the first 50 attempts in flight');
+  encerramento.abort();
+  await expect(lote).rejects.toThrow('10 entregas do lote ficam para a próxima execução');
+  expect(await Entrega.count({ where: { id: ids, situacao: 'entregue' } })).toBe(50);
+  expect(await Entrega.count({ where: { id: ids, situacao: 'pendente', tentativas: 0 } })).toBe(10);
+
+  await entregarLote(ids);
+  const chamadas = t.receptor.recebidas.filter((r) => r.caminho === '/k');
+  expect(chamadas).toHaveLength(60);
+  expect(new Set(chamadas.map((r) => r.webhookId)).size).toBe(60);
 });
 
 test(`a batch of more than ${LOTE_MAXIMO} deliveries is split into jobs of at most ${LOTE_MAXIMO}, none lost`, async () => {
