@@ -27,67 +27,72 @@ export async function enfileirarEntregas(ids: string[], atrasoMs = 0): Promise<v
   await fila(filaHubEntrega).addBulk(ids.map((id) => ({ name: 'entregar', data: { id }, opts: opts(id) })));
 }
 
-/**
- * Hands newly published deliveries to the queue for their first attempt, one `entregar-lote` job
- * per LOTE_MAXIMO (queues/hub-entrega.ts): one queue write per batch of events instead of one per
- * delivery.
- */
-export async function enfileirarLotes(ids: string[]): Promise<void> {
-  const lotes: { name: string; data: { entregas: string[] } }[] = [];
-  for (let i = 0; i < ids.length; i += LOTE_MAXIMO) lotes.push({ name: 'entregar-lote', data: { entregas: ids.slice(i, i + LOTE_MAXIMO) } });
-  if (lotes.length) await fila(filaHubEntrega).addBulk(lotes);
+/** The first attempts of some published events: one `entregar-lote` job, `id` its job id. */
+export interface LoteDeEntregas {
+  id: string;
+  entregas: string[];
 }
 
-/** Of `ids`, those that have a job of their own (waiting, delayed or running): one round trip. */
-async function comJobProprio(ids: string[]): Promise<Set<string>> {
-  const q = fila(filaHubEntrega);
-  const pipeline = redis('produtor').pipeline();
-  for (const id of ids) pipeline.exists(q.toKey(id));
-  const existe = await pipeline.exec();
-  return new Set(ids.filter((_, i) => existe?.[i]?.[1] === 1));
+/**
+ * Cuts a batch of publications into jobs of about LOTE_MAXIMO deliveries, an event's deliveries
+ * never split (one with more subscriptions than that makes a job of its own), and writes each
+ * event's job id in its `lote`: the id is the job's first event's, so adding the job again (a
+ * repeated publication) is a no-op while it is queued.
+ */
+export function dividirEmLotes(eventos: { id: string; lote: string | null }[], entregas: { id: string; evento_id: string }[]): LoteDeEntregas[] {
+  const porEvento = new Map<string, string[]>();
+  for (const e of entregas) porEvento.set(e.evento_id, [...(porEvento.get(e.evento_id) ?? []), e.id]);
+  const lotes: LoteDeEntregas[] = [];
+  let atual: LoteDeEntregas | undefined;
+  for (const evento of eventos) {
+    const ids = porEvento.get(evento.id);
+    if (!ids) continue;
+    if (!atual || atual.entregas.length + ids.length > LOTE_MAXIMO) lotes.push((atual = { id: `lote-${evento.id}`, entregas: [] }));
+    atual.entregas.push(...ids);
+    evento.lote = atual.id;
+  }
+  return lotes;
+}
+
+/** Hands published deliveries to the queue for their first attempts: one queue write per batch of events. */
+export async function enfileirarLotes(lotes: LoteDeEntregas[]): Promise<void> {
+  if (!lotes.length) return;
+  await fila(filaHubEntrega).addBulk(lotes.map((l) => ({ name: 'entregar-lote', data: { entregas: l.entregas }, opts: { jobId: l.id } })));
 }
 
 /**
  * The first attempts of a published batch, side by side (DESIGN §5, docs/decisoes.md). A failed
- * one gets a job of its own, delayed to its next attempt. The batch may run again (its worker died,
- * or an error other than a failed attempt, say the database away, made the job fail): a delivery
- * that has a job of its own by then (replayed, swept, or retried) is left to it, and one already
- * tried only gets the job its failure was to add, so nothing is sent twice but an attempt the
- * crash cut short. The batch fails, to run again, only after every delivery in it had its turn.
- * `sinal` (shutdown): no attempt starts after it, the ones in flight end, and the batch fails so
- * that it runs again (elsewhere) for the rest.
+ * one gets a job of its own, delayed to its next attempt. Each delivery is read when its turn
+ * comes, and only one untouched since its creation is sent: one replayed or swept meanwhile has a
+ * job of its own, which sends it. The batch may run again (its worker died, or an error other than
+ * a failed attempt, say the database away, made it fail): a delivery already tried then only gets
+ * the job its failure was to add, so nothing is sent twice but an attempt the crash cut short.
+ * The batch fails, to run again, only after every delivery in it had its turn.
+ * `sinal` (shutdown): no attempt starts after it; the ones in flight end, and the answer counts
+ * those left for the batch's next run.
  */
-export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<void> {
-  const proprias = await comJobProprio(ids);
+export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<{ adiadas: number }> {
   const erros: unknown[] = [];
   let adiadas = 0;
   await Promise.all(
-    ids
-      .filter((id) => !proprias.has(id))
-      .map(async (id) => {
-        try {
-          if ((await emVaga(async () => (sinal?.aborted ? null : tentar(id, true)))) === null) adiadas++;
-        } catch (err) {
-          if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
-          await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
-        }
-      }),
+    ids.map(async (id) => {
+      try {
+        if ((await emVaga(async () => (sinal?.aborted ? null : tentar(id, true)))) === null) adiadas++;
+      } catch (err) {
+        if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
+        await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
+      }
+    }),
   );
-  if (adiadas) erros.push(new Error(`encerramento: ${adiadas} entregas do lote ficam para a próxima execução`));
   if (erros.length) {
     log.warn({ err: erros[0], falhas: erros.length, entregas: ids.length }, 'lote de entregas com falhas; será repetido');
     throw erros[0];
   }
+  return { adiadas };
 }
 
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
 
-/**
- * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of
- * their successes, reach the database in batches (lib/lotes.ts): a statement or two and one commit
- * for many deliveries, instead of five round trips and a commit each. A failure, rarer and needing
- * its own answer (was the delivery still pending?), is recorded alone.
- */
 /**
  * Attempts in flight in this process, whatever their job: a batch job takes one of the worker's
  * slots (HUB_ENTREGA_CONCORRENCIA) but runs its deliveries side by side, so the worker's own count
@@ -96,6 +101,12 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
 let vagas: pLimit.Limit | undefined;
 const emVaga = <T>(tentativa: () => Promise<T>): Promise<T> => (vagas ??= pLimit(config().hub.entregaConcorrencia))(tentativa);
 
+/**
+ * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of
+ * their successes, reach the database in batches (lib/lotes.ts): a statement or two and one commit
+ * for many deliveries, instead of five round trips and a commit each. A failure, rarer and needing
+ * its own answer (was the delivery still pending?), is recorded alone.
+ */
 const leituras = new GravadorEmLotes<string, LinhaDaEntrega | undefined>(lerEntregas, { maximo: 100, gravadores: 2 });
 const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, {
   maximo: 200,
@@ -113,7 +124,7 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
             origem.identificador_no_auth AS origem_no_auth, a.id AS assinatura_id,
             assinante.identificador_no_auth AS assinante_no_auth, a.url_de_destino,
             a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo,
-            e.proxima_tentativa_em, e.ultimo_erro
+            e.proxima_tentativa_em, e.ultimo_erro, e.atualizada_em = e.criada_em AS intocada
        FROM entrega e
        JOIN evento ev ON ev.id = e.evento_id
        JOIN assinatura a ON a.id = e.assinatura_id
@@ -177,12 +188,16 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
  * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
- * `primeira`: from a batch, which makes first attempts only.
+ * `sinal` (shutdown): null when it came before the attempt could start, which then is not made.
  */
-export function tentarEntrega(entregaId: string, primeira = false): Promise<ResultadoDaEntrega> {
-  return emVaga(() => tentar(entregaId, primeira));
+export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
+  return emVaga(async () => (sinal?.aborted ? null : tentar(entregaId, false)));
 }
 
+/**
+ * `primeira`: from a batch, which makes the first attempt of a delivery untouched since it was
+ * published, and only that.
+ */
 async function tentar(entregaId: string, primeira: boolean): Promise<ResultadoDaEntrega> {
   // Everything that may wait comes before the read; after it, only computing until the request
   // leaves: a deactivation committed before the read stops the attempt, one committed after it
@@ -199,6 +214,8 @@ async function tentar(entregaId: string, primeira: boolean): Promise<ResultadoDa
     await Entrega.update({ situacao: 'fila_de_erro', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'fila_de_erro';
   }
+  // replayed or swept since it was published: its own job sends it
+  if (primeira && e.tentativas === 0 && !e.intocada) return 'ignorada';
   if (primeira && e.tentativas > 0) {
     // tried by an earlier run of its batch, whose worker stopped before the next attempt had its job
     const retomada = new FalhaDeTentativa(e.ultimo_erro ?? 'tentativa anterior');
@@ -272,6 +289,8 @@ interface LinhaDaEntrega {
   tipo: string;
   proxima_tentativa_em: Date | null;
   ultimo_erro: string | null;
+  /** 1 while nothing but its creation wrote the row: no replay or sweep gave it a job of its own */
+  intocada: number;
 }
 
 /**
@@ -297,49 +316,50 @@ export async function removerJobs(ids: string[]): Promise<void> {
 }
 
 /**
- * Margin between a delivery's creation and its batch job's (the commit, then the queue write): a
- * delivery older than the oldest job waiting or running by more than this is in none of them.
- */
-const MARGEM_DO_LOTE_MS = 60_000;
-
-/**
- * Not yet tried deliveries created before this are in no batch job still waiting or running (they
- * go in creation order, and so do the jobs): the ones after it may be, and are left to their batch.
- */
-async function inicioDosLotesVivos(): Promise<Date> {
-  const q = fila(filaHubEntrega);
-  const [[maisAntigo], ativos] = await Promise.all([q.getJobs(['wait', 'paused', 'prioritized'], 0, 0, true), q.getJobs(['active'])]);
-  const inicio = Math.min(Date.now(), ...[maisAntigo, ...ativos].filter(Boolean).map((j) => j.timestamp));
-  return new Date(inicio - MARGEM_DO_LOTE_MS);
-}
-
-/**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
  * queue, each with a job of its own, the most overdue first (the `entrega_atrasada` index's order:
- * only late ones are read, no sort), `limite` per run. A delivery never tried is taken only once no
- * batch job still waiting or running can hold it (a batch runs its first attempts; one that has a
- * job of its own by then leaves it to that job). Their next attempt becomes now, so the next run
- * moves on to the following ones instead of offering the same again while their jobs wait.
+ * only late ones are read, no sort), `limite` per run. One never tried nor touched since it was
+ * published is left alone while the batch job that carries its first attempt (its event's `lote`)
+ * still exists: a backlog over two minutes long is not given a second job beside the batch. The
+ * ones taken get their next attempt set to now, which also marks them touched (a batch that still
+ * held them leaves them to their own job), and the next run moves on to the following ones.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
-  const atrasada = {
-    situacao: 'pendente' as const,
-    proxima_tentativa_em: { [Op.lt]: new Date(Date.now() - 120_000) },
-    [Op.or]: [{ tentativas: { [Op.gt]: 0 } }, { criada_em: { [Op.lt]: await inicioDosLotesVivos() } }],
-  };
-  const esquecidas = await Entrega.findAll({
-    where: atrasada,
-    attributes: ['id'],
-    order: [['proxima_tentativa_em', 'ASC']],
-    limit: limite,
-  });
-  if (!esquecidas.length) return 0;
-  const ids = esquecidas.map((e) => e.id);
-  // still late: an attempt that failed since the read has set its own next time, which stays
-  await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { ...atrasada, id: ids } });
-  await enfileirarEntregas(ids);
-  log.info({ quantidade: ids.length }, 'entregas reenfileiradas');
-  return ids.length;
+  const atraso = dataSql(new Date(Date.now() - 120_000));
+  const candidatas = await lerPorTexto<{ id: string; lote: string | null; do_lote: number }>(
+    banco('hub'),
+    `SELECT e.id, ev.lote, e.tentativas = 0 AND e.atualizada_em = e.criada_em AS do_lote
+       FROM entrega e JOIN evento ev ON ev.id = e.evento_id
+      WHERE e.situacao = 'pendente' AND e.proxima_tentativa_em < ?
+      ORDER BY e.proxima_tentativa_em LIMIT ${Math.trunc(limite)}`,
+    [atraso],
+  );
+  const vivos = await lotesNaFila([...new Set(candidatas.filter((c) => c.do_lote && c.lote).map((c) => c.lote!))]);
+  const ids = candidatas.filter((c) => !(c.do_lote && c.lote && vivos.has(c.lote))).map((c) => c.id);
+  if (!ids.length) return 0;
+  const agora = dataSql(new Date());
+  // still late: an attempt that failed (or a batch that made it) since the read set its own next
+  // time, which stays, and the delivery needs no job from here
+  await banco('hub').query(
+    `UPDATE entrega SET proxima_tentativa_em = ?, atualizada_em = ? WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em < ?`,
+    { replacements: [agora, agora, ids, atraso] },
+  );
+  const movidas = (
+    await lerPorTexto<{ id: string }>(banco('hub'), `SELECT id FROM entrega WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em = ?`, [ids, agora])
+  ).map((e) => e.id);
+  await enfileirarEntregas(movidas);
+  if (movidas.length) log.info({ quantidade: movidas.length }, 'entregas reenfileiradas');
+  return movidas.length;
+}
+
+/** Of the batch job ids `lotes`, those still in the queue (waiting, delayed or running): one round trip. */
+async function lotesNaFila(lotes: string[]): Promise<Set<string>> {
+  if (!lotes.length) return new Set();
+  const q = fila(filaHubEntrega);
+  const pipeline = redis('produtor').pipeline();
+  for (const id of lotes) pipeline.exists(q.toKey(id));
+  const existe = await pipeline.exec();
+  return new Set(lotes.filter((_, i) => existe?.[i]?.[1] === 1));
 }
 
 export interface EntregaJson {

@@ -7,7 +7,7 @@ import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento }
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
-import { enfileirarEntregas, enfileirarLotes } from './entregas';
+import { dividirEmLotes, enfileirarLotes } from './entregas';
 import { validarDados } from './esquemas';
 
 const log = logger('hub-eventos');
@@ -71,11 +71,14 @@ interface Pedido {
   dados: string;
 }
 
-async function anterior(aplicativoId: string, id: string | null): Promise<RespostaDaPublicacao | null> {
+/** The event a publisher's `id` already made, with the job id of the batch of its first attempts. */
+async function anterior(aplicativoId: string, id: string | null): Promise<(RespostaDaPublicacao & { lote: string | null }) | null> {
   if (!id) return null;
-  const e = await Evento.findOne({ where: { aplicativo_origem_id: aplicativoId, id_do_publicador: id }, attributes: ['id', 'entregas'] });
-  return e ? { id: e.id, entregas: e.entregas } : null;
+  const e = await Evento.findOne({ where: { aplicativo_origem_id: aplicativoId, id_do_publicador: id }, attributes: ['id', 'entregas', 'lote'] });
+  return e ? { id: e.id, entregas: e.entregas, lote: e.lote } : null;
 }
+
+const resposta = (r: RespostaDaPublicacao): RespostaDaPublicacao => ({ id: r.id, entregas: r.entregas });
 
 /**
  * Hands stored deliveries to the delivery queue. When Redis refuses: 202 means stored and enqueued
@@ -92,15 +95,17 @@ async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: nu
 }
 
 /**
- * A repeated `id` may follow a 503: the event's deliveries not yet tried each get a job of their
- * own before its 202 (job id = delivery id, so one already queued is not doubled, and a batch that
- * still holds them leaves them to it).
+ * A repeated `id` may follow a 503: the batch job of the event's first attempts is added again,
+ * under its recorded id, with the deliveries not yet tried, before the 202. While the first one is
+ * queued the add is a no-op, so nothing is sent twice; gone (never added, or failed for good), it
+ * comes back with what is left.
  */
-async function confirmarNaFila(r: RespostaDaPublicacao): Promise<RespostaDaPublicacao> {
-  if (!r.entregas) return r;
+async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }): Promise<RespostaDaPublicacao> {
+  if (!r.entregas || !r.lote) return resposta(r);
+  const lote = r.lote;
   const pendentes = (await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] })).map((e) => e.id);
-  await enfileirarOuRecusar(() => enfileirarEntregas(pendentes), pendentes.length);
-  return r;
+  if (pendentes.length) await enfileirarOuRecusar(() => enfileirarLotes([{ id: lote, entregas: pendentes }]), pendentes.length);
+  return resposta(r);
 }
 
 /**
@@ -148,14 +153,14 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
   gravarUm: async (p, erroDoLote) => {
     if (!repetido(erroDoLote)) throw erroDoLote;
     const primeira = await anterior(p.aplicativoId, p.idDoPublicador);
-    if (primeira) return primeira;
+    if (primeira) return resposta(primeira);
     try {
       return (await gravar([p]))[0];
     } catch (err) {
       // the other batch writing the same `id` (this process's second writer, or another process) committed first
       const outra = repetido(err) ? await anterior(p.aplicativoId, p.idDoPublicador) : null;
       if (!outra) throw err;
-      return outra;
+      return resposta(outra);
     }
   },
 });
@@ -194,6 +199,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
     versao: p.versao,
     dados: p.dados,
     entregas: 0,
+    lote: null as string | null,
     criado_em: agora,
   }));
   const porVersao = new Map<string, string[]>();
@@ -208,6 +214,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   });
   // in subscription order: the rows below lock their subscriptions in this order, as every
   // multi-row lock of them is taken (by id), so two writers never wait on each other in a cycle
+  const lotesDoGravar = dividirEmLotes(eventos, entregas);
   entregas.sort((a, b) => (a.assinatura_id < b.assinatura_id ? -1 : a.assinatura_id > b.assinatura_id ? 1 : 0));
   const momento = dataSql(agora);
   // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
@@ -220,8 +227,8 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
-        'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, versao, dados, entregas, criado_em) VALUES ?',
-        [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.versao, e.dados, e.entregas, momento])],
+        'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, versao, dados, entregas, lote, criado_em) VALUES ?',
+        [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.versao, e.dados, e.entregas, e.lote, momento])],
       ],
       ...(entregas.length
         ? ([
@@ -238,7 +245,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         : []),
     ]),
   );
-  await enfileirarOuRecusar(() => enfileirarLotes(entregas.map((e) => e.id)), entregas.length);
+  await enfileirarOuRecusar(() => enfileirarLotes(lotesDoGravar), entregas.length);
   return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
 }
 

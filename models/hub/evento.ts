@@ -11,5 +11,7 @@ export class Evento extends Model {
   @Column({ type: DataType.INTEGER, allowNull: false }) declare versao: number;
   @Column({ type: DataType.TEXT('long'), allowNull: false, ...json<unknown>('dados') }) declare dados: unknown;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare entregas: number;
+  /** job id of the batch carrying its deliveries' first attempts (queues/hub-entrega.ts); null without deliveries */
+  @Column({ type: DataType.STRING(50), allowNull: true }) declare lote: string | null;
   @Column(MOMENTO) declare criado_em: Date;
 }

@@ -141,4 +141,13 @@ export const MIGRACOES_HUB: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX entrega_atrasada ON entrega (situacao, proxima_tentativa_em)');
     },
   },
+  {
+    name: '0007-hub-lote-do-evento',
+    async up(qi) {
+      // the job of the batch that carries the event's first attempts: a repeated publication adds
+      // it again under the same id (a no-op while it is queued), and the sweep leaves its
+      // deliveries to it while it exists (docs/decisoes.md)
+      await qi.sequelize.query('ALTER TABLE evento ADD COLUMN lote VARCHAR(50) NULL');
+    },
+  },
 ];

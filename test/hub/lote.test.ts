@@ -1,6 +1,9 @@
-import { Job } from 'bullmq';
-import { enfileirarEntregas, enfileirarLotes, entregarLote } from '../../api/hub/entregas';
-import { Entrega, TentativaDeEntrega } from '../../models/hub';
+import { DelayedError, Job, Worker } from 'bullmq';
+import { dividirEmLotes, enfileirarEntregas, entregarLote, tentarEntrega } from '../../api/hub/entregas';
+import { config } from '../../config';
+import { processarHubEntrega } from '../../jobs/hub-entrega';
+import { novaConexaoRedis } from '../../lib/redis';
+import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
 import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
@@ -17,7 +20,6 @@ import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 const t = hubSemEntregasNesteArquivo();
 
 const jobs = () => fila(filaHubEntrega).getJobs(['waiting', 'delayed']) as Promise<Job<JobDeEntrega>[]>;
-const lotes = async () => (await jobs()).filter((j) => j.name === 'entregar-lote') as Job<{ entregas: string[] }>[];
 const esvaziar = () => fila(filaHubEntrega).drain(true);
 const idsDoEvento = async (eventoId: string) =>
   (await Entrega.findAll({ where: { evento_id: eventoId }, attributes: ['id'], order: [['id', 'ASC']] })).map((e) => e.id);
@@ -37,6 +39,26 @@ test('a publication matching three subscriptions enqueues one batch job holding 
   expect(todos).toHaveLength(1);
   expect(todos[0].name).toBe('entregar-lote');
   expect([...(todos[0].data as { entregas: string[] }).entregas].sort()).toEqual(await idsDoEvento(id));
+  // its job id is the one the event records (a repeated publication adds it again under that id)
+  expect(todos[0].id).toBe(`lote-${id}`);
+  expect((await Evento.findByPk(id))!.lote).toBe(`lote-${id}`);
+});
+
+test('a publication repeated (same id) while its batch is queued adds nothing; once the batch is gone, its untried deliveries come back in a batch of the same id', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/repetida') });
+  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/repetida2') });
+  const primeira = await c.publicar({ n: 1 }, { id: 'pedido-repetido-1' });
+  const [feita, restante] = await idsDoEvento(primeira.id);
+  expect(await c.publicar({ n: 1 }, { id: 'pedido-repetido-1' })).toEqual(primeira);
+  expect((await jobs()).map((j) => j.id)).toEqual([`lote-${primeira.id}`]);
+
+  // the batch lost (Redis refused it, or it failed for good) after one delivery was made
+  await esvaziar();
+  await Entrega.update({ situacao: 'entregue', tentativas: 1, entregue_em: new Date() }, { where: { id: feita } });
+  expect(await c.publicar({ n: 1 }, { id: 'pedido-repetido-1' })).toEqual(primeira);
+  const [lote] = await jobs();
+  expect(lote.id).toBe(`lote-${primeira.id}`);
+  expect(lote.data).toEqual({ entregas: [restante] });
 });
 
 test('the batch makes each first attempt once; a failed one gets a job of its own delayed to its stored next attempt', async () => {
@@ -95,12 +117,14 @@ test('run again after its worker died between a failed attempt and that delivery
   expect((await Entrega.findByPk(entregaId))!.tentativas).toBe(1);
 });
 
-test('a delivery that has a job of its own by then (replayed, swept) is left to that job', async () => {
+test('a delivery given a job of its own since it was published (replayed, swept: its row written again) is left to that job', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/g') });
   await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/h') });
   const { id } = await c.publicar({ n: 5 });
   const [propria, outra] = await idsDoEvento(id);
   await esvaziar();
+  // as the sweep leaves it: its next attempt set to now, a job of its own
+  await Entrega.update({ proxima_tentativa_em: new Date() }, { where: { id: propria } });
   await enfileirarEntregas([propria]);
 
   await entregarLote([propria, outra]);
@@ -110,16 +134,27 @@ test('a delivery that has a job of its own by then (replayed, swept) is left to 
   expect((await jobs()).map((j) => j.id)).toEqual([propria]);
 });
 
-test('a deactivated subscription\'s delivery in a batch is cancelled, not sent', async () => {
-  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/i') });
-  const { id } = await c.publicar({ n: 6 });
-  const [entregaId] = await idsDoEvento(id);
-  // the route cancels it at once; a batch that still holds it must not send it
-  expect((await t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await t.hub.admin(), body: { ativa: false } })).status).toBe(200);
+test('a subscription deactivated while its batch runs: its deliveries not yet started are not sent (each is read when its turn comes)', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lenta') });
+  const b = await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/desativada') });
+  const lentas: string[] = [];
+  let ultimaDeB = '';
+  for (let n = 0; n < 50; n++) {
+    const { id } = await c.publicar({ n });
+    const doEvento = await Entrega.findAll({ where: { evento_id: id }, attributes: ['id', 'assinatura_id'] });
+    lentas.push(doEvento.find((e) => e.assinatura_id === c.assinatura.id)!.id);
+    ultimaDeB = doEvento.find((e) => e.assinatura_id === b.id)!.id;
+  }
+  await esvaziar();
+  t.receptor.responder = (r) => (r.caminho === '/lenta' ? { status: 200, atrasoMs: 400 } : 200);
 
-  await entregarLote([entregaId]);
-  expect(t.receptor.de(entregaId)).toHaveLength(0);
-  expect((await Entrega.findByPk(entregaId))!.situacao).toBe('cancelada');
+  // the 50 slow ones take every slot; the subscription of the last delivery is deactivated meanwhile
+  const lote = entregarLote([...lentas, ultimaDeB]);
+  await esperarAte(async () => t.receptor.recebidas.filter((r) => r.caminho === '/lenta').length === 50, 'the slow attempts in flight');
+  expect((await t.hub.api.patch(`/assinatura/${b.id}`, { token: await t.hub.admin(), body: { ativa: false } })).status).toBe(200);
+  await lote;
+  expect(t.receptor.de(ultimaDeB)).toHaveLength(0);
+  expect((await Entrega.findByPk(ultimaDeB))!.situacao).toBe('cancelada');
 });
 
 test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA, 50 by default) never has more in flight', async () => {
@@ -136,12 +171,15 @@ test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA
     return 200;
   };
 
-  await entregarLote(ids);
+  // a job of one delivery shares the bound with the batch's attempts
+  const sozinha = await idsDoEvento((await c.publicar({ n: 60 })).id);
+  await esvaziar();
+  await Promise.all([entregarLote(ids), tentarEntrega(sozinha[0])]);
   expect(pico).toBe(50);
-  expect(await Entrega.count({ where: { id: ids, situacao: 'entregue' } })).toBe(60);
+  expect(await Entrega.count({ where: { id: [...ids, ...sozinha], situacao: 'entregue' } })).toBe(61);
 });
 
-test('stopped by shutdown, a batch starts no more attempts, lets those in flight end and fails; run again it sends only the rest', async () => {
+test('stopped by shutdown, a batch starts no more attempts and lets those in flight end; run again it sends only the rest', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/k') });
   const ids: string[] = [];
   for (let n = 0; n < 60; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
@@ -152,7 +190,7 @@ test('stopped by shutdown, a batch starts no more attempts, lets those in flight
   const lote = entregarLote(ids, encerramento.signal);
   await esperarAte(async () => t.receptor.recebidas.filter((r) => r.caminho === '/k').length === 50, 'the first 50 attempts in flight');
   encerramento.abort();
-  await expect(lote).rejects.toThrow('10 entregas do lote ficam para a próxima execução');
+  expect(await lote).toEqual({ adiadas: 10 });
   expect(await Entrega.count({ where: { id: ids, situacao: 'entregue' } })).toBe(50);
   expect(await Entrega.count({ where: { id: ids, situacao: 'pendente', tentativas: 0 } })).toBe(10);
 
@@ -162,10 +200,37 @@ test('stopped by shutdown, a batch starts no more attempts, lets those in flight
   expect(new Set(chamadas.map((r) => r.webhookId)).size).toBe(60);
 });
 
-test(`a batch of more than ${LOTE_MAXIMO} deliveries is split into jobs of at most ${LOTE_MAXIMO}, none lost`, async () => {
-  const ids = Array.from({ length: 2 * LOTE_MAXIMO + 7 }, (_, i) => `entrega-${i}`);
-  await enfileirarLotes(ids);
-  const todos = await lotes();
-  expect(todos.map((j) => j.data.entregas.length).sort((x, y) => x - y)).toEqual([7, LOTE_MAXIMO, LOTE_MAXIMO]);
-  expect(todos.flatMap((j) => j.data.entregas).sort()).toEqual([...ids].sort());
+test('the processor hands a job stopped by shutdown back to the queue, delayed a second, without counting a failed attempt', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/l') });
+  await c.publicar({ n: 1 });
+  const worker = new Worker(filaHubEntrega.nome, null, { connection: novaConexaoRedis('worker', 'teste-lote'), prefix: config().queuePrefix });
+  try {
+    const job = (await worker.getNextJob('teste'))!;
+    expect(job.name).toBe('entregar-lote');
+    await expect(processarHubEntrega(job, 'teste', AbortSignal.abort())).rejects.toBeInstanceOf(DelayedError);
+    expect(await job.getState()).toBe('delayed');
+    const depois = (await fila(filaHubEntrega).getJob(job.id!))!;
+    expect(depois.attemptsMade).toBe(0);
+    expect(depois.delay).toBeGreaterThan(0);
+    expect(depois.delay).toBeLessThanOrEqual(1000);
+    expect(t.receptor.recebidas.filter((r) => r.caminho === '/l')).toHaveLength(0);
+  } finally {
+    await worker.close();
+  }
+});
+
+test(`publications are cut into batch jobs of about ${LOTE_MAXIMO} deliveries, never splitting an event's, each event recording its job`, () => {
+  const evento = (id: string) => ({ id, lote: null as string | null });
+  const eventos = [evento('a'), evento('b'), evento('c'), evento('d'), evento('sem')];
+  const entregasDe = (eventoId: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${eventoId}-${i}`, evento_id: eventoId }));
+  const entregas = [...entregasDe('a', 600), ...entregasDe('b', 600), ...entregasDe('c', 7), ...entregasDe('d', 1500)];
+
+  const lotes = dividirEmLotes(eventos, entregas);
+  expect(lotes.map((l) => [l.id, l.entregas.length])).toEqual([
+    ['lote-a', 600],
+    ['lote-b', 607],
+    ['lote-d', 1500],
+  ]);
+  expect(eventos.map((e) => e.lote)).toEqual(['lote-a', 'lote-b', 'lote-b', 'lote-d', null]);
+  expect(lotes.flatMap((l) => l.entregas).sort()).toEqual(entregas.map((e) => e.id).sort());
 });

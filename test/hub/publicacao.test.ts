@@ -204,7 +204,7 @@ describe('a subscription changed while a publication is being written (SPEC §3)
 });
 
 describe('202 only once enqueued (DESIGN §5, §8)', () => {
-  test('Redis refusing the distribution job: 503 (a retry too while it lasts), the event and its pending delivery stay stored; once Redis is back a retry with the same id gets 202 with that event, and it is delivered once', async () => {
+  test('Redis refusing the batch job: 503 (a retry too while it lasts), the event and its pending delivery stay stored; once Redis is back a retry with the same id gets 202 with that event, and it is delivered once', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/sem-redis') });
     const publicar = () => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'durante-a-queda' });
     const produtor = redis('produtor');

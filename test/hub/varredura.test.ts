@@ -28,9 +28,11 @@ async function entregasSemJob(n: number): Promise<string[]> {
   return (await Entrega.findAll({ where: { evento_id: id }, order: [['id', 'ASC']], attributes: ['id'] })).map((e) => e.id);
 }
 
-/** Moves a delivery's creation and next attempt `minutos` into the past. */
-const atrasar = (id: string, minutos: number) =>
-  Entrega.update({ criada_em: new Date(Date.now() - minutos * 60_000), proxima_tentativa_em: new Date(Date.now() - minutos * 60_000) }, { where: { id } });
+/** Moves a delivery's creation and next attempt `minutos` into the past, untouched since (as published). */
+const atrasar = (id: string, minutos: number) => {
+  const antes = new Date(Date.now() - minutos * 60_000);
+  return Entrega.update({ criada_em: antes, atualizada_em: antes, proxima_tentativa_em: antes }, { where: { id }, silent: true });
+};
 
 const jobsDeEntrega = async () => ((await fila(filaHubEntrega).getJobs(['waiting', 'delayed'])) as Job<{ id: string }>[]).map((j) => j.id).sort();
 
@@ -61,16 +63,17 @@ test('delivered, cancelled and error-queue deliveries are never swept, however o
   expect(await jobsDeEntrega()).toEqual([]);
 });
 
-test('a never-tried delivery still held by a batch job waiting its turn is left to it; a tried one, or one whose batch is gone, is swept', async () => {
-  const [noLote, tentada] = await entregasSemJob(2);
+test('a never-tried delivery whose batch job is still queued (a backlog of over two minutes) is left to it; a tried one, or one whose batch is gone, is swept', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote') });
+  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/lote2') });
+  const { id } = await c.publicar({ n: 1 });
+  const [noLote, tentada] = (await Entrega.findAll({ where: { evento_id: id }, order: [['id', 'ASC']], attributes: ['id'] })).map((e) => e.id);
   await atrasar(noLote, 5);
   await atrasar(tentada, 5);
-  await Entrega.update({ tentativas: 1 }, { where: { id: tentada } });
-  // their batch, queued when they were stored and still waiting (a backlog of over two minutes)
-  await fila(filaHubEntrega).add('entregar-lote', { entregas: [noLote, tentada] }, { timestamp: Date.now() - 5 * 60_000 });
+  await Entrega.update({ tentativas: 1 }, { where: { id: tentada }, silent: true });
 
   expect(await reenfileirarEsquecidas()).toBe(1);
-  expect((await jobsDeEntrega()).filter((id) => id === noLote || id === tentada)).toEqual([tentada]);
+  expect(await jobsDeEntrega()).toEqual([`lote-${id}`, tentada].sort());
 
   // the batch lost (Redis lost it, or it failed for good): nothing holds the delivery any more
   await fila(filaHubEntrega).drain(true);
@@ -114,7 +117,7 @@ test('an attempt that fails while the sweep runs keeps the next time it set: the
     await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [id]);
     // the sweep has read it as late and waits on its row, where a failed attempt is recording its next time
     const varredura = reenfileirarEsquecidas();
-    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE `entrega`%']);
+    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega SET proxima_tentativa_em%']);
     await conexao.query('UPDATE entrega SET tentativas = 1, proxima_tentativa_em = ? WHERE id = ?', [depois, id]);
     await conexao.commit();
     await varredura;
