@@ -316,6 +316,12 @@ export async function removerJobs(ids: string[]): Promise<void> {
 }
 
 /**
+ * Late deliveries read per sweep run, at most, to find `limite` to move: the ones a queued batch
+ * still holds are passed over (a backlog), and the ones behind them must still be reached.
+ */
+const LEITURA_DA_VARREDURA = 10;
+
+/**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
  * queue, each with a job of its own, the most overdue first (the `entrega_atrasada` index's order:
  * only late ones are read, no sort), `limite` per run. One never tried nor touched since it was
@@ -331,12 +337,16 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
     `SELECT e.id, ev.lote, e.tentativas = 0 AND e.atualizada_em = e.criada_em AS do_lote
        FROM entrega e JOIN evento ev ON ev.id = e.evento_id
       WHERE e.situacao = 'pendente' AND e.proxima_tentativa_em < ?
-      ORDER BY e.proxima_tentativa_em LIMIT ${Math.trunc(limite)}`,
+      ORDER BY e.proxima_tentativa_em LIMIT ${Math.trunc(limite * LEITURA_DA_VARREDURA)}`,
     [atraso],
   );
-  const vivos = await lotesNaFila([...new Set(candidatas.filter((c) => c.do_lote && c.lote).map((c) => c.lote!))]);
-  const ids = candidatas.filter((c) => !(c.do_lote && c.lote && vivos.has(c.lote))).map((c) => c.id);
-  if (!ids.length) return 0;
+  /** untried and untouched: its batch, if still queued, makes its first attempt */
+  const doLote = (c: { lote: string | null; do_lote: number }) => Boolean(c.do_lote && c.lote);
+  const naFila = async (cs: typeof candidatas) => lotesNaFila([...new Set(cs.filter(doLote).map((c) => c.lote!))]);
+  const vivos = await naFila(candidatas);
+  const escolhidas = candidatas.filter((c) => !(doLote(c) && vivos.has(c.lote!))).slice(0, limite);
+  if (!escolhidas.length) return 0;
+  const ids = escolhidas.map((c) => c.id);
   const agora = dataSql(new Date());
   // still late: an attempt that failed (or a batch that made it) since the read set its own next
   // time, which stays, and the delivery needs no job from here
@@ -344,12 +354,18 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
     `UPDATE entrega SET proxima_tentativa_em = ?, atualizada_em = ? WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em < ?`,
     { replacements: [agora, agora, ids, atraso] },
   );
-  const movidas = (
-    await lerPorTexto<{ id: string }>(banco('hub'), `SELECT id FROM entrega WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em = ?`, [ids, agora])
-  ).map((e) => e.id);
-  await enfileirarEntregas(movidas);
-  if (movidas.length) log.info({ quantidade: movidas.length }, 'entregas reenfileiradas');
-  return movidas.length;
+  const movidas = new Set(
+    (await lerPorTexto<{ id: string }>(banco('hub'), `SELECT id FROM entrega WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em = ?`, [ids, agora])).map(
+      (e) => e.id,
+    ),
+  );
+  // a repeated publication may have queued the batch again meanwhile: it would send what a job of
+  // its own sent too. Marked touched, the batch leaves them alone, and the next sweep gives them a job.
+  const voltaram = await naFila(escolhidas.filter((c) => movidas.has(c.id)));
+  const enfileirar = escolhidas.filter((c) => movidas.has(c.id) && !(doLote(c) && voltaram.has(c.lote!))).map((c) => c.id);
+  await enfileirarEntregas(enfileirar);
+  if (enfileirar.length) log.info({ quantidade: enfileirar.length }, 'entregas reenfileiradas');
+  return enfileirar.length;
 }
 
 /** Of the batch job ids `lotes`, those still in the queue (waiting, delayed or running): one round trip. */

@@ -3,7 +3,7 @@ import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas, repetirEmCon
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
-import { Aplicativo, Assinatura, Entrega, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
@@ -96,14 +96,21 @@ async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: nu
 
 /**
  * A repeated `id` may follow a 503: the batch job of the event's first attempts is added again,
- * under its recorded id, with the deliveries not yet tried, before the 202. While the first one is
- * queued the add is a no-op, so nothing is sent twice; gone (never added, or failed for good), it
- * comes back with what is left.
+ * under its recorded id, with every delivery of that batch (its other events' too) not yet tried
+ * nor given a job of its own, before the 202. While the first one is queued the add is a no-op, so
+ * nothing is sent twice; gone (never added, or failed for good), it comes back with what is left.
  */
 async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }): Promise<RespostaDaPublicacao> {
   if (!r.entregas || !r.lote) return resposta(r);
   const lote = r.lote;
-  const pendentes = (await Entrega.findAll({ where: { evento_id: r.id, situacao: 'pendente', tentativas: 0 }, attributes: ['id'] })).map((e) => e.id);
+  const pendentes = (
+    await lerLinhas<{ id: string }>(
+      banco('hub'),
+      `SELECT e.id FROM evento ev JOIN entrega e ON e.evento_id = ev.id
+        WHERE ev.lote = ? AND e.situacao = 'pendente' AND e.tentativas = 0 AND e.atualizada_em = e.criada_em`,
+      [lote],
+    )
+  ).map((e) => e.id);
   if (pendentes.length) await enfileirarOuRecusar(() => enfileirarLotes([{ id: lote, entregas: pendentes }]), pendentes.length);
   return resposta(r);
 }

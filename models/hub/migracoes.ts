@@ -150,4 +150,11 @@ export const MIGRACOES_HUB: Migracao[] = [
       await qi.sequelize.query('ALTER TABLE evento ADD COLUMN lote VARCHAR(50) NULL');
     },
   },
+  {
+    name: '0008-hub-eventos-do-lote',
+    async up(qi) {
+      // a repeated publication queues its batch again with the untried deliveries of all its events
+      await qi.sequelize.query('CREATE INDEX evento_lote ON evento (lote)');
+    },
+  },
 ];

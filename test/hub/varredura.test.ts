@@ -81,6 +81,22 @@ test('a never-tried delivery whose batch job is still queued (a backlog of over 
   expect(await jobsDeEntrega()).toEqual([noLote]);
 });
 
+test('deliveries a queued batch still holds do not use up the run: a forgotten one behind them is still reached', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/fila-longa') });
+  for (let i = 0; i < 2; i++) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(`/fila-longa${i}`) });
+  const { id } = await c.publicar({ n: 1 });
+  const doLote = (await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] })).map((e) => e.id);
+  for (const entrega of doLote) await atrasar(entrega, 20);
+  // a retry whose job Redis lost, less overdue than the batch's three
+  const [esquecida] = await entregasSemJob(1);
+  await atrasar(esquecida, 10);
+  await Entrega.update({ tentativas: 1 }, { where: { id: esquecida }, silent: true });
+  await fila(filaHubEntrega).add('entregar-lote', { entregas: doLote }, { jobId: `lote-${id}` });
+
+  expect(await reenfileirarEsquecidas(2)).toBe(1);
+  expect((await jobsDeEntrega()).filter((j) => j !== `lote-${id}`)).toEqual([esquecida]);
+});
+
 test('over the limit, the most overdue go first; the next run takes the rest, not the same ones again while their jobs wait', async () => {
   const ids = await entregasSemJob(3);
   const [nova, media, velha] = ids;
