@@ -77,7 +77,7 @@ export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<
   await Promise.all(
     ids.map(async (id) => {
       try {
-        if ((await emVaga(async () => (sinal?.aborted ? null : tentar(id, true)))) === null) adiadas++;
+        if ((await emVaga(() => tentar(id, true, sinal))) === null) adiadas++;
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
         await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
@@ -191,14 +191,15 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * `sinal` (shutdown): null when it came before the attempt could start, which then is not made.
  */
 export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
-  return emVaga(async () => (sinal?.aborted ? null : tentar(entregaId, false)));
+  return emVaga(() => tentar(entregaId, false, sinal));
 }
 
 /**
  * `primeira`: from a batch, which makes the first attempt of a delivery untouched since it was
  * published, and only that.
  */
-async function tentar(entregaId: string, primeira: boolean): Promise<ResultadoDaEntrega> {
+async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
+  if (sinal?.aborted) return null;
   // Everything that may wait comes before the read; after it, only computing until the request
   // leaves: a deactivation committed before the read stops the attempt, one committed after it
   // meets an attempt already in flight (SPEC §6 rule 6).
@@ -237,6 +238,8 @@ async function tentar(entregaId: string, primeira: boolean): Promise<ResultadoDa
     { webhookId: e.id, corpo, audiencia, assinaturaId: e.assinatura_id, tipo: e.tipo, versao: e.versao },
     assinantes,
   );
+  // shutdown may have come while the keys or the row were read: the request has not left yet
+  if (sinal?.aborted) return null;
   const iniciadaEm = new Date();
   const r = await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000);
   const numero = e.tentativas + 1;
