@@ -1,4 +1,4 @@
-import pLimit from 'p-limit';
+import PQueue from 'p-queue';
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, valorPorId } from '../../lib/database';
@@ -77,7 +77,7 @@ export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<
   await Promise.all(
     ids.map(async (id) => {
       try {
-        if ((await emVaga(() => tentar(id, true, sinal))) === null) adiadas++;
+        if ((await emVaga(() => tentar(id, true, sinal), 'lote')) === null) adiadas++;
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
         await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
@@ -96,10 +96,13 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
 /**
  * Attempts in flight in this process, whatever their job: a batch job takes one of the worker's
  * slots (HUB_ENTREGA_CONCORRENCIA) but runs its deliveries side by side, so the worker's own count
- * would not bound them.
+ * would not bound them. A job of one delivery (a retry, a replay, one swept) goes ahead of the
+ * batches' attempts already waiting: the worker may hold many batches, and it would otherwise wait
+ * behind all of them.
  */
-let vagas: pLimit.Limit | undefined;
-const emVaga = <T>(tentativa: () => Promise<T>): Promise<T> => (vagas ??= pLimit(config().hub.entregaConcorrencia))(tentativa);
+let vagas: PQueue | undefined;
+const emVaga = <T>(tentativa: () => Promise<T>, daVez: 'lote' | 'sozinha'): Promise<T> =>
+  (vagas ??= new PQueue({ concurrency: config().hub.entregaConcorrencia })).add(tentativa, { priority: daVez === 'sozinha' ? 1 : 0 });
 
 /**
  * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of
@@ -191,7 +194,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * `sinal` (shutdown): null when it came before the attempt could start, which then is not made.
  */
 export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
-  return emVaga(() => tentar(entregaId, false, sinal));
+  return emVaga(() => tentar(entregaId, false, sinal), 'sozinha');
 }
 
 /**

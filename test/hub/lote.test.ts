@@ -185,6 +185,25 @@ test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA
   expect(await Entrega.count({ where: { id: [...ids, ...sozinha], situacao: 'entregue' } })).toBe(61);
 });
 
+test('a job of one delivery (a retry, a replay) goes ahead of the batch attempts already waiting for a slot', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/fila') });
+  const ids: string[] = [];
+  for (let n = 0; n < 150; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
+  const [sozinha] = await idsDoEvento((await c.publicar({ n: 150 })).id);
+  await esvaziar();
+  t.receptor.responder = () => ({ status: 200, atrasoMs: 300 });
+
+  // three waves of 50 for the batch; the single delivery comes while the first is in flight
+  const lote = entregarLote(ids);
+  await esperarAte(async () => t.receptor.recebidas.filter((r) => r.caminho === '/fila').length === 50, 'the first wave in flight');
+  await Promise.all([lote, tentarEntrega(sozinha)]);
+  const ordem = t.receptor.recebidas.filter((r) => r.caminho === '/fila').map((r) => r.webhookId);
+  expect(ordem).toHaveLength(151);
+  // in the second wave, not after the hundred batch attempts that were waiting before it
+  expect(ordem.indexOf(sozinha)).toBeGreaterThanOrEqual(50);
+  expect(ordem.indexOf(sozinha)).toBeLessThan(100);
+});
+
 test('stopped by shutdown, a batch starts no more attempts and lets those in flight end; run again it sends only the rest', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/k') });
   const ids: string[] = [];
