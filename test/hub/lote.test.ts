@@ -152,7 +152,8 @@ test('a subscription deactivated while its batch runs: its deliveries not yet st
     ultimaDeB = doEvento.find((e) => e.assinatura_id === b.id)!.id;
   }
   await esvaziar();
-  t.receptor.responder = (r) => (r.caminho === '/lenta' ? { status: 200, atrasoMs: 400 } : 200);
+  // long enough for the deactivation to land while they hold every slot, on a slow machine too
+  t.receptor.responder = (r) => (r.caminho === '/lenta' ? { status: 200, atrasoMs: 2000 } : 200);
 
   // the 50 slow ones take every slot; the subscription of the last delivery is deactivated meanwhile
   const lote = entregarLote([...lentas, ultimaDeB]);
@@ -191,7 +192,7 @@ test('a job of one delivery (a retry, a replay) goes ahead of the batch attempts
   for (let n = 0; n < 150; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
   const [sozinha] = await idsDoEvento((await c.publicar({ n: 150 })).id);
   await esvaziar();
-  t.receptor.responder = () => ({ status: 200, atrasoMs: 300 });
+  t.receptor.responder = () => ({ status: 200, atrasoMs: 1500 });
 
   // three waves of 50 for the batch; the single delivery comes while the first is in flight
   const lote = entregarLote(ids);
@@ -209,7 +210,7 @@ test('stopped by shutdown, a batch starts no more attempts and lets those in fli
   const ids: string[] = [];
   for (let n = 0; n < 60; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
   await esvaziar();
-  t.receptor.responder = () => ({ status: 200, atrasoMs: 300 });
+  t.receptor.responder = () => ({ status: 200, atrasoMs: 1500 });
   const encerramento = new AbortController();
 
   const lote = entregarLote(ids, encerramento.signal);
