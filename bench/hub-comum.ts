@@ -300,12 +300,12 @@ export class Bancada {
   }
 
   /**
-   * `n` worker processes of a queue (`suite worker hub-entrega` by default), returned once every
-   * one is connected to it (BullMQ lists its worker connections).
+   * `n` delivery worker processes (`suite worker hub-entrega`), returned once every one is
+   * connected to the queue (BullMQ lists its worker connections).
    */
-  async iniciarWorkers(n: number, nomeDaFila = FILA_DE_ENTREGAS): Promise<ChildProcess[]> {
-    const { argv, env } = comando('suite', ['worker', nomeDaFila]);
-    const fila = new Queue(nomeDaFila, { connection: this.conexao(), prefix: this.prefixo });
+  async iniciarWorkers(n: number): Promise<ChildProcess[]> {
+    const { argv, env } = comando('suite', ['worker', FILA_DE_ENTREGAS]);
+    const fila = new Queue(FILA_DE_ENTREGAS, { connection: this.conexao(), prefix: this.prefixo });
     const esperados = n + (await fila.getWorkersCount());
     const novos: ChildProcess[] = [];
     for (let i = 0; i < n; i++) {
@@ -319,9 +319,9 @@ export class Bancada {
       const limite = Date.now() + 180_000;
       for (;;) {
         const mortos = novos.filter((w) => !vivo(w));
-        if (mortos.length) throw new Error(`a ${nomeDaFila} worker exited before it was ready (${mortos[0].exitCode ?? mortos[0].signalCode})`);
+        if (mortos.length) throw new Error(`a ${FILA_DE_ENTREGAS} worker exited before it was ready (${mortos[0].exitCode ?? mortos[0].signalCode})`);
         if ((await fila.getWorkersCount()) >= esperados) return novos;
-        if (Date.now() > limite) throw new Error(`the ${nomeDaFila} workers did not connect within 180 s`);
+        if (Date.now() > limite) throw new Error(`the ${FILA_DE_ENTREGAS} workers did not connect within 180 s`);
         await dormir(200);
       }
     } finally {

@@ -3,7 +3,7 @@
  *
  * One subscription whose subscriber (bench/hub-receptor.ts, its own process) answers 200. For each
  * count of delivery worker processes in BENCH_WORKERS (default `1,2`; each one is
- * `suite worker hub-entrega`, HUB_ENTREGA_CONCORRENCIA jobs at a time, 50 by default):
+ * `suite worker hub-entrega`, HUB_ENTREGA_CONCORRENCIA attempts in flight and jobs held, 50 by default):
  *   (a) throughput: with the delivery queue paused, BENCH_EVENTOS events (default 100,000) are
  *       published over HTTP; the workers are started and, once all are connected, the queue is
  *       resumed and the drain timed until the subscriber has received every delivery (distinct
@@ -13,7 +13,9 @@
  *       records receipt time - `criado_em` (the event's acceptance) -> p50/p99.
  * (c) baseline, in the same run: bare BullMQ, BENCH_BASE_EVENTOS empty jobs (default
  *     BENCH_EVENTOS) added with addBulk to a scratch queue, then processed by a no-op Worker at the
- *     same concurrency in this process -> jobs/s; each delivery rate is shown as a ratio to it.
+ *     same concurrency in this process -> jobs/s; each delivery rate is shown as a ratio to it, a
+ *     reference for the machine of the day rather than like for like (a batch job carries many
+ *     deliveries, and each delivery is a signed HTTP call).
  *
  * Goal (issue): >= 2,000 deliveries/s, and p99 <= 250 ms at half that offered rate (a
  * self-reported peer: 1,812/s at p95 143 ms on 4 vCPU).

@@ -1,17 +1,31 @@
 import { DelayedError, Job } from 'bullmq';
 import { entregarLote, tentarEntrega } from '../api/hub/entregas';
-import { JobDeEntrega } from '../queues/hub-entrega';
+
+/** Stopped by shutdown, a job is taken up again this soon (by another worker, as a rule). */
+const RETOMADA_MS = 1000;
 
 /**
- * Adapter: the first attempts of a published batch, or one attempt of one delivery (a thrown
- * FalhaDeTentativa makes BullMQ retry it on the schedule). Shutdown stops both before an attempt
- * starts: the job goes back to the queue for a second later, without counting as a failure.
+ * Adapter: `entregar-lote`, the first attempts of a published batch; `entregar`, one attempt of one
+ * delivery (a thrown FalhaDeTentativa makes BullMQ retry it on the schedule). Shutdown stops both
+ * before an attempt starts, and the job goes back to the queue.
  */
-export async function processarHubEntrega(job: Job<JobDeEntrega>, token?: string, sinal?: AbortSignal) {
-  const r = 'entregas' in job.data ? await entregarLote(job.data.entregas, sinal) : await tentarEntrega(job.data.id, sinal);
-  if (r === null || (typeof r === 'object' && r.adiadas > 0)) {
-    await job.moveToDelayed(Date.now() + 1000, token);
-    throw new DelayedError();
+export async function processarHubEntrega(job: Job, token?: string, sinal?: AbortSignal) {
+  switch (job.name) {
+    case 'entregar-lote': {
+      const r = await entregarLote(job.data.entregas, sinal);
+      return r.adiadas ? devolver(job, token) : r;
+    }
+    case 'entregar': {
+      const r = await tentarEntrega(job.data.id, sinal);
+      return r === null ? devolver(job, token) : r;
+    }
+    default:
+      throw new Error(`unknown job ${job.name}`);
   }
-  return r;
+}
+
+/** Back to the queue without counting as a failed attempt (BullMQ's manual delay). */
+async function devolver(job: Job, token?: string): Promise<never> {
+  await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
+  throw new DelayedError();
 }

@@ -3,7 +3,7 @@ import { DefinicaoDeFila } from './fila';
 
 /**
  * Hub deliveries (DESIGN §5), two kinds of job in one queue, one processor:
- * - `entregar-lote` `{entregas}`: the first attempts of a batch of published events, up to
+ * - `entregar-lote` `{entregas}`: the first attempts of a batch of published events, about
  *   LOTE_MAXIMO deliveries, tried side by side. POST /eventos enqueues one per batch, so a
  *   publication costs one queue write however many subscriptions match (docs/decisoes.md);
  * - `entregar` `{id}`: one delivery, job id = delivery id (= webhook-id): its retries after a
@@ -32,8 +32,18 @@ export const filaHubEntrega: DefinicaoDeFila = {
   },
 };
 
-/** Deliveries per batch job: job data of a few tens of KiB. */
+/**
+ * Deliveries per batch job, about: an event's are never split, so one with more subscriptions makes
+ * a larger job of its own. Job data of a few tens of KiB.
+ */
 export const LOTE_MAXIMO = 1000;
+
+/**
+ * A batch job fails only on an error other than a failed attempt (the database away): it runs
+ * again soon, not on the deliveries' schedule of minutes and hours, and after the last try its
+ * deliveries are left to the sweep.
+ */
+export const RETENTATIVAS_DO_LOTE = { attempts: 12, backoff: { type: 'exponential', delay: 1000 } };
 
 export type JobDeEntrega = { id: string } | { entregas: string[] };
 

@@ -9,7 +9,7 @@ import { Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hu
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
-import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
+import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega, LOTE_MAXIMO, RETENTATIVAS_DO_LOTE } from '../../queues/hub-entrega';
 import { conflito, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { assinarEntrega, chavesQueAssinam } from './assinador';
@@ -57,7 +57,8 @@ export function dividirEmLotes(eventos: { id: string; lote: string | null }[], e
 /** Hands published deliveries to the queue for their first attempts: one queue write per batch of events. */
 export async function enfileirarLotes(lotes: LoteDeEntregas[]): Promise<void> {
   if (!lotes.length) return;
-  await fila(filaHubEntrega).addBulk(lotes.map((l) => ({ name: 'entregar-lote', data: { entregas: l.entregas }, opts: { jobId: l.id } })));
+  const opts = (l: LoteDeEntregas) => ({ jobId: l.id, ...RETENTATIVAS_DO_LOTE });
+  await fila(filaHubEntrega).addBulk(lotes.map((l) => ({ name: 'entregar-lote', data: { entregas: l.entregas }, opts: opts(l) })));
 }
 
 /**

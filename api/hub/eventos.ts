@@ -219,9 +219,10 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
     e.entregas = destinos.length;
     return destinos.map((assinaturaId) => ({ id: novoId(), evento_id: e.id, assinatura_id: assinaturaId, versao: e.versao }));
   });
+  // the batch jobs, cut in event order; each event's `lote` is written with it below
+  const lotesDoGravar = dividirEmLotes(eventos, entregas);
   // in subscription order: the rows below lock their subscriptions in this order, as every
   // multi-row lock of them is taken (by id), so two writers never wait on each other in a cycle
-  const lotesDoGravar = dividirEmLotes(eventos, entregas);
   entregas.sort((a, b) => (a.assinatura_id < b.assinatura_id ? -1 : a.assinatura_id > b.assinatura_id ? 1 : 0));
   const momento = dataSql(agora);
   // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
