@@ -3,7 +3,7 @@ import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
 import { nomeDoBanco, novaConexao } from '../../lib/database';
-import { Entrega } from '../../models/hub';
+import { Entrega, Evento } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaHubRetencao } from '../../queues/hub-retencao';
@@ -141,6 +141,32 @@ test('an attempt that fails while the sweep runs keeps the next time it set: the
     await conexao.end();
   }
   expect((await Entrega.findByPk(id))!.proxima_tentativa_em).toEqual(depois);
+});
+
+test('a batch queued again (a repeated publication) between the sweep\'s read and its write: the delivery is left to that batch this run, marked touched, and the next run gives it its own job', async () => {
+  const [id] = await entregasSemJob(1);
+  await atrasar(id, 5);
+  const { lote } = (await Evento.findByPk((await Entrega.findByPk(id))!.evento_id))!;
+  const conexao = await novaConexao('hub');
+  try {
+    await conexao.beginTransaction();
+    await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [id]);
+    // the sweep found its batch gone and waits on its row; the batch comes back meanwhile
+    const varredura = reenfileirarEsquecidas();
+    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega SET proxima_tentativa_em%']);
+    await fila(filaHubEntrega).add('entregar-lote', { entregas: [id] }, { jobId: lote! });
+    await conexao.commit();
+    expect(await varredura).toBe(0);
+  } finally {
+    await conexao.end();
+  }
+  expect(await jobsDeEntrega()).toEqual([lote]);
+  // touched: the batch leaves it to a job of its own, which the sweep gives once it is late again
+  const tocada = (await Entrega.findByPk(id))!;
+  expect(tocada.atualizada_em.getTime()).not.toBe(tocada.criada_em.getTime());
+  await Entrega.update({ proxima_tentativa_em: new Date(Date.now() - 121_000) }, { where: { id }, silent: true });
+  expect(await reenfileirarEsquecidas()).toBe(1);
+  expect((await jobsDeEntrega()).sort()).toEqual([id, lote].sort());
 });
 
 test('a purge held up (a long first purge of a large history, here a locked row) does not hold the sweep up: both run at once', async () => {
