@@ -57,6 +57,14 @@ export function esperaAposFalhas(falhas: number): number {
 /** Failures in a row after which a run leaves the rest of that system's conversations for the next one. */
 const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
 
+/** A run's progress: conversations looked at (`vistas`) of those waiting (`de`), and the outcomes so far. */
+export interface ProgressoDaTransferencia {
+  vistas: number;
+  de: number;
+  transferidas: number;
+  falhas: number;
+}
+
 /**
  * The hand-over trigger: a conversation with the robot (`pending`) whose contact has waited longer
  * than SALES_TRANSFERENCIA_ESPERA_SEGUNDOS since a message the robot has not answered goes to the
@@ -69,14 +77,6 @@ const FALHAS_SEGUIDAS_POR_SISTEMA = 3;
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
  * tried.
  */
-/** A run's progress: conversations looked at (`vistas`) of those waiting (`de`), and the outcomes so far. */
-export interface ProgressoDaTransferencia {
-  vistas: number;
-  de: number;
-  transferidas: number;
-  falhas: number;
-}
-
 export async function transferirSemResposta(
   agora = new Date(),
   aoProgredir: (p: ProgressoDaTransferencia) => void = () => undefined,
