@@ -1,6 +1,7 @@
 import PQueue from 'p-queue';
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
+import { agrupar } from '../../lib/agrupar';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { logger } from '../../lib/logger';
@@ -40,8 +41,7 @@ export interface LoteDeEntregas {
  * repeated publication) is a no-op while it is queued.
  */
 export function dividirEmLotes(eventos: { id: string; lote: string | null }[], entregas: { id: string; evento_id: string }[]): LoteDeEntregas[] {
-  const porEvento = new Map<string, string[]>();
-  for (const e of entregas) porEvento.set(e.evento_id, [...(porEvento.get(e.evento_id) ?? []), e.id]);
+  const porEvento = agrupar(entregas, (e) => e.evento_id, (e) => e.id);
   const lotes: LoteDeEntregas[] = [];
   let atual: LoteDeEntregas | undefined;
   for (const evento of eventos) {

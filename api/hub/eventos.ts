@@ -1,4 +1,5 @@
 import { UniqueConstraintError } from 'sequelize';
+import { agrupar } from '../../lib/agrupar';
 import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
@@ -209,11 +210,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
     lote: null as string | null,
     criado_em: agora,
   }));
-  const porVersao = new Map<string, string[]>();
-  for (const a of assinaturas) {
-    const chave = `${a.tipo_de_evento_id}:${a.versao_do_esquema}`;
-    porVersao.set(chave, [...(porVersao.get(chave) ?? []), a.id]);
-  }
+  const porVersao = agrupar(assinaturas, (a) => `${a.tipo_de_evento_id}:${a.versao_do_esquema}`, (a) => a.id);
   const entregas = eventos.flatMap((e) => {
     const destinos = porVersao.get(`${e.tipo_de_evento_id}:${e.versao}`) ?? [];
     e.entregas = destinos.length;

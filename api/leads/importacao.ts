@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
+import { agrupar } from '../../lib/agrupar';
 import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
@@ -257,8 +258,7 @@ export async function importarCnpj(
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
     try {
-      const porTabela = new Map<string, ArquivoDaImportacao[]>();
-      for (const a of arquivos) porTabela.set(a.layout.tabela, [...(porTabela.get(a.layout.tabela) ?? []), a]);
+      const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
 
       // Copies without secondary indexes: each index is built after the load in one sorted pass,
       // many times faster than updating it row by row.
