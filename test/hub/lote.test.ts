@@ -43,6 +43,28 @@ function segurarRespostas(caminho: string): () => void {
 
 const recebidasEm = (caminho: string) => t.receptor.recebidas.filter((r) => r.caminho === caminho);
 
+type Cenario = Awaited<ReturnType<typeof t.hub.cenario>>;
+
+/** `n` events published one by one, each its own batch: their delivery ids. */
+async function publicarVarios(c: Cenario, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push(...(await idsDoEvento((await c.publicar({ n: i })).id)));
+  return ids;
+}
+
+/**
+ * One event for two subscribers, one answering 200 at `caminho`, the other 500 at
+ * `caminho`-falha (3 attempts each): its two delivery ids, their batch job dropped.
+ */
+async function umaBoaEUmaQueFalha(caminho: string): Promise<string[]> {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url(caminho), maximo_de_tentativas: 3 });
+  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(`${caminho}-falha`) });
+  t.receptor.responder = (r) => (r.caminho === `${caminho}-falha` ? 500 : 200);
+  const ids = await idsDoEvento((await c.publicar({ n: 2 })).id);
+  await esvaziar();
+  return ids;
+}
+
 test('a publication matching three subscriptions enqueues one batch job holding its three deliveries, and no job of their own', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/a') });
   for (const sufixo of ['/b', '/c']) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(sufixo) });
@@ -85,12 +107,7 @@ test('a publication repeated (same id) while its batch is queued adds nothing; o
 });
 
 test('the batch makes each first attempt once; a failed one gets a job of its own delayed to its stored next attempt', async () => {
-  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/d'), maximo_de_tentativas: 3 });
-  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/falha') });
-  t.receptor.responder = (r) => (r.caminho === '/falha' ? 500 : 200);
-  const { id } = await c.publicar({ n: 2 });
-  const ids = await idsDoEvento(id);
-  await esvaziar();
+  const ids = await umaBoaEUmaQueFalha('/d');
 
   await entregarLote(ids);
   const [boa, ruim] = await Promise.all(ids.map((i) => Entrega.findByPk(i))).then((es) => [es.find((e) => e!.situacao === 'entregue')!, es.find((e) => e!.situacao === 'pendente')!]);
@@ -106,12 +123,7 @@ test('the batch makes each first attempt once; a failed one gets a job of its ow
 });
 
 test('run again, the batch sends nothing twice: a delivered one is left alone, a failed one to its own job', async () => {
-  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/e'), maximo_de_tentativas: 3 });
-  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/falha2') });
-  t.receptor.responder = (r) => (r.caminho === '/falha2' ? 500 : 200);
-  const { id } = await c.publicar({ n: 3 });
-  const ids = await idsDoEvento(id);
-  await esvaziar();
+  const ids = await umaBoaEUmaQueFalha('/e');
 
   await entregarLote(ids);
   const antes = t.receptor.recebidas.length;
@@ -182,8 +194,7 @@ test('a subscription deactivated while its batch runs: its deliveries not yet st
 
 test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA, 50 by default) never has more in flight', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/j') });
-  const ids: string[] = [];
-  for (let n = 0; n < 60; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
+  const ids = await publicarVarios(c, 60);
   // a job of one delivery shares the bound with the batch's attempts
   const sozinha = await idsDoEvento((await c.publicar({ n: 60 })).id);
   await esvaziar();
@@ -201,8 +212,7 @@ test('a batch larger than the attempts allowed at once (HUB_ENTREGA_CONCORRENCIA
 
 test('a job of one delivery (a retry, a replay) goes ahead of the batch attempts already waiting for a slot', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/fila') });
-  const ids: string[] = [];
-  for (let n = 0; n < 150; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
+  const ids = await publicarVarios(c, 150);
   const [sozinha] = await idsDoEvento((await c.publicar({ n: 150 })).id);
   await esvaziar();
   const soltar = segurarRespostas('/fila');
@@ -222,8 +232,7 @@ test('a job of one delivery (a retry, a replay) goes ahead of the batch attempts
 
 test('stopped by shutdown, a batch starts no more attempts and lets those in flight end; run again it sends only the rest', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/k') });
-  const ids: string[] = [];
-  for (let n = 0; n < 60; n++) ids.push(...(await idsDoEvento((await c.publicar({ n })).id)));
+  const ids = await publicarVarios(c, 60);
   await esvaziar();
   const soltar = segurarRespostas('/k');
   const encerramento = new AbortController();
