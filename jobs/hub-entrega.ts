@@ -1,5 +1,5 @@
-import { DelayedError, Job } from 'bullmq';
-import { entregarLote, tentarEntrega } from '../api/hub/entregas';
+import { DelayedError, Job, Worker } from 'bullmq';
+import { acompanharLotacao, entregarLote, tentarEntrega } from '../api/hub/entregas';
 
 /** Stopped by shutdown, a job is taken up again this soon (by another worker, as a rule). */
 const RETOMADA_MS = 1000;
@@ -28,4 +28,16 @@ export async function processarHubEntrega(job: Job, token?: string, sinal?: Abor
 async function devolver(job: Job, token?: string): Promise<never> {
   await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
   throw new DelayedError();
+}
+
+/**
+ * A delivery worker takes new jobs only while fewer than a batch's worth of attempts wait for a
+ * slot in its process: a batch taken while the process is that busy would wait behind the others,
+ * where a worker with room (one started to drain a backlog) could run it now. The jobs under way
+ * go on; BullMQ checks the worker's concurrency before each fetch.
+ */
+export function regularEntradaDeEntregas(worker: Worker): void {
+  const normal = worker.concurrency;
+  const parar = acompanharLotacao((lotada) => (worker.concurrency = lotada ? 1 : normal));
+  worker.once('closed', parar);
 }

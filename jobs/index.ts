@@ -1,8 +1,8 @@
-import { Processor } from 'bullmq';
+import { Processor, Worker } from 'bullmq';
 import { FILAS } from '../queues';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
-import { processarHubEntrega } from './hub-entrega';
+import { processarHubEntrega, regularEntradaDeEntregas } from './hub-entrega';
 import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
 import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
@@ -29,6 +29,11 @@ export const PROCESSADORES: Record<string, Processor> = {
   'sales-transferencia': processarSalesTransferencia,
   'sales-contagem': processarSalesContagem,
   'sales-colaborador-sync': processarSalesColaboradorSync,
+};
+
+/** Workers whose intake follows their own process's load, set up as each one starts. */
+export const AO_INICIAR_WORKER: Record<string, (worker: Worker) => void> = {
+  'hub-entrega': regularEntradaDeEntregas,
 };
 
 /** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */

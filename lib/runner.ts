@@ -6,7 +6,7 @@ import { Servico } from '../api/shared/servico';
 import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
 import { appDoDashboard } from '../dashboards/bull-board';
-import { conferirProcessadores, PROCESSADORES } from '../jobs';
+import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
@@ -65,7 +65,11 @@ export async function iniciarWorkers(nomes: string[]) {
   conferirProcessadores();
   const defs = nomes.map(definicaoDaFila);
   for (const def of defs) await abrirServico(servico(def.servico));
-  return defs.map((def) => iniciarWorker(def, PROCESSADORES[def.nome]));
+  return defs.map((def) => {
+    const worker = iniciarWorker(def, PROCESSADORES[def.nome]);
+    AO_INICIAR_WORKER[def.nome]?.(worker);
+    return worker;
+  });
 }
 
 /**
