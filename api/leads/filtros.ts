@@ -91,14 +91,16 @@ export interface Condicoes {
 }
 
 /**
- * InnoDB's full-text index skips words shorter than 3 characters and the words of its default
- * stopword list; a required word it never indexed would match nothing ("casa com arte").
+ * Words as InnoDB's full-text parser cuts them: letters, digits and `_` (`ABC_DEF` is one word, so
+ * `abc_def` must be one too). It skips words shorter than 3 characters and the words of its
+ * default stopword list; a required word it never indexed would match nothing ("casa com arte").
  */
 const NAO_INDEXADAS = new Set(
   'about are com for from how that the this was what when where who will with und www'.split(' '),
 );
-const palavrasDoNome = (nome: string) =>
-  nome.split(/[^\p{L}\p{N}]+/u).filter((p) => p.length >= 3 && !NAO_INDEXADAS.has(p.toLowerCase()));
+/** compared as the index's collation compares: without case or accent (`cóm` is the skipped `com`) */
+const naoIndexada = (palavra: string) => NAO_INDEXADAS.has(palavra.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase());
+const palavrasDoNome = (nome: string) => nome.split(/[^\p{L}\p{N}_]+/u).filter((p) => p.length >= 3 && !naoIndexada(p));
 
 /**
  * A `nome` as a full-text search in boolean mode (every indexed word, each as a prefix), or

@@ -472,7 +472,8 @@ export const semAcento = (s: string) =>
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
     .toLowerCase();
-const palavras = (s: string) => semAcento(s).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+// as the full-text index cuts them: `_` joins (ABC_DEF is one word)
+const palavras = (s: string) => semAcento(s).split(/[^\p{L}\p{N}_]+/u).filter(Boolean);
 
 /**
  * The `nome` filter as a user reads DESIGN §6: every word of at least 3 letters of the query starts

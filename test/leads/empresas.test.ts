@@ -38,7 +38,8 @@ beforeAll(async () => {
   cadastro = gerarCadastro();
   await semear(cadastro);
   // names with words InnoDB's full-text index skips by default ("com" of comércio, "www")
-  for (const razao_social of ['CASA COM ARTE LTDA', 'WWW INFORMATICA LTDA']) {
+  // and one whose words an underscore joins, which the index reads as one word
+  for (const razao_social of ['CASA COM ARTE LTDA', 'WWW INFORMATICA LTDA', 'ABC_DEF COMERCIO LTDA']) {
     const basico = basicoNovo();
     await acrescentar(cadastro, [{ e: estabelecimento({ cnpj_basico: basico, nome_fantasia: null }), em: empresa({ cnpj_basico: basico, razao_social }) }]);
   }
@@ -270,6 +271,8 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     ['nome: only short words are a prefix of either name (pa)', { nome: 'pa' }, (v) => casaComNome(v, 'pa')],
     ['nome: a word the full-text index skips by default (casa com arte)', { nome: 'casa com arte' }, (v) => casaComNome(v, 'casa com arte')],
     ['nome: only such a word and another (www informatica)', { nome: 'www informatica' }, (v) => casaComNome(v, 'www informatica')],
+    ['nome: such a word written with an accent (casa cóm arte)', { nome: 'casa cóm arte' }, (v) => casaComNome(v, 'casa cóm arte')],
+    ['nome: words joined by an underscore, one word as the index reads it (abc_def)', { nome: 'abc_def' }, (v) => casaComNome(v, 'abc_def')],
   ];
 
   test.each(casos)('%s (DESIGN §6)', async (_nome, query, p) => {
