@@ -62,8 +62,9 @@ const remetente = Joi.object({ id: idNumerico.allow(null), name: texto, phone_nu
 const anexo = Joi.object({
   id: idNumerico.allow(null),
   file_type: texto,
-  // Chatwoot sends none for a contact card, and a location's may be null: nothing to copy
-  data_url: Joi.string().uri({ scheme: ['http', 'https'] }).max(2000).allow(null, ''),
+  // Chatwoot sends none for a contact card, and a location's may be null: nothing to copy. Any
+  // text: one that is no http(s) address loses its attachment (baixavel), not the message
+  data_url: Joi.string().allow(null, ''),
 }).unknown(true);
 
 /** 1000-01-01T00:00:00Z and 9999-12-31T23:59:59Z in unix seconds: the moments a DATETIME column holds. */
@@ -168,6 +169,17 @@ function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown 
   return nome || cortar(`anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`, 255);
 }
 
+/** An attachment's address the copy can download: http(s), as the URL parser reads it (`ação.jpg`, `a|b` included), up to the 2,000 characters stored. */
+function baixavel(valor: unknown): boolean {
+  if (typeof valor !== 'string' || !valor || valor.length > 2000) return false;
+  try {
+    const { protocol } = new URL(valor);
+    return protocol === 'https:' || protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
 function cortar(texto: string, unidades: number): string {
   const cortado = texto.slice(0, unidades);
   return /[\uD800-\uDBFF]$/.test(cortado) ? cortado.slice(0, -1) : cortado;
@@ -183,7 +195,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte 
     etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
     // an attachment without an address (a contact card, a location without a link) is not kept:
     // it has no file to copy, and the message is stored all the same
-    anexos: (m.attachments ?? []).filter((a: any) => a.data_url).map((a: any) => ({
+    anexos: (m.attachments ?? []).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
       nome: nomeDoAnexo(a),

@@ -97,6 +97,29 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     await esperarAte(async () => (await anexoDe(r.conversa_id)).arquivo_id, 'the copy');
   });
 
+  it('an address the URL parser reads but RFC 3986 does not (non-ASCII, |, brackets) is kept and copied; one that is no http(s) address loses its attachment, never the message', async () => {
+    nock(CHAT).get('/rails/active_storage/a%C3%A7%C3%A3o.jpg').reply(200, Buffer.from('acao'), { 'content-type': 'image/jpeg' });
+    nock(CHAT).get('/rails/active_storage/file[1].pdf').query({ q: 'a|b' }).reply(200, Buffer.from('pdf'), { 'content-type': 'application/pdf' });
+    const anexos = [
+      { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/rails/active_storage/ação.jpg` },
+      { id: idDoSuporte(), file_type: 'file', data_url: `${CHAT}/rails/active_storage/file[1].pdf?q=a|b` },
+      { id: idDoSuporte(), file_type: 'file', data_url: 'ftp://chat.exemplo.test/x.pdf' },
+      { id: idDoSuporte(), file_type: 'file', data_url: 'não é um endereço' },
+      { id: idDoSuporte(), file_type: 'file', data_url: `${CHAT}/${'a'.repeat(2000)}` },
+    ];
+    const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'dois anexos bons', anexos }));
+    expect(r.mensagens_novas).toBe(1);
+    const copiados = await esperarAte(async () => {
+      const [m] = await s.mensagens(r.conversa_id);
+      return m.anexos.every((a: { arquivo_id: string | null }) => a.arquivo_id) && m;
+    }, 'both copies');
+    expect(copiados).toMatchObject({ conteudo: 'dois anexos bons', quantidade_anexos: 2 });
+    expect(copiados.anexos.map((a: { endereco: string; nome: string }) => [a.endereco, a.nome])).toEqual([
+      [`${CHAT}/rails/active_storage/ação.jpg`, 'ação.jpg'],
+      [`${CHAT}/rails/active_storage/file[1].pdf?q=a|b`, 'file[1].pdf'],
+    ]);
+  });
+
   it('any address gives a name file storage accepts: control characters, a blank segment and a long name cut inside a character', async () => {
     const longo = encodeURIComponent(`${'😀'.repeat(140)}.png`);
     const casos = [
