@@ -10,7 +10,7 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>) {
   const aoProgredir = progressoNoPainel(job);
   switch (job.name) {
     case 'copiar':
-      return copiarAnexo(job.data.anexo_id!, job.attemptsMade + 1, aoProgredir);
+      return copiarAnexo(job.data.anexo_id!, aoProgredir);
     case 'apagar':
       return { apagados: await apagarCopiasPendentes(aoProgredir) };
     case 'varrer':

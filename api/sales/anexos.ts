@@ -1,5 +1,5 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { Op } from 'sequelize';
+import { literal, Op } from 'sequelize';
 import { banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
@@ -48,7 +48,8 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
   return { enderecoDoSuporte: acesso?.url ?? null, tokenApi: acesso?.tokenApi ?? null };
 }
 
-export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente';
+/** `esgotado`: its attempts all made (or copied, or gone, since it was read) */
+export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado';
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
 export interface ProgressoDaCopia {
@@ -87,19 +88,21 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
 
 /**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
- * as a private file of the sales application. `tentativa` (1 for the first) is recorded before
- * trying, so a crash still counts; a failure throws, and the queue tries again 30 minutes later.
- * A copy whose attachment was deleted meanwhile (its conversation deleted) is removed again.
+ * as a private file of the sales application. The attempt is counted in `tentativas` before it
+ * starts, by the database and not by the job: a crash still counts, and a job run again after one
+ * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure throws,
+ * and the queue tries again 30 minutes later. A copy whose attachment was deleted meanwhile (its
+ * conversation deleted) is removed again.
  */
-export async function copiarAnexo(
-  anexoId: string,
-  tentativa: number,
-  aoProgredir: (p: ProgressoDaCopia) => void = () => undefined,
-): Promise<ResultadoDaCopia> {
+export async function copiarAnexo(anexoId: string, aoProgredir: (p: ProgressoDaCopia) => void = () => undefined): Promise<ResultadoDaCopia> {
   const anexo = await AnexoDaMensagem.findByPk(anexoId);
   if (!anexo) return 'inexistente';
   if (anexo.arquivo_id) return 'ja_copiado';
-  await AnexoDaMensagem.update({ tentativas: Math.max(anexo.tentativas, tentativa) }, { where: { id: anexoId } });
+  const [contada] = await AnexoDaMensagem.update(
+    { tentativas: literal('tentativas + 1') },
+    { where: { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } } },
+  );
+  if (!contada) return 'esgotado';
   let arquivo: ArquivoGuardado | undefined;
   try {
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: AbortSignal.timeout(PRAZO_DA_COPIA_MS) });

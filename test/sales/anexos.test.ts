@@ -209,7 +209,7 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
     const guardado = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
     await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: guardado.id } });
     const progresso: object[] = [];
-    expect(await copiarAnexo(guardado.id, 2, (p) => progresso.push(p))).toBe('copiado');
+    expect(await copiarAnexo(guardado.id, (p) => progresso.push(p))).toBe('copiado');
     expect(progresso).toEqual([{ bytes: 11, total: null }]);
     // both copies of the attachment leave file storage, each reported
     await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [anexo.arquivo_id] });
@@ -383,6 +383,28 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
     expect(guardado!.ultimo_erro).toContain('404');
   });
 
+  it('attempts are counted by the database, not by the job: one run again after a crash, or queued again by the sweep (its own count back at 1), never makes a seventh', async () => {
+    const chat = nock(CHAT).get('/rails/active_storage/reiniciado.jpg').reply(500);
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/reiniciado.jpg`);
+    const anexo = await esperarAte(async () => {
+      const a = await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } });
+      return a?.ultimo_erro && a;
+    }, 'the first attempt failed');
+    await (await fila(filaSalesAnexo).getJob(anexo.id))?.remove().catch(() => undefined);
+    expect(chat.isDone()).toBe(true);
+    // five made before crashes cut the job short
+    await AnexoDaMensagem.update({ tentativas: 5 }, { where: { id: anexo.id } });
+    const sexta = nock(CHAT).get('/rails/active_storage/reiniciado.jpg').reply(500);
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow();
+    expect(sexta.isDone()).toBe(true);
+    expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(6);
+
+    const setima = nock(CHAT).get('/rails/active_storage/reiniciado.jpg').reply(200, 'x', { 'content-type': 'image/jpeg' });
+    expect(await copiarAnexo(anexo.id)).toBe('esgotado');
+    expect(setima.isDone()).toBe(false);
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null, tentativas: 6 });
+  });
+
   it('the attempts are 30 minutes apart unless configured otherwise', () => {
     expect(loadConfig({}).sales.anexoRetryMs).toBe(30 * 60 * 1000);
     const estrategia = filaSalesAnexo.opcoesDoWorker!.settings!.backoffStrategy as () => number;
@@ -410,12 +432,12 @@ describe('attachments whose copy never reached the queue', () => {
   });
 
   it('a copy of an attachment already copied, or gone, does nothing', async () => {
-    expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000', 1)).toBe('inexistente');
+    expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000')).toBe('inexistente');
     nock(CHAT).get('/rails/active_storage/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/uma-vez.txt`, 'file');
     await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
     const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
-    expect(await copiarAnexo(anexo.id, 2)).toBe('ja_copiado');
+    expect(await copiarAnexo(anexo.id)).toBe('ja_copiado');
   });
 });
 
