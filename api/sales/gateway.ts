@@ -13,13 +13,23 @@ import { chaveDoTelefone, variantesDoTelefone } from './telefone';
  */
 
 const jid = Joi.string().max(200);
-/** messages.upsert: the contact's id (`data.key.remoteJid`) and the gateway's own number (`sender`) */
+/**
+ * messages.upsert: the contact's id (`data.key.remoteJid`) and the gateway's own number (`sender`).
+ * A contact WhatsApp names by a LID (`...@lid`, no phone in it) comes with its phone's id beside
+ * it, in `remoteJidAlt` (Evolution 2.3.6 on) or `senderPn` (2.3.0 to 2.3.5), when the gateway knows it.
+ */
 const mensagemDoGateway = Joi.object({
   event: Joi.string().required(),
   instance: Joi.string().allow('', null),
   sender: jid.allow('', null),
   data: Joi.object({
-    key: Joi.object({ remoteJid: jid.required(), fromMe: Joi.boolean().allow(null), id: Joi.string().allow('', null) })
+    key: Joi.object({
+      remoteJid: jid.required(),
+      remoteJidAlt: jid.allow('', null),
+      senderPn: jid.allow('', null),
+      fromMe: Joi.boolean().allow(null),
+      id: Joi.string().allow('', null),
+    })
       .unknown(true)
       .required(),
   })
@@ -56,7 +66,8 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   const nome = corpo.event.toLowerCase().replace(/_/g, '.');
   if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${corpo.event} não é guardado` };
   const e = validarCom<any>(mensagemValidavel, corpo, 'Evento do gateway fora do formato esperado.');
-  const telefone = telefoneDoJid(e.data.key.remoteJid);
+  const { remoteJid, remoteJidAlt, senderPn } = e.data.key;
+  const telefone = telefoneDoJid(remoteJid) ?? telefoneDoJid(remoteJidAlt) ?? telefoneDoJid(senderPn);
   if (!telefone) return { conversas_vinculadas: 0, ignorado: 'conversa de grupo ou sem telefone' };
 
   const chave = chaveDoTelefone(telefone);

@@ -160,6 +160,23 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_gateway_id: gateway.id });
   });
 
+  it('a contact named by a LID links through the phone id beside it (remoteJidAlt, or senderPn of older versions); a LID alone is ignored', async () => {
+    for (const campo of ['remoteJidAlt', 'senderPn']) {
+      const telefone = novoTelefone();
+      const conversa = await conversaCom(telefone, 'open');
+      const evento = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
+      const doTelefone = evento.data.key.remoteJid;
+      evento.data.key = { ...evento.data.key, remoteJid: '103899771998284@lid', [campo]: doTelefone };
+      expect((await s.gateway(gateway, evento)).body).toEqual({ conversas_vinculadas: 1 });
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+    }
+    const antes = await ContatoGateway.count();
+    const soLid = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
+    soLid.data.key.remoteJid = '13718@lid';
+    expect((await s.gateway(gateway, soLid)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
+    expect(await ContatoGateway.count()).toBe(antes);
+  });
+
   it('the gateway\'s other events, whatever their data, are answered 200 and ignored', async () => {
     const conexao = { event: 'connection.update', instance: 'vendas-01', data: { state: 'open', statusReason: 200 } };
     expect((await s.gateway(gateway, conexao)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.stringContaining('connection.update') });
