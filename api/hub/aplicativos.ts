@@ -125,7 +125,8 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
-  const remotos = await aplicativosDoIdentity(token);
+  // once each: offset pages read while identity gained an application can list another twice
+  const remotos = [...new Map((await aplicativosDoIdentity(token)).map((a) => [a.id, a])).values()];
   // deleted ones too: identity's id stays unique among them, and one may show up again (a listing
   // read page by page while identity changed can miss an application once)
   const todosOsLocais = await Aplicativo.findAll({ paranoid: false });

@@ -45,6 +45,8 @@ function retransmissor(destino: string) {
   const pedidos: Pedido[] = [];
   /** identity applications left out of the listings (as a page read while identity changed would) */
   const escondidos = new Set<string>();
+  /** identity applications listed twice (as offset pages read while one was added before them would) */
+  const repetidos = new Set<string>();
   const presas: http.ServerResponse[] = [];
   const server = http.createServer(async (req, res) => {
     const partes: Buffer[] = [];
@@ -62,9 +64,11 @@ function retransmissor(destino: string) {
     const resposta = await repassar(destino + req.url, req.method!, headers, corpo);
     res.writeHead(resposta.status, { 'content-type': resposta.tipo ?? 'application/json' });
     let devolver = resposta.corpo;
-    if (escondidos.size && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
+    if ((escondidos.size || repetidos.size) && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
       const pagina = JSON.parse(devolver.toString('utf8'));
-      const itens = pagina.itens.filter((a: { id: string }) => !escondidos.has(a.id));
+      const itens = pagina.itens
+        .filter((a: { id: string }) => !escondidos.has(a.id))
+        .flatMap((a: { id: string }) => (repetidos.has(a.id) ? [a, a] : [a]));
       devolver = Buffer.from(JSON.stringify({ ...pagina, itens, total: pagina.total - (pagina.itens.length - itens.length) }));
     }
     res.end(devolver);
@@ -81,6 +85,7 @@ function retransmissor(destino: string) {
     },
     quantasPresas: () => presas.length,
     escondidos,
+    repetidos,
   };
 }
 
@@ -111,6 +116,7 @@ afterAll(async () => {
 afterEach(() => {
   relay.mudar('normal');
   relay.escondidos.clear();
+  relay.repetidos.clear();
   relay.soltar();
   config().servicos.identity.url = enderecoDoRelay;
 });
@@ -137,6 +143,15 @@ describe('entering and following identity (SPEC §3 Hub application activity, SP
         quantidade_de_assinaturas: 0,
       }),
     ]);
+  });
+
+  test('a new application listed twice by identity (pages read while identity changed) enters once, and the rest of the sync goes on', async () => {
+    const repetido = await hub.criarNoIdentity(`${tag} Repetido`);
+    const outro = await hub.criarNoIdentity(`${tag} Repetido, o seguinte`);
+    relay.repetidos.add(repetido.id);
+    const pagina = await hub.sincronizar();
+    expect(pagina.itens.filter((a) => a.identificador_no_auth === repetido.id)).toHaveLength(1);
+    expect(await hub.doHub(outro.id)).toMatchObject({ ativo: true });
   });
 
   test('name and description follow identity at the next listing; the hub id and identificador_no_auth never change', async () => {
