@@ -31,13 +31,18 @@ async function devolver(job: Job, token?: string): Promise<never> {
 }
 
 /**
- * A delivery worker takes new jobs only while fewer than a batch's worth of attempts wait for a
- * slot in its process: a batch taken while the process is that busy would wait behind the others,
- * where a worker with room (one started to drain a backlog) could run it now. The jobs under way
- * go on; BullMQ checks the worker's concurrency before each fetch.
+ * Set up as each delivery worker starts:
+ * - it takes new jobs only while fewer than a batch's worth of attempts wait for a slot in its
+ *   process: a batch taken while the process is that busy would wait behind the others, where a
+ *   worker with room (one started to drain a backlog) could run it now. The jobs under way go on;
+ *   BullMQ checks the worker's concurrency before each fetch;
+ * - a job whose lock it could not renew (its event loop held up, Redis out of its reach) may
+ *   already be running on another worker: it starts no more attempts, as at shutdown, so only
+ *   those already in flight can go out twice.
  */
-export function regularEntradaDeEntregas(worker: Worker): void {
+export function prepararWorkerDeEntregas(worker: Worker): void {
   const normal = worker.concurrency;
   const parar = acompanharLotacao((lotada) => (worker.concurrency = lotada ? 1 : normal));
   worker.once('closed', parar);
+  worker.on('lockRenewalFailed', (ids) => ids.forEach((id) => worker.cancelJob(id, 'trava do job perdida')));
 }

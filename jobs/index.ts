@@ -2,7 +2,7 @@ import { Processor, Worker } from 'bullmq';
 import { FILAS } from '../queues';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
-import { processarHubEntrega, regularEntradaDeEntregas } from './hub-entrega';
+import { processarHubEntrega, prepararWorkerDeEntregas } from './hub-entrega';
 import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
 import { processarIntranetColaboradorSync } from './intranet-colaborador-sync';
@@ -31,9 +31,9 @@ export const PROCESSADORES: Record<string, Processor> = {
   'sales-colaborador-sync': processarSalesColaboradorSync,
 };
 
-/** Workers whose intake follows their own process's load, set up as each one starts. */
+/** What a queue's worker needs beyond its processor, set up as each one starts. */
 export const AO_INICIAR_WORKER: Record<string, (worker: Worker) => void> = {
-  'hub-entrega': regularEntradaDeEntregas,
+  'hub-entrega': prepararWorkerDeEntregas,
 };
 
 /** Start-up fails when a queue has no processor or a processor has no queue (immich's rule). */

@@ -325,3 +325,25 @@ test('a worker with a batch\'s worth of attempts waiting for a slot takes no new
     await worker.close();
   }
 });
+
+test('a batch whose lock its worker could not renew (it may be running elsewhere) starts no more attempts and goes back to the queue; run again, it sends only the rest', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/trava') });
+  const ids = await publicarVarios(c, 60);
+  await esvaziar();
+  const soltar = segurarRespostas('/trava');
+  const [worker] = await iniciarWorkers([filaHubEntrega.nome]);
+  try {
+    await fila(filaHubEntrega).add('entregar-lote', { entregas: ids }, { jobId: 'lote-da-trava' });
+    await esperarAte(async () => recebidasEm('/trava').length === 50, 'every slot held');
+    // as BullMQ reports a lock it failed to extend
+    worker.emit('lockRenewalFailed', ['lote-da-trava']);
+    soltar();
+    await esperarAte(async () => (await fila(filaHubEntrega).getJobState('lote-da-trava')) === 'delayed', 'the batch handed back');
+    expect(recebidasEm('/trava')).toHaveLength(50);
+    await esperarAte(async () => recebidasEm('/trava').length === 60, 'the rest sent by the batch run again');
+    expect(new Set(recebidasEm('/trava').map((r) => r.webhookId)).size).toBe(60);
+  } finally {
+    soltar();
+    await worker.close();
+  }
+});
