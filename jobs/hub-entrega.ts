@@ -1,5 +1,5 @@
 import { DelayedError, Job, Worker } from 'bullmq';
-import { acompanharLotacao, entregarLote, tentarEntrega } from '../api/hub/entregas';
+import { entregarLote, tentarEntrega } from '../api/hub/entregas';
 
 /** Stopped by shutdown, a job is taken up again this soon (by another worker, as a rule). */
 const RETOMADA_MS = 1000;
@@ -31,18 +31,10 @@ async function devolver(job: Job, token?: string): Promise<never> {
 }
 
 /**
- * Set up as each delivery worker starts:
- * - it takes new jobs only while fewer than a batch's worth of attempts wait for a slot in its
- *   process: a batch taken while the process is that busy would wait behind the others, where a
- *   worker with room (one started to drain a backlog) could run it now. The jobs under way go on;
- *   BullMQ checks the worker's concurrency before each fetch;
- * - a job whose lock it could not renew (its event loop held up, Redis out of its reach) may
- *   already be running on another worker: it starts no more attempts, as at shutdown, so only
- *   those already in flight can go out twice.
+ * Set up as each delivery worker starts: a job whose lock it could not renew (its event loop held
+ * up, Redis out of its reach) may already be running on another worker, so it starts no more
+ * attempts of it, as at shutdown; only those already in flight can go out twice.
  */
 export function prepararWorkerDeEntregas(worker: Worker): void {
-  const normal = worker.concurrency;
-  const parar = acompanharLotacao((lotada) => (worker.concurrency = lotada ? 1 : normal));
-  worker.once('closed', parar);
   worker.on('lockRenewalFailed', (ids) => ids.forEach((id) => worker.cancelJob(id, 'trava do job perdida')));
 }

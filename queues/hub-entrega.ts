@@ -34,9 +34,12 @@ export const filaHubEntrega: DefinicaoDeFila = {
 
 /**
  * Deliveries per batch job, about: an event's are never split, so one with more subscriptions makes
- * a larger job of its own. Job data of a few tens of KiB.
+ * a larger job of its own. A worker holds up to HUB_ENTREGA_CONCORRENCIA jobs, so this bounds the
+ * first attempts one worker can hold while another, started to drain a backlog, finds the queue
+ * empty (50 x 100 by default); a batch costs the API one job in its queue write and the worker one
+ * job's fetch and lock, small beside its hundred signed calls.
  */
-export const LOTE_MAXIMO = 1000;
+export const LOTE_MAXIMO = 100;
 
 /**
  * A batch job fails only on an error other than a failed attempt (the database away): it runs

@@ -98,34 +98,12 @@ export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
  * Attempts in flight in this process, whatever their job: a batch job takes one of the worker's
  * slots (HUB_ENTREGA_CONCORRENCIA) but runs its deliveries side by side, so the worker's own count
  * would not bound them. A job of one delivery (a retry, a replay, one swept) goes ahead of the
- * batches' attempts already waiting: up to a batch's worth or more (acompanharLotacao), which it
- * would otherwise wait behind.
+ * batches' attempts already waiting: the worker may hold as many batches as it has slots, and it
+ * would otherwise wait behind all of them.
  */
 let vagas: PQueue | undefined;
-const filaDeVagas = () => (vagas ??= new PQueue({ concurrency: config().hub.entregaConcorrencia }));
 const emVaga = <T>(tentativa: () => Promise<T>, daVez: 'lote' | 'sozinha'): Promise<T> =>
-  filaDeVagas().add(tentativa, { priority: daVez === 'sozinha' ? 1 : 0 });
-
-/**
- * Calls `ouvinte` each time this process starts or stops having a batch's worth of attempts
- * (LOTE_MAXIMO) waiting for a slot; the answer stops it. Its worker then takes no new job
- * (jobs/hub-entrega.ts).
- */
-export function acompanharLotacao(ouvinte: (lotada: boolean) => void): () => void {
-  const q = filaDeVagas();
-  let lotada = false;
-  const conferir = () => {
-    const agora = q.size >= LOTE_MAXIMO;
-    if (agora !== lotada) ouvinte((lotada = agora));
-  };
-  // an attempt added makes the wait longer, one started makes it shorter
-  q.on('add', conferir);
-  q.on('active', conferir);
-  return () => {
-    q.off('add', conferir);
-    q.off('active', conferir);
-  };
-}
+  (vagas ??= new PQueue({ concurrency: config().hub.entregaConcorrencia })).add(tentativa, { priority: daVez === 'sozinha' ? 1 : 0 });
 
 /**
  * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of

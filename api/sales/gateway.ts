@@ -67,7 +67,7 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   if (nome !== 'messages.upsert') return { conversas_vinculadas: 0, ignorado: `evento ${corpo.event} não é guardado` };
   const e = validarCom<any>(mensagemValidavel, corpo, 'Evento do gateway fora do formato esperado.');
   const { remoteJid, remoteJidAlt, senderPn } = e.data.key;
-  const telefone = telefoneDoJid(remoteJid) ?? telefoneDoJid(remoteJidAlt) ?? telefoneDoJid(senderPn);
+  const telefone = remoteJid.endsWith('@lid') ? (telefoneDoJid(remoteJidAlt) ?? telefoneDoJid(senderPn)) : telefoneDoJid(remoteJid);
   if (!telefone) return { conversas_vinculadas: 0, ignorado: 'conversa de grupo ou sem telefone' };
 
   const chave = chaveDoTelefone(telefone);

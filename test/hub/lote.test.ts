@@ -5,7 +5,6 @@ import { processarHubEntrega } from '../../jobs/hub-entrega';
 import { novaConexaoRedis } from '../../lib/redis';
 import { iniciarWorkers } from '../../lib/runner';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
-import { novoId } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
 import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
@@ -276,54 +275,17 @@ test(`publications are cut into batch jobs of about ${LOTE_MAXIMO} deliveries, n
   const evento = (id: string) => ({ id, lote: null as string | null });
   const eventos = [evento('a'), evento('b'), evento('c'), evento('d'), evento('sem')];
   const entregasDe = (eventoId: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${eventoId}-${i}`, evento_id: eventoId }));
-  const entregas = [...entregasDe('a', 600), ...entregasDe('b', 600), ...entregasDe('c', 7), ...entregasDe('d', 1500)];
+  const [seis, quinze] = [(LOTE_MAXIMO * 6) / 10, (LOTE_MAXIMO * 15) / 10];
+  const entregas = [...entregasDe('a', seis), ...entregasDe('b', seis), ...entregasDe('c', 7), ...entregasDe('d', quinze)];
 
   const lotes = dividirEmLotes(eventos, entregas);
   expect(lotes.map((l) => [l.id, l.entregas.length])).toEqual([
-    ['lote-a', 600],
-    ['lote-b', 607],
-    ['lote-d', 1500],
+    ['lote-a', seis],
+    ['lote-b', seis + 7],
+    ['lote-d', quinze],
   ]);
   expect(eventos.map((e) => e.lote)).toEqual(['lote-a', 'lote-b', 'lote-b', 'lote-d', null]);
   expect(lotes.flatMap((l) => l.entregas).sort()).toEqual(entregas.map((e) => e.id).sort());
-});
-
-test('a worker with a batch\'s worth of attempts waiting for a slot takes no new job: the next batch stays in the queue for a worker with room, and is taken once the wait shrinks', async () => {
-  const cheia = await t.hub.cenario({ url_de_destino: t.receptor.url('/cheia') });
-  const [modelo] = await idsDoEvento((await cheia.publicar({ n: 1 })).id);
-  await esvaziar();
-  // copies of that delivery: more attempts than the slots and a batch's worth waiting behind them
-  const original = (await Entrega.findByPk(modelo))!;
-  const copias = Array.from({ length: LOTE_MAXIMO + 49 }, () => ({
-    id: novoId(),
-    evento_id: original.evento_id,
-    assinatura_id: original.assinatura_id,
-    proxima_tentativa_em: original.proxima_tentativa_em,
-    criada_em: original.criada_em,
-    atualizada_em: original.criada_em,
-  }));
-  await Entrega.bulkCreate(copias);
-  const soltar = segurarRespostas('/cheia');
-  const [worker] = await iniciarWorkers([filaHubEntrega.nome]);
-  try {
-    await fila(filaHubEntrega).add('entregar-lote', { entregas: [modelo, ...copias.map((c) => c.id)] }, { jobId: 'lote-cheio' });
-    await esperarAte(async () => recebidasEm('/cheia').length === 50, 'every slot held');
-    expect(worker.concurrency).toBe(1);
-
-    const livre = await t.hub.cenario({ url_de_destino: t.receptor.url('/livre') });
-    const { id } = await livre.publicar({ n: 2 });
-    await dormir(500);
-    expect(await fila(filaHubEntrega).getJobState(`lote-${id}`)).toBe('waiting');
-    expect(recebidasEm('/livre')).toHaveLength(0);
-
-    soltar();
-    await esperarAte(async () => recebidasEm('/livre').length === 1, 'the waiting batch taken and sent', 30_000);
-    expect(worker.concurrency).toBe(50);
-    await esperarAte(async () => (await Entrega.count({ where: { assinatura_id: cheia.assinatura.id, situacao: 'entregue' } })) === LOTE_MAXIMO + 50, 'the full batch delivered', 30_000);
-  } finally {
-    soltar();
-    await worker.close();
-  }
 });
 
 test('a batch whose lock its worker could not renew (it may be running elsewhere) starts no more attempts and goes back to the queue; run again, it sends only the rest', async () => {

@@ -174,6 +174,10 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const soLid = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
     soLid.data.key.remoteJid = '13718@lid';
     expect((await s.gateway(gateway, soLid)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
+    // only a LID is stood in for: a group's message naming a phone beside it stays a group's
+    const grupo = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
+    grupo.data.key = { ...grupo.data.key, remoteJid: '120363025246125888@g.us', remoteJidAlt: grupo.data.key.remoteJid };
+    expect((await s.gateway(gateway, grupo)).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
     expect(await ContatoGateway.count()).toBe(antes);
   });
 
