@@ -51,6 +51,14 @@ const log = logger('leads-importacao');
 /** Bulk loads running at once: enough to keep the database's cores busy, few enough not to thrash. */
 const CARGAS_SIMULTANEAS = 4;
 
+/**
+ * Tables whose files load one after another: `socio` has an AUTO_INCREMENT id, and InnoDB (its
+ * default `innodb_autoinc_lock_mode` 1) holds that table's AUTO-INC lock for the whole of a LOAD
+ * DATA, so a second part loading beside it waits for the first one's whole file and fails after
+ * `innodb_lock_wait_timeout` (50 s): a real Socios part (2.6 million rows) takes longer than that.
+ */
+const UMA_CARGA_POR_VEZ = new Set(['socio']);
+
 /** Runs at most `n` of the given tasks at a time, in the order they ask; urgent ones skip the queue. */
 function limiteDeConcorrencia(n: number) {
   let ativas = 0;
@@ -319,25 +327,27 @@ export async function importarCnpj(
       const porTamanho = [...porTabela.entries()].sort(([, a], [, b]) => bytesDe(b) - bytesDe(a));
       await todasAcabaram(
         porTamanho.map(async ([tabela, lista]) => {
+          const carregarArquivo = (arquivo: ArquivoDaImportacao) =>
+            tarefa(() =>
+              conexoes.com(async (conexao) => {
+                // Progress counts the zip's share of the total as its entries are read.
+                const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
+                const aoLer = (bytes: number) => {
+                  feitos += bytes * fracao;
+                  avisar('carregando', path.basename(arquivo.caminho));
+                };
+                const carga =
+                  tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
+                    ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
+                    : await carregarZip({ dados: conexao }, arquivo, aoLer);
+                for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
+                log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
+              }),
+            );
           await todasAcabaram(
-            lista.map((arquivo) =>
-              tarefa(() =>
-                conexoes.com(async (conexao) => {
-                  // Progress counts the zip's share of the total as its entries are read.
-                  const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
-                  const aoLer = (bytes: number) => {
-                    feitos += bytes * fracao;
-                    avisar('carregando', path.basename(arquivo.caminho));
-                  };
-                  const carga =
-                    tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
-                      ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
-                      : await carregarZip({ dados: conexao }, arquivo, aoLer);
-                  for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
-                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
-                }),
-              ),
-            ),
+            UMA_CARGA_POR_VEZ.has(tabela)
+              ? [lista.reduce<Promise<unknown>>((anterior, arquivo) => anterior.then(() => carregarArquivo(arquivo)), Promise.resolve())]
+              : lista.map(carregarArquivo),
           );
           avisar('indexando', tabela, true);
           // a table's indexes come before the loads still waiting: the last of them ends the import
