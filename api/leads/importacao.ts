@@ -52,12 +52,13 @@ const log = logger('leads-importacao');
 const CARGAS_SIMULTANEAS = 4;
 
 /**
- * Tables whose files load one after another: `socio` has an AUTO_INCREMENT id, and InnoDB (its
- * default `innodb_autoinc_lock_mode` 1) holds that table's AUTO-INC lock for the whole of a LOAD
- * DATA, so a second part loading beside it waits for the first one's whole file and fails after
- * `innodb_lock_wait_timeout` (50 s): a real Socios part (2.6 million rows) takes longer than that.
+ * Rows a LOAD DATA may number (`@numero_base` + its line, layouts' `calculadas`) per file: each file
+ * of a kind gets its own range, so parts loading side by side never take the same id. The partners'
+ * ids were AUTO_INCREMENT: with InnoDB's default `innodb_autoinc_lock_mode` (1) a LOAD DATA holds
+ * the table's AUTO-INC lock to its end, and a part loading beside another waited for the whole
+ * file, then failed after `innodb_lock_wait_timeout` (50 s), as a real part (2.6 million rows) did.
  */
-const UMA_CARGA_POR_VEZ = new Set(['socio']);
+const LINHAS_POR_ARQUIVO = 1e11;
 
 /** Runs at most `n` of the given tasks at a time, in the order they ask; urgent ones skip the queue. */
 function limiteDeConcorrencia(n: number) {
@@ -277,6 +278,8 @@ export async function importarCnpj(
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
+        // ids the load numbers (LINHAS_POR_ARQUIVO): no AUTO_INCREMENT left, whose table lock a LOAD DATA may hold to its end
+        if (LAYOUTS.some((l) => l.tabela === t && l.calculadas?.id)) await controle.query(`ALTER TABLE ${t}_nova MODIFY id BIGINT NOT NULL`);
         indices.set(t, await indicesSecundarios(controle, t));
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
         if (nomes.length) await controle.query(`ALTER TABLE ${t}_nova ${nomes.map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
@@ -327,9 +330,10 @@ export async function importarCnpj(
       const porTamanho = [...porTabela.entries()].sort(([, a], [, b]) => bytesDe(b) - bytesDe(a));
       await todasAcabaram(
         porTamanho.map(async ([tabela, lista]) => {
-          const carregarArquivo = (arquivo: ArquivoDaImportacao) =>
+          const carregarArquivo = (arquivo: ArquivoDaImportacao, indice: number) =>
             tarefa(() =>
               conexoes.com(async (conexao) => {
+                await conexao.query('SET @numero_base = ?, @numero_da_linha = 0', [indice * LINHAS_POR_ARQUIVO]);
                 // Progress counts the zip's share of the total as its entries are read.
                 const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
                 const aoLer = (bytes: number) => {
@@ -344,11 +348,7 @@ export async function importarCnpj(
                 log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
               }),
             );
-          await todasAcabaram(
-            UMA_CARGA_POR_VEZ.has(tabela)
-              ? [lista.reduce<Promise<unknown>>((anterior, arquivo) => anterior.then(() => carregarArquivo(arquivo)), Promise.resolve())]
-              : lista.map(carregarArquivo),
-          );
+          await todasAcabaram(lista.map(carregarArquivo));
           avisar('indexando', tabela, true);
           // a table's indexes come before the loads still waiting: the last of them ends the import
           const indexar = (t: string) =>

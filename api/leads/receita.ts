@@ -72,6 +72,9 @@ export const LAYOUTS: LayoutDeArquivo[] = [
   {
     tipo: 'Socios',
     tabela: 'socio',
+    // numbered by the importer, file by file, in file order (importacao.ts `numerarLinhas`): an
+    // AUTO_INCREMENT id makes InnoDB hold the table's AUTO-INC lock for a whole LOAD DATA
+    calculadas: { id: '@numero_base + (@numero_da_linha := @numero_da_linha + 1)' },
     colunas: [
       ...c('codigo', 'cnpj_basico', 'identificador_socio'),
       ...c('texto', 'nome_socio_razao_social'),

@@ -35,18 +35,26 @@ afterAll(async () => {
   await suite?.encerrar();
 });
 
-test('Socios parts each longer to load than the lock wait all load, one after another, and go live', async () => {
+test('Socios parts each longer to load than the lock wait load side by side and go live, their partners numbered in file order', async () => {
   const cnpj = novoCnpj();
   const dir = dirs.novo();
   await escreverMes(dir, { estabelecimentos: [linhaDeEstabelecimento({ cnpj })] });
   const parte = (n: number) =>
     Array.from({ length: POR_PARTE }, (_, i) => linhaDeSocio({ cnpj_basico: `${n}${String(i).padStart(7, '0')}`, nome_socio_razao_social: `SOCIO ${n}-${i}` }));
-  const ultimaParte = parte(2);
-  ultimaParte.push(linhaDeSocio({ cnpj_basico: cnpj.slice(0, 8), nome_socio_razao_social: 'SOCIA DA ULTIMA PARTE' }));
-  await escreverZipsDaReceita(dir, { Socios0: { linhas: parte(1) }, Socios1: { linhas: ultimaParte } });
+  const daEmpresa = (nome_socio_razao_social: string, qualificacao_socio: string) =>
+    linhaDeSocio({ cnpj_basico: cnpj.slice(0, 8), nome_socio_razao_social, qualificacao_socio });
+  const primeiraParte = [...parte(1), daEmpresa('MESMO NOME', '49'), daEmpresa('MESMO NOME', '22')];
+  const ultimaParte = [daEmpresa('MESMO NOME', '05'), ...parte(2), daEmpresa('ANA', '10')];
+  await escreverZipsDaReceita(dir, { Socios0: { linhas: primeiraParte }, Socios1: { linhas: ultimaParte } });
 
   const r = await importarCnpj(dir);
-  expect(r.linhas.socio).toBe(2 * POR_PARTE + 1);
+  expect(r.linhas.socio).toBe(2 * POR_PARTE + 4);
   const res = await cliente(suite.url.leads).get(`/api/cnpj/${cnpj}`);
-  expect(res.body.socios.map((s: { nome_socio_razao_social: string }) => s.nome_socio_razao_social)).toEqual(['SOCIA DA ULTIMA PARTE']);
+  // by name, then in file order: the first part's lines, in their order, before the second part's
+  expect(res.body.socios.map((s: Record<string, string>) => [s.nome_socio_razao_social, s.qualificacao_socio])).toEqual([
+    ['ANA', '10'],
+    ['MESMO NOME', '49'],
+    ['MESMO NOME', '22'],
+    ['MESMO NOME', '05'],
+  ]);
 });
