@@ -72,7 +72,7 @@ export const LAYOUTS: LayoutDeArquivo[] = [
   {
     tipo: 'Socios',
     tabela: 'socio',
-    // numbered by the importer, file by file, in file order (importacao.ts `numerarLinhas`): an
+    // numbered by the importer, file by file, in file order (importacao.ts `LINHAS_POR_ARQUIVO`): an
     // AUTO_INCREMENT id makes InnoDB hold the table's AUTO-INC lock for a whole LOAD DATA
     calculadas: { id: '@numero_base + (@numero_da_linha := @numero_da_linha + 1)' },
     colunas: [
