@@ -191,7 +191,10 @@ export async function sincronizarAntesDeListar(quem: Principal): Promise<void> {
   try {
     // a master's token goes apart from the job's data, which the dashboard shows
     if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
-    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId: 'sincronizar' });
+    // one shared job per kind of caller: a master joining a non-master's job would sync with the
+    // hub's token instead of its own (rule 3); the queue runs them one after the other
+    const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
+    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId });
     await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');

@@ -317,6 +317,24 @@ describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
       expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: hubNoIdentity });
     }
   });
+
+  test('a master listing while a non-master’s sync is under way gets a sync of its own, with the master’s token', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    relay.mudar('atrasado');
+    const desde = relay.pedidos.length;
+    const doColaborador = hub.api.get('/aplicativo', { token: pessoa.token });
+    await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
+
+    const doMaster = await hub.sincronizar();
+    expect((await doColaborador).status).toBe(200);
+    const lidas = await esperarAte(async () => {
+      const l = listasNoIdentity(desde);
+      return l.some((p) => p.autorizacao === `Bearer ${admin}`) && l;
+    }, 'the master’s sync reading identity');
+    // the non-master's sync read first, with the hub's token; the master's ran after it
+    expect(doPayload(lidas[0].autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo' });
+    expect(doMaster.itens.length).toBeGreaterThan(0);
+  });
 });
 
 describe('the hub’s own token is reused (SPEC 5.7, DESIGN §10 rate limit of /auth/token)', () => {
