@@ -349,6 +349,7 @@ export class LimpezaDeCampos extends Transform {
     // a line with a single empty field is blank (or only spaces): skipped
     if (this.coluna === 0 && this.vazio()) {
       this.tamanho = 0;
+      this.entreAspas = false; // a blank line written `""`: the next line's first field starts afresh
       return;
     }
     this.fimDoCampo();

@@ -68,6 +68,8 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
 
   test('blank lines and lines of only spaces are skipped; a last line without a line break is kept', async () => {
     expect(await limpar('\n\n"1";"A";"";""\n   \n\n"2";"B";"";""')).toBe('"1";"A";NULL;NULL\n"2";"B";NULL;NULL\n');
+    // a blank line written as one quoted empty field: skipped, and the next line's unquoted NULL is still a null
+    expect(await limpar('"1";"A";"";""\n""\nNULL;"B";"";""\n')).toBe('"1";"A";NULL;NULL\nNULL;"B";NULL;NULL\n');
   });
 
   test('ISO-8859-1 bytes pass through unchanged (the database reads them as latin1)', async () => {
