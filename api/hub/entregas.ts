@@ -192,7 +192,8 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
  * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
  * queue retries on the schedule; puts the delivery in the error queue after the last one.
- * `sinal` (shutdown): null when it came before the attempt could start, which then is not made.
+ * Shutdown: null when it came before the attempt could start (`sinal`), which then is not made, or
+ * cut the attempt under way, which is not recorded; either is made by the job's next run.
  */
 export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
   return emVaga(() => tentar(entregaId, false, sinal), 'sozinha');
@@ -246,6 +247,9 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   if (sinal?.aborted) return null;
   const iniciadaEm = new Date();
   const r = await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000);
+  // cut by the shutdown, past its grace: not the subscriber's failure, and not recorded; the job's
+  // next run makes it again (the subscriber may have had it: at least once)
+  if (r.interrompido) return null;
   const numero = e.tentativas + 1;
   const agora = new Date();
   const ultimoErro = r.erro?.slice(0, 1000) ?? null;

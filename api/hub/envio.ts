@@ -15,15 +15,20 @@ export interface ResultadoDoEnvio {
   resposta: string | null;
   retryAfterMs?: number;
   duracaoMs: number;
+  /** cut by the hub's shutdown: no answer of the subscriber's, nothing to hold against it */
+  interrompido?: true;
 }
 
 const agentes = {
   http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
   https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
 };
+/** Set as the connections close on shutdown: an attempt they cut is not sent again (below). */
+let encerrando = false;
 // on shutdown, once the workers are done: the subscribers' idle connections are closed, not left
-// to the process's end
+// to the process's end, and so are those of attempts still running past the grace period
 aoEncerrar('filas', 'conexoes-com-assinantes', async () => {
+  encerrando = true;
   agentes.http.destroy();
   agentes.https.destroy();
 });
@@ -102,6 +107,9 @@ function enviar(
       fim({ status: null, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
     }, inicio + tempoLimiteMs - Date.now());
     req.on('error', (err: NodeJS.ErrnoException) => {
+      // the hub closed it, shutting down: the subscriber may be handling the call, so it is not made
+      // again here (the job's next run makes it, as for any attempt cut by a stop)
+      if (encerrando) return fim({ status: null, erro: 'tentativa interrompida pelo encerramento do hub', resposta: null, interrompido: true });
       // a kept-alive connection the subscriber closed while idle fails as it is reused, before any
       // answer: that is not the subscriber's failure, so the call is made once more on a new one
       if (req.reusedSocket && !respondeu && !terminou && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {

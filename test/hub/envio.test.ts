@@ -2,6 +2,8 @@ import http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import nock from 'nock';
 import { enviarPost } from '../../api/hub/envio';
+import { encerrar } from '../../lib/lifecycle';
+import { esperarAte } from '../helpers/espera';
 
 /**
  * One delivery POST over the hub's kept-alive connections (api/hub/envio.ts), against a real
@@ -14,6 +16,8 @@ let url: string;
 const porConexao = new Map<Socket, number>();
 let fecharNa = 0;
 let recebidas = 0;
+/** arrivals of each body; `{"lento":...}` is answered only after a second */
+const chegadas = new Map<string, number>();
 
 beforeAll(async () => {
   // nock's interception of node's http makes a new connection per request: this file's calls are
@@ -22,15 +26,18 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     const n = (porConexao.get(req.socket) ?? 0) + 1;
     porConexao.set(req.socket, n);
-    req.resume();
+    let corpo = '';
+    req.on('data', (p: Buffer) => (corpo += p.toString('utf8')));
     req.on('end', () => {
+      chegadas.set(corpo, (chegadas.get(corpo) ?? 0) + 1);
       if (n === fecharNa) {
         // as a subscriber whose idle time-out ends just as the hub reuses the connection
         req.socket.destroy();
         return;
       }
       recebidas++;
-      res.end('ok');
+      if (corpo.startsWith('{"lento"')) setTimeout(() => res.end('ok'), 1000);
+      else res.end('ok');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -59,4 +66,19 @@ test('a new connection closed before any answer still fails the attempt', async 
   expect(r.status).toBeNull();
   expect(r.erro).toMatch(/^falha de conexão: /);
   expect(porConexao.size).toBe(1);
+});
+
+test('an attempt cut by the hub shutting down is not sent again on a new connection: the subscriber may be handling it', async () => {
+  server.closeAllConnections();
+  porConexao.clear();
+  fecharNa = 0;
+  expect((await enviarPost(url, '{"n":4}', {}, 5000)).status).toBe(200); // a kept-alive connection to reuse
+  const corpo = '{"lento":1}';
+  const envio = enviarPost(url, corpo, {}, 5000);
+  await esperarAte(() => chegadas.get(corpo) === 1, 'the slow call reaching the subscriber');
+  await encerrar(); // closes the hub's connections, this one included (last test: nothing else runs after it)
+  const r = await envio;
+  expect(r).toMatchObject({ status: null, erro: 'tentativa interrompida pelo encerramento do hub', interrompido: true });
+  await new Promise((ok) => setTimeout(ok, 200));
+  expect(chegadas.get(corpo)).toBe(1);
 });
