@@ -211,27 +211,27 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   // read again under lock: a change or deletion committed since the check above is what this one
   // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
   // beside them, where a worker recording a delivery's end writes (the two would wait on each other)
-  const canceladas = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
+  const canceladasEm = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
     if (!a) throw naoEncontrado('Assinatura');
     if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
       await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema, transaction);
     }
     await a.update(mudancas, { transaction });
-    return a.ativa ? [] : cancelarPendentes(a.id, transaction);
+    return a.ativa ? null : cancelarPendentes(a.id, transaction);
   });
   esquecerAssinaturas();
-  void removerJobs(canceladas);
+  void removerJobs(id, canceladasEm);
   return assinaturaPorId(id);
 }
 
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   await existente(id);
-  const canceladas = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
+  const canceladasEm = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
     if (!a) throw naoEncontrado('Assinatura');
     await a.destroy({ transaction });
     return cancelarPendentes(a.id, transaction);
   });
   esquecerAssinaturas();
-  void removerJobs(canceladas);
+  void removerJobs(id, canceladasEm);
 }

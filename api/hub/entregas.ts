@@ -307,22 +307,43 @@ interface LinhaDaEntrega {
 /**
  * SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once. Runs in
  * the transaction that deactivates or deletes it, so the two are stored together (a reactivation
- * never finds them still pending), with one statement whatever their number; answers their ids for
- * `removerJobs` once it commits.
+ * never finds them still pending), with one statement whatever their number, none of them read
+ * into memory (a subscriber down for hours leaves hundreds of thousands). Answers the moment it
+ * stamped them with, for `removerJobs` once it commits; null when there were none.
  */
-export async function cancelarPendentes(assinaturaId: string, transaction: Transaction): Promise<string[]> {
-  const onde = { assinatura_id: assinaturaId, situacao: 'pendente' as const };
-  const pendentes = await Entrega.findAll({ where: onde, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
-  if (!pendentes.length) return [];
-  await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: onde, transaction });
-  return pendentes.map((e) => e.id);
+export async function cancelarPendentes(assinaturaId: string, transaction: Transaction): Promise<Date | null> {
+  const momento = new Date();
+  const [canceladas] = await Entrega.update(
+    { situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: momento },
+    { where: { assinatura_id: assinaturaId, situacao: 'pendente' }, transaction, silent: true },
+  );
+  return canceladas ? momento : null;
 }
 
-/** The jobs of cancelled deliveries would find them cancelled anyway: removing them frees Redis of waiting retries. */
-export async function removerJobs(ids: string[]): Promise<void> {
+/**
+ * The jobs of the deliveries `cancelarPendentes` cancelled would find them cancelled anyway:
+ * removing them frees Redis of waiting retries. Their ids are read a page at a time, in the order
+ * of the subscription's index (creation, then id), so memory stays flat whatever their number.
+ */
+export async function removerJobs(assinaturaId: string, canceladasEm: Date | null, tamanhoDaPagina = 1000): Promise<void> {
+  if (!canceladasEm) return;
   const q = fila(filaHubEntrega);
-  for (let i = 0; i < ids.length; i += 100) {
-    await Promise.all(ids.slice(i, i + 100).map((id) => q.remove(id).catch(() => 0)));
+  let depois: { criada_em: string; id: string } = { criada_em: '0001-01-01', id: '' };
+  try {
+    for (;;) {
+      const pagina = await lerLinhas<{ id: string; criada_em: string }>(
+        banco('hub'),
+        `SELECT id, DATE_FORMAT(criada_em, '%Y-%m-%d %H:%i:%s.%f') AS criada_em FROM entrega
+          WHERE assinatura_id = ? AND situacao = 'cancelada' AND (criada_em > ? OR (criada_em = ? AND id > ?)) AND atualizada_em = ?
+          ORDER BY criada_em, id LIMIT ${Number(tamanhoDaPagina)}`,
+        [assinaturaId, depois.criada_em, depois.criada_em, depois.id, dataSql(canceladasEm)],
+      );
+      if (!pagina.length) return;
+      for (let i = 0; i < pagina.length; i += 100) await Promise.all(pagina.slice(i, i + 100).map((e) => q.remove(e.id).catch(() => 0)));
+      depois = pagina[pagina.length - 1];
+    }
+  } catch (err) {
+    log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'jobs de entregas canceladas não removidos');
   }
 }
 

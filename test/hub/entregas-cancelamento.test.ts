@@ -1,6 +1,9 @@
 import { RECARGA_DAS_CHAVES } from '../../api/hub/assinador';
+import { removerJobs } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
@@ -46,6 +49,10 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   const pendente = await hub.entrega(entregas[0].id);
   expect(pendente).toMatchObject({ situacao: 'pendente', tentativas: 1, proxima_tentativa_em: expect.any(String) });
 
+  // each failed delivery waits for its next attempt in a job of its own, under its id
+  const q = fila(filaHubEntrega);
+  for (const e of entregas) expect(await q.getJob(e.id)).toBeDefined();
+
   const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
   expect(res.status).toBe(200);
   expect(res.body.ativa).toBe(false);
@@ -53,6 +60,8 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   for (const e of entregas) {
     expect(await hub.entrega(e.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null, tentativas: 1 });
   }
+  // and their waiting jobs leave the queue (after the commit, the ids read a page at a time)
+  await esperarAte(async () => (await Promise.all(entregas.map((e) => q.getJob(e.id)))).every((j) => !j), 'the cancelled deliveries’ jobs removed');
   expect((await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'pendente' })).total).toBe(0);
   expect((await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'cancelada' })).total).toBe(2);
 
@@ -68,6 +77,26 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   expect(depois.entregas).toBe(1);
   expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(2);
   await hub.api.patch(`/assinatura/${outra.id}`, { token: await hub.admin(), body: { ativa: false } });
+});
+
+test('the jobs of a cancellation are found page by page, and only those: a delivery cancelled at another moment keeps its job', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/paginas'), maximo_de_tentativas: 5 });
+  const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
+  const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
+  for (const e of entregas) await esperarPrimeiraFalha(e.id);
+  const canceladasEm = new Date(Date.now() - 60_000);
+  const outroMomento = new Date(Date.now() - 120_000);
+  const ids = entregas.map((e) => e.id);
+  // as cancelarPendentes leaves them: two at one moment, the third at another
+  await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: canceladasEm }, { where: { id: ids.slice(0, 2) }, silent: true });
+  await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: outroMomento }, { where: { id: ids[2] }, silent: true });
+  const q = fila(filaHubEntrega);
+  await removerJobs(c.assinatura.id, canceladasEm, 1);
+  expect(await q.getJob(ids[0])).toBeUndefined();
+  expect(await q.getJob(ids[1])).toBeUndefined();
+  expect(await q.getJob(ids[2])).toBeDefined();
+  await removerJobs(c.assinatura.id, outroMomento, 1);
+  expect(await q.getJob(ids[2])).toBeUndefined();
 });
 
 test('deactivating and deleting store the subscription change and the cancellation together: while a pending delivery is held, the subscription is not yet seen changed (SPEC §6 rule 6)', async () => {
