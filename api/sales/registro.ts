@@ -98,50 +98,84 @@ interface ConversasGravadas {
 }
 
 /**
+ * Whether an event's copy of a conversation or message (its platform `updated_at`) is not older
+ * than what was applied: equal applies (a repeated webhook changes nothing), and either side
+ * without a time applies, in arrival order, as before the platform's times were kept.
+ */
+const naoEhMaisVelho = (novo: string | null, aplicado: string | null) => novo === null || aplicado === null || novo >= aplicado;
+/** The same in SQL, for the platform time `novo` against the column `aplicado`. */
+const NAO_EH_MAIS_VELHO = (novo: string, aplicado: string) => `(${novo} IS NULL OR ${aplicado} IS NULL OR ${novo} >= ${aplicado})`;
+/** The later of two platform times, either of them null. */
+const MAIS_RECENTE = (a: string, b: string) => `GREATEST(COALESCE(${a}, ${b}), COALESCE(${b}, ${a}))`;
+
+/**
+ * Of each conversation's events in the batch, the one whose copy of the conversation is applied, as
+ * if they came one by one: each in turn unless older than the newest before it (events arrive in no
+ * guaranteed order, so a late copy of the conversation must not undo a newer one).
+ */
+function copiasAAplicar(pedidos: Pedido[]): Map<string, Pedido> {
+  const escolhidos = new Map<string, { pedido: Pedido; maisRecente: string | null }>();
+  for (const p of pedidos) {
+    const chave = chaveDoPedido(p);
+    const em = p.evento.conversa.atualizadaEm;
+    const antes = escolhidos.get(chave);
+    if (!antes) escolhidos.set(chave, { pedido: p, maisRecente: em });
+    else if (naoEhMaisVelho(em, antes.maisRecente)) escolhidos.set(chave, { pedido: p, maisRecente: em ?? antes.maisRecente });
+  }
+  return new Map([...escolhidos].map(([chave, e]) => [chave, e.pedido]));
+}
+
+/**
  * The live record of each chat conversation, created when there is none and brought up to date
  * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
- * none yet. One row per conversation (the batch's last event wins, as if they came one by one),
- * in key order so that concurrent batches lock rows in the same order. Answers the ids it gives the
- * records it may create, and, once its message is sent, the live record of each conversation.
+ * none yet. One row per conversation (copiasAAplicar), in key order so that concurrent batches
+ * lock rows in the same order. The record keeps the platform's `updated_at` of the copy it
+ * applied: an older copy (a late webhook) leaves the contact, status and step as they are. Answers
+ * the ids it gives the records it may create, and, once its message is sent, the live record of
+ * each conversation.
  */
 function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): ConversasGravadas {
   if (!pedidos.length) return { novas: new Set(), ids: Promise.resolve(new Map()) };
-  const ultimos = new Map<string, Pedido>();
-  for (const p of pedidos) ultimos.set(chaveDoPedido(p), p);
-  const chaves = [...ultimos.keys()].sort();
+  const aplicados = copiasAAplicar(pedidos);
+  const chaves = [...aplicados.keys()].sort();
   const linhas = chaves.map((k) => {
-    const { sistema, evento } = ultimos.get(k)!;
+    const { sistema, evento } = aplicados.get(k)!;
     const c = evento.conversa;
     const telefone = chaveDoTelefone(c.contatoTelefone);
     return [novoId(), sistema.id, c.suporteConversaId, c.contaId, c.contatoId, enderecoNoPainel(sistema, c), telefone, telefone, c.etapaId,
-      c.contatoNome, c.contatoTelefone, digitos(c.contatoTelefone), c.status, agora, agora];
+      c.contatoNome, c.contatoTelefone, digitos(c.contatoTelefone), c.status, c.atualizadaEm, agora, agora];
   });
+  // the event's copy of the conversation, unless older than the one the record holds
+  const daCopia = (valor: string, coluna: string) =>
+    `IF(${NAO_EH_MAIS_VELHO('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}, ${valor}, ${coluna})`;
   void t.depois(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, suporte_conta_id, suporte_contato_id,
        suporte_endereco_conversa, config_system_gateway_id, config_system_mensageiro_id, etapa_id, contato_nome,
-       contato_telefone, contato_telefone_digitos, status, ultima_mensagem, quantidade_mensagens, criado_em, atualizado_em)
+       contato_telefone, contato_telefone_digitos, status, suporte_atualizada_em, ultima_mensagem, quantidade_mensagens,
+       criado_em, atualizado_em)
      VALUES ${lista(linhas.length, `(?, ?, ?, ?, ?, ?,
        (SELECT config_system_gateway_id FROM contato_gateway WHERE telefone_chave = ?),
        (SELECT config_system_mensageiro_id FROM contato_gateway WHERE telefone_chave = ?),
-       ?, ?, ?, ?, ?, '', 0, ?, ?)`)}
+       ?, ?, ?, ?, ?, ?, '', 0, ?, ?)`)}
      ON DUPLICATE KEY UPDATE
        suporte_conta_id = COALESCE(VALUES(suporte_conta_id), suporte_conta_id),
-       suporte_contato_id = COALESCE(VALUES(suporte_contato_id), suporte_contato_id),
+       suporte_contato_id = ${daCopia('COALESCE(VALUES(suporte_contato_id), suporte_contato_id)', 'suporte_contato_id')},
        suporte_endereco_conversa = COALESCE(VALUES(suporte_endereco_conversa), suporte_endereco_conversa),
        config_system_mensageiro_id = IF(config_system_gateway_id IS NULL, VALUES(config_system_mensageiro_id), config_system_mensageiro_id),
        config_system_gateway_id = COALESCE(config_system_gateway_id, VALUES(config_system_gateway_id)),
-       etapa_id = COALESCE(VALUES(etapa_id), etapa_id),
-       contato_nome = IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome)),
-       contato_telefone_digitos = IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos)),
-       contato_telefone = IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone)),
-       status = VALUES(status),
-       atualizado_em = VALUES(atualizado_em)`,
+       etapa_id = ${daCopia('COALESCE(VALUES(etapa_id), etapa_id)', 'etapa_id')},
+       contato_nome = ${daCopia(`IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome))`, 'contato_nome')},
+       contato_telefone_digitos = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')},
+       contato_telefone = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')},
+       status = ${daCopia('VALUES(status)', 'status')},
+       atualizado_em = VALUES(atualizado_em),
+       suporte_atualizada_em = ${MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}`,
     linhas.flat(),
   );
   const ids = t.depois(
     `SELECT id, config_system_suporte_id AS sistema, suporte_conversa_viva AS conversa FROM conversa
       WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(chaves.length, '(?, ?)')})`,
-    chaves.flatMap((k) => [ultimos.get(k)!.sistema.id, ultimos.get(k)!.evento.conversa.suporteConversaId]),
+    chaves.flatMap((k) => [aplicados.get(k)!.sistema.id, aplicados.get(k)!.evento.conversa.suporteConversaId]),
   ) as Promise<{ id: string; sistema: string; conversa: number }[]>;
   return {
     novas: new Set(linhas.map((l) => l[0] as string)),
@@ -158,12 +192,12 @@ async function gravarMensagens(t: TransacaoAgrupada, mensagens: MensagemDoLote[]
   const ordem = [...mensagens].sort((a, b) => (a.conversaId! < b.conversaId! ? -1 : a.conversaId! > b.conversaId! ? 1 : a.m.suporteMensagemId - b.m.suporteMensagemId));
   void t.depois(
     `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, etapa_id, criada_em,
-       quantidade_anexos, apagada, criado_em, atualizado_em) VALUES ?
+       quantidade_anexos, apagada, suporte_atualizada_em, criado_em, atualizado_em) VALUES ?
      ON DUPLICATE KEY UPDATE conversa_id = conversa_id`,
     [
       ordem.map((x) => [
         x.conversaId, x.m.suporteMensagemId, x.id, x.autor, x.m.conteudo, x.autor === 'robo' ? x.m.etapaId : null, x.criadaEm,
-        x.m.anexos.length, x.m.apagada, agora, agora,
+        x.m.anexos.length, x.m.apagada, x.m.atualizadaEm, agora, agora,
       ]),
     ],
   );
@@ -249,7 +283,9 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
  * message_updated of a message already stored: its new text (an edit, or the platform's "deleted"
  * notice). A message deleted in the platform loses its attachments there, and so it does here:
  * their copies go on the removal list, so their links stop working. A deleted message keeps the
- * notice: an edit or a read receipt sent before the deletion may arrive after it.
+ * notice: an edit or a read receipt sent before the deletion may arrive after it. An edit whose copy
+ * of the message is older than the one applied (its platform `updated_at`) changes nothing either;
+ * a deletion is final in the platform, nothing newer can follow it, so it applies whatever its time.
  */
 function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): void {
   const mensagem = [x.conversaId, x.m.suporteMensagemId];
@@ -265,10 +301,13 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
     );
     void t.depois(`DELETE a FROM anexo_da_mensagem a ${daMensagem}`, mensagem);
   }
+  const em = 'CAST(? AS DATETIME(6))';
   void t.depois(
-    `UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ?${x.m.apagada ? ', quantidade_anexos = 0, apagada = 1' : ''}
-      WHERE conversa_id = ? AND suporte_mensagem_id = ? AND NOT apagada`,
-    [x.m.conteudo, agora, ...mensagem],
+    `UPDATE conversa_mensagem SET conteudo = ?, atualizado_em = ?, suporte_atualizada_em = ${MAIS_RECENTE(em, 'suporte_atualizada_em')}
+       ${x.m.apagada ? ', quantidade_anexos = 0, apagada = 1' : ''}
+      WHERE conversa_id = ? AND suporte_mensagem_id = ? AND NOT apagada
+        ${x.m.apagada ? '' : `AND ${NAO_EH_MAIS_VELHO(em, 'suporte_atualizada_em')}`}`,
+    [x.m.conteudo, agora, x.m.atualizadaEm, x.m.atualizadaEm, ...mensagem, ...(x.m.apagada ? [] : [x.m.atualizadaEm, x.m.atualizadaEm])],
   );
   // when it is the last message, that takes the stored text, whether or not this update changed it
   void t.depois(

@@ -23,6 +23,8 @@ export interface ConversaDoSuporte {
   status: StatusDaConversa;
   /** the flow step a robot integration keeps in the conversation's custom attributes */
   etapaId: string | null;
+  /** the platform's `updated_at` of the conversation (momentoDaPlataforma), null when it sent none usable */
+  atualizadaEm: string | null;
 }
 
 export interface AnexoDoSuporte {
@@ -42,6 +44,8 @@ export interface MensagemDoSuporte {
   anexos: AnexoDoSuporte[];
   /** deleted in the platform: its text replaced by the platform's notice, its attachments gone */
   apagada: boolean;
+  /** the platform's `updated_at` of the message (momentoDaPlataforma), null when it sent none usable */
+  atualizadaEm: string | null;
 }
 
 export type EventoDoSuporte =
@@ -130,6 +134,41 @@ function dataDe(valor: number | string): Date {
   return new Date(Math.floor(ms / 1000) * 1000);
 }
 
+/** An ISO date with its offset, as Rails writes one. */
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
+
+/**
+ * The platform's `updated_at`, which orders the events of one conversation or message (webhooks
+ * come in no guaranteed order): unix seconds with a fraction (Chatwoot writes a conversation's so)
+ * or an ISO date (a message's, inside `conversation.messages`). Kept to the microsecond as SQL
+ * DATETIME(6) text in UTC, which compares as text too. Anything else, or a moment outside the years
+ * a date column holds, is no usable time: null, and the event is applied in arrival order as
+ * before (not refused: the field is only a guard).
+ */
+export function momentoDaPlataforma(valor: unknown): string | null {
+  let segundos: number;
+  let micro: number;
+  if (typeof valor === 'number' && Number.isFinite(valor)) {
+    segundos = Math.floor(valor);
+    micro = Math.round((valor - segundos) * 1e6);
+  } else if (typeof valor === 'string' && ISO.test(valor)) {
+    // Date.parse keeps milliseconds only: the fraction is read apart, up to the microsecond
+    const fracao = /\.(\d+)/.exec(valor)?.[1] ?? '';
+    const ms = Date.parse(valor.replace(/\.\d+/, ''));
+    if (Number.isNaN(ms)) return null;
+    segundos = Math.floor(ms / 1000);
+    micro = Number(fracao.slice(0, 6).padEnd(6, '0'));
+  } else {
+    return null;
+  }
+  if (micro >= 1e6) {
+    segundos += 1;
+    micro -= 1e6;
+  }
+  if (segundos < PRIMEIRO_SEGUNDO || segundos > ULTIMO_SEGUNDO) return null;
+  return `${new Date(segundos * 1000).toISOString().slice(0, 19).replace('T', ' ')}.${String(micro).padStart(6, '0')}`;
+}
+
 /**
  * Visible messages only: incoming (0), outgoing (1) and template (3, the inbox's automatic
  * messages). Private notes and activity lines (2: "conversation resolved by ...") are not
@@ -185,7 +224,7 @@ function cortar(texto: string, unidades: number): string {
   return /[\uD800-\uDBFF]$/.test(cortado) ? cortado.slice(0, -1) : cortado;
 }
 
-function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte {
+function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unknown = m.updated_at): MensagemDoSuporte {
   const remetenteDaMensagem = remetenteDe(m);
   return {
     suporteMensagemId: m.id,
@@ -202,6 +241,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null): MensagemDoSuporte 
       tipo: String(a.file_type || 'file').slice(0, 30),
     })),
     apagada: m.content_attributes?.deleted === true,
+    atualizadaEm: momentoDaPlataforma(atualizadaEm),
   };
 }
 
@@ -215,7 +255,20 @@ function lerConversa(c: any, contaDoEvento: number | null | undefined, remetente
     contatoTelefone: String(contato?.phone_number ?? '').slice(0, 40),
     status: c.status,
     etapaId: textoOuNulo(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,
+    atualizadaEm: momentoDaPlataforma(c.updated_at),
   };
+}
+
+/**
+ * A message event's `updated_at` of its message: Chatwoot leaves it out of the top level and writes
+ * it in the message's copy in `conversation.messages` (present when it is the conversation's last
+ * message). That copy is not checked (see eventoDeMensagem), so it is read with care.
+ */
+function atualizadaEmDoEvento(e: any): unknown {
+  if (e.updated_at !== undefined && e.updated_at !== null) return e.updated_at;
+  const copias: unknown = e.conversation?.messages;
+  if (!Array.isArray(copias)) return null;
+  return copias.find((m) => m !== null && typeof m === 'object' && m.id === e.id)?.updated_at ?? null;
 }
 
 /** Reads one webhook body; events the service does not keep come back as `ignorado`. */
@@ -225,7 +278,7 @@ export function lerEventoDoSuporte(corpo: unknown): EventoDoSuporte {
   if (evento === 'message_created' || evento === 'message_updated') {
     const e = validarCom<any>(eventoDeMensagem, corpo, FORA_DO_FORMATO);
     const c = lerConversa(e.conversation, e.account?.id, e.sender);
-    return { tipo: 'mensagem', evento, conversa: c, mensagem: visivel(e) ? lerMensagem(e, c.etapaId) : null };
+    return { tipo: 'mensagem', evento, conversa: c, mensagem: visivel(e) ? lerMensagem(e, c.etapaId, atualizadaEmDoEvento(e)) : null };
   }
   if (evento === 'conversation_created' || evento === 'conversation_updated' || evento === 'conversation_status_changed') {
     const e = validarCom<any>(eventoDeConversa, corpo, FORA_DO_FORMATO);

@@ -359,6 +359,157 @@ describe('SPEC §3: the status mirrors the chat platform', () => {
   });
 });
 
+describe('SPEC §3 (the status mirrors the chat platform): events arriving out of order, ordered by the platform\'s updated_at', () => {
+  /** Chatwoot's `updated_at` of a conversation: unix seconds with microseconds (Rails' `updated_at.to_f`). */
+  const segundos = (iso: string, micro = 0) => Date.parse(iso) / 1000 + micro / 1e6;
+  const conversaEm = (evento: ReturnType<typeof eventoDeConversa>, atualizadaEm: unknown) => ({ ...evento, updated_at: atualizadaEm });
+  const mensagemEm = (evento: ReturnType<typeof eventoDeMensagem>, atualizadaEm: unknown) => ({
+    ...evento,
+    conversation: { ...evento.conversation, updated_at: atualizadaEm },
+  });
+  /** A message_updated with the message's `updated_at` where Chatwoot writes it: in its copy inside `conversation.messages`. */
+  const edicaoEm = (evento: ReturnType<typeof eventoDeMensagem>, conteudo: string, atualizadaEm: unknown) => ({
+    ...evento,
+    event: 'message_updated',
+    content: conteudo,
+    conversation: { ...evento.conversation, messages: [{ id: evento.id, content: conteudo, updated_at: atualizadaEm }] },
+  });
+
+  it('an older status change arriving after a newer one leaves status, contact and step as the newer set them; the same time again applies, a newer one too', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, status: 'pending' }), segundos('2026-12-01T10:00:00Z')));
+    await s.registrar(
+      sistema,
+      conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved', etapa: 'fim' }), segundos('2026-12-01T10:00:02Z')),
+    );
+    // sent at 10:00:01, delivered late
+    const atrasado = conversaEm(
+      eventoDeConversa('conversation_status_changed', { conversa, contato: { ...contato, nome: 'Nome Antigo' }, status: 'open', etapa: 'inicio' }),
+      segundos('2026-12-01T10:00:01Z'),
+    );
+    expect(await s.registrar(sistema, atrasado)).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 0 });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'resolved', contato_nome: contato.nome, etapa_id: 'fim' });
+
+    // another copy of the same moment (Chatwoot sends conversation_updated beside the status change)
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'snoozed' }), segundos('2026-12-01T10:00:02Z')));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T10:00:03Z')));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+  });
+
+  it('updated_at as an ISO date is read too, and a microsecond apart tells two copies apart', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const status = (valor: string, em: unknown) => s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }), em));
+    await status('resolved', '2026-12-01T10:00:05.500Z');
+    await status('open', '2026-12-01T10:00:05.499Z');
+    // the same moment with an offset
+    await status('pending', '2026-12-01T07:00:05.400-03:00');
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+    await status('snoozed', segundos('2026-12-01T10:00:06Z', 2));
+    await status('open', segundos('2026-12-01T10:00:06Z', 1));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+  });
+
+  it('a message event carrying an older copy of the conversation stores its message but leaves the newer status', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'primeira', status: 'pending' }), segundos('2026-12-01T11:00:00Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T11:00:05Z')));
+    const atrasada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'segunda', status: 'pending', criadaEm: new Date('2026-12-01T11:00:03Z') }), segundos('2026-12-01T11:00:03Z'));
+    expect(await s.registrar(sistema, atrasada)).toMatchObject({ mensagens_novas: 1 });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', quantidade_mensagens: 2, ultima_mensagem: 'segunda' });
+  });
+
+  it('an event without updated_at, or with one that is no time, is applied in arrival order, as before', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const status = (valor: string, em?: unknown) =>
+      s.registrar(sistema, em === undefined ? eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }) : conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }), em));
+    await status('resolved', segundos('2026-12-01T12:00:00Z'));
+    await status('open');
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+    await status('snoozed', 'ontem');
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+    await status('pending', 1e17);
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
+    // the time applied is still there: an older copy is left out
+    await status('open', segundos('2026-12-01T11:59:59Z'));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
+  });
+
+  it('an older edit of a message arriving after a newer one leaves the newer text (its time in the message\'s copy in the conversation, or at the top)', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const criada = eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-12-01T13:00:00Z') });
+    await s.registrar(sistema, { ...edicaoEm(criada, 'v0', '2026-12-01T13:00:00.000Z'), event: 'message_created' });
+    await s.registrar(sistema, edicaoEm(criada, 'v2', '2026-12-01T13:00:02.000Z'));
+    await s.registrar(sistema, edicaoEm(criada, 'v1', '2026-12-01T13:00:01.000Z'));
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ ultima_mensagem: 'v2', quantidade_mensagens: 1 });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2']);
+    // the same time again applies
+    await s.registrar(sistema, edicaoEm(criada, 'v2, de novo', '2026-12-01T13:00:02.000Z'));
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2, de novo']);
+    // at the top of the event, in unix seconds
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v3', updated_at: segundos('2026-12-01T13:00:03Z') });
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v2,5', updated_at: segundos('2026-12-01T13:00:02.500Z') });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v3']);
+    expect((await s.conversaDoSuporte(conversa)).ultima_mensagem).toBe('v3');
+    // a copy of another message in the conversation says nothing of this one's time
+    await s.registrar(sistema, {
+      ...criada,
+      event: 'message_updated',
+      content: 'v4',
+      conversation: { ...criada.conversation, messages: [{ id: criada.id + 1, updated_at: '2026-12-01T12:00:00.000Z' }] },
+    });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v4']);
+  });
+
+  it('in one batch, the newest copy wins whatever order the events come in, for the conversation and for a message', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    // every event carries its copy of the conversation, the edits' as of the message's creation
+    const criada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-12-01T14:00:00Z') }), segundos('2026-12-01T14:00:00Z'));
+    await s.registrar(sistema, criada);
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
+    // the first occupies the conversation's line of batches; the other four wait and go in one batch
+    await Promise.all([
+      registrar(conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'pending' }), segundos('2026-12-01T14:00:01Z'))),
+      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-12-01T14:00:03Z'))),
+      registrar(edicaoEm(criada, 'v2', '2026-12-01T14:00:02.000Z')),
+      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T14:00:02Z'))),
+      registrar(edicaoEm(criada, 'v1', '2026-12-01T14:00:01.000Z')),
+    ]);
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ status: 'resolved', ultima_mensagem: 'v2' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2']);
+  });
+
+  it('after DELETE, a new message starts a new record even with a copy of the conversation older than the deleted record\'s; later events compare with the new one', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const primeiro = await s.registrar(
+      sistema,
+      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'antiga', status: 'resolved' }), segundos('2026-12-01T15:00:09Z')),
+    );
+    expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+    const nova = await s.registrar(
+      sistema,
+      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'nova', status: 'pending' }), segundos('2026-12-01T15:00:05Z')),
+    );
+    expect(nova).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 1 });
+    expect(nova.conversa_id).not.toBe(primeiro.conversa_id);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ id: nova.conversa_id, status: 'pending', quantidade_mensagens: 1, ultima_mensagem: 'nova' });
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T15:00:04Z')));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T15:00:06Z')));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+  });
+});
+
 describe('SPEC §3: after DELETE, only a new message starts a new record', () => {
   it('a message for a deleted conversation starts a new history; a status change, an edit or a private note does not', async () => {
     const conversa = idDoSuporte();
