@@ -48,8 +48,11 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
   return { enderecoDoSuporte: acesso?.url ?? null, tokenApi: acesso?.tokenApi ?? null };
 }
 
-/** `esgotado`: its attempts all made (or copied, or gone, since it was read) */
-export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado';
+/**
+ * `esgotado`: its attempts all made (or copied, or gone, since it was read); `interrompido`: stopped
+ * by the worker's shutdown, its attempt given back (it is no failure of the copy)
+ */
+export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido';
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
 export interface ProgressoDaCopia {
@@ -92,12 +95,18 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * starts, by the database and not by the job: a crash still counts, and a job run again after one
  * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure throws,
  * and the queue tries again 30 minutes later. A copy whose attachment was deleted meanwhile (its
- * conversation deleted) is removed again.
+ * conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
+ * the upload at once; the attempt it cut is given back and the copy answers `interrompido`.
  */
-export async function copiarAnexo(anexoId: string, aoProgredir: (p: ProgressoDaCopia) => void = () => undefined): Promise<ResultadoDaCopia> {
+export async function copiarAnexo(
+  anexoId: string,
+  aoProgredir: (p: ProgressoDaCopia) => void = () => undefined,
+  sinal?: AbortSignal,
+): Promise<ResultadoDaCopia> {
   const anexo = await AnexoDaMensagem.findByPk(anexoId);
   if (!anexo) return 'inexistente';
   if (anexo.arquivo_id) return 'ja_copiado';
+  if (sinal?.aborted) return 'interrompido';
   const [contada] = await AnexoDaMensagem.update(
     { tentativas: literal('tentativas + 1') },
     { where: { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } } },
@@ -105,10 +114,11 @@ export async function copiarAnexo(anexoId: string, aoProgredir: (p: ProgressoDaC
   if (!contada) return 'esgotado';
   let arquivo: ArquivoGuardado | undefined;
   try {
-    const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: AbortSignal.timeout(PRAZO_DA_COPIA_MS) });
+    const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
+    const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     const total = download.tamanho;
     const bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, PRAZO_DA_COPIA_MS);
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, PRAZO_DA_COPIA_MS, sinal);
     aoProgredir({ bytes: bytes.bytes, total });
     const [alterados] = await AnexoDaMensagem.update(
       { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },
@@ -121,9 +131,28 @@ export async function copiarAnexo(anexoId: string, aoProgredir: (p: ProgressoDaC
     return 'copiado';
   } catch (err) {
     if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
+    if (sinal?.aborted) {
+      await devolverTentativa(anexoId);
+      return 'interrompido';
+    }
     const mensagem = (err as Error).message.slice(0, 500);
     await AnexoDaMensagem.update({ ultimo_erro: mensagem }, { where: { id: anexoId } });
     throw err;
+  }
+}
+
+/**
+ * A copy cut by the shutdown failed through no fault of its own: its attempt goes back, so shutdowns
+ * (a deploy) never use up the six. Should this fail too, the attempt stays spent, as a crash's.
+ */
+async function devolverTentativa(anexoId: string): Promise<void> {
+  try {
+    await AnexoDaMensagem.update(
+      { tentativas: literal('tentativas - 1') },
+      { where: { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } } },
+    );
+  } catch (err) {
+    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa interrompida não devolvida');
   }
 }
 

@@ -14,24 +14,27 @@ export interface ArquivoGuardado {
   url: string;
 }
 
-async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } = {}, prazoMs = 10_000): Promise<Response> {
+/** `sinal` stops the call before its time-out (a worker's shutdown). */
+async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } = {}, prazoMs = 10_000, sinal?: AbortSignal): Promise<Response> {
   const token = await tokenDoServico('sales');
   if (!token) throw new Error('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
+  const prazo = AbortSignal.timeout(prazoMs);
   const res = await fetch(`${config().servicos.files.url}${caminho}`, {
     ...init,
     headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}`, accept: 'application/json' },
-    signal: AbortSignal.timeout(prazoMs),
+    signal: sinal ? AbortSignal.any([prazo, sinal]) : prazo,
   });
   if (res.status === 401) esquecerTokenDoServico('sales');
   return res;
 }
 
-/** Streams the bytes to file storage as a new file of the sales application. */
-export async function guardarArquivo(nome: string, tipoMime: string, bytes: Readable, prazoMs: number): Promise<ArquivoGuardado> {
+/** Streams the bytes to file storage as a new file of the sales application; `sinal` cuts the upload short. */
+export async function guardarArquivo(nome: string, tipoMime: string, bytes: Readable, prazoMs: number, sinal?: AbortSignal): Promise<ArquivoGuardado> {
   const res = await chamar(
     `/arquivo?nome=${encodeURIComponent(nome)}`,
     { method: 'POST', headers: { 'content-type': tipoMime }, body: Readable.toWeb(bytes) as ReadableStream, duplex: 'half' },
     prazoMs,
+    sinal,
   );
   if (res.status !== 201) throw new Error(`file storage answered ${res.status} to the upload`);
   return (await res.json()) as ArquivoGuardado;
