@@ -7,6 +7,7 @@ import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
 import { dadosInvalidos, ErroDeDominio, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
+import { TAMANHO_MAXIMO_DO_TIPO_MIME, TIPO_MIME, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento } from './armazenamento';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
 
@@ -39,11 +40,6 @@ export interface Conteudo {
   bytes: Readable;
 }
 
-const TIPO_PADRAO = 'application/octet-stream';
-const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-/** RFC 9110 media type: `type/subtype` and optional `; name=value` parameters (value a token or a quoted string). */
-const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
-
 function arquivoJson(a: Arquivo): ArquivoJson {
   return {
     id: a.id,
@@ -59,8 +55,8 @@ function arquivoJson(a: Arquivo): ArquivoJson {
 /** The Content-Type as stored and served back: type and subtype in lower case, parameters as sent. */
 export function tipoMime(valor: string | undefined): string {
   const v = valor?.trim();
-  if (!v) return TIPO_PADRAO;
-  if (v.length > 255 || !TIPO_MIME.test(v)) {
+  if (!v) return TIPO_MIME_PADRAO;
+  if (v.length > TAMANHO_MAXIMO_DO_TIPO_MIME || !TIPO_MIME.test(v)) {
     throw dadosInvalidos('Content-Type inválido.', [{ campo: 'Content-Type', mensagem: 'use um tipo MIME como image/png (até 255 caracteres)' }]);
   }
   return v.replace(/^[^;]+/, (essencia) => essencia.trim().toLowerCase());

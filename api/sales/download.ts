@@ -3,6 +3,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { config } from '../../config';
 import { ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
+import { ESSENCIA_DO_TIPO_MIME, TAMANHO_MAXIMO_DO_TIPO_MIME, TIPO_MIME, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 
 const REDIRECIONAMENTOS = 5;
 
@@ -10,6 +11,7 @@ const REDIRECIONAMENTOS = 5;
 const CAMINHO_DOS_ANEXOS = '/rails/active_storage/';
 
 export interface Download {
+  /** the answer's Content-Type in a shape file storage takes (tipoParaGuardar) */
   tipoMime: string;
   /** the length the answer announced (content-length), when it did */
   tamanho: number | null;
@@ -21,6 +23,20 @@ export interface AcessoAoAnexo {
   enderecoDoSuporte: string | null;
   tokenApi: string | null;
   sinal: AbortSignal;
+}
+
+/**
+ * The download's Content-Type as file storage will take it: whole when it parses, else its essence
+ * (`type/subtype`, lower case), else application/octet-stream. Platforms and their storages send
+ * values file storage refuses (`image/jpeg;`, a parameter without a value, a name with accents),
+ * and a refused upload fails every attempt of the copy alike.
+ */
+export function tipoParaGuardar(valor: string | undefined): string {
+  const v = valor?.trim();
+  if (!v) return TIPO_MIME_PADRAO;
+  if (v.length <= TAMANHO_MAXIMO_DO_TIPO_MIME && TIPO_MIME.test(v)) return v;
+  const essencia = v.split(';')[0].trim().toLowerCase();
+  return essencia.length <= TAMANHO_MAXIMO_DO_TIPO_MIME && ESSENCIA_DO_TIPO_MIME.test(essencia) ? essencia : TIPO_MIME_PADRAO;
 }
 
 /**
@@ -63,7 +79,7 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
       }
       const comprimento = res.headers['content-length'];
       resolve({
-        tipoMime: res.headers['content-type']?.trim() || 'application/octet-stream',
+        tipoMime: tipoParaGuardar(res.headers['content-type']),
         tamanho: comprimento && /^\d{1,15}$/.test(comprimento) ? Number(comprimento) : null,
         bytes: res,
       });

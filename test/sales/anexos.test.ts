@@ -157,6 +157,38 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     }
   });
 
+  it("a Content-Type file storage would refuse is sent as its essence, or as application/octet-stream: copied at the first attempt", async () => {
+    const longo = `text/plain; nome=${'a'.repeat(260)}`;
+    const casos = [
+      // a stray semicolon, a parameter without a value, a value with accents, a quoted value with a backslash
+      { enviado: 'image/jpeg;', guardado: 'image/jpeg' },
+      { enviado: 'IMAGE/PNG; charset', guardado: 'image/png' },
+      { enviado: 'application/pdf; name=relatório.pdf', guardado: 'application/pdf' },
+      { enviado: 'text/plain; name="a\\"b"', guardado: 'text/plain' },
+      { enviado: longo, guardado: 'text/plain' },
+      // no type at all
+      { enviado: 'jpeg', guardado: 'application/octet-stream' },
+      { enviado: 'image/jp eg;', guardado: 'application/octet-stream' },
+      // one that parses goes whole, file storage lowering the type and subtype
+      { enviado: 'Text/Plain; charset=ISO-8859-1', guardado: 'text/plain; charset=ISO-8859-1' },
+    ];
+    const copias = [];
+    for (const [i, caso] of casos.entries()) {
+      const caminho = `/rails/active_storage/tipos/${i}.bin`;
+      nock(CHAT).get(caminho).reply(200, randomBytes(32), { 'content-type': caso.enviado });
+      copias.push({ enviado: caso.enviado, conversaId: await mensagemComAnexo(`${CHAT}${caminho}`, 'file') });
+    }
+    const vistos = [];
+    for (const { enviado, conversaId } of copias) {
+      const anexo = await esperarAte(async () => {
+        const a = await anexoDe(conversaId);
+        return (a.arquivo_id || a.tentativas > 1) && a;
+      }, `the copy of ${enviado}`);
+      vistos.push({ enviado, tipo_mime: anexo.tipo_mime, tentativas: anexo.tentativas });
+    }
+    expect(vistos).toEqual(casos.map((c) => ({ enviado: c.enviado, tipo_mime: c.guardado, tentativas: 1 })));
+  });
+
   it('each listing answers a fresh url; the copy is a private file of the sales application', async () => {
     nock(CHAT).get('/rails/active_storage/doc.pdf').reply(200, Buffer.from('%PDF-1.4'), { 'content-type': 'application/pdf' });
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/doc.pdf`, 'file');
