@@ -1,8 +1,6 @@
-import { DelayedError, Job, Worker } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import { entregarLote, tentarEntrega } from '../api/hub/entregas';
-
-/** Stopped by shutdown, a job is taken up again this soon (by another worker, as a rule). */
-const RETOMADA_MS = 1000;
+import { devolverAFila } from '../queues/fila';
 
 /**
  * Adapter: `entregar-lote`, the first attempts of a published batch; `entregar`, one attempt of one
@@ -13,21 +11,15 @@ export async function processarHubEntrega(job: Job, token?: string, sinal?: Abor
   switch (job.name) {
     case 'entregar-lote': {
       const r = await entregarLote(job.data.entregas, sinal);
-      return r.adiadas ? devolver(job, token) : r;
+      return r.adiadas ? devolverAFila(job, token) : r;
     }
     case 'entregar': {
       const r = await tentarEntrega(job.data.id, sinal);
-      return r === null ? devolver(job, token) : r;
+      return r === null ? devolverAFila(job, token) : r;
     }
     default:
       throw new Error(`unknown job ${job.name}`);
   }
-}
-
-/** Back to the queue without counting as a failed attempt (BullMQ's manual delay). */
-async function devolver(job: Job, token?: string): Promise<never> {
-  await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
-  throw new DelayedError();
 }
 
 /**

@@ -1,9 +1,6 @@
-import { DelayedError, Job } from 'bullmq';
+import { Job } from 'bullmq';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../api/sales/anexos';
-import { progressoNoPainel } from '../queues/fila';
-
-/** A copy stopped by shutdown is taken up again this soon (by another worker, as a rule). */
-const RETOMADA_MS = 1000;
+import { devolverAFila, progressoNoPainel } from '../queues/fila';
 
 /**
  * Adapter: `copiar` copies one attachment to file storage; `apagar` removes copies of deleted ones;
@@ -16,7 +13,7 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
   switch (job.name) {
     case 'copiar': {
       const r = await copiarAnexo(job.data.anexo_id!, aoProgredir, sinal);
-      return r === 'interrompido' ? devolver(job, token) : r;
+      return r === 'interrompido' ? devolverAFila(job, token) : r;
     }
     case 'apagar':
       return { apagados: await apagarCopiasPendentes(aoProgredir) };
@@ -25,10 +22,4 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
     default:
       throw new Error(`unknown job ${job.name}`);
   }
-}
-
-/** Back to the queue without counting as a failed attempt (BullMQ's manual delay). */
-async function devolver(job: Job, token?: string): Promise<never> {
-  await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
-  throw new DelayedError();
 }

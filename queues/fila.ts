@@ -1,4 +1,4 @@
-import { Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
+import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
 import { aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
@@ -43,6 +43,18 @@ export const progressoNoPainel =
     void job.updateProgress({ ...progresso }).catch(() => undefined);
 
 /** A job whose id is the record it works on (a stored event, an attachment). */
+/** A job stopped by shutdown is taken up again this soon (by another worker, as a rule). */
+const RETOMADA_MS = 1000;
+
+/**
+ * A job stopped by shutdown goes back to the queue without counting as a failed attempt (BullMQ's
+ * manual delay): its processor returns this, with the worker's token.
+ */
+export async function devolverAFila(job: Job, token?: string): Promise<never> {
+  await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
+  throw new DelayedError();
+}
+
 export interface JobDoRegistro {
   name: string;
   data: object;
