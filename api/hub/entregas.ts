@@ -321,27 +321,43 @@ export async function cancelarPendentes(assinaturaId: string, transaction: Trans
 }
 
 /**
+ * The ids of a subscription's deliveries in `situacao` (stamped `em`, their `atualizada_em`, by one
+ * change of them all, when given), handed to `fazer` a page at a time in the order of the
+ * subscription's index (creation, then id), so memory stays flat whatever their number; `fazer`
+ * answering false stops it. One changed again since the stamp (attempted meanwhile) is left out.
+ */
+async function emPaginas(
+  assinaturaId: string,
+  situacao: SituacaoDaEntrega,
+  em: Date | null,
+  tamanho: number,
+  fazer: (ids: string[]) => Promise<boolean | void>,
+): Promise<void> {
+  let depois = { criada_em: '0001-01-01', id: '' };
+  for (;;) {
+    const pagina = await lerLinhas<{ id: string; criada_em: string }>(
+      banco('hub'),
+      `SELECT id, DATE_FORMAT(criada_em, '%Y-%m-%d %H:%i:%s.%f') AS criada_em FROM entrega
+        WHERE assinatura_id = ? AND situacao = ? AND (criada_em > ? OR (criada_em = ? AND id > ?))${em ? ' AND atualizada_em = ?' : ''}
+        ORDER BY criada_em, id LIMIT ${Number(tamanho)}`,
+      [assinaturaId, situacao, depois.criada_em, depois.criada_em, depois.id, ...(em ? [dataSql(em)] : [])],
+    );
+    if (!pagina.length || (await fazer(pagina.map((e) => e.id))) === false) return;
+    depois = pagina[pagina.length - 1];
+  }
+}
+
+/**
  * The jobs of the deliveries `cancelarPendentes` cancelled would find them cancelled anyway:
- * removing them frees Redis of waiting retries. Their ids are read a page at a time, in the order
- * of the subscription's index (creation, then id), so memory stays flat whatever their number.
+ * removing them frees Redis of waiting retries.
  */
 export async function removerJobs(assinaturaId: string, canceladasEm: Date | null, tamanhoDaPagina = 1000): Promise<void> {
   if (!canceladasEm) return;
   const q = fila(filaHubEntrega);
-  let depois: { criada_em: string; id: string } = { criada_em: '0001-01-01', id: '' };
   try {
-    for (;;) {
-      const pagina = await lerLinhas<{ id: string; criada_em: string }>(
-        banco('hub'),
-        `SELECT id, DATE_FORMAT(criada_em, '%Y-%m-%d %H:%i:%s.%f') AS criada_em FROM entrega
-          WHERE assinatura_id = ? AND situacao = 'cancelada' AND (criada_em > ? OR (criada_em = ? AND id > ?)) AND atualizada_em = ?
-          ORDER BY criada_em, id LIMIT ${Number(tamanhoDaPagina)}`,
-        [assinaturaId, depois.criada_em, depois.criada_em, depois.id, dataSql(canceladasEm)],
-      );
-      if (!pagina.length) return;
-      for (let i = 0; i < pagina.length; i += 100) await Promise.all(pagina.slice(i, i + 100).map((e) => q.remove(e.id).catch(() => 0)));
-      depois = pagina[pagina.length - 1];
-    }
+    await emPaginas(assinaturaId, 'cancelada', canceladasEm, tamanhoDaPagina, async (ids) => {
+      for (let i = 0; i < ids.length; i += 100) await Promise.all(ids.slice(i, i + 100).map((id) => q.remove(id).catch(() => 0)));
+    });
   } catch (err) {
     log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'jobs de entregas canceladas não removidos');
   }
@@ -608,15 +624,51 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   return entregaJson(e);
 }
 
-export async function reenviarFalhas(assinaturaId: string): Promise<{ reenviadas: number }> {
+/**
+ * The error queue of a subscription starts a new round, a page at a time: each page's ids are
+ * read, then changed by id in a transaction that first holds the subscription FOR SHARE (as
+ * deactivating takes it before its deliveries: none of a subscription deactivated meanwhile becomes
+ * pending again, and the rest of the error queue stays as it is). Locking each delivery by id, as a
+ * replay of one delivery does, and not through the subscription's index, two replays wait on each
+ * other instead of deadlocking; one replayed alone and delivered meanwhile is not sent a third
+ * time. The answer does not wait for the jobs, queued afterwards a page at a time (should that stop
+ * midway, the sweep queues the rest two minutes later): queuing 20,000 in the request took 10 s.
+ */
+export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 5000): Promise<{ reenviadas: number }> {
   if (!(await Assinatura.findByPk(assinaturaId, { attributes: ['id'] }))) throw naoEncontrado('Assinatura');
   await assinaturaAtiva(assinaturaId);
-  const falhas = await Entrega.findAll({ where: { assinatura_id: assinaturaId, situacao: 'fila_de_erro' }, attributes: ['id'] });
+  const momento = new Date();
   let reenviadas = 0;
-  // only those still in the error queue under the lock: one replayed alone and delivered since this
-  // read is not sent a third time
-  for (let i = 0; i < falhas.length; i += 1000) reenviadas += (await reenviar(falhas.slice(i, i + 1000), ['fila_de_erro'])).length;
+  await emPaginas(assinaturaId, 'fila_de_erro', null, tamanhoDaPagina, async (ids) => {
+    const n = await banco('hub').transaction(async (transaction) => {
+      const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa'], lock: transaction.LOCK.SHARE, transaction });
+      if (!a?.ativa) return null;
+      const [alteradas] = await Entrega.update(
+        { situacao: 'pendente', tentativas: 0, proxima_tentativa_em: momento, ultimo_erro: null, atualizada_em: momento },
+        { where: { id: ids, situacao: 'fila_de_erro' }, transaction, silent: true },
+      );
+      return alteradas;
+    });
+    if (n === null) return false;
+    reenviadas += n;
+  });
+  if (reenviadas) void enfileirarReenviadas(assinaturaId, momento, tamanhoDaPagina);
   return { reenviadas };
+}
+
+async function enfileirarReenviadas(assinaturaId: string, em: Date, tamanhoDaPagina: number): Promise<void> {
+  const q = fila(filaHubEntrega);
+  try {
+    await emPaginas(assinaturaId, 'pendente', em, tamanhoDaPagina, async (ids) => {
+      const desde = Date.now();
+      // a finished job of the same id may still be kept: removed, so the new one is accepted
+      await Promise.all(ids.map((id) => q.remove(id).catch(() => 0)));
+      await enfileirarEntregas(ids);
+      await substituirJobsAnteriores(ids, desde);
+    });
+  } catch (err) {
+    log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'reenvio: entregas não enfileiradas; ficam para a varredura');
+  }
 }
 
 /**

@@ -1,0 +1,42 @@
+import { banco } from '../../lib/database';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+
+/**
+ * POST /assinatura/{id}/reenviar_falhas with a large error queue (a subscriber down for hours
+ * leaves hundreds of thousands): the answer comes once the deliveries are pending again, without
+ * waiting for their jobs, which follow a page at a time. No delivery worker runs in this file, so
+ * the jobs stay in the queue to be counted.
+ */
+const t = hubSemEntregasNesteArquivo();
+const N = 20_000;
+
+test(`${N} error-queue deliveries: the answer does not wait for their jobs, and every one gets its job`, async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/massa') });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  await banco('hub').query(
+    `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, ultimo_erro, criada_em, atualizada_em)
+     SELECT UUID(), ?, ?, 'fila_de_erro', 5, NULL, 'HTTP 500', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR FROM seq_1_to_${N}`,
+    { replacements: [eventoId, c.assinatura.id] },
+  );
+
+  const inicio = Date.now();
+  const res = await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
+  const demora = Date.now() - inicio;
+  expect(res.status).toBe(202);
+  expect(res.body).toEqual({ reenviadas: N });
+  // queuing them all in the request took 10 s and more for this many (a third of a ms each)
+  expect(demora).toBeLessThan(5000);
+  const [[contagem]] = (await banco('hub').query(
+    `SELECT SUM(situacao = 'pendente' AND tentativas = 0 AND ultimo_erro IS NULL) AS pendentes, COUNT(*) AS todas
+       FROM entrega WHERE assinatura_id = ? AND evento_id = ?`,
+    { replacements: [c.assinatura.id, eventoId] },
+  )) as [{ pendentes: string; todas: number }[], unknown];
+  // the N seeded and the publication's own (delivered or waiting in its batch)
+  expect(Number(contagem.pendentes)).toBeGreaterThanOrEqual(N);
+
+  const q = fila(filaHubEntrega);
+  const comJob = async () => (await q.getJobs(['waiting', 'prioritized'], 0, -1)).filter((j) => j.name === 'entregar').length;
+  await esperarAte(async () => (await comJob()) === N, `a job for each of the ${N}`, 60_000);
+}, 120_000);
