@@ -6,6 +6,7 @@ import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
+import { ID_ASCII } from '../../models/shared/sql';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { dividirEmLotes, enfileirarLotes } from './entregas';
@@ -228,7 +229,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   // its delivery stored cancelled (the change came first), and one being changed is waited for
   // (no pending delivery of an inactive subscription, which a quick reactivation would send, and
   // no event of a version the subscriber had left). The rows travel as JSON (JSON_TABLE reads
-  // alike on MariaDB and MySQL 8; its text takes the tables' collation for the join).
+  // alike on MariaDB and MySQL 8; its ids are read as ASCII, as the tables hold them).
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
@@ -240,9 +241,9 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
             [
               `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
                 SELECT STRAIGHT_JOIN nova.id, nova.evento_id, nova.assinatura_id, IF(${RECEBE}, 'pendente', 'cancelada'), 0, IF(${RECEBE}, ?, NULL), ?, ?
-                  FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) PATH '$[0]', evento_id CHAR(36) PATH '$[1]', assinatura_id CHAR(36) PATH '$[2]',
-                                                     versao INT PATH '$[3]')) nova
-                  JOIN assinatura a ON a.id = nova.assinatura_id COLLATE utf8mb4_unicode_ci
+                  FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) ${ID_ASCII} PATH '$[0]', evento_id CHAR(36) ${ID_ASCII} PATH '$[1]',
+                                                     assinatura_id CHAR(36) ${ID_ASCII} PATH '$[2]', versao INT PATH '$[3]')) nova
+                  JOIN assinatura a ON a.id = nova.assinatura_id
                 LOCK IN SHARE MODE`,
               [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id, e.versao]))],
             ],
