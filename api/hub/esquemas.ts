@@ -64,14 +64,15 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
 
 /**
  * Validates an event's `dados` against its version's schema (`versao` names the version, `marca`
- * its last change: a changed version compiles again, in place of the old); 400 with every schema
+ * its last change: a changed version compiles again, in place of the old; `esquema` is read only
+ * then, since reading it parses the stored text); 400 with every schema
  * error. (A number out of JSON's range, which a schema without `type` would let through, never
  * gets here: every body is refused with one, api/shared/rotas.ts.)
  */
-export function validarDados(versao: string, marca: string, esquema: Record<string, unknown>, dados: unknown): void {
+export function validarDados(versao: string, marca: string, esquema: () => Record<string, unknown>, dados: unknown): void {
   let compilado = compilados.get(versao);
   if (compilado?.marca !== marca) {
-    compilado = { marca, validar: novoValidador(false).compile(esquema) };
+    compilado = { marca, validar: novoValidador(false).compile(esquema()) };
     compilados.set(versao, compilado);
   }
   const { validar } = compilado;

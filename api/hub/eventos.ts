@@ -140,7 +140,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   );
   if (!versao) throw referenciaInvalida('versao', 'Versão não encontrada para o tipo de evento.');
   if (versao.situacao === 'desligada') throw referenciaInvalida('versao', 'Versão desligada: não aceita novos eventos.');
-  validarDados(`${tipo.id}:${versao.versao}`, String(versao.atualizada_em.getTime()), versao.esquema, p.dados);
+  validarDados(`${tipo.id}:${versao.versao}`, String(versao.atualizada_em.getTime()), () => versao.esquema, p.dados);
   const assinaturas = await assinaturasPorVersao.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>
     Assinatura.count({ where: { tipo_de_evento_id: tipo.id, versao_do_esquema: p.versao, ativa: true } }),
   );
