@@ -19,9 +19,12 @@ export interface ResultadoDoEnvio {
   interrompido?: true;
 }
 
+// no cap on sockets per subscriber: a worker's attempts in flight are already bounded by
+// HUB_ENTREGA_CONCORRENCIA (up to 1,000), and an attempt queued inside the agent, waiting for a
+// socket, would spend its time-out there
 const agentes = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  http: new http.Agent({ keepAlive: true }),
+  https: new https.Agent({ keepAlive: true }),
 };
 /** Set as the connections close on shutdown: an attempt they cut is not sent again (below). */
 let encerrando = false;
