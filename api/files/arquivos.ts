@@ -3,9 +3,10 @@ import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
+import { UniqueConstraintError } from 'sequelize';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
-import { dadosInvalidos, ErroDeDominio, naoEncontrado } from '../shared/errors';
+import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { TAMANHO_MAXIMO_DO_TIPO_MIME, TIPO_MIME, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento } from './armazenamento';
@@ -30,6 +31,22 @@ export interface Envio {
   /** the request's Content-Type; absent means application/octet-stream */
   tipoMime?: string;
   corpo: Readable;
+  /** the request's Idempotency-Key header, as sent (chaveDeIdempotencia checks it) */
+  chave?: string;
+}
+
+/**
+ * The Idempotency-Key header (IETF draft "The Idempotency-Key HTTP Header Field"): a string of 1 to
+ * 255 visible ASCII characters, bare or in double quotes (a structured-field string). Absent:
+ * undefined; anything else is a 400.
+ */
+export function chaveDeIdempotencia(valor: string | undefined): string | undefined {
+  if (valor === undefined) return undefined;
+  const chave = /^"(.*)"$/.exec(valor.trim())?.[1] ?? valor.trim();
+  if (!/^[\x21-\x7e]{1,255}$/.test(chave)) {
+    throw dadosInvalidos('Idempotency-Key inválida.', [{ campo: 'Idempotency-Key', mensagem: 'de 1 a 255 caracteres ASCII visíveis' }]);
+  }
+  return chave;
 }
 
 export interface Conteudo {
@@ -89,10 +106,13 @@ class Medidor extends Transform {
 /**
  * POST /arquivo: streams the body to the storage under a new id, never holding the whole file,
  * measuring size and SHA-256 on the way; then records the metadata. Past the size limit, or when
- * the client stops sending, nothing stays stored.
+ * the client stops sending, nothing stays stored. With an Idempotency-Key the application already
+ * used for a file it still has, the upload is a repeat: the same bytes, name and type answer that
+ * file (`repetido`) and the new copy is dropped; anything different is a 422.
  */
-export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<ArquivoJson> {
+export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ arquivo: ArquivoJson; repetido: boolean }> {
   const tipo = tipoMime(e.tipoMime);
+  const chave = chaveDeIdempotencia(e.chave);
   const id = novoId();
   const medidor = new Medidor(config().files.tamanhoMaximoBytes);
   // pipe, not pipeline: a failed upload must not destroy the request, whose socket still carries the answer
@@ -101,15 +121,26 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<Arq
     if (err) medidor.destroy(dadosInvalidos('O envio foi interrompido antes do fim do corpo.'));
   });
   await armazenamento().gravar(id, medidor);
+  const novo = { id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() };
   try {
-    const a = await Arquivo.create({ id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() });
-    return arquivoJson(a);
+    return { arquivo: arquivoJson(await Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null })), repetido: false };
   } catch (err) {
-    await armazenamento()
-      .remover(id)
-      .catch((erroAoRemover) => log.error({ err: erroAoRemover, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
-    throw err;
+    await removerBytes(id);
+    if (!chave || !(err instanceof UniqueConstraintError)) throw err;
+    const primeiro = await Arquivo.findOne({ where: { aplicativo_id: aplicativoId, chave_de_idempotencia: chave } });
+    // removed between the two statements: the key is free again, and the client may send again
+    if (!primeiro) throw err;
+    if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || primeiro.tipo_mime !== novo.tipo_mime) {
+      throw referenciaInvalida('Idempotency-Key', 'Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
+    }
+    return { arquivo: arquivoJson(primeiro), repetido: true };
   }
+}
+
+async function removerBytes(id: string): Promise<void> {
+  await armazenamento()
+    .remover(id)
+    .catch((erroAoRemover) => log.error({ err: erroAoRemover, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
 }
 
 /** GET /arquivo: the caller's files, most recent first. */

@@ -28,7 +28,7 @@ function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFuncti
 
 const DESCRICAO_DO_ENVIO = `O corpo são os bytes do arquivo, sem JSON nem multipart; \`Content-Type\` é o tipo MIME \
 guardado e devolvido no download (ausente: application/octet-stream). Acima de FILES_TAMANHO_MAXIMO_MB (padrão 25) \
-responde 413 e nada fica guardado. Só tokens de aplicativo; cada aplicativo vê apenas os seus arquivos.`;
+responde 413 e nada fica guardado. Só tokens de aplicativo; cada aplicativo vê apenas os seus arquivos. Com \`Idempotency-Key\` (1 a 255 caracteres ASCII visíveis), um envio repetido com a mesma chave, enquanto o arquivo existir, devolve o primeiro arquivo (\`Idempotent-Replayed: true\`) em vez de guardar outro; a mesma chave com outros bytes, nome ou tipo responde 422.`;
 
 const DESCRICAO_DO_DOWNLOAD = `Público: a assinatura faz as vezes do token. Use a \`url\` devolvida pelas outras rotas, \
 válida por 15 minutos; expirada ou alterada responde 403. Devolve os bytes com o \`Content-Type\` do envio, \
@@ -49,15 +49,21 @@ export function rotasDeFiles(): Rota[] {
       validar: { query: schemas.enviar },
       status: 201,
       resposta: respostas.arquivo,
-      outrasRespostas: { '413': 'Arquivo maior que o limite', '415': 'Content-Encoding diferente de identity' },
+      outrasRespostas: {
+        '413': 'Arquivo maior que o limite',
+        '415': 'Content-Encoding diferente de identity',
+        '422': 'Idempotency-Key já usada para outro arquivo',
+      },
       tratar: async (req, res) => {
         // a refused body is not read to its end: the error handler closes the connection
-        const arquivo = await enviarArquivo(req.principal!.sub, {
+        const { arquivo, repetido } = await enviarArquivo(req.principal!.sub, {
           nome: req.entrada.query.nome,
           tipoMime: req.headers['content-type'],
           corpo: req,
+          chave: req.headers['idempotency-key'] as string | undefined,
         });
         res.setHeader('Location', `/arquivo/${arquivo.id}`);
+        if (repetido) res.setHeader('Idempotent-Replayed', 'true');
         return arquivo;
       },
     },

@@ -118,7 +118,7 @@ export async function copiarAnexo(
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     const total = download.tamanho;
     const bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, PRAZO_DA_COPIA_MS, sinal);
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal });
     aoProgredir({ bytes: bytes.bytes, total });
     const [alterados] = await AnexoDaMensagem.update(
       { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },

@@ -28,11 +28,25 @@ async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } =
   return res;
 }
 
-/** Streams the bytes to file storage as a new file of the sales application; `sinal` cuts the upload short. */
-export async function guardarArquivo(nome: string, tipoMime: string, bytes: Readable, prazoMs: number, sinal?: AbortSignal): Promise<ArquivoGuardado> {
+/**
+ * Streams the bytes to file storage as a new file of the sales application; `sinal` cuts the upload
+ * short. `chave` (the attachment's) is its Idempotency-Key: an upload stored but whose answer was
+ * lost is answered again, not stored twice, when the next attempt sends the same bytes.
+ */
+export async function guardarArquivo(
+  nome: string,
+  tipoMime: string,
+  bytes: Readable,
+  { prazoMs, chave, sinal }: { prazoMs: number; chave: string; sinal?: AbortSignal },
+): Promise<ArquivoGuardado> {
   const res = await chamar(
     `/arquivo?nome=${encodeURIComponent(nome)}`,
-    { method: 'POST', headers: { 'content-type': tipoMime }, body: Readable.toWeb(bytes) as ReadableStream, duplex: 'half' },
+    {
+      method: 'POST',
+      headers: { 'content-type': tipoMime, 'idempotency-key': chave },
+      body: Readable.toWeb(bytes) as ReadableStream,
+      duplex: 'half',
+    },
     prazoMs,
     sinal,
   );

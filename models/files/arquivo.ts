@@ -17,5 +17,7 @@ export class Arquivo extends Model {
   @Column({ type: DataType.BIGINT, allowNull: false }) declare tamanho: number | string;
   /** lower-case hex SHA-256 of the bytes */
   @Column({ type: DataType.CHAR(64), allowNull: false }) declare sha256: string;
+  /** the upload's Idempotency-Key, unique per application (null: sent without one) */
+  @Column({ type: DataType.STRING(255), allowNull: true }) declare chave_de_idempotencia: string | null;
   @Column(MOMENTO) declare criado_em: Date;
 }

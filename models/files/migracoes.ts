@@ -24,4 +24,15 @@ export const MIGRACOES_FILES: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0002-files-chave-de-idempotencia',
+    async up(qi) {
+      // POST /arquivo's Idempotency-Key, one per application while its file exists: a client that
+      // lost the answer sends again and gets the first file instead of a second copy
+      await qi.sequelize.query(
+        `ALTER TABLE arquivo ADD COLUMN chave_de_idempotencia VARCHAR(255) ${ASCII} NULL,
+           ADD UNIQUE KEY arquivo_chave_de_idempotencia (aplicativo_id, chave_de_idempotencia)`,
+      );
+    },
+  },
 ];

@@ -159,6 +159,76 @@ describe('an upload the client abandons midway leaves nothing (DESIGN §7: strea
   });
 });
 
+describe('Idempotency-Key: an upload sent again after a lost answer gets the first file, not a second copy', () => {
+  const comChave = (chave: string) => ({ tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+
+  test('the same key, bytes, name and type answer the first file (Idempotent-Replayed), and only one is kept', async () => {
+    const chave = `copia-${Date.now()}`;
+    const primeiro = await files.enviar(app.token, 'recibo.txt', 'recibo 1', comChave(chave));
+    expect(primeiro.status).toBe(201);
+    expect(primeiro.headers.get('idempotent-replayed')).toBeNull();
+    const antes = await retrato();
+    // bare or as a structured-field string, the same key
+    const repetido = await files.enviar(app.token, 'recibo.txt', 'recibo 1', comChave(`"${chave}"`));
+    expect(repetido.status).toBe(201);
+    expect(repetido.headers.get('idempotent-replayed')).toBe('true');
+    expect(repetido.body).toMatchObject({ id: primeiro.body.id, sha256: primeiro.body.sha256, nome: 'recibo.txt' });
+    expect(repetido.headers.get('location')).toBe(`/arquivo/${primeiro.body.id}`);
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('the same key with other bytes, name or type is 422 naming Idempotency-Key, and nothing is stored', async () => {
+    const chave = `outra-${Date.now()}`;
+    await files.enviar(app.token, 'a.txt', 'conteúdo', comChave(chave));
+    const antes = await retrato();
+    for (const [nome, bytes, tipo] of [
+      ['a.txt', 'conteúdo diferente', 'text/plain'],
+      ['b.txt', 'conteúdo', 'text/plain'],
+      ['a.txt', 'conteúdo', 'text/csv'],
+    ]) {
+      const res = await files.enviar(app.token, nome, bytes, { tipo, headers: { 'idempotency-key': chave } });
+      esperarProblema(res, 422);
+      expect(res.body.errors).toEqual([expect.objectContaining({ campo: 'Idempotency-Key' })]);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('keys are per application, and a key is free again once its file is deleted', async () => {
+    const chave = `por-app-${Date.now()}`;
+    const outro = await files.novoAplicativo();
+    const meu = await files.enviar(app.token, 'x.txt', 'x', comChave(chave));
+    const dele = await files.enviar(outro.token, 'x.txt', 'x', comChave(chave));
+    expect(dele.status).toBe(201);
+    expect(dele.headers.get('idempotent-replayed')).toBeNull();
+    expect(dele.body.id).not.toBe(meu.body.id);
+    expect((await files.api.del(`/arquivo/${meu.body.id}`, { token: app.token })).status).toBe(204);
+    const denovo = await files.enviar(app.token, 'x.txt', 'x', comChave(chave));
+    expect(denovo.status).toBe(201);
+    expect(denovo.body.id).not.toBe(meu.body.id);
+  });
+
+  test('two uploads with one key at the same moment keep one file; both answer it', async () => {
+    const chave = `juntos-${Date.now()}`;
+    const antes = (await retrato()).linhas;
+    const bytes = bytesAleatorios(200_000);
+    const [a, b] = await Promise.all([1, 2].map(() => files.enviar(app.token, 'par.bin', bytes, { headers: { 'idempotency-key': chave } })));
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(a.body.id).toBe(b.body.id);
+    expect((await retrato()).linhas).toBe(antes + 1);
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(a.body.id));
+  });
+
+  test('a key that is empty, longer than 255 or not visible ASCII is 400 naming Idempotency-Key, and nothing is stored', async () => {
+    const antes = await retrato();
+    for (const chave of ['', '""', 'x'.repeat(256), 'com espaço', 'ação']) {
+      const res = await files.enviar(app.token, 'k.txt', 'k', { headers: { 'idempotency-key': chave } });
+      esperarProblema(res, 400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ campo: 'Idempotency-Key' })]);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+});
+
 describe('GET /arquivo (DESIGN §7 lists its own files; DESIGN §4 page-number paging): most recent first', () => {
   test('pagina/tamanho page the list; total counts every file of the caller and no other', async () => {
     const dono = await files.novoAplicativo();

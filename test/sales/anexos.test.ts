@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -255,13 +255,14 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
     const progresso: object[] = [];
     expect(await copiarAnexo(guardado.id, (p) => progresso.push(p))).toBe('copiado');
     expect(progresso).toEqual([{ bytes: 11, total: null }]);
-    // both copies of the attachment leave file storage, each reported
-    await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [anexo.arquivo_id] });
+    // the same bytes under the attachment's Idempotency-Key: file storage answered the first copy again
     const copia = (await AnexoDaMensagem.findByPk(guardado.id))!.arquivo_id!;
+    expect(copia).toBe(anexo.arquivo_id);
+    // the copy leaves file storage, reported
     await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [copia] });
     const remocoes: object[] = [];
     const apagados = await apagarCopiasPendentes((p) => remocoes.push(p));
-    expect(apagados).toBeGreaterThanOrEqual(2);
+    expect(apagados).toBeGreaterThanOrEqual(1);
     expect(remocoes).toHaveLength(apagados);
     expect(remocoes.at(-1)).toEqual({ apagados, de: apagados });
     expect(await Arquivo.findByPk(copia)).toBeNull();
@@ -378,6 +379,41 @@ describe('the download of an attachment', () => {
 });
 
 describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => {
+  it('an upload file storage kept but whose answer was lost is not stored twice: the next attempt gets that copy (Idempotency-Key)', async () => {
+    // a relay in front of file storage that passes the first upload on and loses its answer
+    let perdidas = 0;
+    const relay = http.createServer((req, res) => {
+      const destino = new URL(req.url!, suite.url.files);
+      const ida = http.request(destino, { method: req.method, headers: req.headers }, (volta) => {
+        if (req.method === 'POST' && perdidas++ === 0) {
+          volta.resume();
+          volta.on('end', () => res.socket?.destroy());
+          return;
+        }
+        res.writeHead(volta.statusCode!, volta.headers);
+        volta.pipe(res);
+      });
+      req.pipe(ida);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const enderecoDoFiles = config().servicos.files.url;
+    config().servicos.files.url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    try {
+      const bytes = randomBytes(20_000);
+      nock(CHAT).get('/rails/active_storage/resposta-perdida/nota.pdf').times(2).reply(200, bytes, { 'content-type': 'application/pdf' });
+      const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/resposta-perdida/nota.pdf`, 'file');
+      const anexo = await aguardarCopia(conversaId, 'the copy of the second attempt');
+      expect(perdidas).toBeGreaterThanOrEqual(2);
+      expect(anexo.tentativas).toBe(2);
+      const guardados = await Arquivo.findAll({ where: { sha256: createHash('sha256').update(bytes).digest('hex') } });
+      expect(guardados.map((a) => a.id)).toEqual([anexo.arquivo_id]);
+    } finally {
+      config().servicos.files.url = enderecoDoFiles;
+      relay.closeAllConnections();
+      await new Promise((r) => relay.close(r));
+    }
+  });
+
   it('a copy that file storage kept but the database failed to record is removed from file storage; the retry records its own', async () => {
     const sales = banco('sales');
     // the database refuses to record a copy of this attachment (a real failure, from a trigger) until the trigger goes
