@@ -364,7 +364,9 @@ export async function repetirEmConflito<T>(descricao: string, trabalho: () => Pr
     try {
       return await trabalho();
     } catch (err) {
-      if (tentativa > 3 || (err as { code?: string }).code !== 'ER_LOCK_DEADLOCK') throw err;
+      // mysql2's error, or sequelize's wrapping it (`parent`)
+      const e = err as { code?: string; parent?: { code?: string } };
+      if (tentativa > 3 || (e.code ?? e.parent?.code) !== 'ER_LOCK_DEADLOCK') throw err;
       logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }

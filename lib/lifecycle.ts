@@ -38,12 +38,26 @@ export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise
   abertos[estagio].push({ nome, fechar });
 }
 
+/** Work a request left running after its answer (emSegundoPlano). */
+const emSegundoPlanoAgora = new Set<Promise<unknown>>();
+
+/**
+ * Work a request leaves running once it has answered (a replay's jobs, queued page by page):
+ * shutdown waits for it, within its grace period, before closing the queues and databases it uses.
+ * Its failure is its own to log.
+ */
+export function emSegundoPlano(trabalho: Promise<unknown>): void {
+  const p: Promise<unknown> = trabalho.catch(() => undefined).finally(() => emSegundoPlanoAgora.delete(p));
+  emSegundoPlanoAgora.add(p);
+}
+
 /** Closes everything once; later calls wait for the first. */
 export function encerrar(): Promise<void> {
   if (!encerrando) {
     fimDoPrazo = Date.now() + config().shutdownGraceMs;
     encerrando = (async () => {
       for (const estagio of ESTAGIOS) {
+        if (estagio === 'filas') await dentroDe(Promise.all(emSegundoPlanoAgora), tempoRestanteDoEncerramento());
         const lista = abertos[estagio].splice(0).reverse();
         await Promise.all(
           lista.map(async (c) => {

@@ -1,5 +1,6 @@
 import { col, fn, Op, Transaction, WhereOptions } from 'sequelize';
 import { banco, decidirSobTrava } from '../../lib/database';
+import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -220,7 +221,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
     return a.ativa ? null : cancelarPendentes(a.id, transaction);
   });
   esquecerAssinaturas();
-  void removerJobs(id, canceladasEm);
+  emSegundoPlano(removerJobs(id, canceladasEm));
   return assinaturaPorId(id);
 }
 
@@ -233,5 +234,5 @@ export async function deletarAssinatura(id: string): Promise<void> {
     return cancelarPendentes(a.id, transaction);
   });
   esquecerAssinaturas();
-  void removerJobs(id, canceladasEm);
+  emSegundoPlano(removerJobs(id, canceladasEm));
 }

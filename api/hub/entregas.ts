@@ -2,8 +2,9 @@ import PQueue from 'p-queue';
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
-import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, valorPorId } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
+import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
@@ -640,7 +641,9 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
   const momento = new Date();
   let reenviadas = 0;
   await emPaginas(assinaturaId, 'fila_de_erro', null, tamanhoDaPagina, async (ids) => {
-    const n = await banco('hub').transaction(async (transaction) => {
+    // the retention purge locks deliveries, then their subscription: the opposite order, so one of
+    // the two may be chosen to lose, and is run again
+    const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
       const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa'], lock: transaction.LOCK.SHARE, transaction });
       if (!a?.ativa) return null;
       const [alteradas] = await Entrega.update(
@@ -648,11 +651,11 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
         { where: { id: ids, situacao: 'fila_de_erro' }, transaction, silent: true },
       );
       return alteradas;
-    });
+    }));
     if (n === null) return false;
     reenviadas += n;
   });
-  if (reenviadas) void enfileirarReenviadas(assinaturaId, momento, tamanhoDaPagina);
+  if (reenviadas) emSegundoPlano(enfileirarReenviadas(assinaturaId, momento, tamanhoDaPagina));
   return { reenviadas };
 }
 
@@ -719,15 +722,17 @@ export async function purgarHistorico(
     if (!velhas.length) break;
     const ultima = velhas[velhas.length - 1];
     depois = { criada_em: ultima.criada_em, id: ultima.id };
-    entregas += await banco('hub').transaction(async (transaction) => {
-      // read again under lock: one replayed since (pending again, its job queued) stays, and one
-      // delivered meanwhile has its success kept
-      const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction, limite);
-      if (!ids.length) return 0;
-      await guardarUltimaEntrega(ids, transaction);
-      await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
-      return Entrega.destroy({ where: { id: ids }, transaction });
-    });
+    entregas += await repetirEmConflito('purga do histórico', () =>
+      banco('hub').transaction(async (transaction) => {
+        // read again under lock: one replayed since (pending again, its job queued) stays, and one
+        // delivered meanwhile has its success kept
+        const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction, limite);
+        if (!ids.length) return 0;
+        await guardarUltimaEntrega(ids, transaction);
+        await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
+        return Entrega.destroy({ where: { id: ids }, transaction });
+      }),
+    );
     aoProgredir?.({ entregas, eventos });
   }
   // events go once none of their deliveries is left; walked in id order so kept ones are passed over

@@ -1,6 +1,8 @@
-import { banco } from '../../lib/database';
+import { randomUUID } from 'node:crypto';
+import { banco, novaConexao } from '../../lib/database';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
+import { esperarOutraConexao } from '../helpers/espera';
 import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
 /**
@@ -40,3 +42,35 @@ test(`${N} error-queue deliveries: the answer does not wait for their jobs, and 
   const comJob = async () => (await q.getJobs(['waiting', 'prioritized'], 0, -1)).filter((j) => j.name === 'entregar').length;
   await esperarAte(async () => (await comJob()) === N, `a job for each of the ${N}`, 60_000);
 }, 120_000);
+
+test('a replay meeting the retention purge (which locks deliveries, then their subscription: the opposite order) is run again, not failed', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/purga') });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  const [falha, entregue] = [randomUUID(), randomUUID()];
+  await banco('hub').query(
+    `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, entregue_em, ultimo_erro, criada_em, atualizada_em) VALUES
+      (?, ?, ?, 'fila_de_erro', 5, NULL, 'HTTP 500', NOW(3) - INTERVAL 40 DAY, NOW(3) - INTERVAL 40 DAY),
+      (?, ?, ?, 'entregue', 1, NOW(3) - INTERVAL 40 DAY, NULL, NOW(3) - INTERVAL 40 DAY, NOW(3) - INTERVAL 40 DAY)`,
+    { replacements: [falha, eventoId, c.assinatura.id, entregue, eventoId, c.assinatura.id] },
+  );
+  // the purge's batch, statement by statement: its deliveries locked, then the subscription's last success kept
+  const purga = await novaConexao('hub');
+  let res: Awaited<ReturnType<typeof t.hub.api.post>>;
+  try {
+    await purga.query('START TRANSACTION');
+    await purga.query("SELECT id FROM entrega WHERE id IN (?) AND situacao IN ('entregue', 'fila_de_erro', 'cancelada') FOR UPDATE", [[falha, entregue]]);
+    const pedido = t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
+    await esperarOutraConexao(purga, 'the replay waiting on the delivery', ['UPDATE `entrega`%']);
+    await purga.query(
+      `UPDATE assinatura a JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega WHERE id IN (?) AND situacao = 'entregue' GROUP BY assinatura_id) x
+          ON x.assinatura_id = a.id SET a.ultima_entrega_em = x.ultima WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
+      [[falha, entregue]],
+    );
+    await purga.query('COMMIT');
+    res = await pedido;
+  } finally {
+    await purga.end();
+  }
+  expect(res.status).toBe(202);
+  expect(res.body).toEqual({ reenviadas: 1 });
+}, 60_000);
