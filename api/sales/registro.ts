@@ -99,47 +99,40 @@ interface ConversasGravadas {
 
 /**
  * Whether an event's copy of a conversation or message (its platform `updated_at`) is not older
- * than what was applied: equal applies (a repeated webhook changes nothing), and either side
- * without a time applies, in arrival order, as before the platform's times were kept.
+ * than what was applied, in SQL (`novo` against the column `aplicado`): equal applies (a repeated
+ * webhook changes nothing), and either side without a time applies, in arrival order, as before the
+ * platform's times were kept.
  */
-const naoEhMaisVelho = (novo: string | null, aplicado: string | null) => novo === null || aplicado === null || novo >= aplicado;
-/** The same in SQL, for the platform time `novo` against the column `aplicado`. */
 const NAO_EH_MAIS_VELHO = (novo: string, aplicado: string) => `(${novo} IS NULL OR ${aplicado} IS NULL OR ${novo} >= ${aplicado})`;
 /** The later of two platform times, either of them null. */
 const MAIS_RECENTE = (a: string, b: string) => `GREATEST(COALESCE(${a}, ${b}), COALESCE(${b}, ${a}))`;
 
 /**
- * Of each conversation's events in the batch, the one whose copy of the conversation is applied, as
- * if they came one by one: each in turn unless older than the newest before it (events arrive in no
- * guaranteed order, so a late copy of the conversation must not undo a newer one).
+ * The batch's events in conversation key order (concurrent batches lock rows in the same order),
+ * each conversation's in arrival order: one row each, which the insert applies one after the other,
+ * each judged by the guard against what the rows before it left, exactly as if they came one by one
+ * (events arrive in no guaranteed order, so a late copy of the conversation must not undo a newer
+ * one; one without a time applies, and leaves the newest time kept).
  */
-function copiasAAplicar(pedidos: Pedido[]): Map<string, Pedido> {
-  const escolhidos = new Map<string, { pedido: Pedido; maisRecente: string | null }>();
-  for (const p of pedidos) {
-    const chave = chaveDoPedido(p);
-    const em = p.evento.conversa.atualizadaEm;
-    const antes = escolhidos.get(chave);
-    if (!antes) escolhidos.set(chave, { pedido: p, maisRecente: em });
-    else if (naoEhMaisVelho(em, antes.maisRecente)) escolhidos.set(chave, { pedido: p, maisRecente: em ?? antes.maisRecente });
-  }
-  return new Map([...escolhidos].map(([chave, e]) => [chave, e.pedido]));
+function emOrdemDeChave(pedidos: Pedido[]): { chave: string; pedido: Pedido }[] {
+  return pedidos
+    .map((pedido, i) => ({ chave: chaveDoPedido(pedido), pedido, i }))
+    .sort((a, b) => (a.chave < b.chave ? -1 : a.chave > b.chave ? 1 : a.i - b.i));
 }
 
 /**
  * The live record of each chat conversation, created when there is none and brought up to date
  * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
- * none yet. One row per conversation (copiasAAplicar), in key order so that concurrent batches
- * lock rows in the same order. The record keeps the platform's `updated_at` of the copy it
- * applied: an older copy (a late webhook) leaves the contact, status and step as they are. Answers
- * the ids it gives the records it may create, and, once its message is sent, the live record of
- * each conversation.
+ * none yet. One row per event (emOrdemDeChave). The record keeps the newest platform `updated_at`
+ * it applied: an older copy (a late webhook) leaves the contact, status and step as they are.
+ * Answers the ids it gives the records it may create (the first row of a conversation creates
+ * it), and, once its message is sent, the live record of each conversation.
  */
 function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): ConversasGravadas {
   if (!pedidos.length) return { novas: new Set(), ids: Promise.resolve(new Map()) };
-  const aplicados = copiasAAplicar(pedidos);
-  const chaves = [...aplicados.keys()].sort();
-  const linhas = chaves.map((k) => {
-    const { sistema, evento } = aplicados.get(k)!;
+  const emOrdem = emOrdemDeChave(pedidos);
+  const porChave = new Map(emOrdem.map((e) => [e.chave, e.pedido]));
+  const linhas = emOrdem.map(({ pedido: { sistema, evento } }) => {
     const c = evento.conversa;
     const telefone = chaveDoTelefone(c.contatoTelefone);
     return [novoId(), sistema.id, c.suporteConversaId, c.contaId, c.contatoId, enderecoNoPainel(sistema, c), telefone, telefone, c.etapaId,
@@ -174,8 +167,8 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
   );
   const ids = t.depois(
     `SELECT id, config_system_suporte_id AS sistema, suporte_conversa_viva AS conversa FROM conversa
-      WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(chaves.length, '(?, ?)')})`,
-    chaves.flatMap((k) => [aplicados.get(k)!.sistema.id, aplicados.get(k)!.evento.conversa.suporteConversaId]),
+      WHERE (config_system_suporte_id, suporte_conversa_viva) IN (${lista(porChave.size, '(?, ?)')})`,
+    [...porChave.values()].flatMap((p) => [p.sistema.id, p.evento.conversa.suporteConversaId]),
   ) as Promise<{ id: string; sistema: string; conversa: number }[]>;
   return {
     novas: new Set(linhas.map((l) => l[0] as string)),

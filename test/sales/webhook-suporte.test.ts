@@ -488,6 +488,37 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2']);
   });
 
+  it('in one batch as one by one: an event without a time applies, keeps the newest time, and an older copy after it is still refused', async () => {
+    const guardada = async (conversa: number) => {
+      const c = await s.conversaDoSuporte(conversa);
+      const [[l]] = (await banco('sales').query('SELECT suporte_atualizada_em AS em FROM conversa WHERE id = ?', { replacements: [c.id] })) as [
+        { em: Date | null }[],
+        unknown,
+      ];
+      return { status: c.status, em: l.em?.toISOString() ?? null };
+    };
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
+    const cenario = async (emLote: boolean) => {
+      const conversa = idDoSuporte();
+      const contato = novoContato();
+      const ev = (status: string, em?: string) => {
+        const e = eventoDeConversa('conversation_status_changed', { conversa, contato, status });
+        return em ? conversaEm(e, segundos(em)) : e;
+      };
+      await s.registrar(sistema, ev('pending', '2026-12-01T16:00:00Z'));
+      // resolved, then open without a time, then a copy older than the resolved one
+      const seguintes = [ev('snoozed', '2026-12-01T16:00:01Z'), ev('resolved', '2026-12-01T16:00:05Z'), ev('open'), ev('pending', '2026-12-01T16:00:03Z')];
+      // the first occupies the conversation's line of batches; the other three wait and go in one batch
+      if (emLote) await Promise.all(seguintes.map(registrar));
+      else for (const e of seguintes) await registrar(e);
+      return guardada(conversa);
+    };
+    const umAUm = await cenario(false);
+    expect(umAUm).toEqual({ status: 'open', em: '2026-12-01T16:00:05.000Z' });
+    expect(await cenario(true)).toEqual(umAUm);
+  });
+
   it('after DELETE, a new message starts a new record even with a copy of the conversation older than the deleted record\'s; later events compare with the new one', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
