@@ -1,7 +1,7 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
-import { decidirSobTrava } from '../../lib/database';
+import { decidirSobTrava, sozinho } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
@@ -125,6 +125,16 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
+  // one at a time across the hub's processes: a master's sync and another's, on two workers, would
+  // both create an application new to both, and the second would fail on its unique key
+  const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token), ESPERA_PELA_OUTRA_SYNC_S);
+  return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
+}
+
+/** How long a sync waits for another under way (a slow identity) before giving up its turn. */
+const ESPERA_PELA_OUTRA_SYNC_S = 30;
+
+async function sincronizarCom(token: string) {
   // once each: offset pages read while identity gained an application can list another twice
   const remotos = [...new Map((await aplicativosDoIdentity(token)).map((a) => [a.id, a])).values()];
   // deleted ones too: identity's id stays unique among them, and one may show up again (a listing

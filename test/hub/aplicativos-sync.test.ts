@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { sincronizarAplicativos } from '../../api/hub/aplicativos';
 import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
@@ -419,6 +420,17 @@ describe('identity failing does not stop the listing (SPEC 4.4 rule 3, DESIGN §
 });
 
 describe('concurrent listings (DESIGN §5)', () => {
+  test('two syncs at once (a master’s and another’s, on two workers) run one after the other: the new application enters once, and neither fails', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Duas sincronizações`);
+    relay.mudar('atrasado');
+    const resultados = await Promise.all([sincronizarAplicativos(admin), sincronizarAplicativos(admin)]);
+    // whichever went first created what identity had new, the second found it there
+    const criados = resultados.map((r) => ('criados' in r ? r.criados : r)).sort();
+    expect(criados[0]).toBe(0);
+    expect(criados[1]).toBeGreaterThanOrEqual(1);
+    expect((await doTag()).filter((a) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
+  });
+
   test('five listings at once share one sync: identity is read once and the new application enters once', async () => {
     const noIdentity = await hub.criarNoIdentity(`${tag} Concorrido`);
     relay.mudar('atrasado');
