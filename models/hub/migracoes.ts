@@ -173,7 +173,15 @@ export const MIGRACOES_HUB: Migracao[] = [
         ['assinatura', 'assinatura_aplicativo', 'aplicativo_assinante_id', 'aplicativo'],
         ['assinatura', 'assinatura_tipo', 'tipo_de_evento_id', 'tipo_de_evento'],
       ];
-      for (const [tabela, nome] of chaves) await q(`ALTER TABLE ${tabela} DROP FOREIGN KEY ${nome}`);
+      // run again after a stop midway, it drops only the keys still there and adds only those missing
+      const existentes = async () =>
+        new Set(
+          ((await qi.sequelize.query(
+            'SELECT constraint_name AS nome FROM information_schema.referential_constraints WHERE constraint_schema = DATABASE()',
+          )) as [{ nome: string }[], unknown])[0].map((c) => c.nome),
+        );
+      const antes = await existentes();
+      for (const [tabela, nome] of chaves) if (antes.has(nome)) await q(`ALTER TABLE ${tabela} DROP FOREIGN KEY ${nome}`);
       await q(`ALTER TABLE aplicativo ${id('id')}, MODIFY identificador_no_auth VARCHAR(64) ${ID_ASCII} NOT NULL`);
       await q(`ALTER TABLE tipo_de_evento ${id('id')}, ${id('aplicativo_id')}`);
       await q(`ALTER TABLE versao_de_evento ${id('tipo_de_evento_id')}, MODIFY situacao VARCHAR(20) ${ID_ASCII} NOT NULL DEFAULT 'ativa'`);
@@ -181,8 +189,9 @@ export const MIGRACOES_HUB: Migracao[] = [
       await q(`ALTER TABLE evento ${id('id')}, ${id('aplicativo_origem_id')}, ${id('tipo_de_evento_id')}, MODIFY lote VARCHAR(50) ${ID_ASCII} NULL`);
       await q(`ALTER TABLE entrega ${id('id')}, ${id('evento_id')}, ${id('assinatura_id')}, MODIFY situacao VARCHAR(20) ${ID_ASCII} NOT NULL DEFAULT 'pendente'`);
       await q(`ALTER TABLE tentativa_de_entrega ${id('entrega_id')}`);
+      const depois = await existentes();
       for (const [tabela, nome, coluna, alvo] of chaves) {
-        await q(`ALTER TABLE ${tabela} ADD CONSTRAINT ${nome} FOREIGN KEY (${coluna}) REFERENCES ${alvo} (id)`);
+        if (!depois.has(nome)) await q(`ALTER TABLE ${tabela} ADD CONSTRAINT ${nome} FOREIGN KEY (${coluna}) REFERENCES ${alvo} (id)`);
       }
     },
   },

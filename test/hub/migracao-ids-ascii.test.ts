@@ -5,7 +5,8 @@ import { MIGRACOES_HUB } from '../../models/hub/migracoes';
 
 /**
  * Migration 0009 turns the hub's ids (and `situacao`) to ASCII on a database already in use: the
- * rows and the foreign keys stay, and ids still compare without regard to case, as before.
+ * rows and the foreign keys stay, and ids still compare without regard to case, as before. Run
+ * again after a stop midway, it finishes the work.
  */
 const sequelize = { config: { database: '' } };
 const ATE_A_0009 = MIGRACOES_HUB.findIndex((m) => m.name === '0009-hub-ids-ascii');
@@ -33,6 +34,9 @@ test('rows and foreign keys survive the change; ids still compare without regard
   await q("INSERT INTO entrega (id, evento_id, assinatura_id, situacao, criada_em, atualizada_em) VALUES (?, ?, ?, 'fila_de_erro', NOW(3), NOW(3))", [entrega, evento, assinatura]);
   await q('INSERT INTO tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms) VALUES (?, 1, NOW(3), 5)', [entrega]);
 
+  // a first run stopped midway: one foreign key already dropped, one table already changed
+  await q('ALTER TABLE assinatura DROP FOREIGN KEY assinatura_tipo');
+  await q('ALTER TABLE tentativa_de_entrega MODIFY entrega_id CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL');
   expect(await migrar('hub', MIGRACOES_HUB)).toEqual(['0009-hub-ids-ascii']);
 
   const colunas = await q(
