@@ -131,7 +131,7 @@ export async function copiarAnexo(
     return 'copiado';
   } catch (err) {
     if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
-    if (sinal?.aborted) {
+    if (sinal && cortadaPor(sinal, err)) {
       await devolverTentativa(anexoId);
       return 'interrompido';
     }
@@ -139,6 +139,17 @@ export async function copiarAnexo(
     await AnexoDaMensagem.update({ ultimo_erro: mensagem }, { where: { id: anexoId } });
     throw err;
   }
+}
+
+/**
+ * Whether `err` is the abort `sinal` made (fetch rejects with its reason, node's streams with an
+ * AbortError carrying it): a failure of its own that came as the shutdown began is not given back.
+ */
+export function cortadaPor(sinal: AbortSignal, err: unknown): boolean {
+  if (!sinal.aborted) return false;
+  const e = err as { name?: string; cause?: unknown } | undefined;
+  // the copy's own time-out aborts with a TimeoutError, not an AbortError
+  return err === sinal.reason || e?.cause === sinal.reason || e?.name === 'AbortError';
 }
 
 /**

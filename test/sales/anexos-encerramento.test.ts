@@ -3,7 +3,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import nock from 'nock';
-import { copiarAnexo } from '../../api/sales/anexos';
+import { copiarAnexo, cortadaPor } from '../../api/sales/anexos';
 import { config } from '../../config';
 import { processarSalesAnexo } from '../../jobs/sales-anexo';
 import { Arquivo } from '../../models/files';
@@ -66,6 +66,25 @@ const fechar = (servidor: http.Server) => {
 const dentroDe = <T>(p: Promise<T>, ms: number) => Promise.race([p, dormir(ms).then(() => 'ainda copiando' as const)]);
 
 describe('the abort signal stops a copy under way, and its attempt is given back', () => {
+  it('only the abort itself counts as cut by the shutdown: a failure of the copy\'s own that comes as it begins keeps its attempt spent', () => {
+    const parado = new AbortController();
+    parado.abort();
+    const comMotivo = new AbortController();
+    const motivo = new Error('encerrando');
+    comMotivo.abort(motivo);
+    const abortado = Object.assign(new Error('The operation was aborted'), { name: 'AbortError' });
+    // fetch rejects with the signal's reason; node's streams with an AbortError (its cause the reason)
+    expect(cortadaPor(comMotivo.signal, motivo)).toBe(true);
+    expect(cortadaPor(comMotivo.signal, Object.assign(new Error('terminated'), { cause: motivo }))).toBe(true);
+    expect(cortadaPor(parado.signal, abortado)).toBe(true);
+    // the copy's own failures, even once the signal is set: an answer, a connection, its own time-out
+    expect(cortadaPor(parado.signal, new Error('the chat platform answered 500'))).toBe(false);
+    expect(cortadaPor(parado.signal, Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(cortadaPor(parado.signal, Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBe(false);
+    // and nothing while the signal is not set
+    expect(cortadaPor(new AbortController().signal, abortado)).toBe(false);
+  });
+
   it('while the chat platform has not answered the download yet', async () => {
     // a chat platform that takes the request and never answers
     let pedido!: () => void;
