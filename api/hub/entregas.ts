@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { Op, Transaction, WhereOptions } from 'sequelize';
+import { IndexHints, Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
@@ -145,6 +145,13 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
 
 const TENTATIVA_DE_ENTREGA = 'tentativa_de_entrega (entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta)';
 
+/**
+ * Deliveries changed by a list of ids are reached through their key: with a few rows the planner
+ * may range over the `situacao` index instead, and a statement locking that index's entries first
+ * deadlocks with a worker recording an attempt (which locks the row, then changes those entries).
+ */
+const POR_ID = 'entrega FORCE INDEX (PRIMARY)';
+
 /** entrega_id, numero, iniciada_em, duracao_ms, status_http, erro, resposta */
 export type LinhaDaTentativa = [string, number, string, number, number | null, string | null, string | null];
 
@@ -178,7 +185,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
     [
       inserir,
       [
-        `UPDATE entrega SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
+        `UPDATE ${POR_ID} SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
                 proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
           WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
         [...tentativas.parametros, ...em.parametros, ...em.parametros, ordenado.map((s) => s.tentativa[0])],
@@ -400,7 +407,7 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   // still late: an attempt that failed (or a batch that made it) since the read set its own next
   // time, which stays, and the delivery needs no job from here
   await banco('hub').query(
-    `UPDATE entrega SET proxima_tentativa_em = ?, atualizada_em = ? WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em < ?`,
+    `UPDATE ${POR_ID} SET proxima_tentativa_em = ?, atualizada_em = ? WHERE id IN (?) AND situacao = 'pendente' AND proxima_tentativa_em < ?`,
     { replacements: [agora, agora, ids, atraso] },
   );
   const movidas = new Set(
@@ -532,7 +539,13 @@ async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): P
 /** Of `ids`, those still in one of `situacoes` (and unchanged since `antesDe`), read again and locked until `transaction` ends. */
 async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], transaction: Transaction, antesDe?: Date): Promise<string[]> {
   const where: WhereOptions = { id: ids, situacao: situacoes, ...(antesDe && { atualizada_em: { [Op.lt]: antesDe } }) };
-  const linhas = await Entrega.findAll({ where, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
+  const linhas = await Entrega.findAll({
+    where,
+    attributes: ['id'],
+    lock: transaction.LOCK.UPDATE,
+    transaction,
+    indexHints: [{ type: IndexHints.FORCE, values: ['PRIMARY'] }],
+  });
   return linhas.map((e) => e.id);
 }
 
@@ -546,9 +559,9 @@ async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Pr
     const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
     if (!elegiveis.length) return elegiveis;
     await guardarUltimaEntrega(elegiveis, transaction);
-    await Entrega.update(
-      { situacao: 'pendente', tentativas: 0, proxima_tentativa_em: new Date(), ultimo_erro: null },
-      { where: { id: elegiveis }, transaction },
+    await banco('hub').query(
+      `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
+      { replacements: [dataSql(new Date()), dataSql(new Date()), elegiveis], transaction },
     );
     return elegiveis;
   });
@@ -646,10 +659,11 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
     const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
       const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa'], lock: transaction.LOCK.SHARE, transaction });
       if (!a?.ativa) return null;
-      const [alteradas] = await Entrega.update(
-        { situacao: 'pendente', tentativas: 0, proxima_tentativa_em: momento, ultimo_erro: null, atualizada_em: momento },
-        { where: { id: ids, situacao: 'fila_de_erro' }, transaction, silent: true },
-      );
+      const [, alteradas] = (await banco('hub').query(
+        `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ?
+          WHERE id IN (?) AND situacao = 'fila_de_erro'`,
+        { replacements: [dataSql(momento), dataSql(momento), ids], transaction, type: QueryTypes.UPDATE },
+      )) as unknown as [unknown, number];
       return alteradas;
     }));
     if (n === null) return false;

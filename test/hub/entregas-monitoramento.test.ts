@@ -181,7 +181,7 @@ describe('sending again (DESIGN §5)', () => {
       await outra.query('START TRANSACTION');
       await outra.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [falha.id]);
       res = hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() });
-      await esperarOutraConexao(outra, 'reenviar_falhas waiting on the delivery', ['UPDATE `entrega`%']);
+      await esperarOutraConexao(outra, 'reenviar_falhas waiting on the delivery', ['UPDATE entrega FORCE INDEX (PRIMARY)%']);
       await outra.query("UPDATE entrega SET situacao = 'entregue', entregue_em = NOW(3) WHERE id = ?", [falha.id]);
       await outra.query('COMMIT');
     } finally {
@@ -219,7 +219,7 @@ describe('sending again (DESIGN §5)', () => {
       await purga.query('START TRANSACTION');
       await purga.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entregue.id]);
       pedido = hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() });
-      await esperarOutraConexao(purga, 'the replay waiting on the row', ['%FROM `entrega`%FOR UPDATE', 'UPDATE `entrega`%', 'UPDATE assinatura%']);
+      await esperarOutraConexao(purga, 'the replay waiting on the row', ['%FROM `entrega`%FOR UPDATE', 'UPDATE entrega FORCE INDEX (PRIMARY)%', 'UPDATE assinatura%']);
       await purga.query('DELETE FROM tentativa_de_entrega WHERE entrega_id = ?', [entregue.id]);
       await purga.query('DELETE FROM entrega WHERE id = ?', [entregue.id]);
       await purga.query('COMMIT');

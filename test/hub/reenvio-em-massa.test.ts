@@ -60,7 +60,7 @@ test('a replay meeting the retention purge (which locks deliveries, then their s
     await purga.query('START TRANSACTION');
     await purga.query("SELECT id FROM entrega WHERE id IN (?) AND situacao IN ('entregue', 'fila_de_erro', 'cancelada') FOR UPDATE", [[falha, entregue]]);
     const pedido = t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
-    await esperarOutraConexao(purga, 'the replay waiting on the delivery', ['UPDATE `entrega`%']);
+    await esperarOutraConexao(purga, 'the replay waiting on the delivery', ['UPDATE entrega FORCE INDEX (PRIMARY)%']);
     await purga.query(
       `UPDATE assinatura a JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega WHERE id IN (?) AND situacao = 'entregue' GROUP BY assinatura_id) x
           ON x.assinatura_id = a.id SET a.ultima_entrega_em = x.ultima WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,

@@ -133,7 +133,7 @@ test('an attempt that fails while the sweep runs keeps the next time it set: the
     await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [id]);
     // the sweep has read it as late and waits on its row, where a failed attempt is recording its next time
     const varredura = reenfileirarEsquecidas();
-    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega SET proxima_tentativa_em%']);
+    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega FORCE INDEX (PRIMARY) SET proxima_tentativa_em%']);
     await conexao.query('UPDATE entrega SET tentativas = 1, proxima_tentativa_em = ? WHERE id = ?', [depois, id]);
     await conexao.commit();
     await varredura;
@@ -153,7 +153,7 @@ test('a batch queued again (a repeated publication) between the sweep\'s read an
     await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [id]);
     // the sweep found its batch gone and waits on its row; the batch comes back meanwhile
     const varredura = reenfileirarEsquecidas();
-    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega SET proxima_tentativa_em%']);
+    await esperarOutraConexao(conexao, 'the sweep waiting on the delivery', ['UPDATE entrega FORCE INDEX (PRIMARY) SET proxima_tentativa_em%']);
     await fila(filaHubEntrega).add('entregar-lote', { entregas: [id] }, { jobId: lote! });
     await conexao.commit();
     expect(await varredura).toBe(0);
