@@ -559,9 +559,10 @@ async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Pr
     const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
     if (!elegiveis.length) return elegiveis;
     await guardarUltimaEntrega(elegiveis, transaction);
+    const agora = dataSql(new Date());
     await banco('hub').query(
       `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
-      { replacements: [dataSql(new Date()), dataSql(new Date()), elegiveis], transaction },
+      { replacements: [agora, agora, elegiveis], transaction },
     );
     return elegiveis;
   });
