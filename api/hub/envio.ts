@@ -67,6 +67,8 @@ function enviar(
   return new Promise((resolve) => {
     let terminou = false;
     let respondeu = false;
+    /** the answer's status, once its status line came (a body still arriving may time out) */
+    let statusRecebido: number | null = null;
     const fim = (r: Omit<ResultadoDoEnvio, 'duracaoMs'>) => {
       if (terminou) return;
       terminou = true;
@@ -84,6 +86,7 @@ function enviar(
       },
       (res) => {
         respondeu = true;
+        statusRecebido = res.statusCode ?? null;
         const partes: Buffer[] = [];
         let tamanho = 0;
         res.on('data', (p: Buffer) => {
@@ -107,7 +110,7 @@ function enviar(
     // counted from the attempt's start: a call made again (below) shares its time-out
     const relogio = setTimeout(() => {
       req.destroy();
-      fim({ status: null, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
+      fim({ status: statusRecebido, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
     }, inicio + tempoLimiteMs - Date.now());
     req.on('error', (err: NodeJS.ErrnoException) => {
       // the hub closed it, shutting down: the subscriber may be handling the call, so it is not made

@@ -37,6 +37,8 @@ beforeAll(async () => {
       }
       recebidas++;
       if (corpo.startsWith('{"lento"')) setTimeout(() => res.end('ok'), 1000);
+      // the status line at once, the body never: the attempt times out with the status known
+      else if (corpo.startsWith('{"sem_fim"')) res.writeHead(202).write('começo');
       else res.end('ok');
     });
   });
@@ -66,6 +68,13 @@ test('a new connection closed before any answer still fails the attempt', async 
   expect(r.status).toBeNull();
   expect(r.erro).toMatch(/^falha de conexão: /);
   expect(porConexao.size).toBe(1);
+});
+
+test('an answer whose body does not arrive in time fails the attempt, and keeps the status it had sent', async () => {
+  server.closeAllConnections();
+  fecharNa = 0;
+  const r = await enviarPost(url, '{"sem_fim":1}', {}, 300);
+  expect(r).toMatchObject({ status: 202, erro: 'tempo limite de 300 ms esgotado' });
 });
 
 test('an attempt cut by the hub shutting down is not sent again on a new connection: the subscriber may be handling it', async () => {
