@@ -8,7 +8,7 @@ import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
 import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
-import { TAMANHO_MAXIMO_DO_TIPO_MIME, TIPO_MIME, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
+import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento } from './armazenamento';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
 
@@ -73,7 +73,7 @@ function arquivoJson(a: Arquivo): ArquivoJson {
 export function tipoMime(valor: string | undefined): string {
   const v = valor?.trim();
   if (!v) return TIPO_MIME_PADRAO;
-  if (v.length > TAMANHO_MAXIMO_DO_TIPO_MIME || !TIPO_MIME.test(v)) {
+  if (!ehTipoMime(v)) {
     throw dadosInvalidos('Content-Type inválido.', [{ campo: 'Content-Type', mensagem: 'use um tipo MIME como image/png (até 255 caracteres)' }]);
   }
   return v.replace(/^[^;]+/, (essencia) => essencia.trim().toLowerCase());

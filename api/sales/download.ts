@@ -3,7 +3,7 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 import { config } from '../../config';
 import { ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
-import { ESSENCIA_DO_TIPO_MIME, TAMANHO_MAXIMO_DO_TIPO_MIME, TIPO_MIME, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
+import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 
 const REDIRECIONAMENTOS = 5;
 
@@ -34,9 +34,10 @@ export interface AcessoAoAnexo {
 export function tipoParaGuardar(valor: string | undefined): string {
   const v = valor?.trim();
   if (!v) return TIPO_MIME_PADRAO;
-  if (v.length <= TAMANHO_MAXIMO_DO_TIPO_MIME && TIPO_MIME.test(v)) return v;
+  if (ehTipoMime(v)) return v;
+  // with no `;` left, the grammar takes `type/subtype` alone
   const essencia = v.split(';')[0].trim().toLowerCase();
-  return essencia.length <= TAMANHO_MAXIMO_DO_TIPO_MIME && ESSENCIA_DO_TIPO_MIME.test(essencia) ? essencia : TIPO_MIME_PADRAO;
+  return ehTipoMime(essencia) ? essencia : TIPO_MIME_PADRAO;
 }
 
 /**

@@ -4,11 +4,10 @@
  */
 
 export const TIPO_MIME_PADRAO = 'application/octet-stream';
-/** The longest Content-Type file storage keeps. */
-export const TAMANHO_MAXIMO_DO_TIPO_MIME = 255;
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 /** `type/subtype` and optional `; name=value` parameters (value a token or a quoted string). */
-export const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
-/** `type/subtype` alone: the essence of a media type. */
-export const ESSENCIA_DO_TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}$`);
+const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
+
+/** A Content-Type file storage keeps: the grammar above, up to 255 characters. */
+export const ehTipoMime = (v: string) => v.length <= 255 && TIPO_MIME.test(v);
