@@ -42,7 +42,6 @@ export const progressoNoPainel =
   (progresso: object): void =>
     void job.updateProgress({ ...progresso }).catch(() => undefined);
 
-/** A job whose id is the record it works on (a stored event, an attachment). */
 /** A job stopped by shutdown is taken up again this soon (by another worker, as a rule). */
 const RETOMADA_MS = 1000;
 
@@ -55,6 +54,7 @@ export async function devolverAFila(job: Job, token?: string): Promise<never> {
   throw new DelayedError();
 }
 
+/** A job whose id is the record it works on (a stored event, an attachment). */
 export interface JobDoRegistro {
   name: string;
   data: object;

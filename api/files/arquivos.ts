@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
+import { UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { UniqueConstraintError } from 'sequelize';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
 import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
