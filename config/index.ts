@@ -1,6 +1,7 @@
 import path from 'node:path';
 import Joi from 'joi';
 import ipaddr from 'ipaddr.js';
+import type { Rede } from '../lib/destino-seguro';
 import { NOMES_DOS_SERVICOS, NomeDoServico, PORTA_DO_DASHBOARD, SERVICOS } from './services';
 
 export type Ambiente = 'LOCALHOST' | 'SANDBOX' | 'PRODUCTION';
@@ -42,6 +43,8 @@ export interface Config {
     chavePrivadaArquivo?: string;
     /** deliveries to private, loopback or link-local addresses (SSRF guard); LOCALHOST allows them */
     permitirDestinosPrivados: boolean;
+    /** private networks deliveries may reach with the guard on (an internal subscriber), none by default */
+    redesPermitidas: Rede[];
     entregaLockMs: number;
     entregaConcorrencia: number;
     esperaSyncMs: number;
@@ -105,6 +108,12 @@ function confiancaNoProxy(valor: string, h: Joi.CustomHelpers): string | number 
   return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no address, CIDR or named range: ${invalidos.join(', ')}` }) : v;
 }
 
+const itensDaLista = (valor: string | undefined) =>
+  (valor ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+
 const ehCidr = (e: string) => {
   try {
     ipaddr.parseCIDR(e);
@@ -113,6 +122,12 @@ const ehCidr = (e: string) => {
     return false;
   }
 };
+
+/** A comma-separated list of CIDRs (`10.20.0.0/16,fd00:1::/64`): a bare address or a typo stops the start. */
+function listaDeRedes(valor: string, h: Joi.CustomHelpers): string | Joi.ErrorReport {
+  const invalidos = itensDaLista(valor).filter((e) => !ehCidr(e));
+  return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no CIDR: ${invalidos.join(', ')}` }) : valor;
+}
 
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
@@ -143,6 +158,7 @@ const envSchema = Joi.object({
   HUB_RETENCAO_DIAS: Joi.number().integer().min(1).default(30),
   HUB_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
   HUB_PERMITIR_DESTINOS_PRIVADOS: Joi.boolean(),
+  HUB_REDES_PERMITIDAS: Joi.string().custom(listaDeRedes, 'CIDR list'),
   // must exceed the longest attempt (30 s) or a slow delivery would be taken as stalled and sent twice
   HUB_ENTREGA_LOCK_MS: Joi.number().integer().min(1000).default(60_000),
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
@@ -224,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retencaoDias: value.HUB_RETENCAO_DIAS,
       chavePrivadaArquivo: value.HUB_CHAVE_PRIVADA_ARQUIVO,
       permitirDestinosPrivados: value.HUB_PERMITIR_DESTINOS_PRIVADOS ?? ambiente === 'LOCALHOST',
+      redesPermitidas: itensDaLista(value.HUB_REDES_PERMITIDAS).map((e) => ipaddr.parseCIDR(e)),
       entregaLockMs: value.HUB_ENTREGA_LOCK_MS,
       entregaConcorrencia: value.HUB_ENTREGA_CONCORRENCIA,
       esperaSyncMs: value.HUB_ESPERA_SYNC_MS,

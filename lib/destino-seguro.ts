@@ -42,25 +42,86 @@ export function enderecoPrivado(endereco: string): boolean {
 
 export class DestinoBloqueado extends Error {}
 
-/** A URL written with a private IP literal: refused before any connection. */
-export function ipLiteralPrivado(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return net.isIP(host) !== 0 && enderecoPrivado(host);
+/** A range of addresses an operator lets through the guard (`10.20.0.0/16`, `fd00:1::/64`). */
+export type Rede = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/**
+ * Names are resolved by c-ares, asking the DNS servers of resolv.conf, and not by the system's
+ * getaddrinfo: that runs on libuv's thread pool (4 threads), which WebCrypto's signing and file
+ * access share, so a few names whose DNS never answers would stall every delivery of the process.
+ * Answers are cached for their TTL. /etc/hosts is not read (a name there would mostly be private).
+ * Exported so tests can point it at a DNS server of their own.
+ */
+export const resolvedorDeNomes = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
+
+/** RFC 6761: every `localhost` name is the loopback, whatever a DNS server says. */
+const ehLocalhost = (host: string) => /(^|\.)localhost\.?$/i.test(host);
+
+/** IPv4 first; a name with no IPv4 address is reached over IPv6. */
+async function resolver(resolvedor: dns.promises.Resolver, host: string, familia: number | undefined): Promise<dns.LookupAddress[]> {
+  if (ehLocalhost(host)) {
+    const loopback = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    return loopback.filter((e) => !familia || e.family === familia);
+  }
+  let erro: unknown;
+  if (familia !== 6) {
+    try {
+      return (await resolvedor.resolve4(host)).map((address) => ({ address, family: 4 }));
+    } catch (err) {
+      if (familia === 4) throw err;
+      erro = err;
+    }
+  }
+  try {
+    return (await resolvedor.resolve6(host)).map((address) => ({ address, family: 6 }));
+  } catch (err) {
+    // the IPv4 query's failure says more (ENOTFOUND, ETIMEOUT) than the IPv6 one's ENODATA
+    throw erro ?? err;
+  }
 }
 
-/** `lookup` for http(s).request: resolves as usual and refuses a private answer. */
-export const lookupProtegido: net.LookupFunction = (host, opcoes, callback) => {
-  dns.lookup(host, { ...opcoes, all: true }, (err, enderecos) => {
-    if (err) return (callback as any)(err);
-    const lista = enderecos as dns.LookupAddress[];
-    const privado = lista.find((e) => enderecoPrivado(e.address));
-    if (privado) {
-      // the address stays in the log: the message reaches whoever reads the delivery, and which
-      // private address a name resolves to tells them about the network behind the suite
-      log.warn({ host, endereco: privado.address }, 'destino em endereço privado recusado');
-      return (callback as any)(new DestinoBloqueado('destino em endereço privado recusado'));
-    }
-    if ((opcoes as dns.LookupOptions).all) return (callback as any)(null, lista);
-    (callback as any)(null, lista[0].address, lista[0].family);
-  });
-};
+export interface GuardaDeDestino {
+  /** A URL written with an IP literal the guard refuses: refused before any connection. */
+  recusaLiteral(url: URL): boolean;
+  /** `lookup` for http(s).request: resolves the name and hands over only the addresses the guard lets through. */
+  lookup: net.LookupFunction;
+}
+
+/**
+ * The guard, letting through the private addresses in `redesPermitidas` (an internal subscriber, say)
+ * and no other. An address is matched in the form it reaches: an IPv4-mapped IPv6 as its IPv4.
+ */
+export function guardaDeDestino(redesPermitidas: Rede[] = [], resolvedor = resolvedorDeNomes): GuardaDeDestino {
+  const permitido = (endereco: string) => {
+    if (!redesPermitidas.length || !ipaddr.isValid(endereco)) return false;
+    const ip = ipaddr.process(endereco);
+    return redesPermitidas.some(([rede, bits]) => rede.kind() === ip.kind() && ip.match(rede, bits));
+  };
+  const recusado = (endereco: string) => enderecoPrivado(endereco) && !permitido(endereco);
+  return {
+    recusaLiteral(url) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      return net.isIP(host) !== 0 && recusado(host);
+    },
+    lookup(host, opcoes, callback) {
+      const resposta = callback as (err: Error | null, endereco?: string | dns.LookupAddress[], familia?: number) => void;
+      const familia = opcoes.family === 'IPv4' ? 4 : opcoes.family === 'IPv6' ? 6 : (opcoes.family as number | undefined);
+      resolver(resolvedor, host, familia).then(
+        (lista) => {
+          // only the addresses that pass reach the socket (localhost's ::1 stays out when only
+          // 127.0.0.0/8 is allowed); a name none of whose addresses pass is refused
+          const aceitos = lista.filter((e) => !recusado(e.address));
+          if (!aceitos.length) {
+            // the address stays in the log: the message reaches whoever reads the delivery, and which
+            // private address a name resolves to tells them about the network behind the suite
+            log.warn({ host, endereco: lista[0].address }, 'destino em endereço privado recusado');
+            return resposta(new DestinoBloqueado('destino em endereço privado recusado'));
+          }
+          if (opcoes.all) return resposta(null, aceitos);
+          resposta(null, aceitos[0].address, aceitos[0].family);
+        },
+        (err: Error) => resposta(err),
+      );
+    },
+  };
+}

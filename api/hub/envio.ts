@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { config } from '../../config';
-import { DestinoBloqueado, ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
+import { Config, config } from '../../config';
+import { DestinoBloqueado, GuardaDeDestino, guardaDeDestino } from '../../lib/destino-seguro';
 import { aoEncerrar } from '../../lib/lifecycle';
 
 /**
@@ -38,6 +38,14 @@ aoEncerrar('filas', 'conexoes-com-assinantes', async () => {
 
 const LIMITE_DA_RESPOSTA = 1024;
 
+let guardaFeita: { de: Config['hub']; guarda: GuardaDeDestino | null } | undefined;
+/** The SSRF guard, with the networks HUB_REDES_PERMITIDAS lets through; none when HUB_PERMITIR_DESTINOS_PRIVADOS. */
+function guardaDoHub(): GuardaDeDestino | null {
+  const hub = config().hub;
+  if (guardaFeita?.de !== hub) guardaFeita = { de: hub, guarda: hub.permitirDestinosPrivados ? null : guardaDeDestino(hub.redesPermitidas) };
+  return guardaFeita.guarda;
+}
+
 function retryAfter(valor: string | undefined): number | undefined {
   if (!valor) return undefined;
   const segundos = Number(valor);
@@ -60,8 +68,8 @@ function enviar(
 ): Promise<ResultadoDoEnvio> {
   const destino = new URL(url);
   const seguro = destino.protocol === 'https:';
-  const protegido = !config().hub.permitirDestinosPrivados;
-  if (protegido && ipLiteralPrivado(destino)) {
+  const guarda = guardaDoHub();
+  if (guarda?.recusaLiteral(destino)) {
     return Promise.resolve({ status: null, erro: 'destino em endereço privado recusado', resposta: null, duracaoMs: 0 });
   }
   return new Promise((resolve) => {
@@ -81,7 +89,7 @@ function enviar(
         method: 'POST',
         // a new connection of its own for the call made again (below), never a kept one
         agent: conexaoNova ? false : seguro ? agentes.https : agentes.http,
-        lookup: protegido ? lookupProtegido : undefined,
+        lookup: guarda?.lookup,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
       },
       (res) => {

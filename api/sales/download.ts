@@ -2,13 +2,15 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { config } from '../../config';
-import { ipLiteralPrivado, lookupProtegido } from '../../lib/destino-seguro';
+import { guardaDeDestino } from '../../lib/destino-seguro';
 import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 
 const REDIRECIONAMENTOS = 5;
 
 /** Where the chat platform serves attachments (Rails Active Storage): the only paths of its origin downloaded. */
 const CAMINHO_DOS_ANEXOS = '/rails/active_storage/';
+/** The SSRF guard of downloads outside the chat platform's own origin: no private network passes. */
+const guarda = guardaDeDestino();
 
 export interface Download {
   /** the answer's Content-Type in a shape file storage takes (tipoParaGuardar) */
@@ -60,11 +62,11 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
     return Promise.reject(new Error(`only ${CAMINHO_DOS_ANEXOS} addresses of the chat platform are downloaded`));
   }
   const protegido = !doSuporte && !config().sales.permitirDownloadsPrivados;
-  if (protegido && ipLiteralPrivado(url)) return Promise.reject(new Error('attachment address on a private network refused'));
+  if (protegido && guarda.recusaLiteral(url)) return Promise.reject(new Error('attachment address on a private network refused'));
   const headers: Record<string, string> = { 'user-agent': 'suite-sales' };
   if (doSuporte && !saiuDoSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? lookupProtegido : undefined }, (res) => {
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookup : undefined }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();

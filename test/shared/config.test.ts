@@ -19,6 +19,13 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
     expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
+    expect(() => loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, 10.30.0.7' })).toThrow(/HUB_REDES_PERMITIDAS.*10\.30\.0\.7/);
+  });
+
+  test('HUB_REDES_PERMITIDAS is a list of CIDRs, none by default', () => {
+    expect(loadConfig({}).hub.redesPermitidas).toEqual([]);
+    const redes = loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, fd00:1::/64,' }).hub.redesPermitidas;
+    expect(redes.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['10.20.0.0/16', 'fd00:1::/64']);
   });
 
   test('outside LOCALHOST every service address and the signing key must be given', () => {
