@@ -1,4 +1,4 @@
-import { col, fn, Op, Transaction, WhereOptions } from 'sequelize';
+import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { banco, decidirSobTrava } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
@@ -45,13 +45,14 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
   const [naFila, ultimas, versoes] = await Promise.all([
     Entrega.count({ where: { assinatura_id: ids, situacao: 'fila_de_erro' }, group: ['assinatura_id'] }),
     // the last success is read from the deliveries (no hot row to update per delivery); the column
-    // keeps it once the history is purged
-    Entrega.findAll({
-      attributes: ['assinatura_id', [fn('MAX', col('entregue_em')), 'ultima']],
-      where: { assinatura_id: ids, situacao: 'entregue' },
-      group: ['assinatura_id'],
-      raw: true,
-    }) as unknown as Promise<{ assinatura_id: string; ultima: Date }[]>,
+    // keeps it once the history is purged or replayed. Both in one statement, so one snapshot: a
+    // purge or a replay moves it from the deliveries to the column in one transaction
+    banco('hub').query(
+      `SELECT a.id, a.ultima_entrega_em AS guardada,
+              (SELECT MAX(e.entregue_em) FROM entrega e WHERE e.assinatura_id = a.id AND e.situacao = 'entregue') AS entregue
+         FROM assinatura a WHERE a.id IN (?)`,
+      { replacements: [ids], type: QueryTypes.SELECT },
+    ) as Promise<{ id: string; guardada: Date | null; entregue: Date | null }[]>,
     VersaoDeEvento.findAll({
       where: { [Op.or]: lista.map((a) => ({ tipo_de_evento_id: a.tipo_de_evento_id, versao: a.versao_do_esquema })) },
       attributes: ['tipo_de_evento_id', 'versao', 'situacao'],
@@ -59,11 +60,12 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
   ]);
   const erros = new Map((naFila as unknown as { assinatura_id: string; count: number }[]).map((c) => [c.assinatura_id, Number(c.count)]));
   const situacoes = new Map(versoes.map((v) => [`${v.tipo_de_evento_id}:${v.versao}`, v.situacao]));
-  const entregues = new Map(ultimas.map((u) => [u.assinatura_id, new Date(u.ultima)]));
-  const ultimaEntrega = (a: Assinatura) => {
-    const datas = [a.ultima_entrega_em, entregues.get(a.id)].filter((d): d is Date => Boolean(d));
-    return datas.length ? new Date(Math.max(...datas.map((d) => d.getTime()))) : null;
-  };
+  const ultimaEntrega = new Map(
+    ultimas.map((u) => {
+      const datas = [u.guardada, u.entregue].filter((d): d is Date => d !== null).map((d) => new Date(d).getTime());
+      return [u.id, datas.length ? new Date(Math.max(...datas)) : null];
+    }),
+  );
   return lista.map((a) => ({
     id: a.id,
     aplicativo_assinante_id: a.aplicativo_assinante_id,
@@ -77,7 +79,7 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
     tempo_limite_em_segundos: a.tempo_limite_em_segundos,
     ativa: a.ativa,
     entregas_na_fila_de_erro: erros.get(a.id) ?? 0,
-    ultima_entrega_em: iso(ultimaEntrega(a)),
+    ultima_entrega_em: iso(ultimaEntrega.get(a.id) ?? null),
     criada_em: iso(a.criada_em)!,
     atualizada_em: iso(a.atualizada_em)!,
   }));
