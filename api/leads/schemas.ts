@@ -6,7 +6,8 @@ import { esquemaDosFiltros } from './filtros';
 export const schemas = {
   paramsCnpj: Joi.object({
     cnpj: Joi.alternatives()
-      .try(Joi.array().items(Joi.string()).max(4), Joi.string())
+      // a trailing slash (`…/0002-80/`) makes an empty last segment: the slash is a mask character
+      .try(Joi.array().items(Joi.string().allow('')).max(4), Joi.string())
       .custom((v: string | string[]) => (Array.isArray(v) ? v.join('/') : v))
       .required()
       .description('14 caracteres, com ou sem a máscara NN.NNN.NNN/NNNN-NN (a barra como está ou como %2F)'),

@@ -222,6 +222,15 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
     expect(mascarado.body).toEqual(semMascara.body);
   });
 
+  test('a trailing slash, after the plain or the masked CNPJ, is one more mask character', async () => {
+    const semMascara = await buscar(SERPRO);
+    for (const escrito of [`${SERPRO}/`, '33.683.111/0002-80/']) {
+      const res = await buscar(escrito);
+      expect({ escrito, status: res.status, corpo: res.body }).toEqual({ escrito, status: 200, corpo: semMascara.body });
+    }
+    expect((await buscar('/')).status).toBe(400);
+  });
+
   test('a CNPJ starting with zeros keeps them (Banco do Brasil 00.000.000/0001-91)', async () => {
     const res = await buscar(encodeURIComponent(comMascara(BANCO_DO_BRASIL)));
     expect(res.status).toBe(200);
