@@ -397,7 +397,7 @@ export class LimpezaDeCampos extends Transform {
     this.coluna++;
   }
 
-  /** The CNPJ's parts, then one `cnae;cnpj` line per well-formed secondary CNAE (7 letters or digits). */
+  /** The CNPJ's parts, then one `cnae;cnpj` line per well-formed secondary CNAE (7 digits). */
   private guardarParaOsCnaes(inicio: number, fim: number): void {
     const colunas = this.colunasDosCnaes!;
     const coluna = this.coluna;
@@ -415,10 +415,15 @@ export class LimpezaDeCampos extends Transform {
     for (let de = inicio; de < fim; ) {
       let ate = campo.indexOf(VIRGULA, de);
       if (ate < 0 || ate > fim) ate = fim;
-      if (ate - de === 7 && alfanumerico(campo, de, ate)) {
+      // spaces around a code (`6204000, 6209100`) are not part of it
+      let a = de;
+      let z = ate;
+      while (a < z && campo[a] === ESPACO) a++;
+      while (z > a && campo[z - 1] === ESPACO) z--;
+      if (z - a === 7 && numerico(campo, a, z)) {
         const linhas = this.linhasDosCnaes.reservar(23);
         let n = this.linhasDosCnaes.tamanho;
-        n += campo.copy(linhas, n, de, ate);
+        n += campo.copy(linhas, n, a, z);
         linhas[n++] = PONTO_E_VIRGULA;
         n += this.cnpj.copy(linhas, n);
         linhas[n++] = LF;
@@ -427,6 +432,12 @@ export class LimpezaDeCampos extends Transform {
       de = ate + 1;
     }
   }
+}
+
+/** A CNAE is 7 digits (the CNPJ's parts may hold letters, its activity codes do not). */
+function numerico(campo: Buffer, inicio: number, fim: number): boolean {
+  for (let i = inicio; i < fim; i++) if (campo[i] < ZERO || campo[i] > NOVE) return false;
+  return true;
 }
 
 function alfanumerico(campo: Buffer, inicio: number, fim: number): boolean {

@@ -123,16 +123,17 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
     return { dados, cnaes: await linhasDosCnaes, maiorEspera };
   }
 
-  test('each well-formed CNAE of the list, upper case, with the full CNPJ; malformed ones and incomplete CNPJs give none', async () => {
+  test('each well-formed CNAE of the list (7 digits, spaces around it dropped), with the full CNPJ; malformed ones and incomplete CNPJs give none', async () => {
     const { dados, cnaes } = await separar(
       linha('00000068', '0001', '70', '6204000,6209100') +
         linha('00000215', '0001', '02', '') +
+        linha('00000300', '0001', '02', '4711302 ,  4712100') +
         linha('12abc34d', '0001', '35', ' 62040aa , 123,4751201') +
         linha('1234', '0001', '99', '6204000') +
         linha('0000;068', '0001', '70', '6204000'),
     );
-    expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4751201;12ABC34D000135\n');
-    expect(dados.split('\n')).toHaveLength(6); // every establishment still goes to its own table
+    expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4711302;00000300000102\n4712100;00000300000102\n4751201;12ABC34D000135\n');
+    expect(dados.split('\n')).toHaveLength(7); // every establishment still goes to its own table
   });
 
   test('a reader of the CNAEs slower than the establishments\' still gets every line (back-pressure, nothing dropped)', async () => {
