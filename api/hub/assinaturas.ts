@@ -175,11 +175,10 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
   const id = await banco('hub').transaction(async (transaction) => {
     const app = await Aplicativo.findByPk(e.aplicativo_assinante_id, { transaction, lock: transaction.LOCK.SHARE });
     if (!app || !app.ativo) throw referenciaInvalida('aplicativo_assinante_id', 'Aplicativo não encontrado ou inativo.');
-    if (!(await TipoDeEvento.findByPk(e.tipo_de_evento_id, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
-      throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
-    }
-    await conferirVersao(e.tipo_de_evento_id, e.versao_do_esquema, transaction);
-    const par = { aplicativo_assinante_id: app.id, tipo_de_evento_id: e.tipo_de_evento_id };
+    const tipo = await TipoDeEvento.findByPk(e.tipo_de_evento_id, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE });
+    if (!tipo) throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
+    await conferirVersao(tipo.id, e.versao_do_esquema, transaction);
+    const par = { aplicativo_assinante_id: app.id, tipo_de_evento_id: tipo.id };
     if (await Assinatura.findOne({ where: par, attributes: ['id'], transaction })) {
       throw conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
     }

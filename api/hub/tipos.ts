@@ -81,9 +81,9 @@ async function nomeLivre(nome: string, exceto?: string, transaction?: Transactio
 
 export async function criarTipo(e: { nome: string; descricao?: string | null; aplicativo_id: string }) {
   const id = await banco('hub').transaction(async (transaction) => {
-    await aplicativoAtivo(e.aplicativo_id, transaction);
+    const app = await aplicativoAtivo(e.aplicativo_id, transaction);
     await nomeLivre(e.nome, undefined, transaction);
-    const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao ?? null, aplicativo_id: e.aplicativo_id }, { transaction });
+    const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao || null, aplicativo_id: app.id }, { transaction });
     return t.id;
   });
   return tipoPorId(id);
@@ -99,7 +99,7 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
     conferirTipoDoIdentity(t, 'renomeado');
     await nomeLivre(e.nome, id);
   }
-  await t.update(e);
+  await t.update(e.descricao === undefined ? e : { ...e, descricao: e.descricao || null });
   esquecerContratos();
   return tipoPorId(id);
 }
@@ -128,8 +128,8 @@ export async function criarVersao(tipoId: string, esquema: Record<string, unknow
     // a type deleted since it was read takes no version
     const tipo = await TipoDeEvento.findByPk(tipoId, { attributes: ['id'], transaction, lock: transaction.LOCK.UPDATE });
     if (!tipo) throw naoEncontrado('Tipo de evento');
-    const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipoId }, transaction })) as number | null;
-    return VersaoDeEvento.create({ tipo_de_evento_id: tipoId, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
+    const ultima = (await VersaoDeEvento.max('versao', { where: { tipo_de_evento_id: tipo.id }, transaction })) as number | null;
+    return VersaoDeEvento.create({ tipo_de_evento_id: tipo.id, versao: (ultima ?? 0) + 1, esquema, situacao: 'ativa' }, { transaction });
   });
   esquecerContratos();
   return versaoJson(v);

@@ -30,7 +30,11 @@ export const texto = (max = 200) => Joi.string().trim().max(max).empty('');
 export const booleano = () => Joi.boolean().truthy('true').falsy('false').empty(Joi.string().allow('').pattern(/^\s+$/));
 /** What an id looks like: at most 64 letters, digits, `-` and `_`. */
 const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
-export const id = () => Joi.string().trim().max(64).pattern(FORMA_DO_ID);
+/**
+ * An id, in lower case: the suite's ids are UUIDs written so, and one a client writes in capitals
+ * (many do) must be stored and compared as the same id, whatever the column's collation.
+ */
+export const id = () => Joi.string().trim().max(64).pattern(FORMA_DO_ID).lowercase();
 /** The same test outside a schema (a hook that runs before the route's validation). */
 export const ehId = (valor: string) => FORMA_DO_ID.test(valor);
 

@@ -195,4 +195,19 @@ export const MIGRACOES_HUB: Migracao[] = [
       }
     },
   },
+  {
+    name: '0010-hub-ids-minusculos',
+    async up(qi) {
+      // ids a client wrote in capitals were stored so by the creation of types, versions and
+      // subscriptions; the database matched them, the hub's own comparisons did not. Few rows, read by key.
+      for (const [tabela, coluna] of [
+        ['tipo_de_evento', 'aplicativo_id'],
+        ['versao_de_evento', 'tipo_de_evento_id'],
+        ['assinatura', 'tipo_de_evento_id'],
+        ['assinatura', 'aplicativo_assinante_id'],
+      ]) {
+        await qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = LOWER(${coluna}) WHERE BINARY ${coluna} <> BINARY LOWER(${coluna})`);
+      }
+    },
+  },
 ];

@@ -6,7 +6,8 @@ import { MIGRACOES_HUB } from '../../models/hub/migracoes';
 /**
  * Migration 0009 turns the hub's ids (and `situacao`) to ASCII on a database already in use: the
  * rows and the foreign keys stay, and ids still compare without regard to case, as before. Run
- * again after a stop midway, it finishes the work.
+ * again after a stop midway, it finishes the work. Migration 0010 writes in lower case the ids a
+ * client had sent in capitals.
  */
 const sequelize = { config: { database: '' } };
 const ATE_A_0009 = MIGRACOES_HUB.findIndex((m) => m.name === '0009-hub-ids-ascii');
@@ -37,7 +38,7 @@ test('rows and foreign keys survive the change; ids still compare without regard
   // a first run stopped midway: one foreign key already dropped, one table already changed
   await q('ALTER TABLE assinatura DROP FOREIGN KEY assinatura_tipo');
   await q('ALTER TABLE tentativa_de_entrega MODIFY entrega_id CHAR(36) CHARACTER SET ascii COLLATE ascii_general_ci NOT NULL');
-  expect(await migrar('hub', MIGRACOES_HUB)).toEqual(['0009-hub-ids-ascii']);
+  expect(await migrar('hub', MIGRACOES_HUB.slice(0, ATE_A_0009 + 1))).toEqual(['0009-hub-ids-ascii']);
 
   const colunas = await q(
     `SELECT CONCAT(table_name, '.', column_name) AS coluna, collation_name AS colacao FROM information_schema.columns
@@ -59,4 +60,24 @@ test('rows and foreign keys survive the change; ids still compare without regard
     [entrega.toUpperCase()],
   );
   expect(linha).toEqual({ situacao: 'fila_de_erro', numero: 1, lote: 'lote-1' });
+});
+
+test('ids stored in capitals are written in lower case, and their rows still join', async () => {
+  const q = (sql: string, valores: unknown[] = []) => lerLinhas<Record<string, unknown>>(sequelize, sql, valores);
+  const [app, tipo, assinatura] = Array.from({ length: 3 }, () => randomUUID());
+  await q("INSERT INTO aplicativo (id, identificador_no_auth, nome, criado_em, atualizado_em) VALUES (?, ?, 'App', NOW(3), NOW(3))", [app, randomUUID()]);
+  await q("INSERT INTO tipo_de_evento (id, nome, aplicativo_id, criado_em, atualizado_em) VALUES (?, 'z.criado', ?, NOW(3), NOW(3))", [tipo, app.toUpperCase()]);
+  await q("INSERT INTO versao_de_evento (tipo_de_evento_id, versao, esquema, criada_em, atualizada_em) VALUES (?, 1, '{}', NOW(3), NOW(3))", [tipo.toUpperCase()]);
+  await q(
+    `INSERT INTO assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino, criada_em, atualizada_em)
+      VALUES (?, ?, ?, 1, 'https://a.test/w', NOW(3), NOW(3))`,
+    [assinatura, app.toUpperCase(), tipo.toUpperCase()],
+  );
+  expect(await migrar('hub', MIGRACOES_HUB)).toEqual(['0010-hub-ids-minusculos']);
+  const [linha] = await q(
+    `SELECT t.aplicativo_id AS dono, v.tipo_de_evento_id AS tipo_da_versao, a.tipo_de_evento_id AS tipo_assinado, a.aplicativo_assinante_id AS assinante
+       FROM tipo_de_evento t JOIN versao_de_evento v ON v.tipo_de_evento_id = t.id JOIN assinatura a ON a.tipo_de_evento_id = t.id WHERE t.id = ?`,
+    [tipo],
+  );
+  expect(linha).toEqual({ dono: app, tipo_da_versao: tipo, tipo_assinado: tipo, assinante: app });
 });

@@ -47,6 +47,17 @@ describe('POST and GET /tipo_de_evento: the event type (DESIGN §10)', () => {
     expect((await ler(res.body.id)).body).toEqual(res.body);
   });
 
+  test('an empty or blank descricao is stored as null, at creation and in a change', async () => {
+    const criado = await criar({ nome: nomeNovo(), descricao: '', aplicativo_id: dono.id });
+    expect(criado.status).toBe(201);
+    expect(criado.body.descricao).toBeNull();
+    await hub.api.patch(`/tipo_de_evento/${criado.body.id}`, { token: admin, body: { descricao: 'algo' } });
+    const mudado = await hub.api.patch(`/tipo_de_evento/${criado.body.id}`, { token: admin, body: { descricao: '   ' } });
+    expect(mudado.status).toBe(200);
+    expect(mudado.body.descricao).toBeNull();
+    expect((await ler(criado.body.id)).body.descricao).toBeNull();
+  });
+
   test('descricao is optional and null when absent', async () => {
     const res = await criar({ nome: nomeNovo(), aplicativo_id: dono.id });
     expect(res.status).toBe(201);
