@@ -112,13 +112,15 @@ export async function listarConversas(pagina: number, status?: StatusDaConversa)
  * phone is part of `contato_busca`.
  */
 function condicaoDoContato(busca: string, parametros: unknown[], digitosComLetras: boolean): string {
-  const texto = busca.replace(/[\u0000-\u001f]/g, ' ').toLowerCase();
+  const texto = busca.replace(/[\u0000-\u001f]/g, ' ');
   const numeros = digitosComLetras || !/\p{L}/u.test(busca) ? digitos(busca) : '';
   parametros.push(texto);
-  if (!numeros || numeros === texto) return 'INSTR(c.contato_busca, ?) > 0';
+  // put in lower case by the database, as the column was: JavaScript folds some letters otherwise (İ, ẞ)
+  const nome = `LOWER(CONVERT(? USING utf8mb4) COLLATE utf8mb4_unicode_ci) COLLATE utf8mb4_bin`;
+  if (!numeros || numeros === texto) return `INSTR(c.contato_busca, ${nome}) > 0`;
   parametros.push(numeros);
   // the digits searched from the line break on: in the phone only
-  return '(INSTR(c.contato_busca, ?) > 0 OR LOCATE(?, c.contato_busca, INSTR(c.contato_busca, CHAR(10))) > 0)';
+  return `(INSTR(c.contato_busca, ${nome}) > 0 OR LOCATE(?, c.contato_busca, INSTR(c.contato_busca, CHAR(10))) > 0)`;
 }
 
 /** GET /conversa/autocomplete (SPEC 4.6 rule 3): alphabetical by contact name. */

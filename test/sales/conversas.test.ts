@@ -197,6 +197,16 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     expect((await get('/conversa/filtro', { cliente_id: cliente.id.slice(0, 8) })).body).toEqual([]);
   });
 
+  it('a contact is found by its own name whatever its letters: the database puts both in lower case (İ, ẞ)', async () => {
+    const tag = unico('Letras');
+    const turco = await conversa({ contato: novoContato({ nome: `İlker ${tag}` }) });
+    const alemao = await conversa({ contato: novoContato({ nome: `GROẞ ${tag}` }) });
+    for (const [nome, c] of [[`İlker ${tag}`, turco], [`GROẞ ${tag}`, alemao]] as const) {
+      expect((await get('/conversa/filtro', { contato: nome })).body.map((x: any) => x.id)).toEqual([c.id]);
+      expect((await get('/conversa/autocomplete', { busca: nome })).body.itens.map((x: any) => x.id)).toEqual([c.id]);
+    }
+  });
+
   it('`contato` finds the contact name, the customer\'s company name or the phone digits, in any case', async () => {
     const tag = unico('Contato');
     const porNome = await conversa({ contato: novoContato({ nome: `Maria ${tag}` }) });
