@@ -7,9 +7,9 @@ import type { IdentidadesDosRobos } from './robos';
 /**
  * The chat platform's webhook payloads (Chatwoot's shape, DESIGN §7), read into what the sales
  * service keeps. Chatwoot writes a message two ways: at the top of `message_*` events (string
- * `message_type`, ISO `created_at`, `sender.type` contact|user|agent_bot) and inside
- * `conversation.messages` (integer `message_type`, unix `created_at`, `sender_type`
- * Contact|User|AgentBot); both are read.
+ * `message_type`, ISO `created_at`, `sender.type` contact|user|agent_bot|captain_assistant) and
+ * inside `conversation.messages` (integer `message_type`, unix `created_at`, `sender_type`
+ * Contact|User|AgentBot|Captain::Assistant); both are read.
  */
 
 export const STATUS: StatusDaConversa[] = ['pending', 'open', 'resolved', 'snoozed'];
@@ -184,6 +184,8 @@ function remetenteDe(m: any): MensagemDoSuporte['remetente'] {
   const id = m.sender?.id ?? m.sender_id ?? null;
   if (tipo === 'contact') return { tipo: 'contato', id };
   if (tipo === 'agentbot') return { tipo: 'robo', id };
+  // Chatwoot's own AI assistant (Captain): a robot answering, whose ids are not agent bots' (no robot linked by them)
+  if (tipo === 'captainassistant' || tipo === 'captain::assistant') return { tipo: 'robo', id: null };
   if (tipo === 'user') return { tipo: 'usuario', id };
   // no sender: a template or an automation of the inbox
   if (m.message_type === 'incoming' || m.message_type === 0) return { tipo: 'contato', id };

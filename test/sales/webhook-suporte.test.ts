@@ -204,6 +204,26 @@ describe('DESIGN §10: autor comes from the sender', () => {
     expect(c).toMatchObject({ ultima_mensagem: 'Já respondemos', ultima_mensagem_do_contato_em: new Date(t0).toISOString(), ultima_mensagem_do_robo_em: null });
   });
 
+  it('the chat platform\'s AI assistant (Captain) is a robot answering: robo, and ultima_mensagem_do_robo_em moves, with no robot linked by its id', async () => {
+    const idDoBot = idDoSuporte();
+    await s.criar('robo', { nome: 'Bot de mesmo id', suporte_bot_id: idDoBot });
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const t0 = Date.parse('2026-11-21T14:00:00.000Z');
+    await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'oi', criadaEm: new Date(t0), status: 'pending' }));
+    const doAssistente = eventoDeMensagem({ conversa, contato, conteudo: 'Sou o assistente', criadaEm: new Date(t0 + 1000), tipo: 'outgoing' });
+    await s.registrar(sistema, { ...doAssistente, sender: { id: idDoBot, name: 'Captain', type: 'captain_assistant' } });
+    const aninhada = mensagemAninhada({ id: idDoSuporte(), conversa, conteudo: 'De novo', tipo: 1, senderType: 'Captain::Assistant', senderId: idDoBot, criadaEm: new Date(t0 + 2000) });
+    await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, contato, mensagens: [aninhada] }));
+    const c = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(c.id)).map((m) => [m.conteudo, m.autor])).toEqual([
+      ['oi', 'contato'],
+      ['Sou o assistente', 'robo'],
+      ['De novo', 'robo'],
+    ]);
+    expect(c).toMatchObject({ robo_id: null, ultima_mensagem_do_robo_em: new Date(t0 + 2000).toISOString() });
+  });
+
   it('an agent bot\'s message links its robot when the conversation has none', async () => {
     const idDoBot = idDoSuporte();
     const robo = await s.criar('robo', { nome: 'Bot da triagem', suporte_bot_id: idDoBot });
