@@ -561,7 +561,7 @@ async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Pr
     await guardarUltimaEntrega(elegiveis, transaction);
     const agora = dataSql(new Date());
     await banco('hub').query(
-      `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
+      `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
       { replacements: [agora, agora, elegiveis], transaction },
     );
     return elegiveis;

@@ -20,11 +20,15 @@ let hub: Hub;
 let receptor: Receptor;
 /** paths whose calls fail with 500 until taken out */
 const falhando = new Set<string>();
+/** paths answered 200 after 1.2 s */
+const lentos = new Set<string>();
 
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
   hub = hubDe(suite);
-  receptor = await iniciarReceptor((r) => (r.caminho === '/demora' ? { status: 200, atrasoMs: 1200 } : falhando.has(r.caminho) ? 500 : 200));
+  receptor = await iniciarReceptor((r) =>
+    r.caminho === '/demora' || lentos.has(r.caminho) ? { status: 200, atrasoMs: 1200 } : falhando.has(r.caminho) ? 500 : 200,
+  );
 });
 afterAll(async () => {
   await receptor?.fechar();
@@ -206,6 +210,18 @@ describe('sending again (DESIGN §5)', () => {
     const falhou = await hub.esperarSituacao(entregue.id, 'fila_de_erro');
     expect(falhou.entregue_em).toBeNull();
     expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+  });
+
+  test('a delivered delivery sent again shows no entregue_em while its new round runs, then the new round\'s', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-de-novo') });
+    const { id } = await c.publicar();
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    lentos.add('/reenviar-de-novo');
+    expect((await hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() })).status).toBe(202);
+    expect(await hub.entrega(entregue.id)).toMatchObject({ situacao: 'pendente', entregue_em: null });
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    const deNovo = await hub.esperarSituacao(entregue.id, 'entregue');
+    expect(Date.parse(deNovo.entregue_em)).toBeGreaterThan(Date.parse(entregue.entregue_em));
   });
 
   test('reenviar of a delivery the retention purge removes while the replay waits for it answers 404, and queues nothing', async () => {
