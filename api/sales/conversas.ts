@@ -112,7 +112,7 @@ export async function listarConversas(pagina: number, status?: StatusDaConversa)
  * phone is part of `contato_busca`.
  */
 function condicaoDoContato(busca: string, parametros: unknown[], digitosComLetras: boolean): string {
-  const texto = busca.replace(/[\u0000-\u001f]/g, ' ');
+  const texto = busca.replace(/[\u0000-\u001f]/g, ' ').normalize('NFC');
   const numeros = digitosComLetras || !/\p{L}/u.test(busca) ? digitos(busca) : '';
   parametros.push(texto);
   // put in lower case by the database, as the column was: JavaScript folds some letters otherwise (İ, ẞ)

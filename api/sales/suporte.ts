@@ -253,7 +253,8 @@ function lerConversa(c: any, contaDoEvento: number | null | undefined, remetente
     suporteConversaId: c.id,
     contaId: contaDoEvento ?? c.account_id ?? null,
     contatoId: contato?.id ?? c.contact_inbox?.contact_id ?? null,
-    contatoNome: String(contato?.name ?? '').slice(0, 255),
+    // composed (NFC), as a search is: a name sent decomposed (`a` + combining tilde) is the same name
+    contatoNome: cortar(String(contato?.name ?? '').normalize('NFC'), 255),
     contatoTelefone: String(contato?.phone_number ?? '').slice(0, 40),
     status: c.status,
     etapaId: textoOuNulo(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,

@@ -207,6 +207,15 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     }
   });
 
+  it('a name sent decomposed (a letter and its combining accent) is the same name as composed, both ways', async () => {
+    const tag = unico('Nfd');
+    const decomposto = await conversa({ contato: novoContato({ nome: `Joa\u0303o ${tag}` }) });
+    const composto = await conversa({ contato: novoContato({ nome: `Simo\u0303es ${tag}`.normalize('NFC') }) });
+    expect((await s.api.get(`/conversa/${decomposto.id}`, { token: admin })).body.contato_nome).toBe(`João ${tag}`.normalize('NFC'));
+    expect((await get('/conversa/filtro', { contato: `joão ${tag}`.normalize('NFC') })).body.map((x: any) => x.id)).toEqual([decomposto.id]);
+    expect((await get('/conversa/autocomplete', { busca: `Simo\u0303es ${tag}` })).body.itens.map((x: any) => x.id)).toEqual([composto.id]);
+  });
+
   it('`contato` finds the contact name, the customer\'s company name or the phone digits, in any case', async () => {
     const tag = unico('Contato');
     const porNome = await conversa({ contato: novoContato({ nome: `Maria ${tag}` }) });
