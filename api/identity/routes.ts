@@ -24,7 +24,8 @@ const soMaster: Permissao = (p: Principal) => {
 };
 /** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
 const masterOuOProprio: Permissao = (p: Principal, req) => {
-  if (!p.master && p.sub !== String(req.params.id).trim()) throw proibido('Um usuário que não é master só lê o próprio registro.');
+  // before validation: the id as the route will take it (lower case, docs/decisoes.md)
+  if (!p.master && p.sub !== String(req.params.id).trim().toLowerCase()) throw proibido('Um usuário que não é master só lê o próprio registro.');
 };
 /** Applications read the application list (the hub syncs from it); users must be masters. */
 const masterOuAplicativo: Permissao = (p: Principal) => {
@@ -171,7 +172,7 @@ export function rotasDoIdentity(): Rota[] {
       permissao: soMaster,
       validar: { params: schemas.paramsId, body: schemas.atualizarUsuario },
       resposta: respostas.usuario,
-      tratar: (req) => atualizarUsuario(req.entrada.params.id, req.entrada.body),
+      tratar: (req) => atualizarUsuario(req.entrada.params.id, req.entrada.body, req.principal!),
     },
     {
       metodo: 'delete',

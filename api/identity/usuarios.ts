@@ -247,8 +247,10 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
   return usuarioJson(u);
 }
 
-export async function atualizarUsuario(id: string, e: EntradaDeUsuario): Promise<UsuarioJson> {
+export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Principal): Promise<UsuarioJson> {
   await existente(id);
+  // as a master removing their own user: the suite must keep a way in
+  if (e.e_master === false && id === quem.sub) throw conflito('Um usuário master não pode tirar de si mesmo o master.');
   await conferirReferencias(e);
   if (e.email !== undefined) await emailEmUso(e.email, id);
   const mudancas: Record<string, unknown> = {};

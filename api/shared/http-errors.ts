@@ -65,11 +65,14 @@ export function tratadorDeErros() {
       res.destroy();
       return;
     }
+    const requestId = String(req.id ?? '');
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
       if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-      enviarProblema(res, status, err.tipo, err.message, err.erros ? { errors: err.erros } : {});
+      // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote
+      if (status >= 500) logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
+      enviarProblema(res, status, err.tipo, err.message, { ...(err.erros && { errors: err.erros }), ...(status >= 500 && { request_id: requestId }) });
       return;
     }
     if (err instanceof UniqueConstraintError) {
@@ -88,7 +91,6 @@ export function tratadorDeErros() {
     if (typeof statusHttp === 'number' && statusHttp >= 400 && statusHttp < 500) {
       return enviarProblema(res, statusHttp, 'requisicao_invalida', TITULOS[statusHttp] ?? 'Requisição inválida.');
     }
-    const requestId = String(req.id ?? '');
     if (isIndisponivel(err)) {
       logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
       return enviarProblema(res, 503, 'indisponivel', 'Uma dependência do serviço está indisponível; tente de novo.', {

@@ -283,6 +283,14 @@ describe('DELETE /usuario/{id} (DESIGN §3, §4: logical deletion)', () => {
     expect((await ler(adminId)).status).toBe(200);
   });
 
+  test('nor take its own master away (409), which would leave the suite without a way in; another master may', async () => {
+    esperarProblema(await id.api.patch(`/usuario/${adminId}`, { token: admin, body: { e_master: false } }), 409);
+    expect((await ler(adminId)).body.e_master).toBe(true);
+    expect((await id.api.get('/usuario', { token: admin })).status).toBe(200);
+    const outro = await id.criarUsuarioLogado({ e_master: true });
+    expect((await id.api.patch(`/usuario/${outro.usuario.id}`, { token: admin, body: { e_master: false } })).body.e_master).toBe(false);
+  });
+
   test('is master only: a non-master gets 403 and the user stays', async () => {
     const alvo = await semSenha();
     esperarProblema(await id.api.del(`/usuario/${alvo.id}`, { token: comum.token }), 403);

@@ -277,6 +277,8 @@ describe('GET /usuario/{id} (SPEC 4.1 buscar_pelo_id_usuario, SPEC 5.3)', () => 
     expect(res.status).toBe(200);
     expect(res.body.id).toBe(usuario.id);
     expect(decodeJwt(token).sub).toBe(usuario.id);
+    // ids are taken in lower case: the same id in capitals is still their own
+    expect((await id.api.get(`/usuario/${usuario.id.toUpperCase()}`, { token })).body.id).toBe(usuario.id);
   });
 
   test("a non-master gets 403 for another user's record (SPEC §7; DESIGN §4)", async () => {

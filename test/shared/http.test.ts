@@ -178,7 +178,9 @@ describe('health routes (DESIGN §4)', () => {
     expect((await api.get('/saude')).status).toBe(200);
     expect((await api.get('/pronto')).status).toBe(200);
     prontoFalha = true;
-    esperarProblema(await api.get('/pronto'), 503);
+    // a 503 is the service's failure: it carries the id to quote, as a 500 does
+    const fora = await api.get('/pronto', { headers: { 'x-request-id': 'req-pronto-1' } });
+    expect(esperarProblema(fora, 503).request_id).toBe('req-pronto-1');
     prontoFalha = false;
     expect((await api.get('/pronto')).status).toBe(200);
   });
