@@ -552,10 +552,16 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
 /**
  * Replay: a delivery in one of `situacoes` (the error queue, or also delivered for a replay of one
  * delivery) starts a new round of attempts. Read again under lock, so one purged, replayed by
- * someone else or delivered meanwhile is left alone; answers the ids that did start again.
+ * someone else or delivered meanwhile is left alone; answers the ids that did start again. Its
+ * subscription is held FOR SHARE first, as deactivating takes it before its deliveries: one
+ * deactivated since it was read gets nothing pending. Deadlocks with a purge batch (which locks
+ * deliveries first) are retried.
  */
 async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Promise<string[]> {
-  const ids = await banco('hub').transaction(async (transaction) => {
+  const assinaturas = [...new Set(entregas.map((e) => e.assinatura_id))].sort();
+  const ids = await repetirEmConflito('reenvio de entrega', () => banco('hub').transaction(async (transaction) => {
+    const ativas = await Assinatura.findAll({ where: { id: assinaturas, ativa: true }, attributes: ['id'], lock: transaction.LOCK.SHARE, transaction });
+    if (ativas.length !== assinaturas.length) return [];
     const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
     if (!elegiveis.length) return elegiveis;
     await guardarUltimaEntrega(elegiveis, transaction);
@@ -565,7 +571,7 @@ async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Pr
       { replacements: [agora, agora, elegiveis], transaction },
     );
     return elegiveis;
-  });
+  }));
   if (!ids.length) return ids;
   const q = fila(filaHubEntrega);
   const desde = Date.now();
@@ -630,7 +636,8 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura.');
   await assinaturaAtiva(e.assinatura_id);
   if (!(await reenviar([e], ['entregue', 'fila_de_erro'])).length) {
-    // changed since it was read: purged, or already sent again by someone else
+    // changed since it was read: its subscription deactivated, the delivery purged, or already sent again by someone else
+    await assinaturaAtiva(e.assinatura_id);
     const atual = await Entrega.findByPk(id);
     if (!atual) throw naoEncontrado('Entrega');
     throw conflito('A entrega mudou enquanto era reenviada; consulte-a de novo.');

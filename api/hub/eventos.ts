@@ -162,14 +162,15 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
   gravarUm: async (p, erroDoLote) => {
     if (!repetido(erroDoLote)) throw erroDoLote;
     const primeira = await anterior(p.aplicativoId, p.idDoPublicador);
-    if (primeira) return resposta(primeira);
+    // the first may have failed to queue its batch (503): a repeat answers 202 only once it is queued
+    if (primeira) return confirmarNaFila(primeira);
     try {
       return (await gravar([p]))[0];
     } catch (err) {
       // the other batch writing the same `id` (this process's second writer, or another process) committed first
       const outra = repetido(err) ? await anterior(p.aplicativoId, p.idDoPublicador) : null;
       if (!outra) throw err;
-      return resposta(outra);
+      return confirmarNaFila(outra);
     }
   },
 });

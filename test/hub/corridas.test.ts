@@ -1,0 +1,99 @@
+import { novaConexao } from '../../lib/database';
+import { redis } from '../../lib/redis';
+import { iniciarWorkers } from '../../lib/runner';
+import { Entrega, Evento } from '../../models/hub';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { esperarOutraConexao } from '../helpers/espera';
+import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+
+/**
+ * Two requests of the hub at once, each held midway by a lock another connection of the test
+ * takes, so they interleave as they can in production.
+ */
+
+const t = hubSemEntregasNesteArquivo();
+
+beforeEach(() => fila(filaHubEntrega).drain(true));
+
+// DESIGN §5: 202 once stored and queued; a repeat of the id gets 503 again while Redis refuses
+test('two publications of one id at once while Redis refuses the batch job: neither answers 202', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/revisao-repetida') });
+  await fila(filaHubEntrega).drain(true);
+  const publicar = () => t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'mesmo-id' });
+
+  // the subscription held: both publications pass their lookup of the id (none yet) and wait in the write
+  const conexao = await novaConexao('hub');
+  const produtor = redis('produtor');
+  let respostas;
+  try {
+    await conexao.beginTransaction();
+    await conexao.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
+    const a = publicar();
+    const b = publicar();
+    await esperarOutraConexao(conexao, 'a publication waiting on the subscription', ['%INSERT INTO entrega%']);
+    await dormir(300);
+    // Redis goes away before the write commits
+    produtor.disconnect();
+    await conexao.commit();
+    respostas = await Promise.all([a, b]);
+  } finally {
+    await conexao.end();
+    await produtor.connect();
+  }
+  const [evento] = await Evento.findAll({ where: { tipo_de_evento_id: c.tipo.id } });
+  const pendentes = await Entrega.count({ where: { evento_id: evento.id, situacao: 'pendente' } });
+  const job = await fila(filaHubEntrega).getJob(evento.lote!);
+  expect({ status: respostas.map((r) => r.status).sort(), pendentes, loteNaFila: Boolean(job) }).toEqual({
+    status: [503, 503],
+    pendentes: 1,
+    loteNaFila: false,
+  });
+});
+
+// SPEC §3 and §6 rule 6: a deactivation leaves no pending delivery, which a reactivation would send.
+// Runs last: it starts the delivery worker.
+test('a replay of one delivery racing a deactivation never leaves it pending on the inactive subscription, and a reactivation does not send it', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/revisao-reenvio'), maximo_de_tentativas: 1 });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  await fila(filaHubEntrega).drain(true);
+  const entrega = (await Entrega.findOne({ where: { evento_id: eventoId } }))!;
+  await Entrega.update({ situacao: 'fila_de_erro', tentativas: 1, proxima_tentativa_em: null, ultimo_erro: 'HTTP 500' }, { where: { id: entrega.id } });
+  const token = await t.hub.admin();
+
+  // hold the delivery row: the replay, past its check of the subscription, waits on the row lock
+  const conexao = await novaConexao('hub');
+  const bloqueada = async (padrao: string) => {
+    const [l] = await conexao.query(
+      `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE ?`,
+      [padrao],
+    );
+    return Number((l as { n: number }[])[0].n) > 0;
+  };
+  let reenvio, desativacao;
+  try {
+    await conexao.beginTransaction();
+    await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entrega.id]);
+    reenvio = t.hub.api.post(`/entrega/${entrega.id}/reenviar`, { token });
+    await esperarAte(() => bloqueada('%FROM `entrega`%FOR UPDATE%'), 'the replay waiting on the delivery');
+    // the deactivation, meanwhile: it answers, or waits for the replay (either order is fine)
+    let respondeu = false;
+    desativacao = t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token, body: { ativa: false } }).then((r) => ((respondeu = true), r));
+    await esperarAte(async () => respondeu || (await bloqueada('%FROM `assinatura`%FOR UPDATE%')), 'the deactivation answered or waiting');
+    await dormir(100);
+    await conexao.commit();
+  } finally {
+    await conexao.end();
+  }
+  const [r1, r2] = await Promise.all([reenvio!, desativacao!]);
+  expect([r1.status, r2.status]).toEqual([202, 200]);
+  // both answered: the subscription is inactive, so none of its deliveries may be pending
+  const logoApos = (await Entrega.findByPk(entrega.id))!.situacao;
+
+  // reactivated, and the delivery worker runs whatever is queued
+  expect((await t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token, body: { ativa: true } })).status).toBe(200);
+  await iniciarWorkers(['hub-entrega']);
+  await esperarAte(async () => !(await fila(filaHubEntrega).getJob(entrega.id)), 'the replay job done');
+  await dormir(300);
+  expect({ logoApos, chamadas: t.receptor.de(entrega.id).length }).toEqual({ logoApos: 'cancelada', chamadas: 0 });
+});
