@@ -5,7 +5,8 @@ import { devolverAFila } from '../queues/fila';
 /**
  * Adapter: `entregar-lote`, the first attempts of a published batch; `entregar`, one attempt of one
  * delivery (a thrown FalhaDeTentativa makes BullMQ retry it on the schedule). Shutdown stops both
- * before an attempt starts, and the job goes back to the queue.
+ * before an attempt starts, and the job goes back to the queue; so does a job run before its
+ * delivery's next attempt is due, until then.
  */
 export async function processarHubEntrega(job: Job, token?: string, sinal?: AbortSignal) {
   switch (job.name) {
@@ -15,7 +16,10 @@ export async function processarHubEntrega(job: Job, token?: string, sinal?: Abor
     }
     case 'entregar': {
       const r = await tentarEntrega(job.data.id, sinal);
-      return r === null ? devolverAFila(job, token) : r;
+      if (r === null) return devolverAFila(job, token);
+      // run before the delivery's next attempt is due: back to the queue until then
+      if (typeof r === 'object') return devolverAFila(job, token, r.ate);
+      return r;
     }
     default:
       throw new Error(`unknown job ${job.name}`);

@@ -46,11 +46,11 @@ export const progressoNoPainel =
 const RETOMADA_MS = 1000;
 
 /**
- * A job stopped by shutdown goes back to the queue without counting as a failed attempt (BullMQ's
- * manual delay): its processor returns this, with the worker's token.
+ * A job stopped by shutdown (or that must wait until `em`) goes back to the queue without counting
+ * as a failed attempt (BullMQ's manual delay): its processor returns this, with the worker's token.
  */
-export async function devolverAFila(job: Job, token?: string): Promise<never> {
-  await job.moveToDelayed(Date.now() + RETOMADA_MS, token);
+export async function devolverAFila(job: Job, token?: string, em = Date.now() + RETOMADA_MS): Promise<never> {
+  await job.moveToDelayed(em, token);
   throw new DelayedError();
 }
 

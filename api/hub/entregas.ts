@@ -95,6 +95,14 @@ export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<
 
 export type ResultadoDaEntrega = SituacaoDaEntrega | 'ignorada';
 
+/** A delivery's own job that ran before the delivery's stored next attempt: it waits until `ate`. */
+export interface Adiada {
+  ate: number;
+}
+
+/** How early a job may run against the stored next attempt (clocks of two hosts) before it waits. */
+const ADIANTAMENTO_TOLERADO_MS = 1000;
+
 /**
  * Attempts in flight in this process, whatever their job: a batch job takes one of the worker's
  * slots (HUB_ENTREGA_CONCORRENCIA) but runs its deliveries side by side, so the worker's own count
@@ -203,7 +211,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
  * Shutdown: null when it came before the attempt could start (`sinal`), which then is not made, or
  * cut the attempt under way, which is not recorded; either is made by the job's next run.
  */
-export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
+export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<ResultadoDaEntrega | Adiada | null> {
   return emVaga(() => tentar(entregaId, false, sinal), 'sozinha');
 }
 
@@ -211,7 +219,7 @@ export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<R
  * `primeira`: from a batch, which makes the first attempt of a delivery untouched since it was
  * published, and only that.
  */
-async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal): Promise<ResultadoDaEntrega | null> {
+async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal): Promise<ResultadoDaEntrega | Adiada | null> {
   if (sinal?.aborted) return null;
   // Everything that may wait comes before the read; after it, only computing until the request
   // leaves: a deactivation committed before the read stops the attempt, one committed after it
@@ -228,12 +236,16 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
     await Entrega.update({ situacao: 'fila_de_erro', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'fila_de_erro';
   }
+  // run again at once after its worker died between recording a failure and handing the retry to
+  // the queue (the stalled job comes back to the waiting list): the schedule, and a Retry-After, hold
+  const marcada = e.proxima_tentativa_em?.getTime() ?? 0;
+  if (!primeira && e.tentativas > 0 && marcada - Date.now() > ADIANTAMENTO_TOLERADO_MS) return { ate: marcada };
   // replayed or swept since it was published: its own job sends it
   if (primeira && e.tentativas === 0 && !e.intocada) return 'ignorada';
   if (primeira && e.tentativas > 0) {
     // tried by an earlier run of its batch, whose worker stopped before the next attempt had its job
     const retomada = new FalhaDeTentativa(e.ultimo_erro ?? 'tentativa anterior');
-    retomada.atrasoMs = Math.max(0, (e.proxima_tentativa_em?.getTime() ?? 0) - Date.now());
+    retomada.atrasoMs = Math.max(0, marcada - Date.now());
     throw retomada;
   }
   const audiencia = e.assinante_no_auth;
