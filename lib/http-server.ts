@@ -7,14 +7,17 @@ import { logger } from './logger';
 
 /**
  * Listens and registers a graceful close: stop accepting, let in-flight requests finish within
- * the grace period, then cut what is left. `prazoDaRequisicaoMs`: how long a request may take to
+ * the grace period (each connection closing with its answer), then cut what is left. `prazoDaRequisicaoMs`: how long a request may take to
  * arrive whole (Node's default is 5 minutes), checked at a quarter of it (at most every 30 s).
  */
 export async function escutar(app: Express, porta: number, nome: string, host?: string, prazoDaRequisicaoMs?: number): Promise<http.Server> {
   const server = prazoDaRequisicaoMs
-    ? http.createServer({ requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) }, app)
-    : http.createServer(app);
+    ? http.createServer({ requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) })
+    : http.createServer();
   server.keepAliveTimeout = 65_000;
+  // before the app, so the answers of a closing server go out with `Connection: close`
+  server.on('request', acompanhar(server));
+  server.on('request', app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(porta, host, () => {
@@ -28,9 +31,40 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   return server;
 }
 
+/** The answers a server has under way, and whether it is closing. */
+const estados = new WeakMap<http.Server, { emCurso: Set<http.ServerResponse>; fechando: boolean }>();
+
+/**
+ * Node keeps a kept-alive connection open after `server.close()`, taking more requests on it until
+ * the grace period cuts it (a reset mid-request for its client). So a closing server answers with
+ * `Connection: close`, the requests already under way included, and each connection closes as
+ * its answer ends; the close is over when the last one is.
+ */
+function acompanhar(server: http.Server) {
+  const estado = { emCurso: new Set<http.ServerResponse>(), fechando: false };
+  estados.set(server, estado);
+  return (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (estado.fechando) return fecharAoFim(server, res);
+    estado.emCurso.add(res);
+    res.once('close', () => estado.emCurso.delete(res));
+  };
+}
+
+function fecharAoFim(server: http.Server, res: http.ServerResponse): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+  // an answer whose headers went out before the close keeps its connection: closed once idle
+  else res.once('finish', () => server.closeIdleConnections());
+}
+
 export function fecharServidor(server: http.Server): Promise<void> {
   return new Promise<void>((resolve) => {
     if (!server.listening) return resolve();
+    const estado = estados.get(server);
+    if (estado) {
+      estado.fechando = true;
+      for (const res of estado.emCurso) fecharAoFim(server, res);
+      estado.emCurso.clear();
+    }
     const prazo = setTimeout(() => server.closeAllConnections(), config().shutdownGraceMs);
     prazo.unref();
     server.close(() => {

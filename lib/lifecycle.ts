@@ -38,6 +38,13 @@ export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise
   abertos[estagio].push({ nome, fechar });
 }
 
+/** Called at once when a shutdown begins, beside the HTTP stage (workers stop taking jobs). */
+const noInicio: (() => Promise<unknown>)[] = [];
+
+export function aoComecarOEncerramento(agir: () => Promise<unknown>): void {
+  noInicio.push(agir);
+}
+
 /** Work a request left running after its answer (emSegundoPlano). */
 const emSegundoPlanoAgora = new Set<Promise<unknown>>();
 
@@ -56,6 +63,8 @@ export function encerrar(): Promise<void> {
   if (!encerrando) {
     fimDoPrazo = Date.now() + config().shutdownGraceMs;
     encerrando = (async () => {
+      // not waited for here: each stage that depends on it waits for its own part (fecharWorker)
+      for (const agir of noInicio.splice(0)) agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
       for (const estagio of ESTAGIOS) {
         if (estagio === 'filas') await dentroDe(Promise.all(emSegundoPlanoAgora), tempoRestanteDoEncerramento());
         const lista = abertos[estagio].splice(0).reverse();

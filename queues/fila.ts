@@ -1,7 +1,7 @@
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
+import { aoComecarOEncerramento, aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
 import { logger } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
 
@@ -133,6 +133,8 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, tentativas: job?.attemptsMade, err: err.message }, 'job falhou'));
   worker.on('error', (err) => log.error({ err }, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);
+  // no new job from the signal on, while the HTTP servers still drain (their stage comes first)
+  aoComecarOEncerramento(() => worker.pause(true));
   aoEncerrar('workers', `worker:${def.nome}`, () => fecharWorker(worker, log));
   return worker;
 }

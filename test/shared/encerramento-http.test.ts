@@ -1,0 +1,111 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import express from 'express';
+import nock from 'nock';
+import { escutar } from '../../lib/http-server';
+import { encerrar } from '../../lib/lifecycle';
+import { DefinicaoDeFila, fila, iniciarWorker } from '../../queues/fila';
+import { limparDados } from '../helpers/suite';
+
+/**
+ * SIGTERM with clients on kept-alive connections (a load balancer, another service): answers under
+ * way finish, each with `Connection: close`, so the shutdown ends with the last of them instead of
+ * sitting out SHUTDOWN_GRACE_MS (2 s in the tests) and then resetting a request mid-way; and the
+ * workers take no new job from the signal on, while the HTTP servers still drain.
+ */
+
+// node's own http: nock's interception stands between client and server (no real keep-alive)
+nock.restore();
+afterAll(() => limparDados([]));
+
+const espera = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function servidorLento(ms: number) {
+  const app = express();
+  app.get('/lento', async (_req, res) => {
+    await espera(ms);
+    res.json({ ok: true });
+  });
+  return ((await escutar(app, 0, 'teste-keepalive', '127.0.0.1')).address() as AddressInfo).port;
+}
+
+function pedir(porta: number, agent: http.Agent): Promise<{ status: number; connection?: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: porta, path: '/lento', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection }));
+      })
+      .on('error', reject);
+  });
+}
+
+test('a request under way at the signal gets its answer, with Connection: close, and the shutdown ends right after it', async () => {
+  const porta = await servidorLento(300);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const emVoo = pedir(porta, agent);
+  await espera(50);
+  const inicio = Date.now();
+  const duracao = encerrar().then(() => Date.now() - inicio);
+  expect(await emVoo).toEqual({ status: 200, connection: 'close' });
+  expect(await duracao).toBeLessThan(1000);
+  agent.destroy();
+});
+
+test('a client that keeps sending on its kept-alive connection is answered, never reset, until the server is gone', async () => {
+  const porta = await servidorLento(100);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let parar = false;
+  const resultados: { em: number; r: string }[] = [];
+  const cliente = (async () => {
+    while (!parar) {
+      try {
+        const r = await pedir(porta, agent);
+        resultados.push({ em: Date.now(), r: `${r.status} ${r.connection}` });
+      } catch (err) {
+        const codigo = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        resultados.push({ em: Date.now(), r: codigo });
+        // a new connection once the server stopped listening is refused: the client goes elsewhere
+        if (codigo === 'ECONNREFUSED') break;
+      }
+    }
+  })();
+  await espera(250);
+  const sinal = Date.now();
+  await encerrar();
+  parar = true;
+  await cliente;
+  agent.destroy();
+  const depois = resultados.filter((x) => x.em > sinal).map((x) => x.r);
+  expect(depois[0]).toBe('200 close');
+  expect(depois.filter((r) => !r.startsWith('200') && r !== 'ECONNREFUSED')).toEqual([]);
+});
+
+test('from the signal on a worker starts no new job, though an HTTP answer is still under way', async () => {
+  const porta = await servidorLento(800);
+  const def: DefinicaoDeFila = {
+    nome: 'teste-encerramento',
+    servico: 'identity',
+    descricao: 'teste',
+    opcoesDosJobs: { attempts: 1, removeOnComplete: false, removeOnFail: false },
+  };
+  const inicios: number[] = [];
+  iniciarWorker(def, async () => {
+    inicios.push(Date.now());
+    await espera(150);
+  });
+  // enough work for the whole shutdown, queued before it
+  await fila(def).addBulk(Array.from({ length: 20 }, () => ({ name: 'x', data: {} })));
+  await espera(100);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const emVoo = pedir(porta, agent);
+  await espera(50);
+  const sinal = Date.now();
+  const fim = encerrar();
+  await emVoo;
+  await fim;
+  agent.destroy();
+  // a job the worker was already fetching at the signal may still start (fila.ts): none later
+  expect(inicios.filter((t) => t > sinal + 100).map((t) => t - sinal)).toEqual([]);
+  expect(inicios.length).toBeGreaterThan(0);
+});
