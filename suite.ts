@@ -57,17 +57,19 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import-cnpj': {
       if (!args[0]) throw new ConfigError(AJUDA);
+      // failed until known to have ended well: a signal that stops the wait exits non-zero too
+      process.exitCode = 1;
       try {
         const resultado = await importarCnpjPelaFila(args[0], (p) => {
           const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
           process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
         });
         process.stdout.write(`${JSON.stringify(resultado)}\n`);
+        process.exitCode = 0;
       } catch (err) {
         // the job's own reason, plainly: nothing failed to start
         if (err instanceof ConfigError) throw err;
         process.stderr.write(`import-cnpj failed: ${(err as Error).message}\n`);
-        process.exitCode = 1;
       }
       await encerrar();
       return;

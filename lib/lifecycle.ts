@@ -86,7 +86,10 @@ export function encerrar(): Promise<void> {
   return encerrando;
 }
 
-/** SIGTERM/SIGINT: close in order, exit 0; a forced exit after the grace period. */
+/**
+ * SIGTERM/SIGINT: close in order, then exit with the code the process had set (0 unless a command
+ * said otherwise: an import stopped midway has not succeeded); a forced exit after the grace period.
+ */
 export function encerrarNoSinal(): void {
   const aoSinal = (sinal: string) => {
     logger('lifecycle').info({ sinal }, 'encerrando');
@@ -96,7 +99,7 @@ export function encerrarNoSinal(): void {
     }, config().shutdownGraceMs + 5000);
     forcar.unref();
     encerrar().then(
-      () => process.exit(0),
+      () => process.exit(process.exitCode ?? 0),
       () => process.exit(1),
     );
   };

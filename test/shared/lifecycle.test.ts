@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { aoEncerrar, emSegundoPlano, encerrar } from '../../lib/lifecycle';
 
 /**
@@ -24,3 +26,17 @@ test('work that does not end holds the shutdown no longer than its grace period'
   expect(Date.now() - inicio).toBeGreaterThanOrEqual(1900);
   expect(Date.now() - inicio).toBeLessThan(3500);
 });
+
+test('on SIGTERM the process exits with the code it had set: a command stopped before it succeeded exits non-zero', async () => {
+  const saida = (codigo: string) =>
+    new Promise<number | null>((resolve) => {
+      const filho = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', '-e', `require('./lib/lifecycle').encerrarNoSinal(); ${codigo} setInterval(() => undefined, 1000); process.kill(process.pid, 'SIGTERM');`],
+        { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: 'ignore' },
+      );
+      filho.on('exit', (c) => resolve(c));
+    });
+  expect(await saida('process.exitCode = 1;')).toBe(1);
+  expect(await saida('')).toBe(0);
+}, 30_000);
