@@ -55,11 +55,21 @@ export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
 export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
   const c = redis(tipo);
   if (c.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const prazo = setTimeout(() => reject(new Error(`Redis did not answer at ${enderecoDoRedis()}`)), prazoMs);
-    c.once('ready', () => {
-      clearTimeout(prazo);
-      resolve();
+  // the last error says why (a refused connection, WRONGPASS, a TLS failure): never the password
+  let ultimoErro: Error | undefined;
+  const guardar = (err: Error) => (ultimoErro = err);
+  c.on('error', guardar);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const prazo = setTimeout(() => {
+        reject(new Error(`Redis did not answer at ${enderecoDoRedis()}${ultimoErro ? `: ${ultimoErro.message}` : ''}`));
+      }, prazoMs);
+      c.once('ready', () => {
+        clearTimeout(prazo);
+        resolve();
+      });
     });
-  });
+  } finally {
+    c.off('error', guardar);
+  }
 }
