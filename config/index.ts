@@ -140,7 +140,8 @@ const envSchema = Joi.object({
   DATA_DIR: Joi.string().default('data'),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).max(120000).default(10000),
   DASHBOARD_PORT: Joi.number().integer().min(1).max(65535).default(PORTA_DO_DASHBOARD),
-  DASHBOARD_USUARIO: Joi.string(),
+  // HTTP Basic splits user and password at the first colon
+  DASHBOARD_USUARIO: Joi.string().pattern(/^[^:]+$/).messages({ 'string.pattern.base': '{{#label}} cannot hold ":" (HTTP Basic splits at it)' }),
   DASHBOARD_SENHA: Joi.string().min(12),
   IDENTITY_ADMIN_EMAIL: Joi.string().email({ tlds: { allow: false } }),
   IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
@@ -159,7 +160,8 @@ const envSchema = Joi.object({
   HUB_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
   HUB_PERMITIR_DESTINOS_PRIVADOS: Joi.boolean(),
   HUB_REDES_PERMITIDAS: Joi.string().custom(listaDeRedes, 'CIDR list'),
-  // must exceed the longest attempt (30 s) or a slow delivery would be taken as stalled and sent twice
+  // renewed every half lock while the job runs: a lock shorter than a stall of the worker's event
+  // loop (or of its Redis) has the job taken for a dead worker's and sent twice
   HUB_ENTREGA_LOCK_MS: Joi.number().integer().min(1000).default(60_000),
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
   HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
@@ -175,7 +177,10 @@ const envSchema = Joi.object({
   SALES_PERMITIR_DOWNLOADS_PRIVADOS: Joi.boolean(),
   SALES_BUSCA_DE_TEXTO: Joi.string().valid('indice', 'varredura').default('indice'),
   ...servicoKeys,
-}).unknown(true);
+})
+  // one without the other would leave the dashboard open in LOCALHOST, or never openable
+  .and('DASHBOARD_USUARIO', 'DASHBOARD_SENHA')
+  .unknown(true);
 
 export class ConfigError extends Error {}
 

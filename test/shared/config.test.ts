@@ -20,6 +20,11 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
     expect(() => loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, 10.30.0.7' })).toThrow(/HUB_REDES_PERMITIDAS.*10\.30\.0\.7/);
+    // the dashboard's HTTP Basic: a user with a colon could never log in, one half alone leaves it open
+    expect(() => loadConfig({ DASHBOARD_USUARIO: 'ops:1', DASHBOARD_SENHA: 'uma-senha-longa' })).toThrow(/DASHBOARD_USUARIO/);
+    expect(() => loadConfig({ DASHBOARD_SENHA: 'uma-senha-longa' })).toThrow(/DASHBOARD_USUARIO/);
+    expect(() => loadConfig({ DASHBOARD_USUARIO: 'ops' })).toThrow(/DASHBOARD_SENHA/);
+    expect(loadConfig({ DASHBOARD_USUARIO: 'ops', DASHBOARD_SENHA: 'uma-senha-longa' }).dashboard).toMatchObject({ usuario: 'ops', senha: 'uma-senha-longa' });
   });
 
   test('HUB_REDES_PERMITIDAS is a list of CIDRs, none by default', () => {
