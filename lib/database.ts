@@ -38,6 +38,27 @@ export function servidorDaUrl(url: string) {
 /** The server of MYSQL_URL. */
 const servidor = () => servidorDaUrl(config().mysqlUrl);
 
+/** mysql2's errors of a connection that could not be made or was lost (the server, not the statement). */
+const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
+export const bancoForaDoAlcance = (err: unknown) => ERROS_DE_CONEXAO.has((err as { code?: string })?.code ?? '');
+
+/**
+ * At start, as for Redis: a server restarting (or starting beside the suite, as in docker-compose)
+ * is waited for a bounded time; a refused login or any other answer of the server stops at once.
+ */
+export async function esperarBanco(prazoMs = 30_000): Promise<void> {
+  const limite = Date.now() + prazoMs;
+  for (let avisado = false; ; avisado = true) {
+    try {
+      return await noServidor('SELECT 1');
+    } catch (err) {
+      if (!bancoForaDoAlcance(err) || Date.now() > limite) throw err;
+      if (!avisado) logger('database').warn({ err: (err as Error).message }, 'MySQL/MariaDB fora do alcance; aguardando');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 /** A statement on the server itself, outside any service's database (create or drop one). */
 async function noServidor(sql: string): Promise<void> {
   const conexao = await createConnection(servidor());

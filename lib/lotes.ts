@@ -1,3 +1,5 @@
+import { bancoForaDoAlcance } from './database';
+
 /**
  * Group commit: requests that arrive while a batch is being written wait and are written together
  * in the next one (one transaction, multi-row statements, one commit), so the cost of a commit is
@@ -105,10 +107,6 @@ export class GravadorEmLotes<P, R> {
     }
   }
 }
-
-/** mysql2's errors of a connection that could not be made or was lost: no request of the batch is at fault. */
-const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
-const bancoForaDoAlcance = (err: unknown) => ERROS_DE_CONEXAO.has((err as { code?: string })?.code ?? '');
 
 /** FNV-1a: a partition's line, the same for the same key. */
 function hash(texto: string): number {

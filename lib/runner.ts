@@ -15,7 +15,7 @@ import { filaLeadsImportacao } from '../queues/leads-importacao';
 import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
 import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales-contagem';
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
-import { abrirBanco, migrar } from './database';
+import { abrirBanco, esperarBanco, migrar } from './database';
 import { escutar } from './http-server';
 import { esperarRedis } from './redis';
 
@@ -28,7 +28,7 @@ export function abrirServico(s: Servico): Promise<void> {
   let p = abertos.get(s.nome);
   if (!p) {
     p = (async () => {
-      await esperarRedis();
+      await Promise.all([esperarRedis(), esperarBanco()]);
       await abrirBanco(s.nome, s.modelos);
       await migrar(s.nome, s.migracoes, () => s.preparar());
     })();

@@ -1,8 +1,10 @@
+import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { QueryTypes } from 'sequelize';
 import { config, resetConfig } from '../../config';
-import { abrirBanco, apagarBanco, emTransacaoAgrupada, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
+import { abrirBanco, apagarBanco, emTransacaoAgrupada, esperarBanco, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
+import { portaLivre } from '../helpers/processo';
 
 /**
  * escreverJuntos sends a whole transaction as one message: it must still be one transaction
@@ -211,5 +213,53 @@ describe('escreverJuntos: one transaction in one round trip', () => {
       resetConfig();
       await apagarBanco('tracing');
     }
+  });
+});
+
+/** At start a server out of reach is waited for a bounded time; a refused login is not. */
+describe('esperarBanco', () => {
+  const original = config().mysqlUrl;
+  const usar = (url: string) => {
+    process.env.MYSQL_URL = url;
+    resetConfig();
+  };
+  afterEach(() => usar(original));
+
+  test('a server that comes up within the wait is waited for', async () => {
+    const porta = await portaLivre();
+    const { hostname, port } = new URL(original);
+    usar(`mysql://root@127.0.0.1:${porta}`);
+    // the server "restarts": its port answers 800 ms from now, through a proxy to the real one
+    const proxy = net.createServer((c) => {
+      const s = net.connect(Number(port || 3306), hostname);
+      c.pipe(s).pipe(c);
+      c.on('error', () => s.destroy());
+      s.on('error', () => c.destroy());
+    });
+    const abre = setTimeout(() => proxy.listen(porta, '127.0.0.1'), 800);
+    try {
+      const inicio = Date.now();
+      await esperarBanco(10_000);
+      expect(Date.now() - inicio).toBeGreaterThanOrEqual(700);
+    } finally {
+      clearTimeout(abre);
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
+  test('one still out of reach at the end of the wait fails with the connection\'s error', async () => {
+    usar(`mysql://root@127.0.0.1:${await portaLivre()}`);
+    const inicio = Date.now();
+    await expect(esperarBanco(600)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(Date.now() - inicio).toBeGreaterThanOrEqual(600);
+  });
+
+  test('a refused login stops at once', async () => {
+    const u = new URL(original);
+    u.username = 'usuario_que_nao_existe';
+    usar(u.toString());
+    const inicio = Date.now();
+    await expect(esperarBanco(10_000)).rejects.toMatchObject({ code: expect.stringMatching(/^ER_ACCESS_DENIED/) });
+    expect(Date.now() - inicio).toBeLessThan(2000);
   });
 });
