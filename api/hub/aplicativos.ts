@@ -2,14 +2,10 @@ import { Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { decidirSobTrava, sozinho } from '../../lib/database';
-import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
-import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
-import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
-import { Principal } from '../shared/principal';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
@@ -26,8 +22,6 @@ export interface AplicativoJson {
   criado_em: string;
   atualizado_em: string;
 }
-
-const log = logger('hub-aplicativos');
 
 /** How many types each application owns and in how many live subscriptions it is subscriber. */
 async function contagens(ids: string[], transaction?: Transaction): Promise<Map<string, { tipos: number; assinaturas: number }>> {
@@ -193,20 +187,3 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
   });
 }
 
-/**
- * SPEC 4.4 rule 3, DESIGN §5: the sync runs as a queue job shared by concurrent listings; the
- * listing waits for it a bounded time and lists anyway when identity fails or is slow.
- */
-export async function sincronizarAntesDeListar(quem: Principal): Promise<void> {
-  try {
-    // a master's token goes apart from the job's data, which the dashboard shows
-    if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
-    // one shared job per kind of caller: a master joining a non-master's job would sync with the
-    // hub's token instead of its own (rule 3); the queue runs them one after the other
-    const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
-    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId });
-    await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
-  } catch (err) {
-    log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
-  }
-}

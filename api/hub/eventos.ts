@@ -11,6 +11,7 @@ import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { dividirEmLotes, enfileirarLotes } from './entregas';
 import { validarDados } from './esquemas';
+import { esperarSincronizacao } from './sincronizacao';
 
 const log = logger('hub-eventos');
 
@@ -124,9 +125,17 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
  * repeating an `id` gets the first answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
-  const app = await publicadores.obterOuCarregar(quem.sub, () =>
-    Aplicativo.findOne({ where: { identificador_no_auth: quem.sub }, attributes: ['id', 'ativo'] }),
-  );
+  const publicador = () =>
+    publicadores.obterOuCarregar(quem.sub, () => Aplicativo.findOne({ where: { identificador_no_auth: quem.sub }, attributes: ['id', 'ativo'] }));
+  let app = await publicador();
+  if (!app) {
+    // an application identity vouches for (its token) that the hub has not synced since it was
+    // made: nobody listed the hub's applications meanwhile (the identity application itself, on a
+    // first start). The shared sync, then a fresh read.
+    await esperarSincronizacao({ ...quem, master: false });
+    publicadores.esquecer(quem.sub);
+    app = await publicador();
+  }
   if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
   const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return confirmarNaFila(repetido);

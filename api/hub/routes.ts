@@ -7,7 +7,6 @@ import {
   autocompletarAplicativos,
   filtrarAplicativos,
   listarAplicativos,
-  sincronizarAntesDeListar,
 } from './aplicativos';
 import { jwksDoHub } from './assinador';
 import {
@@ -22,6 +21,7 @@ import {
 import { entregaPorId, listarEntregas, reenviarEntrega, reenviarFalhas } from './entregas';
 import { publicarEvento } from './eventos';
 import { respostas, schemas } from './schemas';
+import { esperarSincronizacao } from './sincronizacao';
 import {
   atualizarTipo,
   criarTipo,
@@ -55,7 +55,7 @@ function rotasDeAplicativos(): Rota[] {
       validar: { query: schemas.paginaSemMaximo },
       resposta: respostas.pagina(respostas.aplicativo),
       tratar: async (req) => {
-        await sincronizarAntesDeListar(req.principal!);
+        await esperarSincronizacao(req.principal!);
         return listarAplicativos(req.entrada.query.pagina, req.entrada.query.tamanho);
       },
     },

@@ -309,8 +309,10 @@ describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
     expect(res.body.itens.filter((a: any) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
 
     const hubNoIdentity = config().servicos.hub.clientId;
-    const pedidoDeToken = relay.pedidos.slice(desde).find((p) => p.metodo === 'POST' && p.caminho === '/auth/token');
-    expect(JSON.parse(pedidoDeToken!.corpo)).toMatchObject({ client_id: hubNoIdentity });
+    // the hub's token may be one it already holds (an earlier sync of this file): any asked for now is its own
+    for (const pedido of relay.pedidos.slice(desde).filter((p) => p.metodo === 'POST' && p.caminho === '/auth/token')) {
+      expect(JSON.parse(pedido.corpo)).toMatchObject({ client_id: hubNoIdentity });
+    }
     const lidas = listasNoIdentity(desde);
     expect(lidas.length).toBeGreaterThanOrEqual(1);
     for (const p of lidas) {

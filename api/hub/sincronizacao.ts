@@ -1,0 +1,26 @@
+import { config } from '../../config';
+import { logger } from '../../lib/logger';
+import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
+import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
+import { Principal } from '../shared/principal';
+
+const log = logger('hub-aplicativos');
+
+/**
+ * SPEC 4.4 rule 3, DESIGN §5: the sync with identity runs as a queue job shared by concurrent
+ * callers (listings, and publications of an application the hub does not know yet); each waits
+ * for it a bounded time and goes on anyway when identity fails or is slow.
+ */
+export async function esperarSincronizacao(quem: Principal): Promise<void> {
+  try {
+    // a master's token goes apart from the job's data, which the dashboard shows
+    if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
+    // one shared job per kind of caller: a master joining a non-master's job would sync with the
+    // hub's token instead of its own (rule 3); the queue runs them one after the other
+    const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
+    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId });
+    await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
+  }
+}
