@@ -565,14 +565,16 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
  * Replay: a delivery in one of `situacoes` (the error queue, or also delivered for a replay of one
  * delivery) starts a new round of attempts. Read again under lock, so one purged, replayed by
  * someone else or delivered meanwhile is left alone; answers the ids that did start again. Its
- * subscription is held FOR SHARE first, as deactivating takes it before its deliveries: one
- * deactivated since it was read gets nothing pending. Deadlocks with a purge batch (which locks
+ * subscription is locked first, as deactivating takes it before its deliveries: one deactivated
+ * since it was read gets nothing pending. Deadlocks with a purge batch (which locks
  * deliveries first) are retried.
  */
 async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Promise<string[]> {
   const assinaturas = [...new Set(entregas.map((e) => e.assinatura_id))].sort();
   const ids = await repetirEmConflito('reenvio de entrega', () => banco('hub').transaction(async (transaction) => {
-    const ativas = await Assinatura.findAll({ where: { id: assinaturas, ativa: true }, attributes: ['id'], lock: transaction.LOCK.SHARE, transaction });
+    // FOR UPDATE, not SHARE: keeping the last success (guardarUltimaEntrega) writes this row, and two
+    // replays sharing the lock would deadlock as each upgraded it
+    const ativas = await Assinatura.findAll({ where: { id: assinaturas, ativa: true }, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
     if (ativas.length !== assinaturas.length) return [];
     const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
     if (!elegiveis.length) return elegiveis;

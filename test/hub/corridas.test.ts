@@ -51,6 +51,22 @@ test('two publications of one id at once while Redis refuses the batch job: neit
   });
 });
 
+// replays of different deliveries of one subscription are independent: each keeps the last
+// success in the subscription's row, and none may fail on the others' locks
+test('replays of delivered deliveries of one subscription, all at once, all answer 202', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvios-juntos') });
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push((await c.publicar({ n: i })).id);
+  await fila(filaHubEntrega).drain(true);
+  const entregas = await Entrega.findAll({ where: { evento_id: ids } });
+  for (const [i, e] of entregas.entries()) {
+    await Entrega.update({ situacao: 'entregue', tentativas: 1, entregue_em: new Date(Date.now() - 60_000 + i * 1000), proxima_tentativa_em: null }, { where: { id: e.id } });
+  }
+  const token = await t.hub.admin();
+  const respostas = await Promise.all(entregas.map((e) => t.hub.api.post(`/entrega/${e.id}/reenviar`, { token })));
+  expect(respostas.map((r) => r.status)).toEqual(entregas.map(() => 202));
+});
+
 // SPEC §3 and §6 rule 6: a deactivation leaves no pending delivery, which a reactivation would send.
 // Runs last: it starts the delivery worker.
 test('a replay of one delivery racing a deactivation never leaves it pending on the inactive subscription, and a reactivation does not send it', async () => {
