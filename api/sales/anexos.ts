@@ -120,10 +120,17 @@ export async function copiarAnexo(
     const bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
     arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal });
     aoProgredir({ bytes: bytes.bytes, total });
-    const [alterados] = await AnexoDaMensagem.update(
-      { arquivo_id: arquivo.id, tipo_mime: arquivo.tipo_mime, tamanho: arquivo.tamanho, ultimo_erro: null },
-      { where: { id: anexoId, arquivo_id: null } },
-    );
+    const copia = arquivo;
+    const alterados = await banco('sales').transaction(async (transaction) => {
+      const [n] = await AnexoDaMensagem.update(
+        { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null },
+        { where: { id: anexoId, arquivo_id: null }, transaction },
+      );
+      // an attempt whose recording failed left its copy for removal, and file storage answered this
+      // one with that copy (the same Idempotency-Key): recorded now, it is no longer to be removed
+      if (n) await banco('sales').query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [copia.id], transaction });
+      return n;
+    });
     if (alterados === 0) {
       await apagarDepois(arquivo.id);
       return 'inexistente';
@@ -210,9 +217,30 @@ export async function apagarCopiasPendentes(aoProgredir: (p: { apagados: number;
   const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
   let apagados = 0;
   for (const { arquivo_id } of pendentes) {
-    await apagarArquivo(arquivo_id);
+    // read again: an attempt may have recorded it since (file storage answering a retry with it)
+    const [{ aindaSolta }] = await lerLinhas<{ aindaSolta: number }>(
+      sales,
+      `SELECT EXISTS (SELECT 1 FROM arquivo_a_apagar WHERE arquivo_id = ?)
+          AND NOT EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS aindaSolta`,
+      [arquivo_id, arquivo_id],
+    );
+    if (aindaSolta) {
+      await apagarArquivo(arquivo_id);
+      await copiarDeNovoSeRegistrada(arquivo_id);
+    }
     await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivo_id]);
     aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
   return pendentes.length;
+}
+
+/**
+ * An attempt that recorded the copy while it was being removed (between the check above and the
+ * removal) points at a file gone: the attachment is copied again.
+ */
+async function copiarDeNovoSeRegistrada(arquivoId: string): Promise<void> {
+  const orfaos = await AnexoDaMensagem.findAll({ where: { arquivo_id: arquivoId }, attributes: ['id'] });
+  if (!orfaos.length) return;
+  await AnexoDaMensagem.update({ arquivo_id: null, tipo_mime: null, tamanho: null }, { where: { arquivo_id: arquivoId } });
+  await enfileirarCopias(orfaos.map((a) => a.id));
 }

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import nock from 'nock';
+import { apagarCopiasPendentes, copiarAnexo } from '../../api/sales/anexos';
+import { banco } from '../../lib/database';
+import { Arquivo } from '../../models/files';
+import { AnexoDaMensagem } from '../../models/sales';
+import { fila } from '../../queues/fila';
+import { filaSalesAnexo } from '../../queues/sales-anexo';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+
+/**
+ * A copy whose recording failed goes to the removal list (arquivo_a_apagar); the retry, with the
+ * same Idempotency-Key, is answered that very copy by file storage and records it. It must then
+ * leave the removal list, or the removal deletes the file the attachment points to.
+ */
+
+const CHAT = 'https://chat.exemplo.test';
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files'], { workers: false });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+});
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
+  const sales = banco('sales');
+  const nome = `orfao-${randomBytes(4).toString('hex')}.pdf`;
+  const r = await s.registrar(
+    sistema,
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/orfao2/${nome}`, file_type: 'file' }] }),
+  );
+  const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
+  await fila(filaSalesAnexo).remove(anexo.id);
+  nock(CHAT).get(`/rails/active_storage/orfao2/${nome}`).times(2).reply(200, Buffer.from('%PDF-replay'), { 'content-type': 'application/pdf' });
+
+  await sales.query(`CREATE TRIGGER falha_ao_registrar_2 BEFORE UPDATE ON anexo_da_mensagem FOR EACH ROW
+    BEGIN
+      IF NEW.arquivo_id IS NOT NULL AND OLD.arquivo_id IS NULL AND NEW.endereco LIKE '%/orfao2/%' THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha simulada ao registrar a cópia';
+      END IF;
+    END`);
+  try {
+    // first attempt: file storage keeps the copy, recording it fails -> the copy goes to arquivo_a_apagar
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
+  } finally {
+    await sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar_2');
+  }
+  // second attempt, before the removal job ran: the same key is replayed and the copy recorded
+  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  expect(registrado).toBeTruthy();
+  // the first attempt's copy, taken off the removal list as it was recorded
+  expect((await Arquivo.findAll({ where: { nome } })).map((a) => a.id)).toEqual([registrado]);
+  const aApagar = (await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[];
+  expect(aApagar.map((l) => l.arquivo_id)).not.toContain(registrado);
+  await apagarCopiasPendentes();
+  expect(await Arquivo.findByPk(registrado)).not.toBeNull();
+});
+
+test('a listed copy an attachment refers to by the time its removal comes is not removed, only taken off the list', async () => {
+  const sales = banco('sales');
+  const nome = `listada-${randomBytes(4).toString('hex')}.pdf`;
+  const r = await s.registrar(
+    sistema,
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/listada/${nome}`, file_type: 'file' }] }),
+  );
+  const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
+  await fila(filaSalesAnexo).remove(anexo.id);
+  nock(CHAT).get(`/rails/active_storage/listada/${nome}`).reply(200, Buffer.from('%PDF-listada'), { 'content-type': 'application/pdf' });
+  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  // listed by a run that read it before the attachment recorded it
+  await sales.query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [registrado] });
+  await apagarCopiasPendentes();
+  expect(await Arquivo.findByPk(registrado)).not.toBeNull();
+  expect(await sales.query('SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [registrado], type: 'SELECT' })).toEqual([]);
+});
