@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paginaNumerada, sempre } from '../shared/openapi';
-import { id, pagina, tamanho } from '../shared/paginacao';
+import { ehId, id, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
 export const TAMANHO_MAXIMO = 100;
@@ -29,8 +29,9 @@ export const schemas = {
       .trim()
       .required()
       .custom((v: string, helpers) => {
-        const ids = [...new Set(v.split(',').map((i) => i.trim()).filter(Boolean))];
-        if (!ids.length || ids.length > TAMANHO_MAXIMO || ids.some((i) => !/^[A-Za-z0-9_-]{1,64}$/.test(i))) return helpers.error('any.invalid');
+        // in lower case, as every id the routes take (api/shared/paginacao.ts)
+        const ids = [...new Set(v.split(',').map((i) => i.trim().toLowerCase()).filter(Boolean))];
+        if (!ids.length || ids.length > TAMANHO_MAXIMO || !ids.every(ehId)) return helpers.error('any.invalid');
         return ids;
       })
       .messages({ 'any.invalid': `de 1 a ${TAMANHO_MAXIMO} ids separados por vírgula` })

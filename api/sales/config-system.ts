@@ -146,8 +146,10 @@ async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
   // the comparison with the ASCII column (a 500 for any mistyped address); anything that is not an
   // id names no system
   if (!ehId(id)) return null;
-  return paraWebhooks.obterOuCarregar(id, async () => {
-    const c = await ConfigSystem.findByPk(id);
+  // in lower case, as the routes take ids once validated
+  const minusculo = id.toLowerCase();
+  return paraWebhooks.obterOuCarregar(minusculo, async () => {
+    const c = await ConfigSystem.findByPk(minusculo);
     if (!c || !c.ativo) return null;
     return {
       id: c.id,

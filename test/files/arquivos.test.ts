@@ -302,6 +302,9 @@ describe('GET /arquivo/filtro?ids= (many signed URLs in one call, for the sales 
     expect(res.body.map((f: any) => f.id)).toEqual([b.id, a.id]);
     expect(res.body[0]).toEqual({ ...b, url: expect.any(String) });
     expect((await files.baixar(res.body[1].url)).text).toBe('a');
+    // ids are taken in lower case, as by GET /arquivo/{id}
+    const maiusculas = await files.api.get('/arquivo/filtro', { token: app.token, query: { ids: a.id.toUpperCase() } });
+    expect(maiusculas.body.map((f: any) => f.id)).toEqual([a.id]);
   });
 
   test('no ids, more than 100, or a malformed one answers 400; a user token 403', async () => {

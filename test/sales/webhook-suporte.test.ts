@@ -84,6 +84,11 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     ]);
   });
 
+  it('a webhook address with the system id in capitals names the same system', async () => {
+    const res = await s.webhook({ ...sistema, id: sistema.id.toUpperCase() }, eventoDeMensagem({ conversa: idDoSuporte() }));
+    expect(res.status).toBe(200);
+  });
+
   it('takes the documented Chatwoot sample as it is', async () => {
     const amostra = fixture('chatwoot', 'docs-2022_message_created.json');
     const r = await s.registrar(sistema, amostra);
