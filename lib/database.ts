@@ -38,8 +38,11 @@ export function servidorDaUrl(url: string) {
 /** The server of MYSQL_URL. */
 const servidor = () => servidorDaUrl(config().mysqlUrl);
 
-/** mysql2's errors of a connection that could not be made or was lost (the server, not the statement). */
-const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ECONNRESET', 'PROTOCOL_CONNECTION_LOST']);
+/**
+ * mysql2's errors of a connection that could not be made or was lost (the server, not the
+ * statement): refused, unreachable, its name not resolved (yet), its Unix socket not there (yet).
+ */
+const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ECONNRESET', 'ENOENT', 'PROTOCOL_CONNECTION_LOST']);
 export const bancoForaDoAlcance = (err: unknown) => ERROS_DE_CONEXAO.has((err as { code?: string })?.code ?? '');
 
 /**

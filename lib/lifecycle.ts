@@ -41,8 +41,13 @@ export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise
 /** Called at once when a shutdown begins, beside the HTTP stage (workers stop taking jobs). */
 const noInicio: (() => Promise<unknown>)[] = [];
 
-export function aoComecarOEncerramento(agir: () => Promise<unknown>): void {
+/** Answers a function that takes `agir` off the list (a worker closed before any shutdown). */
+export function aoComecarOEncerramento(agir: () => Promise<unknown>): () => void {
   noInicio.push(agir);
+  return () => {
+    const i = noInicio.indexOf(agir);
+    if (i >= 0) noInicio.splice(i, 1);
+  };
 }
 
 /** Work a request left running after its answer (emSegundoPlano). */

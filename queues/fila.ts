@@ -134,7 +134,7 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   worker.on('error', (err) => log.error({ err }, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);
   // no new job from the signal on, while the HTTP servers still drain (their stage comes first)
-  aoComecarOEncerramento(() => worker.pause(true));
+  worker.once('closed', aoComecarOEncerramento(() => worker.pause(true)));
   aoEncerrar('workers', `worker:${def.nome}`, () => fecharWorker(worker, log));
   return worker;
 }

@@ -290,6 +290,31 @@ describe('leaving identity while a subscription is being stored (SPEC §3 Hub ap
   });
 });
 
+describe('a publication by an application the hub does not know yet', () => {
+  const publicar = (token: string) => hub.api.post('/eventos', { token, body: { tipo: `${tag.toLowerCase()}.nada`, versao: 1, dados: {} } });
+
+  test('makes the hub sync first: the application is known, and the publication goes on to its own checks', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Publica antes`);
+    const desde = relay.pedidos.length;
+    const res = await publicar(app.token);
+    // past the publisher's check (403 for an unknown one): the type does not exist
+    expect(res.status).toBe(422);
+    expect(listasNoIdentity(desde).length).toBeGreaterThanOrEqual(1);
+    expect(await hub.doHub(app.id)).toMatchObject({ ativo: true });
+  });
+
+  test('still unknown after that sync (gone from identity, its token still valid): 403, and no new sync within the minute', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Sumido`);
+    relay.escondidos.add(app.id);
+    const desde = relay.pedidos.length;
+    expect((await publicar(app.token)).status).toBe(403);
+    const depoisDaPrimeira = listasNoIdentity(desde).length;
+    expect(depoisDaPrimeira).toBeGreaterThanOrEqual(1);
+    expect((await publicar(app.token)).status).toBe(403);
+    expect(listasNoIdentity(desde).length).toBe(depoisDaPrimeira);
+  });
+});
+
 describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
   test('a master’s listing reads identity with the master’s own token', async () => {
     const desde = relay.pedidos.length;
