@@ -235,8 +235,8 @@ function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unkno
     criadaEm: dataDe(m.created_at),
     etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
     // an attachment without an address (a contact card, a location without a link) is not kept:
-    // it has no file to copy, and the message is stored all the same
-    anexos: (m.attachments ?? []).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
+    // it has no file to copy, and the message is stored all the same; a deleted message has none
+    anexos: (m.content_attributes?.deleted === true ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
       nome: nomeDoAnexo(a),

@@ -337,9 +337,12 @@ describe('DESIGN §7: counters and last-message fields', () => {
     expect(c).toMatchObject({ ultima_mensagem: aviso, quantidade_mensagens: 1 });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual([aviso]);
 
-    // a message first seen already deleted (its message_created lost) stays deleted too
-    const desconhecida = eventoDeMensagem({ conversa, contato, conteudo: 'segredo', criadaEm: new Date('2026-11-21T12:05:00Z') });
+    // a message first seen already deleted (its message_created lost) stays deleted too, and
+    // keeps no attachment the event may still list (the platform removed them)
+    const anexo = { id: idDoSuporte(), data_url: 'https://chat.exemplo.test/rails/active_storage/apagado.pdf', file_type: 'file' };
+    const desconhecida = eventoDeMensagem({ conversa, contato, conteudo: 'segredo', criadaEm: new Date('2026-11-21T12:05:00Z'), anexos: [anexo] });
     expect(await s.registrar(sistema, { ...desconhecida, event: 'message_updated', content: aviso, content_attributes: { deleted: true } })).toMatchObject({ mensagens_novas: 1 });
+    expect((await s.mensagens(c.id)).at(-1)).toMatchObject({ conteudo: aviso, anexos: [] });
     await s.registrar(sistema, desconhecida);
     await s.registrar(sistema, { ...desconhecida, event: 'message_updated' });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual([aviso, aviso]);
