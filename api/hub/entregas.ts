@@ -290,11 +290,14 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
     [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
     [
+      // and still in the round it was read in: a job run twice (its lock lost) must not write over
+      // a replay's new round, pushing it to the error queue or delaying it
       `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
-        WHERE id = ? AND situacao = 'pendente'`,
-      [situacao, numero, proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id],
+        WHERE id = ? AND situacao = 'pendente' AND tentativas = ?`,
+      [situacao, numero, proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id, e.tentativas],
     ],
   ]);
+  // cancelled meanwhile, or another round under way: nothing more for this job to do
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';
   throw falha;

@@ -1,3 +1,6 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { tentarEntrega } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { iniciarWorkers } from '../../lib/runner';
@@ -65,6 +68,32 @@ test('replays of delivered deliveries of one subscription, all at once, all answ
   const token = await t.hub.admin();
   const respostas = await Promise.all(entregas.map((e) => t.hub.api.post(`/entrega/${e.id}/reenviar`, { token })));
   expect(respostas.map((r) => r.status)).toEqual(entregas.map(() => 202));
+});
+
+// a job run twice (its lock lost to a stalled worker) meets a replay's new round: its late failure
+// must not count against that round
+test('a failed attempt that ends after a replay started a new round leaves the new round alone', async () => {
+  const lento = http.createServer((req, res) => {
+    req.resume();
+    setTimeout(() => res.writeHead(500).end(), 600);
+  });
+  await new Promise<void>((r) => lento.listen(0, '127.0.0.1', r));
+  try {
+    const c = await t.hub.cenario({ url_de_destino: `http://127.0.0.1:${(lento.address() as AddressInfo).port}/lento`, maximo_de_tentativas: 2 });
+    const { id } = await c.publicar();
+    await fila(filaHubEntrega).drain(true);
+    const entrega = (await Entrega.findOne({ where: { evento_id: id } }))!;
+    // its last attempt due
+    await Entrega.update({ tentativas: 1, proxima_tentativa_em: new Date() }, { where: { id: entrega.id } });
+    const tentativa = tentarEntrega(entrega.id).catch((err) => err);
+    await dormir(300);
+    // meanwhile a replay starts a new round
+    await Entrega.update({ tentativas: 0, ultimo_erro: null }, { where: { id: entrega.id } });
+    await tentativa;
+    expect(await Entrega.findByPk(entrega.id)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
+  } finally {
+    await new Promise((r) => lento.close(r));
+  }
 });
 
 // SPEC §3 and §6 rule 6: a deactivation leaves no pending delivery, which a reactivation would send.
