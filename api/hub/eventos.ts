@@ -34,8 +34,8 @@ export interface RespostaDaPublicacao {
  */
 const PRAZO_MS = 5000;
 const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS);
-/** publishers unknown to the hub that made it sync, lately */
-const sincronizadosPorPublicar = new CacheComPrazo<string, true>(() => 60_000);
+/** publishers still unknown to the hub after the sync they made it run, lately */
+const desconhecidosAposSincronizar = new CacheComPrazo<string, true>(() => 60_000);
 const tipos = new CacheComPrazo<string, TipoDeEvento | null>(() => PRAZO_MS);
 const versoes = new CacheComPrazo<string, VersaoDeEvento | null>(() => PRAZO_MS);
 /** only to size batches: the deliveries themselves come from the subscriptions read as it is written */
@@ -130,15 +130,16 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   const publicador = () =>
     publicadores.obterOuCarregar(quem.sub, () => Aplicativo.findOne({ where: { identificador_no_auth: quem.sub }, attributes: ['id', 'ativo'] }));
   let app = await publicador();
-  if (!app && !sincronizadosPorPublicar.obter(quem.sub)) {
+  if (!app && !desconhecidosAposSincronizar.obter(quem.sub)) {
     // an application identity vouches for (its token) that the hub has not synced since it was
     // made: nobody listed the hub's applications meanwhile (the identity application itself, on a
-    // first start). The shared sync, then a fresh read; once a minute per application at most
-    // (one deleted in identity keeps a valid token up to its expiry).
-    sincronizadosPorPublicar.guardar(quem.sub, true);
+    // first start). The shared sync (publications meanwhile wait for the same), then a fresh read.
     await esperarSincronizacao({ ...quem, master: false });
     publicadores.esquecer(quem.sub);
     app = await publicador();
+    // still unknown (deleted in identity, its token valid until it expires): no new sync for it
+    // within the minute
+    if (!app) desconhecidosAposSincronizar.guardar(quem.sub, true);
   }
   if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
   const repetido = await anterior(app.id, p.id ?? null);

