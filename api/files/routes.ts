@@ -47,6 +47,7 @@ export function rotasDeFiles(): Rota[] {
       antes: [conferirCabecalhosDoCorpo],
       corpoEmFluxo: true,
       validar: { query: schemas.enviar },
+      cabecalhos: schemas.cabecalhosDoEnvio,
       status: 201,
       resposta: respostas.arquivo,
       outrasRespostas: {

@@ -23,6 +23,14 @@ const nome = () =>
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   enviar: Joi.object({ nome: nome().required() }),
+  // read by enviarArquivo itself (chaveDeIdempotencia): documented here
+  cabecalhosDoEnvio: Joi.object({
+    'Idempotency-Key': Joi.string()
+      .min(1)
+      .max(255)
+      .pattern(/^[\x21-\x7e]+$/)
+      .description('De 1 a 255 caracteres ASCII visíveis: o envio repetido com a mesma chave devolve o primeiro arquivo.'),
+  }),
   pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
   filtro: Joi.object({
     ids: Joi.string()

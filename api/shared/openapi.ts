@@ -54,7 +54,7 @@ export function caminhoOpenApi(caminho: string): string {
   return caminho.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query') {
+function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query' | 'header') {
   if (!esquema) return [];
   const json = esquemaJson(esquema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([nome, schema]) => {
@@ -98,7 +98,7 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
       operationId: rota.operacao,
       summary: rota.resumo,
       ...(rota.descricao ? { description: rota.descricao } : {}),
-      parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query')],
+      parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query'), ...parametros(rota.cabecalhos, 'header')],
       responses: { [status]: sucesso, ...respostasDeErro(rota) },
     };
     if (rota.validar?.body) {

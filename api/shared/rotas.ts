@@ -26,6 +26,8 @@ export interface Rota {
   acesso: Acesso;
   permissao?: Permissao;
   validar?: { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; body?: Joi.Schema };
+  /** request headers the handler reads and checks itself, for the OpenAPI document only */
+  cabecalhos?: Joi.ObjectSchema;
   /** success status (200 by default; a handler that returns undefined answers 204 with no body) */
   status?: number;
   /** response schema, for the OpenAPI document only */

@@ -116,7 +116,11 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     const identity = await documento('identity');
     for (const caminho of ['/auth/login', '/auth/token']) expect(Object.keys(identity.paths[caminho].post.responses)).toContain('429');
     const files = await documento('files');
-    expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '413', '415']));
+    expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '413', '415', '422']));
+    // the headers the upload reads itself are parameters too
+    expect(files.paths['/arquivo'].post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false, schema: expect.objectContaining({ maxLength: 255 }) })]),
+    );
     expect(Object.keys(files.paths['/arquivo/{id}/conteudo'].get.responses)).toContain('403');
     expect(files.paths['/arquivo/{id}/conteudo'].get.responses['403'].content['application/problem+json']).toBeDefined();
   });
