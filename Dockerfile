@@ -8,6 +8,8 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# a container listens on every interface of its own network; what reaches it is the host's choice
+ENV LISTEN_HOST=0.0.0.0
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

@@ -22,6 +22,8 @@ export interface Config {
   queuePrefix: string;
   logLevel: string;
   trustProxy: string | number | boolean;
+  /** the address the services and the dashboard listen on; undefined: every interface */
+  listenHost?: string;
   dataDir: string;
   shutdownGraceMs: number;
   dashboard: { porta: number; usuario?: string; senha?: string };
@@ -136,6 +138,7 @@ const envSchema = Joi.object({
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_{}:-]{1,60}$/).default('suite'),
   TRUST_PROXY: Joi.string().custom(confiancaNoProxy, 'trust proxy').default('loopback'),
+  LISTEN_HOST: Joi.string().custom((v: string, h) => (ipaddr.isValid(v) || v === 'localhost' ? v : h.message({ custom: '{{#label}} must be an IP address' }))),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATA_DIR: Joi.string().default('data'),
   SHUTDOWN_GRACE_MS: Joi.number().integer().min(100).max(120000).default(10000),
@@ -223,6 +226,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: value.QUEUE_PREFIX,
     logLevel: value.LOG_LEVEL,
     trustProxy: value.TRUST_PROXY,
+    // LOCALHOST generates its keys, opens the dashboard and turns the SSRF guard off: this machine only
+    listenHost: value.LISTEN_HOST ?? (ambiente === 'LOCALHOST' ? '127.0.0.1' : undefined),
     dataDir: value.DATA_DIR,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     dashboard: { porta: value.DASHBOARD_PORT, usuario: value.DASHBOARD_USUARIO, senha: value.DASHBOARD_SENHA },

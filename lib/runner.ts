@@ -41,7 +41,7 @@ export function abrirServico(s: Servico): Promise<void> {
 export async function iniciarApi(nome: string, porta = config().servicos[nome as NomeDoServico]?.porta) {
   const s = servico(nome);
   await abrirServico(s);
-  return escutar(s.app(), porta, s.nome, undefined, s.prazoDaRequisicaoMs?.());
+  return escutar(s.app(), porta, s.nome, config().listenHost, s.prazoDaRequisicaoMs?.());
 }
 
 /**
@@ -116,7 +116,7 @@ export async function agendarRepetiveis(): Promise<void> {
 
 export async function iniciarDashboard(porta = config().dashboard.porta) {
   await esperarRedis();
-  return escutar(appDoDashboard(), porta, 'dashboard');
+  return escutar(appDoDashboard(), porta, 'dashboard', config().listenHost);
 }
 
 /** `npm start`: every service built so far, every worker and the dashboard, in one process. */

@@ -27,6 +27,15 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(loadConfig({ DASHBOARD_USUARIO: 'ops', DASHBOARD_SENHA: 'uma-senha-longa' }).dashboard).toMatchObject({ usuario: 'ops', senha: 'uma-senha-longa' });
   });
 
+  test('LISTEN_HOST: the loopback in LOCALHOST (keys generated, dashboard open, SSRF guard off), every interface elsewhere, as given when set', () => {
+    expect(loadConfig({}).listenHost).toBe('127.0.0.1');
+    expect(loadConfig({ LISTEN_HOST: '0.0.0.0' }).listenHost).toBe('0.0.0.0');
+    expect(loadConfig({ LISTEN_HOST: '::' }).listenHost).toBe('::');
+    expect(() => loadConfig({ LISTEN_HOST: 'todas' })).toThrow(/LISTEN_HOST/);
+    const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
+    expect(loadConfig({ APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' }).listenHost).toBeUndefined();
+  });
+
   test('HUB_REDES_PERMITIDAS is a list of CIDRs, none by default', () => {
     expect(loadConfig({}).hub.redesPermitidas).toEqual([]);
     const redes = loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, fd00:1::/64,' }).hub.redesPermitidas;
