@@ -250,4 +250,24 @@ export const MIGRACOES_SALES: Migracao[] = [
       await qi.sequelize.query('ALTER TABLE conversa_mensagem ADD COLUMN suporte_atualizada_em DATETIME(6) NULL');
     },
   },
+  {
+    name: '0009-sales-nomes-compostos',
+    async up(qi) {
+      // contact names are stored composed (NFC), as the contact search composes its text: one stored
+      // decomposed before (a letter and its combining accent) would be found by no search. Only
+      // names holding a combining mark are read, a page at a time by id
+      for (let depois = ''; ; ) {
+        const [linhas] = (await qi.sequelize.query(
+          `SELECT id, contato_nome FROM conversa WHERE id > ? AND contato_nome REGEXP '\\\\p{M}' ORDER BY id LIMIT 1000`,
+          { replacements: [depois] },
+        )) as [{ id: string; contato_nome: string }[], unknown];
+        if (!linhas.length) return;
+        for (const l of linhas) {
+          const composto = l.contato_nome.normalize('NFC');
+          if (composto !== l.contato_nome) await qi.sequelize.query('UPDATE conversa SET contato_nome = ? WHERE id = ?', { replacements: [composto, l.id] });
+        }
+        depois = linhas[linhas.length - 1].id;
+      }
+    },
+  },
 ];

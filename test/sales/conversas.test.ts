@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
-import { novaConexao } from '../../lib/database';
+import { banco, novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
+import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -214,6 +215,17 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     expect((await s.api.get(`/conversa/${decomposto.id}`, { token: admin })).body.contato_nome).toBe(`João ${tag}`.normalize('NFC'));
     expect((await get('/conversa/filtro', { contato: `joão ${tag}`.normalize('NFC') })).body.map((x: any) => x.id)).toEqual([decomposto.id]);
     expect((await get('/conversa/autocomplete', { busca: `Simo\u0303es ${tag}` })).body.itens.map((x: any) => x.id)).toEqual([composto.id]);
+  });
+
+  it('migration 0009 composes the names stored decomposed before, so the search finds them', async () => {
+    const tag = unico('Antigo');
+    const antigo = await conversa({ contato: novoContato({ nome: `Conceic\u0327a\u0303o ${tag}` }) });
+    // as stored before names were composed at the webhook
+    await Conversa.update({ contato_nome: `Conceic\u0327a\u0303o ${tag}` }, { where: { id: antigo.id } });
+    expect((await get('/conversa/filtro', { contato: `conceição ${tag}` })).body).toEqual([]);
+    await MIGRACOES_SALES.find((m) => m.name === '0009-sales-nomes-compostos')!.up(banco('sales').getQueryInterface());
+    expect((await Conversa.findByPk(antigo.id))!.contato_nome).toBe(`Conceição ${tag}`.normalize('NFC'));
+    expect((await get('/conversa/filtro', { contato: `conceição ${tag}` })).body.map((x: any) => x.id)).toEqual([antigo.id]);
   });
 
   it('`contato` finds the contact name, the customer\'s company name or the phone digits, in any case', async () => {
