@@ -565,38 +565,44 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
 }
 
 /**
- * Replay: a delivery in one of `situacoes` (the error queue, or also delivered for a replay of one
- * delivery) starts a new round of attempts. Read again under lock, so one purged, replayed by
- * someone else or delivered meanwhile is left alone; answers the ids that did start again. Its
- * subscription is locked first, as deactivating takes it before its deliveries: one deactivated
- * since it was read gets nothing pending. Deadlocks with a purge batch (which locks
- * deliveries first) are retried.
+ * Replay of one delivery: in the error queue or delivered, it starts a new round of attempts. Read
+ * again under lock, so one purged, replayed by someone else or delivered meanwhile is left alone;
+ * answers whether it did start again. Its subscription is locked first, as deactivating takes it
+ * before its deliveries: one deactivated since it was read gets nothing pending. Deadlocks with a
+ * purge batch (which locks deliveries first) are retried.
  */
-async function reenviar(entregas: Entrega[], situacoes: SituacaoDaEntrega[]): Promise<string[]> {
-  const assinaturas = [...new Set(entregas.map((e) => e.assinatura_id))].sort();
-  const ids = await repetirEmConflito('reenvio de entrega', () => banco('hub').transaction(async (transaction) => {
-    // FOR UPDATE, not SHARE: keeping the last success (guardarUltimaEntrega) writes this row, and two
-    // replays sharing the lock would deadlock as each upgraded it
-    const ativas = await Assinatura.findAll({ where: { id: assinaturas, ativa: true }, attributes: ['id'], lock: transaction.LOCK.UPDATE, transaction });
-    if (ativas.length !== assinaturas.length) return [];
-    const elegiveis = await travarNaSituacao(entregas.map((e) => e.id), situacoes, transaction);
-    if (!elegiveis.length) return elegiveis;
-    await guardarUltimaEntrega(elegiveis, transaction);
-    const agora = dataSql(new Date());
-    await banco('hub').query(
-      `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
-      { replacements: [agora, agora, elegiveis], transaction },
-    );
-    return elegiveis;
-  }));
-  if (!ids.length) return ids;
+async function reenviar(entrega: Entrega): Promise<boolean> {
+  const reenviada = await repetirEmConflito('reenvio de entrega', () =>
+    banco('hub').transaction(async (transaction) => {
+      // FOR UPDATE, not SHARE: keeping the last success (guardarUltimaEntrega) writes this row, and two
+      // replays sharing the lock would deadlock as each upgraded it
+      const a = await Assinatura.findByPk(entrega.assinatura_id, { attributes: ['id', 'ativa'], lock: transaction.LOCK.UPDATE, transaction });
+      if (!a?.ativa) return false;
+      const elegiveis = await travarNaSituacao([entrega.id], ['entregue', 'fila_de_erro'], transaction);
+      if (!elegiveis.length) return false;
+      await guardarUltimaEntrega(elegiveis, transaction);
+      const agora = dataSql(new Date());
+      await banco('hub').query(
+        `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ? WHERE id IN (?)`,
+        { replacements: [agora, agora, elegiveis], transaction },
+      );
+      return true;
+    }),
+  );
+  if (reenviada) await enfileirarDeNovo([entrega.id]);
+  return reenviada;
+}
+
+/**
+ * The jobs of deliveries a replay made pending again: a finished job of the same id may still be
+ * kept (removed, so the new one is accepted), and one of the old round still finishing is waited for.
+ */
+async function enfileirarDeNovo(ids: string[]): Promise<void> {
   const q = fila(filaHubEntrega);
   const desde = Date.now();
-  // a finished job of the same id may still be kept: remove it so the new one is accepted
   await Promise.all(ids.map((id) => q.remove(id).catch(() => 0)));
   await enfileirarEntregas(ids);
   await substituirJobsAnteriores(ids, desde);
-  return ids;
 }
 
 /** How long a replay waits for jobs of the old round still finishing before leaving them to the sweep. */
@@ -652,7 +658,7 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   if (e.situacao === 'pendente') throw conflito('A entrega ainda está pendente.');
   if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura.');
   await assinaturaAtiva(e.assinatura_id);
-  if (!(await reenviar([e], ['entregue', 'fila_de_erro'])).length) {
+  if (!(await reenviar(e))) {
     // changed since it was read: its subscription deactivated, the delivery purged, or already sent again by someone else
     await assinaturaAtiva(e.assinatura_id);
     const atual = await Entrega.findByPk(id);
@@ -699,15 +705,8 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
 }
 
 async function enfileirarReenviadas(assinaturaId: string, em: Date, tamanhoDaPagina: number): Promise<void> {
-  const q = fila(filaHubEntrega);
   try {
-    await emPaginas(assinaturaId, 'pendente', em, tamanhoDaPagina, async (ids) => {
-      const desde = Date.now();
-      // a finished job of the same id may still be kept: removed, so the new one is accepted
-      await Promise.all(ids.map((id) => q.remove(id).catch(() => 0)));
-      await enfileirarEntregas(ids);
-      await substituirJobsAnteriores(ids, desde);
-    });
+    await emPaginas(assinaturaId, 'pendente', em, tamanhoDaPagina, enfileirarDeNovo);
   } catch (err) {
     log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'reenvio: entregas não enfileiradas; ficam para a varredura');
   }
