@@ -7,8 +7,9 @@ import { logger } from './logger';
 
 /**
  * Listens and registers a graceful close: stop accepting, let in-flight requests finish within
- * the grace period (each connection closing with its answer), then cut what is left. `prazoDaRequisicaoMs`: how long a request may take to
- * arrive whole (Node's default is 5 minutes), checked at a quarter of it (at most every 30 s).
+ * the grace period (each connection closing with its answer), then cut what is left.
+ * `prazoDaRequisicaoMs`: how long a request may take to arrive whole (Node's default is 5
+ * minutes), checked at a quarter of it (at most every 30 s).
  */
 export async function escutar(app: Express, porta: number, nome: string, host?: string, prazoDaRequisicaoMs?: number): Promise<http.Server> {
   const server = prazoDaRequisicaoMs
@@ -16,7 +17,7 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
     : http.createServer();
   server.keepAliveTimeout = 65_000;
   // before the app, so the answers of a closing server go out with `Connection: close`
-  server.on('request', acompanhar(server));
+  const fecharAsRespostas = acompanharAsRespostas(server);
   server.on('request', app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -27,26 +28,28 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   });
   const endereco = server.address() as AddressInfo;
   logger('http').info({ servico: nome, porta: endereco.port }, 'escutando');
-  aoEncerrar('http', `http:${nome}`, () => fecharServidor(server));
+  aoEncerrar('http', `http:${nome}`, () => fecharServidor(server, fecharAsRespostas));
   return server;
 }
-
-/** The answers a server has under way, and whether it is closing. */
-const estados = new WeakMap<http.Server, { emCurso: Set<http.ServerResponse>; fechando: boolean }>();
 
 /**
  * Node keeps a kept-alive connection open after `server.close()`, taking more requests on it until
  * the grace period cuts it (a reset mid-request for its client). So a closing server answers with
  * `Connection: close`, the requests already under way included, and each connection closes as
- * its answer ends; the close is over when the last one is.
+ * its answer ends; the close is over when the last one is. Answers the function that starts it.
  */
-function acompanhar(server: http.Server) {
-  const estado = { emCurso: new Set<http.ServerResponse>(), fechando: false };
-  estados.set(server, estado);
-  return (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (estado.fechando) return fecharAoFim(server, res);
-    estado.emCurso.add(res);
-    res.once('close', () => estado.emCurso.delete(res));
+function acompanharAsRespostas(server: http.Server): () => void {
+  const emCurso = new Set<http.ServerResponse>();
+  let fechando = false;
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (fechando) return fecharAoFim(server, res);
+    emCurso.add(res);
+    res.once('close', () => emCurso.delete(res));
+  });
+  return () => {
+    fechando = true;
+    for (const res of emCurso) fecharAoFim(server, res);
+    emCurso.clear();
   };
 }
 
@@ -56,15 +59,10 @@ function fecharAoFim(server: http.Server, res: http.ServerResponse): void {
   else res.once('finish', () => server.closeIdleConnections());
 }
 
-export function fecharServidor(server: http.Server): Promise<void> {
+function fecharServidor(server: http.Server, fecharAsRespostas: () => void): Promise<void> {
   return new Promise<void>((resolve) => {
     if (!server.listening) return resolve();
-    const estado = estados.get(server);
-    if (estado) {
-      estado.fechando = true;
-      for (const res of estado.emCurso) fecharAoFim(server, res);
-      estado.emCurso.clear();
-    }
+    fecharAsRespostas();
     const prazo = setTimeout(() => server.closeAllConnections(), config().shutdownGraceMs);
     prazo.unref();
     server.close(() => {
