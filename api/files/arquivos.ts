@@ -10,6 +10,7 @@ import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento } from './armazenamento';
+import { FORMA_DA_CHAVE } from './schemas';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
 
 const log = logger('files');
@@ -43,7 +44,7 @@ export interface Envio {
 export function chaveDeIdempotencia(valor: string | undefined): string | undefined {
   if (valor === undefined) return undefined;
   const chave = /^"(.*)"$/.exec(valor.trim())?.[1] ?? valor.trim();
-  if (!/^[\x21-\x7e]{1,255}$/.test(chave)) {
+  if (!FORMA_DA_CHAVE.test(chave)) {
     throw dadosInvalidos('Idempotency-Key inválida.', [{ campo: 'Idempotency-Key', mensagem: 'de 1 a 255 caracteres ASCII visíveis' }]);
   }
   return chave;

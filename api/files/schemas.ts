@@ -1,9 +1,11 @@
 import Joi from 'joi';
 import { paginaNumerada, sempre } from '../shared/openapi';
-import { ehId, id, pagina, tamanho } from '../shared/paginacao';
+import { comoId, ehId, id, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
 export const TAMANHO_MAXIMO = 100;
+/** An Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255 visible ASCII characters. */
+export const FORMA_DA_CHAVE = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * A file name is a label: any text up to 255 characters but control characters (it never names a
@@ -26,9 +28,8 @@ export const schemas = {
   // read by enviarArquivo itself (chaveDeIdempotencia): documented here
   cabecalhosDoEnvio: Joi.object({
     'Idempotency-Key': Joi.string()
-      .min(1)
       .max(255)
-      .pattern(/^[\x21-\x7e]+$/)
+      .pattern(FORMA_DA_CHAVE)
       .description('De 1 a 255 caracteres ASCII visíveis: o envio repetido com a mesma chave devolve o primeiro arquivo.'),
   }),
   pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
@@ -37,8 +38,7 @@ export const schemas = {
       .trim()
       .required()
       .custom((v: string, helpers) => {
-        // in lower case, as every id the routes take (api/shared/paginacao.ts)
-        const ids = [...new Set(v.split(',').map((i) => i.trim().toLowerCase()).filter(Boolean))];
+        const ids = [...new Set(v.split(',').map(comoId).filter(Boolean))];
         if (!ids.length || ids.length > TAMANHO_MAXIMO || !ids.every(ehId)) return helpers.error('any.invalid');
         return ids;
       })

@@ -3,6 +3,7 @@ import { config } from '../../config';
 import { Principal } from '../shared/principal';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { proibido } from '../shared/errors';
+import { comoId } from '../shared/paginacao';
 import { Permissao, Rota } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
@@ -24,8 +25,8 @@ const soMaster: Permissao = (p: Principal) => {
 };
 /** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
 const masterOuOProprio: Permissao = (p: Principal, req) => {
-  // before validation: the id as the route will take it (lower case, docs/decisoes.md)
-  if (!p.master && p.sub !== String(req.params.id).trim().toLowerCase()) throw proibido('Um usuário que não é master só lê o próprio registro.');
+  // before validation: the id as the route will take it
+  if (!p.master && p.sub !== comoId(String(req.params.id))) throw proibido('Um usuário que não é master só lê o próprio registro.');
 };
 /** Applications read the application list (the hub syncs from it); users must be masters. */
 const masterOuAplicativo: Permissao = (p: Principal) => {

@@ -3,7 +3,7 @@ import { CacheComPrazo } from '../../lib/cache';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
-import { ehId, offset, PaginaNumerada } from '../shared/paginacao';
+import { comoId, ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
 import { digitos } from './telefone';
 
@@ -146,10 +146,9 @@ async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
   // the comparison with the ASCII column (a 500 for any mistyped address); anything that is not an
   // id names no system
   if (!ehId(id)) return null;
-  // in lower case, as the routes take ids once validated
-  const minusculo = id.toLowerCase();
-  return paraWebhooks.obterOuCarregar(minusculo, async () => {
-    const c = await ConfigSystem.findByPk(minusculo);
+  const porId = comoId(id);
+  return paraWebhooks.obterOuCarregar(porId, async () => {
+    const c = await ConfigSystem.findByPk(porId);
     if (!c || !c.ativo) return null;
     return {
       id: c.id,

@@ -37,6 +37,8 @@ const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const id = () => Joi.string().trim().max(64).pattern(FORMA_DO_ID).lowercase();
 /** The same test outside a schema (a hook that runs before the route's validation). */
 export const ehId = (valor: string) => FORMA_DO_ID.test(valor);
+/** An id as `id()` takes it, outside a schema (a check that runs before the route's validation). */
+export const comoId = (valor: string) => valor.trim().toLowerCase();
 
 export interface PaginaNumerada<T> {
   itens: T[];
