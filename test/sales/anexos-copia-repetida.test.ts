@@ -7,7 +7,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe } from './apoio';
 
 /**
  * A copy whose recording failed goes to the removal list (arquivo_a_apagar); the retry, with the
@@ -28,28 +28,28 @@ beforeAll(async () => {
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());
 
-test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
-  const sales = banco('sales');
-  const nome = `orfao-${randomBytes(4).toString('hex')}.pdf`;
+/** A message with one attachment at `pasta/nome` on the chat platform, its copy job taken out (the test copies it). */
+async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1) {
   const r = await s.registrar(
     sistema,
-    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/orfao2/${nome}`, file_type: 'file' }] }),
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/${pasta}/${nome}`, file_type: 'file' }] }),
   );
   const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
   await fila(filaSalesAnexo).remove(anexo.id);
-  nock(CHAT).get(`/rails/active_storage/orfao2/${nome}`).times(2).reply(200, Buffer.from('%PDF-replay'), { 'content-type': 'application/pdf' });
+  nock(CHAT).get(`/rails/active_storage/${pasta}/${nome}`).times(vezes).reply(200, Buffer.from(bytes), { 'content-type': 'application/pdf' });
+  return anexo;
+}
 
-  await sales.query(`CREATE TRIGGER falha_ao_registrar_2 BEFORE UPDATE ON anexo_da_mensagem FOR EACH ROW
-    BEGIN
-      IF NEW.arquivo_id IS NOT NULL AND OLD.arquivo_id IS NULL AND NEW.endereco LIKE '%/orfao2/%' THEN
-        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha simulada ao registrar a cópia';
-      END IF;
-    END`);
+test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
+  const sales = banco('sales');
+  const nome = `orfao-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('orfao2', nome, '%PDF-replay', 2);
+  const voltarARegistrar = await recusarRegistroDaCopia(sales, '/orfao2/');
   try {
     // first attempt: file storage keeps the copy, recording it fails -> the copy goes to arquivo_a_apagar
     await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
   } finally {
-    await sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar_2');
+    await voltarARegistrar();
   }
   // second attempt, before the removal job ran: the same key is replayed and the copy recorded
   expect(await copiarAnexo(anexo.id)).toBe('copiado');
@@ -65,14 +65,7 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
 
 test('a listed copy an attachment refers to by the time its removal comes is not removed, only taken off the list', async () => {
   const sales = banco('sales');
-  const nome = `listada-${randomBytes(4).toString('hex')}.pdf`;
-  const r = await s.registrar(
-    sistema,
-    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/listada/${nome}`, file_type: 'file' }] }),
-  );
-  const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
-  await fila(filaSalesAnexo).remove(anexo.id);
-  nock(CHAT).get(`/rails/active_storage/listada/${nome}`).reply(200, Buffer.from('%PDF-listada'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoSemJob('listada', `listada-${randomBytes(4).toString('hex')}.pdf`, '%PDF-listada');
   expect(await copiarAnexo(anexo.id)).toBe('copiado');
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
   // listed by a run that read it before the attachment recorded it

@@ -13,7 +13,7 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe } from './apoio';
 
 /** The copy is retried every 300 ms here (30 minutes in production). */
 const ESPERA_ENTRE_TENTATIVAS_MS = 300;
@@ -416,14 +416,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
   });
 
   it('a copy that file storage kept but the database failed to record is removed from file storage; the retry records its own', async () => {
-    const sales = banco('sales');
-    // the database refuses to record a copy of this attachment (a real failure, from a trigger) until the trigger goes
-    await sales.query(`CREATE TRIGGER falha_ao_registrar BEFORE UPDATE ON anexo_da_mensagem FOR EACH ROW
-      BEGIN
-        IF NEW.arquivo_id IS NOT NULL AND OLD.arquivo_id IS NULL AND NEW.endereco LIKE '%/orfao/%' THEN
-          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha simulada ao registrar a cópia';
-        END IF;
-      END`);
+    const voltarARegistrar = await recusarRegistroDaCopia(banco('sales'), '/orfao/');
     try {
       nock(CHAT).get('/rails/active_storage/orfao/recibo.pdf').times(3).reply(200, Buffer.from('%PDF-orfao'), { 'content-type': 'application/pdf' });
       const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/orfao/recibo.pdf`, 'file');
@@ -431,7 +424,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
         async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))?.ultimo_erro?.includes('falha simulada'),
         'the first attempt failing to record its copy',
       );
-      await sales.query('DROP TRIGGER falha_ao_registrar');
+      await voltarARegistrar();
       const anexo = await aguardarCopia(conversaId, 'the copy of a later attempt');
       expect(anexo.nome).toBe('recibo.pdf');
       expect(anexo.tentativas).toBeGreaterThanOrEqual(2);
@@ -440,7 +433,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
       expect((await Arquivo.findAll({ where: { nome: 'recibo.pdf' } })).map((a) => a.id)).toEqual([anexo.arquivo_id]);
       expect(await pendentes()).not.toContain(anexo.arquivo_id);
     } finally {
-      await sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar');
+      await voltarARegistrar();
     }
   });
 

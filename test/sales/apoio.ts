@@ -232,3 +232,17 @@ export const CAMPOS_DA_CONVERSA = [
 ].sort();
 
 export type { Resposta };
+
+/**
+ * The database refuses to record a copy of an attachment whose address holds `trecho` (a real
+ * failure, from a trigger) until the answered function drops the trigger.
+ */
+export async function recusarRegistroDaCopia(sales: { query(sql: string): Promise<unknown> }, trecho: string): Promise<() => Promise<unknown>> {
+  await sales.query(`CREATE TRIGGER falha_ao_registrar BEFORE UPDATE ON anexo_da_mensagem FOR EACH ROW
+    BEGIN
+      IF NEW.arquivo_id IS NOT NULL AND OLD.arquivo_id IS NULL AND NEW.endereco LIKE '%${trecho}%' THEN
+        SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'falha simulada ao registrar a cópia';
+      END IF;
+    END`);
+  return () => sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar');
+}
