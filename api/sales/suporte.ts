@@ -228,6 +228,7 @@ function cortar(texto: string, unidades: number): string {
 
 function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unknown = m.updated_at): MensagemDoSuporte {
   const remetenteDaMensagem = remetenteDe(m);
+  const apagada = m.content_attributes?.deleted === true;
   return {
     suporteMensagemId: m.id,
     remetente: remetenteDaMensagem,
@@ -236,13 +237,13 @@ function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unkno
     etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
     // an attachment without an address (a contact card, a location without a link) is not kept:
     // it has no file to copy, and the message is stored all the same; a deleted message has none
-    anexos: (m.content_attributes?.deleted === true ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
+    anexos: (apagada ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
       nome: nomeDoAnexo(a),
       tipo: String(a.file_type || 'file').slice(0, 30),
     })),
-    apagada: m.content_attributes?.deleted === true,
+    apagada,
     atualizadaEm: momentoDaPlataforma(atualizadaEm),
   };
 }
