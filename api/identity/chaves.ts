@@ -2,13 +2,15 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, Key
 import { readFile } from 'node:fs/promises';
 import jwt from 'jsonwebtoken';
 import type { JSONWebKeySet, JWK } from 'jose';
-import { config } from '../../config';
+import { config, ConfigError } from '../../config';
 import { ChaveDeAssinatura } from '../../models/identity';
 
 /**
  * Token signing keys (DESIGN §3): RS256. Outside LOCALHOST the private key comes from the PEM
  * file named by IDENTITY_CHAVE_PRIVADA_ARQUIVO; in LOCALHOST one is generated on first start and
- * kept in the database. The newest key signs; every known key is published in the JWKS.
+ * kept in the database. The newest key signs; every known key is published in the JWKS, and so
+ * are the keys of IDENTITY_CHAVES_ANTERIORES_ARQUIVOS, which never sign: tokens signed before the
+ * key file was replaced keep verifying until they expire.
  */
 interface Chave {
   kid: string;
@@ -17,33 +19,68 @@ interface Chave {
 }
 
 let chaves: Chave[] = [];
+/** Keys that signed before a rotation: published only. */
+let anteriores: JWK[] = [];
 
-function chaveDoPem(pem: string, kid?: string): Chave {
-  const privada = createPrivateKey(pem);
-  const jwk = createPublicKey(privada).export({ format: 'jwk' }) as JWK;
+function jwkPublico(publica: KeyObject, kid?: string): JWK {
+  const jwk = publica.export({ format: 'jwk' }) as JWK;
   const id = kid ?? createHash('sha256').update(`${jwk.e}.${jwk.n}`).digest('base64url').slice(0, 16);
-  return { kid: id, privada, publicaJwk: { ...jwk, kid: id, alg: 'RS256', use: 'sig' } };
+  return { ...jwk, kid: id, alg: 'RS256', use: 'sig' };
+}
+
+function chaveDe(privada: KeyObject, kid?: string): Chave {
+  const publicaJwk = jwkPublico(createPublicKey(privada), kid);
+  return { kid: publicaJwk.kid!, privada, publicaJwk };
+}
+
+/**
+ * A configured key file, read at start: unreadable, or no RSA key in PEM, stops the start with the
+ * variable and the file named, never the file's contents.
+ */
+async function lerChave(variavel: string, arquivo: string, comoChave: (pem: string) => KeyObject): Promise<KeyObject> {
+  let pem: string;
+  try {
+    pem = await readFile(arquivo, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${variavel}: cannot read ${arquivo} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let chave: KeyObject | undefined;
+  try {
+    chave = comoChave(pem);
+  } catch {
+    // crypto's message says nothing useful here, and the file may be a secret
+  }
+  if (chave?.asymmetricKeyType !== 'rsa') throw new ConfigError(`invalid configuration: ${variavel}: ${arquivo} holds no RSA key in PEM`);
+  return chave;
 }
 
 export async function carregarChaves(): Promise<void> {
-  const arquivo = config().identity.chavePrivadaArquivo;
+  const { chavePrivadaArquivo: arquivo, chavesAnterioresArquivos } = config().identity;
+  // createPublicKey takes a private PEM too: an old key file can be listed as it was
+  const publicadas = await Promise.all(
+    chavesAnterioresArquivos.map(async (a) => jwkPublico(await lerChave('IDENTITY_CHAVES_ANTERIORES_ARQUIVOS', a, createPublicKey))),
+  );
   if (arquivo) {
-    chaves = [chaveDoPem(await readFile(arquivo, 'utf8'))];
-    return;
+    chaves = [chaveDe(await lerChave('IDENTITY_CHAVE_PRIVADA_ARQUIVO', arquivo, createPrivateKey))];
+  } else {
+    let guardadas = await ChaveDeAssinatura.findAll({ order: [['criada_em', 'DESC']] });
+    if (!guardadas.length) {
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      const nova = chaveDe(privateKey);
+      await ChaveDeAssinatura.findOrCreate({ where: { kid: nova.kid }, defaults: { kid: nova.kid, chave_privada_pem: pem } });
+      guardadas = await ChaveDeAssinatura.findAll({ order: [['criada_em', 'DESC']] });
+    }
+    chaves = guardadas.map((c) => chaveDe(createPrivateKey(c.chave_privada_pem), c.kid));
   }
-  let guardadas = await ChaveDeAssinatura.findAll({ order: [['criada_em', 'DESC']] });
-  if (!guardadas.length) {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    const nova = chaveDoPem(pem);
-    await ChaveDeAssinatura.findOrCreate({ where: { kid: nova.kid }, defaults: { kid: nova.kid, chave_privada_pem: pem } });
-    guardadas = await ChaveDeAssinatura.findAll({ order: [['criada_em', 'DESC']] });
-  }
-  chaves = guardadas.map((c) => chaveDoPem(c.chave_privada_pem, c.kid));
+  // one entry per kid: the signing key also listed among the old ones, or a file listed twice
+  const porKid = new Map(publicadas.map((j) => [j.kid, j]));
+  for (const c of chaves) porKid.delete(c.kid);
+  anteriores = [...porKid.values()];
 }
 
 export function jwks(): JSONWebKeySet {
-  return { keys: chaves.map((c) => c.publicaJwk) };
+  return { keys: [...chaves.map((c) => c.publicaJwk), ...anteriores] };
 }
 
 export function assinar(claims: Record<string, unknown>, sub: string, segundos: number): string {

@@ -52,6 +52,14 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
+  test('IDENTITY_CHAVES_ANTERIORES_ARQUIVOS is a comma-separated list of files, none by default', () => {
+    expect(loadConfig({}).identity.chavesAnterioresArquivos).toEqual([]);
+    expect(loadConfig({ IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: '/run/secrets/a.pem, /run/secrets/b.pub.pem,' }).identity.chavesAnterioresArquivos).toEqual([
+      '/run/secrets/a.pem',
+      '/run/secrets/b.pub.pem',
+    ]);
+  });
+
   test('an empty variable counts as unset', () => {
     expect(loadConfig({ IDENTITY_ADMIN_SENHA: '', IDENTITY_PORT: '' }).servicos.identity.porta).toBe(4001);
   });
