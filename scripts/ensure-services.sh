@@ -3,10 +3,8 @@
 # 127.0.0.1:3306 and 127.0.0.1:6379). When a local one is not answering it is started, and when it
 # is not installed it is installed from Debian packages (mariadb-server, redis-server); a local
 # MariaDB also gets its Mroonga engine (below). Remote addresses are only checked. Idempotent: a
-# second run does nothing.
+# second run does nothing. Sourced, it only defines its functions (test/shared/ensure-services.test.ts).
 set -euo pipefail
-# from the project's root, whence its node_modules (mysql2) are found
-cd "$(dirname "$0")/.."
 
 MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -42,7 +40,9 @@ wait_for() { # name host port [socket]
   echo "$1 did not start on $(where "$2" "$3" "${4:--}")" >&2
   return 1
 }
-where() { if [ "${3:--}" != "-" ]; then echo "$3"; else echo "$1:$2"; fi; } # host port [socket] -> what was checked
+where() { # host port [socket] -> what was checked ([::1]:3306, as in a URL)
+  if [ "${3:--}" != "-" ]; then echo "$3"; elif [[ "$1" == *:* ]]; then echo "[$1]:$2"; else echo "$1:$2"; fi
+}
 
 apt_updated=0
 apt_install() {
@@ -51,28 +51,32 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
-if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
+mariadbd_path=/usr/sbin/mariadbd
+ensure_mariadb() {
+  answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
   is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") does not answer" >&2; exit 1; }
-  if ! command -v mariadbd >/dev/null && [ ! -x /usr/sbin/mariadbd ] && ! command -v mysqld >/dev/null; then
+  if ! command -v mariadbd >/dev/null && [ ! -x "$mariadbd_path" ] && ! command -v mysqld >/dev/null; then
     echo "installing MariaDB (Debian package mariadb-server)"
     apt_install mariadb-server
   fi
   echo "starting MariaDB"
   as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
+  # Debian's configuration binds 127.0.0.1 only: a server for [::1] must be told so
+  local server_args=()
+  [ "$MYSQL_HOST" = "::1" ] && server_args=(--bind-address=::1)
   # the socket MYSQL_URL names, when it names one (its folder must exist and be the server's)
-  socket_args=()
   if [ "$MYSQL_SOCKET" != "-" ]; then
     # a folder made here is given to the server; an existing one (/tmp, say) is never changed
     if [ ! -d "$(dirname "$MYSQL_SOCKET")" ]; then
       as_root mkdir -p "$(dirname "$MYSQL_SOCKET")" && as_root chown mysql:mysql "$(dirname "$MYSQL_SOCKET")" 2>/dev/null || true
     fi
-    socket_args=(--socket="$MYSQL_SOCKET")
+    server_args+=(--socket="$MYSQL_SOCKET")
   fi
-  if [ -x /usr/sbin/mariadbd ]; then
+  if [ -x "$mariadbd_path" ]; then
     # matched by a pid file of this port's own: any other mariadbd (a container's, another port's)
     # is no reason not to start
     as_root start-stop-daemon --start --background --pidfile "/run/mysqld/suite-$MYSQL_PORT.pid" --make-pidfile \
-      --exec /usr/sbin/mariadbd -- --user=mysql --port="$MYSQL_PORT" "${socket_args[@]}" \
+      --exec "$mariadbd_path" -- --user=mysql --port="$MYSQL_PORT" "${server_args[@]}" \
       || as_root service mariadb start
   else
     as_root service mysql start
@@ -81,13 +85,24 @@ if ! answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"; then
     echo "(a MariaDB already running on this machine, on another address, holds the data folder: set MYSQL_URL to its address)" >&2
     exit 1
   }
-fi
+}
 
-if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
-  is_local "$REDIS_HOST" || { echo "Redis at $REDIS_HOST:$REDIS_PORT does not answer" >&2; exit 1; }
+ensure_redis() {
+  answers "$REDIS_HOST" "$REDIS_PORT" && return 0
+  is_local "$REDIS_HOST" || { echo "Redis at $(where "$REDIS_HOST" "$REDIS_PORT") does not answer" >&2; exit 1; }
   if ! command -v redis-server >/dev/null; then
     echo "installing Redis (Debian package redis-server)"
     apt_install redis-server
+    # Outside containers the package starts Debian's own service, on its port (6379), with
+    # snapshots and no append-only file; the server below would then exit at once, its port taken,
+    # leaving that one in use. It is kept (the system starts it at boot) and given the settings
+    # below, in its configuration file too.
+    if answers "$REDIS_HOST" "$REDIS_PORT"; then
+      echo "Redis started by its package: turning its append-only file on"
+      redis_ok CONFIG SET maxmemory-policy noeviction && redis_ok CONFIG SET appendonly yes && redis_ok CONFIG REWRITE \
+        || echo "warning: the Redis of the package kept its own settings: set maxmemory-policy noeviction and appendonly yes in /etc/redis/redis.conf" >&2
+      return 0
+    fi
   fi
   echo "starting Redis"
   # BullMQ needs keys never evicted (DESIGN §8); as the calling user (no root needed on a port
@@ -101,7 +116,8 @@ if ! answers "$REDIS_HOST" "$REDIS_PORT"; then
   redis-server --daemonize yes --bind "$redis_bind" --port "$REDIS_PORT" --maxmemory-policy noeviction \
     --save "" --appendonly yes --dir "$redis_dir"
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
-fi
+}
+redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
 
 sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
   node -e '
@@ -178,7 +194,6 @@ ensure_login() {
   done
   erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" || { echo "MariaDB still refuses MYSQL_URL's login: $erro" >&2; return 1; }
 }
-ensure_login
 
 # The sales filter's `texto` uses a bigram index where MariaDB has its Mroonga engine, and reads
 # the messages otherwise (api/sales/busca-de-texto.ts). On a local MariaDB from Debian packages,
@@ -187,7 +202,9 @@ ensure_login
 has_mroonga() { [ -n "$(sql "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'Mroonga' AND SUPPORT IN ('YES', 'DEFAULT')")" ]; }
 # An install that failed because the package of the server's version is not to be had is not
 # tried again on every run (each would call apt, maybe sudo): its marker names that version; delete
-# it to try again. A transient failure (no network, apt busy) leaves no marker.
+# it to try again. A transient failure (no network, apt busy) leaves no marker: "not to be had" is
+# only believed of package lists just fetched from every source. (apt-get update only warns when a
+# source is out of reach, and keeps the lists it had, maybe none: a container's are often removed.)
 marca_do_mroonga() { echo "${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/business-services-suite/mroonga-nao-instalado"; }
 ensure_mroonga() {
   has_mroonga && return 0
@@ -218,7 +235,8 @@ ensure_mroonga() {
     echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
     # the server's own version: another would upgrade (and restart) the server
     if ! apt_install "mariadb-plugin-mroonga=$versao"; then
-      if ! apt-cache show "mariadb-plugin-mroonga=$versao" >/dev/null 2>&1; then
+      if as_root apt-get update -qq -o APT::Update::Error-Mode=any >/dev/null 2>&1 \
+        && ! apt-cache show "mariadb-plugin-mroonga=$versao" >/dev/null 2>&1; then
         mkdir -p "$(dirname "$marca")" && echo "$versao" >"$marca"
       fi
       return 1
@@ -230,6 +248,15 @@ ensure_mroonga() {
   echo "loading MariaDB's Mroonga engine"
   sql "INSTALL SONAME 'ha_mroonga'" >/dev/null
 }
-if is_local "$MYSQL_HOST"; then
-  ensure_mroonga || echo "warning: no Mroonga engine; the sales text search reads the messages instead" >&2
-fi
+
+main() {
+  # from the project's root, whence its node_modules (mysql2) are found
+  cd "$(dirname "$0")/.."
+  ensure_mariadb
+  ensure_redis
+  ensure_login
+  if is_local "$MYSQL_HOST"; then
+    ensure_mroonga || echo "warning: no Mroonga engine; the sales text search reads the messages instead" >&2
+  fi
+}
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

@@ -1,0 +1,127 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { portaLivre } from '../helpers/processo';
+
+/**
+ * scripts/ensure-services.sh, sourced, its functions run against stubs: the commands it finds are
+ * only those of a folder of the test's (fakes that log their arguments, and links to the real
+ * tools it needs), so nothing is installed, started or stopped on this machine.
+ */
+
+const SCRIPT = path.resolve(__dirname, '../../scripts/ensure-services.sh');
+const REAIS = ['bash', 'node', 'env', 'mkdir', 'chmod', 'seq', 'sleep', 'cat', 'dirname', 'id', 'rm'];
+const onde = Object.fromEntries(REAIS.map((c) => [c, execFileSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' }).trim()]));
+
+let pasta: string;
+beforeEach(() => {
+  pasta = mkdtempSync(path.join(tmpdir(), 'ensure-services-'));
+  mkdirSync(path.join(pasta, 'bin'));
+  for (const c of REAIS) symlinkSync(onde[c], path.join(pasta, 'bin', c));
+  // never the real sudo: its own PATH would reach the real apt-get
+  falso('sudo', '[ "$1" = -n ] && shift; exec "$@"');
+});
+afterEach(() => rmSync(pasta, { recursive: true, force: true }));
+
+/** A command of the test's folder: logs its name and arguments, then runs `corpo` (sh). */
+function falso(nome: string, corpo = '') {
+  const arquivo = path.join(pasta, 'bin', nome);
+  writeFileSync(arquivo, `#!/bin/sh\necho "${nome} $*" >>"$PASTA/log"\n${corpo}\n`);
+  chmodSync(arquivo, 0o755);
+}
+
+/** `passos` in bash after sourcing the script, with the test's folder as the only PATH. */
+function rodar(passos: string, env: Record<string, string> = {}) {
+  const r = spawnSync(onde.bash, ['-c', `source "${SCRIPT}"\n${passos}`], {
+    env: { PATH: path.join(pasta, 'bin'), HOME: pasta, PASTA: pasta, XDG_CACHE_HOME: path.join(pasta, 'cache'), XDG_STATE_HOME: path.join(pasta, 'state'), ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  const log = existsSync(path.join(pasta, 'log')) ? readFileSync(path.join(pasta, 'log'), 'utf8') : '';
+  return { codigo: r.status, saida: r.stdout, erros: r.stderr, log };
+}
+
+test('a MYSQL_URL of [::1] is read as host ::1, named [::1]:port, and a MariaDB started for it listens there (Debian binds 127.0.0.1)', async () => {
+  const porta = await portaLivre();
+  falso('mariadbd');
+  const r = rodar(
+    `echo "$MYSQL_HOST $MYSQL_PORT $MYSQL_SOCKET $(where "$MYSQL_HOST" "$MYSQL_PORT")"
+    mariadbd_path="$PASTA/bin/mariadbd"
+    as_root() { echo "as_root $*" >>"$PASTA/log"; }
+    wait_for() { :; }
+    ensure_mariadb`,
+    { MYSQL_URL: `mysql://root@[::1]:${porta}` },
+  );
+  expect(r.erros).toBe('');
+  expect(r.saida).toBe(`::1 ${porta} - [::1]:${porta}\nstarting MariaDB\n`);
+  expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --bind-address=::1\n`);
+});
+
+test("a Redis that its package's install starts (Debian's service, no append-only file) is kept and given the script's settings, none started beside it", async () => {
+  const porta = await portaLivre();
+  falso('redis-cli', 'echo OK');
+  const r = rodar(
+    `apt_install() {
+      echo "apt_install $*" >>"$PASTA/log"
+      printf '#!/bin/sh\\necho "redis-server $*" >>"$PASTA/log"\\n' >"$PASTA/bin/redis-server" && chmod +x "$PASTA/bin/redis-server" 2>/dev/null
+      # the package's service, listening as Debian starts it
+      node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1", () => console.log("ok"))' "$REDIS_PORT" >"$PASTA/pronto" &
+      echo $! >"$PASTA/pid"
+      until [ -s "$PASTA/pronto" ]; do sleep 0.1; done
+    }
+    trap 'kill "$(cat "$PASTA/pid")"' EXIT
+    ensure_redis`,
+    { REDIS_URL: `redis://127.0.0.1:${porta}` },
+  );
+  expect(r.erros).toBe('');
+  expect(r.log).toBe(
+    [
+      'apt_install redis-server',
+      `redis-cli -h 127.0.0.1 -p ${porta} CONFIG SET maxmemory-policy noeviction`,
+      `redis-cli -h 127.0.0.1 -p ${porta} CONFIG SET appendonly yes`,
+      `redis-cli -h 127.0.0.1 -p ${porta} CONFIG REWRITE`,
+      '',
+    ].join('\n'),
+  );
+});
+
+describe('the Mroonga package of the server version, when its install fails', () => {
+  const VERSAO = '1:10.11.6-0+deb12u1';
+  /** A local Debian MariaDB without the engine; apt knows no mariadb-plugin-mroonga of its version. */
+  const duasVezes = (env: Record<string, string>) => {
+    falso('dpkg-query', `printf '%s' '${VERSAO}'`);
+    // apt-get update only warns when a source is out of reach, unless told to fail (Error-Mode=any)
+    falso('apt-get', 'case "$*" in *update*Error-Mode=any*) [ "$REDE" = fora ] && exit 100; exit 0 ;; *update*) exit 0 ;; esac; exit 100');
+    falso('apt-cache', 'exit 100');
+    return rodar(
+      `as_root() { "$@"; }
+      sql() {
+        case "$1" in
+          *VERSION*) echo 10.11.6-MariaDB-0+deb12u1 ;;
+          *@@hostname*) cat /proc/sys/kernel/hostname ;;
+          *@@plugin_dir*) echo "$PASTA/plugins" ;;
+        esac
+      }
+      ensure_mroonga || echo "falhou 1"
+      ensure_mroonga || echo "falhou 2"`,
+      env,
+    );
+  };
+  const marca = () => path.join(pasta, 'cache', 'business-services-suite', 'mroonga-nao-instalado');
+  const instalacoes = (log: string) => log.split('\n').filter((l) => l.startsWith('apt-get ') && l.includes(' install ')).length;
+
+  test('with the network out (apt-get update warns, keeps lists that know nothing), leaves no marker: the next run tries again', () => {
+    const r = duasVezes({ REDE: 'fora' });
+    expect(r.saida).toContain('falhou 1\n');
+    expect(existsSync(marca())).toBe(false);
+    expect(instalacoes(r.log)).toBe(2);
+  });
+
+  test('with every source reached and that version not among them, writes the marker: the next run does not call apt', () => {
+    const r = duasVezes({ REDE: 'ok' });
+    expect(readFileSync(marca(), 'utf8')).toBe(`${VERSAO}\n`);
+    expect(instalacoes(r.log)).toBe(1);
+    expect(r.erros).toContain('could not be had before; not trying again');
+  });
+});
