@@ -123,18 +123,42 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ a
   });
   await armazenamento().gravar(id, medidor);
   const novo = { id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() };
+  let guardado = false;
   try {
-    return { arquivo: arquivoJson(await Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null })), repetido: false };
-  } catch (err) {
-    await removerBytes(id);
-    if (!chave || !(err instanceof UniqueConstraintError)) throw err;
-    const primeiro = await Arquivo.findOne({ where: { aplicativo_id: aplicativoId, chave_de_idempotencia: chave } });
-    // removed between the two statements: the key is free again, and the client may send again
-    if (!primeiro) throw err;
-    if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || primeiro.tipo_mime !== novo.tipo_mime) {
-      throw referenciaInvalida('Idempotency-Key', 'Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
+    const r = await registrar(novo, chave);
+    guardado = !r.repetido;
+    return r;
+  } finally {
+    // a repeat, a refused key or a failed insert: the bytes just written are nobody's
+    if (!guardado) await removerBytes(id);
+  }
+}
+
+/** Inserts an upload tries before giving up on a key whose files keep being deleted under it. */
+const TENTATIVAS_DA_CHAVE = 3;
+
+/** The upload's row, or the key's first file when this upload repeats it. */
+async function registrar(
+  novo: { id: string; aplicativo_id: string; nome: string; tipo_mime: string; tamanho: number; sha256: string },
+  chave: string | undefined,
+): Promise<{ arquivo: ArquivoJson; repetido: boolean }> {
+  for (let tentativa = 1; ; tentativa++) {
+    try {
+      return { arquivo: arquivoJson(await Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null })), repetido: false };
+    } catch (err) {
+      if (!chave || !(err instanceof UniqueConstraintError)) throw err;
+      const primeiro = await Arquivo.findOne({ where: { aplicativo_id: novo.aplicativo_id, chave_de_idempotencia: chave } });
+      if (!primeiro) {
+        // deleted between the insert that met the key and this read: the key is free again, so
+        // this upload takes it as a fresh one (bounded: each turn needs another delete to race it)
+        if (tentativa < TENTATIVAS_DA_CHAVE) continue;
+        throw err;
+      }
+      if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || primeiro.tipo_mime !== novo.tipo_mime) {
+        throw referenciaInvalida('Idempotency-Key', 'Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
+      }
+      return { arquivo: arquivoJson(primeiro), repetido: true };
     }
-    return { arquivo: arquivoJson(primeiro), repetido: true };
   }
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
+import { Arquivo } from '../../models/files';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe, linhasNoBanco } from './apoio';
@@ -205,6 +206,32 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     const denovo = await files.enviar(app.token, 'x.txt', 'x', comChave(chave));
     expect(denovo.status).toBe(201);
     expect(denovo.body.id).not.toBe(meu.body.id);
+  });
+
+  test('a key whose file is deleted between the upload meeting it and reading it back is taken by that upload, as a fresh one', async () => {
+    const chave = `apagado-no-meio-${Date.now()}`;
+    const primeiro = await files.enviar(app.token, 'y.txt', 'y', comChave(chave));
+    expect(primeiro.status).toBe(201);
+    // the first file goes away right after the second upload's insert met its key, before the re-read
+    const findOne = Arquivo.findOne.bind(Arquivo);
+    const espiao = jest.spyOn(Arquivo, 'findOne').mockImplementation((async (opcoes: any) => {
+      if (opcoes?.where?.chave_de_idempotencia === chave) {
+        espiao.mockRestore();
+        expect((await files.api.del(`/arquivo/${primeiro.body.id}`, { token: app.token })).status).toBe(204);
+      }
+      return findOne(opcoes);
+    }) as any);
+    try {
+      const denovo = await files.enviar(app.token, 'y.txt', 'y', comChave(chave));
+      expect(denovo.status).toBe(201);
+      expect(denovo.headers.get('idempotent-replayed')).toBeNull();
+      expect(denovo.body.id).not.toBe(primeiro.body.id);
+      expect(arquivosNoDisco()).toContain(caminhoNoDisco(denovo.body.id));
+      expect((await files.baixar(denovo.body.url)).bytes.toString()).toBe('y');
+      expect(await Arquivo.count({ where: { aplicativo_id: app.id, chave_de_idempotencia: chave } })).toBe(1);
+    } finally {
+      espiao.mockRestore();
+    }
   });
 
   test('two uploads with one key at the same moment keep one file; both answer it', async () => {
