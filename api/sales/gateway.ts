@@ -49,10 +49,14 @@ function telefoneDoJid(valor: string | null | undefined): string | null {
   return m ? m[1] : null;
 }
 
-/** The configured messaging number the gateway speaks for (its `sender`), when one has that number. */
-async function mensageiroDe(sender: string | null | undefined): Promise<string | null> {
+/**
+ * The configured messaging number the gateway speaks for (its `sender`): its id, null when no
+ * messaging system has that number, undefined when the event does not say which number it is (no
+ * `sender`, or one without a phone), which must leave the number already known in place.
+ */
+async function mensageiroDe(sender: string | null | undefined): Promise<string | null | undefined> {
   const numero = telefoneDoJid(sender);
-  if (!numero) return null;
+  if (!numero) return undefined;
   const m = await ConfigSystem.findOne({
     where: { tipo: 'mensageiro', ativo: true, numero: variantesDoTelefone(chaveDoTelefone(numero)) },
     attributes: ['id'],
@@ -78,21 +82,27 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   return { conversas_vinculadas: vinculadas };
 }
 
-/** The phone's link to the gateway and messaging number, kept and copied to its running conversations. */
-function vincular(gatewayId: string, chave: string, mensageiroId: string | null): Promise<number> {
+/**
+ * The phone's link to the gateway and messaging number, kept and copied to its running conversations.
+ * `mensageiroId` undefined (the event did not name its number): the gateway alone is written.
+ */
+function vincular(gatewayId: string, chave: string, mensageiroId: string | null | undefined): Promise<number> {
   const agora = dataSql(new Date());
+  const conhecido = mensageiroId !== undefined;
   return emTransacao(banco('sales'), async (conexao) => {
+    // IF(?, new, old): an unknown number keeps the one stored (a new phone starts without one)
     await conexao.query(
       `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, atualizado_em)
        VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
-         config_system_mensageiro_id = VALUES(config_system_mensageiro_id), atualizado_em = VALUES(atualizado_em)`,
-      [chave, gatewayId, mensageiroId, agora],
+         config_system_mensageiro_id = IF(?, VALUES(config_system_mensageiro_id), config_system_mensageiro_id),
+         atualizado_em = VALUES(atualizado_em)`,
+      [chave, gatewayId, mensageiroId ?? null, agora, conhecido],
     );
     const [r] = await conexao.query(
-      `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = ?, atualizado_em = ?
+      `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id), atualizado_em = ?
         WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'
-          AND NOT (config_system_gateway_id <=> ? AND config_system_mensageiro_id <=> ?)`,
-      [gatewayId, mensageiroId, agora, variantesDoTelefone(chave), gatewayId, mensageiroId],
+          AND NOT (config_system_gateway_id <=> ? AND (NOT ? OR config_system_mensageiro_id <=> ?))`,
+      [gatewayId, conhecido, mensageiroId ?? null, agora, variantesDoTelefone(chave), gatewayId, conhecido, mensageiroId ?? null],
     );
     return (r as { affectedRows: number }).affectedRows;
   }, { leituraConfirmada: true });

@@ -148,6 +148,36 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect((await s.gateway(outro, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 0 });
   });
 
+  it('an event without sender (absent, null, empty or not a phone) leaves the stored messaging number as it was, for the phone and its conversations', async () => {
+    const telefone = novoTelefone();
+    const conversa = await conversaCom(telefone, 'open');
+    expect((await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 1 });
+    const outro = await s.criarSistema('gateway');
+    for (const sender of [undefined, null, '', '103899771998284@lid']) {
+      const evento: any = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
+      if (sender === undefined) delete evento.sender;
+      else evento.sender = sender;
+      expect((await s.gateway(gateway, evento)).status).toBe(200);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+      expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_mensageiro_id: mensageiro.id });
+    }
+    // the gateway, which the address names, is still taken from an event without sender
+    const semSender: any = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
+    delete semSender.sender;
+    expect((await s.gateway(outro, semSender)).body).toEqual({ conversas_vinculadas: 1 });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: outro.id, config_system_mensageiro_id: mensageiro.id });
+    expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({
+      config_system_gateway_id: outro.id,
+      config_system_mensageiro_id: mensageiro.id,
+    });
+    // a phone first seen without sender is linked to the gateway alone, and starts its conversations so
+    const novo = novoTelefone();
+    const primeiro: any = eventoDoGateway(novo, NUMERO_DO_MENSAGEIRO);
+    delete primeiro.sender;
+    expect((await s.gateway(gateway, primeiro)).status).toBe(200);
+    expect(await s.conversaDoSuporte(await conversaCom(novo))).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: null });
+  });
+
   it('the constructed Evolution sample is taken; the upper-case event name too', async () => {
     const amostra = fixture('constructed', 'evolution_messages_upsert_text.json');
     expect((await s.gateway(gateway, amostra)).status).toBe(200);
