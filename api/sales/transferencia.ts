@@ -43,11 +43,13 @@ async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
 /**
  * Still waiting for an answer (the run's list may be minutes old), and not handed over since the
  * contact's last message: a late event that set a handed-over conversation back to `pending`
- * does not make it go again.
+ * does not make it go again. A wait is told apart by the platform's times only (the contact's
+ * message, as the hand-over recorded it), never against `transferida_em`, our own clock: with the
+ * two clocks apart, a new message would be taken for an old one, or an old one for a new one.
  */
 const AINDA_ESPERANDO = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
   AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
-  AND (c.transferida_em IS NULL OR c.transferida_em < c.ultima_mensagem_do_contato_em)`;
+  AND (c.transferida_contato_em IS NULL OR c.transferida_contato_em < c.ultima_mensagem_do_contato_em)`;
 
 /** A refused hand-over waits 1 minute before the next try, then twice as long each time, up to an hour. */
 export function esperaAposFalhas(falhas: number): number {
@@ -146,11 +148,11 @@ function esperandoNoSistema(sistemaId: string, limite: string, agora: Date): Pro
   return lerPorTexto<Esperando>(
     banco('sales'),
     `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
-        IF(c.transferencia_falhou_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
+        IF(c.transferencia_falhou_contato_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
        FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
       WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}
         AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_em < c.ultima_mensagem_do_contato_em)
+        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < c.ultima_mensagem_do_contato_em)
       ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
     [sistemaId, limite, dataSql(agora)],
   );
@@ -160,10 +162,12 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
   const falhas = c.transferencia_falhas + 1;
   // a run slowed by time-outs counts the wait from the refusal, not from its start
   const falhouEm = new Date(Math.max(agora.getTime(), Date.now()));
+  // the refused wait is kept by its contact message's platform time: a later message starts over
   await escreverJuntos(banco('sales'), [
     [
-      'UPDATE conversa SET transferencia_falhas = ?, transferencia_falhou_em = ?, transferencia_tentar_apos = ? WHERE id = ?',
-      [falhas, dataSql(falhouEm), dataSql(new Date(falhouEm.getTime() + esperaAposFalhas(falhas))), c.id],
+      `UPDATE conversa SET transferencia_falhas = ?, transferencia_falhou_em = ?, transferencia_falhou_contato_em = ?,
+          transferencia_tentar_apos = ? WHERE id = ?`,
+      [falhas, dataSql(falhouEm), dataSql(c.ultima_mensagem_do_contato_em), dataSql(new Date(falhouEm.getTime() + esperaAposFalhas(falhas))), c.id],
     ],
   ]);
 }
@@ -171,7 +175,8 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
 /**
  * Records the hand-over the platform accepted, whatever was written meanwhile (the contact
  * writing again, the robot answering late): the conversation is open in the platform, with the
- * team. Its own webhook of the change may have recorded `open` first. Only a conversation deleted
+ * team, who see every message already there, so the contact's last one, by the platform's time,
+ * is the one the hand-over answered (`transferida_contato_em`). Its own webhook of the change may have recorded `open` first. Only a conversation deleted
  * or resolved during the call, or a hand-over already recorded since it began, is left as it is.
  */
 async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean> {
@@ -179,7 +184,8 @@ async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
-          c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_tentar_apos = NULL
+          c.transferida_contato_em = c.ultima_mensagem_do_contato_em,
+          c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_falhou_contato_em = NULL, c.transferencia_tentar_apos = NULL
         WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open') AND (c.transferida_em IS NULL OR c.transferida_em < ?)`,
       [momento, momento, id, dataSql(chamadaEm)],
     ],

@@ -30,10 +30,14 @@ export class Conversa extends Model {
   @Column(MOMENTO) declare ultima_mensagem_do_contato_em: Date | null;
   @Column(MOMENTO) declare ultima_mensagem_do_robo_em: Date | null;
   @Column(MOMENTO) declare transferida_em: Date | null;
+  /** the contact's last message (the platform's time) when handed over: a later one starts a new wait */
+  @Column(MOMENTO) declare transferida_contato_em: Date | null;
   @Column({ type: DataType.STRING(30), allowNull: true }) declare transferida_motivo: string | null;
   /** hand-overs the chat platform refused in a row, the last refusal, and when the next may be tried */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare transferencia_falhas: number;
   @Column(MOMENTO) declare transferencia_falhou_em: Date | null;
+  /** the contact's last message (the platform's time) of the wait those refusals were for */
+  @Column(MOMENTO) declare transferencia_falhou_contato_em: Date | null;
   @Column(MOMENTO) declare transferencia_tentar_apos: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare quantidade_mensagens: number;
   @Column(MOMENTO) declare criado_em: Date;

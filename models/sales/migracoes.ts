@@ -270,4 +270,22 @@ export const MIGRACOES_SALES: Migracao[] = [
       }
     },
   },
+  {
+    name: '0010-sales-espera-pelo-relogio-do-suporte',
+    async up(qi) {
+      // a wait is told apart by the chat platform's times only: the hand-over and the refusals
+      // record the contact's last message they were for, instead of being compared by our own
+      // clock (transferida_em, transferencia_falhou_em) with the platform's. Earlier records keep
+      // their decision: LEAST gives the message time when ours was later (that message was
+      // covered), else our time, which stays before the message (a new wait)
+      await qi.sequelize.query(
+        `ALTER TABLE conversa ADD COLUMN transferida_contato_em DATETIME(3) NULL, ADD COLUMN transferencia_falhou_contato_em DATETIME(3) NULL`,
+      );
+      await qi.sequelize.query(
+        `UPDATE conversa SET transferida_contato_em = LEAST(transferida_em, ultima_mensagem_do_contato_em),
+            transferencia_falhou_contato_em = LEAST(transferencia_falhou_em, ultima_mensagem_do_contato_em)
+          WHERE transferida_em IS NOT NULL OR transferencia_falhou_em IS NOT NULL`,
+      );
+    },
+  },
 ];

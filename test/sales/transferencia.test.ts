@@ -7,6 +7,7 @@ import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaSalesTransferencia } from '../../queues/sales-transferencia';
+import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, mensagemAninhada, novoContato, Sales, salesDe } from './apoio';
 
@@ -162,7 +163,8 @@ describe('the hand-over trigger', () => {
     const { conversa, registro } = await esperando({ esperaS: 3 * 3600 });
     // an earlier wait was refused seven times; its next try would be an hour away
     await banco('sales').query(
-      'UPDATE conversa SET transferencia_falhas = 7, transferencia_falhou_em = ?, transferencia_tentar_apos = ? WHERE id = ?',
+      `UPDATE conversa SET transferencia_falhas = 7, transferencia_falhou_em = ?, transferencia_falhou_contato_em = ultima_mensagem_do_contato_em,
+          transferencia_tentar_apos = ? WHERE id = ?`,
       { replacements: [segundosAtras(2 * 3600), new Date(Date.now() + 3_600_000), registro.id] },
     );
     // since then the robot answered, and the contact wrote again
@@ -275,6 +277,63 @@ describe('the hand-over trigger', () => {
     expect(outraVez.isDone()).toBe(false);
     expect((await s.conversaDoSuporte(conversa)).transferida_em).toBe(transferida.transferida_em);
     expect(registro.id).toBe(transferida.id);
+  });
+
+  describe('a wait is told apart by the platform\'s times alone: our clock and the platform\'s may disagree', () => {
+    /** The platform's own event setting the conversation back to the robot. */
+    const devolvidaAoRobo = (conversa: number) =>
+      s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'pending' }), account: { id: CONTA, name: 'Conta' } });
+
+    it('platform behind our clock: a contact message written after the hand-over, though stamped before our transferida_em, starts a new wait', async () => {
+      const { conversa } = await esperando({ esperaS: 3600 });
+      abrirNoChat(conversa);
+      await transferirSemResposta();
+      const transferida = await s.conversaDoSuporte(conversa);
+      expect(transferida).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+      // the team gave it back to the robot, and the contact wrote again; the platform's clock, some
+      // minutes behind ours, stamps the message before the moment we wrote down for the hand-over
+      await devolvidaAoRobo(conversa);
+      await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 30) }));
+      expect(Date.parse((await s.conversaDoSuporte(conversa)).ultima_mensagem_do_contato_em)).toBeLessThan(Date.parse(transferida.transferida_em));
+      const outraVez = abrirNoChat(conversa);
+      await transferirSemResposta();
+      expect(outraVez.isDone()).toBe(true);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    });
+
+    it('platform ahead of our clock: a message the hand-over already covered, stamped after our transferida_em, does not hand it over again', async () => {
+      const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+      // the contact writes during the call; the platform's clock, minutes ahead, stamps it in our future
+      abrirNoChat(conversa, 200, () =>
+        s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: new Date(Date.now() + 5 * 60_000) })),
+      );
+      await transferirSemResposta();
+      const transferida = await s.conversaDoSuporte(conversa);
+      expect(transferida).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+      expect(Date.parse(transferida.ultima_mensagem_do_contato_em)).toBeGreaterThan(Date.parse(transferida.transferida_em));
+      // a late event of the platform sets it back to pending; nothing new from the contact since
+      await devolvidaAoRobo(conversa);
+      const outraVez = abrirNoChat(conversa);
+      await transferirSemResposta(new Date(Date.now() + 10 * 60_000));
+      expect(outraVez.isDone()).toBe(false);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: transferida.transferida_em });
+    });
+
+    it('a refusal counts for the wait it was for, by the platform\'s time: a message stamped before our refusal but after the refused wait starts over', async () => {
+      const { conversa, registro } = await esperando({ esperaS: 3600 });
+      const recusa = abrirNoChat(conversa, 500);
+      await transferirSemResposta();
+      expect(recusa.isDone()).toBe(true);
+      expect(await adiada(registro.id)).toMatchObject({ transferencia_falhas: 1 });
+      // the contact writes again; the platform's clock, behind ours, stamps it before our refusal
+      await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 30) }));
+      const novaEspera = abrirNoChat(conversa, 503);
+      const t0 = new Date(Date.now() + 5_000);
+      await transferirSemResposta(t0);
+      // tried at once, not a minute after the earlier wait's refusal, and counted as its first refusal
+      expect(novaEspera.isDone()).toBe(true);
+      expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 1, transferencia_tentar_apos: new Date(t0.getTime() + 60_000) });
+    });
   });
 
   it('a redirect from the chat platform is not followed (the API token stays home) and hands nothing over', async () => {
@@ -397,5 +456,32 @@ describe('the hand-over trigger', () => {
     const padrao = loadConfig({}).sales;
     expect(padrao.transferenciaEsperaSegundos).toBe(300);
     expect(padrao.transferenciaIntervaloSegundos).toBe(60);
+  });
+});
+
+describe('migration 0010: the hand-overs and refusals recorded before keep their decision', () => {
+  it('a hand-over or refusal later than the contact\'s last message covers it; an earlier one leaves a new wait', async () => {
+    const sales = banco('sales');
+    const coberta = (await esperando({ esperaS: 3600 })).registro.id;
+    const novaEspera = (await esperando({ esperaS: 3600 })).registro.id;
+    const contatoEm = (id: string) => `(SELECT ultima_mensagem_do_contato_em FROM (SELECT * FROM conversa) x WHERE x.id = '${id}')`;
+    // recorded by the old rule: after the contact's last message, and before it
+    for (const [id, sinal] of [[coberta, '+'], [novaEspera, '-']]) {
+      await sales.query(
+        `UPDATE conversa SET transferida_em = ${contatoEm(id)} ${sinal} INTERVAL 1 MINUTE, transferencia_falhas = 2,
+            transferencia_falhou_em = ${contatoEm(id)} ${sinal} INTERVAL 2 MINUTE WHERE id = ?`,
+        { replacements: [id] },
+      );
+    }
+    await sales.query('ALTER TABLE conversa DROP COLUMN transferida_contato_em, DROP COLUMN transferencia_falhou_contato_em');
+    await MIGRACOES_SALES.find((m) => m.name === '0010-sales-espera-pelo-relogio-do-suporte')!.up(sales.getQueryInterface());
+    const [linhas] = (await sales.query(
+      `SELECT id, transferida_contato_em >= ultima_mensagem_do_contato_em AS transferida_cobre,
+          transferencia_falhou_contato_em >= ultima_mensagem_do_contato_em AS recusa_cobre
+         FROM conversa WHERE id IN (?)`,
+      { replacements: [[coberta, novaEspera]] },
+    )) as any;
+    const porId = Object.fromEntries(linhas.map((l: any) => [l.id, { transferida: Number(l.transferida_cobre), recusa: Number(l.recusa_cobre) }]));
+    expect(porId).toEqual({ [coberta]: { transferida: 1, recusa: 1 }, [novaEspera]: { transferida: 0, recusa: 0 } });
   });
 });
