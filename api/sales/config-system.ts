@@ -1,5 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
+import { logger } from '../../lib/logger';
+import { redis } from '../../lib/redis';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
@@ -200,6 +203,51 @@ function conferirHmac(segredo: string, chamada: ChamadaDeWebhook, agora: number)
   const recebida = Buffer.from(chamada.assinatura.trim());
   if (recebida.length !== esperada.length || !timingSafeEqual(recebida, esperada)) {
     throw naoAutenticado('Assinatura do webhook inválida.');
+  }
+}
+
+/** A signed delivery, once its signature is verified: its mark's Redis key and how long to keep it. */
+export interface EntregaAssinada {
+  chave: string;
+  /** until the timestamp leaves the window, after which the signature is refused anyway (and a second over) */
+  validadeMs: number;
+}
+
+/**
+ * The mark of a delivery that `autenticarWebhook` accepted with a signature; null for a system
+ * without an HMAC secret (nothing to tell a replay apart by, and no Redis call).
+ */
+export function entregaAssinada(sistema: SistemaDoWebhook, chamada: ChamadaDeWebhook, agora = Date.now()): EntregaAssinada | null {
+  if (!sistema.segredoHmac || !chamada.assinatura) return null;
+  // a timestamp is taken from TOLERANCIA before it to TOLERANCIA after it: the mark lasts to the
+  // end of that, so a delivery first seen early in its window cannot be replayed late in it
+  const fimDaJanela = (Number(chamada.carimbo) + TOLERANCIA_DO_CARIMBO_S) * 1000;
+  return {
+    chave: `${config().queuePrefix}:sales:assinatura:${sistema.id}:${chamada.assinatura.trim()}`,
+    validadeMs: Math.max(fimDaJanela - agora, 0) + 1000,
+  };
+}
+
+/**
+ * Runs `registrar` for a signed delivery seen for the first time (SET NX: one Redis call); a
+ * replay within the window answers `repetida` and does nothing, since an event applied again may
+ * undo what was done since (a status the team corrected, a hand-over). A failed recording
+ * removes its mark, so the platform's retry of it is taken. Unsigned: runs as it comes.
+ */
+export async function registrarUmaVez<T>(entrega: EntregaAssinada | null, repetida: T, registrar: () => Promise<T>): Promise<T> {
+  if (!entrega) return registrar();
+  const primeira = await redis('produtor').set(entrega.chave, '1', 'PX', entrega.validadeMs, 'NX');
+  if (!primeira) {
+    logger('sales-webhook').info({ chave: entrega.chave }, 'entrega assinada repetida ignorada');
+    return repetida;
+  }
+  try {
+    return await registrar();
+  } catch (err) {
+    await redis('produtor')
+      .del(entrega.chave)
+      .catch((erroAoApagar) => logger('sales-webhook').warn({ err: erroAoApagar }, 'marca da entrega não removida'));
+    throw err;
   }
 }
 

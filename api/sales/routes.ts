@@ -10,6 +10,8 @@ import { clientes } from './clientes';
 import {
   atualizarConfigSystem,
   autenticarWebhook,
+  entregaAssinada,
+  registrarUmaVez,
   configSystemPorId,
   criarConfigSystem,
   deletarConfigSystem,
@@ -34,11 +36,15 @@ const somenteMaster: Permissao = (p) => {
 const DESCRICAO_DO_WEBHOOK_DO_SUPORTE = `Eventos da plataforma de atendimento (formato Chatwoot): message_created, message_updated, \
 conversation_created, conversation_status_changed e conversation_updated; os demais respondem 200 com \`ignorado\`. \
 Autenticação: \`?token=\` do sistema configurado (tipo suporte) e, quando ele tem segredo_hmac, \
-\`X-Chatwoot-Signature: sha256=<hex>\` de \`<X-Chatwoot-Timestamp>.<corpo>\`, com até 5 minutos de diferença.`;
+\`X-Chatwoot-Signature: sha256=<hex>\` de \`<X-Chatwoot-Timestamp>.<corpo>\`, com até 5 minutos de diferença; \
+a mesma assinatura de novo nesse prazo responde 200 com \`ignorado\` e não muda nada.`;
 
 const DESCRICAO_DO_WEBHOOK_DO_GATEWAY = `Eventos do gateway de mensagens (formato Evolution API): messages.upsert liga as \
 conversas em andamento do telefone ao gateway e ao número do mensageiro; os demais respondem 200 com \`ignorado\`. \
 Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
+
+/** A signed delivery seen before within its window (registrarUmaVez): 200, nothing done. */
+const ENTREGA_REPETIDA = { conversa_id: null, mensagens_novas: 0, ignorado: 'entrega repetida: esta assinatura já foi recebida' };
 
 /**
  * The token stands for a login, so it is checked before the body's validation, as authentication
@@ -48,12 +54,14 @@ Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
 function autenticarSistema(tipo: TipoDeSistema): RequestHandler {
   return async (req, res, next) => {
     try {
-      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, {
+      const chamada = {
         token: typeof req.query.token === 'string' ? req.query.token : undefined,
         corpoBruto: req.corpoBruto,
         assinatura: req.get('x-chatwoot-signature'),
         carimbo: req.get('x-chatwoot-timestamp'),
-      });
+      };
+      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, chamada);
+      res.locals.entrega = entregaAssinada(res.locals.sistema, chamada);
       next();
     } catch (err) {
       next(err);
@@ -77,7 +85,8 @@ function rotasDeWebhooks(): Rota[] {
       // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
       limiteDoCorpo: '4mb',
       resposta: respostas.webhookDoSuporte,
-      tratar: (req, res) => registrarEventoDoSuporte(res.locals.sistema, lerEventoDoSuporte(req.body)),
+      tratar: (req, res) =>
+        registrarUmaVez(res.locals.entrega, ENTREGA_REPETIDA, () => registrarEventoDoSuporte(res.locals.sistema, lerEventoDoSuporte(req.body))),
     },
     {
       metodo: 'post',

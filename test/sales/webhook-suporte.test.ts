@@ -1,10 +1,13 @@
 import { format } from 'mysql2';
 import { autenticarWebhook } from '../../api/sales/config-system';
+import * as registro from '../../api/sales/registro';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
+import { config } from '../../config';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
 import { banco, novaConexao } from '../../lib/database';
 import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
+import { redis } from '../../lib/redis';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -861,6 +864,76 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
     const velho = agora - 301;
     esperarProblema(await enviar(corpo, { 'x-chatwoot-timestamp': String(velho), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, velho, corpo) }), 401);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  describe('a signed delivery is taken once: its replay within the five minutes is answered 200 and does nothing', () => {
+    const assinados = (corpo: string, carimbo = Math.floor(Date.now() / 1000)) => ({
+      'x-chatwoot-timestamp': String(carimbo),
+      'x-chatwoot-signature': assinaturaDoChatwoot(segredo, carimbo, corpo),
+    });
+    const marcas = async (sistemaId: string) => {
+      const chaves: string[] = [];
+      let cursor = '0';
+      do {
+        const [proximo, lote] = await redis('produtor').scan(cursor, 'MATCH', `${config().queuePrefix}:sales:assinatura:${sistemaId}:*`, 'COUNT', 1000);
+        cursor = proximo;
+        chaves.push(...lote);
+      } while (cursor !== '0');
+      return chaves;
+    };
+
+    it('a captured event sent again does not undo the status the team corrected since', async () => {
+      const conversa = idDoSuporte();
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa, status: 'pending' }));
+      const cabecalhos = assinados(corpo);
+      const primeira = await enviar(corpo, cabecalhos);
+      expect(primeira.status).toBe(200);
+      expect(primeira.body.mensagens_novas).toBe(1);
+      const id = primeira.body.conversa_id;
+      expect((await s.api.patch(`/conversa/${id}`, { token: await s.admin(), body: { status: 'resolved' } })).status).toBe(200);
+
+      const replay = await enviar(corpo, cabecalhos);
+      expect(replay.status).toBe(200);
+      expect(replay.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
+      expect(await Conversa.findByPk(id)).toMatchObject({ status: 'resolved' });
+      // the mark lasts as long as the timestamp stays within the window, and no longer
+      const [marca] = await marcas(assinado.id);
+      const restante = await redis('produtor').pttl(marca);
+      expect(restante).toBeGreaterThan(290_000);
+      expect(restante).toBeLessThanOrEqual(301_000);
+    });
+
+    it('the same event signed again by the platform (a new timestamp) is a new delivery', async () => {
+      const conversa = idDoSuporte();
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
+      const agora = Math.floor(Date.now() / 1000);
+      expect((await enviar(corpo, assinados(corpo, agora - 1))).body.mensagens_novas).toBe(1);
+      const outra = await enviar(corpo, assinados(corpo, agora));
+      expect(outra.status).toBe(200);
+      expect(outra.body).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 0 });
+      expect(outra.body.ignorado).toBeUndefined();
+    });
+
+    it('a delivery whose recording failed leaves no mark: the platform\'s retry of it is taken', async () => {
+      const conversa = idDoSuporte();
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
+      const cabecalhos = assinados(corpo);
+      const falha = jest.spyOn(registro, 'registrarEventoDoSuporte').mockRejectedValueOnce(new Error('banco caiu'));
+      try {
+        expect((await enviar(corpo, cabecalhos)).status).toBe(500);
+      } finally {
+        falha.mockRestore();
+      }
+      const denovo = await enviar(corpo, cabecalhos);
+      expect(denovo.status).toBe(200);
+      expect(denovo.body.mensagens_novas).toBe(1);
+    });
+
+    it('a system without an HMAC secret writes no mark: its deliveries are recorded as they come', async () => {
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa: idDoSuporte() }));
+      for (let i = 0; i < 2; i++) expect((await s.webhook(sistema, undefined, { raw: corpo })).status).toBe(200);
+      expect(await marcas(sistema.id)).toEqual([]);
+    });
   });
 
   it('a body that is not JSON answers 401 when unsigned, 400 when its bytes are signed right', async () => {
