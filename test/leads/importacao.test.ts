@@ -277,6 +277,30 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     });
   });
 
+  test('quotes the Receita leaves undoubled inside a name, even right before its end or before a `;`: the text keeps them, no field shifts, no row is lost', async () => {
+    const [a, b] = [novoCnpj(), novoCnpj()];
+    // csvDaReceita quotes each value as the Receita does, without doubling the quotes inside
+    const estab = csvDaReceita([
+      linhaDeEstabelecimento({ cnpj: a, nome_fantasia: 'BAR DO "ZE"', complemento: 'LOJA "A";B', bairro: '"CENTRO"', uf: 'SP', ddd_1: '11' }),
+      linhaDeEstabelecimento({ cnpj: b, nome_fantasia: 'OUTRA', uf: 'RJ' }),
+    ]);
+    const empresa = csvDaReceita([linhaDeEmpresa({ cnpj_basico: basico(a), razao_social: 'COMERCIO "X"', capital_social: '1500,00', natureza_juridica: '2062' })]);
+    await importarMes({}, { Estabelecimentos0: { linhas: estab }, Empresas0: { linhas: empresa } });
+
+    expect(await registro(a)).toMatchObject({
+      nome_fantasia: 'BAR DO "ZE"',
+      complemento: 'LOJA "A";B',
+      bairro: '"CENTRO"',
+      uf: 'SP',
+      ddd_1: '11',
+      empresa_razao_social: 'COMERCIO "X"',
+      empresa_natureza_juridica: '2062',
+      empresa_capital_social: '1500,00',
+    });
+    expect(await registro(b)).toMatchObject({ nome_fantasia: 'OUTRA', uf: 'RJ' });
+    expect(await contar('estabelecimento')).toBe(2);
+  });
+
   test('CRLF line ends: no carriage return stays in the last column, every row is read', async () => {
     const [a, b] = [novoCnpj(), novoCnpj()];
     const crlf = (linhas: string[][]) => csvDaReceita(linhas).replace(/\n/g, '\r\n');

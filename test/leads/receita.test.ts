@@ -47,13 +47,41 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
 
   test('the word NULL quoted stays text; unquoted it is a null, as the database\'s own reader takes it', async () => {
     expect(await limpar('"1";"NULL";"";""\n')).toBe('"1";"NULL";NULL;NULL\n');
-    expect(await limpar('"1";NULL;NULL;NULL\n"2"; NULL;"";""\n')).toBe('"1";NULL;NULL;NULL\n"2";"NULL";NULL;NULL\n');
+    expect(await limpar('1;NULL;NULL;NULL\n2; NULL;;\n')).toBe('"1";NULL;NULL;NULL\n"2";"NULL";NULL;NULL\n');
   });
 
   test('a `;` inside a quoted field is text; a doubled quote is one quote; a quote not followed by `;` or a line end is text', async () => {
     expect(await limpar('"1";"BAR; RESTAURANTE";"";""\n')).toBe('"1";"BAR; RESTAURANTE";NULL;NULL\n');
     expect(await limpar('"1";"O ""REI"" DO PASTEL";"";""\n')).toBe('"1";"O ""REI"" DO PASTEL";NULL;NULL\n');
     expect(await limpar('"1";"O "REI" DO PASTEL";"";""\n')).toBe('"1";"O ""REI"" DO PASTEL";NULL;NULL\n');
+  });
+
+  test('undoubled quotes inside a quoted field (as the Receita writes them) are text: the row keeps every field, the next row is whole', async () => {
+    const depois = ';"20200101";"10,5"\n"2";"B";"";""\n';
+    const resto = ';"20200101";"10.5"\n"2";"B";NULL;NULL\n';
+    // a quote inside, at the start, and right before the end of the field
+    expect(await limpar(`"1";"EMPRESA "X" LTDA"${depois}`)).toBe(`"1";"EMPRESA ""X"" LTDA"${resto}`);
+    expect(await limpar(`"1";""X" EMPRESA"${depois}`)).toBe(`"1";"""X"" EMPRESA"${resto}`);
+    expect(await limpar(`"1";"BAR DO "ZE""${depois}`)).toBe(`"1";"BAR DO ""ZE"""${resto}`);
+    expect(await limpar(`"1";"BAR DO "ZE"""${depois}`)).toBe(`"1";"BAR DO ""ZE"""${resto}`); // doubled, as a CSV writes it
+    // and in the last field of its line, or of the file
+    expect(await limpar('"1";"A";"";"BAR "ZE""\n"2";"B";"";""\n')).toBe('"1";"A";NULL;"BAR ""ZE"""\n"2";"B";NULL;NULL\n');
+    expect(await limpar('"1";"A";"";"BAR "ZE""')).toBe('"1";"A";NULL;"BAR ""ZE"""\n');
+  });
+
+  test('a quote then `;` inside a name: text when what follows is not the start of a field; `";"` cannot be told from a boundary', async () => {
+    expect(await limpar('"1";"LOJA "A";B" LTDA";"20200101";"10,5"\n"2";"B";"";""\n')).toBe(
+      '"1";"LOJA ""A"";B"" LTDA";"20200101";"10.5"\n"2";"B";NULL;NULL\n',
+    );
+    expect(await limpar('"1";"LOJA "A"; B";"20200101";"10,5"\n')).toBe('"1";"LOJA ""A""; B";"20200101";"10.5"\n');
+    // unrecoverable: the row gets one field too many and its later fields shift (the database warns),
+    // but it keeps its key, and the next row is whole
+    const [linha, seguinte] = (await limpar('"1";"LOJA "A";"B";"20200101";"10,5"\n"2";"B";"";""\n')).split('\n');
+    expect(linha.split(';')).toHaveLength(5);
+    expect(linha.startsWith('"1";"LOJA ""A";')).toBe(true);
+    expect(seguinte).toBe('"2";"B";NULL;NULL');
+    // a quoted field followed by an empty unquoted one, a trailing `;` or the end of the file is still a boundary
+    expect(await limpar('"1";"A";;"1"\n"2";"B";"";\n"3";"C";"";"1";')).toBe('"1";"A";NULL;"1"\n"2";"B";NULL;NULL\n"3";"C";NULL;"1";NULL\n');
   });
 
   test('unquoted fields are read up to the next `;`, quotes in them are text', async () => {
@@ -81,9 +109,14 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
   });
 
   test('the same text in chunks of any size gives the same output (fields, quotes and line ends split between chunks)', async () => {
-    const entrada = '\n"ab";"O ""REI""  DA  ; BOLA";"00000000";"1,5"\r\n"cd";"X"Y";"20200101";""\n\n  \n"ef";;0;\n"gh";"Z";"";"2,25"';
+    const entrada =
+      '\n"ab";"O ""REI""  DA  ; BOLA";"00000000";"1,5"\r\n"cd";"X"Y";"20200101";""\n\n  \n"ef";;0;\n"gh";"Z";"";"2,25"\n' +
+      '"ij";"BAR "ZE"";"";""\n"kl";"LOJA "A";B"";"";"1"\r\n"mn";"A";"";"Z "Q""';
     const inteira = await limpar(entrada);
-    expect(inteira).toBe('"AB";"O ""REI"" DA ; BOLA";NULL;"1.5"\n"CD";"X""Y";"20200101";NULL\n"EF";NULL;NULL;NULL\n"GH";"Z";NULL;"2.25"\n');
+    expect(inteira).toBe(
+      '"AB";"O ""REI"" DA ; BOLA";NULL;"1.5"\n"CD";"X""Y";"20200101";NULL\n"EF";NULL;NULL;NULL\n"GH";"Z";NULL;"2.25"\n' +
+        '"IJ";"BAR ""ZE""";NULL;NULL\n"KL";"LOJA ""A"";B""";NULL;"1"\n"MN";"A";NULL;"Z ""Q"""\n',
+    );
     for (let tamanho = 1; tamanho <= 8; tamanho++) expect(await limpar(entrada, tamanho)).toBe(inteira);
   });
 
