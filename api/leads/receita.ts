@@ -11,7 +11,7 @@ import yauzl, { Entry, ZipFile } from 'yauzl';
 type Tipo =
   | 'texto' // trimmed; empty → null
   | 'data' // AAAAMMDD; `00000000`, `0` or empty → null (DESIGN §10)
-  | 'decimal' // decimal comma → DECIMAL
+  | 'decimal' // decimal comma → DECIMAL(20,2); not a number it holds (see decimalValido) → null
   | 'codigo'; // trimmed, upper case (alphanumeric CNPJ parts); empty → null
 
 export interface Coluna {
@@ -236,11 +236,11 @@ interface ColunasDosCnaes {
  * (the start of the next field); `""` is a quote, but a literal one before that end (`"BAR "ZE"";`);
  * any other quote, and a `";` followed by anything else, is text. A `";"` inside a name cannot be
  * told from a boundary: that row's later fields shift (the database warns). Lines without quotes
- * are read up to each `;`. Each field is written cleaned
- * (DESIGN §6, §10): NUL bytes and carriage returns dropped, runs of spaces folded, trimmed; empty →
- * NULL; codes upper case (alphanumeric CNPJ parts); dates `0` and `00000000` → NULL; decimal comma
- * → point. Blank lines and lines of only spaces are skipped. ISO-8859-1 is one byte a character, so
- * all of it works on bytes. Given `cnaes`, it also writes each establishment's secondary CNAEs there.
+ * are read up to each `;`. Each field is written cleaned (DESIGN §6, §10): NUL bytes and carriage
+ * returns dropped, runs of spaces folded, trimmed; empty → NULL; codes upper case (alphanumeric CNPJ
+ * parts); dates `0` and `00000000` → NULL; decimal comma → point, a capital the column cannot hold
+ * as written → NULL. Blank lines and lines of only spaces are skipped. ISO-8859-1 is one byte a
+ * character, so all of it works on bytes. Given `cnaes`, it also writes each establishment's secondary CNAEs there.
  */
 export class LimpezaDeCampos extends Transform {
   private readonly tipos: Tipo[];
@@ -427,15 +427,20 @@ export class LimpezaDeCampos extends Transform {
     if (this.coluna > 0) saida[n++] = PONTO_E_VIRGULA;
     // the database's own reader takes an unquoted NULL as null, a quoted one as text
     const nuloSemAspas = !this.entreAspas && this.tamanho === 4 && NULO.equals(campo.subarray(0, 4));
-    if (inicio === fim || nuloSemAspas || (tipo === 'data' && !dataValida(campo, inicio, fim))) {
+    if (inicio === fim || nuloSemAspas || (tipo === 'data' && !dataValida(campo, inicio, fim)) || (tipo === 'decimal' && !decimalValido(campo, inicio, fim))) {
       NULO.copy(saida, n);
       n += NULO.length;
+    } else if (tipo === 'decimal') {
+      // thousands' dots dropped, the comma a point
+      saida[n++] = ASPAS;
+      for (let i = inicio; i < fim; i++) if (campo[i] !== PONTO) saida[n++] = campo[i] === VIRGULA ? PONTO : campo[i];
+      saida[n++] = ASPAS;
     } else {
       saida[n++] = ASPAS;
       for (let i = inicio; i < fim; i++) {
         const b = campo[i];
         if (b === ASPAS) saida[n++] = ASPAS;
-        saida[n++] = tipo === 'decimal' && b === VIRGULA ? PONTO : b;
+        saida[n++] = b;
       }
       saida[n++] = ASPAS;
     }
@@ -516,6 +521,46 @@ function dataValida(campo: Buffer, inicio: number, fim: number): boolean {
   const bissexto = ano % 4 === 0 && (ano % 100 !== 0 || ano % 400 === 0);
   const diasDoMes = mes === 2 ? (bissexto ? 29 : 28) : mes === 4 || mes === 6 || mes === 9 || mes === 11 ? 30 : 31;
   return dia <= diasDoMes;
+}
+
+/** Digits before the decimal comma DECIMAL(20,2) holds. */
+const DIGITOS_DO_CAPITAL = 18;
+
+/**
+ * A capital the column holds as written: digits with an optional decimal comma (`1500,50`, `,5`),
+ * dots only as thousands' separators beside a comma (`1.000,00`). Anything else would be stored as
+ * another number (`1.000` read as 1, `abc` as 0, one too large as the column's maximum, a negative
+ * capital has no meaning): null instead, unknown rather than wrong. More than 2 decimals are
+ * rounded by the column; with 18 digits before the comma that rounding could overflow, so null too.
+ */
+function decimalValido(campo: Buffer, inicio: number, fim: number): boolean {
+  let virgula = -1;
+  for (let i = inicio; i < fim; i++) {
+    if (campo[i] !== VIRGULA) continue;
+    if (virgula >= 0) return false;
+    virgula = i;
+  }
+  const fimDosInteiros = virgula < 0 ? fim : virgula;
+  let digitos = 0; // before the comma, leading zeros left out
+  let grupo = -1; // digits since the last thousands' dot (-1: no dot yet)
+  for (let i = inicio; i < fimDosInteiros; i++) {
+    const b = campo[i];
+    if (b === PONTO) {
+      // 1 to 3 digits before the first dot, exactly 3 between dots, and a comma after them
+      if (virgula < 0 || i === inicio || (grupo >= 0 ? grupo !== 3 : i - inicio > 3)) return false;
+      grupo = 0;
+    } else if (b >= ZERO && b <= NOVE) {
+      if (digitos > 0 || b !== ZERO) digitos++;
+      if (grupo >= 0) grupo++;
+    } else return false;
+  }
+  if (grupo >= 0 && grupo !== 3) return false;
+  if (virgula >= 0) {
+    if (virgula === fim - 1 && virgula === inicio) return false; // a lone comma
+    if (!numerico(campo, virgula + 1, fim)) return false;
+  }
+  const decimais = virgula < 0 ? 0 : fim - virgula - 1;
+  return digitos < DIGITOS_DO_CAPITAL || (digitos === DIGITOS_DO_CAPITAL && decimais <= 2);
 }
 
 const abrirZip = (caminho: string) =>

@@ -301,6 +301,30 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(await contar('estabelecimento')).toBe(2);
   });
 
+  test('capital_social the column cannot hold as written (thousands dots, too large, negative, not a number) is null, never another number; the import goes on', async () => {
+    const capitais = ['1.234,56', ',5', '', '-5,00', '1.000', 'abc', '1000000000000000000,00', '999999999999999999,99'];
+    const cnpjs = capitais.map(() => novoCnpj());
+    await importarMes(
+      {},
+      {
+        Estabelecimentos0: { linhas: cnpjs.map((cnpj) => linhaDeEstabelecimento({ cnpj })) },
+        Empresas0: { linhas: cnpjs.map((cnpj, i) => linhaDeEmpresa({ cnpj_basico: basico(cnpj), capital_social: capitais[i] })) },
+      },
+    );
+
+    const obtidos = Object.fromEntries(await Promise.all(cnpjs.map(async (cnpj, i) => [capitais[i], (await registro(cnpj)).empresa_capital_social])));
+    expect(obtidos).toEqual({
+      '1.234,56': '1234,56',
+      ',5': '0,50',
+      '': null,
+      '-5,00': null,
+      '1.000': null,
+      abc: null,
+      '1000000000000000000,00': null,
+      '999999999999999999,99': '999999999999999999,99',
+    });
+  });
+
   test('CRLF line ends: no carriage return stays in the last column, every row is read', async () => {
     const [a, b] = [novoCnpj(), novoCnpj()];
     const crlf = (linhas: string[][]) => csvDaReceita(linhas).replace(/\n/g, '\r\n');

@@ -45,6 +45,38 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     );
   });
 
+  test('capital: a number DECIMAL(20,2) holds as written, or null; never another number', async () => {
+    const capital = async (valor: string) => (await limpar(`"1";"A";"";"${valor}"\n`)).split(';')[3].trim();
+    const casos: Record<string, string> = {
+      '1061004829,23': '"1061004829.23"',
+      '1500': '"1500"',
+      ',5': '".5"',
+      '0,00': '"0.00"',
+      '1.000,00': '"1000.00"', // thousands' dots beside a decimal comma are unambiguous
+      '12.345.678,9': '"12345678.9"',
+      '999999999999999999,99': '"999999999999999999.99"', // the column's largest
+      '000000000000000000001,5': '"000000000000000000001.5"', // leading zeros count for nothing
+      '1,005': '"1.005"', // the column rounds to cents
+      // each of these the column would store as another number (1, 0, its maximum, a negative)
+      '1.000': 'NULL',
+      '1.5': 'NULL',
+      '1000.00': 'NULL',
+      '1.00,00': 'NULL',
+      '1234.567,00': 'NULL',
+      '-5,00': 'NULL',
+      '+5': 'NULL',
+      'abc': 'NULL',
+      '1 000,00': 'NULL',
+      '1,2,3': 'NULL',
+      ',': 'NULL',
+      '1000000000000000000,00': 'NULL',
+      '999999999999999999,999': 'NULL', // rounding to cents would pass the maximum
+    };
+    const obtidos: Record<string, string> = {};
+    for (const valor of Object.keys(casos)) obtidos[valor] = await capital(valor);
+    expect(obtidos).toEqual(casos);
+  });
+
   test('the word NULL quoted stays text; unquoted it is a null, as the database\'s own reader takes it', async () => {
     expect(await limpar('"1";"NULL";"";""\n')).toBe('"1";"NULL";NULL;NULL\n');
     expect(await limpar('1;NULL;NULL;NULL\n2; NULL;;\n')).toBe('"1";NULL;NULL;NULL\n"2";"NULL";NULL;NULL\n');
@@ -64,9 +96,9 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     expect(await limpar(`"1";""X" EMPRESA"${depois}`)).toBe(`"1";"""X"" EMPRESA"${resto}`);
     expect(await limpar(`"1";"BAR DO "ZE""${depois}`)).toBe(`"1";"BAR DO ""ZE"""${resto}`);
     expect(await limpar(`"1";"BAR DO "ZE"""${depois}`)).toBe(`"1";"BAR DO ""ZE"""${resto}`); // doubled, as a CSV writes it
-    // and in the last field of its line, or of the file
-    expect(await limpar('"1";"A";"";"BAR "ZE""\n"2";"B";"";""\n')).toBe('"1";"A";NULL;"BAR ""ZE"""\n"2";"B";NULL;NULL\n');
-    expect(await limpar('"1";"A";"";"BAR "ZE""')).toBe('"1";"A";NULL;"BAR ""ZE"""\n');
+    // and in the last field of its line, or of the file (a fifth field: text)
+    expect(await limpar('"1";"A";"";"";"BAR "ZE""\n"2";"B";"";""\n')).toBe('"1";"A";NULL;NULL;"BAR ""ZE"""\n"2";"B";NULL;NULL\n');
+    expect(await limpar('"1";"A";"";"";"BAR "ZE""')).toBe('"1";"A";NULL;NULL;"BAR ""ZE"""\n');
   });
 
   test('a quote then `;` inside a name: text when what follows is not the start of a field; `";"` cannot be told from a boundary', async () => {
@@ -111,11 +143,11 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
   test('the same text in chunks of any size gives the same output (fields, quotes and line ends split between chunks)', async () => {
     const entrada =
       '\n"ab";"O ""REI""  DA  ; BOLA";"00000000";"1,5"\r\n"cd";"X"Y";"20200101";""\n\n  \n"ef";;0;\n"gh";"Z";"";"2,25"\n' +
-      '"ij";"BAR "ZE"";"";""\n"kl";"LOJA "A";B"";"";"1"\r\n"mn";"A";"";"Z "Q""';
+      '"ij";"BAR "ZE"";"";""\n"kl";"LOJA "A";B"";"";"1"\r\n"mn";"A";"";"";"Z "Q""';
     const inteira = await limpar(entrada);
     expect(inteira).toBe(
       '"AB";"O ""REI"" DA ; BOLA";NULL;"1.5"\n"CD";"X""Y";"20200101";NULL\n"EF";NULL;NULL;NULL\n"GH";"Z";NULL;"2.25"\n' +
-        '"IJ";"BAR ""ZE""";NULL;NULL\n"KL";"LOJA ""A"";B""";NULL;"1"\n"MN";"A";NULL;"Z ""Q"""\n',
+        '"IJ";"BAR ""ZE""";NULL;NULL\n"KL";"LOJA ""A"";B""";NULL;"1"\n"MN";"A";NULL;NULL;"Z ""Q"""\n',
     );
     for (let tamanho = 1; tamanho <= 8; tamanho++) expect(await limpar(entrada, tamanho)).toBe(inteira);
   });
