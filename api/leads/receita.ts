@@ -111,7 +111,10 @@ export function layoutDoArquivo(nomeDoZip: string): LayoutDeArquivo | undefined 
 
 /**
  * The LOAD DATA statement of a cleaned file (LimpezaDeCampos) into `tabela`: `;`-separated,
- * double-quoted, ISO-8859-1, one record a line, each field straight into its column. `IGNORE` keeps
+ * double-quoted, ISO-8859-1, one record a line, each field straight into its column. The files
+ * hold Windows-1252 punctuation too (0x93 “, 0x96 –, 0x92 ’): the database's `latin1` is
+ * Windows-1252, so those bytes become the characters meant rather than C1 controls, and every
+ * other byte is the same as in ISO-8859-1. `IGNORE` keeps
  * the first of repeated keys (the real files have a few) and turns a malformed value into a warning
  * instead of stopping a load of millions of rows.
  */

@@ -301,6 +301,16 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(await contar('estabelecimento')).toBe(2);
   });
 
+  test('bytes 0x80-0x9F (Windows-1252 punctuation in files declared ISO-8859-1) become the characters meant, not C1 controls; other accents unchanged', async () => {
+    const cnpj = novoCnpj();
+    // raw bytes: “BAR” – D’ARC € … and ÇÃ; 0x81 has no Windows-1252 character and stays U+0081
+    const nome = Buffer.from([0x93, ...Buffer.from('BAR', 'latin1'), 0x94, 0x20, 0x96, 0x20, 0x44, 0x92, ...Buffer.from('ARC ', 'latin1'), 0x80, 0x20, 0x85, 0x20, 0xc7, 0xc3, 0x81]);
+    const [antes, depois] = csvDaReceita([linhaDeEstabelecimento({ cnpj, nome_fantasia: '@' })]).split('@');
+    await importarMes({}, { Estabelecimentos0: { linhas: antes + nome.toString('latin1') + depois } }); // written byte for byte
+
+    expect((await registro(cnpj)).nome_fantasia).toBe('\u201cBAR\u201d \u2013 D\u2019ARC \u20ac \u2026 \u00c7\u00c3\u0081');
+  });
+
   test('capital_social the column cannot hold as written (thousands dots, too large, negative, not a number) is null, never another number; the import goes on', async () => {
     const capitais = ['1.234,56', ',5', '', '-5,00', '1.000', 'abc', '1000000000000000000,00', '999999999999999999,99'];
     const cnpjs = capitais.map(() => novoCnpj());
