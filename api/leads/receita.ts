@@ -12,7 +12,8 @@ type Tipo =
   | 'texto' // trimmed; empty → null
   | 'data' // AAAAMMDD; `00000000`, `0` or empty → null (DESIGN §10)
   | 'decimal' // decimal comma → DECIMAL(20,2); not a number it holds (see decimalValido) → null
-  | 'codigo'; // trimmed, upper case (alphanumeric CNPJ parts); empty → null
+  | 'codigo' // trimmed, upper case (alphanumeric CNPJ parts); empty → null
+  | 'ddd'; // trimmed, leading zeros dropped (`0011` → `11`, the 2 digits the `ddd` filter takes); empty → null
 
 export interface Coluna {
   nome: string;
@@ -63,7 +64,13 @@ export const LAYOUTS: LayoutDeArquivo[] = [
       ...c('data', 'data_inicio_atividade'),
       ...c('codigo', 'cnae_fiscal_principal', 'cnae_fiscal_secundaria'),
       ...c('texto', 'tipo_logradouro', 'logradouro', 'numero', 'complemento', 'bairro'),
-      ...c('codigo', 'cep', 'uf', 'municipio', 'ddd_1', 'telefone_1', 'ddd_2', 'telefone_2', 'ddd_fax', 'fax'),
+      ...c('codigo', 'cep', 'uf', 'municipio'),
+      ...c('ddd', 'ddd_1'),
+      ...c('codigo', 'telefone_1'),
+      ...c('ddd', 'ddd_2'),
+      ...c('codigo', 'telefone_2'),
+      ...c('ddd', 'ddd_fax'),
+      ...c('codigo', 'fax'),
       ...c('texto', 'correio_eletronico', 'situacao_especial'),
       ...c('data', 'data_situacao_especial'),
     ],
@@ -422,6 +429,8 @@ export class LimpezaDeCampos extends Transform {
     let fim = this.tamanho;
     while (inicio < fim && campo[inicio] === ESPACO) inicio++;
     while (fim > inicio && campo[fim - 1] === ESPACO) fim--;
+    // the layout gives a DDD 4 characters and some rows pad it with zeros: no DDD starts with 0
+    if (tipo === 'ddd') while (inicio < fim && campo[inicio] === ZERO) inicio++;
     if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= A_MINUSCULO - A_MAIUSCULO;
     if (this.colunasDosCnaes) this.guardarParaOsCnaes(inicio, fim);
 

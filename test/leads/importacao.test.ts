@@ -586,6 +586,29 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(await pagina('4711302')).toEqual({ total: 1, cnpjs: [repete] });
   });
 
+  test('a DDD the file pads (`0011`, `011`, ` 11 `) is stored as its 2 digits, so `ddd=11` finds it; zeros alone are no DDD', async () => {
+    const [a, b, c, d, e] = [novoCnpj(), novoCnpj(), novoCnpj(), novoCnpj(), novoCnpj()];
+    await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj: a, ddd_1: '0011', telefone_1: '33334444' }),
+        linhaDeEstabelecimento({ cnpj: b, ddd_1: ' 11 ', telefone_1: '33334444' }),
+        linhaDeEstabelecimento({ cnpj: c, ddd_1: '0061', ddd_2: '011', ddd_fax: '0021' }),
+        linhaDeEstabelecimento({ cnpj: d, ddd_1: '21' }),
+        linhaDeEstabelecimento({ cnpj: e, ddd_1: '0000', ddd_2: '0' }),
+      ],
+    });
+    const token = await identityDe(suite.url.identity).admin();
+    const achados = async (ddd: string) => {
+      const res = await api.get('/api/empresas', { token, query: { ddd } });
+      expect(res.status).toBe(200);
+      return res.body.itens.map((i: { cnpj: string }) => i.cnpj);
+    };
+    expect(await achados('11')).toEqual([a, b, c].sort());
+    expect(await achados('61')).toEqual([c]);
+    expect(await registro(c)).toMatchObject({ ddd_1: '61', ddd_2: '11', ddd_fax: '21' });
+    expect(await registro(e)).toMatchObject({ ddd_1: null, ddd_2: null });
+  });
+
   test('a kind of file absent from the directory keeps its current data (api/leads/importacao.ts)', async () => {
     const cnpj = novoCnpj();
     await importarMes({
