@@ -249,7 +249,8 @@ interface ColunasDosCnaes {
  * are read up to each `;`. Each field is written cleaned (DESIGN §6, §10): NUL bytes and carriage
  * returns dropped, runs of spaces folded, trimmed; empty → NULL; codes upper case (alphanumeric CNPJ
  * parts); dates `0` and `00000000` → NULL; decimal comma → point, a capital the column cannot hold
- * as written → NULL. Blank lines and lines of only spaces are skipped. ISO-8859-1 is one byte a
+ * as written → NULL; a line break inside a quoted field → a space. Blank lines and lines of only
+ * spaces are skipped. ISO-8859-1 is one byte a
  * character, so all of it works on bytes. Given `cnaes`, it also writes each establishment's secondary CNAEs there.
  */
 export class LimpezaDeCampos extends Transform {
@@ -301,7 +302,8 @@ export class LimpezaDeCampos extends Transform {
           break;
         case Estado.EntreAspas:
           if (b === ASPAS) estado = Estado.AspasNoCampo;
-          else this.acrescentar(b);
+          // every column holds one line (names, addresses): a line break inside quotes is a space
+          else this.acrescentar(b === LF ? ESPACO : b);
           break;
         case Estado.AspasNoCampo:
           if (b === PONTO_E_VIRGULA) estado = Estado.AspasESeparador;

@@ -335,6 +335,31 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     });
   });
 
+  test('a line break inside a quoted field (CRLF or LF) is a space in the text, and the next row is still its own', async () => {
+    const [a, b] = [novoCnpj(), novoCnpj()];
+    const estab = csvDaReceita([
+      linhaDeEstabelecimento({ cnpj: a, complemento: 'BLOCO A\r\nSALA 2', logradouro: 'DAS\nFLORES', uf: 'SP' }),
+      linhaDeEstabelecimento({ cnpj: b, uf: 'RJ' }),
+    ]);
+    await importarMes({}, { Estabelecimentos0: { linhas: estab } });
+
+    expect(await registro(a)).toMatchObject({ complemento: 'BLOCO A SALA 2', logradouro: 'DAS FLORES', uf: 'SP' });
+    expect(await registro(b)).toMatchObject({ uf: 'RJ' });
+    expect(await contar('estabelecimento')).toBe(2);
+  });
+
+  test('a trailing `;` and a row with fewer fields than the layout: the row is kept, the fields it has in place, the missing ones null', async () => {
+    const [a, b, c] = [novoCnpj(), novoCnpj(), novoCnpj()];
+    const [la, lb] = [a, b].map((cnpj) => csvDaReceita([linhaDeEstabelecimento({ cnpj, uf: 'SP' })]).replace('\n', ''));
+    const curta = csvDaReceita([linhaDeEstabelecimento({ cnpj: c, nome_fantasia: 'CURTA' }).slice(0, 6)]);
+    const resultado = await importarMes({}, { Estabelecimentos0: { linhas: `${la};\n${lb};""\n${curta}` } });
+
+    expect(resultado.linhas.estabelecimento).toBe(3);
+    expect(await registro(a)).toMatchObject({ uf: 'SP', data_situacao_especial: null });
+    expect(await registro(b)).toMatchObject({ uf: 'SP' });
+    expect(await registro(c)).toMatchObject({ nome_fantasia: 'CURTA', situacao_cadastral: '02', uf: null, cnae_fiscal_principal: null });
+  });
+
   test('CRLF line ends: no carriage return stays in the last column, every row is read', async () => {
     const [a, b] = [novoCnpj(), novoCnpj()];
     const crlf = (linhas: string[][]) => csvDaReceita(linhas).replace(/\n/g, '\r\n');

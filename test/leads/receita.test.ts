@@ -120,6 +120,10 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     expect(await limpar('1;JOSE "ZE" SILVA;20200101;10\n')).toBe('"1";"JOSE ""ZE"" SILVA";"20200101";"10"\n');
   });
 
+  test('a line break inside a quoted field is a space (folded with its neighbours); outside quotes it ends the line', async () => {
+    expect(await limpar('"1";"RUA X \r\n BLOCO B";"";""\n"2";"A\nB";"";""\n')).toBe('"1";"RUA X BLOCO B";NULL;NULL\n"2";"A B";NULL;NULL\n');
+  });
+
   test('NUL bytes and carriage returns are dropped anywhere', async () => {
     expect(await limpar(Buffer.from('"1";"A\0B";"2020\x000101";""\r\n"2";"C";"";"1"\r\n', 'latin1'))).toBe(
       '"1";"AB";"20200101";NULL\n"2";"C";NULL;"1"\n',
