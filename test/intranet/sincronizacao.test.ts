@@ -203,4 +203,34 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     expect((await it.api.get(`/colaborador/${volta.id}`, { token: admin })).body).toMatchObject({ perfil_acesso: ACESSO_INICIAL, perfil_acesso_id: volta.perfil_acesso_id });
     expect((await it.api.get('/colaborador/filtro', { token: admin, query: { perfil_acesso_id: perfil.id } })).body).toEqual([]);
   });
+
+  test('a master made an ordinary user in identity gets `Acesso inicial` at the next master listing, as one registered anew (DESIGN §10), and reads with a new token', async () => {
+    const tag = unico('Rebaixado');
+    const { usuario: u } = await it.identity.criarUsuarioLogado({ nome: `${tag} Ex-chefe`, e_master: true });
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([expect.objectContaining({ master: true, perfil_acesso_id: null })]);
+
+    expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    await it.sincronizar();
+    const inicial = await it.acessoInicial();
+    const [depois] = await registrados(tag);
+    expect(depois).toMatchObject({ master: false, perfil_acesso_id: inicial.id, perfil_acesso: ACESSO_INICIAL });
+    expect((await it.api.get(`/colaborador/${depois.id}`, { token: admin })).body).toMatchObject({ perfil_acesso_id: inicial.id });
+    // the token issued after the demotion carries no master: the profile is what lets them read
+    const token = await it.identity.login(u.email, u.senha);
+    expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+    esperarProblema(await it.api.post('/perfil_acesso', { token, body: { nome: unico(), permissoes: {} } }), 403);
+  });
+
+  test('a master removed from identity who comes back as an ordinary user comes back with `Acesso inicial`', async () => {
+    const tag = unico('VoltaRebaixado');
+    const u = await usuario({ nome: `${tag} Ex-chefe`, e_master: true });
+    await it.sincronizar();
+    expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'cliente', e_master: false } })).status).toBe(200);
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([]);
+    expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { perfil: 'colaborador' } })).status).toBe(200);
+    await it.sincronizar();
+    expect(await registrados(tag)).toEqual([expect.objectContaining({ master: false, perfil_acesso: ACESSO_INICIAL })]);
+  });
 });

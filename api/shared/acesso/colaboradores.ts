@@ -254,8 +254,13 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
+          const mudancas: Record<string, unknown> = { ...dados };
           // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
-          const mudancas: Record<string, unknown> = u.e_master ? { ...dados, perfil_acesso_id: null } : { ...dados };
+          if (u.e_master) mudancas.perfil_acesso_id = null;
+          // one who stops being master had none by that rule, not by anyone's choice (a master's
+          // row refuses a link, so none was made since it was read): `Acesso inicial`, as one
+          // registered anew (DESIGN §10), not a person left with no area
+          else if (local.master) mudancas.perfil_acesso_id = acessoInicialId;
           if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
           else await escrever(local, mudancas);
           aoMudarPerfil(local.auth_id);
