@@ -53,8 +53,8 @@ async function tokenDoIdentity(): Promise<string> {
   return assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, 300);
 }
 
-/** Unsent events of the same collaborator older than the one a job sends, sent first by that job (at most this many). */
-const ANTERIORES_POR_ENVIO = 100;
+/** Unsent events of the same collaborator older than the one a job sends are read this many at a time. */
+const ANTERIORES_POR_LEITURA = 100;
 
 /**
  * Publishes one stored event at the hub (POST /eventos, idempotent by `id`), after the unsent
@@ -71,19 +71,24 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
   const evento = await EventoPendente.findByPk(id);
   if (!evento) return 'inexistente';
   if (evento.enviado_em) return 'ja_enviado';
-  const anteriores = await EventoPendente.findAll({
-    where: {
-      colaborador_id: evento.colaborador_id,
-      enviado_em: null,
-      [Op.or]: [{ criado_em: { [Op.lt]: evento.criado_em } }, { criado_em: evento.criado_em, id: { [Op.lt]: evento.id } }],
-    },
-    order: [
-      ['criado_em', 'ASC'],
-      ['id', 'ASC'],
-    ],
-    limit: ANTERIORES_POR_ENVIO,
-  });
-  for (const anterior of anteriores) await publicar(anterior);
+  // read again until none is left: a long outage may leave more than one read holds, and this
+  // event must not pass the ones beyond it
+  for (;;) {
+    const anteriores = await EventoPendente.findAll({
+      where: {
+        colaborador_id: evento.colaborador_id,
+        enviado_em: null,
+        [Op.or]: [{ criado_em: { [Op.lt]: evento.criado_em } }, { criado_em: evento.criado_em, id: { [Op.lt]: evento.id } }],
+      },
+      order: [
+        ['criado_em', 'ASC'],
+        ['id', 'ASC'],
+      ],
+      limit: ANTERIORES_POR_LEITURA,
+    });
+    for (const anterior of anteriores) await publicar(anterior);
+    if (anteriores.length < ANTERIORES_POR_LEITURA) break;
+  }
   await publicar(evento);
   return 'enviado';
 }

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { banco } from '../../lib/database';
-import { varrer } from '../../api/identity/outbox';
+import { enviar, varrer } from '../../api/identity/outbox';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
@@ -286,6 +287,24 @@ test('an event the hub keeps refusing holds back only its own collaborator\'s la
   }
   await esperarEvento(preso.id, 'colaborador.atualizado');
   expect(aceitas(preso.id, 'colaborador.criado')).not.toHaveLength(0);
+});
+
+test('an event with more than a hundred unsent events of its collaborator before it is sent after every one of them, in order', async () => {
+  // a long outage: 120 changes of one collaborator stored, none sent (no jobs: sent by hand below)
+  const colaboradorId = randomUUID();
+  const inicio = Date.now() - 10_000;
+  const eventos = await EventoPendente.bulkCreate(
+    Array.from({ length: 120 }, (_, n) => ({
+      tipo: 'colaborador.atualizado',
+      versao: 1,
+      dados: { id: colaboradorId, n },
+      colaborador_id: colaboradorId,
+      criado_em: new Date(inicio + n),
+    })),
+  );
+  expect(await enviar(eventos[eventos.length - 1].id)).toBe('enviado');
+  expect(doUsuario(colaboradorId).map((c) => c.corpo.dados.n)).toEqual(eventos.map((_, n) => n));
+  expect((await pendentesDo(colaboradorId)).every((e) => e.enviado_em)).toBe(true);
 });
 
 describe('the sweep (varrer): stored events whose job is missing or finished go back to the queue', () => {
