@@ -6,7 +6,7 @@ import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
 import { senhaConfere } from './senhas';
-import { eMaster, usuarioJson, UsuarioJson } from './usuarios';
+import { eMaster, porEmail, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
 export const FALHAS_ATE_BLOQUEIO = 5;
@@ -51,7 +51,7 @@ async function decidir(id: string, confere: boolean, agora: Date): Promise<Usuar
 /** User login: token, lockout after repeated failures, `ultimo_login_em` on success. */
 export async function entrar(email: string, senha: string): Promise<RespostaDeToken & { usuario: UsuarioJson }> {
   const usuario = await Usuario.findOne({
-    where: { email },
+    where: porEmail(email),
     include: [
       { model: Setor, as: 'setor' },
       { model: Cargo, as: 'cargo' },

@@ -1,4 +1,4 @@
-import { Op, Transaction, WhereOptions } from 'sequelize';
+import { col, Op, Transaction, where, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { banco, lerLinhas } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -182,8 +182,14 @@ async function conferirReferencias(e: EntradaDeUsuario): Promise<void> {
   }
 }
 
+/**
+ * The live user of an address (given in lower case, as the schemas leave it), by the unique key's
+ * column: `email` itself compares without regard to accents (migration 0003).
+ */
+export const porEmail = (email: string): WhereOptions => where(col('email_unico'), email);
+
 async function emailEmUso(email: string, excetoId?: string): Promise<void> {
-  const outro = await Usuario.findOne({ where: { email }, attributes: ['id'] });
+  const outro = await Usuario.findOne({ where: porEmail(email), attributes: ['id'] });
   if (outro && outro.id !== excetoId) throw conflito('Já existe um usuário com este e-mail.');
 }
 

@@ -84,4 +84,14 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX evento_pendente_colaborador ON evento_pendente (colaborador_id, enviado_em, criado_em)');
     },
   },
+  {
+    name: '0003-identity-email-unico-binario',
+    async up(qi) {
+      // the table's collation also ignores accents (josé = jose, ß = ss): two addresses, two
+      // mailboxes. The unique key (and the lookups, api/identity/usuarios.ts porEmail) compare the
+      // address in lower case byte by byte: its case alone still makes no other address
+      await qi.sequelize.query(`ALTER TABLE usuario MODIFY email_unico VARCHAR(254) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+        GENERATED ALWAYS AS (IF(deletado_em IS NULL, LOWER(email), NULL)) STORED`);
+    },
+  },
 ];

@@ -91,6 +91,26 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     expect((await buscar(u.email)).body.map((x: any) => x.id)).toEqual([u.id]);
   });
 
+  test('e-mails that differ by an accent or a ß are different addresses: both are created, and each logs in only with its own password', async () => {
+    const m = marca();
+    const pares = [
+      [`josé.${m}@suite.test`, `jose.${m}@suite.test`],
+      [`straße.${m}@suite.test`, `strasse.${m}@suite.test`],
+    ];
+    for (const [com, sem] of pares) {
+      const a = await id.criarUsuario({ email: com, perfil: 'cliente' });
+      const b = await id.criarUsuario({ email: sem, perfil: 'cliente' });
+      expect([a.email, b.email]).toEqual([com, sem]);
+      expect(decodeJwt(await id.login(com, a.senha)).sub).toBe(a.id);
+      expect(decodeJwt(await id.login(sem, b.senha)).sub).toBe(b.id);
+      esperarProblema(await id.api.post('/auth/login', { body: { email: sem, senha: a.senha } }), 401);
+      // the case still does not make another address (ß has no capital of its own: only the first letter)
+      const maiuscula = com[0].toUpperCase() + com.slice(1);
+      esperarProblema(await id.api.post('/usuario', { token: admin, body: { nome: 'Outra', email: maiuscula, perfil: 'cliente' } }), 409);
+      esperarProblema(await id.api.patch(`/usuario/${b.id}`, { token: admin, body: { email: maiuscula } }), 409);
+    }
+  });
+
   test('two simultaneous creations with one e-mail: one 201, one 409 (DESIGN §4)', async () => {
     const m = marca();
     const body = { nome: `Corrida ${m}`, email: `${m}@suite.test`, perfil: 'cliente' };
