@@ -392,30 +392,66 @@ export async function removerJobs(assinaturaId: string, canceladasEm: Date | nul
  */
 const LEITURA_DA_VARREDURA = 10;
 
+/** A place in the late deliveries' index order (`entrega_atrasada`: next attempt, then id). */
+interface Posicao {
+  em: string;
+  id: string;
+}
+
+interface Candidata extends Posicao {
+  lote: string | null;
+  do_lote: number;
+}
+
+/**
+ * Where the last run of this process stopped reading: the next one goes on from there, round to
+ * the start and back. Without it every run read the same most overdue rows again, a backlog's
+ * (50,000 of them every minute), and never reached a forgotten delivery behind them while the
+ * backlog lasted.
+ */
+let retomarDe: Posicao | null = null;
+
+/** Late pending deliveries after `depois` and up to `ate` (inclusive), in the index's order. */
+function lerAtrasadas(atraso: string, depois: Posicao | null, ate: Posicao | null, n: number): Promise<Candidata[]> {
+  const depoisSql = depois ? ' AND (e.proxima_tentativa_em > ? OR (e.proxima_tentativa_em = ? AND e.id > ?))' : '';
+  const ateSql = ate ? ' AND (e.proxima_tentativa_em < ? OR (e.proxima_tentativa_em = ? AND e.id <= ?))' : '';
+  return lerPorTexto<Candidata>(
+    banco('hub'),
+    `SELECT e.id, DATE_FORMAT(e.proxima_tentativa_em, '%Y-%m-%d %H:%i:%s.%f') AS em, ev.lote,
+            e.tentativas = 0 AND e.atualizada_em = e.criada_em AS do_lote
+       FROM entrega e JOIN evento ev ON ev.id = e.evento_id
+      WHERE e.situacao = 'pendente' AND e.proxima_tentativa_em < ?${depoisSql}${ateSql}
+      ORDER BY e.proxima_tentativa_em, e.id LIMIT ${Math.trunc(n)}`,
+    [atraso, ...(depois ? [depois.em, depois.em, depois.id] : []), ...(ate ? [ate.em, ate.em, ate.id] : [])],
+  );
+}
+
 /**
  * Deliveries still pending whose job is gone (Redis lost it, or it was never added) go back to the
- * queue, each with a job of its own, the most overdue first (the `entrega_atrasada` index's order:
- * only late ones are read, no sort), `limite` per run. One never tried nor touched since it was
+ * queue, each with a job of its own, `limite` per run. One never tried nor touched since it was
  * published is left alone while the batch job that carries its first attempt (its event's `lote`)
  * still exists: a backlog over two minutes long is not given a second job beside the batch. The
  * ones taken get their next attempt set to now, which also marks them touched (a batch that still
- * held them leaves them to their own job), and the next run moves on to the following ones.
+ * held them leaves them to their own job). Up to limite × LEITURA_DA_VARREDURA late ones are read
+ * per run in the order of the `entrega_atrasada` index (only late ones are read, no sort), from
+ * where the last run stopped to the end, then from the start back to there: a backlog is read
+ * once per round, not once a minute.
  */
 export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const atraso = dataSql(new Date(Date.now() - 120_000));
-  const candidatas = await lerPorTexto<{ id: string; lote: string | null; do_lote: number }>(
-    banco('hub'),
-    `SELECT e.id, ev.lote, e.tentativas = 0 AND e.atualizada_em = e.criada_em AS do_lote
-       FROM entrega e JOIN evento ev ON ev.id = e.evento_id
-      WHERE e.situacao = 'pendente' AND e.proxima_tentativa_em < ?
-      ORDER BY e.proxima_tentativa_em LIMIT ${Math.trunc(limite * LEITURA_DA_VARREDURA)}`,
-    [atraso],
-  );
+  const leitura = Math.trunc(limite * LEITURA_DA_VARREDURA);
+  const inicio = retomarDe;
+  const candidatas = await lerAtrasadas(atraso, inicio, null, leitura);
+  if (inicio && candidatas.length < leitura) candidatas.push(...(await lerAtrasadas(atraso, null, inicio, leitura - candidatas.length)));
   /** untried and untouched: its batch, if still queued, makes its first attempt */
   const doLote = (c: { lote: string | null; do_lote: number }) => Boolean(c.do_lote && c.lote);
-  const naFila = async (cs: typeof candidatas) => lotesNaFila([...new Set(cs.filter(doLote).map((c) => c.lote!))]);
+  const naFila = async (cs: Candidata[]) => lotesNaFila([...new Set(cs.filter(doLote).map((c) => c.lote!))]);
   const vivos = await naFila(candidatas);
-  const escolhidas = candidatas.filter((c) => !(doLote(c) && vivos.has(c.lote!))).slice(0, limite);
+  const todas = candidatas.filter((c) => !(doLote(c) && vivos.has(c.lote!)));
+  const escolhidas = todas.slice(0, limite);
+  // more found than it may move: the next run reads on from the last one moved; the budget read
+  // whole: from the last one read; the round ended: from the start
+  retomarDe = todas.length > limite ? escolhidas[limite - 1] : candidatas.length === leitura ? candidatas[leitura - 1] : null;
   if (!escolhidas.length) return 0;
   const ids = escolhidas.map((c) => c.id);
   const agora = dataSql(new Date());

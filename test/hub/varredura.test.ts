@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Job } from 'bullmq';
 import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
-import { nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { Entrega, Evento } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
@@ -110,6 +111,52 @@ test('over the limit, the most overdue go first; the next run takes the rest, no
   expect(await reenfileirarEsquecidas(2)).toBe(1);
   expect(await jobsDeEntrega()).toEqual([...ids].sort());
   expect(await reenfileirarEsquecidas(2)).toBe(0);
+});
+
+/**
+ * `n` more untried deliveries of the event `eventoId` (its batch's, as published), `minutos` late:
+ * rows written straight to the table, a backlog without a subscription each.
+ */
+async function atrasadasDoLote(eventoId: string, n: number, minutos: number): Promise<string[]> {
+  const modelo = (await Entrega.findOne({ where: { evento_id: eventoId } }))!;
+  const antes = dataSql(new Date(Date.now() - minutos * 60_000));
+  const ids = Array.from({ length: n }, () => randomUUID());
+  await banco('hub').query(
+    'INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em) VALUES ?',
+    { replacements: [ids.map((id) => [id, eventoId, modelo.assinatura_id, 'pendente', 0, antes, antes, antes])] },
+  );
+  return ids;
+}
+
+test('a backlog longer than one run reads does not hide a forgotten delivery behind it: each run goes on from where the last stopped', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/acumulo') });
+  // its batch job stays queued (no worker here): 31 deliveries it holds, 20 minutes late
+  const { id } = await c.publicar({ n: 1 });
+  const [publicada] = (await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] })).map((e) => e.id);
+  await atrasar(publicada, 20);
+  await atrasadasDoLote(id, 30, 20);
+  // a retry whose job Redis lost, less overdue than all of them
+  const [esquecida] = await atrasadasDoLote(id, 1, 10);
+  await Entrega.update({ tentativas: 1 }, { where: { id: esquecida }, silent: true });
+
+  // a run with limite 2 reads 20 late deliveries: the first one passes over the backlog's first 20
+  expect(await reenfileirarEsquecidas(2)).toBe(0);
+  expect(await reenfileirarEsquecidas(2)).toBe(1);
+  expect(await jobsDeEntrega()).toEqual([esquecida, `lote-${id}`].sort());
+});
+
+test('the deliveries a run passed over are read again on its next round: a batch lost since leaves all of them to the sweep', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/acumulo-perdido') });
+  const { id } = await c.publicar({ n: 1 });
+  const [publicada] = (await Entrega.findAll({ where: { evento_id: id }, attributes: ['id'] })).map((e) => e.id);
+  await atrasar(publicada, 20);
+  const doLote = [publicada, ...(await atrasadasDoLote(id, 24, 20))];
+  expect(await reenfileirarEsquecidas(2)).toBe(0);
+
+  // the batch lost: this run starts where the last stopped and comes round to the first ones
+  await fila(filaHubEntrega).drain(true);
+  expect(await reenfileirarEsquecidas(100)).toBe(25);
+  expect(await jobsDeEntrega()).toEqual([...doLote].sort());
 });
 
 test('a swept delivery whose job is lost again is swept again once two more minutes pass', async () => {
