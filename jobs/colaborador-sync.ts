@@ -3,13 +3,14 @@ import type { ModuloDeAcesso } from '../api/shared/acesso';
 
 /**
  * Adapter of every `<service>-colaborador-sync` queue: mirrors identity's collaborators with the
- * token of the master whose listing asked for it (kept apart from the job, api/shared/acesso).
+ * token of the master whose listing asked for it (kept apart from the job, queues/fila.ts), or of
+ * an earlier one when identity refuses it.
  */
 export function processadorDeColaboradorSync(acesso: ModuloDeAcesso) {
   return async () => {
-    const token = await acesso.tokenDoSync();
-    // lapsed (the job waited over two minutes for a worker): the next master listing asks again
-    if (!token) throw new UnrecoverableError('no master token: the sync waited too long to start');
-    return acesso.sincronizar(token);
+    const feito = await acesso.sincronizarComTokenDoSync();
+    // lapsed (the job waited over two minutes for a worker) or refused: the next master listing asks again
+    if (!feito) throw new UnrecoverableError('no master token identity takes: lapsed or refused');
+    return feito.resultado;
   };
 }

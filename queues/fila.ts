@@ -97,18 +97,52 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
 }
 
 /**
- * The caller's token a queue's next job acts with (a master's, for the syncs with identity), kept
- * out of the job's data, which the dashboard shows to whoever opens it: in a Redis key of the
- * queue, for as long as a job may take to start. Concurrent callers share the job, so the last
- * token stored is the one used.
+ * The callers' tokens a queue's next job acts with (masters', for the syncs with identity), kept
+ * out of the job's data, which the dashboard shows to whoever opens it: in a Redis sorted set of
+ * the queue, each scored by when it lapses (as long as a job may take to start). Concurrent
+ * callers share the job, which tries the newest token first (comTokenDaFila).
  */
 export const tokenDaFila = {
-  guardar: (def: DefinicaoDeFila, token: string, segundos = 120) => redis('produtor').set(chaveDoToken(def), token, 'EX', segundos),
-  /** null once lapsed */
-  ler: (def: DefinicaoDeFila) => redis('produtor').get(chaveDoToken(def)),
+  async guardar(def: DefinicaoDeFila, token: string, segundos = 120): Promise<void> {
+    const chave = chaveDoToken(def);
+    const agora = Date.now();
+    await redis('produtor')
+      .multi()
+      .zadd(chave, agora + segundos * 1000, token)
+      .zremrangebyscore(chave, '-inf', agora)
+      // the newest few: many callers within two minutes need no more to fall back on
+      .zremrangebyrank(chave, 0, -(TOKENS_GUARDADOS + 1))
+      .pexpire(chave, segundos * 1000)
+      .exec();
+  },
+  /** the tokens not yet lapsed, newest first */
+  ler: (def: DefinicaoDeFila) => redis('produtor').zrevrangebyscore(chaveDoToken(def), '+inf', Date.now()),
+  descartar: (def: DefinicaoDeFila, token: string) => redis('produtor').zrem(chaveDoToken(def), token),
 };
 // outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be
 const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:tokens:${def.nome}`;
+const TOKENS_GUARDADOS = 10;
+
+/** Identity refused (401, 403) a caller's token a job acted with. */
+export class TokenRecusado extends Error {}
+
+/**
+ * Runs `agir` with the queue's stored tokens, newest first, until one is not refused; null when
+ * none is left. A token outlives its holder's removal or demotion (other services still take its
+ * `master` claim, identity does not): a refused one is dropped and the one before it tried, so a
+ * stale master's listing cannot spoil the sync a real master asked for, nor the next ones.
+ */
+export async function comTokenDaFila<T>(def: DefinicaoDeFila, agir: (token: string) => Promise<T>): Promise<{ resultado: T } | null> {
+  for (const token of await tokenDaFila.ler(def)) {
+    try {
+      return { resultado: await agir(token) };
+    } catch (err) {
+      if (!(err instanceof TokenRecusado)) throw err;
+      await tokenDaFila.descartar(def, token);
+    }
+  }
+  return null;
+}
 
 /** Each worker's jobs under way, so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Set<Promise<unknown>>>();

@@ -3,6 +3,7 @@ import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { decidirSobTrava, sozinho } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
+import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
@@ -103,6 +104,8 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
     });
     // a refused token is not reused: the next sync asks for a new one (identity may have new keys)
     if (res.status === 401) esquecerTokenDoServico('hub');
+    // a master's token whose holder was removed or demoted since: the job tries another (queues/fila.ts)
+    if (res.status === 401 || res.status === 403) throw new TokenRecusado(`identity refused the token (${res.status}) to GET /aplicativo`);
     if (!res.ok) throw new Error(`identity answered ${res.status} to GET /aplicativo`);
     const corpo = (await res.json()) as { itens: AplicativoDoIdentity[]; total: number };
     todos.push(...corpo.itens);

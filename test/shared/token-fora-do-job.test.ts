@@ -1,6 +1,6 @@
 import { config } from '../../config';
 import { redis } from '../../lib/redis';
-import { DefinicaoDeFila, fila } from '../../queues/fila';
+import { DefinicaoDeFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
 import { identityDe } from '../helpers/identity';
@@ -35,7 +35,7 @@ test.each([
     expect(job).toBeDefined();
     expect(JSON.stringify(job.asJSON())).not.toContain(admin);
     const chave = `${config().queuePrefix}:tokens:${def.nome}`;
-    expect(await redis('produtor').get(chave)).toBe(admin);
+    expect(await tokenDaFila.ler(def)).toEqual([admin]);
     const ttl = await redis('produtor').ttl(chave);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(120);

@@ -3,7 +3,7 @@ import { config } from '../../../config';
 import { logger } from '../../../lib/logger';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
-import { DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
+import { comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila, TokenRecusado } from '../../../queues/fila';
 import { Principal } from '../principal';
 import { criarColaboradores, UsuarioDoIdentity } from './colaboradores';
 import { criarControleDeAcesso } from './permissoes';
@@ -46,6 +46,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
       signal: AbortSignal.timeout(10_000),
     });
+    // the holder was removed or is no master any more (identity reads its row; the token still says master)
+    if (resposta.status === 401 || resposta.status === 403) throw new TokenRecusado(`identity refused the token (${resposta.status}) to GET /usuario/filtro`);
     if (!resposta.ok) throw new Error(`identity answered ${resposta.status} to GET /usuario/filtro`);
     const usuarios = (await resposta.json()) as UsuarioDoIdentity[];
     const inicial = await perfis.semearAcessoInicial(o.areas);
@@ -71,8 +73,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
 
   return {
     areas: o.areas,
-    /** the token of the master whose listing asked for the sync; null once lapsed */
-    tokenDoSync: () => tokenDaFila.ler(o.filaDeSync),
+    /** the sync with the newest master token identity still takes; null when none is left */
+    sincronizarComTokenDoSync: () => comTokenDaFila(o.filaDeSync, sincronizar),
     controle,
     perfis,
     colaboradores,
