@@ -58,7 +58,7 @@ const ANTERIORES_POR_LEITURA = 100;
 
 /**
  * Publishes one stored event at the hub (POST /eventos, idempotent by `id`), after the unsent
- * events of the same collaborator stored before it, in the order they were stored: each event's
+ * events of the same collaborator stored before it, in the order the database stored them: each event's
  * job backs off on its own, so after an outage a collaborator's `atualizado` or `removido` would
  * otherwise reach the hub before its `criado`, and a subscriber applying them in arrival order
  * would bring a removed collaborator back. Other collaborators' events do not wait: one the hub
@@ -78,12 +78,10 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
       where: {
         colaborador_id: evento.colaborador_id,
         enviado_em: null,
-        [Op.or]: [{ criado_em: { [Op.lt]: evento.criado_em } }, { criado_em: evento.criado_em, id: { [Op.lt]: evento.id } }],
+        // the database's order, not criado_em (the clock of whichever identity process stored it)
+        sequencia: { [Op.lt]: evento.sequencia },
       },
-      order: [
-        ['criado_em', 'ASC'],
-        ['id', 'ASC'],
-      ],
+      order: [['sequencia', 'ASC']],
       limit: ANTERIORES_POR_LEITURA,
     });
     for (const anterior of anteriores) await publicar(anterior);

@@ -8,11 +8,16 @@ import { json, MOMENTO, novoId } from '../shared/base';
 @Table({ tableName: 'evento_pendente', underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false })
 export class EventoPendente extends Model {
   @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
+  /**
+   * Order of storage, from the database's one counter: `criado_em` comes from the clock of the
+   * process that made the change, and two identity processes' clocks may disagree
+   */
+  @Column({ type: DataType.BIGINT, autoIncrement: true }) declare sequencia: number;
   @Column({ type: DataType.STRING(100), allowNull: false }) declare tipo: string;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 1 }) declare versao: number;
   @Column({ type: DataType.TEXT('long'), allowNull: false, ...json<Record<string, unknown>>('dados') })
   declare dados: Record<string, unknown>;
-  /** `dados.id`: the events of one collaborator are sent in the order they were stored */
+  /** `dados.id`: the events of one collaborator are sent in the order they were stored (`sequencia`) */
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare colaborador_id: string | null;
   @Column({ type: DataType.DATE(3), allowNull: true }) declare enviado_em: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;

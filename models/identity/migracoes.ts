@@ -94,4 +94,23 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
         GENERATED ALWAYS AS (IF(deletado_em IS NULL, LOWER(email), NULL)) STORED`);
     },
   },
+  {
+    name: '0004-identity-sequencia-do-evento',
+    async up(qi) {
+      const q = (sql: string) => qi.sequelize.query(sql);
+      // a collaborator's events are sent in the order the database stored them, not by
+      // `criado_em`, which each identity process writes from its own clock: two processes whose
+      // clocks disagree sent two quick changes of one person in the wrong order. Events already
+      // stored are numbered in their old order first, then the database's counter goes on from there
+      await q('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
+      await q(`UPDATE evento_pendente e
+                 JOIN (SELECT id, ROW_NUMBER() OVER (ORDER BY criado_em, id) AS n FROM evento_pendente) o ON o.id = e.id
+                  SET e.sequencia = o.n`);
+      await q(`ALTER TABLE evento_pendente
+                 MODIFY sequencia BIGINT NOT NULL AUTO_INCREMENT,
+                 ADD UNIQUE KEY evento_pendente_sequencia (sequencia),
+                 DROP INDEX evento_pendente_colaborador,
+                 ADD INDEX evento_pendente_colaborador (colaborador_id, enviado_em, sequencia)`);
+    },
+  },
 ];

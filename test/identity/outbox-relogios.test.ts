@@ -1,0 +1,69 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { enviar } from '../../api/identity/outbox';
+import { EventoPendente } from '../../models/identity';
+import { identityDe } from '../helpers/identity';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+
+/**
+ * A collaborator's events reach the hub in the order they happened, also when they were stored by
+ * identity processes whose clocks disagree: the order comes from the database, not from the clock
+ * of the process that made the change. No worker runs here: the test sends by hand.
+ */
+
+const recebidos: any[] = [];
+const hub = http.createServer((req, res) => {
+  let bruto = '';
+  req.setEncoding('utf8');
+  req.on('data', (parte) => (bruto += parte));
+  req.on('end', () => {
+    recebidos.push(JSON.parse(bruto));
+    res.writeHead(202, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+
+let suite: SuiteDeTeste;
+let id: ReturnType<typeof identityDe>;
+beforeAll(async () => {
+  await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+  suite = await iniciarSuite(['identity'], { workers: false, env: { HUB_URL: `http://127.0.0.1:${(hub.address() as AddressInfo).port}` } });
+  id = identityDe(suite.url.identity);
+});
+afterAll(async () => {
+  await suite.encerrar();
+  hub.closeAllConnections();
+  await new Promise((resolve) => hub.close(resolve));
+});
+afterEach(() => jest.useRealTimers());
+
+/** Runs `fn` as a process whose clock is `ms` ahead would: only Date is faked, timers run as ever. */
+async function comRelogioAdiantado<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  jest.useFakeTimers({
+    now: Date.now() + ms,
+    advanceTimers: true,
+    doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+  });
+  try {
+    return await fn();
+  } finally {
+    jest.useRealTimers();
+  }
+}
+
+test('two quick changes made by two identity processes, the first with its clock five minutes ahead, reach the hub in the order they were made', async () => {
+  const admin = await id.admin();
+  const u = await id.criarUsuario({ senha: undefined });
+  const mudar = (nome: string) => id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome } });
+
+  expect((await comRelogioAdiantado(5 * 60_000, () => mudar('Primeiro Nome'))).status).toBe(200);
+  expect((await mudar('Segundo Nome')).status).toBe(200);
+
+  const eventos = await EventoPendente.findAll({ where: { colaborador_id: u.id } });
+  const segundo = eventos.find((e) => e.dados.nome === 'Segundo Nome')!;
+  // the job of the later change runs first: it sends the earlier ones before its own
+  expect(await enviar(segundo.id)).toBe('enviado');
+
+  const doUsuario = recebidos.filter((r) => r.dados.id === u.id).map((r) => `${r.tipo} ${r.dados.nome}`);
+  expect(doUsuario).toEqual([`colaborador.criado ${u.nome}`, 'colaborador.atualizado Primeiro Nome', 'colaborador.atualizado Segundo Nome']);
+  for (const e of eventos) expect(await enviar(e.id)).toBe('ja_enviado');
+});
