@@ -119,8 +119,10 @@ export const tokenDaFila = {
   ler: (def: DefinicaoDeFila) => redis('produtor').zrevrangebyscore(chaveDoToken(def), '+inf', Date.now()),
   descartar: (def: DefinicaoDeFila, token: string) => redis('produtor').zrem(chaveDoToken(def), token),
 };
-// outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be
-const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:tokens:${def.nome}`;
+// outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be;
+// named apart from the single string of earlier versions, which processes of both kinds would
+// otherwise read with the wrong type during a rolling upgrade
+export const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:tokens-dos-chamadores:${def.nome}`;
 const TOKENS_GUARDADOS = 10;
 
 /** Identity refused (401, 403) a caller's token a job acted with. */

@@ -1,9 +1,8 @@
 import { Job } from 'bullmq';
-import { config } from '../../config';
 import { redis } from '../../lib/redis';
 import { processarHubAplicativoSync } from '../../jobs/hub-aplicativo-sync';
 import { processarIntranetColaboradorSync } from '../../jobs/intranet-colaborador-sync';
-import { DefinicaoDeFila } from '../../queues/fila';
+import { chaveDoToken, DefinicaoDeFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
 import { cliente } from '../helpers/http';
@@ -44,7 +43,7 @@ async function tokenVencido(como: 'rebaixado' | 'removido'): Promise<string> {
 }
 
 async function recomecar(def: DefinicaoDeFila) {
-  await redis('produtor').del(`${config().queuePrefix}:tokens:${def.nome}`);
+  await redis('produtor').del(chaveDoToken(def));
 }
 
 const MODOS = [['demoted', 'rebaixado'] as const, ['removed', 'removido'] as const];

@@ -1,6 +1,5 @@
-import { config } from '../../config';
 import { redis } from '../../lib/redis';
-import { DefinicaoDeFila, fila, tokenDaFila } from '../../queues/fila';
+import { chaveDoToken, DefinicaoDeFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
 import { identityDe } from '../helpers/identity';
@@ -34,7 +33,7 @@ test.each([
     const [job] = await fila(def).getJobs(['waiting']);
     expect(job).toBeDefined();
     expect(JSON.stringify(job.asJSON())).not.toContain(admin);
-    const chave = `${config().queuePrefix}:tokens:${def.nome}`;
+    const chave = chaveDoToken(def);
     expect(await tokenDaFila.ler(def)).toEqual([admin]);
     const ttl = await redis('produtor').ttl(chave);
     expect(ttl).toBeGreaterThan(0);
