@@ -321,18 +321,23 @@ class HistoricoMudaOLote extends Error {
 /**
  * The events a batch keeps, and their messages: a message of a deleted history is dropped, and an
  * event of a conversation with no live record is kept only from a new message on (in event order,
- * a new message earlier in the batch opens the new record for the events after it).
+ * a new message earlier in the batch opens the new record for the events after it). A new message
+ * is a message_created, or a message_updated of a message after the deleted history's last one:
+ * that message itself, its edit or receipt come before its creation (webhooks keep no order).
  */
 function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>) {
+  const ateDe = (p: Pedido) => apagados.get(chaveDoPedido(p))?.apagadaAte ?? null;
   const mensagensDoPedido = lote.map((p) => {
-    const ate = apagados.get(chaveDoPedido(p))?.apagadaAte ?? null;
+    const ate = ateDe(p);
     return mensagensDe(p.evento).filter((m) => ate === null || m.suporteMensagemId > ate);
   });
   const reabertas = new Set<string>();
   const validos = new Set(
     lote.filter((p, i) => {
       const chave = chaveDoPedido(p);
-      if (p.evento.evento === 'message_created' && mensagensDoPedido[i].length) reabertas.add(chave);
+      // with no last message known (a history deleted empty, or before 0003), an update may be of an old one
+      const nova = p.evento.evento === 'message_created' || (p.evento.evento === 'message_updated' && ateDe(p) !== null);
+      if (nova && mensagensDoPedido[i].length) reabertas.add(chave);
       return !apagados.get(chave)?.semRegistroVivo || reabertas.has(chave);
     }),
   );

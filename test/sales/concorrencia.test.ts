@@ -226,3 +226,21 @@ describe('SPEC 4.6 rule 6: PATCH /conversa/{id} racing the webhooks', () => {
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ cliente_id: cliente.id, robo_id: robo.id, quantidade_mensagens: 7 });
   });
 });
+
+describe('SPEC §3: after DELETE, the new message\'s message_updated arriving before its message_created', () => {
+  it('is that new message: it starts the new record with its edited text, and the late message_created changes nothing', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const primeiro = await s.registrar(suporte, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
+    expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+    const nova = idDeMensagem();
+    const criada = eventoDeMensagem({ conversa, contato, mensagem: nova, conteudo: 'nova' });
+    const editada = { ...criada, event: 'message_updated', content: 'nova, editada' };
+    const r = await s.registrar(suporte, editada);
+    expect(r).toEqual({ conversa_id: expect.any(String), mensagens_novas: 1 });
+    expect(await s.registrar(suporte, criada)).toEqual({ conversa_id: r.conversa_id, mensagens_novas: 0 });
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c).toMatchObject({ id: r.conversa_id, quantidade_mensagens: 1, ultima_mensagem: 'nova, editada' });
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nova, editada']);
+  });
+});
