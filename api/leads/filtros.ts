@@ -15,8 +15,9 @@ export interface FiltrosDeEmpresas {
   opcao_mei?: 'S' | 'N';
   data_inicio_de?: string;
   data_inicio_ate?: string;
-  capital_social_min?: number;
-  capital_social_max?: number;
+  /** DECIMAL text with 2 decimals (`1000.50`) */
+  capital_social_min?: string;
+  capital_social_max?: string;
   ddd?: string;
   tem_email?: boolean;
   tem_telefone?: boolean;
@@ -45,7 +46,11 @@ const data = (descricao: string) =>
     .messages({ 'string.pattern.base': '{{#label}} deve ser uma data AAAAMMDD' })
     .description(descricao);
 
-/** Accepts a decimal comma or point, no thousands separator. */
+/**
+ * Accepts a decimal comma or point, no thousands separator. Kept as DECIMAL text with 2 decimals
+ * (`1000.50`, one key however written), never a JS number: a double holds 15 to 17 digits, and the
+ * column 20 (`1234567890123456,78` would read as `…456,8`).
+ */
 const valor = (descricao: string) =>
   Joi.string()
     .trim()
@@ -53,7 +58,10 @@ const valor = (descricao: string) =>
     .replace(',', '.')
     .pattern(/^\d{1,18}(\.\d{1,2})?$/)
     .messages({ 'string.pattern.base': '{{#label}} deve ser um valor como 1000,50' })
-    .custom((v: string) => Number(v))
+    .custom((v: string) => {
+      const [inteiro, centavos = ''] = v.split('.');
+      return `${inteiro.replace(/^0+(?=\d)/, '')}.${centavos.padEnd(2, '0')}`;
+    })
     .description(descricao);
 
 export const UFS = ['AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX'];
@@ -147,8 +155,9 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Co
   const parametrosDaEmpresa: unknown[] = [];
   if (f.natureza_juridica) (daEmpresa.push('em.natureza_juridica = ?'), parametrosDaEmpresa.push(f.natureza_juridica));
   if (f.porte) (daEmpresa.push('em.porte_empresa = ?'), parametrosDaEmpresa.push(f.porte));
-  if (f.capital_social_min !== undefined) (daEmpresa.push('em.capital_social >= ?'), parametrosDaEmpresa.push(f.capital_social_min));
-  if (f.capital_social_max !== undefined) (daEmpresa.push('em.capital_social <= ?'), parametrosDaEmpresa.push(f.capital_social_max));
+  // as DECIMAL: a DECIMAL column against text would compare both as doubles
+  if (f.capital_social_min !== undefined) (daEmpresa.push('em.capital_social >= CAST(? AS DECIMAL(20,2))'), parametrosDaEmpresa.push(f.capital_social_min));
+  if (f.capital_social_max !== undefined) (daEmpresa.push('em.capital_social <= CAST(? AS DECIMAL(20,2))'), parametrosDaEmpresa.push(f.capital_social_max));
   if (daEmpresa.length) {
     onde.push(`e.cnpj_basico IN (SELECT em.cnpj_basico FROM empresa em WHERE ${daEmpresa.join(' AND ')})`);
     parametros.push(...parametrosDaEmpresa);

@@ -2,6 +2,9 @@ import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
+import { chaveDosFiltros } from '../../api/leads/filtros';
+import { schemas } from '../../api/leads/schemas';
+import { esquemaPronto } from '../../api/shared/validacao';
 import {
   acrescentar,
   basicoNovo,
@@ -27,6 +30,8 @@ import {
  * The registry is seeded once and never changed here, so every test reads the same rows.
  */
 
+const CAPITAIS_GRANDES = ['1234567890123456.78', '1234567890123456.79'];
+
 let suite: SuiteDeTeste;
 let leads: Leads;
 let cadastro: Cadastro;
@@ -42,6 +47,11 @@ beforeAll(async () => {
   for (const razao_social of ['CASA COM ARTE LTDA', 'WWW INFORMATICA LTDA', 'ABC_DEF COMERCIO LTDA']) {
     const basico = basicoNovo();
     await acrescentar(cadastro, [{ e: estabelecimento({ cnpj_basico: basico, nome_fantasia: null }), em: empresa({ cnpj_basico: basico, razao_social }) }]);
+  }
+  // capitals a cent apart with 16 digits before the comma: a double holds them as one number
+  for (const capital_social of CAPITAIS_GRANDES) {
+    const basico = basicoNovo();
+    await acrescentar(cadastro, [{ e: estabelecimento({ cnpj_basico: basico }), em: empresa({ cnpj_basico: basico, capital_social }) }]);
   }
   await novaGeracaoDosDados();
   master = await leads.admin();
@@ -294,6 +304,21 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     test.each(nomes)('%s, row by row', async (_nome, query, p) => {
       seletivo(await conferir(query, p));
     });
+  });
+
+  test('capital bounds compare to the cent as written, also past the digits a JS number holds (DECIMAL(20,2), 18 before the comma)', async () => {
+    // exact cents of the DECIMAL text (always 2 decimals in the seed)
+    const exatos = (capital: string) => BigInt(capital.replace(/[.,]/, ''));
+    const [menor, maior] = CAPITAIS_GRANDES.map(exatos);
+    const com = (f: (c: bigint) => boolean) => ({ em }: Visao) => !!em?.capital_social && f(exatos(em.capital_social));
+    expect(await conferir({ capital_social_min: '1234567890123456,79' }, com((c) => c >= maior))).toHaveLength(1);
+    expect(await conferir({ capital_social_min: '1234567890123456.78' }, com((c) => c >= menor))).toHaveLength(2);
+    seletivo(await conferir({ capital_social_max: '1234567890123456,78' }, com((c) => c <= menor)));
+    // written in other ways, the same bound is the same filter set (one cached count)
+    const chave = (capital_social_min: string) => chaveDosFiltros(esquemaPronto(schemas.empresas, true).validate({ capital_social_min }).value);
+    expect(new Set(['1000,5', '1000.50', '01000,50', '1000.5'].map(chave)).size).toBe(1);
+    expect(chave('1000')).toBe(chave('1000,00'));
+    expect(chave('1000')).not.toBe(chave('1000,01'));
   });
 
   test('opcao_simples N includes establishments of companies without a Simples record and without a company', async () => {
