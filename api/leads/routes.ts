@@ -1,5 +1,6 @@
 import { config } from '../../config';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
+import { ErroDeDominio } from '../shared/errors';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { Rota } from '../shared/rotas';
 import { acessoLeads } from './acesso';
@@ -7,7 +8,7 @@ import { buscarCnpj } from './cnpj';
 import { listarEmpresas } from './empresas';
 import { respostas, schemas } from './schemas';
 
-/** The registry changes once a month: a record may be kept by caches for an hour. */
+/** The registry changes once a month: a record (or its absence) may be kept by caches for an hour. */
 const CACHE_DO_CNPJ = 'public, max-age=3600';
 
 /** Leads routes: SPEC 4.2 plus the access module (DESIGN §3). */
@@ -25,9 +26,18 @@ export function rotasDeLeads(): Rota[] {
       resposta: respostas.cnpj,
       outrasRespostas: { '429': LIMITE_EXCEDIDO },
       tratar: async (req, res) => {
-        const registro = await buscarCnpj(req.entrada.params.cnpj);
-        res.setHeader('Cache-Control', CACHE_DO_CNPJ);
-        return registro;
+        try {
+          const registro = await buscarCnpj(req.entrada.params.cnpj);
+          res.setHeader('Cache-Control', CACHE_DO_CNPJ);
+          return registro;
+        } catch (err) {
+          // an unknown CNPJ stays unknown until the next import, a malformed one for good: kept as a
+          // record is (a cache would otherwise guess); a failure (503) is never kept
+          if (err instanceof ErroDeDominio && (err.tipo === 'nao_encontrado' || err.tipo === 'dados_invalidos')) {
+            res.setHeader('Cache-Control', CACHE_DO_CNPJ);
+          }
+          throw err;
+        }
       },
     },
     {

@@ -38,6 +38,8 @@ function esperarLimite(res: Resposta) {
   expect(Number.isInteger(segundos)).toBe(true);
   expect(segundos).toBeGreaterThanOrEqual(1);
   expect(segundos).toBeLessThanOrEqual(60);
+  // one client's refusal, never kept by a cache for the next caller (RFC 6585: not stored)
+  expect(res.headers.get('cache-control')).toBeNull();
   return problema;
 }
 

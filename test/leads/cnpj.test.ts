@@ -296,6 +296,19 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
   });
+
+  test('an unknown CNPJ (404) and a malformed one (400) say how long to keep them, as a record does: they change no sooner', async () => {
+    const registro = (await buscar(SERPRO)).headers.get('cache-control');
+    for (const [escrito, status] of [
+      [cnpjValido('112233440001'), 404],
+      [comDvErrado(SERPRO), 400],
+      ['123', 400],
+    ] as const) {
+      const res = await buscar(escrito);
+      esperarProblema(res, status);
+      expect({ escrito, cache: res.headers.get('cache-control') }).toEqual({ escrito, cache: registro });
+    }
+  });
 });
 
 describe('the response has exactly the shape of SPEC §2 Establishment (Cnpj)', () => {
