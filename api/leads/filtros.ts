@@ -25,15 +25,24 @@ export interface FiltrosDeEmpresas {
   nome?: string;
 }
 
-/** Digits only (mask characters `. / -` as in `6204-0/00` or `70.836-900` are dropped; anything else is refused), then left-padded. */
-const codigo = (tamanho: number, descricao: string, minimo = 1) =>
-  Joi.string()
+/**
+ * Digits only (mask characters `. / -` as in `6204-0/00` or `70.836-900` are dropped; anything else is refused), then left-padded.
+ * `permitidos`: the only codes the Receita uses, when it has a fixed few (checked once padded: `2` is `02`).
+ */
+const codigo = (tamanho: number, descricao: string, minimo = 1, permitidos?: string[]) => {
+  const forma = new RegExp(`^[0-9]{${minimo},${tamanho}}$`);
+  return Joi.string()
     .trim()
     .empty('')
     .replace(/[.\/\-\s]/g, '')
-    .pattern(new RegExp(`^[0-9]{${minimo},${tamanho}}$`))
-    .custom((v: string) => v.padStart(tamanho, '0'))
+    .pattern(forma)
+    .custom((v: string, h) => {
+      const c = v.padStart(tamanho, '0');
+      // a value of the wrong form was already named by the pattern
+      return !permitidos || !forma.test(v) || permitidos.includes(c) ? c : h.error('any.only', { valids: permitidos });
+    })
     .description(descricao);
+};
 
 const simNao = (descricao: string) =>
   Joi.string().trim().empty('').uppercase().valid('S', 'N').description(descricao);
@@ -71,9 +80,9 @@ export const esquemaDosFiltros = {
   municipio: codigo(4, 'código do município na Receita (tabela Municipios)'),
   cnae: codigo(7, 'CNAE fiscal principal', 7),
   cnae_secundaria: codigo(7, 'um dos CNAEs secundários', 7),
-  situacao_cadastral: codigo(2, 'situação cadastral: 01 nula, 02 ativa, 03 suspensa, 04 inapta, 08 baixada'),
+  situacao_cadastral: codigo(2, 'situação cadastral: 01 nula, 02 ativa, 03 suspensa, 04 inapta, 08 baixada', 1, ['01', '02', '03', '04', '08']),
   natureza_juridica: codigo(4, 'natureza jurídica da empresa', 4),
-  porte: codigo(2, 'porte da empresa: 00 não informado, 01 micro, 03 pequeno porte, 05 demais'),
+  porte: codigo(2, 'porte da empresa: 00 não informado, 01 micro, 03 pequeno porte, 05 demais', 1, ['00', '01', '03', '05']),
   matriz_filial: Joi.string().trim().empty('').valid('1', '2').description('1 matriz, 2 filial'),
   opcao_simples: simNao('optante pelo Simples Nacional (S) ou não (N)'),
   opcao_mei: simNao('optante pelo MEI (S) ou não (N)'),

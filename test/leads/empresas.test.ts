@@ -428,6 +428,11 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     ['ddd', 'ab'],
     ['cep', 'abc'],
     ['matriz_filial', '3'],
+    // codes the Receita does not use (SPEC §2 lists them), as matriz_filial 3 or uf XX
+    ['situacao_cadastral', '05'],
+    ['situacao_cadastral', '9'],
+    ['porte', '02'],
+    ['porte', '4'],
     ['opcao_simples', 'X'],
     ['opcao_mei', 'talvez'],
     ['data_inicio_de', '2020'],
