@@ -97,20 +97,38 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
   {
     name: '0004-identity-sequencia-do-evento',
     async up(qi) {
-      const q = (sql: string) => qi.sequelize.query(sql);
       // a collaborator's events are sent in the order the database stored them, not by
       // `criado_em`, which each identity process writes from its own clock: two processes whose
       // clocks disagree sent two quick changes of one person in the wrong order. Events already
-      // stored are numbered in their old order first, then the database's counter goes on from there
-      await q('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
-      await q(`UPDATE evento_pendente e
-                 JOIN (SELECT id, ROW_NUMBER() OVER (ORDER BY criado_em, id) AS n FROM evento_pendente) o ON o.id = e.id
-                  SET e.sequencia = o.n`);
-      await q(`ALTER TABLE evento_pendente
-                 MODIFY sequencia BIGINT NOT NULL AUTO_INCREMENT,
-                 ADD UNIQUE KEY evento_pendente_sequencia (sequencia),
-                 DROP INDEX evento_pendente_colaborador,
-                 ADD INDEX evento_pendente_colaborador (colaborador_id, enviado_em, sequencia)`);
+      // stored are numbered in their old order first, then the database's counter goes on from there.
+      // Run again after a stop midway, it adds only what is missing. Processes of the earlier
+      // version store events (no `sequencia`) meanwhile: the table is held from the numbering to
+      // the counter, else one stored in between would take a number of the counter's own choosing
+      // (another event's, failing the migration, or one before older events)
+      const [[coluna], [chave]] = await Promise.all(
+        [
+          "SELECT 1 AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'evento_pendente' AND column_name = 'sequencia'",
+          "SELECT 1 AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'evento_pendente' AND index_name = 'evento_pendente_sequencia'",
+        ].map(async (sql) => (await qi.sequelize.query(sql))[0] as unknown[]),
+      );
+      // the statement below is one: its key there means it ran to its end
+      if (chave) return;
+      if (!coluna) await qi.sequelize.query('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
+      await qi.sequelize.transaction(async (transaction) => {
+        const q = (sql: string) => qi.sequelize.query(sql, { transaction });
+        await q('LOCK TABLES evento_pendente WRITE');
+        try {
+          await q('SET @sequencia := (SELECT COALESCE(MAX(sequencia), 0) FROM evento_pendente)');
+          await q('UPDATE evento_pendente SET sequencia = (@sequencia := @sequencia + 1) WHERE sequencia IS NULL ORDER BY criado_em, id');
+          await q(`ALTER TABLE evento_pendente
+                     MODIFY sequencia BIGINT NOT NULL AUTO_INCREMENT,
+                     ADD UNIQUE KEY evento_pendente_sequencia (sequencia),
+                     DROP INDEX evento_pendente_colaborador,
+                     ADD INDEX evento_pendente_colaborador (colaborador_id, enviado_em, sequencia)`);
+        } finally {
+          await q('UNLOCK TABLES');
+        }
+      });
     },
   },
 ];
