@@ -278,9 +278,16 @@ export const MIGRACOES_SALES: Migracao[] = [
       // clock (transferida_em, transferencia_falhou_em) with the platform's. Earlier records keep
       // their decision: LEAST gives the message time when ours was later (that message was
       // covered), else our time, which stays before the message (a new wait)
-      await qi.sequelize.query(
-        `ALTER TABLE conversa ADD COLUMN transferida_contato_em DATETIME(3) NULL, ADD COLUMN transferencia_falhou_contato_em DATETIME(3) NULL`,
+      // run again after a stop between the two statements: the columns (added together) are there
+      const [colunas] = await qi.sequelize.query(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'conversa'
+            AND column_name = 'transferida_contato_em'`,
       );
+      if (!(colunas as unknown[]).length) {
+        await qi.sequelize.query(
+          `ALTER TABLE conversa ADD COLUMN transferida_contato_em DATETIME(3) NULL, ADD COLUMN transferencia_falhou_contato_em DATETIME(3) NULL`,
+        );
+      }
       await qi.sequelize.query(
         `UPDATE conversa SET transferida_contato_em = LEAST(transferida_em, ultima_mensagem_do_contato_em),
             transferencia_falhou_contato_em = LEAST(transferencia_falhou_em, ultima_mensagem_do_contato_em)

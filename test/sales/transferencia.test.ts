@@ -484,4 +484,17 @@ describe('migration 0010: the hand-overs and refusals recorded before keep their
     const porId = Object.fromEntries(linhas.map((l: any) => [l.id, { transferida: Number(l.transferida_cobre), recusa: Number(l.recusa_cobre) }]));
     expect(porId).toEqual({ [coberta]: { transferida: 1, recusa: 1 }, [novaEspera]: { transferida: 0, recusa: 0 } });
   });
+
+  it('stopped after adding the columns, before filling them, it runs again to its end', async () => {
+    const sales = banco('sales');
+    const { id } = (await esperando({ esperaS: 3600 })).registro;
+    await sales.query('UPDATE conversa SET transferida_em = ultima_mensagem_do_contato_em + INTERVAL 1 MINUTE WHERE id = ?', { replacements: [id] });
+    // the columns are there (one statement added both), the earlier records not yet filled in
+    await sales.query('UPDATE conversa SET transferida_contato_em = NULL, transferencia_falhou_contato_em = NULL');
+    await MIGRACOES_SALES.find((m) => m.name === '0010-sales-espera-pelo-relogio-do-suporte')!.up(sales.getQueryInterface());
+    const [[linha]] = (await sales.query('SELECT transferida_contato_em = ultima_mensagem_do_contato_em AS coberta FROM conversa WHERE id = ?', {
+      replacements: [id],
+    })) as any;
+    expect(Number(linha.coberta)).toBe(1);
+  });
 });
