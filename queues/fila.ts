@@ -126,7 +126,14 @@ export const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:t
 const TOKENS_GUARDADOS = 10;
 
 /** Identity refused (401, 403) a caller's token a job acted with. */
-export class TokenRecusado extends Error {}
+export class TokenRecusado extends Error {
+  constructor(
+    readonly status: 401 | 403,
+    mensagem: string,
+  ) {
+    super(mensagem);
+  }
+}
 
 /**
  * Runs `agir` with the queue's stored tokens, newest first, until one is not refused; null when

@@ -1,11 +1,11 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
-import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { decidirSobTrava, sozinho } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
+import { lerDoIdentity } from '../shared/leitura-do-identity';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { esquecerContratos } from './eventos';
@@ -98,16 +98,7 @@ interface AplicativoDoIdentity {
 async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentity[]> {
   const todos: AplicativoDoIdentity[] = [];
   for (let pagina = 1; ; pagina++) {
-    const res = await fetch(`${config().servicos.identity.url}/aplicativo?pagina=${pagina}&tamanho=500`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(10_000),
-    });
-    // a refused token is not reused: the next sync asks for a new one (identity may have new keys)
-    if (res.status === 401) esquecerTokenDoServico('hub');
-    // a master's token whose holder was removed or demoted since: the job tries another (queues/fila.ts)
-    if (res.status === 401 || res.status === 403) throw new TokenRecusado(`identity refused the token (${res.status}) to GET /aplicativo`);
-    if (!res.ok) throw new Error(`identity answered ${res.status} to GET /aplicativo`);
-    const corpo = (await res.json()) as { itens: AplicativoDoIdentity[]; total: number };
+    const corpo = await lerDoIdentity<{ itens: AplicativoDoIdentity[]; total: number }>(`/aplicativo?pagina=${pagina}&tamanho=500`, token);
     todos.push(...corpo.itens);
     if (!corpo.itens.length || todos.length >= corpo.total) return todos;
   }
@@ -124,8 +115,14 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
   // one at a time across the hub's processes: a master's sync and another's, on two workers, would
   // both create an application new to both, and the second would fail on its unique key
-  const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token), ESPERA_PELA_OUTRA_SYNC_S);
-  return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
+  try {
+    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token), ESPERA_PELA_OUTRA_SYNC_S);
+    return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
+  } catch (err) {
+    // the hub's own token refused is not reused: the next sync asks for a new one (identity may have new keys)
+    if (!tokenDoChamador && err instanceof TokenRecusado && err.status === 401) esquecerTokenDoServico('hub');
+    throw err;
+  }
 }
 
 /** How long a sync waits for another under way (a slow identity) before giving up its turn. */

@@ -3,7 +3,8 @@ import { config } from '../../../config';
 import { logger } from '../../../lib/logger';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
-import { comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila, TokenRecusado } from '../../../queues/fila';
+import { comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
+import { lerDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
 import { criarColaboradores, UsuarioDoIdentity } from './colaboradores';
 import { criarControleDeAcesso } from './permissoes';
@@ -41,15 +42,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
 
   /** The processor's work: reads identity's collaborators with the master's token and mirrors them. */
   async function sincronizar(token: string) {
-    const url = `${config().servicos.identity.url}/usuario/filtro?perfil=colaborador`;
-    const resposta = await fetch(url, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(10_000),
-    });
-    // the holder was removed or is no master any more (identity reads its row; the token still says master)
-    if (resposta.status === 401 || resposta.status === 403) throw new TokenRecusado(`identity refused the token (${resposta.status}) to GET /usuario/filtro`);
-    if (!resposta.ok) throw new Error(`identity answered ${resposta.status} to GET /usuario/filtro`);
-    const usuarios = (await resposta.json()) as UsuarioDoIdentity[];
+    const usuarios = await lerDoIdentity<UsuarioDoIdentity[]>('/usuario/filtro?perfil=colaborador', token);
     const inicial = await perfis.semearAcessoInicial(o.areas);
     return colaboradores.espelhar(usuarios, inicial.id);
   }
