@@ -1,6 +1,7 @@
 import IORedis, { RedisOptions } from 'ioredis';
 import { config } from '../config';
 import { aoEncerrar, dentroDe } from './lifecycle';
+import { logger } from './logger';
 
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
@@ -71,5 +72,22 @@ export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 1
     });
   } finally {
     c.off('error', guardar);
+  }
+}
+
+/**
+ * Runs `fazer` unless `chave` was marked within the last `validadeMs` (SET NX PX: one call), in
+ * which case it answers `repetida` and does nothing. A failure of `fazer` removes the mark, so that
+ * a retry runs.
+ */
+export async function umaVez<T>(chave: string, validadeMs: number, repetida: () => T, fazer: () => Promise<T>): Promise<T> {
+  if (!(await redis('produtor').set(chave, '1', 'PX', validadeMs, 'NX'))) return repetida();
+  try {
+    return await fazer();
+  } catch (err) {
+    await redis('produtor')
+      .del(chave)
+      .catch((erroAoApagar) => logger('redis').warn({ err: erroAoApagar, chave }, 'marca não removida: uma nova tentativa será tida por repetida'));
+    throw err;
   }
 }

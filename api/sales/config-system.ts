@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
-import { redis } from '../../lib/redis';
+import { umaVez } from '../../lib/redis';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
@@ -229,26 +229,18 @@ export function entregaAssinada(sistema: SistemaDoWebhook, chamada: ChamadaDeWeb
 }
 
 /**
- * Runs `registrar` for a signed delivery seen for the first time (SET NX: one Redis call); a
- * replay within the window answers `repetida` and does nothing, since an event applied again may
- * undo what was done since (a status the team corrected, a hand-over). A failed recording
- * removes its mark, so the platform's retry of it is taken. Unsigned: runs as it comes.
+ * Runs `registrar` for a signed delivery seen for the first time; a replay within the window
+ * answers `repetida` and does nothing, since an event applied again may undo what was done since
+ * (a status the team corrected, a hand-over). A failed recording removes its mark, so the
+ * platform's retry of it is taken. Unsigned: runs as it comes.
  */
-export async function registrarUmaVez<T>(entrega: EntregaAssinada | null, repetida: T, registrar: () => Promise<T>): Promise<T> {
+export function registrarUmaVez<T>(entrega: EntregaAssinada | null, repetida: T, registrar: () => Promise<T>): Promise<T> {
   if (!entrega) return registrar();
-  const primeira = await redis('produtor').set(entrega.chave, '1', 'PX', entrega.validadeMs, 'NX');
-  if (!primeira) {
+  const seRepetida = () => {
     logger('sales-webhook').info({ chave: entrega.chave }, 'entrega assinada repetida ignorada');
     return repetida;
-  }
-  try {
-    return await registrar();
-  } catch (err) {
-    await redis('produtor')
-      .del(entrega.chave)
-      .catch((erroAoApagar) => logger('sales-webhook').warn({ err: erroAoApagar }, 'marca da entrega não removida'));
-    throw err;
-  }
+  };
+  return umaVez(entrega.chave, entrega.validadeMs, seRepetida, registrar);
 }
 
 /**
