@@ -33,7 +33,7 @@ export interface Config {
     masterEmails: string[];
     chavePrivadaArquivo?: string;
     /** PEM keys (private or public) of keys that signed before: published in the JWKS, never signing */
-    chavesAnterioresArquivos: string[];
+    chavesDeVerificacaoArquivos: string[];
     loginLimitePorMinuto: number;
     tokenUsuarioSegundos: number;
     tokenAplicativoSegundos: number;
@@ -152,7 +152,7 @@ const envSchema = Joi.object({
   IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
   MASTER_EMAILS: Joi.string().allow('').default(''),
   IDENTITY_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
-  IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: Joi.string(),
+  IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: Joi.string(),
   IDENTITY_LOGIN_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(20),
   IDENTITY_TOKEN_USUARIO_SEGUNDOS: Joi.number().integer().min(60).default(8 * 3600),
   IDENTITY_TOKEN_APLICATIVO_SEGUNDOS: Joi.number().integer().min(60).default(3600),
@@ -242,7 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .map((e) => e.trim().toLowerCase())
         .filter(Boolean),
       chavePrivadaArquivo: value.IDENTITY_CHAVE_PRIVADA_ARQUIVO,
-      chavesAnterioresArquivos: itensDaLista(value.IDENTITY_CHAVES_ANTERIORES_ARQUIVOS),
+      chavesDeVerificacaoArquivos: itensDaLista(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS),
       loginLimitePorMinuto: value.IDENTITY_LOGIN_LIMITE_POR_MINUTO,
       tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
       tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,

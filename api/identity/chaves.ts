@@ -9,7 +9,7 @@ import { ChaveDeAssinatura } from '../../models/identity';
  * Token signing keys (DESIGN §3): RS256. Outside LOCALHOST the private key comes from the PEM
  * file named by IDENTITY_CHAVE_PRIVADA_ARQUIVO; in LOCALHOST one is generated on first start and
  * kept in the database. The newest key signs; every known key is published in the JWKS, and so
- * are the keys of IDENTITY_CHAVES_ANTERIORES_ARQUIVOS, which never sign: tokens signed before the
+ * are the keys of IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS, which never sign: tokens signed before the
  * key file was replaced keep verifying until they expire.
  */
 interface Chave {
@@ -19,8 +19,8 @@ interface Chave {
 }
 
 let chaves: Chave[] = [];
-/** Keys that signed before a rotation: published only. */
-let anteriores: JWK[] = [];
+/** Keys that verify and never sign (one that signed before a rotation, or the next before it signs): published only. */
+let soDeVerificacao: JWK[] = [];
 
 function jwkPublico(publica: KeyObject, kid?: string): JWK {
   const jwk = publica.export({ format: 'jwk' }) as JWK;
@@ -55,10 +55,10 @@ async function lerChave(variavel: string, arquivo: string, comoChave: (pem: stri
 }
 
 export async function carregarChaves(): Promise<void> {
-  const { chavePrivadaArquivo: arquivo, chavesAnterioresArquivos } = config().identity;
+  const { chavePrivadaArquivo: arquivo, chavesDeVerificacaoArquivos } = config().identity;
   // createPublicKey takes a private PEM too: an old key file can be listed as it was
   const publicadas = await Promise.all(
-    chavesAnterioresArquivos.map(async (a) => jwkPublico(await lerChave('IDENTITY_CHAVES_ANTERIORES_ARQUIVOS', a, createPublicKey))),
+    chavesDeVerificacaoArquivos.map(async (a) => jwkPublico(await lerChave('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS', a, createPublicKey))),
   );
   if (arquivo) {
     chaves = [chaveDe(await lerChave('IDENTITY_CHAVE_PRIVADA_ARQUIVO', arquivo, createPrivateKey))];
@@ -76,11 +76,11 @@ export async function carregarChaves(): Promise<void> {
   // one entry per kid: the signing key also listed among the old ones, or a file listed twice
   const porKid = new Map(publicadas.map((j) => [j.kid, j]));
   for (const c of chaves) porKid.delete(c.kid);
-  anteriores = [...porKid.values()];
+  soDeVerificacao = [...porKid.values()];
 }
 
 export function jwks(): JSONWebKeySet {
-  return { keys: [...chaves.map((c) => c.publicaJwk), ...anteriores] };
+  return { keys: [...chaves.map((c) => c.publicaJwk), ...soDeVerificacao] };
 }
 
 export function assinar(claims: Record<string, unknown>, sub: string, segundos: number): string {

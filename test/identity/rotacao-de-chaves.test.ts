@@ -12,7 +12,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
  * Replacing identity's key file (IDENTITY_CHAVE_PRIVADA_ARQUIVO) with the old key listed in
- * IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: tokens signed before still verify, in identity and in the
+ * IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: tokens signed before still verify, in identity and in the
  * services that fetch its JWKS, and only the new key signs.
  */
 
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 /** What a restart of identity with these settings does to its keys. */
 async function reiniciarChaves(privada: string, anteriores: string[]) {
-  Object.assign(config().identity, { chavePrivadaArquivo: privada, chavesAnterioresArquivos: anteriores });
+  Object.assign(config().identity, { chavePrivadaArquivo: privada, chavesDeVerificacaoArquivos: anteriores });
   await carregarChaves();
 }
 
@@ -88,9 +88,9 @@ test('without the old key listed, its token is refused with 401 by identity and 
 test('an unreadable file or one without an RSA PEM key stops the start naming the variable and the file, never its contents', async () => {
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   const casos: [string, string[], RegExp][] = [
-    [nova, [path.join(pasta, 'nao-existe.pem')], /^invalid configuration: IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: cannot read .*nao-existe\.pem \(ENOENT\)$/],
-    [nova, [arquivo('lixo.pem', 'segredo-que-nao-e-pem')], /^invalid configuration: IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: .*lixo\.pem holds no RSA key in PEM$/],
-    [nova, [arquivo('ec.pem', ec)], /^invalid configuration: IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: .*ec\.pem holds no RSA key in PEM$/],
+    [nova, [path.join(pasta, 'nao-existe.pem')], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: cannot read .*nao-existe\.pem \(ENOENT\)$/],
+    [nova, [arquivo('lixo.pem', 'segredo-que-nao-e-pem')], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: .*lixo\.pem holds no RSA key in PEM$/],
+    [nova, [arquivo('ec.pem', ec)], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: .*ec\.pem holds no RSA key in PEM$/],
     [antigaPublica, [], /^invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO: .*antiga\.pub\.pem holds no RSA key in PEM$/],
     [pasta, [], /^invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO: cannot read .* \(EISDIR\)$/],
   ];

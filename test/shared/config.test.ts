@@ -52,9 +52,9 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
-  test('IDENTITY_CHAVES_ANTERIORES_ARQUIVOS is a comma-separated list of files, none by default', () => {
-    expect(loadConfig({}).identity.chavesAnterioresArquivos).toEqual([]);
-    expect(loadConfig({ IDENTITY_CHAVES_ANTERIORES_ARQUIVOS: '/run/secrets/a.pem, /run/secrets/b.pub.pem,' }).identity.chavesAnterioresArquivos).toEqual([
+  test('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS is a comma-separated list of files, none by default', () => {
+    expect(loadConfig({}).identity.chavesDeVerificacaoArquivos).toEqual([]);
+    expect(loadConfig({ IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: '/run/secrets/a.pem, /run/secrets/b.pub.pem,' }).identity.chavesDeVerificacaoArquivos).toEqual([
       '/run/secrets/a.pem',
       '/run/secrets/b.pub.pem',
     ]);
