@@ -250,8 +250,8 @@ interface ColunasDosCnaes {
  * returns dropped, runs of spaces folded, trimmed; empty → NULL; codes upper case (alphanumeric CNPJ
  * parts); dates `0` and `00000000` → NULL; decimal comma → point, a capital the column cannot hold
  * as written → NULL; a line break inside a quoted field → a space. Blank lines and lines of only
- * spaces are skipped. ISO-8859-1 is one byte a
- * character, so all of it works on bytes. Given `cnaes`, it also writes each establishment's secondary CNAEs there.
+ * spaces are skipped. ISO-8859-1 is one byte a character, so all of it works on bytes. Given
+ * `cnaes`, it also writes each establishment's secondary CNAEs there.
  */
 export class LimpezaDeCampos extends Transform {
   private readonly tipos: Tipo[];

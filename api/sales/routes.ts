@@ -10,12 +10,12 @@ import { clientes } from './clientes';
 import {
   atualizarConfigSystem,
   autenticarWebhook,
-  entregaAssinada,
-  registrarUmaVez,
   configSystemPorId,
   criarConfigSystem,
   deletarConfigSystem,
+  entregaAssinada,
   listarConfigSystems,
+  registrarUmaVez,
 } from './config-system';
 import { atualizarConversa, autocompletarConversas, conversaPorId, deletarConversa, filtrarConversas, listarConversas } from './conversas';
 import { registrarEventoDoGateway } from './gateway';

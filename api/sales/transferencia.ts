@@ -176,8 +176,9 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
  * Records the hand-over the platform accepted, whatever was written meanwhile (the contact
  * writing again, the robot answering late): the conversation is open in the platform, with the
  * team, who see every message already there, so the contact's last one, by the platform's time,
- * is the one the hand-over answered (`transferida_contato_em`). Its own webhook of the change may have recorded `open` first. Only a conversation deleted
- * or resolved during the call, or a hand-over already recorded since it began, is left as it is.
+ * is the one the hand-over answered (`transferida_contato_em`). Its own webhook of the change may
+ * have recorded `open` first. Only a conversation deleted or resolved during the call, or a
+ * hand-over already recorded since it began, is left as it is.
  */
 async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean> {
   const momento = dataSql(new Date());
