@@ -96,8 +96,9 @@ ensure_redis() {
     # Outside containers the package starts Debian's own service, on its port (6379), with
     # snapshots and no append-only file; the server below would then exit at once, its port taken,
     # leaving that one in use. It is kept (the system starts it at boot) and given the settings
-    # below, in its configuration file too.
-    if answers "$REDIS_HOST" "$REDIS_PORT"; then
+    # below, in its configuration file too. The service may take a moment to listen: waited for a
+    # few seconds (in a container nothing starts it, and those seconds are lost once, at install).
+    if package_redis_answers; then
       echo "Redis started by its package: turning its append-only file on"
       redis_ok CONFIG SET maxmemory-policy noeviction && redis_ok CONFIG SET appendonly yes && redis_ok CONFIG REWRITE \
         || echo "warning: the Redis of the package kept its own settings: set maxmemory-policy noeviction and appendonly yes in /etc/redis/redis.conf" >&2
@@ -118,6 +119,13 @@ ensure_redis() {
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 }
 redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
+package_redis_answers() {
+  for _ in 1 2 3 4 5; do
+    answers "$REDIS_HOST" "$REDIS_PORT" && return 0
+    sleep 1
+  done
+  return 1
+}
 
 sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
   node -e '
