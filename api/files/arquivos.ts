@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
-import { UniqueConstraintError } from 'sequelize';
+import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
+import { aoEncerrar } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -205,17 +206,71 @@ export async function arquivoPorId(aplicativoId: string, id: string): Promise<Ar
 }
 
 /**
- * DELETE /arquivo/{id}: the row and the bytes. The row is locked and deleted, the bytes removed,
- * and only then is the deletion committed: when the storage fails the file is still whole and the
- * client may try again.
+ * DELETE /arquivo/{id}: the row goes, and in the same transaction its bytes are written down as owed
+ * a removal (arquivo_a_apagar); the bytes are removed after the commit. Removed before it, a crash or
+ * a lost connection at the commit kept a listed file whose bytes were gone; now whatever stops
+ * between the commit and the removal leaves it to the sweep (varrerBytesAApagar), and the file is
+ * already gone from every route.
  */
 export async function deletarArquivo(aplicativoId: string, id: string): Promise<void> {
-  await banco('files').transaction(async (transaction) => {
+  const sequelize = banco('files');
+  await sequelize.transaction(async (transaction) => {
     const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
     if (!a) throw naoEncontrado('Arquivo');
     await a.destroy({ transaction });
-    await armazenamento().remover(id);
+    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', { replacements: [id, new Date()], transaction });
   });
+  // the client's file is gone already: a storage failure here is the sweep's to finish, not a 500
+  await apagarBytes(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
+}
+
+async function apagarBytes(id: string): Promise<void> {
+  await armazenamento().remover(id);
+  await banco('files').query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [id] });
+}
+
+/** How many owed removals one round of the sweep reads at a time. */
+const LOTE_DA_VARREDURA = 500;
+
+/**
+ * Removes the bytes of deleted files whose removal did not finish (a crash after the commit, the
+ * storage out of reach). Removing twice is harmless, so processes sweeping together need no lock.
+ * Returns how many were removed.
+ */
+export async function varrerBytesAApagar(): Promise<number> {
+  let removidos = 0;
+  for (;;) {
+    const pendentes = await banco('files').query<{ arquivo_id: string }>(
+      'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT ?',
+      { replacements: [LOTE_DA_VARREDURA], type: QueryTypes.SELECT },
+    );
+    let falhas = 0;
+    for (const { arquivo_id } of pendentes) {
+      try {
+        await apagarBytes(arquivo_id);
+        removidos++;
+      } catch (err) {
+        falhas++;
+        log.warn({ err, arquivo_id }, 'varredura: remoção dos bytes falhou; fica para a próxima');
+      }
+    }
+    // a full batch with no failure may have more behind it; a failure waits for the next round
+    if (pendentes.length < LOTE_DA_VARREDURA || falhas) break;
+  }
+  if (removidos) log.warn({ removidos }, 'bytes de arquivos apagados removidos pela varredura');
+  return removidos;
+}
+
+/** Every 5 minutes, the sweep of owed removals: the first round right after start. */
+export const INTERVALO_DA_VARREDURA_MS = 5 * 60_000;
+
+/** Starts the sweep of owed removals on this process, now and every INTERVALO_DA_VARREDURA_MS. */
+export function iniciarVarreduraDeBytes(): void {
+  const rodar = () => void varrerBytesAApagar().catch((err) => log.warn({ err }, 'varredura de bytes a apagar falhou'));
+  const varredura = setInterval(rodar, INTERVALO_DA_VARREDURA_MS);
+  varredura.unref();
+  aoEncerrar('workers', 'files:arquivo_a_apagar', async () => clearInterval(varredura));
+  setImmediate(rodar);
 }
 
 /**

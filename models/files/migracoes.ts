@@ -35,4 +35,16 @@ export const MIGRACOES_FILES: Migracao[] = [
       );
     },
   },
+  {
+    name: '0003-files-arquivo-a-apagar',
+    async up(qi) {
+      // bytes owed a removal: written in the transaction that deletes the file's row, so a crash or
+      // a storage failure after the commit leaves the removal to the sweep instead of losing it
+      await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS arquivo_a_apagar (
+        arquivo_id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+        criado_em DATETIME(3) NOT NULL,
+        KEY arquivo_a_apagar_criado_em (criado_em)
+      ) ${TABELA}`);
+    },
+  },
 ];
