@@ -59,6 +59,8 @@ export interface Config {
     tamanhoMaximoBytes: number;
     /** HMAC key of the signed download URLs; absent in LOCALHOST: generated on first start, kept in the database */
     segredoDeAssinatura?: string;
+    /** keys that check download URLs but never sign them (a rotation: the next key before it signs, the last one after) */
+    segredosDeVerificacao: string[];
     /** the local-disk storage's folder (default `<DATA_DIR>/arquivos`) */
     diretorio: string;
     /** an upload not received whole within this answers 408 and leaves nothing stored (FILES_PRAZO_DO_ENVIO_S) */
@@ -133,6 +135,14 @@ function listaDeRedes(valor: string, h: Joi.CustomHelpers): string | Joi.ErrorRe
   return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no CIDR: ${invalidos.join(', ')}` }) : valor;
 }
 
+/** Comma-separated keys, each as long as FILES_SEGREDO_DE_ASSINATURA must be. */
+function listaDeSegredos(valor: string, h: Joi.CustomHelpers): string | Joi.ErrorReport {
+  const itens = itensDaLista(valor);
+  return !itens.length || itens.some((e) => e.length < 32 || e.length > 512)
+    ? h.message({ custom: '{{#label}} must list keys of 32 to 512 characters, separated by commas' })
+    : valor;
+}
+
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
   MYSQL_URL: Joi.string().uri({ scheme: ['mysql', 'mariadb'] }).default('mysql://root@127.0.0.1:3306'),
@@ -174,6 +184,7 @@ const envSchema = Joi.object({
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
   FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
   FILES_SEGREDO_DE_ASSINATURA: Joi.string().min(32).max(512),
+  FILES_SEGREDOS_DE_VERIFICACAO: Joi.string().custom(listaDeSegredos, 'comma-separated keys of 32 to 512 characters'),
   FILES_DIRETORIO: Joi.string(),
   FILES_PRAZO_DO_ENVIO_S: Joi.number().integer().min(1).max(86_400).default(3600),
   SALES_CHAVE_DE_CIFRA: Joi.string().min(32).max(512),
@@ -263,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     files: {
       tamanhoMaximoBytes: value.FILES_TAMANHO_MAXIMO_MB * 1024 * 1024,
       segredoDeAssinatura: value.FILES_SEGREDO_DE_ASSINATURA,
+      segredosDeVerificacao: itensDaLista(value.FILES_SEGREDOS_DE_VERIFICACAO),
       diretorio: value.FILES_DIRETORIO ?? path.join(value.DATA_DIR, 'arquivos'),
       prazoDoEnvioMs: value.FILES_PRAZO_DO_ENVIO_S * 1000,
     },

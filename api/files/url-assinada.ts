@@ -12,8 +12,14 @@ import { proibido } from '../shared/errors';
 export const VALIDADE_DA_URL_SEGUNDOS = 15 * 60;
 
 let segredo: Buffer | undefined;
+/** the signing key first, then those of FILES_SEGREDOS_DE_VERIFICACAO, which only check */
+let segredosQueConferem: Buffer[] = [];
 
-/** FILES_SEGREDO_DE_ASSINATURA, or in LOCALHOST a key kept in the service's database (every process must share it). */
+/**
+ * FILES_SEGREDO_DE_ASSINATURA, or in LOCALHOST a key kept in the service's database (every process
+ * must share it); and the keys of FILES_SEGREDOS_DE_VERIFICACAO, accepted on links but never used to
+ * sign, so a key is rotated process by process without refusing a link another process signed.
+ */
 export async function carregarSegredo(): Promise<void> {
   segredo = await segredoDoServico({
     doAmbiente: config().files.segredoDeAssinatura,
@@ -21,11 +27,12 @@ export async function carregarSegredo(): Promise<void> {
     modelo: SegredoDeAssinatura,
     nome: 'download',
   });
+  segredosQueConferem = [segredo, ...config().files.segredosDeVerificacao.map((s) => Buffer.from(s, 'utf8'))];
 }
 
-function assinar(id: string, expira: number): string {
-  if (!segredo) throw new Error('download signing key not loaded');
-  return createHmac('sha256', segredo).update(`arquivo:${id}:${expira}`).digest('base64url');
+function assinar(id: string, expira: number, chave = segredo): string {
+  if (!chave) throw new Error('download signing key not loaded');
+  return createHmac('sha256', chave).update(`arquivo:${id}:${expira}`).digest('base64url');
 }
 
 /** The absolute download URL of a file, valid until `expira` (unix seconds). */
@@ -42,14 +49,18 @@ export function urlDeDownload(id: string, agora = Date.now()): string {
 }
 
 /**
- * Throws `proibido` unless `assinatura` is this service's signature of (id, expira) and `expira`
- * has not passed. The comparison takes the same time wherever the strings differ.
+ * Throws `proibido` unless `assinatura` is this service's signature of (id, expira), with the signing
+ * key or one kept for checking, and `expira` has not passed. Every key is tried, and each comparison
+ * takes the same time wherever the strings differ.
  */
 export function conferirAssinatura(id: string, expira: number, assinatura: string, agora = Date.now()): void {
-  const esperada = Buffer.from(assinar(id, expira));
+  if (!segredo) throw new Error('download signing key not loaded');
   const recebida = Buffer.from(assinatura);
-  if (recebida.length !== esperada.length || !timingSafeEqual(recebida, esperada)) {
-    throw proibido('Assinatura do link de download inválida.');
+  let confere = false;
+  for (const chave of segredosQueConferem) {
+    const esperada = Buffer.from(assinar(id, expira, chave));
+    if (recebida.length === esperada.length && timingSafeEqual(recebida, esperada)) confere = true;
   }
+  if (!confere) throw proibido('Assinatura do link de download inválida.');
   if (Math.floor(agora / 1000) > expira) throw proibido('Link de download expirado: peça um novo (GET /arquivo/{id}).');
 }

@@ -15,7 +15,7 @@ afterAll(() => resetConfig());
 
 test('defaults: 25 MiB limit, files kept under <DATA_DIR>/arquivos, no signing key given', () => {
   const c = loadConfig({ DATA_DIR: '/var/lib/suite' });
-  expect(c.files).toEqual({ tamanhoMaximoBytes: 25 * 1024 * 1024, segredoDeAssinatura: undefined, diretorio: '/var/lib/suite/arquivos', prazoDoEnvioMs: 3_600_000 });
+  expect(c.files).toEqual({ tamanhoMaximoBytes: 25 * 1024 * 1024, segredoDeAssinatura: undefined, segredosDeVerificacao: [], diretorio: '/var/lib/suite/arquivos', prazoDoEnvioMs: 3_600_000 });
   expect(loadConfig({ FILES_DIRETORIO: '/srv/arquivos', FILES_TAMANHO_MAXIMO_MB: '100' }).files).toEqual(
     expect.objectContaining({ diretorio: '/srv/arquivos', tamanhoMaximoBytes: 100 * 1024 * 1024 }),
   );
@@ -26,6 +26,13 @@ test('a bad value stops with a message naming the variable', () => {
   expect(() => loadConfig({ FILES_TAMANHO_MAXIMO_MB: '0' })).toThrow(/FILES_TAMANHO_MAXIMO_MB/);
   expect(() => loadConfig({ FILES_SEGREDO_DE_ASSINATURA: 'curto' })).toThrow(/FILES_SEGREDO_DE_ASSINATURA/);
   expect(() => loadConfig({ FILES_PRAZO_DO_ENVIO_S: '0' })).toThrow(/FILES_PRAZO_DO_ENVIO_S/);
+  expect(() => loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: `${'x'.repeat(32)},curta` })).toThrow(/FILES_SEGREDOS_DE_VERIFICACAO/);
+  expect(() => loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: ',' })).toThrow(/FILES_SEGREDOS_DE_VERIFICACAO/);
+});
+
+test('FILES_SEGREDOS_DE_VERIFICACAO lists keys separated by commas (spaces around them ignored)', () => {
+  const [a, b] = ['a'.repeat(32), 'b'.repeat(40)];
+  expect(loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: `${a}, ${b}` }).files.segredosDeVerificacao).toEqual([a, b]);
 });
 
 test('outside LOCALHOST the file service does not start without FILES_SEGREDO_DE_ASSINATURA (other services are not affected)', async () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { urlAssinada, VALIDADE_DA_URL_SEGUNDOS } from '../../api/files/url-assinada';
+import { carregarSegredo, urlAssinada, VALIDADE_DA_URL_SEGUNDOS } from '../../api/files/url-assinada';
+import { config } from '../../config';
 import { SegredoDeAssinatura } from '../../models/files';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -113,6 +114,42 @@ describe('the signing key (DESIGN §2: LOCALHOST secrets are generated on first 
     const guardados = await SegredoDeAssinatura.findAll();
     expect(guardados).toHaveLength(1);
     expect(guardados[0].valor.length).toBeGreaterThanOrEqual(43);
+  });
+});
+
+describe('rotating the signing key (FILES_SEGREDOS_DE_VERIFICACAO: keys that check links and never sign)', () => {
+  /** A process (re)started with these keys, as its environment would give them. */
+  async function comChaves(assinatura: string | undefined, verificacao: string[]) {
+    config().files.segredoDeAssinatura = assinatura;
+    config().files.segredosDeVerificacao = verificacao;
+    await carregarSegredo();
+  }
+  afterAll(() => comChaves(undefined, []));
+
+  test('a link signed with either key works on every process while the rotation goes on; the old key is refused once it is dropped', async () => {
+    const antiga = 'chave-antiga-'.padEnd(44, 'a');
+    const nova = 'chave-nova-'.padEnd(44, 'n');
+    const expira = agora() + 600;
+    await comChaves(antiga, []);
+    const daAntiga = urlAssinada(arquivo.id, expira);
+
+    // processes already switched: sign with the new key, still check the old one
+    await comChaves(nova, [antiga]);
+    const daNova = urlAssinada(arquivo.id, expira);
+    expect(daNova).not.toBe(daAntiga);
+    expect((await files.baixar(daAntiga)).status).toBe(200);
+    expect((await files.baixar(daNova)).status).toBe(200);
+
+    // processes not yet switched: sign with the old key, already check the new one
+    await comChaves(antiga, [nova]);
+    expect((await files.baixar(daNova)).status).toBe(200);
+    expect((await files.baixar(daAntiga)).status).toBe(200);
+
+    // 15 minutes later, the old key dropped: its links are refused, the tampering checks stand
+    await comChaves(nova, []);
+    esperarProblema(await files.baixar(daAntiga), 403);
+    expect((await files.baixar(daNova)).status).toBe(200);
+    esperarProblema(await files.baixar(comParametro(daNova, 'expira', String(expira + 1))), 403);
   });
 });
 
