@@ -103,6 +103,12 @@ describe('Content-Disposition of a download (DESIGN §7 downloads; RFC 6266, RFC
     ["it's*.txt", `attachment; filename="it's*.txt"; filename*=UTF-8''it%27s%2A.txt`],
     ['😀.png', `attachment; filename="__.png"; filename*=UTF-8''%F0%9F%98%80.png`],
     ['\ud800x', `attachment; filename="_x"; filename*=UTF-8''_x`],
+    // C1 controls, and bidirectional controls that would show `fatura\u202Efdp.exe` as `faturaexe.pdf`
+    ['a\u0085b\u009f.txt', `attachment; filename="a_b_.txt"; filename*=UTF-8''a_b_.txt`],
+    ['fatura\u202Efdp.exe', `attachment; filename="fatura_fdp.exe"; filename*=UTF-8''fatura_fdp.exe`],
+    ['\u2067x\u2069\u200e\u200f\u061c.pdf', `attachment; filename="_x____.pdf"; filename*=UTF-8''_x____.pdf`],
+    // joiners inside an emoji are not controls: kept
+    ['👩\u200d💻.png', `attachment; filename="_____.png"; filename*=UTF-8''%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB.png`],
   ])('%s', (nome, esperado) => {
     expect(disposicaoDeAnexo(nome)).toBe(esperado);
   });

@@ -49,6 +49,18 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
     );
   });
 
+  test('a stored name that would disguise its extension (a right-to-left override) or hold a C1 control is saved under a plain one', async () => {
+    // the sales copies carry names chosen by whoever sent the attachment
+    const enviado = (await files.enviar(app.token, 'fatura\u202Efdp.exe', 'MZ')).body;
+    expect(enviado.nome).toBe('fatura\u202Efdp.exe');
+    const baixado = await files.baixar(enviado.url);
+    expect(baixado.headers.get('content-disposition')).toBe(`attachment; filename="fatura_fdp.exe"; filename*=UTF-8''fatura_fdp.exe`);
+    const comC1 = (await files.enviar(app.token, 'linha\u0085quebrada.txt', 'x')).body;
+    expect((await files.baixar(comC1.url)).headers.get('content-disposition')).toBe(
+      `attachment; filename="linha_quebrada.txt"; filename*=UTF-8''linha_quebrada.txt`,
+    );
+  });
+
   test('is valid 15 minutes: expira is now + 900 s in every answer that carries a url', async () => {
     expect(VALIDADE_DA_URL_SEGUNDOS).toBe(900);
     const lido = await files.api.get(`/arquivo/${arquivo.id}`, { token: app.token });
