@@ -1,5 +1,6 @@
 import { Processor, Worker } from 'bullmq';
 import { FILAS } from '../queues';
+import { processarFilesLimpeza } from './files-limpeza';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
 import { processarHubEntrega, prepararWorkerDeEntregas } from './hub-entrega';
@@ -29,6 +30,7 @@ export const PROCESSADORES: Record<string, Processor> = {
   'sales-transferencia': processarSalesTransferencia,
   'sales-contagem': processarSalesContagem,
   'sales-colaborador-sync': processarSalesColaboradorSync,
+  'files-limpeza': processarFilesLimpeza,
 };
 
 /** What a queue's worker needs beyond its processor, set up as each one starts. */

@@ -9,6 +9,7 @@ import { appDoDashboard } from '../dashboards/bull-board';
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
+import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { filaLeadsImportacao } from '../queues/leads-importacao';
@@ -111,6 +112,9 @@ export async function agendarRepetiveis(): Promise<void> {
     await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir' });
     await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer' });
     await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar' });
+  }
+  if (SERVICOS_DA_SUITE.files) {
+    await fila(filaFilesLimpeza).upsertJobScheduler('varrer', { every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS }, { name: 'varrer' });
   }
 }
 

@@ -1,4 +1,5 @@
 import { DefinicaoDeFila } from './fila';
+import { filaFilesLimpeza } from './files-limpeza';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
 import { filaHubColaboradorSync } from './hub-colaborador-sync';
 import { filaHubEntrega } from './hub-entrega';
@@ -28,6 +29,7 @@ export const FILAS: DefinicaoDeFila[] = [
   filaSalesTransferencia,
   filaSalesContagem,
   filaSalesColaboradorSync,
+  filaFilesLimpeza,
 ];
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {

@@ -3,7 +3,6 @@ import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
-import { aoEncerrar } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -259,18 +258,6 @@ export async function varrerBytesAApagar(): Promise<number> {
   }
   if (removidos) log.warn({ removidos }, 'bytes de arquivos apagados removidos pela varredura');
   return removidos;
-}
-
-/** Every 5 minutes, the sweep of owed removals: the first round right after start. */
-export const INTERVALO_DA_VARREDURA_MS = 5 * 60_000;
-
-/** Starts the sweep of owed removals on this process, now and every INTERVALO_DA_VARREDURA_MS. */
-export function iniciarVarreduraDeBytes(): void {
-  const rodar = () => void varrerBytesAApagar().catch((err) => log.warn({ err }, 'varredura de bytes a apagar falhou'));
-  const varredura = setInterval(rodar, INTERVALO_DA_VARREDURA_MS);
-  varredura.unref();
-  aoEncerrar('workers', 'files:arquivo_a_apagar', async () => clearInterval(varredura));
-  setImmediate(rodar);
 }
 
 /**

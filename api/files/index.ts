@@ -4,7 +4,6 @@ import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
 import { armazenamento } from './armazenamento';
-import { iniciarVarreduraDeBytes } from './arquivos';
 import { rotasDeFiles } from './routes';
 import { carregarSegredo } from './url-assinada';
 
@@ -15,7 +14,6 @@ export const files: Servico = {
   preparar: async () => {
     await carregarSegredo();
     await armazenamento().preparar();
-    iniciarVarreduraDeBytes();
   },
   // uploads of up to FILES_TAMANHO_MAXIMO_MB: a client slower than about 85 KB/s took more than
   // Node's 5 minutes for 25 MiB

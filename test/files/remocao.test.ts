@@ -1,7 +1,11 @@
 import { QueryTypes } from 'sequelize';
 import { armazenamento, Armazenamento, usarArmazenamento } from '../../api/files/armazenamento';
 import { varrerBytesAApagar } from '../../api/files/arquivos';
+import { processarFilesLimpeza } from '../../jobs/files-limpeza';
 import { banco } from '../../lib/database';
+import { agendarRepetiveis } from '../../lib/runner';
+import { fila } from '../../queues/fila';
+import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../../queues/files-limpeza';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
@@ -86,12 +90,19 @@ describe('DELETE /arquivo/{id} and a failure between the row and the bytes', () 
     // the bytes are still there, owed a removal
     expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
 
-    expect(await varrerBytesAApagar()).toBeGreaterThanOrEqual(1);
+    // the sweep as its queue runs it
+    expect((await processarFilesLimpeza()).removidos).toBeGreaterThanOrEqual(1);
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
     const [restantes] = await banco('files').query('SELECT arquivo_id FROM arquivo_a_apagar');
     expect(restantes).toEqual([]);
     // a second round finds nothing to do
     expect(await varrerBytesAApagar()).toBe(0);
+  });
+
+  test('the sweep is the files-limpeza queue\'s repeatable job, every 5 minutes (on the dashboard with every queue)', async () => {
+    await agendarRepetiveis();
+    const agendados = await fila(filaFilesLimpeza).getJobSchedulers();
+    expect(agendados).toEqual([expect.objectContaining({ key: 'varrer', every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS })]);
   });
 
   test('a delete that completes leaves nothing owed', async () => {
