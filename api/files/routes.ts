@@ -120,6 +120,7 @@ export function rotasDeFiles(): Rota[] {
       acesso: 'publico',
       validar: { params: schemas.paramsId, query: schemas.conteudo },
       outrasRespostas: { '403': 'Link sem assinatura válida, ou vencido' },
+      respostaBinaria: true,
       tratar: async (req, res) => {
         const c = await abrirConteudo(req.entrada.params.id, req.entrada.query.expira, req.entrada.query.assinatura);
         res.writeHead(200, {

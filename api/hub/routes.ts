@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
+import { jwks } from '../shared/openapi';
 import { Rota } from '../shared/rotas';
 import { acessoHub } from './acesso';
 import {
@@ -302,6 +303,7 @@ function rotasDeEntregas(): Rota[] {
       operacao: 'jwks',
       resumo: 'Chaves públicas Ed25519 que verificam as entregas',
       acesso: 'publico',
+      resposta: jwks,
       tratar: async (_req, res) => {
         res.setHeader('Cache-Control', 'public, max-age=300');
         return jwksDoHub();

@@ -2,12 +2,13 @@ import Joi from 'joi';
 import { config } from '../../config';
 import { Principal } from '../shared/principal';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
+import { jwks } from '../shared/openapi';
 import { proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
 import { Permissao, Rota } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
-import { jwks } from './chaves';
+import { jwks as chavesPublicas } from './chaves';
 import { entrar, tokenDeAplicativo } from './login';
 import { respostas, schemas } from './schemas';
 import {
@@ -97,9 +98,10 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'jwks',
       resumo: 'Chaves públicas que verificam os tokens',
       acesso: 'publico',
+      resposta: jwks,
       tratar: (_req, res) => {
         res.setHeader('Cache-Control', 'public, max-age=300');
-        return jwks();
+        return chavesPublicas();
       },
     },
     {

@@ -122,11 +122,13 @@ function rotasDeConversas(): Rota[] {
       metodo: 'post',
       caminho: '/conversa',
       operacao: 'criar_conversa',
+      outrasRespostas: { '403': 'Sempre, com um token válido: conversas só nascem dos webhooks' },
       resumo: 'Sempre 403: conversas só nascem dos webhooks',
       acesso: 'usuario',
       permissao: controle.pode('criar', AREA),
       // 403 whatever the body: malformed or oversized, it is never read
       semCorpo: true,
+      semSucesso: true,
       tratar: () => {
         throw proibido('Conversas são registradas pelos webhooks da plataforma de atendimento e do gateway.');
       },

@@ -6,7 +6,7 @@ import { logger } from '../../lib/logger';
 import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
 import { naoEncontradoRota, tratadorDeErros } from './http-errors';
-import { documentoOpenApi } from './openapi';
+import { documentoOpenApi, sempre } from './openapi';
 import { montarRotas, Rota } from './rotas';
 
 export interface DefinicaoDoServico {
@@ -54,14 +54,24 @@ function aberturaDaRequisicao(servico: string) {
 /** Routes every service serves (DESIGN §4): liveness, readiness and its OpenAPI document. */
 function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota[] {
   return [
-    { metodo: 'get', caminho: '/saude', operacao: 'saude', resumo: 'Liveness', acesso: 'publico', tratar: () => ({ status: 'ok' }) },
+    {
+      metodo: 'get',
+      caminho: '/saude',
+      operacao: 'saude',
+      resumo: 'Liveness',
+      acesso: 'publico',
+      semDependencias: true,
+      resposta: sempre({ status: Joi.string().valid('ok') }),
+      tratar: () => ({ status: 'ok' }),
+    },
     {
       metodo: 'get',
       caminho: '/pronto',
       operacao: 'pronto',
       resumo: 'Readiness: banco e Redis respondem',
       acesso: 'publico',
-      resposta: Joi.object({ status: Joi.string() }),
+      resposta: sempre({ status: Joi.string().valid('pronto') }),
+      outrasRespostas: { '503': 'Banco de dados ou Redis sem resposta' },
       tratar: async () => {
         try {
           await def.pronto();
@@ -71,7 +81,18 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
         return { status: 'pronto' };
       },
     },
-    { metodo: 'get', caminho: '/openapi.json', operacao: 'openapi', resumo: 'Documento OpenAPI 3.1', acesso: 'publico', tratar: documento },
+    {
+      metodo: 'get',
+      caminho: '/openapi.json',
+      operacao: 'openapi',
+      resumo: 'Documento OpenAPI 3.1',
+      acesso: 'publico',
+      semDependencias: true,
+      resposta: Joi.object({ openapi: Joi.string().required(), info: Joi.object().unknown(true).required(), paths: Joi.object().unknown(true).required() })
+        .unknown(true)
+        .description('Este documento'),
+      tratar: documento,
+    },
   ];
 }
 

@@ -26,6 +26,13 @@ const PROBLEMA = {
  */
 export const sempre = (campos: Joi.PartialSchemaMap) => Joi.object(campos).prefs({ presence: 'required' });
 
+/** RFC 7517 key set (GET /.well-known/jwks.json): each key's own members depend on its type (RSA, OKP). */
+export const jwks = sempre({
+  keys: Joi.array().items(
+    Joi.object({ kty: Joi.string().required(), kid: Joi.string().required(), alg: Joi.string(), use: Joi.string() }).unknown(true),
+  ),
+}).label('Jwks');
+
 /** SPEC §2 PaginaNumerada of `item`. */
 export const paginaNumerada = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
 
@@ -58,7 +65,7 @@ function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query
   if (!esquema) return [];
   const json = esquemaJson(esquema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([nome, schema]) => {
-    const { description, ...resto } = schema;
+    const { description, ...resto } = onde === 'path' ? umSegmento(schema) : schema;
     return {
       name: nome,
       in: onde,
@@ -69,40 +76,75 @@ function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query
   });
 }
 
+/**
+ * A path parameter is the one string a client writes in its place. Express 5 hands a `*name`
+ * wildcard to the route as its segments (an array), which the route's schema accepts besides the
+ * string: that form is the server's own, not the client's, and is left out of the document.
+ */
+function umSegmento(schema: Record<string, unknown>): Record<string, unknown> {
+  const alternativas = schema.anyOf as Record<string, unknown>[] | undefined;
+  if (!alternativas) return schema;
+  const texto = alternativas.filter((a) => a.type !== 'array');
+  if (texto.length !== 1) return schema;
+  const { anyOf: _, ...resto } = schema;
+  return { ...resto, ...texto[0] };
+}
+
+/** The route reads a JSON body with the service's parser (api/shared/rotas.ts montarRotas). */
+const recebeJson = (rota: Rota) => rota.metodo !== 'get' && !rota.corpoEmFluxo && !rota.semCorpo;
+
+/**
+ * The error answers of a route, each with the problem shape (DESIGN §4): those every route of its
+ * kind gives, then its own (`outrasRespostas`, which may say more of one of these).
+ */
 function respostasDeErro(rota: Rota) {
   const r: Record<string, unknown> = {};
   const problema = (descricao: string) => ({
     description: descricao,
     content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problema' } } },
   });
-  r['400'] = problema('Entrada inválida');
+  // a route that validates nothing and reads no body has nothing to refuse as malformed
+  if (rota.validar || rota.cabecalhos || recebeJson(rota)) r['400'] = problema('Entrada inválida');
   if (rota.acesso !== 'publico') {
     r['401'] = problema('Token ausente, inválido ou expirado');
     r['403'] = problema('Sem permissão');
   }
   if (/[:*]/.test(rota.caminho)) r['404'] = problema('Não encontrado');
+  // any body is parsed, but only one a client is told to send may pass the limit
+  if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
   for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
+  // the database, Redis or (checking a token) the identity service out of reach
+  if (!rota.semDependencias) r['503'] ??= problema('Uma dependência do serviço está indisponível; tente de novo');
   return r;
 }
+
+/** The success answer of a route: its status and what it carries. */
+function respostaDeSucesso(rota: Rota): Record<string, unknown> {
+  if (rota.semSucesso) return {};
+  const status = String(rota.status ?? (rota.resposta || rota.respostaBinaria ? 200 : 204));
+  if (rota.resposta) return { [status]: { description: 'Sucesso', content: { 'application/json': { schema: esquemaJson(rota.resposta) } } } };
+  if (rota.respostaBinaria) return { [status]: { description: 'Os bytes do arquivo', content: { '*/*': { schema: BINARIO } } } };
+  return { [status]: { description: 'Sucesso, sem corpo' } };
+}
+
+const BINARIO = { type: 'string', format: 'binary' };
 
 /** The OpenAPI 3.1 document of a service, built from the same joi schemas that validate requests. */
 export function documentoOpenApi(info: { title: string; version: string; description?: string }, rotas: Rota[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const rota of rotas) {
     const caminho = caminhoOpenApi(rota.caminho);
-    const status = String(rota.status ?? 200);
-    const sucesso = rota.resposta
-      ? { description: 'Sucesso', content: { 'application/json': { schema: esquemaJson(rota.resposta) } } }
-      : { description: 'Sucesso' };
     const operacao: Record<string, unknown> = {
       operationId: rota.operacao,
       summary: rota.resumo,
       ...(rota.descricao ? { description: rota.descricao } : {}),
       parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query'), ...parametros(rota.cabecalhos, 'header')],
-      responses: { [status]: sucesso, ...respostasDeErro(rota) },
+      responses: { ...respostaDeSucesso(rota), ...respostasDeErro(rota) },
     };
     if (rota.validar?.body) {
       operacao.requestBody = { required: true, content: { 'application/json': { schema: esquemaJson(rota.validar.body) } } };
+    } else if (rota.corpoEmFluxo) {
+      operacao.requestBody = { required: true, content: { '*/*': { schema: BINARIO } } };
     }
     if (rota.acesso !== 'publico') operacao.security = [{ bearer: [] }];
     (paths[caminho] ??= {})[rota.metodo] = operacao;

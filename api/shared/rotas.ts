@@ -28,12 +28,24 @@ export interface Rota {
   validar?: { params?: Joi.ObjectSchema; query?: Joi.ObjectSchema; body?: Joi.Schema };
   /** request headers the handler reads and checks itself, for the OpenAPI document only */
   cabecalhos?: Joi.ObjectSchema;
-  /** success status (200 by default; a handler that returns undefined answers 204 with no body) */
+  /**
+   * success status: 200 by default when the route answers a body (`resposta` or
+   * `respostaBinaria`), 204 otherwise (a handler that returns undefined answers 204 with no body)
+   */
   status?: number;
-  /** response schema, for the OpenAPI document only */
+  /** response schema, for the OpenAPI document only; a route without one answers 204 with no body */
   resposta?: Joi.Schema;
-  /** error answers of this route beyond the usual ones (400, 401, 403, 404), for the OpenAPI document: status → meaning */
+  /** the handler writes the bytes of a file itself, of any media type (for the OpenAPI document) */
+  respostaBinaria?: boolean;
+  /** the route never succeeds (POST /conversa): the OpenAPI document lists its errors only */
+  semSucesso?: boolean;
+  /**
+   * error answers of this route beyond the ones the OpenAPI document gives each route by itself
+   * (400, 401, 403, 404, 413, 503; see api/shared/openapi.ts), for the document: status → meaning
+   */
   outrasRespostas?: Record<string, string>;
+  /** the route reads neither database nor Redis (liveness, the document itself): it never answers 503 */
+  semDependencias?: boolean;
   /** middleware run before everything else but the JSON body parser (e.g. a rate limit on a public route) */
   antes?: RequestHandler[];
   /**

@@ -98,7 +98,7 @@ describe.each(Object.keys(SERVICOS_DA_SUITE))('GET /openapi.json of %s (DESIGN Â
     for (const ops of Object.values<any>(doc.paths)) {
       for (const [metodo, op] of Object.entries<any>(ops)) {
         for (const p of op.parameters) expect(p.schema).toEqual(expect.any(Object));
-        if (metodo === 'post' && op.requestBody) {
+        if (metodo === 'post' && op.requestBody?.content['application/json']) {
           expect(op.requestBody.content['application/json'].schema.type).toBe('object');
         }
       }
@@ -121,6 +121,9 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(files.paths['/arquivo'].post.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false, schema: expect.objectContaining({ maxLength: 255 }) })]),
     );
+    // the upload's body and the download's answer are the file's bytes, of any media type
+    expect(files.paths['/arquivo'].post.requestBody.content).toEqual({ '*/*': { schema: { type: 'string', format: 'binary' } } });
+    expect(files.paths['/arquivo/{id}/conteudo'].get.responses['200'].content).toEqual({ '*/*': { schema: { type: 'string', format: 'binary' } } });
     expect(Object.keys(files.paths['/arquivo/{id}/conteudo'].get.responses)).toContain('403');
     expect(files.paths['/arquivo/{id}/conteudo'].get.responses['403'].content['application/problem+json']).toBeDefined();
   });
