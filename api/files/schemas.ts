@@ -57,7 +57,7 @@ const arquivo = sempre({
   tipo_mime: Joi.string(),
   tamanho: Joi.number().integer().description('Bytes'),
   sha256: Joi.string().description('SHA-256 dos bytes, hexadecimal'),
-  criado_em: Joi.string(),
+  criado_em: Joi.string().isoDate(),
   url: Joi.string().description('Download assinado, sem token, válido por 15 minutos'),
 });
 

@@ -348,7 +348,7 @@ function rotasDeEntregas(): Rota[] {
       permissao: lerMonitoramento,
       validar: { params: schemas.paramsId },
       resposta: respostas.entrega.keys({
-        evento: Joi.object({ id: Joi.string(), versao: Joi.number(), dados: Joi.any(), criado_em: Joi.string() }).allow(null),
+        evento: Joi.object({ id: Joi.string(), versao: Joi.number(), dados: Joi.any(), criado_em: Joi.string().isoDate() }).allow(null),
         historico: respostas.historico,
       }),
       tratar: (req) => entregaPorId(req.entrada.params.id),

@@ -64,6 +64,9 @@ const s = Joi.string();
 const sn = Joi.string().allow(null);
 const n = Joi.number();
 const b = Joi.boolean();
+/** RFC 3339 UTC (DESIGN §4) */
+const d = Joi.string().isoDate();
+const dn = d.allow(null);
 
 export const respostas = {
   aplicativo: sempre({
@@ -74,8 +77,8 @@ export const respostas = {
     identificador_no_auth: s,
     quantidade_de_tipos_de_evento: n,
     quantidade_de_assinaturas: n,
-    criado_em: s,
-    atualizado_em: s,
+    criado_em: d,
+    atualizado_em: d,
   }).label('Aplicativo'),
   aplicativoAutocomplete: sempre({ id: s, nome: s, ativo: b }),
   assinatura: sempre({
@@ -91,9 +94,9 @@ export const respostas = {
     tempo_limite_em_segundos: n,
     ativa: b,
     entregas_na_fila_de_erro: n,
-    ultima_entrega_em: sn,
-    criada_em: s,
-    atualizada_em: s,
+    ultima_entrega_em: dn,
+    criada_em: d,
+    atualizada_em: d,
   }).label('Assinatura'),
   assinaturaAutocomplete: sempre({ id: s, aplicativo_assinante_nome: s, tipo_de_evento_nome: s, versao_do_esquema: n, ativa: b }),
   tipo: sempre({
@@ -102,11 +105,11 @@ export const respostas = {
     descricao: sn,
     aplicativo_id: s,
     aplicativo_nome: sn,
-    versoes: Joi.array().items(sempre({ versao: n, situacao: s, criada_em: s })),
-    criado_em: s,
-    atualizado_em: s,
+    versoes: Joi.array().items(sempre({ versao: n, situacao: s, criada_em: d })),
+    criado_em: d,
+    atualizado_em: d,
   }).label('TipoDeEvento'),
-  versao: sempre({ versao: n, situacao: s, esquema: Joi.object().unknown(true), criada_em: s }),
+  versao: sempre({ versao: n, situacao: s, esquema: Joi.object().unknown(true), criada_em: d }),
   publicacao: sempre({ id: s, entregas: n }),
   /** the delivery by id adds `evento` and `historico` with `.keys()`: required as well */
   entrega: sempre({
@@ -115,14 +118,14 @@ export const respostas = {
     assinatura_id: s,
     situacao: s,
     tentativas: n,
-    proxima_tentativa_em: sn,
-    entregue_em: sn,
+    proxima_tentativa_em: dn,
+    entregue_em: dn,
     ultimo_erro: sn,
-    criada_em: s,
-    atualizada_em: s,
+    criada_em: d,
+    atualizada_em: d,
   }).label('Entrega'),
   historico: Joi.array().items(
-    sempre({ numero: n, iniciada_em: s, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
+    sempre({ numero: n, iniciada_em: d, duracao_ms: n, status_http: n.allow(null), erro: sn, resposta: sn }),
   ),
   pagina: paginaNumerada,
   /** GET /entrega: `total` stops at 10,000, and `estimado` says when it did */

@@ -53,6 +53,9 @@ export const schemas = {
 
 const s = Joi.string();
 const sn = Joi.string().allow(null);
+/** RFC 3339 UTC (DESIGN §4) */
+const d = Joi.string().isoDate();
+const dn = d.allow(null);
 
 export const respostas = {
   usuario: sempre({
@@ -65,10 +68,10 @@ export const respostas = {
     email_verificado: Joi.boolean(),
     dois_fatores_ativo: Joi.boolean(),
     tem_senha: Joi.boolean(),
-    criado_em: s,
-    atualizado_em: s,
-    bloqueado_ate: sn,
-    ultimo_login_em: sn,
+    criado_em: d,
+    atualizado_em: d,
+    bloqueado_ate: dn,
+    ultimo_login_em: dn,
     cargo: sn,
     cargo_id: sn,
     funcao: sn,
@@ -81,7 +84,7 @@ export const respostas = {
   /** login adds `usuario` with `.keys()`: required as well */
   token: sempre({ access_token: s, token_type: s, expires_in: Joi.number() }),
   /** creation and a new secret add `client_secret` with `.keys()`: required as well */
-  aplicativo: sempre({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: s, atualizado_em: s }),
-  cadastro: sempre({ id: s, nome: s, criado_em: s, atualizado_em: s }),
+  aplicativo: sempre({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: d, atualizado_em: d }),
+  cadastro: sempre({ id: s, nome: s, criado_em: d, atualizado_em: d }),
   pagina: paginaNumerada,
 };
