@@ -29,12 +29,13 @@ const listasDosNomes = new CacheComPrazo<string, string[] | null>(() => 2 * 60_0
  * The list runs before the page's read and the count's, inside their own limits' margins: the
  * count job's 1 + 6 seconds stay under the 8 a listing waits for it. It is kept for the current
  * data (listasDosNomes), so the count and the next pages find it read. Answers undefined for the walk.
+ * `geracao`: the data's generation the list is for (a count job's own), the current one when not given.
  */
-export async function cnpjsDoNome(nome: string): Promise<string[] | undefined> {
+export async function cnpjsDoNome(nome: string, geracao?: string): Promise<string[] | undefined> {
   const busca = buscaDoNome(nome);
   // short words only: a prefix, which no full-text index serves
   if (!busca) return undefined;
-  const { chave } = await chaveNaGeracao('nome', busca);
+  const { chave } = await chaveNaGeracao('nome', busca, geracao);
   // null for the walk
   const guardada = listasDosNomes.obter(chave);
   if (guardada !== undefined) return guardada ?? undefined;
@@ -67,6 +68,6 @@ async function listarDosIndices(busca: string): Promise<string[] | undefined | t
 }
 
 /** The WHERE of a filter set, its `nome` listed beforehand when it names few establishments. */
-export async function condicoesComNome(f: FiltrosDeEmpresas): Promise<Condicoes> {
-  return condicoesDosFiltros(f, f.nome ? await cnpjsDoNome(f.nome) : undefined);
+export async function condicoesComNome(f: FiltrosDeEmpresas, geracao?: string): Promise<Condicoes> {
+  return condicoesDosFiltros(f, f.nome ? await cnpjsDoNome(f.nome, geracao) : undefined);
 }

@@ -30,10 +30,11 @@ const log = logger('leads-contagem');
 /**
  * The count itself: stops at the cap + 1 row and under a time limit enforced by the database, so a
  * filter that matches most of the registry costs at most 6 seconds. Past the cap, the total is the
- * cap and an estimate (`teto` is SPEC's 2,000,000; tests pass a small one).
+ * cap and an estimate (`teto` is SPEC's 2,000,000; tests pass a small one). `geracao`: the data's
+ * generation a name's list is read for (busca-por-nome.ts).
  */
-export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
-  const { onde, parametros } = await condicoesComNome(filtros);
+export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM, geracao?: string): Promise<Contagem> {
+  const { onde, parametros } = await condicoesComNome(filtros, geracao);
   const estimativa: Contagem = { total: teto, estimado: true };
   const linhas = teto + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
@@ -55,11 +56,16 @@ export interface PedidoDeContagem {
   filtros: FiltrosDeEmpresas;
   /** where the result is cached: the key names the data's generation (geracao.ts) */
   chave: string;
+  /**
+   * that generation: a name's list is read for it, not for the one this worker last read (up to
+   * VALIDADE_DA_GERACAO_MS old), so a count keyed for a new month never uses last month's list
+   */
+  geracao?: string;
 }
 
 /** The job's work: counts and caches the result, so a count that ends after the listing gave up still serves the next one. */
-export async function contarEGuardar({ filtros, chave }: PedidoDeContagem): Promise<Contagem> {
-  const contagem = await contarEmpresas(filtros);
+export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContagem): Promise<Contagem> {
+  const contagem = await contarEmpresas(filtros, TETO_DA_CONTAGEM, geracao);
   await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', contagem.estimado ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
 }
@@ -75,7 +81,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   const { chave, geracao, hash } = await chaveNaGeracao('contagem', chaveDosFiltros(filtros));
   const guardada = await r.get(chave);
   if (guardada) return JSON.parse(guardada) as Contagem;
-  const pedido: PedidoDeContagem = { filtros, chave };
+  const pedido: PedidoDeContagem = { filtros, chave, geracao };
   const job = await fila(filaLeadsContagem).add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;

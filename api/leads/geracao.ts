@@ -1,55 +1,58 @@
 import { createHash } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
+import { CacheComPrazo } from '../../lib/cache';
 import { banco, lerLinhas } from '../../lib/database';
-import { redis } from '../../lib/redis';
 
 /**
  * What the service caches about the registry (counts per filter set, the establishments a name
- * lists) is kept in Redis under the data's generation. Each import starts a new one: what was
- * cached about the previous month is never read again, and simply expires.
+ * lists) is kept under the data's generation: what was cached about the previous month is never
+ * read again, and simply expires.
+ *
+ * The generation lives in the database, in a one-row table an import swaps in with its tables
+ * (importacao.ts, the same RENAME TABLE): data and generation change in the same instant, so no
+ * failure after the swap (Redis out of reach, the process killed) can leave last month's counts
+ * served, and a run cut before its swap changed neither.
  */
-const chaveDaGeracao = () => `${config().queuePrefix}:leads:geracao`;
-
-export async function geracaoDosDados(): Promise<string> {
-  return (await redis('produtor').get(chaveDaGeracao())) ?? '0';
-}
-
-/** Called after an import, and by tests that change the data behind the service's back. */
-export async function novaGeracaoDosDados(): Promise<void> {
-  await redis('produtor').incr(chaveDaGeracao());
-}
+export const TABELA_DA_GERACAO = 'geracao_dos_dados';
 
 /**
- * A process starting while an import is recorded as under way: that run may have been cut after
- * its swap and before it started the new generation, leaving last month's counts cached. A new
- * generation costs at most counts computed again. Answers whether it started one.
+ * How long a process keeps the generation it read: a listing costs no extra round trip, and a
+ * process other than the import's sees a new month's generation at most this long after the swap.
  */
-export async function novaGeracaoSeImportacaoEmAndamento(): Promise<boolean> {
-  const emAndamento = await lerLinhas(banco('leads'), "SELECT 1 FROM importacao WHERE situacao = 'em_andamento' LIMIT 1", []);
-  if (!emAndamento.length) return false;
-  await novaGeracaoDosDados();
-  return true;
-}
+export const VALIDADE_DA_GERACAO_MS = 3000;
 
-/**
- * After an import's swap: the new generation must start even through a moment of Redis out of
- * reach, or last month's counts would be served for up to a day. Tries `vezes` times, waiting
- * `esperaMs`, then twice as long each time (1 + 2 + 4 + 8 s by default).
- */
-export async function novaGeracaoComTentativas(vezes = 5, esperaMs = 1000, mudar = novaGeracaoDosDados): Promise<void> {
-  for (let tentativa = 1; ; tentativa++) {
-    try {
-      return await mudar();
-    } catch (err) {
-      if (tentativa >= vezes) throw err;
-      await new Promise((r) => setTimeout(r, esperaMs * 2 ** (tentativa - 1)));
-    }
+const lida = new CacheComPrazo<'geracao', Promise<string>>(() => VALIDADE_DA_GERACAO_MS);
+
+export function geracaoDosDados(): Promise<string> {
+  let geracao = lida.obter('geracao');
+  if (!geracao) {
+    geracao = lerLinhas<{ geracao: string }>(banco('leads'), `SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`, []).then(([l]) => l.geracao);
+    lida.guardar('geracao', geracao);
+    geracao.catch(() => lida.esquecer()); // a failed read is tried again by the next listing
   }
+  return geracao;
 }
 
-/** The Redis key of something cached about the current data: `tipo` and a digest of what it is about. */
-export async function chaveNaGeracao(tipo: string, sobre: string): Promise<{ chave: string; geracao: string; hash: string }> {
-  const geracao = await geracaoDosDados();
+/** The process that swapped a month in (or changed the data) reads the new generation at once. */
+export const esquecerGeracao = () => lida.esquecer();
+
+/** For tests that change the data behind the service's back; an import swaps its own in. */
+export async function novaGeracaoDosDados(): Promise<void> {
+  await banco('leads').query(`UPDATE ${TABELA_DA_GERACAO} SET geracao = ? WHERE id = 1`, { replacements: [uuidv7()] });
+  esquecerGeracao();
+}
+
+/**
+ * The Redis key of something cached about the data of generation `geracao` (the current one when
+ * not given): `tipo` and a digest of what it is about.
+ */
+export async function chaveNaGeracao(
+  tipo: string,
+  sobre: string,
+  geracao?: string,
+): Promise<{ chave: string; geracao: string; hash: string }> {
+  const g = geracao ?? (await geracaoDosDados());
   const hash = createHash('sha256').update(sobre).digest('hex').slice(0, 32);
-  return { chave: `${config().queuePrefix}:leads:${tipo}:${geracao}:${hash}`, geracao, hash };
+  return { chave: `${config().queuePrefix}:leads:${tipo}:${g}:${hash}`, geracao: g, hash };
 }

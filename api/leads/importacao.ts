@@ -9,7 +9,7 @@ import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
-import { novaGeracaoComTentativas } from './geracao';
+import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
@@ -20,9 +20,9 @@ import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArqu
  *    whatever the file size); the establishments' secondary CNAEs load beside them into their own
  *    table, so the filter can use an index;
  * 2. each copy gets its indexes once its files are in;
- * 3. one `RENAME TABLE` swaps all copies in at once: lookups read last month's data until that
- *    instant and this month's right after, with no window where they fail and no duplicates from
- *    running the import again.
+ * 3. one `RENAME TABLE` swaps all copies in at once, with a new generation of what is cached about
+ *    the data (geracao.ts): lookups read last month's data until that instant and this month's
+ *    right after, with no window where they fail and no duplicates from running the import again.
  *
  * A kind of file absent from the directory keeps its current table.
  */
@@ -249,7 +249,8 @@ export async function importarCnpj(
 ): Promise<ResultadoDaImportacao> {
   const inicio = Date.now();
   const arquivos = await arquivosDoDiretorio(path.resolve(diretorio));
-  const tabelas = tabelasTrocadas(arquivos);
+  // the generation's one row goes in with the data, in the same swap
+  const tabelas = [...tabelasTrocadas(arquivos), TABELA_DA_GERACAO];
   const id = uuidv7();
   const sequelize = banco('leads');
   const linhas: Record<string, number> = {};
@@ -273,7 +274,7 @@ export async function importarCnpj(
       // many times faster than updating it row by row.
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
-      const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela)))];
+      const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela))), TABELA_DA_GERACAO];
       await controle.query(`DROP TABLE IF EXISTS ${todas.flatMap((t) => [`${t}_nova`, `${t}_antiga`]).join(', ')}`);
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
@@ -284,6 +285,8 @@ export async function importarCnpj(
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
         if (nomes.length) await controle.query(`ALTER TABLE ${t}_nova ${nomes.map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
       }
+      // this run's id names the generation its month starts
+      await controle.query(`INSERT INTO ${TABELA_DA_GERACAO}_nova (id, geracao) VALUES (1, ?)`, [id]);
 
       // Progress: reading the files is 80%, indexing the tables 15%, the swap the rest.
       const total = bytesDe(arquivos) || 1;
@@ -381,12 +384,13 @@ export async function importarCnpj(
       throw err;
     }
 
-    // The new month is live: what follows is tidying up, each step on its own, and its failure
-    // fails nothing. What was cached about last month (counts, names' lists, codes) goes first: they no longer describe the data.
+    // The new month is live, under its new generation: what follows is tidying up, each step on its
+    // own, and its failure fails nothing. This process forgets what it keeps about last month (codes,
+    // the generation it read) first; other processes see the new month within their own terms.
     const arrumar = (passo: string, fn: () => Promise<unknown>) =>
       fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
     esquecerCodigos();
-    await arrumar('caches', () => novaGeracaoComTentativas());
+    esquecerGeracao();
     await arrumar('registro', () =>
       sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
         replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],

@@ -5,7 +5,6 @@ import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
 import { acessoLeads } from './acesso';
-import { novaGeracaoSeImportacaoEmAndamento } from './geracao';
 import { rotasDeLeads } from './routes';
 
 export const leads: Servico = {
@@ -14,7 +13,6 @@ export const leads: Servico = {
   migracoes: MIGRACOES_LEADS,
   preparar: async () => {
     await acessoLeads.preparar();
-    await novaGeracaoSeImportacaoEmAndamento();
     await eventosDaFila(filaLeadsContagem).waitUntilReady();
   },
   app: () =>

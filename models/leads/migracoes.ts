@@ -134,4 +134,18 @@ export const MIGRACOES_LEADS: Migracao[] = [
       await qi.sequelize.query('CREATE INDEX estabelecimento_data_inicio ON estabelecimento (data_inicio_atividade, cnpj)');
     },
   },
+  {
+    name: '0005-geracao-dos-dados',
+    async up(qi) {
+      // The data's generation (api/leads/geracao.ts): one row an import swaps in with its tables, so
+      // it changes in the same instant as the data. A fresh UUID per database: a database made again
+      // beside the same Redis never reads what was cached about the old one.
+      const q = (sql: string) => qi.sequelize.query(sql);
+      await q(`CREATE TABLE geracao_dos_dados (
+        id TINYINT NOT NULL PRIMARY KEY,
+        geracao CHAR(36) ${ASCII} NOT NULL
+      ) ${TABELA}`);
+      await q('INSERT INTO geracao_dos_dados (id, geracao) VALUES (1, UUID())');
+    },
+  },
 ];

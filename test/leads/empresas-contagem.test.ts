@@ -1,15 +1,9 @@
 import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
-import { contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { contarEGuardar, contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros } from '../../api/leads/filtros';
-import {
-  chaveNaGeracao,
-  geracaoDosDados,
-  novaGeracaoComTentativas,
-  novaGeracaoDosDados,
-  novaGeracaoSeImportacaoEmAndamento,
-} from '../../api/leads/geracao';
+import { chaveNaGeracao, geracaoDosDados, novaGeracaoDosDados, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { redis } from '../../lib/redis';
 import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
@@ -37,7 +31,8 @@ import {
 /*
  * SPEC 4.2 rule 4 and DESIGN §6/§8: `total` of GET /api/empresas is counted by a queue job
  * (leads-contagem) under a time limit enforced by the database, stopping past the cap, and
- * cached in Redis per filter set until novaGeracaoDosDados() (called after an import).
+ * cached in Redis per filter set under the data's generation (swapped in by an import; tests start
+ * one with novaGeracaoDosDados()).
  *
  * The database's own limit is exercised for real: a LOCK TABLES ... WRITE held by another
  * connection makes the count wait on a metadata lock until MariaDB's max_statement_time ends it.
@@ -198,32 +193,48 @@ describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DE
   });
 });
 
-describe('a new generation after an import, whatever happens around its swap', () => {
-  test('Redis failing a moment: the new generation is tried again until it starts', async () => {
-    let chamadas = 0;
-    const falhaDuasVezes = async () => {
-      if (++chamadas <= 2) throw new Error('Connection is closed.');
-      await novaGeracaoDosDados();
-    };
+describe("the data's generation lives in the database, read once every few seconds (api/leads/geracao.ts)", () => {
+  /** Another process changing the generation (an import's swap): this one is not told. */
+  const geracaoMudadaAoLado = async () => {
+    const nova = `ao-lado-${Date.now()}`;
+    await banco('leads').query('UPDATE geracao_dos_dados SET geracao = ? WHERE id = 1', { replacements: [nova] });
+    return nova;
+  };
+
+  test('listings in a row read it once; a change by another process is seen within VALIDADE_DA_GERACAO_MS', async () => {
+    const leitura = jest.spyOn(database, 'lerLinhas');
+    const leiturasDaGeracao = () => leitura.mock.calls.filter(([, sql]) => /geracao_dos_dados/.test(sql)).length;
+    try {
+      await listar({ uf: 'DF' });
+      await listar({ uf: 'SP' });
+      await listar({ uf: 'DF', pagina: 2 });
+      expect(leiturasDaGeracao()).toBeLessThanOrEqual(1);
+    } finally {
+      leitura.mockRestore();
+    }
     const antes = await geracaoDosDados();
-    await novaGeracaoComTentativas(5, 10, falhaDuasVezes);
-    expect(chamadas).toBe(3);
-    expect(Number(await geracaoDosDados())).toBe(Number(antes) + 1);
-    // past its tries, the failure is the caller's to log
-    await expect(novaGeracaoComTentativas(2, 10, async () => Promise.reject(new Error('fora')))).rejects.toThrow('fora');
+    const nova = await geracaoMudadaAoLado();
+    const mudou = Date.now();
+    await ate(async () => (await geracaoDosDados()) === nova, VALIDADE_DA_GERACAO_MS + 1000);
+    expect(Date.now() - mudou).toBeLessThanOrEqual(VALIDADE_DA_GERACAO_MS + 100);
+    expect(nova).not.toBe(antes);
   });
 
-  test('a process starting while an import is recorded as under way (cut after its swap, maybe) starts a new generation; otherwise not', async () => {
-    const antes = Number(await geracaoDosDados());
-    expect(await novaGeracaoSeImportacaoEmAndamento()).toBe(false);
-    expect(Number(await geracaoDosDados())).toBe(antes);
-    const id = 'importacao-cortada-0000000000000000';
-    await banco('leads').query("INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, '/dados', 'em_andamento', NOW(3))", { replacements: [id] });
+  test("a count job reads a name's list for its own generation, not the one its process last read", async () => {
+    const CAFE = (v: Visao) => casaComNome(v, 'CAFE');
+    const antes = esperados(cadastro, CAFE);
+    // this process keeps the list for the current generation
+    expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...antes].sort());
+    const novo = estabelecimento({ nome_fantasia: 'CAFE DO LARGO' });
+    await acrescentar(cadastro, [{ e: novo, em: empresa({ cnpj_basico: novo.cnpj_basico }) }]);
     try {
-      expect(await novaGeracaoSeImportacaoEmAndamento()).toBe(true);
-      expect(Number(await geracaoDosDados())).toBe(antes + 1);
+      // a new month swapped in by another process: this one still reads the old generation for a moment
+      const nova = await geracaoMudadaAoLado();
+      const { chave } = await chaveNaGeracao('contagem', chaveDosFiltros({ nome: 'cafe' }), nova);
+      expect(await contarEGuardar({ filtros: { nome: 'cafe' }, chave, geracao: nova })).toEqual({ total: antes.length + 1, estimado: false });
     } finally {
-      await banco('leads').query('DELETE FROM importacao WHERE id = ?', { replacements: [id] });
+      await remover(cadastro, [novo.cnpj]);
+      await novaGeracaoDosDados();
     }
   });
 });
