@@ -90,7 +90,14 @@ export const esquemaDosFiltros = {
   data_inicio_ate: data('início de atividade até (AAAAMMDD)'),
   capital_social_min: valor('capital social mínimo'),
   capital_social_max: valor('capital social máximo'),
-  ddd: codigo(2, 'DDD de um dos telefones', 2),
+  // as the import stores it (receita.ts): zeros on the left dropped (`011` is `11`); no DDD starts with 0
+  ddd: Joi.string()
+    .trim()
+    .empty('')
+    .pattern(/^0*[1-9][0-9]$/)
+    .messages({ 'string.pattern.base': '{{#label}} deve ser um DDD de 2 dígitos (zeros à esquerda são ignorados)' })
+    .custom((v: string) => v.slice(-2))
+    .description('DDD de um dos telefones (2 dígitos; zeros à esquerda são ignorados)'),
   tem_email: booleano().description('com (true) ou sem (false) e-mail'),
   tem_telefone: booleano().description('com (true) ou sem (false) telefone'),
   cep: Joi.string()

@@ -337,6 +337,12 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     expect(cnpjs).toEqual(expect.arrayContaining(peloSegundo));
   });
 
+  test('ddd with leading zeros (011, 0061) is the DDD the import stores (11, 61): the same results and one cached count', async () => {
+    for (const ddd of ['061', '0061', ' 061 ']) seletivo(await conferir({ ddd }, ({ e }) => e.ddd_1 === '61' || e.ddd_2 === '61'));
+    const chave = (ddd: string) => chaveDosFiltros(esquemaPronto(schemas.empresas, true).validate({ ddd }).value);
+    expect(new Set(['11', '011', '0011'].map(chave)).size).toBe(1);
+  });
+
   test('data_inicio_de and data_inicio_ate equal to a start date include it at both ends', async () => {
     const dia = cadastro.estabelecimentos.find((e) => e.data_inicio_atividade)!.data_inicio_atividade!;
     const esperado = await conferir({ data_inicio_de: dia, data_inicio_ate: dia }, ({ e }) => e.data_inicio_atividade === dia);
@@ -443,6 +449,11 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     ['capital_social_min', '-5'],
     ['ddd', '1'],
     ['ddd', '123'],
+    // leading zeros dropped, what is left must still be a DDD (none starts with 0)
+    ['ddd', '0'],
+    ['ddd', '00'],
+    ['ddd', '01'],
+    ['ddd', '0123'],
     ['tem_email', 'sim'],
     ['tem_telefone', '1'],
     ['cep', '123456789'],
