@@ -47,11 +47,13 @@ const codigo = (tamanho: number, descricao: string, minimo = 1, permitidos?: str
 const simNao = (descricao: string) =>
   Joi.string().trim().empty('').uppercase().valid('S', 'N').description(descricao);
 
+const FORMA_DA_DATA = /^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/;
+
 const data = (descricao: string) =>
   Joi.string()
     .trim()
     .empty('')
-    .pattern(/^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/)
+    .pattern(FORMA_DA_DATA)
     .messages({ 'string.pattern.base': '{{#label}} deve ser uma data AAAAMMDD' })
     .description(descricao);
 
@@ -73,6 +75,41 @@ const valor = (descricao: string) =>
     })
     .description(descricao);
 
+/**
+ * The upper end of a range (`data_inicio_ate`, `capital_social_max`) below its lower end would match
+ * nothing: refused, naming both, rather than answered with an empty page. The lower end is a joi
+ * ref, so it is converted first and both compare as the filter keeps them (`1000.50`, `20200101`);
+ * `emOrdem` gives a value's place, or undefined for a lower end that is itself invalid (named alone).
+ */
+const Faixas = Joi.extend((joi) => ({
+  type: 'string',
+  base: joi.string(),
+  messages: { 'faixa.invertida': '{{#label}} é menor que {{#de}}: a faixa está invertida' },
+  rules: {
+    naoAbaixoDe: {
+      method(de: string, emOrdem: (v: string) => bigint | undefined) {
+        return this.$_addRule({ name: 'naoAbaixoDe', args: { inicio: Joi.ref(de), de, emOrdem } });
+      },
+      // the lower end is text once its own schema has read it, or absent
+      args: [{ name: 'inicio', ref: true, assert: (v: unknown) => v === undefined || typeof v === 'string', message: 'deve ser texto' }, 'de', 'emOrdem'],
+      validate(v: string, h, { inicio, de, emOrdem }) {
+        const a = typeof inicio === 'string' ? emOrdem(inicio) : undefined;
+        const b = emOrdem(v);
+        return a === undefined || b === undefined || a <= b ? v : h.error('faixa.invertida', { de });
+      },
+    },
+  },
+})) as typeof Joi;
+
+type ComFaixa = Joi.StringSchema & { naoAbaixoDe(de: string, emOrdem: (v: string) => bigint | undefined): Joi.StringSchema };
+/** `ate` is the upper end of the range that starts at the key `de`. */
+const fimDaFaixa = (ate: Joi.StringSchema, de: string, emOrdem: (v: string) => bigint | undefined) =>
+  (Faixas.string() as ComFaixa).concat(ate as ComFaixa).naoAbaixoDe(de, emOrdem);
+
+const ordemDaData = (v: string) => (FORMA_DA_DATA.test(v) ? BigInt(v) : undefined);
+/** in cents: the DECIMAL text always has 2 decimals */
+const ordemDoValor = (v: string) => (/^\d+\.\d{2}$/.test(v) ? BigInt(v.replace('.', '')) : undefined);
+
 export const UFS = ['AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX'];
 
 export const esquemaDosFiltros = {
@@ -87,9 +124,9 @@ export const esquemaDosFiltros = {
   opcao_simples: simNao('optante pelo Simples Nacional (S) ou não (N)'),
   opcao_mei: simNao('optante pelo MEI (S) ou não (N)'),
   data_inicio_de: data('início de atividade a partir de (AAAAMMDD)'),
-  data_inicio_ate: data('início de atividade até (AAAAMMDD)'),
+  data_inicio_ate: fimDaFaixa(data('início de atividade até (AAAAMMDD), não antes de data_inicio_de'), 'data_inicio_de', ordemDaData),
   capital_social_min: valor('capital social mínimo'),
-  capital_social_max: valor('capital social máximo'),
+  capital_social_max: fimDaFaixa(valor('capital social máximo, não abaixo de capital_social_min'), 'capital_social_min', ordemDoValor),
   // as the import stores it (receita.ts): zeros on the left dropped (`011` is `11`); no DDD starts with 0
   ddd: Joi.string()
     .trim()

@@ -474,6 +474,32 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     expect(problema.errors.map((e: { campo: string }) => e.campo).sort()).toEqual(['capital_social_min', 'cnae', 'data_inicio_de', 'uf']);
   });
 
+  test.each([
+    ['data_inicio_ate', 'data_inicio_de', { data_inicio_de: '20200102', data_inicio_ate: '20200101' }],
+    ['data_inicio_ate', 'data_inicio_de', { data_inicio_de: '20210101', data_inicio_ate: '20201231' }],
+    ['capital_social_max', 'capital_social_min', { capital_social_min: '1000,01', capital_social_max: '1000' }],
+    ['capital_social_max', 'capital_social_min', { capital_social_min: '10', capital_social_max: '9,99' }],
+    ['capital_social_max', 'capital_social_min', { capital_social_min: '1234567890123456,79', capital_social_max: '1234567890123456.78' }],
+  ])('an inverted range answers 400: %s names %s', async (campo, outro, query) => {
+    const problema = esperarProblema(await leads.listar(master, query), 400);
+    expect(problema.errors).toEqual([{ campo, mensagem: expect.stringContaining(outro) }]);
+  });
+
+  test('ranges compared as the filters read them: equal ends however written, and numbers by value, not as text', async () => {
+    for (const query of [
+      { capital_social_min: '1000,5', capital_social_max: '01000.50' },
+      { capital_social_min: '9', capital_social_max: '10' },
+      { capital_social_min: '0', capital_social_max: '1234567890123456,78' },
+    ]) {
+      expect({ query, status: (await leads.listar(master, query)).status }).toEqual({ query, status: 200 });
+    }
+  });
+
+  test('an invalid end of a range is named alone, not also as an inverted range', async () => {
+    const problema = esperarProblema(await leads.listar(master, { data_inicio_de: '20201301', data_inicio_ate: '20200101', capital_social_min: 'abc', capital_social_max: '5' }), 400);
+    expect(problema.errors.map((e: { campo: string }) => e.campo).sort()).toEqual(['capital_social_min', 'data_inicio_de']);
+  });
+
   test('a filter given twice (?uf=SP&uf=RJ) is refused, not silently reduced to one', async () => {
     const res = await leads.api.get('/api/empresas?uf=SP&uf=RJ', { token: master });
     const problema = esperarProblema(res, 400);
