@@ -139,13 +139,14 @@ export const MIGRACOES_LEADS: Migracao[] = [
     async up(qi) {
       // The data's generation (api/leads/geracao.ts): one row an import swaps in with its tables, so
       // it changes in the same instant as the data. A fresh UUID per database: a database made again
-      // beside the same Redis never reads what was cached about the old one.
+      // beside the same Redis never reads what was cached about the old one. Run again after a stop
+      // midway, it adds only what is missing and keeps a generation already there.
       const q = (sql: string) => qi.sequelize.query(sql);
-      await q(`CREATE TABLE geracao_dos_dados (
+      await q(`CREATE TABLE IF NOT EXISTS geracao_dos_dados (
         id TINYINT NOT NULL PRIMARY KEY,
         geracao CHAR(36) ${ASCII} NOT NULL
       ) ${TABELA}`);
-      await q('INSERT INTO geracao_dos_dados (id, geracao) VALUES (1, UUID())');
+      await q('INSERT IGNORE INTO geracao_dos_dados (id, geracao) VALUES (1, UUID())');
     },
   },
 ];

@@ -1,0 +1,40 @@
+import { abrirBanco, apagarBanco, lerLinhas, migrar } from '../../lib/database';
+import { encerrar } from '../../lib/lifecycle';
+import { MIGRACOES_LEADS } from '../../models/leads/migracoes';
+
+/**
+ * Migration 0005 stopped midway (a crash, a deploy cancelled) runs again from its start at the
+ * next start: the data's generation table ends with its one row.
+ */
+const sequelize = { config: { database: '' } };
+const i0005 = MIGRACOES_LEADS.findIndex((m) => m.name === '0005-geracao-dos-dados');
+const q = (sql: string) => lerLinhas<Record<string, any>>(sequelize, sql, []);
+
+beforeAll(async () => {
+  const s = await abrirBanco('leads', []);
+  sequelize.config.database = s.config.database!;
+  await migrar('leads', MIGRACOES_LEADS.slice(0, i0005));
+});
+
+afterAll(async () => {
+  await encerrar();
+  await apagarBanco('leads');
+});
+
+beforeEach(async () => {
+  await q('DROP TABLE IF EXISTS geracao_dos_dados');
+  await q("DELETE FROM schema_migracoes WHERE name = '0005-geracao-dos-dados'");
+});
+
+test('0005 stopped after creating the table runs again to its end', async () => {
+  await q('CREATE TABLE geracao_dos_dados (id TINYINT NOT NULL PRIMARY KEY, geracao CHAR(36) NOT NULL)');
+  expect(await migrar('leads', MIGRACOES_LEADS)).toEqual(['0005-geracao-dos-dados']);
+  expect(await q('SELECT id FROM geracao_dos_dados')).toEqual([{ id: 1 }]);
+});
+
+test('0005 stopped after its last statement, before it was recorded, runs again and keeps the generation', async () => {
+  await MIGRACOES_LEADS[i0005].up((await abrirBanco('leads', [])).getQueryInterface());
+  const [{ geracao }] = await q('SELECT geracao FROM geracao_dos_dados');
+  expect(await migrar('leads', MIGRACOES_LEADS)).toEqual(['0005-geracao-dos-dados']);
+  expect(await q('SELECT id, geracao FROM geracao_dos_dados')).toEqual([{ id: 1, geracao }]);
+});
