@@ -183,7 +183,12 @@ const envSchema = Joi.object({
   HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
   FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
-  FILES_SEGREDO_DE_ASSINATURA: Joi.string().min(32).max(512),
+  // listed as it is in FILES_SEGREDOS_DE_VERIFICACAO at the next rotation, which splits on commas and trims
+  FILES_SEGREDO_DE_ASSINATURA: Joi.string()
+    .min(32)
+    .max(512)
+    .pattern(/^[^,\s](?:[^,]*[^,\s])?$/)
+    .messages({ 'string.pattern.base': '{{#label}} must hold no comma nor start or end with a space (it becomes a FILES_SEGREDOS_DE_VERIFICACAO key at a rotation)' }),
   FILES_SEGREDOS_DE_VERIFICACAO: Joi.string().custom(listaDeSegredos, 'comma-separated keys of 32 to 512 characters'),
   FILES_DIRETORIO: Joi.string(),
   FILES_PRAZO_DO_ENVIO_S: Joi.number().integer().min(1).max(86_400).default(3600),

@@ -35,6 +35,20 @@ test('FILES_SEGREDOS_DE_VERIFICACAO lists keys separated by commas (spaces aroun
   expect(loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: `${a}, ${b}` }).files.segredosDeVerificacao).toEqual([a, b]);
 });
 
+test('every signing key FILES_SEGREDO_DE_ASSINATURA takes can be listed in FILES_SEGREDOS_DE_VERIFICACAO as it is, for the rotation', () => {
+  for (const chave of [`${'a'.repeat(20)},${'b'.repeat(20)}`, ` ${'c'.repeat(40)} `]) {
+    let assinatura: string | undefined;
+    try {
+      assinatura = loadConfig({ FILES_SEGREDO_DE_ASSINATURA: chave }).files.segredoDeAssinatura;
+    } catch (err) {
+      // refused as a signing key, naming the variable: fine, it never signs
+      expect(String(err)).toMatch(/FILES_SEGREDO_DE_ASSINATURA/);
+      continue;
+    }
+    expect(loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: chave }).files.segredosDeVerificacao).toEqual([assinatura]);
+  }
+});
+
 test('outside LOCALHOST the file service does not start without FILES_SEGREDO_DE_ASSINATURA (other services are not affected)', async () => {
   resetConfig(PRODUCAO);
   await expect(carregarSegredo()).rejects.toThrow(/FILES_SEGREDO_DE_ASSINATURA required outside LOCALHOST/);
