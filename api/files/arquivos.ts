@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, dataSql } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -130,7 +130,7 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ a
     return r;
   } finally {
     // a repeat, a refused key or a failed insert: the bytes just written are nobody's
-    if (!guardado) await removerBytes(id);
+    if (!guardado) await descartarBytesNaoGuardados(id);
   }
 }
 
@@ -162,7 +162,8 @@ async function registrar(
   }
 }
 
-async function removerBytes(id: string): Promise<void> {
+/** The bytes of an upload that was not stored: no row points to them; a failure leaves them, logged. */
+async function descartarBytesNaoGuardados(id: string): Promise<void> {
   await armazenamento()
     .remover(id)
     .catch((erroAoRemover) => log.error({ err: erroAoRemover, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
@@ -217,44 +218,45 @@ export async function deletarArquivo(aplicativoId: string, id: string): Promise<
     const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
     if (!a) throw naoEncontrado('Arquivo');
     await a.destroy({ transaction });
-    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', { replacements: [id, new Date()], transaction });
+    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', { replacements: [id, dataSql(new Date())], transaction });
   });
   // the client's file is gone already: a storage failure here is the sweep's to finish, not a 500
-  await apagarBytes(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
+  await removerBytesDevidos(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
 }
 
-async function apagarBytes(id: string): Promise<void> {
+/** A deleted file's bytes, then the line that owed their removal (arquivo_a_apagar). */
+async function removerBytesDevidos(id: string): Promise<void> {
   await armazenamento().remover(id);
   await banco('files').query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [id] });
 }
 
-/** How many owed removals one round of the sweep reads at a time. */
+/** How many owed removals the sweep reads at a time. */
 const LOTE_DA_VARREDURA = 500;
 
 /**
  * Removes the bytes of deleted files whose removal did not finish (a crash after the commit, the
  * storage out of reach). Removing twice is harmless, so processes sweeping together need no lock.
- * Returns how many were removed.
+ * Reads the owed removals in id order, page after page, past those that fail again (they stay for
+ * the next run): a few the storage keeps refusing never hold up the ones behind them. Returns how
+ * many were removed.
  */
-export async function varrerBytesAApagar(): Promise<number> {
+export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA): Promise<number> {
   let removidos = 0;
-  for (;;) {
+  for (let depoisDe = ''; ; ) {
     const pendentes = await banco('files').query<{ arquivo_id: string }>(
-      'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT ?',
-      { replacements: [LOTE_DA_VARREDURA], type: QueryTypes.SELECT },
+      'SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? ORDER BY arquivo_id LIMIT ?',
+      { replacements: [depoisDe, lote], type: QueryTypes.SELECT },
     );
-    let falhas = 0;
     for (const { arquivo_id } of pendentes) {
       try {
-        await apagarBytes(arquivo_id);
+        await removerBytesDevidos(arquivo_id);
         removidos++;
       } catch (err) {
-        falhas++;
         log.warn({ err, arquivo_id }, 'varredura: remoção dos bytes falhou; fica para a próxima');
       }
     }
-    // a full batch with no failure may have more behind it; a failure waits for the next round
-    if (pendentes.length < LOTE_DA_VARREDURA || falhas) break;
+    if (pendentes.length < lote) break;
+    depoisDe = pendentes[pendentes.length - 1].arquivo_id;
   }
   if (removidos) log.warn({ removidos }, 'bytes de arquivos apagados removidos pela varredura');
   return removidos;

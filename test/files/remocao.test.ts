@@ -105,6 +105,22 @@ describe('DELETE /arquivo/{id} and a failure between the row and the bytes', () 
     expect(agendados).toEqual([expect.objectContaining({ key: 'varrer', every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS })]);
   });
 
+  test('removals the storage keeps refusing do not hold up the ones behind them: the sweep reads past them, and they stay owed', async () => {
+    const enviados = [];
+    for (const nome of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) enviados.push((await files.enviar(app.token, nome, nome)).body as { id: string });
+    const recusados = new Set(enviados.slice(0, 3).map((e) => e.id));
+    // every removal fails while the files are deleted: all four owed
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
+    for (const e of enviados) expect((await files.api.del(`/arquivo/${e.id}`, { token: app.token })).status).toBe(204);
+    // then the storage refuses three of them for good; in id order, the one it takes may be last
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async (id) => (recusados.has(id) ? Promise.reject(new Error('recusado')) : real.remover(id)) });
+    expect(await varrerBytesAApagar(2)).toBe(1);
+    const devidos = (await banco('files').query('SELECT arquivo_id FROM arquivo_a_apagar', { type: QueryTypes.SELECT })) as { arquivo_id: string }[];
+    expect(new Set(devidos.map((d) => d.arquivo_id))).toEqual(recusados);
+    usarArmazenamento(real);
+    expect(await varrerBytesAApagar()).toBe(3);
+  });
+
   test('a delete that completes leaves nothing owed', async () => {
     const enviado = (await files.enviar(app.token, 'limpo.txt', 'x')).body;
     expect((await files.api.del(`/arquivo/${enviado.id}`, { token: app.token })).status).toBe(204);
