@@ -405,9 +405,9 @@ interface Candidata extends Posicao {
 
 /**
  * Where the last run of this process stopped reading (each process keeps its own; a restart starts
- * from the most overdue): the next one goes on from there, round to the start and back. Without it every run read the same most overdue rows again, a backlog's
- * (50,000 of them every minute), and never reached a forgotten delivery behind them while the
- * backlog lasted.
+ * from the most overdue): the next one goes on from there, round to the start and back. Without
+ * it every run read the same most overdue rows again, a backlog's (50,000 of them every minute),
+ * and never reached a forgotten delivery behind them while the backlog lasted.
  */
 let retomarDe: Posicao | null = null;
 

@@ -33,7 +33,7 @@ export interface Rota {
    * `respostaBinaria`), 204 otherwise (a handler that returns undefined answers 204 with no body)
    */
   status?: number;
-  /** response schema, for the OpenAPI document only; a route without one answers 204 with no body */
+  /** response schema, for the OpenAPI document only (what the handler returns is what is sent; undefined: 204) */
   resposta?: Joi.Schema;
   /** the handler writes the bytes of a file itself, of any media type (for the OpenAPI document) */
   respostaBinaria?: boolean;
