@@ -200,6 +200,7 @@ export interface AlteracaoDaConversa {
 /**
  * PATCH /conversa/{id} (SPEC 4.6 rule 6): only what is sent changes; a customer or robot that does
  * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
+ * A robot linked or unlinked here stays so: a later robot message links no other (registro.ts).
  * The conversation is read again under lock, and the customer and robot with a shared lock, so a
  * deletion of any of them either waits for the change or is seen by it (404 or 422).
  */
@@ -210,7 +211,8 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
     if (e.robo_id && !(await robos.existe(e.robo_id, transaction))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
     const mudancas: Record<string, unknown> = {};
     if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
-    if (e.robo_id !== undefined) mudancas.robo_id = e.robo_id;
+    // the team's choice, null included: the webhooks link a robot only to a conversation never given one by hand
+    if (e.robo_id !== undefined) Object.assign(mudancas, { robo_id: e.robo_id, robo_escolhido: true });
     if (e.status) mudancas.status = e.status;
     if (Object.keys(mudancas).length) await conversa.update(mudancas, { transaction });
   });

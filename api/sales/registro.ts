@@ -267,7 +267,8 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
     `quantidade_mensagens = quantidade_mensagens + ${porId((c) => c.n)}`,
     `ultima_mensagem_do_contato_em = COALESCE(GREATEST(ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)}), ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)})`,
     `ultima_mensagem_do_robo_em = COALESCE(GREATEST(ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)}), ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)})`,
-    `robo_id = COALESCE(robo_id, ${porId((c) => c.roboId)})`,
+    // the first robot seen, unless the team chose (or cleared) the robot by PATCH
+    `robo_id = IF(robo_escolhido, robo_id, COALESCE(robo_id, ${porId((c) => c.roboId)}))`,
   ];
   void t.depois(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
 }

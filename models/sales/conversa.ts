@@ -20,6 +20,8 @@ export class Conversa extends Model {
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare config_system_gateway_id: string | null;
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare cliente_id: string | null;
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare robo_id: string | null;
+  /** robo_id was set (or cleared) by PATCH: the team's choice, which a robot message no longer changes */
+  @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: false }) declare robo_escolhido: boolean;
   @Column({ type: DataType.STRING(64), allowNull: true }) declare etapa_id: string | null;
   @Column({ type: DataType.STRING(255), allowNull: false }) declare contato_nome: string;
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone: string;

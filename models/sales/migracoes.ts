@@ -295,4 +295,13 @@ export const MIGRACOES_SALES: Migracao[] = [
       );
     },
   },
+  {
+    name: '0011-sales-robo-escolhido',
+    async up(qi) {
+      // a robot linked or unlinked by PATCH is the team's choice: a later robot message of the
+      // platform no longer links the conversation (0 follows the robot, as before). Appended last,
+      // the column costs no table copy
+      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN robo_escolhido BOOLEAN NOT NULL DEFAULT 0');
+    },
+  },
 ];

@@ -239,6 +239,38 @@ describe('DESIGN §10: autor comes from the sender', () => {
     await s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
     expect((await s.conversaDoSuporte(conversa)).robo_id).toBe(robo.id);
   });
+
+  it("the team's robo_id by PATCH stays: a later robot message relinks neither an unlinked conversation nor one given another robot", async () => {
+    const idDoBot = idDoSuporte();
+    const robo = await s.criar('robo', { nome: 'Bot que responde', suporte_bot_id: idDoBot });
+    const outro = await s.criar('robo', { nome: 'Bot escolhido' });
+    const doBot = (conversa: number) => s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
+    const patch = async (id: string, robo_id: string | null) =>
+      expect((await s.api.patch(`/conversa/${id}`, { token: await s.admin(), body: { robo_id } })).status).toBe(200);
+
+    const desligada = idDoSuporte();
+    const { conversa_id } = await doBot(desligada);
+    await patch(conversa_id, null);
+    await doBot(desligada);
+    expect(await s.conversaDoSuporte(desligada)).toMatchObject({ robo_id: null, quantidade_mensagens: 2 });
+
+    const trocada = idDoSuporte();
+    const { conversa_id: trocadaId } = await s.registrar(sistema, eventoDeMensagem({ conversa: trocada }));
+    await patch(trocadaId, outro.id);
+    await patch(trocadaId, null);
+    await doBot(trocada);
+    expect((await s.conversaDoSuporte(trocada)).robo_id).toBeNull();
+    await patch(trocadaId, outro.id);
+    await doBot(trocada);
+    expect((await s.conversaDoSuporte(trocada)).robo_id).toBe(outro.id);
+
+    // a PATCH of other fields leaves the conversation following its robot
+    const seguida = idDoSuporte();
+    const { conversa_id: seguidaId } = await s.registrar(sistema, eventoDeMensagem({ conversa: seguida }));
+    expect((await s.api.patch(`/conversa/${seguidaId}`, { token: await s.admin(), body: { status: 'open' } })).status).toBe(200);
+    await doBot(seguida);
+    expect((await s.conversaDoSuporte(seguida)).robo_id).toBe(robo.id);
+  });
 });
 
 describe('DESIGN §7: counters and last-message fields', () => {
