@@ -1,4 +1,5 @@
 import { banco, dataSql, decidirSobTrava, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
+import { col } from 'sequelize';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
@@ -200,7 +201,9 @@ export interface AlteracaoDaConversa {
 /**
  * PATCH /conversa/{id} (SPEC 4.6 rule 6): only what is sent changes; a customer or robot that does
  * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
- * A robot linked or unlinked here stays so: a later robot message links no other (registro.ts).
+ * A robot linked or unlinked here stays so: a later robot message links no other; a status set
+ * here stays until the platform sends a copy of the conversation newer than the one it corrected
+ * (registro.ts).
  * The conversation is read again under lock, and the customer and robot with a shared lock, so a
  * deletion of any of them either waits for the change or is seen by it (404 or 422).
  */
@@ -213,7 +216,9 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
     if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
     // the team's choice, null included: the webhooks link a robot only to a conversation never given one by hand
     if (e.robo_id !== undefined) Object.assign(mudancas, { robo_id: e.robo_id, robo_escolhido: true });
-    if (e.status) mudancas.status = e.status;
+    // the platform's copy the team corrected (its time as kept, to the microsecond): the webhooks'
+    // copies not newer than it leave the team's status (registro.ts)
+    if (e.status) Object.assign(mudancas, { status: e.status, status_corrigido_sobre: col('suporte_atualizada_em') });
     if (Object.keys(mudancas).length) await conversa.update(mudancas, { transaction });
   });
   return conversaPorId(id);

@@ -104,6 +104,15 @@ interface ConversasGravadas {
  * platform's times were kept.
  */
 const NAO_EH_MAIS_VELHO = (novo: string, aplicado: string) => `(${novo} IS NULL OR ${aplicado} IS NULL OR ${novo} >= ${aplicado})`;
+/**
+ * Whether the event's copy of the conversation is one whose status the team corrected by PATCH
+ * since (SPEC 4.6 rule 6): not newer than the copy the correction was made over. A message event
+ * carries the conversation as it stands, with the same `updated_at` until the platform changes the
+ * conversation, and a copy sent before the correction may arrive after it: either would put the
+ * platform's old status back. A copy without a time applies, in arrival order, as any other.
+ */
+const CORRIGIDO_PELA_EQUIPE = `(VALUES(suporte_atualizada_em) IS NOT NULL AND status_corrigido_sobre IS NOT NULL
+       AND VALUES(suporte_atualizada_em) <= status_corrigido_sobre)`;
 /** The later of two platform times, either of them null. */
 const MAIS_RECENTE = (a: string, b: string) => `GREATEST(COALESCE(${a}, ${b}), COALESCE(${b}, ${a}))`;
 
@@ -160,7 +169,7 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
        contato_nome = ${daCopia(`IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome))`, 'contato_nome')},
        contato_telefone_digitos = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')},
        contato_telefone = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')},
-       status = ${daCopia('VALUES(status)', 'status')},
+       status = ${daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status')},
        atualizado_em = VALUES(atualizado_em),
        suporte_atualizada_em = ${MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}`,
     linhas.flat(),

@@ -27,6 +27,11 @@ export class Conversa extends Model {
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone: string;
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone_digitos: string;
   @Column({ type: DataType.STRING(10), allowNull: false }) declare status: StatusDaConversa;
+  /**
+   * the platform's `updated_at` of the copy whose status a PATCH corrected (written from
+   * `suporte_atualizada_em` in SQL, to the microsecond): a copy not newer leaves the team's status
+   */
+  @Column({ type: DataType.DATE(6), allowNull: true }) declare status_corrigido_sobre: Date | null;
   @Column({ type: DataType.TEXT('medium'), allowNull: false }) declare ultima_mensagem: string;
   @Column(MOMENTO) declare ultima_mensagem_em: Date | null;
   @Column(MOMENTO) declare ultima_mensagem_do_contato_em: Date | null;

@@ -304,4 +304,14 @@ export const MIGRACOES_SALES: Migracao[] = [
       await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN robo_escolhido BOOLEAN NOT NULL DEFAULT 0');
     },
   },
+  {
+    name: '0012-sales-status-corrigido',
+    async up(qi) {
+      // the chat platform's `updated_at` of the conversation's copy a PATCH of the status corrected:
+      // a copy not newer than it (a message event carries the conversation as it was) leaves the
+      // team's status. NULL (never corrected, or corrected before any time was known) guards
+      // nothing. Appended last, the column costs no table copy
+      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN status_corrigido_sobre DATETIME(6) NULL');
+    },
+  },
 ];

@@ -582,6 +582,33 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     expect(await cenario(true)).toEqual(umAUm);
   });
 
+  it("the team's status by PATCH stays against copies of the conversation not newer than the one it corrected; a newer change in the platform applies", async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const t1 = segundos('2026-12-01T17:00:00Z', 250);
+    const { conversa_id } = await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'oi', status: 'pending' }), t1));
+    const corrigir = async (status: string) =>
+      expect((await s.api.patch(`/conversa/${conversa_id}`, { token: await s.admin(), body: { status } })).status).toBe(200);
+    await corrigir('open');
+
+    // the contact writes again: Chatwoot's message event carries the conversation as it was (same updated_at)
+    const nova = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'alguém aí?', status: 'pending', criadaEm: new Date('2026-12-01T17:00:10Z') }), t1);
+    expect(await s.registrar(sistema, nova)).toMatchObject({ mensagens_novas: 1 });
+    // a copy sent with the first one, delivered late, and an older one
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato: { ...contato, nome: 'Nome Novo' }, status: 'pending' }), t1));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-12-01T16:59:59Z')));
+    // the copy's other fields still apply: only the status was the team's
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', contato_nome: 'Nome Novo', quantidade_mensagens: 2, ultima_mensagem: 'alguém aí?' });
+
+    // the platform changes the status afterwards: the mirror follows it again
+    const t2 = segundos('2026-12-01T17:00:00Z', 251);
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), t2));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+    await corrigir('snoozed');
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'resolved' }), t2));
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+  });
+
   it('after DELETE, a new message starts a new record even with a copy of the conversation older than the deleted record\'s; later events compare with the new one', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
