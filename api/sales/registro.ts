@@ -276,8 +276,10 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
     `quantidade_mensagens = quantidade_mensagens + ${porId((c) => c.n)}`,
     `ultima_mensagem_do_contato_em = COALESCE(GREATEST(ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)}), ultima_mensagem_do_contato_em, ${porId((c) => c.contatoEm, true)})`,
     `ultima_mensagem_do_robo_em = COALESCE(GREATEST(ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)}), ultima_mensagem_do_robo_em, ${porId((c) => c.roboEm, true)})`,
-    // the first robot seen, unless the team chose (or cleared) the robot by PATCH
-    `robo_id = IF(robo_escolhido, robo_id, COALESCE(robo_id, ${porId((c) => c.roboId)}))`,
+    // the first robot seen, unless the team chose (or cleared) the robot by PATCH; and only a live
+    // one: the identities are cached (robos.ts), and another process may have deleted it since
+    `robo_id = IF(robo_escolhido OR robo_id IS NOT NULL, robo_id,
+       (SELECT r.id FROM robo r WHERE r.id = ${porId((c) => c.roboId)} AND r.deletado_em IS NULL))`,
   ];
   void t.depois(`UPDATE conversa SET ${sets.join(', ')}, atualizado_em = ? WHERE id IN (?)`, [...parametros, agora, ids]);
 }

@@ -240,6 +240,22 @@ describe('DESIGN §10: autor comes from the sender', () => {
     expect((await s.conversaDoSuporte(conversa)).robo_id).toBe(robo.id);
   });
 
+  it('a robot deleted in another process, while this one still knows its identity, is linked to no conversation', async () => {
+    const idDoBot = idDoSuporte();
+    const robo = await s.criar('robo', { nome: 'Bot que sai', suporte_bot_id: idDoBot });
+    const doBot = (conversa: number) => s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
+    const antes = idDoSuporte();
+    await doBot(antes);
+    expect((await s.conversaDoSuporte(antes)).robo_id).toBe(robo.id);
+    // deleted as another process deletes it: this process's identities are not told
+    await banco('sales').query('UPDATE robo SET deletado_em = NOW(3) WHERE id = ?', { replacements: [robo.id] });
+    const depois = idDoSuporte();
+    expect(await doBot(depois)).toMatchObject({ mensagens_novas: 1 });
+    expect((await s.conversaDoSuporte(depois)).robo_id).toBeNull();
+    // the link made before the deletion stays (history)
+    expect((await s.conversaDoSuporte(antes)).robo_id).toBe(robo.id);
+  });
+
   it("the team's robo_id by PATCH stays: a later robot message relinks neither an unlinked conversation nor one given another robot", async () => {
     const idDoBot = idDoSuporte();
     const robo = await s.criar('robo', { nome: 'Bot que responde', suporte_bot_id: idDoBot });
