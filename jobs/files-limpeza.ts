@@ -1,6 +1,6 @@
 import { varrerBytesAApagar } from '../api/files/arquivos';
 
-/** Adapter: removes the bytes whose removal a deletion left owed. */
+/** Adapter: removes the owed bytes that are due (a deletion's, an upload's that never got its row). */
 export async function processarFilesLimpeza() {
   return { removidos: await varrerBytesAApagar() };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
-import { banco, dataSql } from '../../lib/database';
+import { banco, dataSql, LEITURA_CONFIRMADA } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -10,6 +10,7 @@ import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento } from './armazenamento';
+import { abandonoDeParcialMs } from './armazenamento-local';
 import { FORMA_DA_CHAVE } from './schemas';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
 
@@ -105,31 +106,47 @@ class Medidor extends Transform {
 }
 
 /**
+ * How long after its start an upload's bytes become the sweep's when no row took them: past the
+ * time it may take to arrive (FILES_PRAZO_DO_ENVIO_S), with room for the store to finish and the
+ * row to be written; the same time a partial file on the local disk is taken as abandoned.
+ */
+export const vencimentoDoEnvioMs = () => abandonoDeParcialMs(config().files.prazoDoEnvioMs);
+
+/**
  * POST /arquivo: streams the body to the storage under a new id, never holding the whole file,
  * measuring size and SHA-256 on the way; then records the metadata. Past the size limit, or when
  * the client stops sending, nothing stays stored. With an Idempotency-Key the application already
  * used for a file it still has, the upload is a repeat: the same bytes, name and type answer that
  * file (`repetido`) and the new copy is dropped; anything different is a 422.
+ *
+ * Before a byte is written, the id is owed a removal (arquivo_a_apagar) due once the upload can no
+ * longer finish (vencimentoDoEnvioMs); the row's insert clears that line in its own transaction. A
+ * stop anywhere in between (a crash, the connection lost, a removal that fails after a refusal)
+ * leaves the bytes to the sweep (varrerBytesAApagar), never to nobody.
  */
 export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ arquivo: ArquivoJson; repetido: boolean }> {
   const tipo = tipoMime(e.tipoMime);
   const chave = chaveDeIdempotencia(e.chave);
   const id = novoId();
+  const agora = Date.now();
+  await banco('files').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
+    replacements: [id, dataSql(new Date(agora)), dataSql(new Date(agora + vencimentoDoEnvioMs()))],
+  });
   const medidor = new Medidor(config().files.tamanhoMaximoBytes);
   // pipe, not pipeline: a failed upload must not destroy the request, whose socket still carries the answer
   e.corpo.pipe(medidor);
   finished(e.corpo, (err) => {
     if (err) medidor.destroy(dadosInvalidos('O envio foi interrompido antes do fim do corpo.'));
   });
-  await armazenamento().gravar(id, medidor);
-  const novo = { id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() };
   let guardado = false;
   try {
+    await armazenamento().gravar(id, medidor);
+    const novo = { id, aplicativo_id: aplicativoId, nome: e.nome, tipo_mime: tipo, tamanho: medidor.tamanho, sha256: medidor.sha256() };
     const r = await registrar(novo, chave);
     guardado = !r.repetido;
     return r;
   } finally {
-    // a repeat, a refused key or a failed insert: the bytes just written are nobody's
+    // a failed write, a repeat, a refused key or a failed insert: the bytes (if any) are nobody's
     if (!guardado) await descartarBytesNaoGuardados(id);
   }
 }
@@ -137,14 +154,26 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ a
 /** Inserts an upload tries before giving up on a key whose files keep being deleted under it. */
 const TENTATIVAS_DA_CHAVE = 3;
 
-/** The upload's row, or the key's first file when this upload repeats it. */
+/**
+ * The upload's row, inserted in the transaction that takes its bytes off the owed list, or the
+ * key's first file when this upload repeats it.
+ */
 async function registrar(
   novo: { id: string; aplicativo_id: string; nome: string; tipo_mime: string; tamanho: number; sha256: string },
   chave: string | undefined,
 ): Promise<{ arquivo: ArquivoJson; repetido: boolean }> {
+  const sequelize = banco('files');
   for (let tentativa = 1; ; tentativa++) {
     try {
-      return { arquivo: arquivoJson(await Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null })), repetido: false };
+      const arquivo = await sequelize.transaction(async (transaction) => {
+        const [{ affectedRows }] = (await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', {
+          replacements: [novo.id],
+          transaction,
+        })) as unknown as [{ affectedRows: number }];
+        if (!affectedRows) await bytesVarridos(novo.id);
+        return Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null }, { transaction });
+      });
+      return { arquivo: arquivoJson(arquivo), repetido: false };
     } catch (err) {
       if (!chave || !(err instanceof UniqueConstraintError)) throw err;
       const primeiro = await Arquivo.findOne({ where: { aplicativo_id: novo.aplicativo_id, chave_de_idempotencia: chave } });
@@ -162,11 +191,25 @@ async function registrar(
   }
 }
 
-/** The bytes of an upload that was not stored: no row points to them; a failure leaves them, logged. */
-async function descartarBytesNaoGuardados(id: string): Promise<void> {
+/**
+ * The upload's owed line was gone when its row came: the sweep took its bytes as abandoned (the
+ * upload ran past vencimentoDoEnvioMs). No row is written; whatever the sweep left of the bytes
+ * (it may have run before they were in place) is removed here, and the upload fails.
+ */
+async function bytesVarridos(id: string): Promise<never> {
   await armazenamento()
     .remover(id)
-    .catch((erroAoRemover) => log.error({ err: erroAoRemover, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
+    .catch((err) => log.error({ err, arquivo_id: id }, 'bytes órfãos: remoção falhou'));
+  throw new Error(`upload ${id} outlived its deadline: the sweep took its bytes`);
+}
+
+/**
+ * The bytes of an upload that was not stored, with the line that owed them; a failure leaves both
+ * to the sweep. Only while the line is there: when the insert's commit failed at the last step it
+ * may have happened after all, and then the line is gone and the bytes are the new file's.
+ */
+async function descartarBytesNaoGuardados(id: string): Promise<void> {
+  await removerBytesDevidos(id).catch((err) => log.warn({ err, arquivo_id: id }, 'bytes de envio não guardado ficam para a varredura'));
 }
 
 /** GET /arquivo: the caller's files, most recent first. */
@@ -218,39 +261,59 @@ export async function deletarArquivo(aplicativoId: string, id: string): Promise<
     const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
     if (!a) throw naoEncontrado('Arquivo');
     await a.destroy({ transaction });
-    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', { replacements: [id, dataSql(new Date())], transaction });
+    const agora = dataSql(new Date());
+    // due at once (an upload's line, due later, is cleared by the row's insert: none is here)
+    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
+      replacements: [id, agora, agora],
+      transaction,
+    });
   });
   // the client's file is gone already: a storage failure here is the sweep's to finish, not a 500
   await removerBytesDevidos(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
 }
 
-/** A deleted file's bytes, then the line that owed their removal (arquivo_a_apagar). */
-async function removerBytesDevidos(id: string): Promise<void> {
-  await armazenamento().remover(id);
-  await banco('files').query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [id] });
+/**
+ * The bytes a line of arquivo_a_apagar owes, then the line, under that line's lock: an upload's
+ * insert, which clears its line in its own transaction, waits for a removal under way and then
+ * finds the line gone (bytesVarridos), so no row ever commits over removed bytes. With `vencidosEm`,
+ * only a line due by then (the sweep). Whether a line was there to act on.
+ */
+async function removerBytesDevidos(id: string, vencidosEm?: Date): Promise<boolean> {
+  const sequelize = banco('files');
+  return sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
+    const [linha] = await sequelize.query(
+      `SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?${vencidosEm ? ' AND remover_apos <= ?' : ''} FOR UPDATE`,
+      { replacements: vencidosEm ? [id, dataSql(vencidosEm)] : [id], type: QueryTypes.SELECT, transaction },
+    );
+    if (!linha) return false;
+    await armazenamento().remover(id);
+    await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [id], transaction });
+    return true;
+  });
 }
 
 /** How many owed removals the sweep reads at a time. */
 const LOTE_DA_VARREDURA = 500;
 
 /**
- * Removes the bytes of deleted files whose removal did not finish (a crash after the commit, the
- * storage out of reach). Removing twice is harmless, so processes sweeping together need no lock.
- * Reads the owed removals in id order, page after page, past those that fail again (they stay for
- * the next run): a few the storage keeps refusing never hold up the ones behind them. Returns how
- * many were removed.
+ * Removes the owed bytes that are due (remover_apos): a deleted file's whose removal did not finish
+ * (a crash after the commit, the storage out of reach), at once; an upload's that never got its row
+ * (a crash or a lost connection between the bytes and the row, a failed removal after a refusal),
+ * once the upload can no longer finish, so one in progress is never touched. Each removal holds its
+ * line (removerBytesDevidos), so processes sweeping together act once on each. Reads the due lines
+ * in id order, page after page, past those that fail again (they stay for the next run): a few the
+ * storage keeps refusing never hold up the ones behind them. Returns how many were removed.
  */
-export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA): Promise<number> {
+export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA, agora = new Date()): Promise<number> {
   let removidos = 0;
   for (let depoisDe = ''; ; ) {
     const pendentes = await banco('files').query<{ arquivo_id: string }>(
-      'SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? ORDER BY arquivo_id LIMIT ?',
-      { replacements: [depoisDe, lote], type: QueryTypes.SELECT },
+      'SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? AND remover_apos <= ? ORDER BY arquivo_id LIMIT ?',
+      { replacements: [depoisDe, dataSql(agora), lote], type: QueryTypes.SELECT },
     );
     for (const { arquivo_id } of pendentes) {
       try {
-        await removerBytesDevidos(arquivo_id);
-        removidos++;
+        if (await removerBytesDevidos(arquivo_id, agora)) removidos++;
       } catch (err) {
         log.warn({ err, arquivo_id }, 'varredura: remoção dos bytes falhou; fica para a próxima');
       }
@@ -258,7 +321,7 @@ export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA): Promise<numb
     if (pendentes.length < lote) break;
     depoisDe = pendentes[pendentes.length - 1].arquivo_id;
   }
-  if (removidos) log.warn({ removidos }, 'bytes de arquivos apagados removidos pela varredura');
+  if (removidos) log.warn({ removidos }, 'bytes devidos (arquivos apagados, envios sem registro) removidos pela varredura');
   return removidos;
 }
 

@@ -1,3 +1,4 @@
+import { QueryTypes } from 'sequelize';
 import { Migracao } from '../../lib/database';
 import { ASCII, TABELA } from '../shared/sql';
 
@@ -45,6 +46,20 @@ export const MIGRACOES_FILES: Migracao[] = [
         criado_em DATETIME(3) NOT NULL,
         KEY arquivo_a_apagar_criado_em (criado_em)
       ) ${TABELA}`);
+    },
+  },
+  {
+    name: '0004-files-remover-apos',
+    async up(qi) {
+      // an upload's bytes are owed too, from before they are written until the row's insert clears
+      // the line: each line says from when its bytes may go, a deletion's at once, an upload's once
+      // it can no longer finish (the sweep never touches one in progress). Lines already there are
+      // deletions', due at once (the default). Run again after a stop, it adds only what is missing
+      const [coluna] = await qi.sequelize.query(
+        "SELECT 1 AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'arquivo_a_apagar' AND column_name = 'remover_apos'",
+        { type: QueryTypes.SELECT },
+      );
+      if (!coluna) await qi.sequelize.query('ALTER TABLE arquivo_a_apagar ADD COLUMN remover_apos DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)');
     },
   },
 ];

@@ -1,14 +1,16 @@
 import { QueryTypes } from 'sequelize';
 import { armazenamento, Armazenamento, usarArmazenamento } from '../../api/files/armazenamento';
-import { varrerBytesAApagar } from '../../api/files/arquivos';
+import { varrerBytesAApagar, vencimentoDoEnvioMs } from '../../api/files/arquivos';
 import { processarFilesLimpeza } from '../../jobs/files-limpeza';
+import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../../queues/files-limpeza';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
+import { Arquivo } from '../../models/files';
+import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe } from './apoio';
 
 /**
  * DELETE /arquivo/{id} (DESIGN §7) when something fails between the row and the bytes: the file is
@@ -127,5 +129,134 @@ describe('DELETE /arquivo/{id} and a failure between the row and the bytes', () 
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
     const [restantes] = await banco('files').query('SELECT arquivo_id FROM arquivo_a_apagar');
     expect(restantes).toEqual([]);
+  });
+});
+
+/** The lines of arquivo_a_apagar, with how long after its writing each one is due (ms). */
+async function devidos(): Promise<{ arquivo_id: string; prazo: number }[]> {
+  const linhas = await banco('files').query<{ arquivo_id: string; criado_em: Date; remover_apos: Date }>(
+    'SELECT arquivo_id, criado_em, remover_apos FROM arquivo_a_apagar ORDER BY arquivo_id',
+    { type: QueryTypes.SELECT },
+  );
+  return linhas.map((l) => ({ arquivo_id: l.arquivo_id, prazo: new Date(l.remover_apos).getTime() - new Date(l.criado_em).getTime() }));
+}
+
+/** The sweep as it would run `ms` from now. */
+const varrerDaquiA = (ms: number) => varrerBytesAApagar(undefined, new Date(Date.now() + ms));
+
+/** Waits until `pronto()` holds (a few seconds at most). */
+async function ate(pronto: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !pronto(); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(pronto()).toBe(true);
+}
+
+/**
+ * Storage that writes the bytes and then holds the upload there, between the bytes and the row,
+ * until `soltar` (with an error: the process stopped there; without: it goes on to its row).
+ */
+function pararDepoisDeGravar() {
+  const gravados: string[] = [];
+  let soltar!: (erro?: Error) => void;
+  const solto = new Promise<Error | undefined>((r) => (soltar = r));
+  usarArmazenamento({
+    ...removerE(async () => undefined),
+    gravar: async (c, o) => {
+      await real.gravar(c, o);
+      gravados.push(c);
+      const erro = await solto;
+      if (erro) throw erro;
+    },
+  });
+  return { gravados, soltar };
+}
+
+describe('POST /arquivo and a stop between the bytes and the row: the bytes are owed from before they are written', () => {
+  beforeEach(() => banco('files').query('DELETE FROM arquivo_a_apagar'));
+
+  test('a stop between the bytes and the row leaves them owed: the sweep leaves them while the upload could still finish, and removes them after', async () => {
+    const parada = pararDepoisDeGravar();
+    const envio = files.enviar(app.token, 'interrompido.bin', bytesAleatorios(2000));
+    await ate(() => parada.gravados.length === 1);
+    const [id] = parada.gravados;
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(id));
+    expect(await Arquivo.findByPk(id)).toBeNull();
+    // owed, due once the upload can no longer finish (FILES_PRAZO_DO_ENVIO_S and room to end)
+    expect(await devidos()).toEqual([{ arquivo_id: id, prazo: vencimentoDoEnvioMs() }]);
+    expect(vencimentoDoEnvioMs()).toBeGreaterThan(config().files.prazoDoEnvioMs);
+
+    // the sweep now, or just before the deadline, leaves the upload in progress alone
+    expect(await varrerBytesAApagar()).toBe(0);
+    expect(await varrerDaquiA(vencimentoDoEnvioMs() - 60_000)).toBe(0);
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(id));
+
+    // the process stopped there for good (nothing of it runs again: its cleanup too is refused)
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
+    parada.soltar(new Error('o processo parou aqui'));
+    expect((await envio).status).toBe(500);
+    usarArmazenamento(real);
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(id));
+    expect((await devidos()).map((d) => d.arquivo_id)).toEqual([id]);
+
+    // past the deadline, the sweep as its queue runs it
+    expect(await varrerDaquiA(vencimentoDoEnvioMs() + 1000)).toBe(1);
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(id));
+    expect(await devidos()).toEqual([]);
+  });
+
+  test('a refused upload whose bytes cannot be removed (a repeat, storage out of reach) leaves them owed, and the sweep removes them after the deadline', async () => {
+    const bytes = bytesAleatorios(300);
+    const chave = { headers: { 'idempotency-key': `repetido-${Date.now()}` } };
+    const primeiro = (await files.enviar(app.token, 'repetido.bin', bytes, chave)).body;
+    const antes = arquivosNoDisco();
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
+    const repetido = await files.enviar(app.token, 'repetido.bin', bytes, chave);
+    usarArmazenamento(real);
+    expect(repetido.status).toBe(201);
+    expect(repetido.body.id).toBe(primeiro.id);
+    const sobra = arquivosNoDisco().filter((a) => !antes.includes(a));
+    expect(sobra).toHaveLength(1);
+    const [devido] = await devidos();
+    expect(sobra[0]).toBe(caminhoNoDisco(devido.arquivo_id));
+
+    expect(await varrerBytesAApagar()).toBe(0);
+    expect(await varrerDaquiA(vencimentoDoEnvioMs() + 1000)).toBe(1);
+    expect(arquivosNoDisco()).toEqual(antes);
+    expect(await devidos()).toEqual([]);
+  });
+
+  test('an upload slow to arrive is stored whole while the sweep runs, and a stored upload leaves nothing owed', async () => {
+    const pedacos = Array.from({ length: 4 }, () => bytesAleatorios(1024));
+    const envio = files.enviarEmPedacos(app.token, 'lento.bin', pedacos, 'application/octet-stream', 250);
+    await ate(() => arquivosNoDisco().some((a) => a.startsWith('parciais')));
+    expect(await devidos()).toHaveLength(1);
+    expect(await varrerBytesAApagar()).toBe(0);
+    const res = await envio;
+    expect(res.status).toBe(201);
+    expect((await files.baixar(res.body.url)).bytes.equals(Buffer.concat(pedacos))).toBe(true);
+    expect(await devidos()).toEqual([]);
+  });
+
+  test('an upload that outlives its deadline finds its bytes taken by the sweep: it fails, and leaves no row and no bytes', async () => {
+    const parada = pararDepoisDeGravar();
+    const envio = files.enviar(app.token, 'atrasado.bin', bytesAleatorios(500));
+    await ate(() => parada.gravados.length === 1);
+    const [id] = parada.gravados;
+    expect(await varrerDaquiA(vencimentoDoEnvioMs() + 1000)).toBe(1);
+    parada.soltar();
+    expect((await envio).status).toBe(500);
+    usarArmazenamento(real);
+    expect(await Arquivo.findByPk(id)).toBeNull();
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(id));
+    expect(await devidos()).toEqual([]);
+  });
+
+  test('a deleted file\'s bytes are still due at once', async () => {
+    const enviado = (await files.enviar(app.token, 'apagado.txt', 'apagado')).body;
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
+    expect((await files.api.del(`/arquivo/${enviado.id}`, { token: app.token })).status).toBe(204);
+    usarArmazenamento(real);
+    expect(await devidos()).toEqual([{ arquivo_id: enviado.id, prazo: 0 }]);
+    expect(await varrerBytesAApagar()).toBe(1);
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
   });
 });
