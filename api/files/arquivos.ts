@@ -335,7 +335,9 @@ export async function abrirConteudo(id: string, expira: number, assinatura: stri
   if (!a) throw naoEncontrado('Arquivo');
   const bytes = await armazenamento().ler(id);
   if (!bytes) {
-    log.error({ arquivo_id: id }, 'arquivo sem bytes no armazenamento');
+    // a delete that committed between the read of the row and this one is a file gone, a plain
+    // 404; only a row still there without its bytes is a fault
+    if (await Arquivo.findByPk(id)) log.error({ arquivo_id: id }, 'arquivo sem bytes no armazenamento');
     throw naoEncontrado('Arquivo');
   }
   return { nome: a.nome, tipo_mime: a.tipo_mime, tamanho: Number(a.tamanho), sha256: a.sha256, bytes };

@@ -12,6 +12,23 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Arquivo } from '../../models/files';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe } from './apoio';
 
+/** What the files component logs as an error (the tests' level is silent: the calls are what counts). */
+const mockErrosDoFiles: unknown[][] = [];
+jest.mock('../../lib/logger', () => {
+  const real = jest.requireActual('../../lib/logger');
+  return {
+    ...real,
+    logger: (componente?: string) => {
+      const l = real.logger(componente);
+      if (componente === 'files') {
+        const error = l.error.bind(l);
+        l.error = (...args: unknown[]) => (mockErrosDoFiles.push(args), error(...args));
+      }
+      return l;
+    },
+  };
+});
+
 /**
  * DELETE /arquivo/{id} (DESIGN §7) when something fails between the row and the bytes: the file is
  * either whole (listed and downloadable) or gone from every route, never a row whose bytes are lost.
@@ -258,5 +275,33 @@ describe('POST /arquivo and a stop between the bytes and the row: the bytes are 
     expect(await devidos()).toEqual([{ arquivo_id: enviado.id, prazo: 0 }]);
     expect(await varrerBytesAApagar()).toBe(1);
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
+  });
+});
+
+describe('a download racing a delete', () => {
+  const semBytes = () => mockErrosDoFiles.filter((args) => args.includes('arquivo sem bytes no armazenamento'));
+  beforeEach(() => (mockErrosDoFiles.length = 0));
+
+  test('a download that read the row just before the delete committed answers a plain 404, with no error logged', async () => {
+    const enviado = (await files.enviar(app.token, 'corrida.txt', 'bytes da corrida')).body;
+    // the delete commits and removes the bytes between the download's read of the row and of the bytes
+    usarArmazenamento({
+      ...removerE(async () => undefined),
+      ler: async (c) => {
+        expect((await files.api.del(`/arquivo/${c}`, { token: app.token })).status).toBe(204);
+        return real.ler(c);
+      },
+    });
+    const baixado = await files.baixar(enviado.url);
+    usarArmazenamento(real);
+    esperarProblema(baixado, 404);
+    expect(semBytes()).toEqual([]);
+  });
+
+  test('a row still there whose bytes are gone is a 404 too, and logged as the fault it is', async () => {
+    const enviado = (await files.enviar(app.token, 'perdido.txt', 'bytes perdidos')).body;
+    await real.remover(enviado.id);
+    esperarProblema(await files.baixar(enviado.url), 404);
+    expect(semBytes()).toHaveLength(1);
   });
 });
