@@ -32,7 +32,8 @@ responde 413 e nada fica guardado. Só tokens de aplicativo; cada aplicativo vê
 
 const DESCRICAO_DO_DOWNLOAD = `Público: a assinatura faz as vezes do token. Use a \`url\` devolvida pelas outras rotas, \
 válida por 15 minutos; expirada ou alterada responde 403. Devolve os bytes com o \`Content-Type\` do envio, \
-\`Content-Disposition: attachment\` e \`Repr-Digest\` (SHA-256).`;
+\`Content-Disposition: attachment\`, \`Repr-Digest\` (SHA-256) e \`Cache-Control: private, no-store\` (nenhum cache guarda os bytes: \
+um arquivo apagado não fica no navegador).`;
 
 /** File storage routes (DESIGN §7): an application's own files under /arquivo. */
 export function rotasDeFiles(): Rota[] {
@@ -127,7 +128,9 @@ export function rotasDeFiles(): Rota[] {
           'Content-Type': c.tipo_mime,
           'Content-Length': String(c.tamanho),
           'Content-Disposition': disposicaoDeAnexo(c.nome),
-          'Cache-Control': 'private',
+          // a file may be deleted while its link is still valid: no cache, the browser's included,
+          // keeps its bytes (docs/files.md, Decisions)
+          'Cache-Control': 'private, no-store',
           'Repr-Digest': `sha-256=:${Buffer.from(c.sha256, 'hex').toString('base64')}:`,
           // whatever the type, a browser neither guesses another one nor runs it as a page of this origin
           'X-Content-Type-Options': 'nosniff',

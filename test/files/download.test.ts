@@ -34,13 +34,14 @@ function comParametro(url: string, nome: string, valor: string): string {
 }
 
 describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes, no token)', () => {
-  test('works without a token and streams the bytes with their type, length, an attachment name and private caching', async () => {
+  test('works without a token and streams the bytes with their type, length, an attachment name and no caching', async () => {
     const res = await files.baixar(arquivo.url);
     expect(res.status).toBe(200);
     expect(res.bytes.equals(BYTES)).toBe(true);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     expect(res.headers.get('content-length')).toBe(String(BYTES.length));
-    expect(res.headers.get('cache-control')).toBe('private');
+    // a file deleted while its link is valid must not live on in a browser's cache
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('repr-digest')).toBe(`sha-256=:${createHash('sha256').update(BYTES).digest('base64')}:`);
     // RFC 6266: an ASCII fallback with no quote or non-ASCII, and the exact name in RFC 8187 encoding
@@ -117,6 +118,7 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
     const res = await files.baixar(arquivo.url, 'HEAD');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-length')).toBe(String(BYTES.length));
+    expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(res.bytes.length).toBe(0);
   });
 });
