@@ -1,4 +1,3 @@
-import { QueryTypes } from 'sequelize';
 import { Migracao } from '../../lib/database';
 import { ASCII, TABELA } from '../shared/sql';
 
@@ -39,27 +38,16 @@ export const MIGRACOES_FILES: Migracao[] = [
   {
     name: '0003-files-arquivo-a-apagar',
     async up(qi) {
-      // bytes owed a removal: written in the transaction that deletes the file's row, so a crash or
-      // a storage failure after the commit leaves the removal to the sweep instead of losing it
+      // bytes owed a removal, from when they may go: a deleted file's (written in the transaction
+      // that deletes its row) at once; an upload's (written before its bytes, cleared by its row's
+      // insert) once it can no longer finish. A crash or a storage failure anywhere between leaves
+      // the removal to the sweep instead of losing it, and the sweep never takes an upload under way
       await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS arquivo_a_apagar (
         arquivo_id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
         criado_em DATETIME(3) NOT NULL,
+        remover_apos DATETIME(3) NOT NULL,
         KEY arquivo_a_apagar_criado_em (criado_em)
       ) ${TABELA}`);
-    },
-  },
-  {
-    name: '0004-files-remover-apos',
-    async up(qi) {
-      // an upload's bytes are owed too, from before they are written until the row's insert clears
-      // the line: each line says from when its bytes may go, a deletion's at once, an upload's once
-      // it can no longer finish (the sweep never touches one in progress). Lines already there are
-      // deletions', due at once (the default). Run again after a stop, it adds only what is missing
-      const [coluna] = await qi.sequelize.query(
-        "SELECT 1 AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'arquivo_a_apagar' AND column_name = 'remover_apos'",
-        { type: QueryTypes.SELECT },
-      );
-      if (!coluna) await qi.sequelize.query('ALTER TABLE arquivo_a_apagar ADD COLUMN remover_apos DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)');
     },
   },
 ];
