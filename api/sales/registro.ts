@@ -106,7 +106,8 @@ interface ConversasGravadas {
 const NAO_EH_MAIS_VELHO = (novo: string, aplicado: string) => `(${novo} IS NULL OR ${aplicado} IS NULL OR ${novo} >= ${aplicado})`;
 /**
  * Whether the event's copy of the conversation is one whose status the team corrected by PATCH
- * since (SPEC 4.6 rule 6): not newer than the copy the correction was made over. A message event
+ * since (SPEC 4.6 rule 6), or the hand-over set to `open` (transferencia.ts): not newer than the
+ * copy the correction was made over. A message event
  * carries the conversation as it stands, with the same `updated_at` until the platform changes the
  * conversation, and a copy sent before the correction may arrive after it: either would put the
  * platform's old status back. A copy without a time applies, in arrival order, as any other.

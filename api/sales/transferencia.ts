@@ -177,15 +177,21 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
  * writing again, the robot answering late): the conversation is open in the platform, with the
  * team, who see every message already there, so the contact's last one, by the platform's time,
  * is the one the hand-over answered (`transferida_contato_em`). Its own webhook of the change may
- * have recorded `open` first. Only a conversation deleted or resolved during the call, or a
+ * have recorded `open` first. Only a conversation deleted, resolved or snoozed during the call, or a
  * hand-over already recorded since it began, is left as it is.
+ * The `open` is our decision about the status, as a PATCH's is (conversas.ts): it keeps the
+ * platform's `updated_at` of the copy it was recorded over (`status_corrigido_sobre`, in SQL from
+ * `suporte_atualizada_em`), so a copy not newer than that one (the contact's message event built
+ * before the hand-over and delivered after it, which carries the conversation as it stood) leaves
+ * `open`, while the platform's own later change (its status event of the hand-over, the team
+ * giving the conversation back) applies (registro.ts).
  */
 async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean> {
   const momento = dataSql(new Date());
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
-          c.transferida_contato_em = c.ultima_mensagem_do_contato_em,
+          c.transferida_contato_em = c.ultima_mensagem_do_contato_em, c.status_corrigido_sobre = c.suporte_atualizada_em,
           c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_falhou_contato_em = NULL, c.transferencia_tentar_apos = NULL
         WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open') AND (c.transferida_em IS NULL OR c.transferida_em < ?)`,
       [momento, momento, id, dataSql(chamadaEm)],

@@ -269,7 +269,10 @@ describe('the hand-over trigger', () => {
     await transferirSemResposta();
     const transferida = await s.conversaDoSuporte(conversa);
     expect(transferida).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
-    // an event the platform built before the hand-over arrives after it
+    // an event of the platform setting it back to pending arrives after the hand-over; like the
+    // documented 2022 payloads it carries no updated_at, and neither did the copies before it, so
+    // nothing tells it from the platform's own later return to the robot: it applies in arrival
+    // order (with the platform's times, a copy from before the hand-over keeps open: below)
     await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa, status: 'pending' }), account: { id: CONTA, name: 'Conta' } });
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending' });
     const outraVez = abrirNoChat(conversa);
@@ -277,6 +280,42 @@ describe('the hand-over trigger', () => {
     expect(outraVez.isDone()).toBe(false);
     expect((await s.conversaDoSuporte(conversa)).transferida_em).toBe(transferida.transferida_em);
     expect(registro.id).toBe(transferida.id);
+  });
+
+  it("the hand-over's open holds against copies of the conversation not newer than the one it was recorded over; the platform's next change applies", async () => {
+    /** Chatwoot's `updated_at` of a conversation: unix seconds with microseconds. */
+    const comTempo = <T extends { conversation: object }>(evento: T, atualizadaEm: number) => ({
+      ...evento,
+      conversation: { ...evento.conversation, updated_at: atualizadaEm },
+    });
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const t1 = Date.now() / 1000 - 3600 + 0.123456;
+    await s.registrar(sistema, comTempo(eventoDeMensagem({ conversa, contato, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 30) }), t1));
+    abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+
+    // the contact's message event built before the hand-over, delivered after it: Chatwoot's message
+    // events carry the conversation as it stood (pending, the same updated_at)
+    const atrasada = comTempo(eventoDeMensagem({ conversa, contato, conta: CONTA, status: 'pending', conteudo: 'ainda aí?', criadaEm: segundosAtras(ESPERA_S) }), t1);
+    expect(await s.registrar(sistema, atrasada)).toMatchObject({ mensagens_novas: 1 });
+    // and a conversation event of that same copy
+    await s.registrar(sistema, {
+      ...eventoDeConversa('conversation_updated', { conversa, contato, status: 'pending' }),
+      updated_at: t1,
+      account: { id: CONTA, name: 'Conta' },
+    });
+    // the message is kept; only the status was the hand-over's
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', ultima_mensagem: 'ainda aí?', quantidade_mensagens: 2 });
+
+    // the platform changes the conversation afterwards (the team gives it back to the robot): mirrored again
+    await s.registrar(sistema, {
+      ...eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'pending' }),
+      updated_at: t1 + 60,
+      account: { id: CONTA, name: 'Conta' },
+    });
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
   });
 
   describe('a wait is told apart by the platform\'s times alone: our clock and the platform\'s may disagree', () => {
