@@ -75,19 +75,35 @@ export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 1
   }
 }
 
+/** Where a mark of umaVez stands when another copy finds it. */
+export type EstadoDaMarca = 'em-andamento' | 'feito';
+
+const EM_ANDAMENTO = 'em-andamento';
+const FEITO = 'feito';
+
 /**
- * Runs `fazer` unless `chave` was marked within the last `validadeMs` (SET NX PX: one call), in
- * which case it answers `repetida` and does nothing. A failure of `fazer` removes the mark, so that
- * a retry runs.
+ * Runs `fazer` unless `chave` was marked within the last `validadeMs`, in which case it answers
+ * `repetida` with where the mark stands and does nothing. The mark is `em-andamento` from before
+ * `fazer` starts (SET NX PX GET: one call, which also tells a copy that finds the mark what it
+ * holds) and `feito` once `fazer` succeeded (SET XX KEEPTTL: a second call, after a success only,
+ * keeping the mark's end). A failure of `fazer` removes the mark, so that a retry runs. A value
+ * other than `em-andamento` (a mark of an earlier version) counts as done.
  */
-export async function umaVez<T>(chave: string, validadeMs: number, repetida: () => T, fazer: () => Promise<T>): Promise<T> {
-  if (!(await redis('produtor').set(chave, '1', 'PX', validadeMs, 'NX'))) return repetida();
+export async function umaVez<T>(chave: string, validadeMs: number, repetida: (estado: EstadoDaMarca) => T, fazer: () => Promise<T>): Promise<T> {
+  const encontrada = await redis('produtor').set(chave, EM_ANDAMENTO, 'PX', validadeMs, 'NX', 'GET');
+  if (encontrada !== null) return repetida(encontrada === EM_ANDAMENTO ? 'em-andamento' : 'feito');
+  let feito: T;
   try {
-    return await fazer();
+    feito = await fazer();
   } catch (err) {
     await redis('produtor')
       .del(chave)
       .catch((erroAoApagar) => logger('redis').warn({ err: erroAoApagar, chave }, 'marca não removida: uma nova tentativa será tida por repetida'));
     throw err;
   }
+  // done all the same: a copy arriving while the mark still says em-andamento is told to try again
+  await redis('produtor')
+    .set(chave, FEITO, 'KEEPTTL', 'XX')
+    .catch((erroAoMarcar) => logger('redis').warn({ err: erroAoMarcar, chave }, 'marca não passou a feito: uma cópia será tida por em andamento'));
+  return feito;
 }

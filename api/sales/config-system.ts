@@ -2,10 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
-import { umaVez } from '../../lib/redis';
+import { EstadoDaMarca, umaVez } from '../../lib/redis';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
-import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
+import { dadosInvalidos, emAndamento, naoAutenticado, naoEncontrado } from '../shared/errors';
 import { comoId, ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
 import { digitos } from './telefone';
@@ -228,15 +228,24 @@ export function entregaAssinada(sistema: SistemaDoWebhook, chamada: ChamadaDeWeb
   };
 }
 
+/** Seconds a copy of a delivery still being recorded is told to wait (Retry-After): a recording takes well under that. */
+export const ESPERA_DA_COPIA_EM_ANDAMENTO_S = 2;
+
 /**
- * Runs `registrar` for a signed delivery seen for the first time; a replay within the window
- * answers `repetida` and does nothing, since an event applied again may undo what was done since
- * (a status the team corrected, a hand-over). A failed recording removes its mark, so the
- * platform's retry of it is taken. Unsigned: runs as it comes.
+ * Runs `registrar` for a signed delivery seen for the first time. A copy that arrives while the
+ * first is still being recorded answers 503 with Retry-After (the first may yet fail, and then its
+ * mark is removed: a 200 would have lost the event); one that arrives once it was recorded answers
+ * `repetida` and does nothing, since an event applied again may undo what was done since (a
+ * status the team corrected, a hand-over). A failed recording removes its mark, so the platform's
+ * retry of it is taken. Unsigned: runs as it comes, without a Redis call.
  */
 export function registrarUmaVez<T>(entrega: EntregaAssinada | null, repetida: T, registrar: () => Promise<T>): Promise<T> {
   if (!entrega) return registrar();
-  const seRepetida = () => {
+  const seRepetida = (estado: EstadoDaMarca) => {
+    if (estado === 'em-andamento') {
+      logger('sales-webhook').info({ chave: entrega.chave }, 'entrega assinada repetida enquanto a primeira é gravada: tentar de novo');
+      throw emAndamento('Esta entrega assinada ainda está sendo gravada; tente de novo (Retry-After).', ESPERA_DA_COPIA_EM_ANDAMENTO_S);
+    }
     logger('sales-webhook').info({ chave: entrega.chave }, 'entrega assinada repetida ignorada');
     return repetida;
   };

@@ -37,13 +37,14 @@ const DESCRICAO_DO_WEBHOOK_DO_SUPORTE = `Eventos da plataforma de atendimento (f
 conversation_created, conversation_status_changed e conversation_updated; os demais respondem 200 com \`ignorado\`. \
 Autenticação: \`?token=\` do sistema configurado (tipo suporte) e, quando ele tem segredo_hmac, \
 \`X-Chatwoot-Signature: sha256=<hex>\` de \`<X-Chatwoot-Timestamp>.<corpo>\`, com até 5 minutos de diferença; \
-a mesma assinatura de novo nesse prazo responde 200 com \`ignorado\` e não muda nada.`;
+a mesma assinatura de novo nesse prazo responde 200 com \`ignorado\` e não muda nada depois de gravada a primeira, \
+e 503 com Retry-After enquanto a primeira ainda está sendo gravada (se ela falhar, a cópia seguinte é gravada).`;
 
 const DESCRICAO_DO_WEBHOOK_DO_GATEWAY = `Eventos do gateway de mensagens (formato Evolution API): messages.upsert liga as \
 conversas em andamento do telefone ao gateway e ao número do mensageiro; os demais respondem 200 com \`ignorado\`. \
 Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
 
-/** A signed delivery seen before within its window (registrarUmaVez): 200, nothing done. */
+/** A signed delivery recorded before within its window (registrarUmaVez): 200, nothing done. */
 const ENTREGA_REPETIDA = { conversa_id: null, mensagens_novas: 0, ignorado: 'entrega repetida: esta assinatura já foi recebida' };
 
 /**
@@ -76,7 +77,11 @@ function rotasDeWebhooks(): Rota[] {
       metodo: 'post',
       caminho: '/webhooks/suporte/:config_id',
       operacao: 'receber_webhook_suporte',
-      outrasRespostas: { '401': 'Token do webhook ausente ou inválido, ou X-Chatwoot-Signature ausente, vencida ou inválida' },
+      outrasRespostas: {
+        '401': 'Token do webhook ausente ou inválido, ou X-Chatwoot-Signature ausente, vencida ou inválida',
+        '503':
+          'Banco de dados ou Redis sem resposta, ou a mesma entrega assinada ainda sendo gravada (Retry-After diz em quantos segundos tentar de novo)',
+      },
       resumo: 'Webhook da plataforma de atendimento: cria e atualiza conversas e mensagens',
       descricao: DESCRICAO_DO_WEBHOOK_DO_SUPORTE,
       acesso: 'publico',

@@ -12,6 +12,7 @@ export type TipoDeErro =
   | 'bloqueado'
   | 'limite_excedido'
   | 'indisponivel'
+  | 'em_andamento'
   | 'corpo_grande_demais';
 
 export interface ErroDeCampo {
@@ -38,5 +39,8 @@ export const naoAutenticado = (mensagem = 'Token ausente, inválido ou expirado.
 export const proibido = (mensagem = 'Sem permissão para esta operação.') => new ErroDeDominio('proibido', mensagem);
 export const naoEncontrado = (oQue: string) => new ErroDeDominio('nao_encontrado', `${oQue} não encontrado.`);
 export const conflito = (mensagem: string) => new ErroDeDominio('conflito', mensagem);
+/** The same request is still being handled (503 with Retry-After): not a failure of the service, not logged as one. */
+export const emAndamento = (mensagem: string, retryAfterSegundos: number) =>
+  new ErroDeDominio('em_andamento', mensagem, undefined, { retryAfterSegundos });
 export const referenciaInvalida = (campo: string, mensagem: string) =>
   new ErroDeDominio('referencia_invalida', mensagem, [{ campo, mensagem }]);

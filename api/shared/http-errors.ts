@@ -14,6 +14,7 @@ const STATUS: Record<TipoDeErro, number> = {
   bloqueado: 423,
   limite_excedido: 429,
   indisponivel: 503,
+  em_andamento: 503,
 };
 
 const TITULOS: Record<number, string> = {
@@ -70,8 +71,9 @@ export function tratadorDeErros() {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
       if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-      // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote
-      if (status >= 500) logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
+      // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote;
+      // one for a request still being handled (em_andamento) is neither
+      if (status >= 500 && err.tipo !== 'em_andamento') logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
       enviarProblema(res, status, err.tipo, err.message, { ...(err.erros && { errors: err.erros }), ...(status >= 500 && { request_id: requestId }) });
       return;
     }

@@ -941,7 +941,7 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
-  describe('a signed delivery is taken once: its replay within the five minutes is answered 200 and does nothing', () => {
+  describe('a signed delivery is taken once: a copy within the five minutes is answered 200 and does nothing once the first is recorded, 503 while it is being recorded', () => {
     const assinados = (corpo: string, carimbo = Math.floor(Date.now() / 1000)) => ({
       'x-chatwoot-timestamp': String(carimbo),
       'x-chatwoot-signature': assinaturaDoChatwoot(segredo, carimbo, corpo),
@@ -1002,6 +1002,77 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       const denovo = await enviar(corpo, cabecalhos);
       expect(denovo.status).toBe(200);
       expect(denovo.body.mensagens_novas).toBe(1);
+    });
+
+    /** The signed delivery's mark in Redis (entregaAssinada's key). */
+    const marcaDe = (cabecalhos: Record<string, string>) => `${config().queuePrefix}:sales:assinatura:${assinado.id}:${cabecalhos['x-chatwoot-signature']}`;
+
+    /**
+     * Holds the next recording inside registrar until `soltar` is called (with an error: it fails);
+     * `entrou` settles once it is there, its mark already written.
+     */
+    function segurarProximaGravacao() {
+      const original = registro.registrarEventoDoSuporte;
+      let entrou!: () => void;
+      const dentro = new Promise<void>((r) => (entrou = r));
+      let soltar!: (erro?: Error) => void;
+      const solta = new Promise<Error | undefined>((r) => (soltar = r));
+      const espiao = jest.spyOn(registro, 'registrarEventoDoSuporte').mockImplementationOnce(async (...args) => {
+        entrou();
+        const erro = await solta;
+        if (erro) throw erro;
+        return original(...args);
+      });
+      return { dentro, soltar, restaurar: () => espiao.mockRestore() };
+    }
+
+    it('a copy arriving while the first is still being recorded answers 503 with Retry-After; once recorded, 200 ignorado, the mark keeping its end', async () => {
+      const conversa = idDoSuporte();
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
+      const cabecalhos = assinados(corpo);
+      const segura = segurarProximaGravacao();
+      try {
+        const primeira = enviar(corpo, cabecalhos);
+        await segura.dentro;
+        expect(await redis('produtor').get(marcaDe(cabecalhos))).toBe('em-andamento');
+        const copia = await enviar(corpo, cabecalhos);
+        expect(esperarProblema(copia, 503)).toMatchObject({ code: 'em_andamento' });
+        expect(copia.headers.get('retry-after')).toBe('2');
+        expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+        segura.soltar();
+        expect(await primeira).toMatchObject({ status: 200, body: { mensagens_novas: 1 } });
+      } finally {
+        segura.soltar(new Error('not released'));
+        segura.restaurar();
+      }
+      expect(await redis('produtor').get(marcaDe(cabecalhos))).toBe('feito');
+      const restante = await redis('produtor').pttl(marcaDe(cabecalhos));
+      expect(restante).toBeGreaterThan(290_000);
+      expect(restante).toBeLessThanOrEqual(301_000);
+      const depois = await enviar(corpo, cabecalhos);
+      expect(depois.status).toBe(200);
+      expect(depois.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
+    });
+
+    it('a copy told to try again while the first was being recorded is taken when the first then fails', async () => {
+      const conversa = idDoSuporte();
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
+      const cabecalhos = assinados(corpo);
+      const segura = segurarProximaGravacao();
+      try {
+        const primeira = enviar(corpo, cabecalhos);
+        await segura.dentro;
+        esperarProblema(await enviar(corpo, cabecalhos), 503);
+        segura.soltar(new Error('banco caiu'));
+        expect((await primeira).status).toBe(500);
+      } finally {
+        segura.restaurar();
+      }
+      expect(await redis('produtor').exists(marcaDe(cabecalhos))).toBe(0);
+      const novaTentativa = await enviar(corpo, cabecalhos);
+      expect(novaTentativa.status).toBe(200);
+      expect(novaTentativa.body).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 1 });
+      expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(1);
     });
 
     it('a system without an HMAC secret writes no mark: its deliveries are recorded as they come', async () => {
