@@ -86,8 +86,7 @@ const FEITO = 'feito';
  * `repetida` with where the mark stands and does nothing. The mark is `em-andamento` from before
  * `fazer` starts (SET NX PX GET: one call, which also tells a copy that finds the mark what it
  * holds) and `feito` once `fazer` succeeded (SET XX KEEPTTL: a second call, after a success only,
- * keeping the mark's end). A failure of `fazer` removes the mark, so that a retry runs. A value
- * other than `em-andamento` (a mark of an earlier version) counts as done.
+ * keeping the mark's end). A failure of `fazer` removes the mark, so that a retry runs.
  */
 export async function umaVez<T>(chave: string, validadeMs: number, repetida: (estado: EstadoDaMarca) => T, fazer: () => Promise<T>): Promise<T> {
   const encontrada = await redis('produtor').set(chave, EM_ANDAMENTO, 'PX', validadeMs, 'NX', 'GET');
