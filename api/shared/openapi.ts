@@ -37,7 +37,68 @@ export const jwks = sempre({
 export const paginaNumerada = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
 
 function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
-  return semChavesDePadrao(parse(esquema, 'open-api-3.1')) as Record<string, unknown>;
+  // joi-to-json reads nothing of a schema but its description
+  const descricao = comRestricoesDeTexto(esquema.describe());
+  const json = parse({ describe: () => descricao } as unknown as Joi.Schema, 'open-api-3.1');
+  return semChavesDePadrao(aplicarRestricoes(json)) as Record<string, unknown>;
+}
+
+/** What joi-to-json cannot say of a string, carried through it on the node as this `x-` key. */
+const RESTRICOES = 'x-restricoes-de-texto';
+
+/**
+ * What joi checks of a string and joi-to-json leaves out or gets wrong, said in JSON Schema:
+ * - `.trim()` with a minimum length: joi counts the length after trimming, so a blank value is
+ *   refused although `minLength` lets it through. The document adds a pattern: a non-space
+ *   character (for a minimum of `n` over 1, two of them with at least `n - 2` characters between);
+ *   a blank is still allowed where joi takes one as empty (`.allow('')`, `.empty('')`).
+ * - `.pattern(re)`: joi-to-json keeps the last one only, writes a flag into the expression
+ *   (`/\p{Cs}/u` → `\p{Cs}/u`) and ignores `invert`. Every pattern is given here instead, an
+ *   inverted one as `not`; one with a flag JSON Schema has no way to say (any but `u`, the
+ *   Unicode mode JSON Schema validators such as ajv match in) is left out of the document.
+ * Walks joi's description (`describe()`), whose string nodes are `{ type: 'string', rules }`.
+ */
+function comRestricoesDeTexto(no: unknown): unknown {
+  if (Array.isArray(no)) return no.map(comRestricoesDeTexto);
+  if (!no || typeof no !== 'object') return no;
+  const r: Record<string, any> = {};
+  for (const [k, v] of Object.entries(no)) {
+    // values (allowed, refused, examples, defaults) and metas are data, not schemas
+    r[k] = ['allow', 'invalid', 'examples', 'metas', 'default'].includes(k) ? v : comRestricoesDeTexto(v);
+  }
+  if (r.type !== 'string' || !Array.isArray(r.rules)) return r;
+  const regras = r.rules as { name: string; args?: Record<string, any> }[];
+  const restricoes: Record<string, unknown>[] = [];
+  const apara = regras.some((g) => g.name === 'trim' && g.args?.enabled !== false);
+  const minimo = Math.max(0, ...regras.filter((g) => g.name === 'min' || g.name === 'length').map((g) => Number(g.args?.limit) || 0));
+  if (apara && minimo > 0) {
+    const nucleo = minimo === 1 ? '\\S' : `\\S[\\s\\S]{${minimo - 2},}\\S`;
+    const vazioAceito = (r.allow ?? []).includes('') || (r.flags?.empty?.allow ?? []).includes('');
+    restricoes.push({ pattern: vazioAceito ? `^\\s*$|${nucleo}` : nucleo });
+  }
+  for (const g of regras.filter((g) => g.name === 'pattern')) {
+    const texto = String(g.args?.regex);
+    const fim = texto.lastIndexOf('/');
+    const [fonte, bandeiras] = [texto.slice(1, fim), texto.slice(fim + 1)];
+    if (/[^u]/.test(bandeiras)) continue;
+    restricoes.push(g.args?.options?.invert ? { not: { pattern: fonte } } : { pattern: fonte });
+  }
+  r.rules = regras.filter((g) => g.name !== 'pattern');
+  if (restricoes.length) r.metas = [...(r.metas ?? []), { [RESTRICOES]: restricoes }];
+  return r;
+}
+
+/** Each string's restrictions (comRestricoesDeTexto): one pattern as `pattern`, more in `allOf`. */
+function aplicarRestricoes(no: unknown): unknown {
+  if (Array.isArray(no)) return no.map(aplicarRestricoes);
+  if (!no || typeof no !== 'object') return no;
+  const { [RESTRICOES]: restricoes, ...resto } = no as Record<string, unknown>;
+  const r = Object.fromEntries(Object.entries(resto).map(([k, v]) => [k, aplicarRestricoes(v)])) as Record<string, any>;
+  for (const restricao of (restricoes as Record<string, unknown>[] | undefined) ?? []) {
+    if (restricao.pattern !== undefined && r.pattern === undefined) r.pattern = restricao.pattern;
+    else r.allOf = [...(r.allOf ?? []), restricao];
+  }
+  return r;
 }
 
 /**

@@ -91,6 +91,8 @@ async function conferirModuloDeAcesso(c: Conformidade, servico: string) {
   const perfil = (await c.chamarOp('POST /perfil_acesso', {}, { token, status: 201, body: { nome: unico('Perfil '), permissoes } })).body;
   await c.chamarOp('POST /perfil_acesso', {}, { token, status: 409, body: { nome: perfil.nome, permissoes } });
   await c.chamarOp('POST /perfil_acesso', {}, { token, status: 400, body: { nome: unico('Perfil '), permissoes: { nao_e_area: ['ler'] } } });
+  // a blank name is refused once trimmed, and the document says so
+  await c.chamarOp('POST /perfil_acesso', {}, { token, status: 400, body: { nome: ' \t ', permissoes } });
   await c.chamarOp('GET /perfil_acesso', {}, { token, status: 200 });
   await c.chamarOp('GET /perfil_acesso/filtro', {}, { token, status: 200 });
   await c.chamarOp('GET /perfil_acesso/{id}', { id: perfil.id }, { token, status: 200 });
@@ -133,6 +135,7 @@ describe('identity', () => {
       const nome = unico(`${tipo} `);
       cadastros[tipo] = (await c.chamarOp(`POST /${tipo}`, {}, { token, status: 201, body: { nome } })).body.id;
       await c.chamarOp(`POST /${tipo}`, {}, { token, status: 409, body: { nome } });
+      await c.chamarOp(`POST /${tipo}`, {}, { token, status: 400, body: { nome: '   ' } });
       await c.chamarOp(`GET /${tipo}`, {}, { token, status: 200 });
     }
 
@@ -306,6 +309,8 @@ describe('hub', () => {
 
     // events and deliveries
     await c.chamarOp('POST /eventos', {}, { token: publicador.token, status: 202, body: { tipo: tipo.nome, versao: 1, dados: { numero: 1 } } });
+    await c.chamarOp('POST /eventos', {}, { token: publicador.token, status: 202, body: { tipo: tipo.nome, versao: 1, dados: { numero: 2 }, id: unico('evento-') } });
+    await c.chamarOp('POST /eventos', {}, { token: publicador.token, status: 400, body: { tipo: tipo.nome, versao: 1, dados: { numero: 3 }, id: '  ' } });
     await c.chamarOp('POST /eventos', {}, { token: publicador.token, status: 422, body: { tipo: tipo.nome, versao: 9, dados: { numero: 1 } } });
     await c.chamarOp('POST /eventos', {}, { token: publicador.token, status: 400, body: { tipo: tipo.nome, versao: 1, dados: { numero: 'um' } }, alemDoDocumento: true });
     await c.chamarOp('POST /eventos', {}, { token: assinante.token, status: 403, body: { tipo: tipo.nome, versao: 1, dados: { numero: 1 } } });

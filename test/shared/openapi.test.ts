@@ -139,6 +139,25 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     }
   });
 
+  test('a string joi trims before its minimum length must hold a non-space character; an inverted pattern is a `not`', async () => {
+    const corpo = (doc: any, caminho: string, metodo = 'post') => doc.paths[caminho][metodo].requestBody.content['application/json'].schema.properties;
+    const identity = await documento('identity');
+    expect(corpo(identity, '/setor').nome).toEqual(expect.objectContaining({ minLength: 1, pattern: '\\S' }));
+    expect(corpo(identity, '/usuario/{id}', 'patch').nome.pattern).toBe('\\S');
+    for (const nome of ['intranet', 'hub', 'leads', 'sales']) expect(corpo(await documento(nome), '/perfil_acesso').nome.pattern).toBe('\\S');
+    const sales = await documento('sales');
+    expect(corpo(sales, '/robo').nome.pattern).toBe('\\S');
+    // a string that is not trimmed keeps its length alone
+    expect(corpo(identity, '/usuario').senha.pattern).toBeUndefined();
+    // joi takes a blank as no value at all: the document still allows one
+    const leads = await documento('leads');
+    const nome = leads.paths['/api/empresas'].get.parameters.find((p: any) => p.name === 'nome');
+    expect(nome.schema).toEqual(expect.objectContaining({ minLength: 2, pattern: '^\\s*$|\\S[\\s\\S]{0,}\\S' }));
+    // an event's id: some non-space character and no lone surrogate (joi's inverted pattern, with its `u` flag)
+    const hub = await documento('hub');
+    expect(corpo(hub, '/eventos').id).toEqual(expect.objectContaining({ pattern: '\\S', allOf: [{ not: { pattern: '\\p{Cs}' } }] }));
+  });
+
   test('Cnpj, CnpjResumo and PaginaDeEmpresas list the fields SPEC §2 requires', async () => {
     const leads = await documento('leads');
     const cnpj = leads.paths['/api/cnpj/{cnpj}'].get.responses['200'].content['application/json'].schema;
