@@ -17,6 +17,9 @@ const STATUS: Record<TipoDeErro, number> = {
   em_andamento: 503,
 };
 
+/** The `WWW-Authenticate` challenge of a 401, but on a route with its own (Rota.desafio). */
+export const DESAFIO_PADRAO = 'Bearer';
+
 const TITULOS: Record<number, string> = {
   400: 'Requisição inválida',
   401: 'Não autenticado',
@@ -70,7 +73,8 @@ export function tratadorDeErros() {
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
-      if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+      // RFC 6750 §3, unless the route asks for something other than a bearer token (a webhook's)
+      if (status === 401) res.setHeader('WWW-Authenticate', req.desafio ?? DESAFIO_PADRAO);
       // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote;
       // one for a request still being handled (em_andamento) is neither
       if (status >= 500 && err.tipo !== 'em_andamento') logger('http').error({ err, request_id: requestId }, 'dependência indisponível');

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
+import { DESAFIO_PADRAO } from './http-errors';
 import { Rota } from './rotas';
 
 const PROBLEMA = {
@@ -174,6 +175,13 @@ function respostasDeErro(rota: Rota) {
   // any body is parsed, but only one a client is told to send may pass the limit
   if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
   for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
+  // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential
+  if (r['401']) {
+    const desafio = rota.desafio ?? DESAFIO_PADRAO;
+    (r['401'] as Record<string, unknown>).headers = {
+      'WWW-Authenticate': { description: 'O que a rota pede para autenticar', required: true, schema: { type: 'string', const: desafio } },
+    };
+  }
   // the database, Redis or (checking a token) the identity service out of reach
   if (!rota.semDependencias) r['503'] ??= problema('Uma dependência do serviço está indisponível; tente de novo');
   return r;

@@ -57,6 +57,11 @@ export interface Rota {
   semCorpo?: boolean;
   /** the JSON body's size limit, when not DESIGN §4's 1 MiB (a webhook whose sender writes larger ones) */
   limiteDoCorpo?: string;
+  /**
+   * The `WWW-Authenticate` challenge of this route's 401 when the caller is not asked for a bearer
+   * token (the default, `Bearer`): a webhook's token travels in its query string.
+   */
+  desafio?: string;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
@@ -172,6 +177,8 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
     const corpo = rota.metodo === 'get' || rota.corpoEmFluxo || rota.semCorpo ? [] : [adiarErroDeSintaxe(corpoJson(rota.limiteDoCorpo))];
-    router[rota.metodo](rota.caminho, ...corpo, ...(rota.antes ?? []), pipeline);
+    // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
+    const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
+    router[rota.metodo](rota.caminho, ...desafio, ...corpo, ...(rota.antes ?? []), pipeline);
   }
 }

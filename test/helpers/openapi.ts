@@ -6,7 +6,7 @@ import { chamar, Opcoes, Resposta } from './http';
  * A service's real answers checked against its own OpenAPI 3.1 document (JSON Schema 2020-12, so
  * `type: [..., "null"]` and no `nullable`): each status must be documented for the operation, in
  * the media type the document gives, and the body must validate against the documented schema,
- * formats included. `cobertas` keeps the operations answered with a documented success.
+ * formats included; a documented header must be sent, with the documented value when there is one. `cobertas` keeps the operations answered with a documented success.
  */
 export function conformidadeDe(base: string, doc: any) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -60,10 +60,24 @@ export function conformidadeDe(base: string, doc: any) {
     return [];
   }
 
+  /** The documented headers of an answer missing from `res`, or with another value than the one documented. */
+  function errosDosCabecalhos(op: string, res: Resposta, documentada: any): string[] {
+    return Object.entries<any>(documentada.headers ?? {}).flatMap(([nome, cabecalho]) => {
+      const recebido = res.headers.get(nome);
+      if (recebido === null) return cabecalho.required ? [`${op} ${res.status} lacks its documented ${nome} header`] : [];
+      const esperado = cabecalho.schema?.const;
+      return esperado !== undefined && recebido !== esperado ? [`${op} ${res.status} sent ${nome}: ${recebido}, documented ${esperado}`] : [];
+    });
+  }
+
   /** What is wrong with `res` as an answer of `op` by the document; empty when it conforms. */
   function erros(op: string, res: Resposta): string[] {
     const documentada = operacao(op).responses[String(res.status)];
     if (!documentada) return [`${op} answered ${res.status}, not documented (${Object.keys(operacao(op).responses).join(', ')}): ${res.text.slice(0, 300)}`];
+    return [...errosDosCabecalhos(op, res, documentada), ...errosDoConteudo(op, res, documentada)];
+  }
+
+  function errosDoConteudo(op: string, res: Resposta, documentada: any): string[] {
     const tipo = (res.headers.get('content-type') ?? '').split(';')[0].trim();
     if (!documentada.content) return res.text ? [`${op} ${res.status} documents no body, but sent ${tipo}: ${res.text.slice(0, 200)}`] : [];
     const midias = Object.keys(documentada.content);

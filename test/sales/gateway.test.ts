@@ -230,7 +230,9 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
   it('the token of the gateway system is required (401); a system of another type is not found (404); a malformed event 400', async () => {
     const evento = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
     esperarProblema(await s.gateway(gateway, evento, 'outro-token-qualquer-1234'), 401);
-    esperarProblema(await s.gateway(gateway, evento, ''), 401);
+    const semToken = await s.gateway(gateway, evento, '');
+    esperarProblema(semToken, 401);
+    expect(semToken.headers.get('www-authenticate')).toBe('Query-Token name="token"');
     esperarProblema(await s.gateway(suporte, evento), 404);
     esperarProblema(await s.gateway(gateway, { event: 'messages.upsert', data: {} }), 400);
   });

@@ -792,7 +792,10 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
   it('without the token, or with another, answers 401 and stores nothing', async () => {
     const conversa = idDoSuporte();
     esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: null }), 401);
-    esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: 'x'.repeat(43) }), 401);
+    const errado = await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: 'x'.repeat(43) });
+    esperarProblema(errado, 401);
+    // the token goes in the query string: the answer asks for that one, not for a bearer token
+    expect(errado.headers.get('www-authenticate')).toBe('Query-Token name="token"');
     const outro = await s.criarSistema('suporte');
     esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa }), { token: outro.token }), 401);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);

@@ -54,6 +54,8 @@ async function conferirSeguranca(c: Conformidade, publicas: string[]) {
   expect(c.doc.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   for (const op of c.operacoes().filter((o) => !publicas.includes(o))) {
     expect(c.operacao(op).security).toEqual([{ bearer: [] }]);
+    // the answers' WWW-Authenticate is checked against the documented one (test/helpers/openapi.ts)
+    expect(c.operacao(op).responses['401'].headers['WWW-Authenticate'].schema.const).toBe('Bearer');
     await c.chamarOp(op, PARAMETROS_QUAISQUER, { status: 401 });
     await c.chamarOp(op, PARAMETROS_QUAISQUER, { status: 401, token: 'nao.e.um.token' });
   }
@@ -343,9 +345,11 @@ describe('sales', () => {
 
   test('public and protected operations are marked as such', async () => {
     await conferirSeguranca(c, ['GET /saude', 'GET /pronto', 'GET /openapi.json', 'POST /webhooks/suporte/{config_id}', 'POST /webhooks/gateway/{config_id}']);
-    // the webhooks take their system's token in the query string
+    // the webhooks take their system's token in the query string, and their 401 asks for that one
+    // (its header is checked against every 401 they answer below)
     for (const op of ['POST /webhooks/suporte/{config_id}', 'POST /webhooks/gateway/{config_id}']) {
       expect(c.operacao(op).parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'token', in: 'query' })]));
+      expect(c.operacao(op).responses['401'].headers['WWW-Authenticate'].schema.const).toBe('Query-Token name="token"');
     }
   });
 
