@@ -122,6 +122,8 @@ export function rotasDeFiles(): Rota[] {
       validar: { params: schemas.paramsId, query: schemas.conteudo },
       outrasRespostas: { '403': 'Link sem assinatura válida, ou vencido' },
       respostaBinaria: true,
+      // a client reads the size, type and digest before the bytes
+      documentarHead: true,
       tratar: async (req, res) => {
         const c = await abrirConteudo(req.entrada.params.id, req.entrada.query.expira, req.entrada.query.assinatura);
         res.writeHead(200, {

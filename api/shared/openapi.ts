@@ -198,6 +198,25 @@ function respostaDeSucesso(rota: Rota): Record<string, unknown> {
 
 const BINARIO = { type: 'string', format: 'binary' };
 
+/**
+ * HEAD of a GET route (Rota.documentarHead): Express runs the GET's handler and sends its status
+ * and headers without the body, so the operation is the GET's, every answer without content.
+ */
+function operacaoHead(get: Record<string, any>): Record<string, unknown> {
+  const respostas = Object.fromEntries(
+    Object.entries<Record<string, unknown>>(get.responses).map(([status, { content: _, ...resposta }]) => [
+      status,
+      { ...resposta, description: `${resposta.description} (só os cabeçalhos)` },
+    ]),
+  );
+  return {
+    ...get,
+    operationId: `${get.operationId}_cabecalhos`,
+    summary: `Os cabeçalhos de GET, sem o corpo: ${get.summary}`,
+    responses: respostas,
+  };
+}
+
 /** The OpenAPI 3.1 document of a service, built from the same joi schemas that validate requests. */
 export function documentoOpenApi(info: { title: string; version: string; description?: string }, rotas: Rota[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -217,6 +236,7 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
     }
     if (rota.acesso !== 'publico') operacao.security = [{ bearer: [] }];
     (paths[caminho] ??= {})[rota.metodo] = operacao;
+    if (rota.metodo === 'get' && rota.documentarHead) paths[caminho].head = operacaoHead(operacao);
   }
   return {
     openapi: '3.1.0',

@@ -37,6 +37,12 @@ export interface Rota {
   resposta?: Joi.Schema;
   /** the handler writes the bytes of a file itself, of any media type (for the OpenAPI document) */
   respostaBinaria?: boolean;
+  /**
+   * A GET whose HEAD the OpenAPI document lists as an operation of its own (the same answers,
+   * headers alone), where clients use it: Express answers HEAD on every GET route, but the document
+   * names it only where it means something (a file's size and type before its bytes).
+   */
+  documentarHead?: boolean;
   /** the route never succeeds (POST /conversa): the OpenAPI document lists its errors only */
   semSucesso?: boolean;
   /**

@@ -416,7 +416,7 @@ describe('files', () => {
   });
 
   test('public and protected operations are marked as such', async () => {
-    await conferirSeguranca(c, ['GET /saude', 'GET /pronto', 'GET /openapi.json', 'GET /arquivo/{id}/conteudo']);
+    await conferirSeguranca(c, ['GET /saude', 'GET /pronto', 'GET /openapi.json', 'GET /arquivo/{id}/conteudo', 'HEAD /arquivo/{id}/conteudo']);
   });
 
   test('answers conform to the document', async () => {
@@ -431,6 +431,9 @@ describe('files', () => {
     const url = new URL(envio.body.url);
     await c.chamarOp('GET /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 200, query: Object.fromEntries(url.searchParams) });
     await c.chamarOp('GET /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 403, query: { ...Object.fromEntries(url.searchParams), assinatura: 'errada' } });
+    const head = await c.chamarOp('HEAD /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 200, query: Object.fromEntries(url.searchParams) });
+    expect(head.headers.get('content-length')).toBe(String(envio.body.tamanho));
+    await c.chamarOp('HEAD /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 403, query: { ...Object.fromEntries(url.searchParams), assinatura: 'errada' } });
     const admin = await identityDe(suite.url.identity).admin();
     await c.chamarOp('GET /arquivo', {}, { token: admin, status: 403 });
     await c.chamarOp('DELETE /arquivo/{id}', { id: envio.body.id }, { token, status: 204 });

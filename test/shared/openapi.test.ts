@@ -82,7 +82,10 @@ describe.each(Object.keys(SERVICOS_DA_SUITE))('GET /openapi.json of %s (DESIGN ย
 
   test('documents exactly the routes the service mounts', () => {
     const app = SERVICOS_DA_SUITE[nome as keyof typeof SERVICOS_DA_SUITE]!.app();
-    expect(rotasDocumentadas(doc)).toEqual(rotasMontadas(app));
+    const [head, outras] = [rotasDocumentadas(doc).filter((r) => r.startsWith('HEAD ')), rotasDocumentadas(doc).filter((r) => !r.startsWith('HEAD '))];
+    expect(outras).toEqual(rotasMontadas(app));
+    // Express answers HEAD on every GET route; a document lists it where clients use it
+    for (const r of head) expect(rotasMontadas(app)).toContain(r.replace(/^HEAD/, 'GET'));
   });
 
   test("names each operation with SPEC's operation name, every operationId unique", () => {
@@ -126,6 +129,16 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(files.paths['/arquivo/{id}/conteudo'].get.responses['200'].content).toEqual({ '*/*': { schema: { type: 'string', format: 'binary' } } });
     expect(Object.keys(files.paths['/arquivo/{id}/conteudo'].get.responses)).toContain('403');
     expect(files.paths['/arquivo/{id}/conteudo'].get.responses['403'].content['application/problem+json']).toBeDefined();
+    // its HEAD (the size, type and digest before the bytes): the same operation, no body in any answer
+    const { get, head } = files.paths['/arquivo/{id}/conteudo'];
+    expect(head).toEqual(expect.objectContaining({ operationId: 'baixar_conteudo_arquivo_cabecalhos', parameters: get.parameters }));
+    expect(Object.keys(head.responses)).toEqual(Object.keys(get.responses));
+    for (const resposta of Object.values<any>(head.responses)) expect(resposta.content).toBeUndefined();
+    // and only there: no other route's HEAD is documented
+    for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
+      const comHead = Object.entries<any>((await documento(nome)).paths).filter(([, ops]) => ops.head).map(([caminho]) => `${nome} ${caminho}`);
+      expect(comHead).toEqual(nome === 'files' ? ['files /arquivo/{id}/conteudo'] : []);
+    }
   });
 
   test("the access module's conflicts (409) and unknown profile (422) are documented in every service that mounts it (DESIGN ยง4)", async () => {
