@@ -52,10 +52,21 @@ export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
   return c;
 }
 
-/** Producers refuse commands until connected (no offline queue): wait for the first connection. */
+/**
+ * Producers refuse commands until connected (no offline queue): wait for the first connection.
+ * Once connected, the server's settings are checked (conferirConfiguracaoDoRedis), once a connection.
+ */
 export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
   const c = redis(tipo);
-  if (c.status === 'ready') return;
+  if (c.status !== 'ready') await conectado(c, prazoMs);
+  let conferencia = conferidas.get(c);
+  if (!conferencia) conferidas.set(c, (conferencia = conferirConfiguracaoDoRedis(c)));
+  await conferencia;
+}
+
+const conferidas = new WeakMap<IORedis, Promise<void>>();
+
+async function conectado(c: IORedis, prazoMs: number): Promise<void> {
   // the last error says why (a refused connection, WRONGPASS, a TLS failure): never the password
   let ultimoErro: Error | undefined;
   const guardar = (err: Error) => (ultimoErro = err);
@@ -72,6 +83,45 @@ export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 1
     });
   } finally {
     c.off('error', guardar);
+  }
+}
+
+/**
+ * The Redis settings the suite relies on (DESIGN §8), each with what goes wrong without it: the
+ * process starts whatever they are, and logs a warning naming each one that differs.
+ */
+const CONFIGURACAO_ESPERADA = [
+  {
+    nome: 'maxmemory-policy',
+    esperado: 'noeviction',
+    risco: 'com a memória cheia o Redis apaga chaves, as das filas também (jobs, travas, agendamentos): BullMQ exige noeviction',
+  },
+  {
+    nome: 'appendonly',
+    esperado: 'yes',
+    risco: 'sem o append-only file, os jobs enfileirados desde o último snapshot se perdem quando o Redis reinicia',
+  },
+] as const;
+
+/**
+ * Reads the settings of CONFIGURACAO_ESPERADA (CONFIG GET) and logs a warning for each that
+ * differs; never throws. A managed Redis may refuse CONFIG (disabled, renamed, or left out of the
+ * user's ACL): nothing is checked then, and a debug line says so.
+ */
+export async function conferirConfiguracaoDoRedis(c: IORedis): Promise<void> {
+  const log = logger('redis');
+  for (const { nome, esperado, risco } of CONFIGURACAO_ESPERADA) {
+    let valor: string | undefined;
+    try {
+      // [name, value], or nothing for a setting this server does not have
+      valor = ((await c.config('GET', nome)) as string[])[1];
+    } catch (err) {
+      log.debug({ err, redis: enderecoDoRedis() }, 'CONFIG GET recusado: a configuração do Redis não foi conferida');
+      return;
+    }
+    if (valor !== undefined && valor !== esperado) {
+      log.warn({ redis: enderecoDoRedis(), configuracao: nome, valor, esperado }, `Redis com ${nome} ${valor}, não ${esperado}: ${risco}`);
+    }
   }
 }
 

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import IORedis from 'ioredis';
+import { config } from '../../config';
+import { encerrar } from '../../lib/lifecycle';
+import { conferirConfiguracaoDoRedis, enderecoDoRedis, esperarRedis } from '../../lib/redis';
+
+/** What the redis component logs (the tests' level is silent: the calls are what counts). */
+const mockRegistros: { nivel: string; args: unknown[] }[] = [];
+jest.mock('../../lib/logger', () => {
+  const real = jest.requireActual('../../lib/logger');
+  return {
+    ...real,
+    logger: (componente?: string) => {
+      const l = real.logger(componente);
+      if (componente === 'redis') {
+        for (const nivel of ['warn', 'debug'] as const) {
+          const original = l[nivel].bind(l);
+          l[nivel] = (...args: unknown[]) => (mockRegistros.push({ nivel, args }), original(...args));
+        }
+      }
+      return l;
+    },
+  };
+});
+
+/**
+ * DESIGN §8: the suite's Redis keeps every key (maxmemory-policy noeviction, which BullMQ needs)
+ * and an append-only file. A process checks both when it first reaches Redis, warns about each one
+ * that differs, and starts anyway; a Redis that refuses CONFIG (a managed one) is not checked.
+ */
+
+const conexoes: IORedis[] = [];
+const conectar = (opcoes: { username?: string; password?: string } = {}) => {
+  const c = new IORedis(config().redisUrl, { maxRetriesPerRequest: 1, ...opcoes });
+  conexoes.push(c);
+  return c;
+};
+const avisosSobre = (configuracao: string) =>
+  mockRegistros.filter((r) => r.nivel === 'warn' && (r.args[0] as { configuracao?: string }).configuracao === configuracao);
+
+beforeEach(() => {
+  mockRegistros.length = 0;
+});
+afterAll(async () => {
+  // a connection of the removed ACL user is already closed: dropped, not asked to QUIT
+  for (const c of conexoes) c.disconnect();
+  await encerrar();
+});
+
+test('a maxmemory-policy other than noeviction is named in a warning when the process reaches Redis, which it still uses', async () => {
+  const admin = conectar();
+  const [, antes] = (await admin.config('GET', 'maxmemory-policy')) as string[];
+  // no maxmemory on the test Redis (nothing is evicted whatever the policy), and only for this call
+  await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+  try {
+    await esperarRedis();
+  } finally {
+    await admin.config('SET', 'maxmemory-policy', antes);
+  }
+  expect(avisosSobre('maxmemory-policy')).toEqual([
+    {
+      nivel: 'warn',
+      args: [
+        { redis: enderecoDoRedis(), configuracao: 'maxmemory-policy', valor: 'allkeys-lru', esperado: 'noeviction' },
+        expect.stringMatching(/^Redis com maxmemory-policy allkeys-lru, não noeviction: .*BullMQ/),
+      ],
+    },
+  ]);
+  // checked once a connection: a later wait for the same one reads nothing again
+  mockRegistros.length = 0;
+  await esperarRedis();
+  expect(mockRegistros).toEqual([]);
+});
+
+test('noeviction gives no warning about it; the append-only file is warned about when it is off', async () => {
+  const c = conectar();
+  const [, antes] = (await c.config('GET', 'maxmemory-policy')) as string[];
+  const [, appendonly] = (await c.config('GET', 'appendonly')) as string[];
+  await c.config('SET', 'maxmemory-policy', 'noeviction');
+  try {
+    await conferirConfiguracaoDoRedis(c);
+  } finally {
+    await c.config('SET', 'maxmemory-policy', antes);
+  }
+  expect(avisosSobre('maxmemory-policy')).toEqual([]);
+  expect(avisosSobre('appendonly')).toEqual(
+    appendonly === 'yes' ? [] : [{ nivel: 'warn', args: [expect.objectContaining({ configuracao: 'appendonly', valor: appendonly, esperado: 'yes' }), expect.any(String)] }],
+  );
+});
+
+test('a Redis that refuses CONFIG (a managed one) is not checked: a debug line, no warning, no error', async () => {
+  const admin = conectar();
+  const usuario = `suite-teste-${randomBytes(4).toString('hex')}`;
+  const senha = randomBytes(16).toString('hex');
+  // every command but CONFIG, as a managed Redis leaves its users
+  await admin.call('ACL', 'SETUSER', usuario, 'on', `>${senha}`, '~*', '&*', '+@all', '-config');
+  try {
+    const gerenciado = conectar({ username: usuario, password: senha });
+    await expect(gerenciado.config('GET', 'maxmemory-policy')).rejects.toThrow(/NOPERM/);
+    const [, antes] = (await admin.config('GET', 'maxmemory-policy')) as string[];
+    // what would be warned about, were it read
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      await conferirConfiguracaoDoRedis(gerenciado);
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', antes);
+    }
+  } finally {
+    await admin.call('ACL', 'DELUSER', usuario);
+  }
+  expect(mockRegistros).toEqual([
+    { nivel: 'debug', args: [expect.objectContaining({ err: expect.objectContaining({ message: expect.stringMatching(/NOPERM/) }) }), expect.stringContaining('CONFIG GET')] },
+  ]);
+});
