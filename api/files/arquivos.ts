@@ -156,7 +156,10 @@ const TENTATIVAS_DA_CHAVE = 3;
 
 /**
  * The upload's row, inserted in the transaction that takes its bytes off the owed list, or the
- * key's first file when this upload repeats it.
+ * key's first file when this upload repeats it. READ COMMITTED: a line the sweep already took is
+ * found missing without locking the gap where it was, which would hold up every other upload's
+ * line and every deletion's around it; and what the sweep left of the bytes is removed once the
+ * transaction is over, holding neither a lock nor a connection while the storage answers.
  */
 async function registrar(
   novo: { id: string; aplicativo_id: string; nome: string; tipo_mime: string; tamanho: number; sha256: string },
@@ -165,14 +168,15 @@ async function registrar(
   const sequelize = banco('files');
   for (let tentativa = 1; ; tentativa++) {
     try {
-      const arquivo = await sequelize.transaction(async (transaction) => {
+      const arquivo = await sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
         const [{ affectedRows }] = (await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', {
           replacements: [novo.id],
           transaction,
         })) as unknown as [{ affectedRows: number }];
-        if (!affectedRows) await bytesVarridos(novo.id);
+        if (!affectedRows) return null;
         return Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null }, { transaction });
       });
+      if (!arquivo) return await bytesVarridos(novo.id);
       return { arquivo: arquivoJson(arquivo), repetido: false };
     } catch (err) {
       if (!chave || !(err instanceof UniqueConstraintError)) throw err;

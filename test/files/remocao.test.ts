@@ -267,6 +267,46 @@ describe('POST /arquivo and a stop between the bytes and the row: the bytes are 
     expect(await devidos()).toEqual([]);
   });
 
+  test('an upload that outlived its deadline, while it removes what the sweep left, holds up no delete nor other upload', async () => {
+    const antigo = (await files.enviar(app.token, 'antigo.txt', 'antigo')).body;
+    const parada = pararDepoisDeGravar();
+    const envio = files.enviar(app.token, 'atrasado.bin', bytesAleatorios(500));
+    await ate(() => parada.gravados.length === 1);
+    const [atrasado] = parada.gravados;
+    expect(await varrerDaquiA(vencimentoDoEnvioMs() + 1000)).toBe(1);
+    // the sweep ran a while before the upload reaches its row: the lines deleted so far are long gone
+    // from the index (the server's purge; here the table rebuilt, which keeps no deleted line either)
+    await banco('files').query('ALTER TABLE arquivo_a_apagar FORCE');
+    // the late upload's removal of its bytes hangs (a slow store)
+    let soltarRemocao!: () => void;
+    const remocaoSolta = new Promise<void>((r) => (soltarRemocao = r));
+    let removendo = false;
+    usarArmazenamento({
+      ...removerE(async () => undefined),
+      remover: async (c) => {
+        if (c === atrasado) {
+          removendo = true;
+          await remocaoSolta;
+        }
+        await real.remover(c);
+      },
+    });
+    parada.soltar();
+    await ate(() => removendo);
+    // meanwhile a file is deleted and another one uploaded: neither waits for that removal
+    const aTempo = <T>(p: Promise<T>) => Promise.race([p, new Promise<null>((r) => setTimeout(() => r(null), 3000))]);
+    const apagado = files.api.del(`/arquivo/${antigo.id}`, { token: app.token });
+    const outro = files.enviar(app.token, 'outro.bin', bytesAleatorios(200));
+    const [apagadoATempo, outroATempo] = await Promise.all([aTempo(apagado), aTempo(outro)]);
+    soltarRemocao();
+    expect(apagadoATempo?.status).toBe(204);
+    expect(outroATempo?.status).toBe(201);
+    expect((await envio).status).toBe(500);
+    usarArmazenamento(real);
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(atrasado));
+    expect(await devidos()).toEqual([]);
+  });
+
   test('a deleted file\'s bytes are still due at once', async () => {
     const enviado = (await files.enviar(app.token, 'apagado.txt', 'apagado')).body;
     usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
