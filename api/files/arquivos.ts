@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { QueryTypes, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
-import { banco, dataSql, LEITURA_CONFIRMADA } from '../../lib/database';
+import { banco, dataSql, LEITURA_CONFIRMADA, repetirEmConflito } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -168,14 +168,18 @@ async function registrar(
   const sequelize = banco('files');
   for (let tentativa = 1; ; tentativa++) {
     try {
-      const arquivo = await sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
-        const [{ affectedRows }] = (await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', {
-          replacements: [novo.id],
-          transaction,
-        })) as unknown as [{ affectedRows: number }];
-        if (!affectedRows) return null;
-        return Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null }, { transaction });
-      });
+      // uploads of one key waiting on its deletion's commit check the key together, and then one of
+      // them may be rolled back for a deadlock: written again, it meets the other's row (a repeat)
+      const arquivo = await repetirEmConflito('registro de arquivo enviado', () =>
+        sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
+          const [{ affectedRows }] = (await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', {
+            replacements: [novo.id],
+            transaction,
+          })) as unknown as [{ affectedRows: number }];
+          if (!affectedRows) return null;
+          return Arquivo.create({ ...novo, chave_de_idempotencia: chave ?? null }, { transaction });
+        }),
+      );
       if (!arquivo) return await bytesVarridos(novo.id);
       return { arquivo: arquivoJson(arquivo), repetido: false };
     } catch (err) {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
+import { DatabaseError, QueryTypes } from 'sequelize';
+import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -243,6 +245,59 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     expect(a.body.id).toBe(b.body.id);
     expect((await retrato()).linhas).toBe(antes + 1);
     expect(arquivosNoDisco()).toContain(caminhoNoDisco(a.body.id));
+  });
+
+  test('an upload whose insert the database rolls back for a deadlock (uploads of one key meeting its deletion) is written again', async () => {
+    const chave = `impasse-${Date.now()}`;
+    const espiao = jest.spyOn(Arquivo, 'create').mockImplementationOnce((async () => {
+      const erro = Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213, sql: 'INSERT INTO arquivo' });
+      throw new DatabaseError(erro as never);
+    }) as any);
+    try {
+      const antes = await retrato();
+      const res = await files.enviar(app.token, 'impasse.txt', 'impasse', comChave(chave));
+      expect(espiao).toHaveBeenCalledTimes(2);
+      expect(res.status).toBe(201);
+      expect((await files.baixar(res.body.url)).bytes.toString()).toBe('impasse');
+      expect((await retrato()).linhas).toBe(antes.linhas + 1);
+      const [devidos] = await banco('files').query('SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [res.body.id] });
+      expect(devidos).toEqual([]);
+    } finally {
+      espiao.mockRestore();
+    }
+  });
+
+  test('uploads with one key while its file is being deleted: once the delete commits, they keep one new file; all answer it', async () => {
+    const chave = `apagando-${Date.now()}`;
+    const primeiro = await files.enviar(app.token, 'z.bin', 'z', comChave(chave));
+    expect(primeiro.status).toBe(201);
+    // the deletion's transaction, its row already gone, not yet committed: the uploads' inserts wait on the key
+    const sequelize = banco('files');
+    const apagando = await sequelize.transaction();
+    try {
+      await sequelize.query('DELETE FROM arquivo WHERE id = ?', { replacements: [primeiro.body.id], transaction: apagando });
+      const envios = [1, 2, 3, 4].map(() => files.enviar(app.token, 'z.bin', 'z', comChave(chave)));
+      const esperandoChave = async () =>
+        (
+          await sequelize.query<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+              WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?`,
+            { replacements: [sequelize.config.database], type: QueryTypes.SELECT },
+          )
+        )[0].n;
+      // (the server refreshes what it shows of transactions only when read 100 ms after the last time)
+      for (let i = 0; i < 50 && Number(await esperandoChave()) < 4; i++) await new Promise((r) => setTimeout(r, 200));
+      expect(Number(await esperandoChave())).toBe(4);
+      await apagando.commit();
+      const respostas = await Promise.all(envios);
+      expect(respostas.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+      expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
+      expect(respostas[0].body.id).not.toBe(primeiro.body.id);
+      expect(respostas.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(3);
+      expect(await Arquivo.count({ where: { aplicativo_id: app.id, chave_de_idempotencia: chave } })).toBe(1);
+    } finally {
+      await apagando.rollback().catch(() => undefined);
+    }
   });
 
   test('a key that is empty, longer than 255 or not visible ASCII is 400 naming Idempotency-Key, and nothing is stored', async () => {
