@@ -45,8 +45,7 @@ export const MIGRACOES_FILES: Migracao[] = [
       await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS arquivo_a_apagar (
         arquivo_id CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
         criado_em DATETIME(3) NOT NULL,
-        remover_apos DATETIME(3) NOT NULL,
-        KEY arquivo_a_apagar_criado_em (criado_em)
+        remover_apos DATETIME(3) NOT NULL
       ) ${TABELA}`);
     },
   },
