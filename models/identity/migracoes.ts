@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { TABELA } from '../shared/sql';
+import { existeNoEsquema, TABELA } from '../shared/sql';
 
 export const MIGRACOES_IDENTITY: Migracao[] = [
   {
@@ -105,15 +105,11 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       // version store events (no `sequencia`) meanwhile: the table is held from the numbering to
       // the counter, else one stored in between would take a number of the counter's own choosing
       // (another event's, failing the migration, or one before older events)
-      const [[coluna], [chave]] = await Promise.all(
-        [
-          "SELECT 1 AS n FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'evento_pendente' AND column_name = 'sequencia'",
-          "SELECT 1 AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'evento_pendente' AND index_name = 'evento_pendente_sequencia'",
-        ].map(async (sql) => (await qi.sequelize.query(sql))[0] as unknown[]),
-      );
-      // the statement below is one: its key there means it ran to its end
-      if (chave) return;
-      if (!coluna) await qi.sequelize.query('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
+      // the last statement is one: its key there means it ran to its end
+      if (await existeNoEsquema(qi, 'evento_pendente', { indice: 'evento_pendente_sequencia' })) return;
+      if (!(await existeNoEsquema(qi, 'evento_pendente', { coluna: 'sequencia' }))) {
+        await qi.sequelize.query('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
+      }
       await qi.sequelize.transaction(async (transaction) => {
         const q = (sql: string) => qi.sequelize.query(sql, { transaction });
         await q('LOCK TABLES evento_pendente WRITE');

@@ -1,6 +1,6 @@
 import { Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { ASCII, TABELA } from '../shared/sql';
+import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
         atualizado_em DATETIME(3) NOT NULL`;
@@ -279,11 +279,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // their decision: LEAST gives the message time when ours was later (that message was
       // covered), else our time, which stays before the message (a new wait)
       // run again after a stop between the two statements: the columns (added together) are there
-      const [colunas] = await qi.sequelize.query(
-        `SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'conversa'
-            AND column_name = 'transferida_contato_em'`,
-      );
-      if (!(colunas as unknown[]).length) {
+      if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'transferida_contato_em' }))) {
         await qi.sequelize.query(
           `ALTER TABLE conversa ADD COLUMN transferida_contato_em DATETIME(3) NULL, ADD COLUMN transferencia_falhou_contato_em DATETIME(3) NULL`,
         );
