@@ -32,7 +32,7 @@ export interface Config {
     adminSenha?: string;
     masterEmails: string[];
     chavePrivadaArquivo?: string;
-    /** PEM keys (private or public) of keys that signed before: published in the JWKS, never signing */
+    /** PEM files (private or public keys) published in the JWKS, never signing: the old key after a rotation, the next before it signs */
     chavesDeVerificacaoArquivos: string[];
     loginLimitePorMinuto: number;
     tokenUsuarioSegundos: number;

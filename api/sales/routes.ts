@@ -13,17 +13,14 @@ import {
   configSystemPorId,
   criarConfigSystem,
   deletarConfigSystem,
-  entregaAssinada,
   listarConfigSystems,
-  registrarUmaVez,
 } from './config-system';
 import { atualizarConversa, autocompletarConversas, conversaPorId, deletarConversa, filtrarConversas, listarConversas } from './conversas';
 import { registrarEventoDoGateway } from './gateway';
 import { mensagensDaConversa } from './mensagens';
-import { registrarEventoDoSuporte } from './registro';
 import { robos } from './robos';
 import { respostas, schemas } from './schemas';
-import { lerEventoDoSuporte } from './suporte';
+import { entregaAssinada, receberEventoDoSuporte } from './webhook-suporte';
 
 const AREA = 'clientes';
 const { controle } = acessoSales;
@@ -43,9 +40,6 @@ e 503 com Retry-After enquanto a primeira ainda está sendo gravada (se ela falh
 const DESCRICAO_DO_WEBHOOK_DO_GATEWAY = `Eventos do gateway de mensagens (formato Evolution API): messages.upsert liga as \
 conversas em andamento do telefone ao gateway e ao número do mensageiro; os demais respondem 200 com \`ignorado\`. \
 Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
-
-/** A signed delivery recorded before within its window (registrarUmaVez): 200, nothing done. */
-const ENTREGA_REPETIDA = { conversa_id: null, mensagens_novas: 0, ignorado: 'entrega repetida: esta assinatura já foi recebida' };
 
 /**
  * The token stands for a login, so it is checked before the body's validation, as authentication
@@ -75,7 +69,7 @@ function autenticarSistema(tipo: TipoDeSistema): RequestHandler {
  * Authorization header, so the answer does not ask for a bearer token (no registered HTTP scheme
  * carries a credential in the query string; RFC 9110 §11.6.1 still wants a challenge).
  */
-export const DESAFIO_DO_WEBHOOK = 'Query-Token name="token"';
+const DESAFIO_DO_WEBHOOK = 'Query-Token name="token"';
 
 /** Routes of the chat platform's and the messaging gateway's webhooks (DESIGN §7). */
 function rotasDeWebhooks(): Rota[] {
@@ -99,8 +93,7 @@ function rotasDeWebhooks(): Rota[] {
       // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
       limiteDoCorpo: '4mb',
       resposta: respostas.webhookDoSuporte,
-      tratar: (req, res) =>
-        registrarUmaVez(res.locals.entrega, ENTREGA_REPETIDA, () => registrarEventoDoSuporte(res.locals.sistema, lerEventoDoSuporte(req.body))),
+      tratar: (req, res) => receberEventoDoSuporte(res.locals.sistema, res.locals.entrega, req.body),
     },
     {
       metodo: 'post',
