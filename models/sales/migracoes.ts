@@ -297,7 +297,9 @@ export const MIGRACOES_SALES: Migracao[] = [
       // a robot linked or unlinked by PATCH is the team's choice: a later robot message of the
       // platform no longer links the conversation (0 follows the robot, as before). Appended last,
       // the column costs no table copy
-      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN robo_escolhido BOOLEAN NOT NULL DEFAULT 0');
+      if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'robo_escolhido' }))) {
+        await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN robo_escolhido BOOLEAN NOT NULL DEFAULT 0');
+      }
     },
   },
   {
@@ -307,7 +309,9 @@ export const MIGRACOES_SALES: Migracao[] = [
       // a copy not newer than it (a message event carries the conversation as it was) leaves the
       // team's status. NULL (never corrected, or corrected before any time was known) guards
       // nothing. Appended last, the column costs no table copy
-      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN status_corrigido_sobre DATETIME(6) NULL');
+      if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'status_corrigido_sobre' }))) {
+        await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN status_corrigido_sobre DATETIME(6) NULL');
+      }
     },
   },
 ];
