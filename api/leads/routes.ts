@@ -1,6 +1,5 @@
 import { config } from '../../config';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
-import { ErroDeDominio } from '../shared/errors';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { Rota } from '../shared/rotas';
 import { acessoLeads } from './acesso';
@@ -25,19 +24,11 @@ export function rotasDeLeads(): Rota[] {
       validar: { params: schemas.paramsCnpj },
       resposta: respostas.cnpj,
       outrasRespostas: { '429': LIMITE_EXCEDIDO },
-      tratar: async (req, res) => {
-        try {
-          const registro = await buscarCnpj(req.entrada.params.cnpj);
-          res.setHeader('Cache-Control', CACHE_DO_CNPJ);
-          return registro;
-        } catch (err) {
-          // an unknown CNPJ stays unknown until the next import, a malformed one for good: kept as a
-          // record is (a cache would otherwise guess); a failure (503) is never kept
-          if (err instanceof ErroDeDominio && (err.tipo === 'nao_encontrado' || err.tipo === 'dados_invalidos')) {
-            res.setHeader('Cache-Control', CACHE_DO_CNPJ);
-          }
-          throw err;
-        }
+      tratar: (req, res) => {
+        // a record, an unknown CNPJ (until the next import) and a malformed one (for good) alike;
+        // a failure of the moment drops it (enviarProblema)
+        res.setHeader('Cache-Control', CACHE_DO_CNPJ);
+        return buscarCnpj(req.entrada.params.cnpj);
       },
     },
     {

@@ -50,6 +50,8 @@ export function enviarProblema(res: Response, status: number, code: string, deta
   // a refused request whose body was not read (a streamed upload, a body sent to no route): the
   // connection closes after the answer instead of taking the rest, however slowly it comes
   if (!res.req.complete) res.setHeader('Connection', 'close');
+  // a failure of the moment (a limit, a dependency) is never kept by a cache, whatever the route set
+  if (status === 429 || status >= 500) res.removeHeader('Cache-Control');
   const corpo: Problema = {
     type: `urn:problema:${code}`,
     title: TITULOS[status] ?? 'Erro',

@@ -51,7 +51,9 @@ const rotas: Rota[] = [
     operacao: 'quebra',
     resumo: 'falha interna',
     acesso: 'publico',
-    tratar: () => {
+    tratar: (_req, res) => {
+      // a route that lets caches keep its answers, failing: the failure must not be kept
+      res.setHeader('Cache-Control', 'public, max-age=3600');
       throw new Error("ER_PARSE_ERROR: You have an error in your SQL syntax near 'SELECT * FROM usuario' at /app/x.ts:1:2");
     },
   },
@@ -170,6 +172,8 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(res.text).not.toMatch(/SQL|SELECT|usuario|x\.ts/);
     expect(p.request_id).toBe('req-abc-123');
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
+    // the route had said caches could keep its answer: not this one
+    expect(res.headers.get('cache-control')).toBeNull();
   });
 });
 
