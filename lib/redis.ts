@@ -125,11 +125,8 @@ export async function conferirConfiguracaoDoRedis(c: IORedis): Promise<void> {
   }
 }
 
-/** Where a mark of umaVez stands when another copy finds it. */
+/** Where a mark of umaVez stands when another copy finds it (the mark's value in Redis). */
 export type EstadoDaMarca = 'em-andamento' | 'feito';
-
-const EM_ANDAMENTO = 'em-andamento';
-const FEITO = 'feito';
 
 /**
  * Runs `fazer` unless `chave` was marked within the last `validadeMs`, in which case it answers
@@ -139,8 +136,8 @@ const FEITO = 'feito';
  * keeping the mark's end). A failure of `fazer` removes the mark, so that a retry runs.
  */
 export async function umaVez<T>(chave: string, validadeMs: number, repetida: (estado: EstadoDaMarca) => T, fazer: () => Promise<T>): Promise<T> {
-  const encontrada = await redis('produtor').set(chave, EM_ANDAMENTO, 'PX', validadeMs, 'NX', 'GET');
-  if (encontrada !== null) return repetida(encontrada === EM_ANDAMENTO ? 'em-andamento' : 'feito');
+  const encontrada = await redis('produtor').set(chave, 'em-andamento' satisfies EstadoDaMarca, 'PX', validadeMs, 'NX', 'GET');
+  if (encontrada !== null) return repetida(encontrada === 'em-andamento' ? 'em-andamento' : 'feito');
   let feito: T;
   try {
     feito = await fazer();
@@ -152,7 +149,7 @@ export async function umaVez<T>(chave: string, validadeMs: number, repetida: (es
   }
   // done all the same: a copy arriving while the mark still says em-andamento is told to try again
   await redis('produtor')
-    .set(chave, FEITO, 'KEEPTTL', 'XX')
+    .set(chave, 'feito' satisfies EstadoDaMarca, 'KEEPTTL', 'XX')
     .catch((erroAoMarcar) => logger('redis').warn({ err: erroAoMarcar, chave }, 'marca não passou a feito: uma cópia será tida por em andamento'));
   return feito;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
-import { QueryTypes, UniqueConstraintError } from 'sequelize';
+import { QueryTypes, Transaction, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { banco, dataSql, LEITURA_CONFIRMADA, repetirEmConflito } from '../../lib/database';
 import { logger } from '../../lib/logger';
@@ -128,10 +128,7 @@ export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ a
   const tipo = tipoMime(e.tipoMime);
   const chave = chaveDeIdempotencia(e.chave);
   const id = novoId();
-  const agora = Date.now();
-  await banco('files').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
-    replacements: [id, dataSql(new Date(agora)), dataSql(new Date(agora + vencimentoDoEnvioMs()))],
-  });
+  await deverRemocao(id, vencimentoDoEnvioMs());
   const medidor = new Medidor(config().files.tamanhoMaximoBytes);
   // pipe, not pipeline: a failed upload must not destroy the request, whose socket still carries the answer
   e.corpo.pipe(medidor);
@@ -264,20 +261,24 @@ export async function arquivoPorId(aplicativoId: string, id: string): Promise<Ar
  * already gone from every route.
  */
 export async function deletarArquivo(aplicativoId: string, id: string): Promise<void> {
-  const sequelize = banco('files');
-  await sequelize.transaction(async (transaction) => {
+  await banco('files').transaction(async (transaction) => {
     const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
     if (!a) throw naoEncontrado('Arquivo');
     await a.destroy({ transaction });
-    const agora = dataSql(new Date());
     // due at once (an upload's line, due later, is cleared by the row's insert: none is here)
-    await sequelize.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
-      replacements: [id, agora, agora],
-      transaction,
-    });
+    await deverRemocao(id, 0, transaction);
   });
   // the client's file is gone already: a storage failure here is the sweep's to finish, not a 500
   await removerBytesDevidos(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
+}
+
+/** Writes down the bytes of `id` as owed a removal, due `emMs` from now (arquivo_a_apagar). */
+async function deverRemocao(id: string, emMs: number, transaction?: Transaction): Promise<void> {
+  const agora = Date.now();
+  await banco('files').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
+    replacements: [id, dataSql(new Date(agora)), dataSql(new Date(agora + emMs))],
+    transaction,
+  });
 }
 
 /**

@@ -449,9 +449,10 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   const vivos = await naFila(candidatas);
   const todas = candidatas.filter((c) => !(doLote(c) && vivos.has(c.lote!)));
   const escolhidas = todas.slice(0, limite);
-  // more found than it may move: the next run reads on from the last one moved; the budget read
-  // whole: from the last one read; the round ended: from the start
-  retomarDe = todas.length > limite ? escolhidas[limite - 1] : candidatas.length === leitura ? candidatas[leitura - 1] : null;
+  // where the next run reads on from
+  if (todas.length > limite) retomarDe = escolhidas[limite - 1]; // more found than it may move: after the last one moved
+  else if (candidatas.length === leitura) retomarDe = candidatas[leitura - 1]; // its whole budget read: after the last one read
+  else retomarDe = null; // the round ended: from the start
   if (!escolhidas.length) return 0;
   const ids = escolhidas.map((c) => c.id);
   const agora = dataSql(new Date());

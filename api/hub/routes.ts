@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
-import { jwks } from '../shared/openapi';
+import { esquemaJwks } from '../shared/openapi';
 import { Rota } from '../shared/rotas';
 import { acessoHub } from './acesso';
 import {
@@ -319,7 +319,7 @@ function rotasDeEntregas(): Rota[] {
       operacao: 'jwks',
       resumo: 'Chaves públicas Ed25519 que verificam as entregas',
       acesso: 'publico',
-      resposta: jwks,
+      resposta: esquemaJwks,
       tratar: async (_req, res) => {
         res.setHeader('Cache-Control', 'public, max-age=300');
         return jwksDoHub();

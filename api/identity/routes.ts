@@ -2,13 +2,13 @@ import Joi from 'joi';
 import { config } from '../../config';
 import { Principal } from '../shared/principal';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
-import { jwks } from '../shared/openapi';
+import { esquemaJwks } from '../shared/openapi';
 import { proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
 import { Permissao, Rota } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
-import { jwks as chavesPublicas } from './chaves';
+import { jwks } from './chaves';
 import { entrar, tokenDeAplicativo } from './login';
 import { respostas, schemas } from './schemas';
 import {
@@ -103,10 +103,10 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'jwks',
       resumo: 'Chaves públicas que verificam os tokens',
       acesso: 'publico',
-      resposta: jwks,
+      resposta: esquemaJwks,
       tratar: (_req, res) => {
         res.setHeader('Cache-Control', 'public, max-age=300');
-        return chavesPublicas();
+        return jwks();
       },
     },
     {

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
 import { DESAFIO_PADRAO } from './http-errors';
-import { Rota } from './rotas';
+import { recebeJson, Rota } from './rotas';
 
 const PROBLEMA = {
   type: 'object',
@@ -28,7 +28,7 @@ const PROBLEMA = {
 export const sempre = (campos: Joi.PartialSchemaMap) => Joi.object(campos).prefs({ presence: 'required' });
 
 /** RFC 7517 key set (GET /.well-known/jwks.json): each key's own members depend on its type (RSA, OKP). */
-export const jwks = sempre({
+export const esquemaJwks = sempre({
   keys: Joi.array().items(
     Joi.object({ kty: Joi.string().required(), kid: Joi.string().required(), alg: Joi.string(), use: Joi.string() }).unknown(true),
   ),
@@ -152,8 +152,6 @@ function umSegmento(schema: Record<string, unknown>): Record<string, unknown> {
   return { ...resto, ...texto[0] };
 }
 
-/** The route reads a JSON body with the service's parser (api/shared/rotas.ts montarRotas). */
-const recebeJson = (rota: Rota) => rota.metodo !== 'get' && !rota.corpoEmFluxo && !rota.semCorpo;
 
 /**
  * The error answers of a route, each with the problem shape (DESIGN §4): those every route of its

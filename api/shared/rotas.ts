@@ -143,6 +143,9 @@ function adiarErroDeSintaxe(corpoJson: RequestHandler): RequestHandler {
     });
 }
 
+/** The route reads a JSON body with the service's parser: not a GET, not a streamed body, not one it refuses to take. */
+export const recebeJson = (rota: Rota) => rota.metodo !== 'get' && !rota.corpoEmFluxo && !rota.semCorpo;
+
 /**
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
@@ -182,7 +185,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       }
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
-    const corpo = rota.metodo === 'get' || rota.corpoEmFluxo || rota.semCorpo ? [] : [adiarErroDeSintaxe(corpoJson(rota.limiteDoCorpo))];
+    const corpo = recebeJson(rota) ? [adiarErroDeSintaxe(corpoJson(rota.limiteDoCorpo))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
     const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
     router[rota.metodo](rota.caminho, ...desafio, ...corpo, ...(rota.antes ?? []), pipeline);
