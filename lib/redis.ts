@@ -54,15 +54,21 @@ export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
 
 /**
  * Producers refuse commands until connected (no offline queue): wait for the first connection.
- * Once connected, the server's settings are checked (conferirConfiguracaoDoRedis), once a connection.
+ * Once connected, the server's settings are checked (conferirConfiguracaoDoRedis), once a
+ * connection, for at most PRAZO_DA_CONFERENCIA_MS: a server (or proxy) that never answers CONFIG
+ * only loses its warnings, it does not hold up the start.
  */
 export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
   const c = redis(tipo);
   if (c.status !== 'ready') await conectado(c, prazoMs);
   let conferencia = conferidas.get(c);
   if (!conferencia) conferidas.set(c, (conferencia = conferirConfiguracaoDoRedis(c)));
-  await conferencia;
+  if (!(await dentroDe(conferencia, PRAZO_DA_CONFERENCIA_MS))) {
+    logger('redis').debug({ redis: enderecoDoRedis() }, 'CONFIG GET sem resposta: a configuração do Redis não foi conferida');
+  }
 }
+
+const PRAZO_DA_CONFERENCIA_MS = 2000;
 
 const conferidas = new WeakMap<IORedis, Promise<void>>();
 
