@@ -8,26 +8,14 @@ import { agendarRepetiveis } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../../queues/files-limpeza';
 import { esperarProblema } from '../helpers/http';
+import { Registro } from '../helpers/registros';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Arquivo } from '../../models/files';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe } from './apoio';
 
-/** What the files component logs as an error (the tests' level is silent: the calls are what counts). */
-const mockErrosDoFiles: unknown[][] = [];
-jest.mock('../../lib/logger', () => {
-  const real = jest.requireActual('../../lib/logger');
-  return {
-    ...real,
-    logger: (componente?: string) => {
-      const l = real.logger(componente);
-      if (componente === 'files') {
-        const error = l.error.bind(l);
-        l.error = (...args: unknown[]) => (mockErrosDoFiles.push(args), error(...args));
-      }
-      return l;
-    },
-  };
-});
+/** What the files component logs as an error. */
+const mockErrosDoFiles: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('files', ['error'], () => mockErrosDoFiles));
 
 /**
  * DELETE /arquivo/{id} (DESIGN §7) when something fails between the row and the bytes: the file is
@@ -319,7 +307,7 @@ describe('POST /arquivo and a stop between the bytes and the row: the bytes are 
 });
 
 describe('a download racing a delete', () => {
-  const semBytes = () => mockErrosDoFiles.filter((args) => args.includes('arquivo sem bytes no armazenamento'));
+  const semBytes = () => mockErrosDoFiles.filter((r) => r.args.includes('arquivo sem bytes no armazenamento'));
   beforeEach(() => (mockErrosDoFiles.length = 0));
 
   test('a download that read the row just before the delete committed answers a plain 404, with no error logged', async () => {

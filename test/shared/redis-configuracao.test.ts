@@ -3,25 +3,11 @@ import IORedis from 'ioredis';
 import { config } from '../../config';
 import { encerrar } from '../../lib/lifecycle';
 import { conferirConfiguracaoDoRedis, enderecoDoRedis, esperarRedis } from '../../lib/redis';
+import { Registro } from '../helpers/registros';
 
-/** What the redis component logs (the tests' level is silent: the calls are what counts). */
-const mockRegistros: { nivel: string; args: unknown[] }[] = [];
-jest.mock('../../lib/logger', () => {
-  const real = jest.requireActual('../../lib/logger');
-  return {
-    ...real,
-    logger: (componente?: string) => {
-      const l = real.logger(componente);
-      if (componente === 'redis') {
-        for (const nivel of ['warn', 'debug'] as const) {
-          const original = l[nivel].bind(l);
-          l[nivel] = (...args: unknown[]) => (mockRegistros.push({ nivel, args }), original(...args));
-        }
-      }
-      return l;
-    },
-  };
-});
+/** What the redis component logs as a warning or at debug level. */
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('redis', ['warn', 'debug'], () => mockRegistros));
 
 /**
  * DESIGN §8: the suite's Redis keeps every key (maxmemory-policy noeviction, which BullMQ needs)
