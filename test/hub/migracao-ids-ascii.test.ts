@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { abrirBanco, apagarBanco, lerLinhas, migrar } from '../../lib/database';
-import { encerrar } from '../../lib/lifecycle';
+import { migrar } from '../../lib/database';
 import { MIGRACOES_HUB } from '../../models/hub/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
 /**
  * Migration 0009 turns the hub's ids (and `situacao`) to ASCII on a database already in use: the
@@ -9,20 +9,14 @@ import { MIGRACOES_HUB } from '../../models/hub/migracoes';
  * again after a stop midway, it finishes the work. Migration 0010 writes in lower case the ids a
  * client had sent in capitals.
  */
-const sequelize = { config: { database: '' } };
-const ATE_A_0009 = MIGRACOES_HUB.findIndex((m) => m.name === '0009-hub-ids-ascii');
+const banco = bancoAntesDaMigracao('hub', MIGRACOES_HUB, '0009-hub-ids-ascii');
+const { q, indice: ATE_A_0009 } = banco;
 
-afterAll(async () => {
-  await encerrar();
-  await apagarBanco('hub');
-});
+afterAll(() => banco.apagar());
 
 test('rows and foreign keys survive the change; ids still compare without regard to case', async () => {
-  const s = await abrirBanco('hub', []);
-  sequelize.config.database = s.config.database!;
-  await migrar('hub', MIGRACOES_HUB.slice(0, ATE_A_0009));
+  await banco.abrir();
   const [app, tipo, assinatura, evento, entrega] = Array.from({ length: 5 }, () => randomUUID());
-  const q = (sql: string, valores: unknown[] = []) => lerLinhas<Record<string, unknown>>(sequelize, sql, valores);
   await q("INSERT INTO aplicativo (id, identificador_no_auth, nome, criado_em, atualizado_em) VALUES (?, ?, 'App', NOW(3), NOW(3))", [app, randomUUID()]);
   await q("INSERT INTO tipo_de_evento (id, nome, aplicativo_id, criado_em, atualizado_em) VALUES (?, 'x.criado', ?, NOW(3), NOW(3))", [tipo, app]);
   await q("INSERT INTO versao_de_evento (tipo_de_evento_id, versao, esquema, criada_em, atualizada_em) VALUES (?, 1, '{}', NOW(3), NOW(3))", [tipo]);
@@ -63,7 +57,6 @@ test('rows and foreign keys survive the change; ids still compare without regard
 });
 
 test('ids stored in capitals are written in lower case, and their rows still join', async () => {
-  const q = (sql: string, valores: unknown[] = []) => lerLinhas<Record<string, unknown>>(sequelize, sql, valores);
   const [app, tipo, assinatura] = Array.from({ length: 3 }, () => randomUUID());
   await q("INSERT INTO aplicativo (id, identificador_no_auth, nome, criado_em, atualizado_em) VALUES (?, ?, 'App', NOW(3), NOW(3))", [app, randomUUID()]);
   await q("INSERT INTO tipo_de_evento (id, nome, aplicativo_id, criado_em, atualizado_em) VALUES (?, 'z.criado', ?, NOW(3), NOW(3))", [tipo, app.toUpperCase()]);

@@ -1,26 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { abrirBanco, apagarBanco, lerLinhas, migrar } from '../../lib/database';
-import { encerrar } from '../../lib/lifecycle';
+import { migrar } from '../../lib/database';
 import { MIGRACOES_IDENTITY } from '../../models/identity/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
 /**
  * Migration 0004 gives the outbox's events the database's order (`sequencia`) on a database
  * already in use: events stored before it keep the order they had (criado_em, then id), new ones
  * come after them, and the read of a collaborator's earlier events still goes by an index.
  */
-const sequelize = { config: { database: '' } };
-const ATE_A_0004 = MIGRACOES_IDENTITY.findIndex((m) => m.name === '0004-identity-sequencia-do-evento');
+const banco = bancoAntesDaMigracao('identity', MIGRACOES_IDENTITY, '0004-identity-sequencia-do-evento');
+const { q } = banco;
 
-afterAll(async () => {
-  await encerrar();
-  await apagarBanco('identity');
-});
+afterAll(() => banco.apagar());
 
 test('stored events are numbered in their old order, new ones after them; the earlier-events read uses the index', async () => {
-  const s = await abrirBanco('identity', []);
-  sequelize.config.database = s.config.database!;
-  await migrar('identity', MIGRACOES_IDENTITY.slice(0, ATE_A_0004));
-  const q = (sql: string, valores: unknown[] = []) => lerLinhas<Record<string, any>>(sequelize, sql, valores);
+  await banco.abrir();
   const colaborador = randomUUID();
   // ids in the reverse of the order stored: the order must come from criado_em, not the key
   const ids = ['c', 'b', 'a'].map((l) => `${l.repeat(8)}-0000-4000-8000-000000000000`);

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { QueryInterface } from 'sequelize';
-import { abrirBanco, apagarBanco, lerLinhas, migrar } from '../../lib/database';
-import { encerrar } from '../../lib/lifecycle';
+import { abrirBanco, migrar } from '../../lib/database';
 import { MIGRACOES_IDENTITY } from '../../models/identity/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
 /**
  * Migration 0004 on a database in use: identity processes of the earlier version go on storing
  * events (without `sequencia`) while a new one migrates, and a migration stopped midway (a
  * crash, a deploy cancelled) runs again from its start at the next start.
  */
-const sequelize = { config: { database: '' } };
-const i0004 = MIGRACOES_IDENTITY.findIndex((m) => m.name === '0004-identity-sequencia-do-evento');
-const q = (sql: string, valores: unknown[] = []) => lerLinhas<Record<string, any>>(sequelize, sql, valores);
+const banco = bancoAntesDaMigracao('identity', MIGRACOES_IDENTITY, '0004-identity-sequencia-do-evento');
+const { q, indice: i0004 } = banco;
 const colaborador = randomUUID();
 
 /** an event as a process of the earlier version stores it: no `sequencia` */
@@ -22,16 +21,8 @@ const eventoAntigo = (id: string, segundosAtras: number) =>
     [id, colaborador, segundosAtras],
   );
 
-beforeAll(async () => {
-  const s = await abrirBanco('identity', []);
-  sequelize.config.database = s.config.database!;
-  await migrar('identity', MIGRACOES_IDENTITY.slice(0, i0004));
-});
-
-afterAll(async () => {
-  await encerrar();
-  await apagarBanco('identity');
-});
+beforeAll(() => banco.abrir());
+afterAll(() => banco.apagar());
 
 /** the table as before 0004, whatever of it ran */
 async function antesDa0004(): Promise<void> {

@@ -1,25 +1,16 @@
-import { abrirBanco, apagarBanco, lerLinhas, migrar } from '../../lib/database';
-import { encerrar } from '../../lib/lifecycle';
+import { abrirBanco, migrar } from '../../lib/database';
 import { MIGRACOES_LEADS } from '../../models/leads/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
 /**
  * Migration 0005 stopped midway (a crash, a deploy cancelled) runs again from its start at the
  * next start: the data's generation table ends with its one row.
  */
-const sequelize = { config: { database: '' } };
-const i0005 = MIGRACOES_LEADS.findIndex((m) => m.name === '0005-geracao-dos-dados');
-const q = (sql: string) => lerLinhas<Record<string, any>>(sequelize, sql, []);
+const banco = bancoAntesDaMigracao('leads', MIGRACOES_LEADS, '0005-geracao-dos-dados');
+const { q, indice: i0005 } = banco;
 
-beforeAll(async () => {
-  const s = await abrirBanco('leads', []);
-  sequelize.config.database = s.config.database!;
-  await migrar('leads', MIGRACOES_LEADS.slice(0, i0005));
-});
-
-afterAll(async () => {
-  await encerrar();
-  await apagarBanco('leads');
-});
+beforeAll(() => banco.abrir());
+afterAll(() => banco.apagar());
 
 beforeEach(async () => {
   await q('DROP TABLE IF EXISTS geracao_dos_dados');
