@@ -1029,14 +1029,20 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       return { dentro, soltar, restaurar: () => espiao.mockRestore() };
     }
 
-    it('a copy arriving while the first is still being recorded answers 503 with Retry-After; once recorded, 200 ignorado, the mark keeping its end', async () => {
+    /** A new signed delivery whose first call is held inside registrar (its mark written): `soltar` lets it go on. */
+    async function primeiraChamadaSegura() {
       const conversa = idDoSuporte();
       const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
       const cabecalhos = assinados(corpo);
       const segura = segurarProximaGravacao();
+      const primeira = enviar(corpo, cabecalhos);
+      await segura.dentro;
+      return { conversa, corpo, cabecalhos, primeira, soltar: segura.soltar, restaurar: segura.restaurar };
+    }
+
+    it('a copy arriving while the first is still being recorded answers 503 with Retry-After; once recorded, 200 ignorado, the mark keeping its end', async () => {
+      const { conversa, corpo, cabecalhos, primeira, ...segura } = await primeiraChamadaSegura();
       try {
-        const primeira = enviar(corpo, cabecalhos);
-        await segura.dentro;
         expect(await redis('produtor').get(marcaDe(cabecalhos))).toBe('em-andamento');
         const copia = await enviar(corpo, cabecalhos);
         expect(esperarProblema(copia, 503)).toMatchObject({ code: 'em_andamento' });
@@ -1058,13 +1064,8 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
     });
 
     it('a copy told to try again while the first was being recorded is taken when the first then fails', async () => {
-      const conversa = idDoSuporte();
-      const corpo = JSON.stringify(eventoDeMensagem({ conversa }));
-      const cabecalhos = assinados(corpo);
-      const segura = segurarProximaGravacao();
+      const { conversa, corpo, cabecalhos, primeira, ...segura } = await primeiraChamadaSegura();
       try {
-        const primeira = enviar(corpo, cabecalhos);
-        await segura.dentro;
         esperarProblema(await enviar(corpo, cabecalhos), 503);
         segura.soltar(new Error('banco caiu'));
         expect((await primeira).status).toBe(500);
