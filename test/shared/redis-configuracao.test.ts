@@ -33,16 +33,22 @@ afterAll(async () => {
   await encerrar();
 });
 
-test('a maxmemory-policy other than noeviction is named in a warning when the process reaches Redis, which it still uses', async () => {
-  const admin = conectar();
+/**
+ * Runs `fazer` with the test Redis's maxmemory-policy set to `politica`, then puts the one it had
+ * back. The test Redis has no maxmemory: nothing is evicted whatever the policy.
+ */
+async function comPolitica(admin: IORedis, politica: string, fazer: () => Promise<unknown>): Promise<void> {
   const [, antes] = (await admin.config('GET', 'maxmemory-policy')) as string[];
-  // no maxmemory on the test Redis (nothing is evicted whatever the policy), and only for this call
-  await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+  await admin.config('SET', 'maxmemory-policy', politica);
   try {
-    await esperarRedis();
+    await fazer();
   } finally {
     await admin.config('SET', 'maxmemory-policy', antes);
   }
+}
+
+test('a maxmemory-policy other than noeviction is named in a warning when the process reaches Redis, which it still uses', async () => {
+  await comPolitica(conectar(), 'allkeys-lru', () => esperarRedis());
   expect(avisosSobre('maxmemory-policy')).toEqual([
     {
       nivel: 'warn',
@@ -60,14 +66,8 @@ test('a maxmemory-policy other than noeviction is named in a warning when the pr
 
 test('noeviction gives no warning about it; the append-only file is warned about when it is off', async () => {
   const c = conectar();
-  const [, antes] = (await c.config('GET', 'maxmemory-policy')) as string[];
   const [, appendonly] = (await c.config('GET', 'appendonly')) as string[];
-  await c.config('SET', 'maxmemory-policy', 'noeviction');
-  try {
-    await conferirConfiguracaoDoRedis(c);
-  } finally {
-    await c.config('SET', 'maxmemory-policy', antes);
-  }
+  await comPolitica(c, 'noeviction', () => conferirConfiguracaoDoRedis(c));
   expect(avisosSobre('maxmemory-policy')).toEqual([]);
   expect(avisosSobre('appendonly')).toEqual(
     appendonly === 'yes' ? [] : [{ nivel: 'warn', args: [expect.objectContaining({ configuracao: 'appendonly', valor: appendonly, esperado: 'yes' }), expect.any(String)] }],
@@ -83,14 +83,8 @@ test('a Redis that refuses CONFIG (a managed one) is not checked: a debug line, 
   try {
     const gerenciado = conectar({ username: usuario, password: senha });
     await expect(gerenciado.config('GET', 'maxmemory-policy')).rejects.toThrow(/NOPERM/);
-    const [, antes] = (await admin.config('GET', 'maxmemory-policy')) as string[];
     // what would be warned about, were it read
-    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    try {
-      await conferirConfiguracaoDoRedis(gerenciado);
-    } finally {
-      await admin.config('SET', 'maxmemory-policy', antes);
-    }
+    await comPolitica(admin, 'allkeys-lru', () => conferirConfiguracaoDoRedis(gerenciado));
   } finally {
     await admin.call('ACL', 'DELUSER', usuario);
   }
