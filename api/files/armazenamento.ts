@@ -27,11 +27,18 @@ export interface Armazenamento {
 
 let instalado: Armazenamento | undefined;
 
+/**
+ * How long after its start an upload that has not finished never will (FILES_PRAZO_DO_ENVIO_S, with
+ * room for the store to finish and the row to be written): its bytes are then the sweep's when no
+ * row took them (arquivos.ts), and a partial file on the local disk is taken as abandoned.
+ */
+export const vencimentoDoEnvioMs = () => abandonoDeParcialMs(config().files.prazoDoEnvioMs);
+
 /** The service's storage: the installed one, else the local disk at FILES_DIRETORIO. */
 export function armazenamento(): Armazenamento {
   const diretorio = path.resolve(config().files.diretorio);
   if (!instalado || (instalado instanceof ArmazenamentoLocal && instalado.diretorio !== diretorio)) {
-    instalado = new ArmazenamentoLocal(diretorio, abandonoDeParcialMs(config().files.prazoDoEnvioMs));
+    instalado = new ArmazenamentoLocal(diretorio, vencimentoDoEnvioMs());
   }
   return instalado;
 }

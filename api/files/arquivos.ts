@@ -9,8 +9,7 @@ import { iso, novoId } from '../../models/shared/base';
 import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
-import { armazenamento } from './armazenamento';
-import { abandonoDeParcialMs } from './armazenamento-local';
+import { armazenamento, vencimentoDoEnvioMs } from './armazenamento';
 import { FORMA_DA_CHAVE } from './schemas';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
 
@@ -104,13 +103,6 @@ class Medidor extends Transform {
     return this.hash.digest('hex');
   }
 }
-
-/**
- * How long after its start an upload's bytes become the sweep's when no row took them: past the
- * time it may take to arrive (FILES_PRAZO_DO_ENVIO_S), with room for the store to finish and the
- * row to be written; the same time a partial file on the local disk is taken as abandoned.
- */
-export const vencimentoDoEnvioMs = () => abandonoDeParcialMs(config().files.prazoDoEnvioMs);
 
 /**
  * POST /arquivo: streams the body to the storage under a new id, never holding the whole file,

@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
-import { armazenamento, Armazenamento, usarArmazenamento } from '../../api/files/armazenamento';
-import { varrerBytesAApagar, vencimentoDoEnvioMs } from '../../api/files/arquivos';
+import { armazenamento, Armazenamento, usarArmazenamento, vencimentoDoEnvioMs } from '../../api/files/armazenamento';
+import { varrerBytesAApagar } from '../../api/files/arquivos';
 import { processarFilesLimpeza } from '../../jobs/files-limpeza';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
