@@ -76,9 +76,11 @@ test('a client that keeps sending on its kept-alive connection is answered, neve
   parar = true;
   await cliente;
   agent.destroy();
+  // answered to the end: an answer finished in the moment between the signal and the HTTP stage
+  // of the shutdown may still keep its connection; then one says close, and the next connection
+  // is refused, never reset
   const depois = resultados.filter((x) => x.em > sinal).map((x) => x.r);
-  expect(depois[0]).toBe('200 close');
-  expect(depois.filter((r) => !r.startsWith('200') && r !== 'ECONNREFUSED')).toEqual([]);
+  expect(depois.join(' | ')).toMatch(/^(200 keep-alive \| )*200 close( \| ECONNREFUSED)?$/);
 });
 
 test('from the signal on a worker starts no new job, though an HTTP answer is still under way', async () => {
