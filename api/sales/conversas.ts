@@ -1,4 +1,4 @@
-import { col } from 'sequelize';
+import { literal } from 'sequelize';
 import { banco, dataSql, decidirSobTrava, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
@@ -8,6 +8,7 @@ import { enfileirarRemocao } from './anexos';
 import { condicaoDoTexto, recopiarConversas } from './busca-de-texto';
 import { clientes } from './clientes';
 import { totalDeConversas } from './contagem';
+import { MARCA_DA_DECISAO } from './registro';
 import { robos } from './robos';
 import { digitos } from './telefone';
 
@@ -203,7 +204,7 @@ export interface AlteracaoDaConversa {
  * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
  * A robot linked or unlinked here stays so: a later robot message links no other; a status set
  * here stays until the platform sends a copy of the conversation newer than the one it corrected
- * (registro.ts).
+ * (with none known yet, stamped after the correction: registro.ts MARCA_DA_DECISAO).
  * The conversation is read again under lock, and the customer and robot with a shared lock, so a
  * deletion of any of them either waits for the change or is seen by it (404 or 422).
  */
@@ -216,9 +217,9 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
     if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
     // the team's choice, null included: the webhooks link a robot only to a conversation never given one by hand
     if (e.robo_id !== undefined) Object.assign(mudancas, { robo_id: e.robo_id, robo_escolhido: true });
-    // the platform's copy the team corrected (its time as kept, to the microsecond): the webhooks'
-    // copies not newer than it leave the team's status (registro.ts)
-    if (e.status) Object.assign(mudancas, { status: e.status, status_corrigido_sobre: col('suporte_atualizada_em') });
+    // the platform's copy the team corrected (or, with none known yet, the correction's moment): the
+    // webhooks' copies not newer than it leave the team's status (registro.ts)
+    if (e.status) Object.assign(mudancas, { status: e.status, status_corrigido_sobre: literal(MARCA_DA_DECISAO) });
     if (Object.keys(mudancas).length) await conversa.update(mudancas, { transaction });
   });
   return conversaPorId(id);

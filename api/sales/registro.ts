@@ -114,6 +114,16 @@ const NAO_EH_MAIS_VELHO = (novo: string, aplicado: string) => `(${novo} IS NULL 
  */
 const CORRIGIDO_PELA_EQUIPE = `(VALUES(suporte_atualizada_em) IS NOT NULL AND status_corrigido_sobre IS NOT NULL
        AND VALUES(suporte_atualizada_em) <= status_corrigido_sobre)`;
+/**
+ * The mark a status decision of ours (PATCH, the hand-over) leaves in `status_corrigido_sobre`, in
+ * SQL over the row it is written on: the platform's `updated_at` of the copy it was made over, to
+ * the microsecond. A record with no platform time yet (its events carried none usable, or it
+ * predates 0008) is marked with the moment of the decision by the database's clock, one for every
+ * process, so that a copy the platform stamped before it is stale; a skew between that clock and
+ * the platform's moves the line by as much. A mark never goes back: copies it made stale stay so.
+ */
+export const MARCA_DA_DECISAO = `GREATEST(COALESCE(suporte_atualizada_em, UTC_TIMESTAMP(6)),
+       COALESCE(status_corrigido_sobre, suporte_atualizada_em, UTC_TIMESTAMP(6)))`;
 /** The later of two platform times, either of them null. */
 const MAIS_RECENTE = (a: string, b: string) => `GREATEST(COALESCE(${a}, ${b}), COALESCE(${b}, ${a}))`;
 

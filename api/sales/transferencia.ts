@@ -2,6 +2,7 @@ import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { acessoAoSuporte } from './config-system';
+import { MARCA_DA_DECISAO } from './registro';
 
 const log = logger('sales-transferencia');
 
@@ -181,7 +182,8 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
  * hand-over already recorded since it began, is left as it is.
  * The `open` is our decision about the status, as a PATCH's is (conversas.ts): it keeps the
  * platform's `updated_at` of the copy it was recorded over (`status_corrigido_sobre`, in SQL from
- * `suporte_atualizada_em`), so a copy not newer than that one (the contact's message event built
+ * `suporte_atualizada_em`; with none known yet, the moment it is recorded: registro.ts
+ * MARCA_DA_DECISAO), so a copy not newer than that one (the contact's message event built
  * before the hand-over and delivered after it, which carries the conversation as it stood) leaves
  * `open`, while the platform's own later change (its status event of the hand-over, the team
  * giving the conversation back) applies (registro.ts).
@@ -191,7 +193,7 @@ async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
-          c.transferida_contato_em = c.ultima_mensagem_do_contato_em, c.status_corrigido_sobre = c.suporte_atualizada_em,
+          c.transferida_contato_em = c.ultima_mensagem_do_contato_em, c.status_corrigido_sobre = ${MARCA_DA_DECISAO},
           c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_falhou_contato_em = NULL, c.transferencia_tentar_apos = NULL
         WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open') AND (c.transferida_em IS NULL OR c.transferida_em < ?)`,
       [momento, momento, id, dataSql(chamadaEm)],

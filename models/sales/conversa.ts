@@ -28,8 +28,9 @@ export class Conversa extends Model {
   @Column({ type: DataType.STRING(40), allowNull: false }) declare contato_telefone_digitos: string;
   @Column({ type: DataType.STRING(10), allowNull: false }) declare status: StatusDaConversa;
   /**
-   * the platform's `updated_at` of the copy whose status a PATCH corrected (written from
-   * `suporte_atualizada_em` in SQL, to the microsecond): a copy not newer leaves the team's status
+   * the platform's `updated_at` of the copy whose status a PATCH or the hand-over decided (written
+   * in SQL, to the microsecond; the decision's moment when no platform time was known: registro.ts
+   * MARCA_DA_DECISAO): a copy not newer leaves the decided status
    */
   @Column({ type: DataType.DATE(6), allowNull: true }) declare status_corrigido_sobre: Date | null;
   @Column({ type: DataType.TEXT('medium'), allowNull: false }) declare ultima_mensagem: string;

@@ -318,6 +318,33 @@ describe('the hand-over trigger', () => {
     expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
   });
 
+  describe('a conversation with no platform time yet (its events carried no updated_at)', () => {
+    /** The platform's copy of the conversation, stamped `atualizadaEm` (unix seconds). */
+    const copia = (conversa: number, status: string, atualizadaEm: number) =>
+      s.registrar(sistema, { ...eventoDeConversa('conversation_updated', { conversa, status }), updated_at: atualizadaEm, account: { id: CONTA, name: 'Conta' } });
+
+    it("the hand-over's open holds against copies the platform stamped before it; a copy stamped after it applies", async () => {
+      const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+      abrirNoChat(conversa);
+      await transferirSemResposta();
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+      // a copy built before the hand-over, delivered after it
+      await copia(conversa, 'pending', Date.now() / 1000 - 30);
+      expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+      await copia(conversa, 'resolved', Date.now() / 1000 + 1);
+      expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+    });
+
+    it('a refused hand-over marks nothing: the next copy applies', async () => {
+      const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
+      abrirNoChat(conversa, 500);
+      await transferirSemResposta();
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+      await copia(conversa, 'snoozed', Date.now() / 1000 - 3600);
+      expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+    });
+  });
+
   describe('a wait is told apart by the platform\'s times alone: our clock and the platform\'s may disagree', () => {
     /** The platform's own event setting the conversation back to the robot. */
     const devolvidaAoRobo = (conversa: number) =>

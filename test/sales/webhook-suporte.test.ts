@@ -625,6 +625,51 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
   });
 
+  describe('a status corrected while no platform time is known (events without updated_at, or a record from before 0008)', () => {
+    /** A conversation recorded from an event without updated_at, and a PATCH of it. */
+    const semTempo = async () => {
+      const conversa = idDoSuporte();
+      const contato = novoContato();
+      const { conversa_id } = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'oi', status: 'pending' }));
+      const corrigir = async (body: Record<string, unknown>) => s.api.patch(`/conversa/${conversa_id}`, { token: await s.admin(), body });
+      const status = async () => (await s.conversaDoSuporte(conversa)).status;
+      return { conversa, contato, corrigir, status };
+    };
+    const agora = () => Date.now() / 1000;
+
+    it('holds against copies the platform stamped before the correction, even after a later correction; a copy stamped after it applies', async () => {
+      const { conversa, contato, corrigir, status } = await semTempo();
+      const antes = agora() - 60;
+      expect((await corrigir({ status: 'open' })).status).toBe(200);
+      // the contact's next message, its copy of the conversation stamped before the correction
+      const nova = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'alguém aí?', status: 'pending' }), antes);
+      expect(await s.registrar(sistema, nova)).toMatchObject({ mensagens_novas: 1 });
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', ultima_mensagem: 'alguém aí?' });
+
+      // corrected again, now that a platform time is known: the first correction's line stays, so a
+      // copy stamped between that time and the first correction is still stale
+      expect((await corrigir({ status: 'snoozed' })).status).toBe(200);
+      await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'pending' }), antes + 30));
+      expect(await status()).toBe('snoozed');
+
+      // the platform changes the conversation after the correction: the mirror follows it again
+      await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), agora() + 1));
+      expect(await status()).toBe('resolved');
+    });
+
+    it('an event without a time still applies in arrival order; a refused PATCH (422) leaves no mark', async () => {
+      const corrigida = await semTempo();
+      expect((await corrigida.corrigir({ status: 'open' })).status).toBe(200);
+      await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa: corrigida.conversa, contato: corrigida.contato, status: 'resolved' }));
+      expect(await corrigida.status()).toBe('resolved');
+
+      const recusada = await semTempo();
+      esperarProblema(await recusada.corrigir({ status: 'open', cliente_id: '00000000-0000-4000-8000-000000000000' }), 422);
+      await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa: recusada.conversa, contato: recusada.contato, status: 'snoozed' }), agora() - 3600));
+      expect(await recusada.status()).toBe('snoozed');
+    });
+  });
+
   it('after DELETE, a new message starts a new record even with a copy of the conversation older than the deleted record\'s; later events compare with the new one', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
