@@ -287,6 +287,24 @@ describe('DESIGN §10: autor comes from the sender', () => {
     await doBot(seguida);
     expect((await s.conversaDoSuporte(seguida)).robo_id).toBe(robo.id);
   });
+
+  it('a robot the team chose and then deleted stays the conversation\'s robot (history): no robot message links another, only a PATCH does', async () => {
+    const idDoBot = idDoSuporte();
+    const queResponde = await s.criar('robo', { nome: 'Bot que continua', suporte_bot_id: idDoBot });
+    const escolhido = await s.criar('robo', { nome: 'Bot aposentado' });
+    const conversa = idDoSuporte();
+    const { conversa_id } = await s.registrar(sistema, eventoDeMensagem({ conversa }));
+    const patch = async (robo_id: string) => s.api.patch(`/conversa/${conversa_id}`, { token: await s.admin(), body: { robo_id } });
+    expect((await patch(escolhido.id)).status).toBe(200);
+    expect((await s.api.del(`/robo/${escolhido.id}`, { token: await s.admin() })).status).toBe(204);
+
+    await s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ robo_id: escolhido.id, robo_nome: 'Bot aposentado', quantidade_mensagens: 2 });
+    // the deleted robot cannot be chosen again; another one can
+    esperarProblema(await patch(escolhido.id), 422);
+    expect((await patch(queResponde.id)).status).toBe(200);
+    expect((await s.conversaDoSuporte(conversa)).robo_id).toBe(queResponde.id);
+  });
 });
 
 describe('DESIGN §7: counters and last-message fields', () => {
