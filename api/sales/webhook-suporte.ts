@@ -15,7 +15,7 @@ import { lerEventoDoSuporte } from './suporte';
 /** A signed delivery, once its signature is verified: its mark's Redis key and how long to keep it. */
 export interface EntregaAssinada {
   chave: string;
-  /** until the timestamp leaves the window, after which the signature is refused anyway (and a second over) */
+  /** until the timestamp leaves the window on this clock (the signature is refused after it), and TOLERANCIA more for a clock behind */
   validadeMs: number;
 }
 
@@ -26,11 +26,14 @@ export interface EntregaAssinada {
 export function entregaAssinada(sistema: SistemaDoWebhook, chamada: ChamadaDeWebhook, agora = Date.now()): EntregaAssinada | null {
   if (!sistema.segredoHmac || !chamada.assinatura) return null;
   // a timestamp is taken from TOLERANCIA before it to TOLERANCIA after it: the mark lasts to the
-  // end of that, so a delivery first seen early in its window cannot be replayed late in it
+  // end of that, so a delivery first seen early in its window cannot be replayed late in it. The
+  // end is read on this process's clock, and each process judges the window on its own: the mark
+  // outlasts it by TOLERANCIA more, so a process whose clock is behind this one's by up to that
+  // still finds the mark while it takes the timestamp
   const fimDaJanela = (Number(chamada.carimbo) + TOLERANCIA_DO_CARIMBO_S) * 1000;
   return {
     chave: `${config().queuePrefix}:sales:assinatura:${sistema.id}:${chamada.assinatura.trim()}`,
-    validadeMs: Math.max(fimDaJanela - agora, 0) + 1000,
+    validadeMs: Math.max(fimDaJanela - agora, 0) + TOLERANCIA_DO_CARIMBO_S * 1000,
   };
 }
 

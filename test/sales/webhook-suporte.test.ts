@@ -1,9 +1,10 @@
 import { format } from 'mysql2';
-import { autenticarWebhook } from '../../api/sales/config-system';
+import { autenticarWebhook, TOLERANCIA_DO_CARIMBO_S } from '../../api/sales/config-system';
 import * as registro from '../../api/sales/registro';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { config } from '../../config';
 import { lerEventoDoSuporte } from '../../api/sales/suporte';
+import { entregaAssinada, receberEventoDoSuporte } from '../../api/sales/webhook-suporte';
 import { banco, novaConexao } from '../../lib/database';
 import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
@@ -1037,11 +1038,12 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       expect(replay.status).toBe(200);
       expect(replay.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
       expect(await Conversa.findByPk(id)).toMatchObject({ status: 'resolved' });
-      // the mark lasts as long as the timestamp stays within the window, and no longer
+      // the mark lasts as long as the timestamp stays within the window, and as long again for a
+      // process whose clock is behind (below), no longer
       const [marca] = await marcas(assinado.id);
       const restante = await redis('produtor').pttl(marca);
-      expect(restante).toBeGreaterThan(290_000);
-      expect(restante).toBeLessThanOrEqual(301_000);
+      expect(restante).toBeGreaterThan(590_000);
+      expect(restante).toBeLessThanOrEqual(600_000);
     });
 
     it('the same event signed again by the platform (a new timestamp) is a new delivery', async () => {
@@ -1068,6 +1070,24 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       const denovo = await enviar(corpo, cabecalhos);
       expect(denovo.status).toBe(200);
       expect(denovo.body.mensagens_novas).toBe(1);
+    });
+
+    it('a delivery recorded by a process whose clock is ahead is still taken once by one on time, while that one takes its timestamp', async () => {
+      const adiante = 10_000;
+      const corpo = JSON.stringify(eventoDeMensagem({ conversa: idDoSuporte() }));
+      // the process ahead takes this timestamp for under a second more; the one on time for 10 s more
+      const agoraAdiante = Date.now() + adiante;
+      const carimbo = Math.ceil(agoraAdiante / 1000) - TOLERANCIA_DO_CARIMBO_S;
+      const cabecalhos = assinados(corpo, carimbo);
+      const chamada = { token: assinado.token, corpoBruto: Buffer.from(corpo), assinatura: cabecalhos['x-chatwoot-signature'], carimbo: String(carimbo) };
+      const doSistema = await autenticarWebhook(assinado.id, 'suporte', chamada, agoraAdiante);
+      const primeira = await receberEventoDoSuporte(doSistema, entregaAssinada(doSistema, chamada, agoraAdiante), JSON.parse(corpo));
+      expect(primeira).toMatchObject({ mensagens_novas: 1 });
+      // past the window's end on the clock ahead, within it on time
+      await dormir(2100);
+      const replay = await enviar(corpo, cabecalhos);
+      expect(replay.status).toBe(200);
+      expect(replay.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
     });
 
     /** The signed delivery's mark in Redis (entregaAssinada's key). */
@@ -1119,8 +1139,8 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       }
       expect(await redis('produtor').get(marcaDe(cabecalhos))).toBe('feito');
       const restante = await redis('produtor').pttl(marcaDe(cabecalhos));
-      expect(restante).toBeGreaterThan(290_000);
-      expect(restante).toBeLessThanOrEqual(301_000);
+      expect(restante).toBeGreaterThan(590_000);
+      expect(restante).toBeLessThanOrEqual(600_000);
       const depois = await enviar(corpo, cabecalhos);
       expect(depois.status).toBe(200);
       expect(depois.body).toEqual({ conversa_id: null, mensagens_novas: 0, ignorado: expect.any(String) });
