@@ -1,5 +1,3 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { sincronizarAplicativos } from '../../api/hub/aplicativos';
 import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
@@ -8,110 +6,28 @@ import { esperarProblema } from '../helpers/http';
 import { portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
+import { identityPorRetransmissor } from './apoio-identity';
 
 /**
  * The sync of the hub's applications with identity before GET /aplicativo (SPEC §3 Hub application
- * activity, SPEC 4.4 rule 3, SPEC 5.7, DESIGN §5). The hub reaches identity at its configured
- * address through a local relay started here (a load balancer in front of identity, in effect)
- * that records what the hub asks and that the tests can break. Token keys were fetched from
- * identity itself, so tokens keep verifying, as they would while the hub holds identity's keys.
+ * activity, SPEC 4.4 rule 3, SPEC 5.7, DESIGN §5). The hub reaches identity through a relay the
+ * tests can break (apoio-identity.ts).
  */
-type Modo = 'normal' | 'fora' | 'erro' | 'recusa' | 'lento' | 'atrasado';
-
-interface Pedido {
-  metodo: string;
-  caminho: string;
-  autorizacao?: string;
-  corpo: string;
-}
-
-/**
- * One request to identity on a connection of its own, closed after it (no keep-alive pool left
- * open when the file ends, as fetch's would be).
- */
-function repassar(url: string, metodo: string, headers: Record<string, string>, corpo: string) {
-  return new Promise<{ status: number; tipo?: string; corpo: Buffer }>((resolve, reject) => {
-    const pedido = http.request(url, { method: metodo, headers, agent: false }, async (r) => {
-      const partes: Buffer[] = [];
-      for await (const p of r) partes.push(p as Buffer);
-      resolve({ status: r.statusCode!, tipo: r.headers['content-type'], corpo: Buffer.concat(partes) });
-    });
-    pedido.on('error', reject);
-    pedido.end(corpo || undefined);
-  });
-}
-
-function retransmissor(destino: string) {
-  let modo: Modo = 'normal';
-  const pedidos: Pedido[] = [];
-  /** identity applications left out of the listings (as a page read while identity changed would) */
-  const escondidos = new Set<string>();
-  /** identity applications listed twice (as offset pages read while one was added before them would) */
-  const repetidos = new Set<string>();
-  const presas: http.ServerResponse[] = [];
-  const server = http.createServer(async (req, res) => {
-    const partes: Buffer[] = [];
-    for await (const p of req) partes.push(p as Buffer);
-    const corpo = Buffer.concat(partes).toString('utf8');
-    pedidos.push({ metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo });
-    if (modo === 'fora') return req.socket.destroy();
-    if (modo === 'erro') return res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
-    if (modo === 'recusa' && req.url!.startsWith('/aplicativo')) return res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
-    if (modo === 'lento') return void presas.push(res);
-    if (modo === 'atrasado') await new Promise((r) => setTimeout(r, 400));
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (req.headers.authorization) headers.authorization = req.headers.authorization;
-    if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
-    const resposta = await repassar(destino + req.url, req.method!, headers, corpo);
-    res.writeHead(resposta.status, { 'content-type': resposta.tipo ?? 'application/json' });
-    let devolver = resposta.corpo;
-    if ((escondidos.size || repetidos.size) && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
-      const pagina = JSON.parse(devolver.toString('utf8'));
-      const itens = pagina.itens
-        .filter((a: { id: string }) => !escondidos.has(a.id))
-        .flatMap((a: { id: string }) => (repetidos.has(a.id) ? [a, a] : [a]));
-      devolver = Buffer.from(JSON.stringify({ ...pagina, itens, total: pagina.total - (pagina.itens.length - itens.length) }));
-    }
-    res.end(devolver);
-  });
-  return {
-    server,
-    pedidos,
-    mudar(novo: Modo) {
-      modo = novo;
-    },
-    /** answers what was held back, as an identity that finally gives up */
-    soltar() {
-      presas.splice(0).forEach((r) => r.writeHead(503).end());
-    },
-    quantasPresas: () => presas.length,
-    escondidos,
-    repetidos,
-  };
-}
-
 const ESPERA_MS = 1000;
 let suite: SuiteDeTeste;
 let hub: Hub;
 let admin: string;
-let relay: ReturnType<typeof retransmissor>;
-let enderecoDoRelay: string;
+let relay: Awaited<ReturnType<typeof identityPorRetransmissor>>;
 const tag = unico('Sync');
 
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_ESPERA_SYNC_MS: String(ESPERA_MS) } });
-  relay = retransmissor(suite.url.identity);
-  await new Promise<void>((r) => relay.server.listen(0, '127.0.0.1', r));
-  // from here on identity is known at the relay's address: tokens carry it as issuer and the sync calls it
-  enderecoDoRelay = `http://127.0.0.1:${(relay.server.address() as AddressInfo).port}`;
-  config().servicos.identity.url = enderecoDoRelay;
+  relay = await identityPorRetransmissor(suite.url.identity);
   hub = hubDe(suite);
   admin = await hub.admin();
 });
 afterAll(async () => {
-  relay.soltar();
-  relay.server.closeAllConnections();
-  await new Promise((r) => relay.server.close(r));
+  await relay?.fechar();
   await suite.encerrar();
 });
 afterEach(() => {
@@ -119,7 +35,7 @@ afterEach(() => {
   relay.escondidos.clear();
   relay.repetidos.clear();
   relay.soltar();
-  config().servicos.identity.url = enderecoDoRelay;
+  config().servicos.identity.url = relay.endereco;
 });
 
 const ids = (xs: any[]) => xs.map((x) => x.id);
@@ -414,7 +330,7 @@ describe('identity failing does not stop the listing (SPEC 4.4 rule 3, DESIGN §
     } finally {
       // the next tests speak to identity through the relay again, whatever happened here
       relay.mudar('normal');
-      config().servicos.identity.url = enderecoDoRelay;
+      config().servicos.identity.url = relay.endereco;
     }
     const seguinte = await hub.sincronizar();
     expect(seguinte.itens.filter((a) => a.identificador_no_auth === depois.id)).toHaveLength(1);

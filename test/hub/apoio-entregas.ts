@@ -248,13 +248,21 @@ export function hubDe(suite: SuiteDeTeste) {
     );
   }
 
+  /** Waits until the first attempt of the delivery is recorded and the delivery waits for the next (tentativas 1). */
+  async function esperarPrimeiraFalha(id: string) {
+    return esperarAte(async () => {
+      const e = await entrega(id);
+      return e.situacao === 'pendente' && e.tentativas === 1 && e.historico.length === 1 && e;
+    }, `first failed attempt of ${id}`);
+  }
+
   async function assinatura(id: string) {
     return exigir(await api.get(`/assinatura/${id}`, { token: await admin() }), 200, `subscription ${id}`);
   }
 
   return {
     ...{ identity, api, admin, noHub, aplicativo, aplicativos, tipo, versao, assinar, publicar, cenario },
-    ...{ entregas, entrega, entregaDoEvento, esperarSituacao, assinatura },
+    ...{ entregas, entrega, entregaDoEvento, esperarSituacao, esperarPrimeiraFalha, assinatura },
   };
 }
 

@@ -31,20 +31,12 @@ afterAll(async () => {
 
 const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
 
-/** Waits until the first attempt of the delivery is recorded and the delivery waits for the next (tentativas 1). */
-async function esperarPrimeiraFalha(entregaId: string) {
-  return esperarAte(async () => {
-    const e = await hub.entrega(entregaId);
-    return e.situacao === 'pendente' && e.tentativas === 1 && e.historico.length === 1 && e;
-  }, `first failed attempt of ${entregaId}`);
-}
-
 test('PATCH ativa false cancels pending deliveries at once, and the subscriber gets no further call; other subscriptions keep retrying (SPEC §6 rule 6)', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/desativada'), maximo_de_tentativas: 5 });
   const outra = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/falha/outra'), maximo_de_tentativas: 5 });
   const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 })];
   const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
-  for (const e of entregas) await esperarPrimeiraFalha(e.id);
+  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
   expect(noCaminho('/falha/desativada')).toHaveLength(2);
   const pendente = await hub.entrega(entregas[0].id);
   expect(pendente).toMatchObject({ situacao: 'pendente', tentativas: 1, proxima_tentativa_em: expect.any(String) });
@@ -83,7 +75,7 @@ test('the jobs of a cancellation are found page by page, and only those: a deliv
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/paginas'), maximo_de_tentativas: 5 });
   const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
   const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
-  for (const e of entregas) await esperarPrimeiraFalha(e.id);
+  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
   const canceladasEm = new Date(Date.now() - 60_000);
   const outroMomento = new Date(Date.now() - 120_000);
   const ids = entregas.map((e) => e.id);
@@ -104,7 +96,7 @@ test('deactivating and deleting store the subscription change and the cancellati
     const c = await hub.cenario({ url_de_destino: receptor.url(`/falha/junto-${acao}`), maximo_de_tentativas: 5 });
     const { id } = await c.publicar();
     const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-    await esperarPrimeiraFalha(entrega.id);
+    await hub.esperarPrimeiraFalha(entrega.id);
     const conexao = await novaConexao('hub');
     try {
       await conexao.beginTransaction();
@@ -131,7 +123,7 @@ test('maximo_de_tentativas lowered to the attempts already made: the next attemp
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reduzida'), maximo_de_tentativas: 5 });
   const { id } = await c.publicar();
   const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-  await esperarPrimeiraFalha(entrega.id);
+  await hub.esperarPrimeiraFalha(entrega.id);
   const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { maximo_de_tentativas: 1 } });
   expect(res.status).toBe(200);
 
@@ -149,7 +141,7 @@ test('DELETE cancels pending deliveries at once; the deleted subscription vanish
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/removida'), maximo_de_tentativas: 5 });
   const { id } = await c.publicar();
   const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-  await esperarPrimeiraFalha(entrega.id);
+  await hub.esperarPrimeiraFalha(entrega.id);
 
   const res = await hub.api.del(`/assinatura/${c.assinatura.id}`, { token: await hub.admin() });
   expect(res.status).toBe(204);
@@ -228,7 +220,7 @@ test('an attempt that waits (its keys reloading) before sending reads the delive
 test('reactivating a subscription does not revive its cancelled deliveries; events accepted afterwards are delivered again', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reativada'), maximo_de_tentativas: 5 });
   const antigo = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
-  await esperarPrimeiraFalha(antigo.id);
+  await hub.esperarPrimeiraFalha(antigo.id);
   await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
   const reativada = await hub.api.patch(`/assinatura/${c.assinatura.id}`, {
     token: await hub.admin(),
@@ -249,7 +241,7 @@ test('a 503 with Retry-After is honoured: the next attempt waits the seconds ask
   try {
     const c = await hub.cenario({ url_de_destino: receptor.url('/ocupado'), maximo_de_tentativas: 3 });
     const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar()).id);
-    const primeira = await esperarPrimeiraFalha(entrega.id);
+    const primeira = await hub.esperarPrimeiraFalha(entrega.id);
     // the stored time of the next attempt says the same
     const espera = Date.parse(primeira.proxima_tentativa_em) - Date.parse(primeira.historico[0].iniciada_em);
     expect(espera).toBeGreaterThanOrEqual(2000);
