@@ -1,6 +1,7 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { decidirSobTrava, sozinho } from '../../lib/database';
+import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
@@ -8,6 +9,7 @@ import { naoEncontrado } from '../shared/errors';
 import { lerDoIdentity } from '../shared/leitura-do-identity';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
+import { cancelarPendentes, removerJobs } from './entregas';
 import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
 
@@ -107,8 +109,10 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 /**
  * SPEC §3 Hub application activity: new identity applications enter active; names and
  * descriptions follow identity; an application gone from identity is deleted, or made inactive
- * while it still owns types or has subscriptions. The identity application's own types
- * (`colaborador.*`) are created when it first appears (DESIGN §10).
+ * while it still owns types or has subscriptions (inactive, it neither publishes nor receives;
+ * back in identity, it is active again and its active subscriptions receive the events published
+ * from then on). The identity application's own types (`colaborador.*`) are created when it first
+ * appears (DESIGN §10).
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
@@ -172,18 +176,29 @@ async function sincronizarCom(token: string) {
  * An application gone from identity is deleted, or made inactive while it owns types or has
  * subscriptions. Creating a type or a subscription reads the application's row FOR SHARE, so
  * neither slips in between the count and the decision (decidirSobTrava).
+ * Made inactive, it receives nothing more (its subscriptions' events may carry collaborators'
+ * data): the pending deliveries of each of its subscriptions are cancelled in the same
+ * transaction, as deactivating that subscription cancels them, its `ativa` left as it is. A
+ * publication or a replay reads the application FOR SHARE as it stores deliveries, so it either
+ * committed first, and its pending ones are cancelled here, or it sees the application inactive.
  */
 async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | undefined> {
-  return decidirSobTrava(Aplicativo, id, async (a, transaction) => {
+  const decisao = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
     if (!a) return undefined;
     const emUso = (await contagens([a.id], transaction)).get(a.id)!;
     if (!emUso.tipos && !emUso.assinaturas) {
       await a.destroy({ transaction });
-      return 'removidos';
+      return { saida: 'removidos' as const, canceladas: [] };
     }
     if (!a.ativo) return undefined;
     await a.update({ ativo: false }, { transaction });
-    return 'desativados';
+    const canceladas: [string, Date | null][] = [];
+    for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: a.id }, attributes: ['id'], transaction })) {
+      canceladas.push([s.id, await cancelarPendentes(s.id, transaction)]);
+    }
+    return { saida: 'desativados' as const, canceladas };
   });
+  for (const [assinaturaId, canceladasEm] of decisao?.canceladas ?? []) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
+  return decisao?.saida;
 }
 

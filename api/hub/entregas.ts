@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { IndexHints, Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
+import { IndexHints, LOCK, Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
@@ -7,7 +7,7 @@ import { GravadorEmLotes } from '../../lib/lotes';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
-import { Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
+import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
@@ -135,7 +135,7 @@ async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[
     banco('hub'),
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
             origem.identificador_no_auth AS origem_no_auth, a.id AS assinatura_id,
-            assinante.identificador_no_auth AS assinante_no_auth, a.url_de_destino,
+            assinante.identificador_no_auth AS assinante_no_auth, assinante.ativo AS assinante_ativo, a.url_de_destino,
             a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo,
             e.proxima_tentativa_em, e.ultimo_erro, e.atualizada_em = e.criada_em AS intocada
        FROM entrega e
@@ -206,8 +206,9 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
 
 /**
  * One attempt of one delivery (DESIGN §5). Sends only while the delivery is pending and its
- * subscription active; records the attempt; throws `FalhaDeTentativa` while attempts remain so the
- * queue retries on the schedule; puts the delivery in the error queue after the last one.
+ * subscription and subscriber active; records the attempt; throws `FalhaDeTentativa` while
+ * attempts remain so the queue retries on the schedule; puts the delivery in the error queue after
+ * the last one.
  * Shutdown: null when it came before the attempt could start (`sinal`), which then is not made, or
  * cut the attempt under way, which is not recorded; either is made by the job's next run.
  */
@@ -227,7 +228,9 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   const assinantes = await chavesQueAssinam();
   const e = await leituras.guardar(entregaId);
   if (!e || e.situacao !== 'pendente') return 'ignorada';
-  if (e.deletada_em || !e.ativa) {
+  // an inactive subscriber (it left identity) receives nothing: the sync cancels its pending
+  // deliveries as it makes it inactive, and this cancels any it left (inactive before that rule)
+  if (e.deletada_em || !e.ativa || !e.assinante_ativo) {
     await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'cancelada';
   }
@@ -315,6 +318,8 @@ interface LinhaDaEntrega {
   origem_no_auth: string;
   assinatura_id: string;
   assinante_no_auth: string;
+  /** 0 once the subscriber left identity: it receives nothing */
+  assinante_ativo: number;
   url_de_destino: string;
   maximo_de_tentativas: number;
   tempo_limite_em_segundos: number;
@@ -328,9 +333,10 @@ interface LinhaDaEntrega {
 }
 
 /**
- * SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once. Runs in
- * the transaction that deactivates or deletes it, so the two are stored together (a reactivation
- * never finds them still pending), with one statement whatever their number, none of them read
+ * SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once (and
+ * those of an application the sync makes inactive, docs/decisoes.md). Runs in the transaction that
+ * deactivates or deletes it, so the two are stored together (a reactivation never finds them
+ * still pending), with one statement whatever their number, none of them read
  * into memory (a subscriber down for hours leaves hundreds of thousands). Answers the moment it
  * stamped them with, for `removerJobs` once it commits; null when there were none.
  */
@@ -604,17 +610,17 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
 /**
  * Replay of one delivery: in the error queue or delivered, it starts a new round of attempts. Read
  * again under lock, so one purged, replayed by someone else or delivered meanwhile is left alone;
- * answers whether it did start again. Its subscription is locked first, as deactivating takes it
- * before its deliveries: one deactivated since it was read gets nothing pending. Deadlocks with a
- * purge batch (which locks deliveries first) are retried.
+ * answers whether it did start again. Its subscription and subscriber are locked first
+ * (semEntregas), as deactivating either takes it before the deliveries: one deactivated since it
+ * was read gets nothing pending. Deadlocks with a purge batch (which locks deliveries first) are
+ * retried.
  */
 async function reenviar(entrega: Entrega): Promise<boolean> {
   const reenviada = await repetirEmConflito('reenvio de entrega', () =>
     banco('hub').transaction(async (transaction) => {
       // FOR UPDATE, not SHARE: keeping the last success (guardarUltimaEntrega) writes this row, and two
       // replays sharing the lock would deadlock as each upgraded it
-      const a = await Assinatura.findByPk(entrega.assinatura_id, { attributes: ['id', 'ativa'], lock: transaction.LOCK.UPDATE, transaction });
-      if (!a?.ativa) return false;
+      if (await semEntregas(entrega.assinatura_id, { transaction, lock: transaction.LOCK.UPDATE })) return false;
       const elegiveis = await travarNaSituacao([entrega.id], ['entregue', 'fila_de_erro'], transaction);
       if (!elegiveis.length) return false;
       await guardarUltimaEntrega(elegiveis, transaction);
@@ -684,20 +690,38 @@ async function substituirJobsAnteriores(ids: string[], desde: number): Promise<v
   }
 }
 
-async function assinaturaAtiva(id: string): Promise<void> {
-  const a = await Assinatura.findByPk(id, { attributes: ['id', 'ativa'] });
-  if (!a || !a.ativa) throw conflito('A assinatura está inativa ou foi removida: reative-a antes de reenviar.');
+/**
+ * Why a subscription takes no delivery now, if it does not: it is inactive or removed, or its
+ * subscriber is inactive (an application that left identity receives nothing). `sob` reads the
+ * subscription under that lock and its subscriber FOR SHARE: deactivating a subscription, and the
+ * sync making an application inactive, lock that row before cancelling the pending deliveries, so
+ * a replay either commits first (and its deliveries are cancelled with the rest) or sees the change.
+ */
+async function semEntregas(assinaturaId: string, sob?: { transaction: Transaction; lock: LOCK }) {
+  const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa', 'aplicativo_assinante_id'], ...sob });
+  if (!a?.ativa) return 'assinatura';
+  const assinante = await Aplicativo.findByPk(a.aplicativo_assinante_id, {
+    attributes: ['id', 'ativo'],
+    ...(sob && { transaction: sob.transaction, lock: sob.transaction.LOCK.SHARE }),
+  });
+  return assinante?.ativo ? null : 'assinante';
+}
+
+async function conferirQueRecebe(id: string): Promise<void> {
+  const motivo = await semEntregas(id);
+  if (motivo === 'assinatura') throw conflito('A assinatura está inativa ou foi removida: reative-a antes de reenviar.');
+  if (motivo === 'assinante') throw conflito('O aplicativo assinante está inativo no hub (saiu do identity): nada é reenviado a ele.');
 }
 
 export async function reenviarEntrega(id: string): Promise<EntregaJson> {
   const e = await Entrega.findByPk(id);
   if (!e) throw naoEncontrado('Entrega');
   if (e.situacao === 'pendente') throw conflito('A entrega ainda está pendente.');
-  if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura.');
-  await assinaturaAtiva(e.assinatura_id);
+  if (e.situacao === 'cancelada') throw conflito('A entrega foi cancelada com a assinatura ou com o aplicativo assinante.');
+  await conferirQueRecebe(e.assinatura_id);
   if (!(await reenviar(e))) {
-    // changed since it was read: its subscription deactivated, the delivery purged, or already sent again by someone else
-    await assinaturaAtiva(e.assinatura_id);
+    // changed since it was read: its subscription or subscriber deactivated, the delivery purged, or already sent again by someone else
+    await conferirQueRecebe(e.assinatura_id);
     const atual = await Entrega.findByPk(id);
     if (!atual) throw naoEncontrado('Entrega');
     throw conflito('A entrega mudou enquanto era reenviada; consulte-a de novo.');
@@ -708,9 +732,10 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
 
 /**
  * The error queue of a subscription starts a new round, a page at a time: each page's ids are
- * read, then changed by id in a transaction that first holds the subscription FOR SHARE (as
- * deactivating takes it before its deliveries: none of a subscription deactivated meanwhile becomes
- * pending again, and the rest of the error queue stays as it is). Locking each delivery by id, as a
+ * read, then changed by id in a transaction that first holds the subscription and its subscriber
+ * FOR SHARE (as deactivating either takes it before the deliveries: none of a subscription
+ * deactivated meanwhile, or of an application the sync made inactive meanwhile, becomes pending
+ * again, and the rest of the error queue stays as it is). Locking each delivery by id, as a
  * replay of one delivery does, and not through the subscription's index, two replays wait on each
  * other instead of deadlocking; one replayed alone and delivered meanwhile is not sent a third
  * time. The answer does not wait for the jobs, queued afterwards a page at a time (should that stop
@@ -718,15 +743,14 @@ export async function reenviarEntrega(id: string): Promise<EntregaJson> {
  */
 export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 5000): Promise<{ reenviadas: number }> {
   if (!(await Assinatura.findByPk(assinaturaId, { attributes: ['id'] }))) throw naoEncontrado('Assinatura');
-  await assinaturaAtiva(assinaturaId);
+  await conferirQueRecebe(assinaturaId);
   const momento = new Date();
   let reenviadas = 0;
   await emPaginas(assinaturaId, 'fila_de_erro', null, tamanhoDaPagina, async (ids) => {
     // the retention purge locks deliveries, then their subscription: the opposite order, so one of
     // the two may be chosen to lose, and is run again
     const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
-      const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa'], lock: transaction.LOCK.SHARE, transaction });
-      if (!a?.ativa) return null;
+      if (await semEntregas(assinaturaId, { transaction, lock: transaction.LOCK.SHARE })) return null;
       const [, alteradas] = (await banco('hub').query(
         `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ?
           WHERE id IN (?) AND situacao = 'fila_de_erro'`,

@@ -121,8 +121,9 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
 }
 
 /**
- * POST /eventos (DESIGN §5): the owner publishes in a version that is not switched off; `dados`
- * follows the version's schema; the event and one delivery per active subscription of that version
+ * POST /eventos (DESIGN §5): the owner, an active application (one that left identity publishes
+ * nothing), publishes in a version that is not switched off; `dados` follows the version's schema;
+ * the event and one delivery per active subscription of that version whose subscriber is active
  * are stored, and handed to the delivery queue, before the answer. The same publisher
  * repeating an `id` gets the first answer and creates nothing.
  */
@@ -191,8 +192,11 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
-/** The subscription `a` still takes deliveries, and still of the version of the `nova` row's event. */
-const RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND a.versao_do_esquema = nova.versao';
+/**
+ * The subscription `a` still takes deliveries, its subscriber `s` is still active (an application
+ * that left identity receives nothing), and still of the version of the `nova` row's event.
+ */
+const RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1 AND a.versao_do_esquema = nova.versao';
 
 /**
  * The batch's types, their number rounded up to a power of two by repeating the last: each count
@@ -210,8 +214,8 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const tiposDoLote = tiposEmPotenciaDeDois([...new Set(lote.map((p) => p.tipoId))]);
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
     banco('hub'),
-    `SELECT id, tipo_de_evento_id, versao_do_esquema FROM assinatura
-      WHERE deletada_em IS NULL AND ativa = 1 AND tipo_de_evento_id IN (${tiposDoLote.map(() => '?').join(', ')})`,
+    `SELECT a.id, a.tipo_de_evento_id, a.versao_do_esquema FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
+      WHERE a.deletada_em IS NULL AND a.ativa = 1 AND s.ativo = 1 AND a.tipo_de_evento_id IN (${tiposDoLote.map(() => '?').join(', ')})`,
     tiposDoLote,
   );
   const agora = new Date();
@@ -239,12 +243,14 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   entregas.sort((a, b) => (a.assinatura_id < b.assinatura_id ? -1 : a.assinatura_id > b.assinatura_id ? 1 : 0));
   const momento = dataSql(agora);
   // Prepared rows, one multi-row insert per table, one commit (lib/database.ts). The subscriptions
-  // were read before this transaction: the deliveries are stored through a join that reads each
-  // again with a shared lock, so one deactivated, deleted or moved to another version since has
-  // its delivery stored cancelled (the change came first), and one being changed is waited for
-  // (no pending delivery of an inactive subscription, which a quick reactivation would send, and
-  // no event of a version the subscriber had left). The rows travel as JSON (JSON_TABLE reads
-  // alike on MariaDB and MySQL 8; its ids are read as ASCII, as the tables hold them).
+  // were read before this transaction: the deliveries are stored through a join that reads each,
+  // and its subscriber, again with a shared lock, so one deactivated, deleted or moved to another
+  // version since, or whose subscriber the sync made inactive since, has its delivery stored
+  // cancelled (the change came first), and one being changed is waited for (no pending delivery of
+  // an inactive subscription or subscriber, which a quick reactivation would send, nor one the
+  // sync's cancellation would miss, and no event of a version the subscriber had left). The rows
+  // travel as JSON (JSON_TABLE reads alike on MariaDB and MySQL 8; its ids are read as ASCII, as
+  // the tables hold them).
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
@@ -259,6 +265,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
                   FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(36) ${ID_ASCII} PATH '$[0]', evento_id CHAR(36) ${ID_ASCII} PATH '$[1]',
                                                      assinatura_id CHAR(36) ${ID_ASCII} PATH '$[2]', versao INT PATH '$[3]')) nova
                   JOIN assinatura a ON a.id = nova.assinatura_id
+                  JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
                 LOCK IN SHARE MODE`,
               [momento, momento, momento, JSON.stringify(entregas.map((e) => [e.id, e.evento_id, e.assinatura_id, e.versao]))],
             ],

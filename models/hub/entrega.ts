@@ -6,7 +6,7 @@ import { Evento } from './evento';
 /**
  * A delivery of one event to one subscription. `pendente` while attempts remain, then `entregue`
  * or `fila_de_erro` (attempts exhausted); `cancelada` when its subscription was deactivated or
- * deleted. Its id is the `webhook-id`, the same on every attempt.
+ * deleted, or its subscriber made inactive. Its id is the `webhook-id`, the same on every attempt.
  */
 export type SituacaoDaEntrega = 'pendente' | 'entregue' | 'fila_de_erro' | 'cancelada';
 
