@@ -142,7 +142,8 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
     // within the minute
     if (!app) desconhecidosAposSincronizar.guardar(quem.sub, true);
   }
-  if (!app || !app.ativo) throw proibido('O aplicativo não está registrado no hub ou está inativo.');
+  if (!app) throw proibido('O aplicativo não está registrado no hub.');
+  if (!app.ativo) throw proibido('O aplicativo está inativo no hub (saiu do identity) e não publica eventos.');
   const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return confirmarNaFila(repetido);
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>

@@ -1,5 +1,5 @@
 import { novaConexao } from '../../lib/database';
-import { Aplicativo, Entrega } from '../../models/hub';
+import { Aplicativo, Entrega, Evento } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -261,6 +261,28 @@ describe('the sync racing a publication or a replay: either counted or not, neve
     expect((await hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
     await dormir(200);
     expect(noCaminho('/falha/corrida-reenvio')).toHaveLength(1);
+  });
+});
+
+describe('an inactive application publishes nothing', () => {
+  test('a publication by an application that left identity, its token still valid: 403 saying it is inactive, and nothing changes', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/publicador-saiu') });
+    // gone from identity itself, not only from its listings: its token verifies until it expires
+    expect((await hub.identity.api.del(`/aplicativo/${c.publicador.id}`, { token: await hub.admin() })).status).toBe(204);
+    await sincronizar();
+    const antes = await noHub(c.publicador);
+    expect(antes).toMatchObject({ ativo: false, quantidade_de_tipos_de_evento: 1 });
+
+    const desde = relay.pedidos.length;
+    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'depois-de-sair' });
+    expect(esperarProblema(res, 403).detail).toMatch(/inativo no hub \(saiu do identity\)/);
+    expect(await Evento.count({ where: { tipo_de_evento_id: c.tipo.id } })).toBe(0);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
+    expect(await noHub(c.publicador)).toEqual(antes);
+    // nor did it make the hub sync with identity, as an application the hub does not know would
+    expect(relay.pedidos.slice(desde).filter((p) => p.caminho.startsWith('/aplicativo'))).toEqual([]);
+    await dormir(200);
+    expect(noCaminho('/publicador-saiu')).toEqual([]);
   });
 });
 
