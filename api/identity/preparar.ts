@@ -7,7 +7,7 @@ import { Aplicativo, Usuario } from '../../models/identity';
 import { novoSegredo } from './aplicativos';
 import { carregarChaves } from './chaves';
 import { hashDoSegredo } from './login';
-import { criarUsuario } from './usuarios';
+import { criarUsuario, publicarMastersDoAmbiente } from './usuarios';
 
 const log = logger('identity');
 
@@ -68,6 +68,9 @@ async function registrarAplicativosDaSuite(): Promise<void> {
 
 export async function prepararIdentity(): Promise<void> {
   await carregarChaves();
+  // first: the initial master, created after, is published with the list as it is now
+  const mudados = await publicarMastersDoAmbiente();
+  if (mudados) log.info({ colaboradores: mudados }, 'MASTER_EMAILS mudou: colaborador.atualizado publicado');
   await criarAdminInicial();
   if (config().ambiente === 'LOCALHOST') await registrarAplicativosDaSuite();
 }

@@ -1,4 +1,4 @@
-import { col, Op, Transaction, where, WhereOptions } from 'sequelize';
+import { col, Op, QueryTypes, Transaction, where, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { banco, lerLinhas } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -227,6 +227,41 @@ async function mudarUsuario(
   });
   await enfileirar(eventos);
   return usuario;
+}
+
+/**
+ * DESIGN §3: a collaborator's `e_master` and `master_pelo_ambiente`, in the events too, follow
+ * MASTER_EMAILS, which a restart may change while the user stays as it was. At start, each live
+ * collaborator whose e-mail entered or left the list since the list last published gets
+ * `colaborador.atualizado`, else subscribers keep the old value. The list published last is kept in
+ * the database and read under lock: identity processes starting together publish each change once.
+ * Returns how many events were stored.
+ */
+export async function publicarMastersDoAmbiente(): Promise<number> {
+  const atuais = [...new Set(config().identity.masterEmails)].sort();
+  const eventos: string[] = [];
+  await banco('identity').transaction(async (transaction) => {
+    const [publicada] = await banco('identity').query<{ emails: string }>('SELECT emails FROM master_emails_publicados WHERE id = 1 FOR UPDATE', {
+      transaction,
+      type: QueryTypes.SELECT,
+    });
+    const anteriores = JSON.parse(publicada.emails) as string[];
+    const mudaram = [...atuais.filter((e) => !anteriores.includes(e)), ...anteriores.filter((e) => !atuais.includes(e))];
+    if (!mudaram.length) return;
+    // under the rows' lock, as any change of them: a PATCH made meanwhile by a process still running
+    // is stored before or after this event, never overtaken by an older copy of the user
+    const travados = await Usuario.findAll({
+      where: { perfil: 'colaborador', [Op.and]: [where(col('email_unico'), { [Op.in]: mudaram })] },
+      attributes: ['id'],
+      transaction,
+      lock: transaction.LOCK.UPDATE,
+    });
+    const usuarios = await Usuario.findAll({ where: { id: travados.map((u) => u.id) }, include: comCadastros, order: [['id', 'ASC']], transaction });
+    for (const u of usuarios) eventos.push(await registrarEvento('colaborador.atualizado', { ...usuarioJson(u) }, transaction));
+    await banco('identity').query('UPDATE master_emails_publicados SET emails = ? WHERE id = 1', { replacements: [JSON.stringify(atuais)], transaction });
+  });
+  await enfileirar(eventos);
+  return eventos.length;
 }
 
 export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | 'email' | 'perfil'>> & EntradaDeUsuario) {

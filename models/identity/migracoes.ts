@@ -127,4 +127,17 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       });
     },
   },
+  {
+    name: '0005-identity-master-emails-publicados',
+    async up(qi) {
+      // the MASTER_EMAILS whose effect on `e_master` subscribers were last told of (api/identity/
+      // usuarios.ts publicarMastersDoAmbiente): one row, locked by each start that compares it.
+      // An install upgraded to this starts from none: its listed collaborators are published once
+      await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS master_emails_publicados (
+        id TINYINT NOT NULL PRIMARY KEY,
+        emails LONGTEXT NOT NULL
+      ) ${TABELA}`);
+      await qi.sequelize.query("INSERT IGNORE INTO master_emails_publicados (id, emails) VALUES (1, '[]')");
+    },
+  },
 ];
