@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { config } from '../config';
-import { NomeDoServico } from '../config/services';
+import { NomeDoServico, SERVICOS } from '../config/services';
 
 /**
  * LOCALHOST only: the credentials `npm start` generated for the suite's own applications, kept in
@@ -26,12 +26,19 @@ export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
   await chmod(arquivo(), 0o600);
 }
 
-/** A service's own client credentials: env first, then (LOCALHOST) the local file. */
-export async function credenciaisDe(servico: NomeDoServico): Promise<{ clientId: string; clientSecret: string } | undefined> {
+/**
+ * A service's own client credentials: env first, then (LOCALHOST) the local file; `configuracao`
+ * names where they were read, for the operator when identity refuses them.
+ */
+export async function credenciaisDe(
+  servico: NomeDoServico,
+): Promise<{ clientId: string; clientSecret: string; configuracao: string } | undefined> {
   const s = config().servicos[servico];
-  if (s.clientId && s.clientSecret) return { clientId: s.clientId, clientSecret: s.clientSecret };
+  const env = SERVICOS[servico].env;
+  if (s.clientId && s.clientSecret) return { clientId: s.clientId, clientSecret: s.clientSecret, configuracao: `${env}_CLIENT_ID/${env}_CLIENT_SECRET` };
   if (config().ambiente !== 'LOCALHOST') return undefined;
-  return (await lerCredenciaisLocais())[servico];
+  const c = (await lerCredenciaisLocais())[servico];
+  return c && { ...c, configuracao: `${arquivo()} (written by identity's start)` };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../../config';
-import { APLICATIVOS_DA_SUITE, NomeDoServico } from '../../config/services';
+import { APLICATIVOS_DA_SUITE } from '../../config/services';
 import { Credenciais, gravarCredenciaisLocais, lerCredenciaisLocais } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Usuario } from '../../models/identity';
@@ -60,10 +60,9 @@ async function registrarAplicativosDaSuite(): Promise<void> {
     }
     novas[servico] = { clientId: app.id, clientSecret: segredo };
   }
+  // read from the file by every service (lib/credenciais.ts), this process's own included: config
+  // keeps only what the environment says, so a refusal names the file, not <SERVICE>_CLIENT_SECRET
   await gravarCredenciaisLocais(novas);
-  for (const [servico, c] of Object.entries(novas)) {
-    Object.assign(config().servicos[servico as NomeDoServico], c);
-  }
 }
 
 export async function prepararIdentity(): Promise<void> {

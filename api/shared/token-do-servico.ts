@@ -1,8 +1,26 @@
 import { config } from '../../config';
 import { NomeDoServico } from '../../config/services';
 import { credenciaisDe } from '../../lib/credenciais';
+import { logger } from '../../lib/logger';
+
+const log = logger('credenciais');
 
 const guardados = new Map<NomeDoServico, { clientId: string; token: string; expiraEm: number }>();
+
+/**
+ * Credentials identity refused (a secret renewed at identity and not yet in this service's
+ * settings) are not offered again for a minute: every copy or sync would otherwise ask, write the
+ * same error line and use up the token requests identity allows per address, which the suite's
+ * other services on the same host share.
+ */
+const recusadas = new Map<NomeDoServico, { credenciais: string; ate: number }>();
+const PAUSA_APOS_RECUSA_MS = 60_000;
+
+const recusa = (servico: NomeDoServico, configuracao: string) =>
+  new Error(
+    `identity refused the ${servico} service's credentials: the secret in ${configuracao} is not the application's current one ` +
+      '(renewed by POST /aplicativo/{id}/segredo?); see "Renewing a suite service\'s secret" in the README',
+  );
 
 /**
  * A suite service's own application token (client credentials at identity, DESIGN §3), when its
@@ -14,13 +32,22 @@ export async function tokenDoServico(servico: NomeDoServico): Promise<string | u
   if (!c) return undefined;
   const guardado = guardados.get(servico);
   if (guardado?.clientId === c.clientId && guardado.expiraEm - 60_000 > Date.now()) return guardado.token;
+  const credenciais = `${c.clientId}\n${c.clientSecret}`;
+  const recusada = recusadas.get(servico);
+  if (recusada?.credenciais === credenciais && recusada.ate > Date.now()) throw recusa(servico, c.configuracao);
   const res = await fetch(`${config().servicos.identity.url}/auth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }),
     signal: AbortSignal.timeout(5000),
   });
-  if (!res.ok) throw new Error(`identity refused the ${servico} service's credentials (${res.status})`);
+  if (res.status === 401) {
+    recusadas.set(servico, { credenciais, ate: Date.now() + PAUSA_APOS_RECUSA_MS });
+    const erro = recusa(servico, c.configuracao);
+    log.error({ servico, client_id: c.clientId, configuracao: c.configuracao, err: erro.message }, 'o identity recusou as credenciais do serviço');
+    throw erro;
+  }
+  if (!res.ok) throw new Error(`identity answered ${res.status} to the ${servico} service's token request`);
   const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
   guardados.set(servico, { clientId: c.clientId, token: access_token, expiraEm: Date.now() + expires_in * 1000 });
   return access_token;

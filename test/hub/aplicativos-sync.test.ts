@@ -1,5 +1,6 @@
 import { sincronizarAplicativos } from '../../api/hub/aplicativos';
 import { config } from '../../config';
+import { idDoAplicativoDe } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -249,7 +250,7 @@ describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
     expect(res.status).toBe(200);
     expect(res.body.itens.filter((a: any) => a.identificador_no_auth === noIdentity.id)).toHaveLength(1);
 
-    const hubNoIdentity = config().servicos.hub.clientId;
+    const hubNoIdentity = await idDoAplicativoDe('hub');
     // the hub's token may be one it already holds (an earlier sync of this file): any asked for now is its own
     for (const pedido of relay.pedidos.slice(desde).filter((p) => p.metodo === 'POST' && p.caminho === '/auth/token')) {
       expect(JSON.parse(pedido.corpo)).toMatchObject({ client_id: hubNoIdentity });

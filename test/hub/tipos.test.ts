@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { config } from '../../config';
+import { idDoAplicativoDe } from '../../lib/credenciais';
 import { banco, novaConexao } from '../../lib/database';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -244,7 +244,7 @@ describe('schema versions (DESIGN §5 and §10, SPEC §9.3)', () => {
 describe('the identity application’s own types (DESIGN §10)', () => {
   test('colaborador.criado, .atualizado and .removido exist once, version 1 active, owned by identity’s hub application', async () => {
     await hub.sincronizar();
-    const identityNoAuth = config().servicos.identity.clientId;
+    const identityNoAuth = await idDoAplicativoDe('identity');
     expect(identityNoAuth).toEqual(expect.any(String));
     const doIdentity = await hub.doHub(identityNoAuth!);
     expect(doIdentity).toMatchObject({ ativo: true, quantidade_de_tipos_de_evento: 3 });
@@ -280,7 +280,7 @@ describe('the identity application’s own types (DESIGN §10)', () => {
     expect((await ler(outro.id)).body.nome).toBe(outro.nome);
 
     await hub.sincronizar();
-    const doIdentity = await hub.doHub(config().servicos.identity.clientId!);
+    const doIdentity = await hub.doHub((await idDoAplicativoDe('identity'))!);
     const tipos = (await todosOsTipos()).itens.filter((t: any) => t.nome.startsWith('colaborador.'));
     expect(tipos.map((t: any) => [t.nome, t.aplicativo_id])).toEqual(
       ['colaborador.atualizado', 'colaborador.criado', 'colaborador.removido'].map((nome) => [nome, doIdentity.id]),

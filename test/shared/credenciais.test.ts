@@ -31,7 +31,7 @@ test("the id alone is enough to recognise an application; the credentials need t
   expect(await credenciaisDe('identity')).toBeUndefined();
 
   producao({ IDENTITY_CLIENT_ID: 'app-identity', IDENTITY_CLIENT_SECRET: 'segredo' });
-  expect(await credenciaisDe('identity')).toEqual({ clientId: 'app-identity', clientSecret: 'segredo' });
+  expect(await credenciaisDe('identity')).toEqual({ clientId: 'app-identity', clientSecret: 'segredo', configuracao: 'IDENTITY_CLIENT_ID/IDENTITY_CLIENT_SECRET' });
 });
 
 test('the file LOCALHOST generates is read there, and never outside it', async () => {
