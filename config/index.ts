@@ -32,7 +32,7 @@ export interface Config {
     adminSenha?: string;
     masterEmails: string[];
     chavePrivadaArquivo?: string;
-    /** PEM files (private or public keys) published in the JWKS, never signing: the old key after a rotation, the next before it signs */
+    /** PEM files (private or public keys) published in the JWKS, never signing: the old key after a rotation, the next before it signs (listed as PATH lists them) */
     chavesDeVerificacaoArquivos: string[];
     loginLimitePorMinuto: number;
     tokenUsuarioSegundos: number;
@@ -117,6 +117,16 @@ function confiancaNoProxy(valor: string, h: Joi.CustomHelpers): string | number 
 const itensDaLista = (valor: string | undefined) =>
   (valor ?? '')
     .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+
+/**
+ * Files listed as PATH lists them, by the system's path delimiter (`:`, `;` on Windows): a comma
+ * is part of a file's name (it once separated them, and cut such a name in two).
+ */
+const listaDeArquivos = (valor: string | undefined) =>
+  (valor ?? '')
+    .split(path.delimiter)
     .map((e) => e.trim())
     .filter(Boolean);
 
@@ -258,7 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .map((e) => e.trim().toLowerCase())
         .filter(Boolean),
       chavePrivadaArquivo: value.IDENTITY_CHAVE_PRIVADA_ARQUIVO,
-      chavesDeVerificacaoArquivos: itensDaLista(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS),
+      chavesDeVerificacaoArquivos: listaDeArquivos(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS),
       loginLimitePorMinuto: value.IDENTITY_LOGIN_LIMITE_POR_MINUTO,
       tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
       tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,

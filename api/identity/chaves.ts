@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { JSONWebKeySet, JWK } from 'jose';
 import { config, ConfigError } from '../../config';
@@ -37,12 +38,12 @@ function chaveDe(privada: KeyObject, kid?: string): Chave {
  * A configured key file, read at start: unreadable, or no RSA key in PEM, stops the start with the
  * variable and the file named, never the file's contents.
  */
-async function lerChave(variavel: string, arquivo: string, comoChave: (pem: string) => KeyObject): Promise<KeyObject> {
+async function lerChave(variavel: string, arquivo: string, comoChave: (pem: string) => KeyObject, dica = ''): Promise<KeyObject> {
   let pem: string;
   try {
     pem = await readFile(arquivo, 'utf8');
   } catch (err) {
-    throw new ConfigError(`invalid configuration: ${variavel}: cannot read ${arquivo} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(`invalid configuration: ${variavel}: cannot read ${arquivo} (${(err as NodeJS.ErrnoException).code ?? 'error'})${dica}`);
   }
   let chave: KeyObject | undefined;
   try {
@@ -56,9 +57,13 @@ async function lerChave(variavel: string, arquivo: string, comoChave: (pem: stri
 
 export async function carregarChaves(): Promise<void> {
   const { chavePrivadaArquivo: arquivo, chavesDeVerificacaoArquivos } = config().identity;
-  // createPublicKey takes a private PEM too: an old key file can be listed as it was
+  // createPublicKey takes a private PEM too: an old key file can be listed as it was. A list
+  // written with commas, as it once was, is one name that no file has: the message says why
+  const virgulas = ` (files are separated by "${path.delimiter}", as in PATH, not by commas)`;
   const publicadas = await Promise.all(
-    chavesDeVerificacaoArquivos.map(async (a) => jwkPublico(await lerChave('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS', a, createPublicKey))),
+    chavesDeVerificacaoArquivos.map(async (a) =>
+      jwkPublico(await lerChave('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS', a, createPublicKey, a.includes(',') ? virgulas : '')),
+    ),
   );
   if (arquivo) {
     chaves = [chaveDe(await lerChave('IDENTITY_CHAVE_PRIVADA_ARQUIVO', arquivo, createPrivateKey))];

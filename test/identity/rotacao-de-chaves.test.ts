@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeProtectedHeader } from 'jose';
-import { config, ConfigError } from '../../config';
+import { config, ConfigError, loadConfig } from '../../config';
 import { carregarChaves } from '../../api/identity/chaves';
 import { autenticadorRemoto } from '../../api/shared/auth';
 import { cliente, esperarProblema } from '../helpers/http';
@@ -100,4 +100,22 @@ test('an unreadable file or one without an RSA PEM key stops the start naming th
     expect((erro as Error).message).toMatch(mensagem);
     expect((erro as Error).message).not.toMatch(/segredo|BEGIN/);
   }
+});
+
+test('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS lists files by the path delimiter, so a file whose name has a comma is published; a list written with commas stops the start saying so', async () => {
+  const comVirgula = arquivo('chave,de,antes.pem', novaChave());
+  const listadas = (valor: string) => loadConfig({ IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: valor }).identity.chavesDeVerificacaoArquivos;
+
+  await reiniciarChaves(nova, listadas([comVirgula, antigaPublica].join(path.delimiter)));
+  const kids = (await id.api.get('/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+  await reiniciarChaves(comVirgula, []);
+  const deComVirgula = kid(await id.login(ADMIN.email, ADMIN.senha));
+  expect(kids).toHaveLength(3);
+  expect(kids).toContain(deComVirgula);
+
+  const erro = await reiniciarChaves(nova, listadas(`${antiga},${antigaPublica}`)).then(() => undefined, (e: unknown) => e);
+  expect(erro).toBeInstanceOf(ConfigError);
+  expect((erro as Error).message).toBe(
+    `invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: cannot read ${antiga},${antigaPublica} (ENOENT) (files are separated by "${path.delimiter}", as in PATH, not by commas)`,
+  );
 });

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express from 'express';
 import { loadConfig } from '../../config';
 
@@ -52,11 +53,15 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
-  test('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS is a comma-separated list of files, none by default', () => {
+  test('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS lists files as PATH does, by the path delimiter: a comma is part of a name; none by default', () => {
     expect(loadConfig({}).identity.chavesDeVerificacaoArquivos).toEqual([]);
-    expect(loadConfig({ IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: '/run/secrets/a.pem, /run/secrets/b.pub.pem,' }).identity.chavesDeVerificacaoArquivos).toEqual([
+    const lista = ['/run/secrets/a.pem', ' /run/secrets/chave,antiga.pub.pem', ''].join(path.delimiter);
+    expect(loadConfig({ IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: lista }).identity.chavesDeVerificacaoArquivos).toEqual([
       '/run/secrets/a.pem',
-      '/run/secrets/b.pub.pem',
+      '/run/secrets/chave,antiga.pub.pem',
+    ]);
+    expect(loadConfig({ IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: '/run/secrets/a.pem,/run/secrets/b.pem' }).identity.chavesDeVerificacaoArquivos).toEqual([
+      '/run/secrets/a.pem,/run/secrets/b.pem',
     ]);
   });
 
