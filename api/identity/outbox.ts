@@ -1,4 +1,4 @@
-import { Op, Transaction } from 'sequelize';
+import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Aplicativo, EventoPendente } from '../../models/identity';
@@ -10,13 +10,19 @@ export type TipoDeEventoDeColaborador = 'colaborador.criado' | 'colaborador.atua
 
 const log = logger('identity-outbox');
 
+/** The database's clock: one for every identity process, whatever each one's own says. */
+const AGORA_NO_BANCO = 'UTC_TIMESTAMP(3)';
+
 /** Stores the event in the caller's transaction: it exists if and only if the change does. */
 export async function registrarEvento(
   tipo: TipoDeEventoDeColaborador,
   dados: Record<string, unknown>,
   transaction: Transaction,
 ): Promise<string> {
-  const evento = await EventoPendente.create({ tipo, versao: 1, dados, colaborador_id: String(dados.id) }, { transaction });
+  const evento = await EventoPendente.create(
+    { tipo, versao: 1, dados, colaborador_id: String(dados.id), criado_em: literal(AGORA_NO_BANCO) },
+    { transaction },
+  );
   return evento.id;
 }
 
@@ -32,10 +38,14 @@ export async function enfileirar(ids: string[]): Promise<void> {
   }
 }
 
-/** Events stored but never enqueued (or whose job was lost) go back to the queue. */
+/**
+ * Events stored but never enqueued (or whose job was lost) go back to the queue, 30 s after they
+ * were stored by the database's clock, which also wrote their `criado_em`: by the sweeping
+ * process's own, an event stored by a process whose clock ran ahead waited that much longer.
+ */
 export async function varrer(): Promise<number> {
   const pendentes = await EventoPendente.findAll({
-    where: { enviado_em: null, criado_em: { [Op.lt]: new Date(Date.now() - 30_000) } },
+    where: { enviado_em: null, criado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 30 SECOND`) } },
     attributes: ['id'],
     order: [['criado_em', 'ASC']],
     limit: 1000,

@@ -9,8 +9,8 @@ import { json, MOMENTO, novoId } from '../shared/base';
 export class EventoPendente extends Model {
   @Column({ type: DataType.CHAR(36), primaryKey: true, defaultValue: novoId }) declare id: string;
   /**
-   * Order of storage, from the database's one counter: `criado_em` comes from the clock of the
-   * process that made the change, and two identity processes' clocks may disagree
+   * Order of storage, from the database's one counter: `criado_em` came from each process's own
+   * clock before, and any clock may give two events one millisecond or step back
    */
   @Column({ type: DataType.BIGINT, autoIncrement: true }) declare sequencia: number;
   @Column({ type: DataType.STRING(100), allowNull: false }) declare tipo: string;
@@ -22,5 +22,6 @@ export class EventoPendente extends Model {
   @Column({ type: DataType.DATE(3), allowNull: true }) declare enviado_em: Date | null;
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   @Column({ type: DataType.STRING(1000), allowNull: true }) declare ultimo_erro: string | null;
+  /** by the database's clock (api/identity/outbox.ts registrarEvento): the sweep compares it with that clock */
   @Column(MOMENTO) declare criado_em: Date;
 }
