@@ -2,16 +2,19 @@ import { Op, Transaction, WhereOptions } from 'sequelize';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { decidirSobTrava, sozinho } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
+import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
-import { lerDoIdentity } from '../shared/leitura-do-identity';
+import { lerDoIdentity, RespostaDeErroDoIdentity } from '../shared/leitura-do-identity';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { cancelarPendentes, removerJobs } from './entregas';
 import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
+
+const log = logger('hub-aplicativos');
 
 /** SPEC §2 Aplicativo of the hub. */
 export interface AplicativoJson {
@@ -108,10 +111,10 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 
 /**
  * SPEC §3 Hub application activity: new identity applications enter active; names and
- * descriptions follow identity; an application gone from identity is deleted, or made inactive
- * while it still owns types or has subscriptions (inactive, it neither publishes nor receives;
- * back in identity, it is active again and its active subscriptions receive the events published
- * from then on). The identity application's own types (`colaborador.*`) are created when it first
+ * descriptions follow identity; an application gone from identity (missing from its listing and
+ * 404 by its id, confirmarSaidas) is deleted, or made inactive while it still owns types or has
+ * subscriptions (inactive, it neither publishes nor receives; back in identity, it is active again
+ * and its active subscriptions receive the events published from then on). The identity application's own types (`colaborador.*`) are created when it first
  * appears (DESIGN §10).
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
@@ -134,12 +137,17 @@ const ESPERA_PELA_OUTRA_SYNC_S = 30;
 
 async function sincronizarCom(token: string) {
   // once each: offset pages read while identity gained an application can list another twice
-  const remotos = [...new Map((await aplicativosDoIdentity(token)).map((a) => [a.id, a])).values()];
-  // deleted ones too: identity's id stays unique among them, and one may show up again (a listing
-  // read page by page while identity changed can miss an application once)
+  const listados = [...new Map((await aplicativosDoIdentity(token)).map((a) => [a.id, a])).values()];
+  // deleted ones too: identity's id stays unique among them, and one may show up again
   const todosOsLocais = await Aplicativo.findAll({ paranoid: false });
-  const locais = todosOsLocais.filter((a) => !a.deletado_em);
   const porAuth = new Map(todosOsLocais.map((a) => [a.identificador_no_auth, a]));
+  const listadosIds = new Set(listados.map((a) => a.id));
+  const faltando = todosOsLocais.filter((a) => !a.deletado_em && !listadosIds.has(a.identificador_no_auth));
+  const uso = await contagens(faltando.map((a) => a.id));
+  // already inactive and still in use: it stays so whether it left or not, nothing to ask nor decide
+  const aConfirmar = faltando.filter((a) => a.ativo || (!uso.get(a.id)!.tipos && !uso.get(a.id)!.assinaturas));
+  const { presentes, sairam } = await confirmarSaidas(aConfirmar, token);
+  const remotos = [...listados, ...presentes];
   const r = { criados: 0, atualizados: 0, removidos: 0, desativados: 0 };
   for (const remoto of remotos) {
     const local = porAuth.get(remoto.id);
@@ -155,21 +163,42 @@ async function sincronizarCom(token: string) {
       r.atualizados++;
     }
   }
-  const presentes = new Set(remotos.map((a) => a.id));
-  const sumidos = locais.filter((a) => !presentes.has(a.identificador_no_auth));
-  const uso = await contagens(sumidos.map((a) => a.id));
-  for (const a of sumidos) {
-    const emUso = uso.get(a.id)!;
-    // already inactive and still in use: it stays so, nothing to decide under lock
-    if (!a.ativo && (emUso.tipos || emUso.assinaturas)) continue;
+  for (const a of sairam) {
     const saida = await sairDoHub(a.id);
     if (saida) r[saida]++;
   }
   // publishers enter, leave or change state: publishing sees it at once
   if (r.criados || r.atualizados || r.removidos || r.desativados) esquecerContratos();
   const identity = await idDoAplicativoDe('identity');
-  if (identity && presentes.has(identity)) await criarTiposDoIdentity(identity);
+  if (identity && remotos.some((a) => a.id === identity)) await criarTiposDoIdentity(identity);
   return r;
+}
+
+/**
+ * Which of the applications missing from identity's listing did leave it. The listing, read page
+ * by page while identity changes, can miss one still there, and leaving costs an application its
+ * pending deliveries and its publications, so each is read by its id first (any application's
+ * token may, the hub's own too): only a 404 confirms it left; found, it is handled as if listed.
+ * Any other failure leaves it, and the ones after it, as they are until the next sync: identity
+ * failing on one would most likely fail on the next, and a sync spends at most one timeout here.
+ */
+async function confirmarSaidas(faltando: Aplicativo[], token: string) {
+  const presentes: AplicativoDoIdentity[] = [];
+  const sairam: Aplicativo[] = [];
+  for (const [i, a] of faltando.entries()) {
+    try {
+      presentes.push(await lerDoIdentity<AplicativoDoIdentity>(`/aplicativo/${encodeURIComponent(a.identificador_no_auth)}`, token));
+    } catch (err) {
+      if (err instanceof RespostaDeErroDoIdentity && err.status === 404) {
+        sairam.push(a);
+        continue;
+      }
+      const adiados = faltando.length - i;
+      log.warn({ err: (err as Error).message, aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
+      break;
+    }
+  }
+  return { presentes, sairam };
 }
 
 /**

@@ -1,11 +1,22 @@
 import { config } from '../../config';
 import { TokenRecusado } from '../../queues/fila';
 
+/** Identity answered a GET with an error other than a refused token (404: no such record). */
+export class RespostaDeErroDoIdentity extends Error {
+  constructor(
+    readonly status: number,
+    mensagem: string,
+  ) {
+    super(mensagem);
+  }
+}
+
 /**
  * GET of an identity route on behalf of `token` (a master's, or a service's own), 10 s at most.
  * A token identity refuses (401, 403: it reads the holder's row, so a token still saying master
  * is refused once its holder was removed or demoted) throws TokenRecusado, on which a queue's
- * stored tokens are tried in turn (queues/fila.ts); any other failure throws a plain Error.
+ * stored tokens are tried in turn (queues/fila.ts); any other error answer throws
+ * RespostaDeErroDoIdentity, and identity unreachable or late a plain Error.
  */
 export async function lerDoIdentity<T>(caminho: string, token: string): Promise<T> {
   const res = await fetch(`${config().servicos.identity.url}${caminho}`, {
@@ -14,6 +25,6 @@ export async function lerDoIdentity<T>(caminho: string, token: string): Promise<
   });
   const rota = caminho.split('?')[0];
   if (res.status === 401 || res.status === 403) throw new TokenRecusado(res.status, `identity refused the token (${res.status}) to GET ${rota}`);
-  if (!res.ok) throw new Error(`identity answered ${res.status} to GET ${rota}`);
+  if (!res.ok) throw new RespostaDeErroDoIdentity(res.status, `identity answered ${res.status} to GET ${rota}`);
   return (await res.json()) as T;
 }

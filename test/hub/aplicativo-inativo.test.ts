@@ -39,6 +39,8 @@ afterAll(async () => {
 });
 afterEach(() => {
   receptor.responder = responderPadrao;
+  relay.perdidos.clear();
+  relay.mudarPorId('normal');
 });
 
 const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
@@ -175,6 +177,42 @@ describe('an inactive application receives nothing', () => {
     await voltar(c.assinante);
     expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token })).body).toEqual({ reenviadas: 1 });
     await hub.esperarSituacao(falha.id, 'entregue');
+  });
+});
+
+describe('only identity confirming the departure costs deliveries: its listing can miss an application still there', () => {
+  test('missed by a listing while its deliveries are pending: nothing changes, no delivery cancelled, and it keeps publishing and receiving', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/falha/perdido'), maximo_de_tentativas: 5 });
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+    await hub.esperarPrimeiraFalha(entrega.id);
+
+    relay.perdidos.add(c.assinante.id);
+    relay.perdidos.add(c.publicador.id);
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: true });
+    expect(await noHub(c.publicador)).toMatchObject({ ativo: true });
+    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'pendente', tentativas: 1 });
+    expect(await fila(filaHubEntrega).getJob(entrega.id)).toBeDefined();
+    expect((await c.publicar({ n: 2 })).entregas).toBe(1);
+    await esperarAte(async () => (await hub.entrega(entrega.id)).tentativas >= 2, 'the pending delivery’s next attempt');
+    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+  });
+
+  test('identity failing as the sync confirms the departure: nothing changes and no delivery is cancelled until a sync confirms it', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/falha/sem-confirmacao'), maximo_de_tentativas: 5 });
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar()).id);
+    await hub.esperarPrimeiraFalha(entrega.id);
+
+    relay.escondidos.add(c.assinante.id);
+    relay.mudarPorId('erro');
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: true });
+    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'pendente' });
+
+    relay.mudarPorId('normal');
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: false });
+    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
   });
 });
 

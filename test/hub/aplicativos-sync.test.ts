@@ -33,7 +33,9 @@ afterAll(async () => {
 });
 afterEach(() => {
   relay.mudar('normal');
+  relay.mudarPorId('normal');
   relay.escondidos.clear();
+  relay.perdidos.clear();
   relay.repetidos.clear();
   relay.soltar();
   config().servicos.identity.url = relay.endereco;
@@ -42,6 +44,8 @@ afterEach(() => {
 const ids = (xs: any[]) => xs.map((x) => x.id);
 const doPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 const listasNoIdentity = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && p.caminho.startsWith('/aplicativo'));
+/** The applications the hub read by id on identity since `desde` (confirming a departure). */
+const lidosPorId = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && /^\/aplicativo\/[^/?]+$/.test(p.caminho));
 const doTag = async () => (await hub.api.get('/aplicativo/filtro', { token: admin, query: { nome: tag } })).body as any[];
 
 describe('entering and following identity (SPEC §3 Hub application activity, SPEC 4.4 rule 3)', () => {
@@ -169,6 +173,67 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     expect(esperarProblema(assinar, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_assinante_id' })]);
     const tipoNovo = await hub.api.post('/tipo_de_evento', { token: admin, body: { nome: `${unico('t')}.x`, aplicativo_id: local.id } });
     expect(esperarProblema(tipoNovo, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_id' })]);
+  });
+});
+
+describe('a departure is confirmed by identity first: its listing, read page by page while it changes, can miss an application still there', () => {
+  test('missed by the listing but still there (a master’s listing): kept as it is, its name following its own answer, read with the master’s token', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Perdido`, 'Antes');
+    await hub.sincronizar();
+    const antes = await hub.doHub(noIdentity.id);
+    await hub.identity.api.patch(`/aplicativo/${noIdentity.id}`, { token: admin, body: { nome: `${tag} Perdido, renomeado` } });
+
+    relay.perdidos.add(noIdentity.id);
+    const desde = relay.pedidos.length;
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, ativo: true, nome: `${tag} Perdido, renomeado`, descricao: 'Antes' });
+    expect(lidosPorId(desde).map((p) => [p.caminho, p.autorizacao])).toEqual([[`/aplicativo/${noIdentity.id}`, `Bearer ${admin}`]]);
+  });
+
+  test('a non-master’s listing confirms with the hub’s own token: the one still there is kept, the one gone (404) leaves', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const perdido = await hub.criarNoIdentity(`${tag} Perdido pelo hub`);
+    const saiu = await hub.criarNoIdentity(`${tag} Saiu, visto pelo hub`);
+    await hub.sincronizar();
+
+    relay.perdidos.add(perdido.id);
+    relay.escondidos.add(saiu.id);
+    const desde = relay.pedidos.length;
+    expect((await hub.api.get('/aplicativo', { token: pessoa.token })).status).toBe(200);
+    expect(await hub.doHub(perdido.id)).toMatchObject({ ativo: true });
+    expect(await hub.doHub(saiu.id)).toBeUndefined();
+    const lidos = lidosPorId(desde);
+    expect(lidos.map((p) => p.caminho).sort()).toEqual([`/aplicativo/${perdido.id}`, `/aplicativo/${saiu.id}`].sort());
+    for (const p of lidos) expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: config().servicos.hub.clientId });
+  });
+
+  test.each([
+    ['answering an error', 'erro'],
+    ['dropping the connection', 'fora'],
+    ['refusing the token', 'recusa'],
+  ] as const)('identity %s on the confirmation: the missing applications stay as they are, the rest of the sync goes on, and a later sync confirms them', async (_caso, modo) => {
+    const dono = await hub.criarNoIdentity(`${tag} Dono sem confirmação ${modo}`);
+    const vazio = await hub.criarNoIdentity(`${tag} Vazio sem confirmação ${modo}`);
+    await hub.sincronizar();
+    const tipo = await hub.criarTipo((await hub.doHub(dono.id)).id);
+    const antes = [await hub.doHub(dono.id), await hub.doHub(vazio.id)];
+
+    relay.escondidos.add(dono.id);
+    relay.escondidos.add(vazio.id);
+    relay.mudarPorId(modo);
+    const novo = await hub.criarNoIdentity(`${tag} Novo sem confirmação ${modo}`);
+    const desde = relay.pedidos.length;
+    await hub.sincronizar();
+    expect([await hub.doHub(dono.id), await hub.doHub(vazio.id)]).toEqual(antes);
+    expect(await hub.doHub(novo.id)).toMatchObject({ ativo: true });
+    // the first failure leaves the others for the next sync too: one read by id, not one per application
+    expect(lidosPorId(desde)).toHaveLength(1);
+
+    relay.mudarPorId('normal');
+    await hub.sincronizar();
+    expect(await hub.doHub(dono.id)).toMatchObject({ ativo: false, quantidade_de_tipos_de_evento: 1 });
+    expect(await hub.doHub(vazio.id)).toBeUndefined();
+    expect((await hub.api.get(`/tipo_de_evento/${tipo.id}`, { token: admin })).status).toBe(200);
   });
 });
 

@@ -5,8 +5,9 @@ import { config } from '../../config';
 /**
  * Identity as the hub reaches it, at its configured address, through a local relay started by the
  * test (a load balancer in front of identity, in effect) that records what the hub asks and that
- * the test can break, or have leave applications out of its listings (identity read while it
- * changed, or an application gone from it and back).
+ * the test can break, on every route or on the reading of one application by its id, or have leave
+ * applications out of its listings (identity read while it changed) or out of identity altogether
+ * (an application gone from it, and back).
  */
 
 /** Passing through, dropping connections, an error, refusing tokens on /aplicativo, holding answers, or late. */
@@ -36,10 +37,14 @@ function repassar(url: string, metodo: string, headers: Record<string, string>, 
 }
 
 function retransmissor(destino: string) {
-  let modo: Modo = 'normal';
+  let modoGeral: Modo = 'normal';
+  /** for GET /aplicativo/{id} alone, unless normal */
+  let modoPorId: Modo = 'normal';
   const pedidos: Pedido[] = [];
-  /** identity applications left out of the listings (as a page read while identity changed would) */
+  /** identity applications gone, as far as the hub can tell: left out of the listings, 404 by id */
   const escondidos = new Set<string>();
+  /** identity applications left out of the listings only (as a page read while identity changed would) */
+  const perdidos = new Set<string>();
   /** identity applications listed twice (as offset pages read while one was added before them would) */
   const repetidos = new Set<string>();
   const presas: http.ServerResponse[] = [];
@@ -48,21 +53,27 @@ function retransmissor(destino: string) {
     for await (const p of req) partes.push(p as Buffer);
     const corpo = Buffer.concat(partes).toString('utf8');
     pedidos.push({ metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo });
+    const porId = req.method === 'GET' ? /^\/aplicativo\/([^/?]+)$/.exec(req.url!)?.[1] : undefined;
+    const modo = porId && modoPorId !== 'normal' ? modoPorId : modoGeral;
     if (modo === 'fora') return req.socket.destroy();
     if (modo === 'erro') return res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
     if (modo === 'recusa' && req.url!.startsWith('/aplicativo')) return res.writeHead(401, { 'content-type': 'application/json' }).end('{}');
     if (modo === 'lento') return void presas.push(res);
     if (modo === 'atrasado') await new Promise((r) => setTimeout(r, 400));
+    if (porId && escondidos.has(porId)) {
+      const problema = { title: 'Não encontrado', status: 404, detail: 'Aplicativo não encontrado.' };
+      return res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify(problema));
+    }
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.headers.authorization) headers.authorization = req.headers.authorization;
     if (req.headers['content-type']) headers['content-type'] = req.headers['content-type'];
     const resposta = await repassar(destino + req.url, req.method!, headers, corpo);
     res.writeHead(resposta.status, { 'content-type': resposta.tipo ?? 'application/json' });
     let devolver = resposta.corpo;
-    if ((escondidos.size || repetidos.size) && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
+    if ((escondidos.size || perdidos.size || repetidos.size) && resposta.status < 300 && /^\/aplicativo\?/.test(req.url!)) {
       const pagina = JSON.parse(devolver.toString('utf8'));
       const itens = pagina.itens
-        .filter((a: { id: string }) => !escondidos.has(a.id))
+        .filter((a: { id: string }) => !escondidos.has(a.id) && !perdidos.has(a.id))
         .flatMap((a: { id: string }) => (repetidos.has(a.id) ? [a, a] : [a]));
       devolver = Buffer.from(JSON.stringify({ ...pagina, itens, total: pagina.total - (pagina.itens.length - itens.length) }));
     }
@@ -72,7 +83,11 @@ function retransmissor(destino: string) {
     server,
     pedidos,
     mudar(novo: Modo) {
-      modo = novo;
+      modoGeral = novo;
+    },
+    /** breaks (or, back to normal, restores) GET /aplicativo/{id} alone */
+    mudarPorId(novo: Modo) {
+      modoPorId = novo;
     },
     /** answers what was held back, as an identity that finally gives up */
     soltar() {
@@ -80,6 +95,7 @@ function retransmissor(destino: string) {
     },
     quantasPresas: () => presas.length,
     escondidos,
+    perdidos,
     repetidos,
   };
 }
