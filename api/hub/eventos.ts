@@ -34,8 +34,17 @@ export interface RespostaDaPublicacao {
  */
 const PRAZO_MS = 5000;
 const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS);
-/** publishers still unknown to the hub after the sync they made it run, lately */
-const desconhecidosAposSincronizar = new CacheComPrazo<string, true>(() => 60_000);
+/**
+ * Publishers still unknown or inactive after the sync they made the hub run, lately: none runs
+ * another within the minute (a departed application's token stays valid until it expires, and
+ * each sync reads identity).
+ */
+const recusadosAposSincronizar = new CacheComPrazo<string, true>(() => 60_000);
+/**
+ * That sync while it runs, giving the publisher as read after it (and marked, when still refused,
+ * before it gives it): the publisher's other publications meanwhile wait for the same one.
+ */
+const sincronizacoesPorPublicador = new Map<string, Promise<Aplicativo | null>>();
 const tipos = new CacheComPrazo<string, TipoDeEvento | null>(() => PRAZO_MS);
 const versoes = new CacheComPrazo<string, VersaoDeEvento | null>(() => PRAZO_MS);
 /** only to size batches: the deliveries themselves come from the subscriptions read as it is written */
@@ -120,6 +129,30 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
   return resposta(r);
 }
 
+const publicador = (sub: string) =>
+  publicadores.obterOuCarregar(sub, () => Aplicativo.findOne({ where: { identificador_no_auth: sub }, attributes: ['id', 'ativo'] }));
+
+/**
+ * The publisher as the hub knows it after the non-masters' sync, for an application identity
+ * vouches for (its token) that the hub does not know or holds inactive: the hub has not synced
+ * since it was made (nobody listed the hub's applications meanwhile; the identity application
+ * itself, on a first start) or since it came back in identity. Still refused after it (deleted in
+ * identity, its token valid until it expires), it is remembered a minute.
+ */
+function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> {
+  const emCurso = sincronizacoesPorPublicador.get(quem.sub);
+  if (emCurso) return emCurso;
+  const lido = (async () => {
+    await esperarSincronizacao({ ...quem, master: false });
+    publicadores.esquecer(quem.sub);
+    const app = await publicador(quem.sub);
+    if (!app?.ativo) recusadosAposSincronizar.guardar(quem.sub, true);
+    return app;
+  })().finally(() => sincronizacoesPorPublicador.delete(quem.sub));
+  sincronizacoesPorPublicador.set(quem.sub, lido);
+  return lido;
+}
+
 /**
  * POST /eventos (DESIGN §5): the owner, an active application (one that left identity publishes
  * nothing), publishes in a version that is not switched off; `dados` follows the version's schema;
@@ -128,20 +161,10 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
  * repeating an `id` gets the first answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
-  const publicador = () =>
-    publicadores.obterOuCarregar(quem.sub, () => Aplicativo.findOne({ where: { identificador_no_auth: quem.sub }, attributes: ['id', 'ativo'] }));
-  let app = await publicador();
-  if (!app && !desconhecidosAposSincronizar.obter(quem.sub)) {
-    // an application identity vouches for (its token) that the hub has not synced since it was
-    // made: nobody listed the hub's applications meanwhile (the identity application itself, on a
-    // first start). The shared sync (publications meanwhile wait for the same), then a fresh read.
-    await esperarSincronizacao({ ...quem, master: false });
-    publicadores.esquecer(quem.sub);
-    app = await publicador();
-    // still unknown (deleted in identity, its token valid until it expires): no new sync for it
-    // within the minute
-    if (!app) desconhecidosAposSincronizar.guardar(quem.sub, true);
-  }
+  let app = await publicador(quem.sub);
+  // the mark and the sync under way are read with no await between: a publication joins the sync
+  // under way or finds the mark it left, and never starts a second one within the minute
+  if (!app?.ativo && !recusadosAposSincronizar.obter(quem.sub)) app = await publicadorAposSincronizar(quem);
   if (!app) throw proibido('O aplicativo não está registrado no hub.');
   if (!app.ativo) throw proibido('O aplicativo está inativo no hub (saiu do identity) e não publica eventos.');
   const repetido = await anterior(app.id, p.id ?? null);

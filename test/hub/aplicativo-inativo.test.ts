@@ -1,3 +1,5 @@
+import * as sincronizacao from '../../api/hub/sincronizacao';
+import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { Aplicativo, Entrega, Evento } from '../../models/hub';
 import { fila } from '../../queues/fila';
@@ -44,6 +46,8 @@ afterEach(() => {
 });
 
 const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+/** What the hub asked identity about applications since `desde`: listings (`?`) and reads by id. */
+const noIdentity = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && p.caminho.startsWith('/aplicativo'));
 
 /** The application's record at the hub as it is (GET by id does not sync). */
 async function noHub(app: AplicativoDeTeste) {
@@ -311,20 +315,64 @@ describe('an inactive application publishes nothing', () => {
     const antes = await noHub(c.publicador);
     expect(antes).toMatchObject({ ativo: false, quantidade_de_tipos_de_evento: 1 });
 
-    const desde = relay.pedidos.length;
     const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'depois-de-sair' });
     expect(esperarProblema(res, 403).detail).toMatch(/inativo no hub \(saiu do identity\)/);
     expect(await Evento.count({ where: { tipo_de_evento_id: c.tipo.id } })).toBe(0);
     expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
     expect(await noHub(c.publicador)).toEqual(antes);
-    // nor did it make the hub sync with identity, as an application the hub does not know would
-    expect(relay.pedidos.slice(desde).filter((p) => p.caminho.startsWith('/aplicativo'))).toEqual([]);
     await dormir(200);
     expect(noCaminho('/publicador-saiu')).toEqual([]);
+  });
+
+  test('its publications make the hub read identity once a minute: one arriving as the sync ends joins it, later ones run none, and the sync reads nothing by id', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/publicador-insistente') });
+    expect((await hub.identity.api.del(`/aplicativo/${c.publicador.id}`, { token: await hub.admin() })).status).toBe(204);
+    await sincronizar();
+    expect(await noHub(c.publicador)).toMatchObject({ ativo: false });
+
+    const publicar = () => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
+    const real = sincronizacao.esperarSincronizacao;
+    let terminou!: () => void;
+    const sincronizada = new Promise<void>((r) => (terminou = r));
+    // the sync over, the first publication not yet back from reading the hub's copy
+    const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao').mockImplementation(async (quem) => {
+      await real(quem);
+      terminou();
+      await dormir(300);
+    });
+    const desde = relay.pedidos.length;
+    try {
+      const primeira = publicar();
+      await Promise.race([sincronizada, primeira]);
+      for (const res of [...(await Promise.all(Array.from({ length: 3 }, publicar))), await primeira]) esperarProblema(res, 403);
+    } finally {
+      espiao.mockRestore();
+    }
+    for (let i = 0; i < 3; i++) esperarProblema(await publicar(), 403);
+    // the listing, in one page; an application already inactive and still in use is not read by id
+    expect(noIdentity(desde).map((p) => p.caminho.split('?')[0])).toEqual(['/aplicativo']);
+    expect(await Evento.count({ where: { tipo_de_evento_id: c.tipo.id } })).toBe(0);
   });
 });
 
 describe('back in identity', () => {
+  test('back in identity, it publishes at once: its first publication makes the hub sync, with the hub’s own token, instead of waiting for a listing', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/volta-publicando') });
+    await sair(c.publicador);
+    // back in identity; nobody lists the hub's applications
+    relay.escondidos.delete(c.publicador.id);
+    const desde = relay.pedidos.length;
+
+    const { id, entregas } = await c.publicar({ n: 1 });
+    expect(entregas).toBe(1);
+    const lidas = noIdentity(desde);
+    expect(lidas.map((p) => p.caminho.split('?')[0])).toEqual(['/aplicativo']);
+    const token = lidas[0].autorizacao!.replace(/^Bearer /, '');
+    expect(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))).toMatchObject({ sub: config().servicos.hub.clientId });
+    expect(await noHub(c.publicador)).toMatchObject({ ativo: true });
+    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+  });
+
   test('active again: its active subscriptions receive the events published from then on; those of while it was out are not sent, its cancelled deliveries stay cancelled, and its inactive subscription stays inactive', async () => {
     falhando.add('/volta');
     const c = await hub.cenario({ url_de_destino: receptor.url('/volta'), maximo_de_tentativas: 5 });
