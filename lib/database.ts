@@ -270,6 +270,13 @@ export async function lerDemorado<T>(sequelize: { config: { database: string } }
   return linhas as T[];
 }
 
+/**
+ * The database's clock, in UTC (the connections' zone): one for every process of a service,
+ * whatever each one's own says. A time one process writes and another compares with its "now"
+ * (a sweep's "older than") is written and compared on it.
+ */
+export const AGORA_NO_BANCO = 'UTC_TIMESTAMP(3)';
+
 /** A Date as DATETIME(3) text in UTC (the connections' zone), milliseconds kept. */
 export const dataSql = (d: Date) => d.toISOString().slice(0, 23).replace('T', ' ');
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
 import { QueryTypes, Transaction, UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
-import { banco, dataSql, LEITURA_CONFIRMADA, repetirEmConflito } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, LEITURA_CONFIRMADA, repetirEmConflito } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
@@ -264,27 +264,34 @@ export async function deletarArquivo(aplicativoId: string, id: string): Promise<
   await removerBytesDevidos(id).catch((err) => log.warn({ err, arquivo_id: id }, 'remoção dos bytes adiada para a varredura'));
 }
 
-/** Writes down the bytes of `id` as owed a removal, due `emMs` from now (arquivo_a_apagar). */
+/**
+ * Writes down the bytes of `id` as owed a removal, due `emMs` from now by the database's clock
+ * (arquivo_a_apagar), the one the sweep reads it with: by each process's own, an upload written by
+ * a process whose clock ran behind the sweeping one's would lose its bytes while still in progress.
+ */
 async function deverRemocao(id: string, emMs: number, transaction?: Transaction): Promise<void> {
-  const agora = Date.now();
-  await banco('files').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos) VALUES (?, ?, ?)', {
-    replacements: [id, dataSql(new Date(agora)), dataSql(new Date(agora + emMs))],
-    transaction,
-  });
+  await banco('files').query(
+    `INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em, remover_apos)
+     VALUES (?, ${AGORA_NO_BANCO}, ${AGORA_NO_BANCO} + INTERVAL ? MICROSECOND)`,
+    { replacements: [id, emMs * 1000], transaction },
+  );
 }
+
+/** A line of arquivo_a_apagar that is due, by the database's clock (deverRemocao). */
+const VENCIDA = `remover_apos <= ${AGORA_NO_BANCO}`;
 
 /**
  * The bytes a line of arquivo_a_apagar owes, then the line, under that line's lock: an upload's
  * insert, which clears its line in its own transaction, waits for a removal under way and then
- * finds the line gone (bytesVarridos), so no row ever commits over removed bytes. With `vencidosEm`,
- * only a line due by then (the sweep). Whether a line was there to act on.
+ * finds the line gone (bytesVarridos), so no row ever commits over removed bytes. With `soVencida`,
+ * only a line due (the sweep). Whether a line was there to act on.
  */
-async function removerBytesDevidos(id: string, vencidosEm?: Date): Promise<boolean> {
+async function removerBytesDevidos(id: string, soVencida = false): Promise<boolean> {
   const sequelize = banco('files');
   return sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
     const [linha] = await sequelize.query(
-      `SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?${vencidosEm ? ' AND remover_apos <= ?' : ''} FOR UPDATE`,
-      { replacements: vencidosEm ? [id, dataSql(vencidosEm)] : [id], type: QueryTypes.SELECT, transaction },
+      `SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?${soVencida ? ` AND ${VENCIDA}` : ''} FOR UPDATE`,
+      { replacements: [id], type: QueryTypes.SELECT, transaction },
     );
     if (!linha) return false;
     await armazenamento().remover(id);
@@ -305,16 +312,16 @@ const LOTE_DA_VARREDURA = 500;
  * in id order, page after page, past those that fail again (they stay for the next run): a few the
  * storage keeps refusing never hold up the ones behind them. Returns how many were removed.
  */
-export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA, agora = new Date()): Promise<number> {
+export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA): Promise<number> {
   let removidos = 0;
   for (let depoisDe = ''; ; ) {
     const pendentes = await banco('files').query<{ arquivo_id: string }>(
-      'SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? AND remover_apos <= ? ORDER BY arquivo_id LIMIT ?',
-      { replacements: [depoisDe, dataSql(agora), lote], type: QueryTypes.SELECT },
+      `SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? AND ${VENCIDA} ORDER BY arquivo_id LIMIT ?`,
+      { replacements: [depoisDe, lote], type: QueryTypes.SELECT },
     );
     for (const { arquivo_id } of pendentes) {
       try {
-        if (await removerBytesDevidos(arquivo_id, agora)) removidos++;
+        if (await removerBytesDevidos(arquivo_id, true)) removidos++;
       } catch (err) {
         log.warn({ err, arquivo_id }, 'varredura: remoção dos bytes falhou; fica para a próxima');
       }

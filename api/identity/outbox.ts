@@ -1,5 +1,6 @@
 import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
+import { AGORA_NO_BANCO } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -9,9 +10,6 @@ import { assinar } from './chaves';
 export type TipoDeEventoDeColaborador = 'colaborador.criado' | 'colaborador.atualizado' | 'colaborador.removido';
 
 const log = logger('identity-outbox');
-
-/** The database's clock: one for every identity process, whatever each one's own says. */
-const AGORA_NO_BANCO = 'UTC_TIMESTAMP(3)';
 
 /** Stores the event in the caller's transaction: it exists if and only if the change does. */
 export async function registrarEvento(

@@ -1,6 +1,6 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { literal, Op } from 'sequelize';
-import { banco, dataSql, lerLinhas } from '../../lib/database';
+import { literal, Op, Transaction, WhereOptions } from 'sequelize';
+import { AGORA_NO_BANCO, banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -27,12 +27,26 @@ export async function enfileirarCopias(ids: string[]): Promise<void> {
 }
 
 /**
+ * Changes attachments, their `atualizado_em` written on the database's clock (as the webhook's
+ * insert writes it), which is the one the sweep compares it with.
+ */
+function atualizarAnexos(valores: Partial<Record<keyof AnexoDaMensagem, unknown>>, where: WhereOptions<AnexoDaMensagem>, transaction?: Transaction) {
+  return AnexoDaMensagem.update({ ...valores, atualizado_em: literal(AGORA_NO_BANCO) }, { where, transaction, silent: true });
+}
+
+/**
  * Attachments whose copy never reached the queue (Redis down at the time), or whose job ended
- * without its attempts (failed after stalling twice), go back to it.
+ * without its attempts (failed after stalling twice), go back to it, a minute after they were last
+ * changed by the database's clock: by the sweeping process's own, an attachment written by a
+ * process whose clock ran ahead waited that much longer.
  */
 export async function varrerAnexos(): Promise<number> {
   const esquecidos = await AnexoDaMensagem.findAll({
-    where: { arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA }, atualizado_em: { [Op.lt]: new Date(Date.now() - 60_000) } },
+    where: {
+      arquivo_id: null,
+      tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA },
+      atualizado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 1 MINUTE`) },
+    },
     attributes: ['id'],
     order: [['criado_em', 'ASC']],
     limit: 1000,
@@ -107,9 +121,9 @@ export async function copiarAnexo(
   if (!anexo) return 'inexistente';
   if (anexo.arquivo_id) return 'ja_copiado';
   if (sinal?.aborted) return 'interrompido';
-  const [contada] = await AnexoDaMensagem.update(
+  const [contada] = await atualizarAnexos(
     { tentativas: literal('tentativas + 1') },
-    { where: { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } } },
+    { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } },
   );
   if (!contada) return 'esgotado';
   let arquivo: ArquivoGuardado | undefined;
@@ -122,9 +136,10 @@ export async function copiarAnexo(
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
     const alterados = await banco('sales').transaction(async (transaction) => {
-      const [n] = await AnexoDaMensagem.update(
+      const [n] = await atualizarAnexos(
         { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null },
-        { where: { id: anexoId, arquivo_id: null }, transaction },
+        { id: anexoId, arquivo_id: null },
+        transaction,
       );
       // an attempt whose recording failed left its copy for removal, and file storage answered this
       // one with that copy (the same Idempotency-Key): recorded now, it is no longer to be removed
@@ -143,7 +158,7 @@ export async function copiarAnexo(
       return 'interrompido';
     }
     const mensagem = (err as Error).message.slice(0, 500);
-    await AnexoDaMensagem.update({ ultimo_erro: mensagem }, { where: { id: anexoId } });
+    await atualizarAnexos({ ultimo_erro: mensagem }, { id: anexoId });
     throw err;
   }
 }
@@ -165,10 +180,7 @@ export function cortadaPor(sinal: AbortSignal, err: unknown): boolean {
  */
 async function devolverTentativa(anexoId: string): Promise<void> {
   try {
-    await AnexoDaMensagem.update(
-      { tentativas: literal('tentativas - 1') },
-      { where: { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } } },
-    );
+    await atualizarAnexos({ tentativas: literal('tentativas - 1') }, { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } });
   } catch (err) {
     log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa interrompida não devolvida');
   }
@@ -241,6 +253,6 @@ export async function apagarCopiasPendentes(aoProgredir: (p: { apagados: number;
 async function copiarDeNovoSeRegistrada(arquivoId: string): Promise<void> {
   const orfaos = await AnexoDaMensagem.findAll({ where: { arquivo_id: arquivoId }, attributes: ['id'] });
   if (!orfaos.length) return;
-  await AnexoDaMensagem.update({ arquivo_id: null, tipo_mime: null, tamanho: null }, { where: { arquivo_id: arquivoId } });
+  await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null }, { arquivo_id: arquivoId });
   await enfileirarCopias(orfaos.map((a) => a.id));
 }

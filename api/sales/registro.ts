@@ -1,4 +1,4 @@
-import { banco, dataSql, emTransacaoAgrupada, lerPorTexto, repetirEmConflito, TransacaoAgrupada, valorPorId } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, dataSql, emTransacaoAgrupada, lerPorTexto, repetirEmConflito, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
@@ -227,10 +227,11 @@ function gravarAnexos(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: stri
     x.m.anexos.map((a) => ({ ...a, id: novoId(), mensagemId: x.id, conversaId: x.conversaId! })),
   );
   if (!anexos.length) return [];
+  // atualizado_em on the database's clock: the attachments' sweep compares it with that clock (anexos.ts)
   void t.depois(
     `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, suporte_anexo_id, endereco, nome, tipo, tentativas,
-       criado_em, atualizado_em) VALUES ?`,
-    [anexos.map((a) => [a.id, a.mensagemId, a.conversaId, a.suporteAnexoId, a.endereco, a.nome, a.tipo, 0, agora, agora])],
+       criado_em, atualizado_em) VALUES ${lista(anexos.length, `(?, ?, ?, ?, ?, ?, ?, 0, ?, ${AGORA_NO_BANCO})`)}`,
+    anexos.flatMap((a) => [a.id, a.mensagemId, a.conversaId, a.suporteAnexoId, a.endereco, a.nome, a.tipo, agora]),
   );
   return anexos.map((a) => a.id);
 }

@@ -21,5 +21,6 @@ export class AnexoDaMensagem extends Model {
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   @Column({ type: DataType.STRING(500), allowNull: true }) declare ultimo_erro: string | null;
   @Column(MOMENTO) declare criado_em: Date;
+  /** by the database's clock (api/sales/anexos.ts atualizarAnexos): the sweep compares it with that clock */
   @Column(MOMENTO) declare atualizado_em: Date;
 }

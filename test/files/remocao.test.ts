@@ -9,6 +9,7 @@ import { fila } from '../../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../../queues/files-limpeza';
 import { esperarProblema } from '../helpers/http';
 import { Registro } from '../helpers/registros';
+import { comRelogioAdiantado } from '../helpers/relogio';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Arquivo } from '../../models/files';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe } from './apoio';
@@ -146,8 +147,20 @@ async function devidos(): Promise<{ arquivo_id: string; prazo: number }[]> {
   return linhas.map((l) => ({ arquivo_id: l.arquivo_id, prazo: new Date(l.remover_apos).getTime() - new Date(l.criado_em).getTime() }));
 }
 
-/** The sweep as it would run `ms` from now. */
-const varrerDaquiA = (ms: number) => varrerBytesAApagar(undefined, new Date(Date.now() + ms));
+/** The sweep as it would run `ms` from now: the owed lines are made that much older for it, then put back. */
+async function varrerDaquiA(ms: number): Promise<number> {
+  const mover = (sentido: '-' | '+') =>
+    banco('files').query(
+      `UPDATE arquivo_a_apagar SET criado_em = criado_em ${sentido} INTERVAL ? MICROSECOND, remover_apos = remover_apos ${sentido} INTERVAL ? MICROSECOND`,
+      { replacements: [ms * 1000, ms * 1000] },
+    );
+  await mover('-');
+  try {
+    return await varrerBytesAApagar();
+  } finally {
+    await mover('+');
+  }
+}
 
 /** Waits until `pronto()` holds (a few seconds at most). */
 async function ate(pronto: () => boolean): Promise<void> {
@@ -303,6 +316,38 @@ describe('POST /arquivo and a stop between the bytes and the row: the bytes are 
     expect(await devidos()).toEqual([{ arquivo_id: enviado.id, prazo: 0 }]);
     expect(await varrerBytesAApagar()).toBe(1);
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
+  });
+});
+
+describe('processes whose clocks disagree: what is owed is due by the database\'s clock', () => {
+  beforeEach(() => banco('files').query('DELETE FROM arquivo_a_apagar'));
+
+  test('a file deleted by a process whose clock runs five minutes ahead, its bytes left behind, is swept at once', async () => {
+    const enviado = (await files.enviar(app.token, 'adiantado.txt', 'adiantado')).body;
+    usarArmazenamento({ ...removerE(async () => undefined), remover: async () => Promise.reject(new Error('armazenamento fora do ar')) });
+    const res = await comRelogioAdiantado(5 * 60_000, () => files.api.del(`/arquivo/${enviado.id}`, { token: app.token }));
+    usarArmazenamento(real);
+    expect(res.status).toBe(204);
+    expect(await varrerBytesAApagar()).toBe(1);
+    expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
+  });
+
+  test('an upload in progress on a process whose clock runs behind by more than its deadline keeps its bytes from the sweep', async () => {
+    const parada = pararDepoisDeGravar();
+    const atraso = -(vencimentoDoEnvioMs() + 60_000);
+    // the upload starts, and writes down its bytes as owed, on that process; it stops after the bytes
+    const { envio } = await comRelogioAdiantado(atraso, async () => {
+      const emCurso = files.enviar(app.token, 'atrasado.bin', bytesAleatorios(300));
+      await ate(() => parada.gravados.length === 1);
+      return { envio: emCurso };
+    });
+    const [id] = parada.gravados;
+    expect(await varrerBytesAApagar()).toBe(0);
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(id));
+    parada.soltar();
+    expect((await envio).status).toBe(201);
+    usarArmazenamento(real);
+    expect(await devidos()).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import { EventoPendente } from '../../models/identity';
 import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { identityDe } from '../helpers/identity';
+import { comRelogioAdiantado } from '../helpers/relogio';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
@@ -38,21 +39,6 @@ afterAll(async () => {
   hub.closeAllConnections();
   await new Promise((resolve) => hub.close(resolve));
 });
-afterEach(() => jest.useRealTimers());
-
-/** Runs `fn` as a process whose clock is `ms` ahead (behind, when negative) would: only Date is faked, timers run as ever. */
-async function comRelogioAdiantado<T>(ms: number, fn: () => Promise<T>): Promise<T> {
-  jest.useFakeTimers({
-    now: Date.now() + ms,
-    advanceTimers: true,
-    doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
-  });
-  try {
-    return await fn();
-  } finally {
-    jest.useRealTimers();
-  }
-}
 
 test('two quick changes made by two identity processes, the first with its clock five minutes ahead, reach the hub in the order they were made', async () => {
   const admin = await id.admin();

@@ -12,6 +12,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
+import { comRelogioAdiantado } from '../helpers/relogio';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe } from './apoio';
 
@@ -503,6 +504,42 @@ describe('attachments whose copy never reached the queue', () => {
     expect(await varrerAnexos()).toBeGreaterThanOrEqual(1);
     const copiado = await aguardarCopia(conversaId, 'the swept copy');
     expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 4 });
+  });
+
+  it('one stored and tried by processes whose clocks run five minutes ahead is swept a minute after its last change by the database\'s clock', async () => {
+    const idade = async (id: string) => {
+      const [{ segundos }] = await banco('sales').query<{ segundos: number }>(
+        'SELECT TIMESTAMPDIFF(SECOND, atualizado_em, UTC_TIMESTAMP(3)) AS segundos FROM anexo_da_mensagem WHERE id = ?',
+        { replacements: [id], type: QueryTypes.SELECT },
+      );
+      return Number(segundos);
+    };
+    const q = fila(filaSalesAnexo);
+    // no worker takes the copy meanwhile: the webhook's process alone stamps the attachment
+    await q.pause();
+    let anexo: AnexoDaMensagem;
+    try {
+      const conversaId = await comRelogioAdiantado(5 * 60_000, () => mensagemComAnexo(`${CHAT}/rails/active_storage/adiantado.txt`, 'file'));
+      anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+      // its job lost (Redis out of reach at the webhook): only the sweep brings it back
+      await q.remove(anexo.id);
+    } finally {
+      await q.resume();
+    }
+    expect(await idade(anexo.id)).toBeGreaterThanOrEqual(0);
+    expect(await idade(anexo.id)).toBeLessThan(5);
+    // an attempt on a worker whose clock runs ahead too (the chat platform out of reach)
+    await comRelogioAdiantado(5 * 60_000, () => expect(copiarAnexo(anexo.id)).rejects.toThrow());
+    expect(await idade(anexo.id)).toBeGreaterThanOrEqual(0);
+    expect(await idade(anexo.id)).toBeLessThan(5);
+
+    await varrerAnexos();
+    expect(await q.getJob(anexo.id)).toBeUndefined();
+    // 61 s later by the database's clock (without waiting them)
+    await banco('sales').query('UPDATE anexo_da_mensagem SET atualizado_em = atualizado_em - INTERVAL 61 SECOND WHERE id = ?', { replacements: [anexo.id] });
+    nock(CHAT).get('/rails/active_storage/adiantado.txt').reply(200, 'adiantado', { 'content-type': 'text/plain' });
+    await varrerAnexos();
+    expect(await esperarAte(async () => (await AnexoDaMensagem.findByPk(anexo.id))?.arquivo_id, 'the swept copy')).toEqual(expect.any(String));
   });
 
   it('a copy of an attachment already copied, or gone, does nothing', async () => {
