@@ -244,9 +244,32 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Co
   return { onde: onde.length ? `WHERE ${onde.join(' AND ')}` : '', parametros };
 }
 
+/**
+ * A letter as the tables' collation (utf8mb4_unicode_ci, which compares without case or accent)
+ * weighs it: an ASCII letter, bare or with combining accents (À to ſ decomposed), is that letter
+ * in lower case. Any other character stays as written: what the collation makes of it is not
+ * known here, and two keys for one search only cost a second count.
+ */
+function letraNaChave(c: string): string {
+  const decomposta = c.normalize('NFD');
+  return /^[A-Za-z][\u0300-\u036f]*$/.test(decomposta) ? decomposta[0].toLowerCase() : c;
+}
+const naChave = (texto: string) => texto.replace(/[A-Za-z\u00C0-\u017F]/g, letraNaChave);
+
+/**
+ * `nome` as its search reads it (condicoesDosFiltros), so spellings the database answers alike
+ * share a key: through the full-text indexes only the indexed words count, all required, in any
+ * order; a prefix (short words only) counts every character but case and accents, spaces
+ * between words included (LIKE compares them one by one).
+ */
+function nomeNaChave(nome: string): { palavras: string[] } | { prefixo: string } {
+  const palavras = palavrasDoNome(nome);
+  return palavras.length ? { palavras: [...new Set(palavras.map(naChave))].sort() } : { prefixo: naChave(nome) };
+}
+
 /** The filter set's stable key (cache and job id): its non-empty values in name order. */
 export function chaveDosFiltros(f: FiltrosDeEmpresas): string {
-  const pares = Object.entries(f)
+  const pares = Object.entries({ ...f, nome: f.nome === undefined ? undefined : nomeNaChave(f.nome) })
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => a.localeCompare(b));
   return JSON.stringify(Object.fromEntries(pares));

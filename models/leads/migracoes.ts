@@ -1,4 +1,7 @@
+import { config } from '../../config';
 import { Migracao } from '../../lib/database';
+import { logger } from '../../lib/logger';
+import { esperarRedis, redis } from '../../lib/redis';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { ASCII, TABELA } from '../shared/sql';
 
@@ -147,6 +150,22 @@ export const MIGRACOES_LEADS: Migracao[] = [
         geracao CHAR(36) ${ASCII} NOT NULL
       ) ${TABELA}`);
       await q('INSERT IGNORE INTO geracao_dos_dados (id, geracao) VALUES (1, UUID())');
+    },
+  },
+  {
+    name: '0006-geracao-antiga-fora-do-redis',
+    async up() {
+      // Before 0005 the generation was a Redis counter, which nothing reads since and no expiry
+      // would ever take. Deleting a key that is not there does nothing, so this may run again (a
+      // database made again beside the same Redis). Redis out of reach does not hold up the
+      // migrations for a few bytes: a warning names the key to delete by hand.
+      const chave = `${config().queuePrefix}:leads:geracao`;
+      try {
+        await esperarRedis();
+        await redis('produtor').del(chave);
+      } catch (err) {
+        logger('migracoes').warn({ err: (err as Error).message, chave }, 'geração antiga ficou no Redis: apague a chave com DEL');
+      }
     },
   },
 ];

@@ -193,6 +193,59 @@ describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DE
   });
 });
 
+describe('nome in the cached count\'s key: spellings the database answers alike share one count', () => {
+  test('case, accents, spaces, punctuation, word order and repeated or skipped words of a full-text search share one cached count', async () => {
+    const esperado = esperados(cadastro, (v) => casaComNome(v, 'padaria são joão')).length;
+    expect(esperado).toBeGreaterThan(0);
+    expect((await listar({ nome: 'padaria são joão' })).total).toBe(esperado);
+    const ouvinte = ouvirJobsDeContagem();
+    try {
+      for (const nome of ['  PADARIA   Sao, JOÃO ', 'joão padaria são', 'Padaria-São-João com são']) {
+        expect({ nome, total: (await listar({ nome })).total }).toEqual({ nome, total: esperado });
+      }
+      expect(ouvinte.vistos).toEqual([]);
+    } finally {
+      ouvinte.parar();
+    }
+  });
+
+  test('a prefix of short words shares one count across case and accents, not across its spaces, which LIKE compares', async () => {
+    const esperado = esperados(cadastro, (v) => casaComNome(v, 'pa')).length;
+    expect(esperado).toBeGreaterThan(0);
+    expect((await listar({ nome: 'pa' })).total).toBe(esperado);
+    const ouvinte = ouvirJobsDeContagem();
+    try {
+      expect((await listar({ nome: 'PÁ' })).total).toBe(esperado);
+      expect(ouvinte.vistos).toEqual([]);
+    } finally {
+      ouvinte.parar();
+    }
+    expect(chaveDosFiltros({ nome: 'ab c' })).not.toBe(chaveDosFiltros({ nome: 'ab  c' }));
+  });
+
+  test('the letters the key folds are the same letter to the names\' collation, by = and by LIKE; others stay as written', async () => {
+    const colunas = await banco('leads').query<{ collation: string }>(
+      `SELECT COLLATION_NAME AS collation FROM information_schema.columns
+        WHERE table_schema = DATABASE() AND column_name IN ('nome_fantasia', 'razao_social')`,
+      { type: QueryTypes.SELECT },
+    );
+    expect(colunas.map((c) => c.collation)).toEqual(['utf8mb4_unicode_ci', 'utf8mb4_unicode_ci']);
+    const naChave = (c: string) => (JSON.parse(chaveDosFiltros({ nome: c })).nome as { prefixo: string }).prefixo;
+    // from A to ſ (Basic Latin, Latin-1 and Latin Extended-A)
+    const letras = Array.from({ length: 0x180 - 0x41 }, (_, i) => String.fromCharCode(0x41 + i));
+    const pares = letras.map((c) => [c, naChave(c)]).filter(([c, k]) => c !== k);
+    for (const [, k] of pares) expect(k).toMatch(/^[a-z]$/);
+    expect(pares.map(([c]) => c)).toEqual(expect.arrayContaining(['A', 'Z', 'Ã', 'ç', 'É', 'ô', 'İ', 'Ž']));
+    for (const c of ['Æ', 'ß', 'Ø', 'Đ', 'ı', 'Œ', 'Ж', '_', '1']) expect(naChave(c)).toBe(c);
+    const diferentes = await banco('leads').query<{ c: string }>(
+      `SELECT c FROM JSON_TABLE(?, '$[*]' COLUMNS (c VARCHAR(1) CHARACTER SET utf8mb4 PATH '$[0]', k VARCHAR(1) CHARACTER SET utf8mb4 PATH '$[1]')) p
+        WHERE NOT (c COLLATE utf8mb4_unicode_ci = k AND c COLLATE utf8mb4_unicode_ci LIKE k)`,
+      { replacements: [JSON.stringify(pares)], type: QueryTypes.SELECT },
+    );
+    expect(diferentes).toEqual([]);
+  });
+});
+
 describe("the data's generation lives in the database, read once every few seconds (api/leads/geracao.ts)", () => {
   /** Another process changing the generation (an import's swap): this one is not told. */
   const geracaoMudadaAoLado = async () => {
