@@ -8,7 +8,7 @@ import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { AplicativoDeTeste, dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor, Responder } from './apoio-entregas';
-import { identityPorRetransmissor } from './apoio-identity';
+import { identityPorRetransmissor } from '../helpers/retransmissor-do-identity';
 
 /**
  * SPEC §3 Hub application activity: an application that left identity becomes inactive while it
@@ -16,7 +16,7 @@ import { identityPorRetransmissor } from './apoio-identity';
  * receives nothing (no delivery of events published meanwhile, its pending ones cancelled at once,
  * nothing sent again) and publishes nothing; back in identity, its active subscriptions receive
  * the events published from then on. Its subscriptions' own `ativa` never changes. Identity's
- * listings reach the hub through a relay that can leave an application out (apoio-identity.ts);
+ * listings reach the hub through a relay that can leave an application out (test/helpers/retransmissor-do-identity.ts);
  * retries wait 1.5 s (±20%), long enough to act between two attempts.
  */
 

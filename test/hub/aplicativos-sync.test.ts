@@ -7,12 +7,12 @@ import { esperarProblema } from '../helpers/http';
 import { portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
-import { identityPorRetransmissor } from './apoio-identity';
+import { identityPorRetransmissor } from '../helpers/retransmissor-do-identity';
 
 /**
  * The sync of the hub's applications with identity before GET /aplicativo (SPEC §3 Hub application
  * activity, SPEC 4.4 rule 3, SPEC 5.7, DESIGN §5). The hub reaches identity through a relay the
- * tests can break (apoio-identity.ts).
+ * tests can break (test/helpers/retransmissor-do-identity.ts).
  */
 const ESPERA_MS = 1000;
 let suite: SuiteDeTeste;

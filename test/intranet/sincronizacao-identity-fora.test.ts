@@ -1,61 +1,25 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
-import { config } from '../../config';
+import { identityPorRetransmissor } from '../helpers/retransmissor-do-identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Intranet, intranetDe, unico } from './apoio';
 
 /**
  * SPEC 4.5 rule 2 and DESIGN §3: the sync before a master's listing must not stop the listing
  * when identity is down or slow. The suite reaches identity at its configured address through a
- * local relay started here (a load balancer in front of identity, in effect) that the tests can
- * break. Token keys were already fetched from identity itself, so tokens keep verifying, as they
- * would while the intranet holds identity's keys in cache.
+ * local relay that the tests can break (test/helpers/retransmissor-do-identity.ts).
  */
-type Modo = 'normal' | 'fora' | 'erro' | 'lento';
-
-function retransmissor(destino: string) {
-  let modo: Modo = 'normal';
-  const presas: http.ServerResponse[] = [];
-  const server = http.createServer(async (req, res) => {
-    if (modo === 'fora') return req.socket.destroy();
-    if (modo === 'erro') return res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
-    if (modo === 'lento') return void presas.push(res);
-    const resposta = await fetch(destino + req.url, {
-      method: req.method,
-      headers: { authorization: String(req.headers.authorization ?? ''), accept: 'application/json' },
-    });
-    res.writeHead(resposta.status, { 'content-type': resposta.headers.get('content-type') ?? 'application/json' });
-    res.end(Buffer.from(await resposta.arrayBuffer()));
-  });
-  return {
-    server,
-    mudar(novo: Modo) {
-      modo = novo;
-    },
-    /** answers what was held back, as an identity that finally gives up */
-    soltar() {
-      presas.splice(0).forEach((r) => r.writeHead(503).end());
-    },
-    quantasPresas: () => presas.length,
-  };
-}
 
 const ESPERA_MS = 800;
 let suite: SuiteDeTeste;
 let it: Intranet;
-let relay: ReturnType<typeof retransmissor>;
+let relay: Awaited<ReturnType<typeof identityPorRetransmissor>>;
 
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'intranet'], { env: { ACESSO_ESPERA_SYNC_MS: String(ESPERA_MS) } });
-  relay = retransmissor(suite.url.identity);
-  await new Promise<void>((r) => relay.server.listen(0, '127.0.0.1', r));
-  // from here on identity is known at the relay's address: tokens carry it as issuer and the sync calls it
-  config().servicos.identity.url = `http://127.0.0.1:${(relay.server.address() as AddressInfo).port}`;
+  relay = await identityPorRetransmissor(suite.url.identity);
   it = intranetDe(suite);
 });
 afterAll(async () => {
-  relay.soltar();
-  await new Promise((r) => relay.server.close(r));
+  await relay.fechar();
   await suite.encerrar();
 });
 

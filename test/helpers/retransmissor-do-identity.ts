@@ -3,11 +3,11 @@ import { AddressInfo } from 'node:net';
 import { config } from '../../config';
 
 /**
- * Identity as the hub reaches it, at its configured address, through a local relay started by the
- * test (a load balancer in front of identity, in effect) that records what the hub asks and that
- * the test can break, on every route or on the reading of one application by its id, or have leave
- * applications out of its listings (identity read while it changed) or out of identity altogether
- * (an application gone from it, and back).
+ * Identity as a service under test reaches it (the hub, the intranet), at its configured address,
+ * through a local relay started by the test (a load balancer in front of identity, in effect)
+ * that records what the service asks and that the test can break, on every route or on the
+ * reading of one application by its id, or have leave applications out of its listings (identity
+ * read while it changed) or out of identity altogether (an application gone from it, and back).
  */
 
 /** Passing through, dropping connections, an error, refusing tokens on /aplicativo, holding answers, or late. */
@@ -102,8 +102,8 @@ function retransmissor(destino: string) {
 
 /**
  * A relay in front of identity at `destino`, listening, and from now on identity's address for
- * the hub: tokens carry it as issuer and the sync calls it. Token keys were fetched from identity
- * itself, so tokens keep verifying, as they would while the hub holds identity's keys.
+ * the services: tokens carry it as issuer and the syncs call it. Token keys were fetched from
+ * identity itself, so tokens keep verifying, as they would while a service holds identity's keys.
  */
 export async function identityPorRetransmissor(destino: string) {
   const relay = retransmissor(destino);
