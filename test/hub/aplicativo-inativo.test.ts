@@ -1,8 +1,8 @@
 import * as sincronizacao from '../../api/hub/sincronizacao';
-import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { Aplicativo, Entrega, Evento } from '../../models/hub';
 import { fila } from '../../queues/fila';
+import { idDoAplicativoDe } from '../../lib/credenciais';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -368,7 +368,7 @@ describe('back in identity', () => {
     const lidas = noIdentity(desde);
     expect(lidas.map((p) => p.caminho.split('?')[0])).toEqual(['/aplicativo']);
     const token = lidas[0].autorizacao!.replace(/^Bearer /, '');
-    expect(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))).toMatchObject({ sub: config().servicos.hub.clientId });
+    expect(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'))).toMatchObject({ sub: await idDoAplicativoDe('hub') });
     expect(await noHub(c.publicador)).toMatchObject({ ativo: true });
     await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
   });

@@ -204,7 +204,7 @@ describe('a departure is confirmed by identity first: its listing, read page by 
     expect(await hub.doHub(saiu.id)).toBeUndefined();
     const lidos = lidosPorId(desde);
     expect(lidos.map((p) => p.caminho).sort()).toEqual([`/aplicativo/${perdido.id}`, `/aplicativo/${saiu.id}`].sort());
-    for (const p of lidos) expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: config().servicos.hub.clientId });
+    for (const p of lidos) expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: await idDoAplicativoDe('hub') });
   });
 
   test.each([
