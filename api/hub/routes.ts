@@ -190,7 +190,7 @@ function rotasDeAssinaturas(): Rota[] {
       permissao: controle.pode('editar', 'monitoramento'),
       validar: { params: schemas.paramsId },
       status: 202,
-      resposta: Joi.object({ reenviadas: Joi.number().required() }),
+      resposta: Joi.object({ reenviadas: Joi.number().integer().required() }),
       tratar: (req) => reenviarFalhas(req.entrada.params.id),
     },
   ];
@@ -349,7 +349,7 @@ function rotasDeEntregas(): Rota[] {
       permissao: lerMonitoramento,
       validar: { params: schemas.paramsId },
       resposta: respostas.entrega.keys({
-        evento: Joi.object({ id: Joi.string(), versao: Joi.number(), dados: Joi.any(), criado_em: Joi.string().isoDate() }).allow(null),
+        evento: Joi.object({ id: Joi.string(), versao: Joi.number().integer(), dados: Joi.any(), criado_em: Joi.string().isoDate() }).allow(null),
         historico: respostas.historico,
       }),
       tratar: (req) => entregaPorId(req.entrada.params.id),

@@ -62,7 +62,7 @@ export const schemas = {
 
 const s = Joi.string();
 const sn = Joi.string().allow(null);
-const n = Joi.number();
+const n = Joi.number().integer();
 const b = Joi.boolean();
 /** RFC 3339 UTC (DESIGN §4) */
 const d = Joi.string().isoDate();

@@ -82,7 +82,7 @@ export const respostas = {
   }).label('Usuario'),
   autocomplete: sempre({ id: s, nome: s, email: s }),
   /** login adds `usuario` with `.keys()`: required as well */
-  token: sempre({ access_token: s, token_type: s, expires_in: Joi.number() }),
+  token: sempre({ access_token: s, token_type: s, expires_in: Joi.number().integer() }),
   /** creation and a new secret add `client_secret` with `.keys()`: required as well */
   aplicativo: sempre({ id: s, client_id: s, nome: s, descricao: sn, ativo: Joi.boolean(), criado_em: d, atualizado_em: d }),
   cadastro: sempre({ id: s, nome: s, criado_em: d, atualizado_em: d }),

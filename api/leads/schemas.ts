@@ -84,8 +84,8 @@ export const respostas = {
   pagina: Joi.object({
     estimado: Joi.boolean().required(),
     itens: Joi.array().items(resumo).required(),
-    pagina: Joi.number().required(),
-    tamanho: Joi.number().required(),
-    total: Joi.number().required(),
+    pagina: Joi.number().integer().required(),
+    tamanho: Joi.number().integer().required(),
+    total: Joi.number().integer().required(),
   }),
 };

@@ -91,8 +91,8 @@ const dataOuNulo = () => data().allow(null);
 
 const conversa = sempre({
   id: Joi.string(),
-  suporte_conversa_id: Joi.number(),
-  suporte_contato_id: Joi.number().allow(null),
+  suporte_conversa_id: Joi.number().integer(),
+  suporte_contato_id: Joi.number().integer().allow(null),
   suporte_endereco_conversa: Joi.string().allow(null),
   config_system_suporte_id: Joi.string(),
   config_system_mensageiro_id: Joi.string().allow(null),
@@ -113,7 +113,7 @@ const conversa = sempre({
   ultima_mensagem_do_robo_em: dataOuNulo(),
   transferida_em: dataOuNulo(),
   transferida_motivo: Joi.string().allow(null),
-  quantidade_mensagens: Joi.number(),
+  quantidade_mensagens: Joi.number().integer(),
   criado_em: data(),
   atualizado_em: data(),
 }).label('Conversa');
@@ -124,20 +124,20 @@ const anexo = sempre({
   tipo: Joi.string(),
   arquivo_id: Joi.string().allow(null),
   tipo_mime: Joi.string().allow(null),
-  tamanho: Joi.number().allow(null),
+  tamanho: Joi.number().integer().allow(null),
   url: Joi.string().allow(null).description('Download assinado, válido por 15 minutos'),
-  tentativas: Joi.number(),
+  tentativas: Joi.number().integer(),
 }).label('AnexoDaMensagem');
 
 const mensagem = sempre({
   id: Joi.string(),
   conversa_id: Joi.string(),
-  suporte_mensagem_id: Joi.number(),
+  suporte_mensagem_id: Joi.number().integer(),
   autor: Joi.string().valid('contato', 'atendente', 'robo'),
   conteudo: Joi.string(),
   etapa_id: Joi.string().allow(null),
   criada_em: data(),
-  quantidade_anexos: Joi.number(),
+  quantidade_anexos: Joi.number().integer(),
   anexos: Joi.array().items(anexo),
 }).label('ConversaMensagem');
 
@@ -146,7 +146,7 @@ const configSystem = sempre({
   tipo: Joi.string(),
   nome: Joi.string(),
   url: Joi.string().allow(null),
-  conta_id: Joi.number().allow(null),
+  conta_id: Joi.number().integer().allow(null),
   numero: Joi.string().allow(null),
   ativo: Joi.boolean(),
   tem_segredo_hmac: Joi.boolean(),
@@ -170,8 +170,8 @@ const roboJson = sempre({
   id: Joi.string(),
   nome: Joi.string(),
   descricao: Joi.string().allow(null),
-  suporte_usuario_id: Joi.number().allow(null).description('Usuário da plataforma de atendimento com que o robô responde'),
-  suporte_bot_id: Joi.number().allow(null).description('Agent bot da plataforma de atendimento com que o robô responde'),
+  suporte_usuario_id: Joi.number().integer().allow(null).description('Usuário da plataforma de atendimento com que o robô responde'),
+  suporte_bot_id: Joi.number().integer().allow(null).description('Agent bot da plataforma de atendimento com que o robô responde'),
   criado_em: data(),
   atualizado_em: data(),
 }).label('Robo');
@@ -180,7 +180,7 @@ export const respostas = {
   conversa,
   paginaDeConversas: paginaNumerada(conversa),
   autocomplete: paginaNumerada(
-    sempre({ id: Joi.string(), suporte_conversa_id: Joi.number(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
+    sempre({ id: Joi.string(), suporte_conversa_id: Joi.number().integer(), contato_nome: Joi.string(), contato_telefone: Joi.string() }),
   ),
   conversas: Joi.array().items(conversa),
   mensagens: Joi.array().items(mensagem),
@@ -190,6 +190,6 @@ export const respostas = {
   paginaDeClientes: paginaNumerada(clienteJson),
   robo: roboJson,
   paginaDeRobos: paginaNumerada(roboJson),
-  webhookDoSuporte: sempre({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number(), ignorado: Joi.string().optional() }),
-  webhookDoGateway: sempre({ conversas_vinculadas: Joi.number(), ignorado: Joi.string().optional() }),
+  webhookDoSuporte: sempre({ conversa_id: Joi.string().allow(null), mensagens_novas: Joi.number().integer(), ignorado: Joi.string().optional() }),
+  webhookDoGateway: sempre({ conversas_vinculadas: Joi.number().integer(), ignorado: Joi.string().optional() }),
 };

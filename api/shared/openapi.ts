@@ -35,7 +35,8 @@ export const esquemaJwks = sempre({
 }).label('Jwks');
 
 /** SPEC §2 PaginaNumerada of `item`. */
-export const paginaNumerada = (item: Joi.Schema) => sempre({ itens: Joi.array().items(item), pagina: Joi.number(), tamanho: Joi.number(), total: Joi.number() });
+export const paginaNumerada = (item: Joi.Schema) =>
+  sempre({ itens: Joi.array().items(item), pagina: Joi.number().integer(), tamanho: Joi.number().integer(), total: Joi.number().integer() });
 
 function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
   // joi-to-json reads nothing of a schema but its description
@@ -123,16 +124,54 @@ export function caminhoOpenApi(caminho: string): string {
   return caminho.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+/** `a`, `a e b`, `a, b e c` */
+const lista = (itens: string[]) => (itens.length < 2 ? itens.join('') : `${itens.slice(0, -1).join(', ')} e ${itens.at(-1)}`);
+const emCodigo = (texto: string) => `\`${texto}\``;
+/** The space and the visible ASCII characters: those a replacement may take from a typed parameter. */
+const IMPRIMIVEIS = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i));
+
+/**
+ * What a parameter's text may carry beyond the canonical form its schema states, since joi converts
+ * it before checking it (`.trim()`, `.uppercase()`/`.lowercase()`, `.replace()`): one sentence for
+ * its description, or undefined. Described, not encoded in the schema (docs/decisoes.md).
+ */
+function tolerancias(esquema: Joi.Schema): string | undefined {
+  type Troca = { pattern: { regex: string }; replacement: string };
+  const { type, rules = [], replacements = [] } = esquema.describe() as { type: string; rules?: { name: string; args?: any }[]; replacements?: Troca[] };
+  if (type !== 'string') return undefined;
+  // the characters each replacement takes (a mask's, a decimal comma), and what it puts in their place
+  const trocas = replacements.map(({ pattern: { regex }, replacement }) => {
+    const fim = regex.lastIndexOf('/');
+    // without `g`, under which test() would go on from its last match
+    const expressao = new RegExp(regex.slice(1, fim), regex.slice(fim + 1).replace('g', ''));
+    return { de: IMPRIMIVEIS.filter((c) => expressao.test(c)), para: replacement };
+  });
+  const retirados = trocas.filter((t) => !t.para).flatMap((t) => t.de);
+  const partes: string[] = [];
+  if (retirados.includes(' ')) partes.push('espaços');
+  else if (rules.some((g) => g.name === 'trim' && g.args?.enabled !== false)) partes.push('espaços em volta');
+  if (rules.some((g) => g.name === 'case')) partes.push('maiúsculas ou minúsculas');
+  const mascara = retirados.filter((c) => c !== ' ').map(emCodigo);
+  if (mascara.length) partes.push(`os caracteres de máscara ${lista(mascara)}`);
+  for (const { de, para } of trocas.filter((t) => t.para)) partes.push(`${lista(de.map(emCodigo))} no lugar de ${emCodigo(para)}`);
+  return partes.length ? `Também aceita ${lista(partes)}.` : undefined;
+}
+
 function parametros(esquema: Joi.ObjectSchema | undefined, onde: 'path' | 'query' | 'header') {
   if (!esquema) return [];
   const json = esquemaJson(esquema) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([nome, schema]) => {
     const { description, ...resto } = onde === 'path' ? umSegmento(schema) : schema;
+    const doParametro = esquema.extract(nome);
+    const tolerado = tolerancias(doParametro);
+    const descricao = description && tolerado ? `${String(description).replace(/\.?$/, '.')} ${tolerado}` : (description ?? tolerado);
     return {
       name: nome,
       in: onde,
       required: onde === 'path' || (json.required ?? []).includes(nome),
-      ...(description ? { description } : {}),
+      // `nome=` (OpenAPI's form style for an empty value): joi takes it, as an absent one mostly
+      ...(onde === 'query' && !doParametro.validate('').error ? { allowEmptyValue: true } : {}),
+      ...(descricao ? { description: descricao } : {}),
       schema: resto,
     };
   });
@@ -173,11 +212,14 @@ function respostasDeErro(rota: Rota) {
   // any body is parsed, but only one a client is told to send may pass the limit
   if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
   for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
-  // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential
+  // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential;
+  // a public route refusing the credentials of its body (a login) sends the bearer challenge all the same
   if (r['401']) {
     const desafio = rota.desafio ?? DESAFIO_PADRAO;
+    const semToken = rota.acesso === 'publico' && !rota.desafio;
+    const descricao = semToken ? 'O desafio de todo 401 dos serviços; esta rota não recebe token: as credenciais vão no corpo' : 'O que a rota pede para autenticar';
     (r['401'] as Record<string, unknown>).headers = {
-      'WWW-Authenticate': { description: 'O que a rota pede para autenticar', required: true, schema: { type: 'string', const: desafio } },
+      'WWW-Authenticate': { description: descricao, required: true, schema: { type: 'string', const: desafio } },
     };
   }
   // the database, Redis or (checking a token) the identity service out of reach

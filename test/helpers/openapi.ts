@@ -2,11 +2,16 @@ import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { chamar, Opcoes, Resposta } from './http';
 
+/** How a scenario calls an operation: the status it needs, and what the request's checks allow (errosDaRequisicao). */
+type OpcoesDaChamada = Opcoes & { status?: number; alemDoDocumento?: boolean; tolerada?: boolean };
+
 /**
  * A service's real answers checked against its own OpenAPI 3.1 document (JSON Schema 2020-12, so
  * `type: [..., "null"]` and no `nullable`): each status must be documented for the operation, in
  * the media type the document gives, and the body must validate against the documented schema,
- * formats included; a documented header must be sent, with the documented value when there is one. `cobertas` keeps the operations answered with a documented success.
+ * formats included; a documented header must be sent, with the documented value when there is one.
+ * The requests are checked too (errosDaRequisicao). `cobertas` keeps the operations answered with a
+ * documented success.
  */
 export function conformidadeDe(base: string, doc: any) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -15,7 +20,7 @@ export function conformidadeDe(base: string, doc: any) {
   ajv.addSchema({ $id: 'doc', components: doc.components });
   const compilados = new Map<string, ValidateFunction>();
   const cobertas = new Set<string>();
-  /** the answers that do not conform, all of them kept so one run reports every mismatch */
+  /** the answers and requests that do not conform, all of them kept so one run reports every mismatch */
   const falhas: string[] = [];
 
   const aoDocumento = (no: unknown): unknown => {
@@ -42,21 +47,57 @@ export function conformidadeDe(base: string, doc: any) {
     return validar;
   }
 
+  // a parameter's text read as a validator built from the document reads it: turned into its schema's type
+  const ajvDosParametros = new Ajv2020({ strict: false, allErrors: true, coerceTypes: true });
+  addFormats(ajvDosParametros);
+
   /**
-   * A JSON body the service took must be one the document's request schema allows; one it refused
-   * as malformed (400) one the schema refuses too, unless the refusal depends on what no schema
-   * says (`alemDoDocumento`: an event's data against its version's own schema).
+   * Why the document refuses a request's path and query parameters, each with the parameter: a
+   * required one missing, an empty value (`nome=`, in OpenAPI's form style) where it does not say
+   * `allowEmptyValue`, or a value its schema refuses once read as the schema's type (a query string
+   * is text: `2` is the integer 2, `true` the boolean).
    */
-  function errosDoCorpo(op: string, corpo: unknown, res: Resposta, alemDoDocumento = false): string[] {
-    const schema = operacao(op).requestBody?.content?.['application/json']?.schema;
+  function recusasDosParametros(op: string, params: Record<string, string>, query: Opcoes['query'] = {}): { parametro: any; recusa: string }[] {
+    return (operacao(op).parameters ?? []).flatMap((p: any) => {
+      const recusa = (r: string) => ({ parametro: p, recusa: r });
+      if (p.in !== 'path' && p.in !== 'query') return [];
+      const valor = p.in === 'path' ? params[p.name] : query[p.name];
+      if (valor === undefined) return p.required ? [recusa(`${p.name} is required`)] : [];
+      const texto = String(valor);
+      if (texto === '') return p.allowEmptyValue ? [] : [recusa(`${p.name}: an empty value is not allowed`)];
+      const chave = `${op} ${p.in} ${p.name}`;
+      let validar = compilados.get(chave);
+      if (!validar) compilados.set(chave, (validar = ajvDosParametros.compile(p.schema)));
+      return validar(texto) ? [] : (validar.errors ?? []).map((e) => recusa(`${p.name}=${JSON.stringify(texto)} ${e.message}`));
+    });
+  }
+
+  /** Why the document refuses a JSON body. */
+  function recusasDoCorpo(op: string, corpo: unknown): string[] {
     if (corpo === undefined) return [];
-    if (!schema) return [`${op} took a JSON body the document does not describe`];
+    const schema = operacao(op).requestBody?.content?.['application/json']?.schema;
+    if (!schema) return ['a JSON body the document does not describe'];
     const validar = validador(`${op} corpo`, schema);
-    const valido = validar(corpo);
-    if (res.status < 300 && !valido) {
-      return (validar.errors ?? []).map((e) => `${op} took a body its document refuses: ${e.instancePath || '(raiz)'} ${e.message}`);
+    return validar(corpo) ? [] : (validar.errors ?? []).map((e) => `body ${e.instancePath || '(raiz)'} ${e.message}`);
+  }
+
+  /**
+   * A request the service took must be one its document allows, parameters and JSON body alike; one
+   * it refused as malformed (400) one the document refuses too, unless the refusal depends on what
+   * no schema says (`alemDoDocumento`: an event's data against its version's own schema, a CNPJ's
+   * check digits). A document states a parameter's canonical form and describes what else the
+   * service takes (api/shared/openapi.ts, tolerancias): a request written in such a form
+   * (`tolerada`: spaces around, another letter case, a mask, a decimal comma) must be taken, and a
+   * parameter its document refuses there must say in its description what else it takes.
+   */
+  function errosDaRequisicao(op: string, params: Record<string, string>, o: OpcoesDaChamada, res: Resposta): string[] {
+    if (o.tolerada && res.status >= 300) return [`${op} refused with ${res.status} a form it tolerates: ${JSON.stringify({ params, query: o.query })}`];
+    const dosParametros = recusasDosParametros(op, params, o.query).filter(({ parametro }) => !o.tolerada || !/Também aceita/.test(parametro.description ?? ''));
+    const recusas = [...dosParametros.map((r) => r.recusa), ...recusasDoCorpo(op, o.body)];
+    if (res.status < 300) return recusas.map((r) => `${op} took a request its document refuses: ${r}`);
+    if (res.status === 400 && !recusas.length && !o.alemDoDocumento) {
+      return [`${op} refused with 400 a request its document allows: ${JSON.stringify({ params, query: o.query, body: o.body }).slice(0, 300)}`];
     }
-    if (res.status === 400 && valido && !alemDoDocumento) return [`${op} refused with 400 a body its document allows: ${JSON.stringify(corpo).slice(0, 200)}`];
     return [];
   }
 
@@ -96,7 +137,7 @@ export function conformidadeDe(base: string, doc: any) {
   async function chamarOp(
     op: string,
     params: Record<string, string> = {},
-    o: Opcoes & { status?: number; alemDoDocumento?: boolean } = {},
+    o: OpcoesDaChamada = {},
   ): Promise<Resposta> {
     const [metodo, caminho] = op.split(' ');
     const url = caminho.replace(/\{(\w+)\}/g, (_, nome: string) => {
@@ -104,8 +145,7 @@ export function conformidadeDe(base: string, doc: any) {
       return encodeURIComponent(params[nome]);
     });
     const res = await chamar(base, metodo, url, o);
-    // a request refused before its body is read (no token) says nothing of the body
-    const problemas = [...erros(op, res), ...(res.status === 401 ? [] : errosDoCorpo(op, o.body, res, o.alemDoDocumento))];
+    const problemas = [...erros(op, res), ...errosDaRequisicao(op, params, o, res)];
     falhas.push(...problemas);
     // a status other than the one the scenario needs stops it (what follows would make no sense)
     if (o.status !== undefined && res.status !== o.status) {

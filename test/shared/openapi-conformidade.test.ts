@@ -15,7 +15,12 @@ import { eventoDeMensagem, eventoDoGateway, idDoSuporte, novoContato } from '../
  * What an outside client generating code from each service's OpenAPI document is told, against
  * what the service answers: one representative request per operation (and the usual refusals),
  * each answer's status documented for its operation and its body valid against the documented
- * schema (test/helpers/openapi.ts). Every documented operation must be exercised with a success.
+ * schema, each request the service takes allowed by the document and each it refuses as malformed
+ * refused by it too (test/helpers/openapi.ts). Every documented operation must be exercised with a
+ * success. A document states each parameter's canonical form; some requests are also written as
+ * people write them (masks, spaces around a value, a decimal comma, lower case: `tolerada`), which
+ * the service must take and the document need only describe, and with empty values, which the
+ * services take as absent.
  */
 
 let suite: SuiteDeTeste;
@@ -86,6 +91,11 @@ async function conferirModuloDeAcesso(c: Conformidade, servico: string) {
   const colaborador = filtro.body.find((x: any) => x.auth_id === usuario.id);
   const master = filtro.body.find((x: any) => x.master);
   await c.chamarOp('GET /colaborador/total', {}, { token, status: 200 });
+  await c.chamarOp('GET /colaborador/total', {}, { token, status: 200, query: { nome: '  ', setor: '', ativo: '' } });
+  const filtrado = await c.chamarOp('GET /colaborador/filtro', {}, { token, status: 200, query: { email: ` ${usuario.email} `, perfil_acesso_id: '', ativo: 'true' } });
+  expect(filtrado.body.map((x: any) => x.auth_id)).toEqual([usuario.id]);
+  await c.chamarOp('GET /colaborador/filtro', {}, { token, status: 400, query: { ativo: 'talvez' } });
+  await c.chamarOp('GET /colaborador/{id}', { id: ` ${colaborador.id.toUpperCase()} ` }, { token, status: 200, tolerada: true });
   await c.chamarOp('GET /colaborador/{id}', { id: colaborador.id }, { token, status: 200 });
   await c.chamarOp('GET /colaborador/{id}', { id: 'nao-existe' }, { token, status: 404 });
 
@@ -154,6 +164,8 @@ describe('identity', () => {
     await c.chamarOp('POST /usuario', {}, { token, status: 422, body: { nome: 'Outra', email: `${unico('r')}@suite.test`, perfil: 'cliente', setor_id: 'nao-existe' } });
     await c.chamarOp('POST /usuario', {}, { token, status: 400, body: { nome: 'Outra', email: `${unico('r')}@suite.test`, perfil: 'outro' } });
     await c.chamarOp('GET /usuario', {}, { token, status: 200 });
+    await c.chamarOp('GET /usuario', {}, { token, status: 200, query: { busca: ` ${email} `, perfil: '' } });
+    await c.chamarOp('GET /usuario', {}, { token, status: 400, query: { perfil: 'outro' } });
     await c.chamarOp('GET /usuario/autocomplete', {}, { token, status: 200 });
     await c.chamarOp('GET /usuario/filtro', {}, { token, status: 200, query: { perfil: 'cliente' } });
     await c.chamarOp('GET /usuario/{id}', { id: completo.body.id }, { token, status: 200 });
@@ -242,13 +254,67 @@ describe('leads', () => {
     const esparso = await c.chamarOp('GET /api/cnpj/{cnpj}', { cnpj: ESPARSO }, { status: 200 });
     expect(Object.values(esparso.body)).toContain(null);
     await c.chamarOp('GET /api/cnpj/{cnpj}', { cnpj: `${COMPLETO.slice(0, 2)}.${COMPLETO.slice(2, 5)}.${COMPLETO.slice(5, 8)}/${COMPLETO.slice(8, 12)}-${COMPLETO.slice(12)}` }, { status: 200 });
-    await c.chamarOp('GET /api/cnpj/{cnpj}', { cnpj: '123' }, { status: 400 });
+    // the check digits are the service's own rule
+    await c.chamarOp('GET /api/cnpj/{cnpj}', { cnpj: '123' }, { status: 400, alemDoDocumento: true });
     await c.chamarOp('GET /api/cnpj/{cnpj}', { cnpj: novoCnpj() }, { status: 404 });
     const token = await identityDe(suite.url.identity).admin();
     const pagina = await c.chamarOp('GET /api/empresas', {}, { token, status: 200, query: { uf: 'SP' } });
     expect(pagina.body.itens.length).toBeGreaterThan(0);
     await c.chamarOp('GET /api/empresas', {}, { token, status: 200 });
     await c.chamarOp('GET /api/empresas', {}, { token, status: 400, query: { pagina: 'um' } });
+
+    // every filter of the establishment above, in the form its document states and as people write them
+    const canonicos = {
+      uf: 'SP',
+      municipio: '7107',
+      cnae: '6204000',
+      situacao_cadastral: '02',
+      natureza_juridica: '2062',
+      porte: '03',
+      matriz_filial: '1',
+      opcao_simples: 'S',
+      data_inicio_de: '20100101',
+      data_inicio_ate: '20101231',
+      capital_social_min: '1000.50',
+      capital_social_max: '1500.5',
+      ddd: '11',
+      tem_email: 'true',
+      cep: '01310100',
+      nome: 'completa',
+    };
+    const comoEscritos = {
+      uf: ' sp ',
+      municipio: '7107 ',
+      cnae: '6204-0/00',
+      situacao_cadastral: '2',
+      natureza_juridica: '206-2',
+      porte: '3',
+      matriz_filial: ' 1',
+      opcao_simples: 's',
+      data_inicio_de: ' 20100101 ',
+      data_inicio_ate: '20101231',
+      capital_social_min: '1000,50',
+      capital_social_max: ' 1500,5 ',
+      ddd: ' 11 ',
+      tem_email: 'true',
+      cep: '01.310-100',
+      nome: 'completa',
+    };
+    for (const [query, tolerada] of [[canonicos, false], [comoEscritos, true]] as const) {
+      const filtrada = await c.chamarOp('GET /api/empresas', {}, { token, status: 200, query, tolerada });
+      expect(filtrada.body.itens.map((e: any) => e.cnpj)).toEqual([COMPLETO]);
+    }
+    // empty values are taken as absent, and blank ones (a blank boolean too, which its documented type cannot say)
+    for (const [vazio, tolerada] of [['', false], ['  ', true]] as const) {
+      const query = Object.fromEntries(Object.keys(canonicos).map((nome) => [nome, nome.startsWith('tem_') ? '' : vazio]));
+      await c.chamarOp('GET /api/empresas', {}, { token, status: 200, query, tolerada });
+    }
+    for (const query of [{ ddd: '1' }, { uf: 'XX' }, { capital_social_min: '1.000,50' }, { data_inicio_de: '20101301' }, { cnae: '620' }, { opcao_mei: 'talvez' }]) {
+      await c.chamarOp('GET /api/empresas', {}, { token, status: 400, query });
+    }
+    // a code the Receita does not use, and a range whose end comes before its start: rules of the service's own
+    await c.chamarOp('GET /api/empresas', {}, { token, status: 400, query: { situacao_cadastral: '05' }, alemDoDocumento: true });
+    await c.chamarOp('GET /api/empresas', {}, { token, status: 400, query: { data_inicio_de: '20200101', data_inicio_ate: '20100101' }, alemDoDocumento: true });
     await conferirModuloDeAcesso(c, 'leads');
     conferirCobertura(c);
   });
@@ -304,6 +370,8 @@ describe('hub', () => {
     await c.chamarOp('GET /assinatura', {}, { token, status: 200 });
     await c.chamarOp('GET /assinatura/autocomplete', {}, { token, status: 200 });
     await c.chamarOp('GET /assinatura/filtro', {}, { token, status: 200, query: { ativa: true } });
+    const porAssinante = await c.chamarOp('GET /assinatura/filtro', {}, { token, status: 200, query: { aplicativo_assinante_id: ` ${corpo.aplicativo_assinante_id.toUpperCase()} `, tipo_de_evento_id: '', ativa: '' }, tolerada: true });
+    expect(porAssinante.body.map((a: any) => a.id)).toEqual([assinatura.id]);
     await c.chamarOp('GET /assinatura/{id}', { id: assinatura.id }, { token, status: 200 });
     await c.chamarOp('PATCH /assinatura/{id}', { id: assinatura.id }, { token, status: 200, body: { maximo_de_tentativas: 3 } });
     await c.chamarOp('PATCH /assinatura/{id}', { id: assinatura.id }, { token, status: 422, body: { versao_do_esquema: 2 } });
@@ -319,6 +387,8 @@ describe('hub', () => {
     await c.chamarOp('POST /eventos', {}, { token, status: 403, body: { tipo: tipo.nome, versao: 1, dados: { numero: 1 } } });
     const entregas = await c.chamarOp('GET /entrega', {}, { token, status: 200, query: { assinatura_id: assinatura.id } });
     const entrega = entregas.body.itens[0];
+    await c.chamarOp('GET /entrega', {}, { token, status: 200, query: { assinatura_id: ` ${assinatura.id} `, situacao: '' }, tolerada: true });
+    await c.chamarOp('GET /entrega', {}, { token, status: 400, query: { situacao: 'perdida' } });
     await c.chamarOp('GET /entrega/{id}', { id: entrega.id }, { token, status: 200 });
     await c.chamarOp('POST /entrega/{id}/reenviar', { id: entrega.id }, { token, status: 409 });
     await banco('hub').query(`UPDATE entrega SET situacao = 'fila_de_erro', tentativas = 3 WHERE id = ?`, { replacements: [entrega.id] });
@@ -361,7 +431,7 @@ describe('sales', () => {
     const suporte = (await c.chamarOp('POST /config_system', {}, { token, status: 201, body: { tipo: 'suporte', nome: unico('Suporte ') } })).body;
     const gateway = (await c.chamarOp('POST /config_system', {}, { token, status: 201, body: { tipo: 'gateway', nome: unico('Gateway ') } })).body;
     const mensageiro = (await c.chamarOp('POST /config_system', {}, { token, status: 201, body: { tipo: 'mensageiro', nome: unico('Numero '), numero: '+55 11 3000-0000' } })).body;
-    await c.chamarOp('GET /config_system', {}, { token, status: 200 });
+    await c.chamarOp('GET /config_system', {}, { token, status: 200, query: { tipo: '' } });
     await c.chamarOp('GET /config_system/{id}', { id: suporte.id }, { token, status: 200 });
     await c.chamarOp('PATCH /config_system/{id}', { id: suporte.id }, { token, status: 200, body: { url: null } });
 
@@ -383,6 +453,16 @@ describe('sales', () => {
     await c.chamarOp('GET /conversa/autocomplete', {}, { token, status: 200 });
     const conversas = await c.chamarOp('GET /conversa/filtro', {}, { token, status: 200, query: { suporte_conversa_id: conversaNoSuporte } });
     const conversa = conversas.body[0];
+    const [ddi, ddd, numero] = [contato.telefone!.slice(1, 3), contato.telefone!.slice(3, 5), contato.telefone!.slice(5)];
+    const porTelefone = await c.chamarOp('GET /conversa/filtro', {}, {
+      token,
+      status: 200,
+      query: { contato: ` +${ddi} (${ddd}) ${numero.slice(0, 5)}-${numero.slice(5)} `, suporte_conversa_id: '', status: '', cliente_id: '' },
+    });
+    expect(porTelefone.body.map((x: any) => x.id)).toEqual([conversa.id]);
+    await c.chamarOp('GET /conversa', {}, { token, status: 200, query: { status: '' } });
+    await c.chamarOp('GET /conversa/filtro', {}, { token, status: 400, query: { suporte_conversa_id: '-1' } });
+    await c.chamarOp('GET /conversa/filtro', {}, { token, status: 400, query: { status: 'OPEN' } });
     await c.chamarOp('GET /conversa/{id}', { id: conversa.id }, { token, status: 200 });
     await c.chamarOp('GET /conversa/{id}/mensagens', { id: conversa.id }, { token, status: 200 });
     await c.chamarOp('POST /conversa', {}, { token, status: 403 });
@@ -427,6 +507,9 @@ describe('files', () => {
     await c.chamarOp('POST /arquivo', {}, { token, status: 400, raw: 'x', headers: { 'content-type': 'text/plain' } });
     await c.chamarOp('GET /arquivo', {}, { token, status: 200 });
     await c.chamarOp('GET /arquivo/filtro', {}, { token, status: 200, query: { ids: envio.body.id } });
+    const comEspacos = await c.chamarOp('POST /arquivo', {}, { token, status: 201, query: { nome: ' b.txt\t' }, raw: 'b', headers: { 'content-type': 'text/plain' }, tolerada: true });
+    expect(comEspacos.body.nome).toBe('b.txt');
+    await c.chamarOp('GET /arquivo/filtro', {}, { token, status: 200, query: { ids: ` ${envio.body.id.toUpperCase()} , ${comEspacos.body.id} ,` } });
     await c.chamarOp('GET /arquivo/{id}', { id: envio.body.id }, { token, status: 200 });
     const url = new URL(envio.body.url);
     await c.chamarOp('GET /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 200, query: Object.fromEntries(url.searchParams) });

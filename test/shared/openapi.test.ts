@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { Express } from 'express';
 import { SERVICOS_DA_SUITE } from '../../api';
 import { caminhoOpenApi } from '../../api/shared/openapi';
@@ -141,6 +142,23 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     }
   });
 
+  test('every number an answer carries (a count, a page, a size, an id of another platform) is documented as an integer', async () => {
+    const numeros: string[] = [];
+    const visitar = (no: unknown, onde: string): void => {
+      if (!no || typeof no !== 'object') return;
+      // a number, or null (free JSON, of any type, is not one)
+      const tipos = [(no as { type?: unknown }).type].flat().filter((t) => t !== 'null');
+      if (tipos.length === 1 && tipos[0] === 'number') numeros.push(onde);
+      for (const [chave, valor] of Object.entries(no)) visitar(valor, `${onde}.${chave}`);
+    };
+    for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
+      for (const [caminho, ops] of Object.entries<any>((await documento(nome)).paths)) {
+        for (const [metodo, op] of Object.entries<any>(ops)) visitar(op.responses, `${nome} ${metodo.toUpperCase()} ${caminho}`);
+      }
+    }
+    expect(numeros).toEqual([]);
+  });
+
   test("the access module's conflicts (409) and unknown profile (422) are documented in every service that mounts it (DESIGN §4)", async () => {
     for (const nome of ['intranet', 'hub', 'leads', 'sales']) {
       const { paths } = await documento(nome);
@@ -162,13 +180,46 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(corpo(sales, '/robo').nome.pattern).toBe('\\S');
     // a string that is not trimmed keeps its length alone
     expect(corpo(identity, '/usuario').senha.pattern).toBeUndefined();
-    // joi takes a blank as no value at all: the document still allows one
+    // joi takes a blank or empty parameter as no value at all: the document allows both
     const leads = await documento('leads');
     const nome = leads.paths['/api/empresas'].get.parameters.find((p: any) => p.name === 'nome');
-    expect(nome.schema).toEqual(expect.objectContaining({ minLength: 2, pattern: '^\\s*$|\\S[\\s\\S]{0,}\\S' }));
+    expect(nome).toEqual(expect.objectContaining({ allowEmptyValue: true, schema: expect.objectContaining({ pattern: '^\\s*$|\\S[\\s\\S]{0,}\\S' }) }));
     // an event's id: some non-space character and no lone surrogate (joi's inverted pattern, with its `u` flag)
     const hub = await documento('hub');
     expect(corpo(hub, '/eventos').id).toEqual(expect.objectContaining({ pattern: '\\S', allOf: [{ not: { pattern: '\\p{Cs}' } }] }));
+  });
+
+  test('a parameter states the canonical form joi checks, and its description what else the service takes', async () => {
+    const parametro = (doc: any, caminho: string, nome: string, metodo = 'get') => doc.paths[caminho][metodo].parameters.find((p: any) => p.name === nome);
+    const leads = await documento('leads');
+    expect(parametro(leads, '/api/empresas', 'uf')).toEqual(
+      expect.objectContaining({
+        allowEmptyValue: true,
+        description: 'UF do estabelecimento (EX: exterior). Também aceita espaços em volta e maiúsculas ou minúsculas.',
+        schema: expect.objectContaining({ enum: expect.arrayContaining(['SP', 'EX']) }),
+      }),
+    );
+    expect(parametro(leads, '/api/empresas', 'cnae')).toEqual(
+      expect.objectContaining({
+        description: 'CNAE fiscal principal. Também aceita espaços e os caracteres de máscara `-`, `.` e `/`.',
+        schema: { type: 'string', pattern: '^[0-9]{7,7}$' },
+      }),
+    );
+    expect(parametro(leads, '/api/empresas', 'capital_social_min').description).toBe('capital social mínimo. Também aceita espaços em volta e `,` no lugar de `.`.');
+    const hub = await documento('hub');
+    expect(parametro(hub, '/aplicativo/{id}', 'id')).toEqual(
+      expect.objectContaining({ description: 'Também aceita espaços em volta e maiúsculas ou minúsculas.', schema: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9_-]{1,64}$' } }),
+    );
+    // a text joi checks as sent has nothing more to say
+    expect(parametro(hub, '/entrega', 'situacao').description).toBeUndefined();
+    // the file name's rule (no control characters) in a pattern validators run in linear time: 8,000 characters at once
+    const nome = parametro(await documento('files'), '/arquivo', 'nome', 'post');
+    expect(nome.schema).toEqual(expect.objectContaining({ pattern: '\\S', allOf: [{ pattern: '^[^\\u0000-\\u001f\\u007f]+$' }] }));
+    const { maxLength: _, ...semLimite } = nome.schema; // which would refuse these values before the patterns
+    const validar = new Ajv2020({ strict: false }).compile(semLimite);
+    const inicio = performance.now();
+    for (const valor of [`${' '.repeat(8000)}\u0001`, `${'a '.repeat(4000)}\t`]) expect(validar(valor)).toBe(false);
+    expect(performance.now() - inicio).toBeLessThan(100);
   });
 
   test('Cnpj, CnpjResumo and PaginaDeEmpresas list the fields SPEC §2 requires', async () => {

@@ -38,7 +38,7 @@ const perfilSchema = sempre({
 
 /** SPEC §2 cursor page: `proximo_cursor` is always sent, null on the last page. */
 const paginaCursor = (item: Joi.Schema) =>
-  sempre({ itens: Joi.array().items(item), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number() });
+  sempre({ itens: Joi.array().items(item), proximo_cursor: Joi.string().allow(null), tamanho: Joi.number().integer() });
 
 /** Any text is a cursor: one that names no collaborator (however long) answers an empty page (SPEC 4.5 rule 1). */
 const CURSOR = texto(2000);
@@ -106,7 +106,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       acesso: 'usuario',
       permissao: ler,
       validar: { query: Joi.object(filtrosDaLista) },
-      resposta: sempre({ total: Joi.number() }),
+      resposta: sempre({ total: Joi.number().integer() }),
       tratar: (req) => colaboradores.total(req.entrada.query),
     },
     {
