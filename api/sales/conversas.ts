@@ -201,7 +201,8 @@ export interface AlteracaoDaConversa {
 
 /**
  * PATCH /conversa/{id} (SPEC 4.6 rule 6): only what is sent changes; a customer or robot that does
- * not exist answers 422; `null` unlinks. The status changes here only, never in the chat platform.
+ * not exist answers 422, unless the conversation already holds it; `null` unlinks. The status
+ * changes here only, never in the chat platform.
  * A robot linked or unlinked here stays so: a later robot message links no other; a status set
  * here stays until the platform sends a copy of the conversation newer than the one it corrected
  * (with none known yet, stamped after the correction: registro.ts MARCA_DA_DECISAO).
@@ -211,12 +212,17 @@ export interface AlteracaoDaConversa {
 export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Promise<ConversaJson> {
   await decidirSobTrava(Conversa, id, async (conversa, transaction) => {
     if (!conversa) throw naoEncontrado('Conversa');
-    if (e.cliente_id && !(await clientes.existe(e.cliente_id, transaction))) throw referenciaInvalida('cliente_id', 'Cliente não encontrado.');
-    if (e.robo_id && !(await robos.existe(e.robo_id, transaction))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
+    // the customer or robot the conversation holds, sent back (a form sends every field), is no
+    // change: accepted though deleted since (history keeps it), and no choice of robot by the team
+    // (SPEC 4.3 rule 9 keeps a subscription's current version the same way)
+    const cliente_id = e.cliente_id === conversa.cliente_id ? undefined : e.cliente_id;
+    const robo_id = e.robo_id === conversa.robo_id ? undefined : e.robo_id;
+    if (cliente_id && !(await clientes.existe(cliente_id, transaction))) throw referenciaInvalida('cliente_id', 'Cliente não encontrado.');
+    if (robo_id && !(await robos.existe(robo_id, transaction))) throw referenciaInvalida('robo_id', 'Robô não encontrado.');
     const mudancas: Record<string, unknown> = {};
-    if (e.cliente_id !== undefined) mudancas.cliente_id = e.cliente_id;
+    if (cliente_id !== undefined) mudancas.cliente_id = cliente_id;
     // the team's choice, null included: the webhooks link a robot only to a conversation never given one by hand
-    if (e.robo_id !== undefined) Object.assign(mudancas, { robo_id: e.robo_id, robo_escolhido: true });
+    if (robo_id !== undefined) Object.assign(mudancas, { robo_id, robo_escolhido: true });
     // the platform's copy the team corrected (or, with none known yet, the correction's moment): the
     // webhooks' copies not newer than it leave the team's status (registro.ts)
     if (e.status) Object.assign(mudancas, { status: e.status, status_corrigido_sobre: literal(MARCA_DA_DECISAO) });

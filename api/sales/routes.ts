@@ -179,7 +179,7 @@ function rotasDeConversas(): Rota[] {
       metodo: 'patch',
       caminho: '/conversa/:id',
       operacao: 'atualizar_pelo_id_conversa',
-      outrasRespostas: { '422': 'cliente_id ou robo_id não nomeia um registro existente' },
+      outrasRespostas: { '422': 'cliente_id ou robo_id não nomeia um registro existente (o que a conversa já tem é sempre aceito)' },
       resumo: 'Liga cliente e robô, corrige o status guardado (nada muda na plataforma de atendimento)',
       acesso: 'usuario',
       permissao: controle.pode('editar', AREA),

@@ -358,6 +358,47 @@ describe('SPEC 4.6 rule 6: PATCH /conversa/{id}', () => {
     expect((await get(`/conversa/${c.id}`)).body).toMatchObject({ status: 'open', cliente_id: null, robo_id: null, contato_nome: expect.not.stringMatching('outro') });
   });
 
+  async function apagar(cliente: { id: string }, robo: { id: string }) {
+    for (const [rota, vinculo] of [['cliente', cliente], ['robo', robo]] as const) {
+      expect((await s.api.del(`/${rota}/${vinculo.id}`, { token: admin })).status).toBe(204);
+    }
+  }
+
+  /** A conversation linked to a customer and a robot both deleted since (its history keeps their names). */
+  async function ligadaAApagados(nome: string) {
+    const cliente = await s.criar('cliente', { razao_social: `Cliente ${nome}` });
+    const robo = await s.criar('robo', { nome: `Robô ${nome}` });
+    const c = await conversa({ status: 'pending' });
+    expect((await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } })).status).toBe(200);
+    await apagar(cliente, robo);
+    return { c, cliente, robo, antes: (await get(`/conversa/${c.id}`)).body };
+  }
+
+  it('the customer and robot the conversation holds, sent back though deleted since, are accepted and change nothing: only the status changes', async () => {
+    const { c, cliente, robo, antes } = await ligadaAApagados('de antes');
+    // a form that sends every field back to change only the status
+    const r = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id, status: 'resolved' } });
+    expect(r.status).toBe(200);
+    const { atualizado_em: _a, ...depois } = r.body;
+    const { atualizado_em: _b, ...antesSemData } = antes;
+    expect(depois).toEqual({ ...antesSemData, status: 'resolved' });
+    expect(antes).toMatchObject({ cliente_razao_social: 'Cliente de antes', robo_nome: 'Robô de antes' });
+  });
+
+  it('another deleted customer or robot still answers 422 naming it, even beside the deleted one the conversation holds; nothing changes', async () => {
+    const { c, cliente, robo, antes } = await ligadaAApagados('que fica');
+    const outroCliente = await s.criar('cliente', { razao_social: 'Outro apagado' });
+    const outroRobo = await s.criar('robo', { nome: 'Outro robô apagado' });
+    await apagar(outroCliente, outroRobo);
+    for (const [body, campo] of [
+      [{ cliente_id: cliente.id, robo_id: outroRobo.id, status: 'resolved' }, 'robo_id'],
+      [{ cliente_id: outroCliente.id, robo_id: robo.id, status: 'resolved' }, 'cliente_id'],
+    ] as const) {
+      expect(esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: admin, body }), 422).errors).toEqual([expect.objectContaining({ campo })]);
+    }
+    expect((await get(`/conversa/${c.id}`)).body).toEqual(antes);
+  });
+
   it('a deletion of the conversation under way when the change comes: 404, and the deleted record is left as it was', async () => {
     const c = await conversa({ status: 'pending' });
     const conexao = await novaConexao('sales');

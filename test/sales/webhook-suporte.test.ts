@@ -287,6 +287,14 @@ describe('DESIGN §10: autor comes from the sender', () => {
     expect((await s.api.patch(`/conversa/${seguidaId}`, { token: await s.admin(), body: { status: 'open' } })).status).toBe(200);
     await doBot(seguida);
     expect((await s.conversaDoSuporte(seguida)).robo_id).toBe(robo.id);
+
+    // and so does one sending back what the conversation holds, no robot included (a form sending every field)
+    const devolvida = idDoSuporte();
+    const { conversa_id: devolvidaId } = await s.registrar(sistema, eventoDeMensagem({ conversa: devolvida }));
+    const formulario = { cliente_id: null, robo_id: null, status: 'open' };
+    expect((await s.api.patch(`/conversa/${devolvidaId}`, { token: await s.admin(), body: formulario })).status).toBe(200);
+    await doBot(devolvida);
+    expect((await s.conversaDoSuporte(devolvida)).robo_id).toBe(robo.id);
   });
 
   it('a robot the team chose and then deleted stays the conversation\'s robot (history): no robot message links another, only a PATCH does', async () => {
@@ -301,10 +309,12 @@ describe('DESIGN §10: autor comes from the sender', () => {
 
     await s.registrar(sistema, eventoDeMensagem({ conversa, tipo: 'outgoing', remetente: { id: idDoBot, type: 'agent_bot' } }));
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ robo_id: escolhido.id, robo_nome: 'Bot aposentado', quantidade_mensagens: 2 });
-    // the deleted robot cannot be chosen again; another one can
-    esperarProblema(await patch(escolhido.id), 422);
+    // sent back while the conversation holds it, the deleted robot is no change; another one can be
+    // chosen, and then the deleted one cannot be chosen again
+    expect((await patch(escolhido.id)).status).toBe(200);
     expect((await patch(queResponde.id)).status).toBe(200);
     expect((await s.conversaDoSuporte(conversa)).robo_id).toBe(queResponde.id);
+    esperarProblema(await patch(escolhido.id), 422);
   });
 });
 
