@@ -307,8 +307,9 @@ export const MIGRACOES_SALES: Migracao[] = [
     async up(qi) {
       // the chat platform's `updated_at` of the conversation's copy a PATCH of the status corrected:
       // a copy not newer than it (a message event carries the conversation as it was) leaves the
-      // team's status. NULL (never corrected, or corrected before any time was known) guards
-      // nothing. Appended last, the column costs no table copy
+      // team's status. NULL guards nothing: never corrected or, in rows written before a decision
+      // with no platform time was marked by the database's clock (registro.ts MARCA_DA_DECISAO),
+      // corrected before any time was known. Appended last, the column costs no table copy
       if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'status_corrigido_sobre' }))) {
         await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN status_corrigido_sobre DATETIME(6) NULL');
       }
