@@ -21,7 +21,8 @@ const AJUDA = `usage: suite <command>
   dashboard              Bull Board only
   migrate                database migrations of every service, then exit
   rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
-  import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress`;
+  import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
+  remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)`;
 
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
@@ -70,6 +71,28 @@ async function main(argv: string[]): Promise<void> {
         // the job's own reason, plainly: nothing failed to start
         if (err instanceof ConfigError) throw err;
         process.stderr.write(`import-cnpj failed: ${(err as Error).message}\n`);
+      }
+      await encerrar();
+      return;
+    }
+    case 'remove-app-files': {
+      if (!args[0]) throw new ConfigError(AJUDA);
+      // file storage has no application of its own at identity: the operator's master token asks
+      const token = process.env.MASTER_TOKEN;
+      if (!token) throw new ConfigError("remove-app-files: set MASTER_TOKEN to a master's access token from identity (POST /auth/login)");
+      const { files } = await import('./api/files');
+      const { RemocaoRecusada, removerArquivosDoAplicativoApagado } = await import('./api/files/aplicativo-apagado');
+      await abrirServico(files);
+      // failed until known to have ended well, as import-cnpj
+      process.exitCode = 1;
+      try {
+        const removidos = await removerArquivosDoAplicativoApagado(args[0], token, ({ removidos, total }) =>
+          process.stderr.write(`remove-app-files: ${removidos} of ${total} removed\n`),
+        );
+        process.stdout.write(`${JSON.stringify({ aplicativo_id: args[0], removidos })}\n`);
+        process.exitCode = 0;
+      } catch (err) {
+        process.stderr.write(`remove-app-files ${err instanceof RemocaoRecusada ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
       }
       await encerrar();
       return;
