@@ -1,6 +1,6 @@
 import { CacheComPrazo } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
-import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas } from './filtros';
+import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas, nomeNaChave } from './filtros';
 import { chaveNaGeracao } from './geracao';
 import { comPrazo, tempoEsgotado } from './sql';
 
@@ -10,11 +10,12 @@ import { comPrazo, tempoEsgotado } from './sql';
  */
 export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
 /**
- * Names' lists already read, for the data they were read from (the key holds its generation): the
- * pages of one search and its count read a list once. Kept in the process, not in Redis, whose
- * memory must never run out (BullMQ's keys are never evicted) while a list may hold 10,000 CNPJs
- * (about 170 KB): at most 200 lists, two minutes each. A count job in another process (a worker
- * apart from the API) reads the list again.
+ * Names' lists already read, for the data they were read from (the key holds its generation):
+ * the pages of one search and its count read a list once, and so do the spellings the indexes
+ * answer alike (`Padaria São` and `são padaria`), keyed as a count is (nomeNaChave). Kept in the
+ * process, not in Redis, whose memory must never run out (BullMQ's keys are never evicted) while
+ * a list may hold 10,000 CNPJs (about 170 KB): at most 200 lists, two minutes each. A count job
+ * in another process (a worker apart from the API) reads the list again.
  */
 const listasDosNomes = new CacheComPrazo<string, string[] | null>(() => 2 * 60_000, 200);
 
@@ -35,7 +36,7 @@ export async function cnpjsDoNome(nome: string, geracao?: string): Promise<strin
   const busca = buscaDoNome(nome);
   // short words only: a prefix, which no full-text index serves
   if (!busca) return undefined;
-  const { chave } = await chaveNaGeracao('nome', busca, geracao);
+  const { chave } = await chaveNaGeracao('nome', JSON.stringify(nomeNaChave(nome)), geracao);
   // null for the walk
   const guardada = listasDosNomes.obter(chave);
   if (guardada !== undefined) return guardada ?? undefined;

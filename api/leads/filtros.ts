@@ -258,11 +258,11 @@ const naChave = (texto: string) => texto.replace(/[A-Za-z\u00C0-\u017F]/g, letra
 
 /**
  * `nome` as its search reads it (condicoesDosFiltros), so spellings the database answers alike
- * share a key: through the full-text indexes only the indexed words count, all required, in any
- * order; a prefix (short words only) counts every character but case and accents, spaces
- * between words included (LIKE compares them one by one).
+ * share a key (a count's, a name's list in busca-por-nome.ts): through the full-text indexes only
+ * the indexed words count, all required, in any order; a prefix (short words only) counts every
+ * character but case and accents, spaces between words included (LIKE compares them one by one).
  */
-function nomeNaChave(nome: string): { palavras: string[] } | { prefixo: string } {
+export function nomeNaChave(nome: string): { palavras: string[] } | { prefixo: string } {
   const palavras = palavrasDoNome(nome);
   return palavras.length ? { palavras: [...new Set(palavras.map(naChave))].sort() } : { prefixo: naChave(nome) };
 }

@@ -1,8 +1,11 @@
+import { QueryTypes } from 'sequelize';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
-import { chaveDosFiltros } from '../../api/leads/filtros';
+import { chaveDosFiltros, nomeNaChave } from '../../api/leads/filtros';
+import * as database from '../../lib/database';
+import { TABELA } from '../../models/shared/sql';
 import { schemas } from '../../api/leads/schemas';
 import { esquemaPronto } from '../../api/shared/validacao';
 import {
@@ -618,5 +621,57 @@ describe('names listed beforehand from the full-text indexes (api/leads/busca-po
       await novaGeracaoDosDados();
     }
     expect(await cnpjsDoNome('pa')).toBeUndefined();
+  });
+
+  test('spellings the indexes answer alike (case, accents, punctuation, word order, a repeated word) list the same establishments, read once', async () => {
+    const grafias = ['Padaria São João', 'padaria sao joao', 'JOÃO, Padaria-SÃO', 'joão padaria são padaria'];
+    const esperado = esperados(cadastro, (v) => casaComNome(v, 'padaria são joão')).sort();
+    expect(esperado.length).toBeGreaterThan(0);
+    // each read from the indexes on its own (a generation of its own shares no list)
+    for (const [i, nome] of grafias.entries()) {
+      expect({ nome, lista: (await cnpjsDoNome(nome, `grafia-${i}`))!.sort() }).toEqual({ nome, lista: esperado });
+    }
+    await novaGeracaoDosDados();
+    const leitura = jest.spyOn(database, 'lerDemorado');
+    try {
+      for (const nome of grafias) expect((await cnpjsDoNome(nome))!.sort()).toEqual(esperado);
+      // the first spelling's two index reads, and no other
+      expect(leitura.mock.calls.filter(([, sql]) => /MATCH/.test(sql))).toHaveLength(2);
+    } finally {
+      leitura.mockRestore();
+    }
+  });
+
+  test('the letters the key folds are the same letter to a full-text index of the names\' collation: the folded word finds what the word as written finds', async () => {
+    // from A to ſ (Basic Latin, Latin-1 and Latin Extended-A), inside a word the index keeps
+    const letras = Array.from({ length: 0x180 - 0x41 }, (_, i) => String.fromCharCode(0x41 + i)).filter((c) => /\p{L}/u.test(c));
+    const palavra = (c: string) => `qq${c}qq`;
+    const dobradas = letras.flatMap((c) => {
+      const [k] = (nomeNaChave(palavra(c)) as { palavras: string[] }).palavras;
+      return k === palavra(c) ? [] : [[palavra(c), k]];
+    });
+    expect(dobradas.length).toBeGreaterThan(100);
+    const sequelize = database.banco('leads');
+    await sequelize.query(`CREATE TABLE dobras_do_nome (id INT NOT NULL PRIMARY KEY, nome VARCHAR(20) NOT NULL, FULLTEXT KEY dobras_nome (nome)) ${TABELA}`);
+    try {
+      await sequelize.query(`INSERT INTO dobras_do_nome (id, nome) VALUES ${letras.map(() => '(?, ?)').join(', ')}`, {
+        replacements: letras.flatMap((c, i) => [i, palavra(c)]),
+      });
+      const achados = async (p: string) =>
+        (
+          await sequelize.query<{ id: number }>('SELECT id FROM dobras_do_nome WHERE MATCH(nome) AGAINST (? IN BOOLEAN MODE) ORDER BY id', {
+            replacements: [`+${p}*`],
+            type: QueryTypes.SELECT,
+          })
+        ).map((l) => l.id);
+      const diferentes = [];
+      for (const [escrita, dobrada] of dobradas) {
+        const [a, b] = [await achados(escrita), await achados(dobrada)];
+        if (a.join() !== b.join() || !a.length) diferentes.push({ escrita, dobrada, a, b });
+      }
+      expect(diferentes).toEqual([]);
+    } finally {
+      await sequelize.query('DROP TABLE dobras_do_nome');
+    }
   });
 });
