@@ -1,3 +1,4 @@
+import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { TokenRecusado } from '../../queues/fila';
@@ -16,13 +17,24 @@ export class RemocaoRecusada extends Error {}
  * token refused) is never taken for a deletion.
  */
 async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): Promise<void> {
+  const naoConfirmou = (err: unknown) => {
+    const causa = (err as Error & { cause?: { code?: string } }).cause?.code;
+    const motivo = err instanceof TokenRecusado ? `${err.message}: it takes a master's token` : `${(err as Error).message}${causa ? ` (${causa})` : ''}`;
+    return new RemocaoRecusada(`identity did not confirm that application ${aplicativoId} is deleted: ${motivo}; nothing was removed`);
+  };
+  try {
+    // a server answering 404 to everything (IDENTITY_URL naming another) is not identity saying
+    // the application is gone: identity's own listing must answer first
+    const pagina = await lerDoIdentity<{ itens?: unknown }>('/aplicativo?pagina=1&tamanho=1', token);
+    if (!Array.isArray(pagina?.itens)) throw new Error(`${config().servicos.identity.url} did not answer GET /aplicativo as identity does`);
+  } catch (err) {
+    throw naoConfirmou(err);
+  }
   try {
     await lerDoIdentity(`/aplicativo/${encodeURIComponent(aplicativoId)}`, token);
   } catch (err) {
     if (err instanceof RespostaDeErroDoIdentity && err.status === 404) return;
-    const causa = (err as Error & { cause?: { code?: string } }).cause?.code;
-    const motivo = err instanceof TokenRecusado ? `${err.message}: it takes a master's token` : `${(err as Error).message}${causa ? ` (${causa})` : ''}`;
-    throw new RemocaoRecusada(`identity did not confirm that application ${aplicativoId} is deleted: ${motivo}; nothing was removed`);
+    throw naoConfirmou(err);
   }
   throw new RemocaoRecusada(
     `application ${aplicativoId} still exists in identity (a deactivated one keeps its files); delete it there first. Nothing was removed`,

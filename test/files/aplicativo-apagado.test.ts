@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { RemocaoRecusada, removerArquivosDoAplicativoApagado } from '../../api/files/aplicativo-apagado';
@@ -81,6 +83,22 @@ describe('remove-app-files: identity must say the application is gone', () => {
     }
     expect(await restos(app.ids)).toEqual(inteiros(app.ids));
     expect(await removerArquivosDoAplicativoApagado(app.id, master)).toBe(2);
+  });
+
+  test('an IDENTITY_URL naming a server that answers 404 to everything is not identity saying the application is gone: refused, nothing removed', async () => {
+    const app = await aplicativoComArquivos(1);
+    await apagarNoIdentity(app.id);
+    const outro = http.createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>'));
+    await new Promise<void>((r) => outro.listen(0, '127.0.0.1', r));
+    const endereco = config().servicos.identity.url;
+    config().servicos.identity.url = `http://127.0.0.1:${(outro.address() as AddressInfo).port}`;
+    try {
+      await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(/did not confirm .* answered 404 to GET \/aplicativo;/);
+    } finally {
+      config().servicos.identity.url = endereco;
+      await new Promise((r) => outro.close(r));
+    }
+    expect(await restos(app.ids)).toEqual(inteiros(app.ids));
   });
 
   test("a token identity refuses for the read (a user who is not a master) is refused, nothing removed", async () => {
