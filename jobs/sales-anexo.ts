@@ -1,19 +1,26 @@
 import { Job } from 'bullmq';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../api/sales/anexos';
 import { devolverAFila, progressoNoPainel } from '../queues/fila';
+import { esperaEntreTentativas } from '../queues/sales-anexo';
 
 /**
  * Adapter: `copiar` copies one attachment to file storage; `apagar` removes copies of deleted ones;
  * `varrer` catches up on both. Progress (bytes copied, copies removed) shows in the dashboard.
  * Shutdown (the worker's abort signal) stops a copy under way, and its job goes back to the queue
- * without spending one of its attempts.
+ * without spending one of its attempts; so does a copy put off on our side, until its next run is
+ * due, writing why in the job's log (the dashboard shows it).
  */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token?: string, sinal?: AbortSignal) {
   const aoProgredir = progressoNoPainel(job);
   switch (job.name) {
     case 'copiar': {
       const r = await copiarAnexo(job.data.anexo_id!, aoProgredir, sinal);
-      return r === 'interrompido' ? devolverAFila(job, token) : r;
+      if (r === 'interrompido') return devolverAFila(job, token);
+      if (typeof r === 'object') {
+        await job.log(`cópia adiada, sem gastar tentativa: ${r.adiada}`);
+        return devolverAFila(job, token, Date.now() + esperaEntreTentativas());
+      }
+      return r;
     }
     case 'apagar':
       return { apagados: await apagarCopiasPendentes(aoProgredir) };

@@ -5,7 +5,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, ArquivoGuardado, guardarArquivo } from './arquivos';
+import { apagarArquivo, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -64,9 +64,11 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
 
 /**
  * `esgotado`: its attempts all made (or copied, or gone, since it was read); `interrompido`: stopped
- * by the worker's shutdown, its attempt given back (it is no failure of the copy)
+ * by the worker's shutdown, its attempt given back (it is no failure of the copy); `adiada`: failed
+ * on the suite's own side (FalhaDoNossoLado), its attempt given back, to be tried again on the
+ * same schedule, and why
  */
-export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido';
+export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' | { adiada: string };
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
 export interface ProgressoDaCopia {
@@ -107,8 +109,12 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
  * as a private file of the sales application. The attempt is counted in `tentativas` before it
  * starts, by the database and not by the job: a crash still counts, and a job run again after one
- * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure throws,
- * and the queue tries again 30 minutes later. A copy whose attachment was deleted meanwhile (its
+ * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure of the
+ * attachment's own (its download, file storage refusing the file) throws, and the queue tries again
+ * 30 minutes later. One of the suite's own side (our credentials refused, identity or file storage
+ * failing or out of reach) gives its attempt back and answers `adiada`: an outage or a secret
+ * renewed and not yet set delays the copies, as long as it lasts, instead of using up their
+ * attempts for a fault not theirs. A copy whose attachment was deleted meanwhile (its
  * conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
  * the upload at once; the attempt it cut is given back and the copy answers `interrompido`.
  */
@@ -159,7 +165,10 @@ export async function copiarAnexo(
     }
     const mensagem = (err as Error).message.slice(0, 500);
     await atualizarAnexos({ ultimo_erro: mensagem }, { id: anexoId });
-    throw err;
+    if (!(err instanceof FalhaDoNossoLado)) throw err;
+    await devolverTentativa(anexoId);
+    log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
+    return { adiada: mensagem };
   }
 }
 
@@ -175,14 +184,15 @@ export function cortadaPor(sinal: AbortSignal, err: unknown): boolean {
 }
 
 /**
- * A copy cut by the shutdown failed through no fault of its own: its attempt goes back, so shutdowns
- * (a deploy) never use up the six. Should this fail too, the attempt stays spent, as a crash's.
+ * A copy cut by the shutdown, or failed on our side, failed through no fault of its own: its
+ * attempt goes back, so shutdowns (a deploy) and outages never use up the six. Should this fail
+ * too, the attempt stays spent, as a crash's.
  */
 async function devolverTentativa(anexoId: string): Promise<void> {
   try {
     await atualizarAnexos({ tentativas: literal('tentativas - 1') }, { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } });
   } catch (err) {
-    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa interrompida não devolvida');
+    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa não devolvida');
   }
 }
 

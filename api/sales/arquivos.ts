@@ -14,15 +14,47 @@ export interface ArquivoGuardado {
   url: string;
 }
 
+/**
+ * A failure of the suite's own side, not of the file sent: no token for the sales application (no
+ * credentials, identity refusing them, failing or out of reach), or file storage out of reach,
+ * failing (5xx), busy (429) or refusing the token (401, 403). An attachment's copy that meets one
+ * spends no attempt (copiarAnexo).
+ */
+export class FalhaDoNossoLado extends Error {}
+
+/**
+ * Causes of a call that never connected to file storage, so sent nothing. One cut once the bytes
+ * flow is no such failure: file storage refuses a file too large by closing the connection, which
+ * the upload may see as a reset before it reads the 413.
+ */
+const SEM_CONEXAO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** The error's message, with its cause's (fetch says only "fetch failed"). */
+const comCausa = (err: Error) => {
+  const causa = err.cause as Error | undefined;
+  return causa?.message ? `${err.message} (${causa.message})` : err.message;
+};
+
+/** The sales application's own token: failing to get one is never the file's fault. */
+async function tokenDaSales(): Promise<string> {
+  const token = await tokenDoServico('sales').catch((err: Error) => {
+    throw new FalhaDoNossoLado(`no token for the sales application: ${comCausa(err)}`, { cause: err });
+  });
+  if (!token) throw new FalhaDoNossoLado('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
+  return token;
+}
+
 /** `sinal` stops the call before its time-out (a worker's shutdown). */
 async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } = {}, prazoMs = 10_000, sinal?: AbortSignal): Promise<Response> {
-  const token = await tokenDoServico('sales');
-  if (!token) throw new Error('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
+  const token = await tokenDaSales();
   const prazo = AbortSignal.timeout(prazoMs);
   const res = await fetch(`${config().servicos.files.url}${caminho}`, {
     ...init,
     headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}`, accept: 'application/json' },
     signal: sinal ? AbortSignal.any([prazo, sinal]) : prazo,
+  }).catch((err: Error) => {
+    const codigo = (err.cause as { code?: string } | undefined)?.code;
+    throw codigo && SEM_CONEXAO.has(codigo) ? new FalhaDoNossoLado(`file storage out of reach: ${comCausa(err)}`, { cause: err }) : err;
   });
   if (res.status === 401) esquecerTokenDoServico('sales');
   return res;
@@ -50,8 +82,10 @@ export async function guardarArquivo(
     prazoMs,
     sinal,
   );
-  if (res.status !== 201) throw new Error(`file storage answered ${res.status} to the upload`);
-  return (await res.json()) as ArquivoGuardado;
+  if (res.status === 201) return (await res.json()) as ArquivoGuardado;
+  const erro = `file storage answered ${res.status} to the upload`;
+  // other refusals (too large, a name or type refused, a key used for other bytes) are the file's
+  throw res.status >= 500 || [401, 403, 429].includes(res.status) ? new FalhaDoNossoLado(erro) : new Error(erro);
 }
 
 /** Fresh signed URLs (15 minutes) of the sales application's files, by id; a file not found is absent. */

@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import nock from 'nock';
+import { copiarAnexo } from '../../api/sales/anexos';
+import { esquecerTokenDoServico } from '../../api/shared/token-do-servico';
+import { config } from '../../config';
+import { Aplicativo } from '../../models/identity';
+import { AnexoDaMensagem } from '../../models/sales';
+import { fila } from '../../queues/fila';
+import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { esperarAte } from '../helpers/espera';
+import type { Registro } from '../helpers/registros';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('sales-anexo', ['error'], () => mockRegistros));
+
+/**
+ * SPEC 4.6 rule 7 (a failed copy is retried every 30 minutes, up to 5 more times) counts the
+ * failures of the attachment: its download, file storage refusing the file. A failure of the
+ * suite's own side (the sales application's secret renewed at identity and not yet set, identity
+ * or file storage out of reach or failing) puts the copy off on the same schedule without spending
+ * an attempt, logged as an error naming the cause: an outage delays copies instead of losing them.
+ */
+
+/** Runs 300 ms apart here (30 minutes in production). */
+const ESPERA_ENTRE_TENTATIVAS_MS = 300;
+const CHAT = 'https://chat.exemplo.test';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+});
+beforeEach(() => mockRegistros.splice(0));
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+/** A message with one attachment at `endereco`; answers the attachment's record. */
+async function anexoEm(endereco: string, o: { sistema?: { id: string; token: string } } = {}) {
+  const r = await s.registrar(o.sistema ?? sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
+  return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
+}
+
+/** The same, its job taken out of the queue before a worker runs it: the test copies it. */
+async function anexoForaDaFila(endereco: string, o: { sistema?: { id: string; token: string } } = {}) {
+  const q = fila(filaSalesAnexo);
+  await q.pause();
+  try {
+    const anexo = await anexoEm(endereco, o);
+    await q.remove(anexo.id);
+    return anexo;
+  } finally {
+    await q.resume();
+  }
+}
+
+const estado = async (id: string) => {
+  const a = (await AnexoDaMensagem.findByPk(id))!;
+  return { tentativas: a.tentativas, copiado: a.arquivo_id !== null, ultimo_erro: a.ultimo_erro };
+};
+
+/** A local server, listening; answers its origin. */
+async function escutar(servidor: http.Server): Promise<string> {
+  await new Promise<void>((r) => servidor.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(servidor.address() as AddressInfo).port}`;
+}
+const fechar = async (servidor: http.Server) => {
+  servidor.closeAllConnections();
+  await new Promise((r) => servidor.close(r));
+};
+
+/** An address where nothing listens (a port just released). */
+async function enderecoFechado(): Promise<string> {
+  const servidor = http.createServer();
+  const origem = await escutar(servidor);
+  await fechar(servidor);
+  return origem;
+}
+
+/** `url` of a service, changed while `agir` runs. */
+async function comEndereco<T>(servico: 'files' | 'identity', url: string, agir: () => Promise<T>): Promise<T> {
+  const antes = config().servicos[servico].url;
+  config().servicos[servico].url = url;
+  try {
+    return await agir();
+  } finally {
+    config().servicos[servico].url = antes;
+  }
+}
+
+test("identity refusing the sales application's credentials (its secret renewed, not yet set): the copy waits on the same schedule, spending no attempt however long, says why, and is copied once the secret is set", async () => {
+  const aplicativo = (await Aplicativo.findOne({ where: { servico_da_suite: 'sales' } }))!;
+  const renovar = async () => {
+    const res = await s.identity.api.post(`/aplicativo/${aplicativo.id}/segredo`, { token: await s.admin() });
+    expect(res.status).toBe(200);
+    return res.body.client_secret as string;
+  };
+  // the service's secret is set as outside LOCALHOST (SALES_CLIENT_SECRET), then renewed at identity
+  Object.assign(config().servicos.sales, { clientId: aplicativo.id, clientSecret: await renovar() });
+  const renovado = await renovar();
+  // the token already held lasts its hour: the next copies ask for one with the old secret
+  esquecerTokenDoServico('sales');
+
+  let downloads = 0;
+  nock(CHAT)
+    .persist()
+    .get('/rails/active_storage/recusa/contrato.pdf')
+    .reply(200, () => (downloads++, Buffer.from('%PDF-recusa')), { 'content-type': 'application/pdf' });
+  const anexo = await anexoEm(`${CHAT}/rails/active_storage/recusa/contrato.pdf`);
+  const q = fila(filaSalesAnexo);
+  try {
+    // more runs than the six attempts SPEC allows the attachment
+    await esperarAte(() => downloads > TENTATIVAS_DE_COPIA, 'runs past the six attempts');
+    // looked at between runs: the queue paused, its run under way over
+    await q.pause();
+    await esperarAte(async () => (await q.getJobState(anexo.id)) !== 'active', 'the run under way over');
+    expect(await estado(anexo.id)).toEqual({ tentativas: 0, copiado: false, ultimo_erro: expect.stringContaining("identity refused the sales service's credentials") });
+    expect((await q.getJob(anexo.id))!.attemptsMade).toBe(0);
+    // the dashboard shows why it waits, and so does the log, once per run, naming the attachment
+    const { logs } = await q.getJobLogs(anexo.id);
+    expect(logs.length).toBeGreaterThanOrEqual(TENTATIVAS_DE_COPIA);
+    expect(logs[0]).toContain("identity refused the sales service's credentials");
+    const doAnexo = mockRegistros.filter((r) => (r.args[0] as { anexo_id?: string }).anexo_id === anexo.id);
+    expect(doAnexo.length).toBeGreaterThanOrEqual(TENTATIVAS_DE_COPIA);
+    expect(doAnexo[0].args[0]).toMatchObject({ err: expect.stringContaining('SALES_CLIENT_ID/SALES_CLIENT_SECRET') });
+  } finally {
+    await q.resume();
+    // the operator sets the new secret (README, "Renewing a suite service's secret")
+    config().servicos.sales.clientSecret = renovado;
+  }
+  const copiado = await esperarAte(async () => {
+    const e = await estado(anexo.id);
+    return e.copiado && e;
+  }, 'the copy once the secret is set');
+  expect(copiado).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
+});
+
+test('identity or file storage out of reach, or file storage failing (5xx): the copy is put off, its attempt given back, and copied once they answer', async () => {
+  nock(CHAT).get('/rails/active_storage/fora/nota.pdf').times(4).reply(200, Buffer.from('%PDF-fora'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/fora/nota.pdf`);
+
+  esquecerTokenDoServico('sales');
+  const semIdentity = await comEndereco('identity', await enderecoFechado(), () => copiarAnexo(anexo.id));
+  expect(semIdentity).toEqual({ adiada: expect.stringMatching(/^no token for the sales application: fetch failed \(connect ECONNREFUSED /) });
+
+  const semFiles = await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id));
+  expect(semFiles).toEqual({ adiada: expect.stringMatching(/^file storage out of reach: fetch failed \(connect ECONNREFUSED /) });
+
+  const falhando = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(503).end()));
+  try {
+    expect(await comEndereco('files', await escutar(falhando), () => copiarAnexo(anexo.id))).toEqual({ adiada: 'file storage answered 503 to the upload' });
+  } finally {
+    await fechar(falhando);
+  }
+  expect(await estado(anexo.id)).toEqual({ tentativas: 0, copiado: false, ultimo_erro: 'file storage answered 503 to the upload' });
+  expect(mockRegistros.map((r) => (r.args[0] as { anexo_id: string }).anexo_id)).toEqual([anexo.id, anexo.id, anexo.id]);
+
+  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
+});
+
+test("the attachment's own failures spend their attempts as before, between runs put off on our side: a download answering an error or breaking off, a file too large", async () => {
+  // the chat platform: an error at the first request, an answer broken off at the third, else the bytes whole
+  const bytes = randomBytes(512 * 1024);
+  let pedidos = 0;
+  const plataforma = http.createServer((_req, res) => {
+    pedidos++;
+    if (pedidos === 1) return res.writeHead(503).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) });
+    if (pedidos === 3) return res.write(bytes.subarray(0, 64 * 1024), () => res.socket!.destroy());
+    res.end(bytes);
+  });
+  const origem = await escutar(plataforma);
+  try {
+    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const anexo = await anexoForaDaFila(`${origem}/rails/active_storage/proprio/dados.bin`, { sistema: proprio });
+
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow("the attachment's address answered 503");
+    expect((await estado(anexo.id)).tentativas).toBe(1);
+
+    // file storage out of reach: no attempt
+    expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ adiada: expect.any(String) });
+    expect((await estado(anexo.id)).tentativas).toBe(1);
+
+    // the download breaking off fails the upload reading it: the attachment's failure still
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow();
+    expect((await estado(anexo.id)).tentativas).toBe(2);
+
+    // file storage refusing the file as too large: a 413, or the connection it closes on the upload
+    const limite = config().files.tamanhoMaximoBytes;
+    config().files.tamanhoMaximoBytes = 64 * 1024;
+    try {
+      await expect(copiarAnexo(anexo.id)).rejects.toThrow();
+    } finally {
+      config().files.tamanhoMaximoBytes = limite;
+    }
+    expect((await estado(anexo.id)).tentativas).toBe(3);
+
+    expect(await copiarAnexo(anexo.id)).toBe('copiado');
+    expect(await estado(anexo.id)).toEqual({ tentativas: 4, copiado: true, ultimo_erro: null });
+    // only the run put off on our side was logged as an error
+    expect(mockRegistros).toHaveLength(1);
+  } finally {
+    await fechar(plataforma);
+  }
+});
