@@ -133,11 +133,12 @@ export async function copiarAnexo(
   );
   if (!contada) return 'esgotado';
   let arquivo: ArquivoGuardado | undefined;
+  let bytes: ContadorDeBytes | undefined;
   try {
     const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     const total = download.tamanho;
-    const bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
+    bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
     arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
@@ -158,6 +159,9 @@ export async function copiarAnexo(
     }
     return 'copiado';
   } catch (err) {
+    // an upload that failed before reading the whole download (no token, file storage out of reach
+    // or refusing the file) leaves it open, held by the platform until the copy's time-out
+    bytes?.destroy();
     if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
     if (sinal && cortadaPor(sinal, err)) {
       await devolverTentativa(anexoId);

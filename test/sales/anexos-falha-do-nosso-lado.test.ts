@@ -211,3 +211,23 @@ test("the attachment's own failures spend their attempts as before, between runs
     await fechar(plataforma);
   }
 });
+
+test('a copy that fails lets go of its download at once, not at the end of its two minutes', async () => {
+  let fechada = false;
+  const plataforma = http.createServer((req, res) => {
+    req.socket.on('close', () => (fechada = true));
+    // an attachment large enough to be under way when the copy fails
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(64 * 1024 * 1024) });
+    res.write(randomBytes(1024 * 1024));
+  });
+  const origem = await escutar(plataforma);
+  try {
+    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const anexo = await anexoForaDaFila(`${origem}/rails/active_storage/grande/video.mp4`, { sistema: proprio });
+    esquecerTokenDoServico('sales');
+    expect(await comEndereco('identity', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ adiada: expect.any(String) });
+    await esperarAte(() => fechada, 'the download let go', 2000);
+  } finally {
+    await fechar(plataforma);
+  }
+});
