@@ -42,6 +42,7 @@ export function abrirServico(s: Servico): Promise<void> {
 export async function iniciarApi(nome: string, porta = config().servicos[nome as NomeDoServico]?.porta) {
   const s = servico(nome);
   await abrirServico(s);
+  await s.aoServir?.();
   return escutar(s.app(), porta, s.nome, config().listenHost, s.prazoDaRequisicaoMs?.());
 }
 
@@ -55,6 +56,7 @@ export async function iniciarApisEmPortasLivres(nomes: NomeDoServico[]): Promise
   for (const nome of ordem) {
     const s = servico(nome);
     await abrirServico(s);
+    await s.aoServir?.();
     const server = await escutar(s.app(), 0, nome, '127.0.0.1', s.prazoDaRequisicaoMs?.());
     url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     config().servicos[nome].url = url[nome];

@@ -2,7 +2,7 @@ import { MIGRACOES_IDENTITY, MODELOS_IDENTITY } from '../../models/identity';
 import { criarApp } from '../shared/app';
 import { prontidao, Servico } from '../shared/servico';
 import { autenticadorDoIdentity } from './login';
-import { prepararIdentity } from './preparar';
+import { prepararIdentity, publicarMastersAoServir } from './preparar';
 import { rotasDoIdentity } from './routes';
 
 export const identity: Servico = {
@@ -10,6 +10,7 @@ export const identity: Servico = {
   modelos: MODELOS_IDENTITY,
   migracoes: MIGRACOES_IDENTITY,
   preparar: prepararIdentity,
+  aoServir: publicarMastersAoServir,
   app: () =>
     criarApp({
       nome: 'identity',

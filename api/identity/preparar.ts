@@ -67,9 +67,17 @@ async function registrarAplicativosDaSuite(): Promise<void> {
 
 export async function prepararIdentity(): Promise<void> {
   await carregarChaves();
-  // first: the initial master, created after, is published with the list as it is now
-  const mudados = await publicarMastersDoAmbiente();
-  if (mudados) log.info({ colaboradores: mudados }, 'MASTER_EMAILS mudou: colaborador.atualizado publicado');
   await criarAdminInicial();
   if (config().ambiente === 'LOCALHOST') await registrarAplicativosDaSuite();
+}
+
+/**
+ * An identity API's start: collaborators whose `e_master` changed with MASTER_EMAILS are published
+ * (publicarMastersDoAmbiente). Only where the API runs, whose list is the one its answers and
+ * tokens follow: a worker started without the list would otherwise publish every listed master
+ * demoted, and the next API start promoted again.
+ */
+export async function publicarMastersAoServir(): Promise<void> {
+  const mudados = await publicarMastersDoAmbiente();
+  if (mudados) log.info({ colaboradores: mudados }, 'MASTER_EMAILS mudou: colaborador.atualizado publicado');
 }

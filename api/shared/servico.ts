@@ -11,6 +11,11 @@ export interface Servico {
   migracoes: Migracao[];
   /** after migrations: keys, seeds, anything the API or the workers need at hand */
   preparar(): Promise<void>;
+  /**
+   * After `preparar`, in a process that serves the API only: what the API's own settings decide,
+   * which a worker started with other settings must not undo
+   */
+  aoServir?(): Promise<void>;
   app(): Express;
   /**
    * How long a request may take to arrive whole, when not Node's 5 minutes (a large upload on a

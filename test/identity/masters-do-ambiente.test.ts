@@ -1,5 +1,6 @@
 import { Op } from 'sequelize';
 import { config } from '../../config';
+import { identity } from '../../api/identity';
 import { prepararIdentity } from '../../api/identity/preparar';
 import { publicarMastersDoAmbiente } from '../../api/identity/usuarios';
 import { banco } from '../../lib/database';
@@ -33,10 +34,11 @@ const colaborador = (email: string, campos: Record<string, unknown> = {}) => id.
 const ultimaSequencia = async () => ((await EventoPendente.max('sequencia')) as number | null) ?? 0;
 const eventosDepois = (sequencia: number) => EventoPendente.findAll({ where: { sequencia: { [Op.gt]: sequencia } }, order: [['sequencia', 'ASC']] });
 
-/** A restart of identity with this MASTER_EMAILS, as far as its start goes. */
+/** A restart of identity's API with this MASTER_EMAILS, as far as its start goes (lib/runner.ts iniciarApi). */
 async function reiniciarCom(masterEmails: string[]): Promise<void> {
   config().identity.masterEmails = masterEmails;
   await prepararIdentity();
+  await identity.aoServir!();
 }
 
 test('a restart with another MASTER_EMAILS publishes colaborador.atualizado, with the new e_master, for each collaborator whose e-mail entered or left the list', async () => {
@@ -68,6 +70,18 @@ test('a restart with another MASTER_EMAILS publishes colaborador.atualizado, wit
   // started again with the same list: nothing left to tell
   await reiniciarCom(['fica@suite.test', 'entra@suite.test', 'cliente@suite.test', 'removido@suite.test']);
   expect(await eventosDepois(antes)).toHaveLength(eventos.length);
+});
+
+test('a process that serves no identity API (a worker of its queues) publishes nothing, whatever its list: the API’s list is the one its answers follow', async () => {
+  await colaborador('so-na-api@suite.test');
+  await reiniciarCom(['so-na-api@suite.test']);
+  const antes = await ultimaSequencia();
+  config().identity.masterEmails = [];
+  await prepararIdentity();
+  expect(await eventosDepois(antes)).toEqual([]);
+  // the API started again with its list: nothing changed for subscribers, nothing to tell
+  await reiniciarCom(['so-na-api@suite.test']);
+  expect(await eventosDepois(antes)).toEqual([]);
 });
 
 test('identity processes starting together with a new list publish each change once', async () => {
