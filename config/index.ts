@@ -114,19 +114,13 @@ function confiancaNoProxy(valor: string, h: Joi.CustomHelpers): string | number 
   return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no address, CIDR or named range: ${invalidos.join(', ')}` }) : v;
 }
 
-const itensDaLista = (valor: string | undefined) =>
-  (valor ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-
 /**
- * Files listed as PATH lists them, by the system's path delimiter (`:`, `;` on Windows): a comma
- * is part of a file's name (it once separated them, and cut such a name in two).
+ * A list setting's entries, by commas; files by the system's path delimiter (`:`, `;` on
+ * Windows), as PATH lists them, since a comma may be part of a file's name.
  */
-const listaDeArquivos = (valor: string | undefined) =>
+const itensDaLista = (valor: string | undefined, separador = ',') =>
   (valor ?? '')
-    .split(path.delimiter)
+    .split(separador)
     .map((e) => e.trim())
     .filter(Boolean);
 
@@ -268,7 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .map((e) => e.trim().toLowerCase())
         .filter(Boolean),
       chavePrivadaArquivo: value.IDENTITY_CHAVE_PRIVADA_ARQUIVO,
-      chavesDeVerificacaoArquivos: listaDeArquivos(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS),
+      chavesDeVerificacaoArquivos: itensDaLista(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS, path.delimiter),
       loginLimitePorMinuto: value.IDENTITY_LOGIN_LIMITE_POR_MINUTO,
       tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
       tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,

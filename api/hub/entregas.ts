@@ -611,7 +611,7 @@ async function travarNaSituacao(ids: string[], situacoes: SituacaoDaEntrega[], t
  * Replay of one delivery: in the error queue or delivered, it starts a new round of attempts. Read
  * again under lock, so one purged, replayed by someone else or delivered meanwhile is left alone;
  * answers whether it did start again. Its subscription and subscriber are locked first
- * (semEntregas), as deactivating either takes it before the deliveries: one deactivated since it
+ * (motivoDeNaoReceber), as deactivating either takes it before the deliveries: one deactivated since it
  * was read gets nothing pending. Deadlocks with a purge batch (which locks deliveries first) are
  * retried.
  */
@@ -620,7 +620,7 @@ async function reenviar(entrega: Entrega): Promise<boolean> {
     banco('hub').transaction(async (transaction) => {
       // FOR UPDATE, not SHARE: keeping the last success (guardarUltimaEntrega) writes this row, and two
       // replays sharing the lock would deadlock as each upgraded it
-      if (await semEntregas(entrega.assinatura_id, { transaction, lock: transaction.LOCK.UPDATE })) return false;
+      if (await motivoDeNaoReceber(entrega.assinatura_id, { transaction, lock: transaction.LOCK.UPDATE })) return false;
       const elegiveis = await travarNaSituacao([entrega.id], ['entregue', 'fila_de_erro'], transaction);
       if (!elegiveis.length) return false;
       await guardarUltimaEntrega(elegiveis, transaction);
@@ -697,7 +697,7 @@ async function substituirJobsAnteriores(ids: string[], desde: number): Promise<v
  * sync making an application inactive, lock that row before cancelling the pending deliveries, so
  * a replay either commits first (and its deliveries are cancelled with the rest) or sees the change.
  */
-async function semEntregas(assinaturaId: string, sob?: { transaction: Transaction; lock: LOCK }) {
+async function motivoDeNaoReceber(assinaturaId: string, sob?: { transaction: Transaction; lock: LOCK }) {
   const a = await Assinatura.findByPk(assinaturaId, { attributes: ['id', 'ativa', 'aplicativo_assinante_id'], ...sob });
   if (!a?.ativa) return 'assinatura';
   const assinante = await Aplicativo.findByPk(a.aplicativo_assinante_id, {
@@ -708,7 +708,7 @@ async function semEntregas(assinaturaId: string, sob?: { transaction: Transactio
 }
 
 async function conferirQueRecebe(id: string): Promise<void> {
-  const motivo = await semEntregas(id);
+  const motivo = await motivoDeNaoReceber(id);
   if (motivo === 'assinatura') throw conflito('A assinatura está inativa ou foi removida: reative-a antes de reenviar.');
   if (motivo === 'assinante') throw conflito('O aplicativo assinante está inativo no hub (saiu do identity): nada é reenviado a ele.');
 }
@@ -750,7 +750,7 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
     // the retention purge locks deliveries, then their subscription: the opposite order, so one of
     // the two may be chosen to lose, and is run again
     const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
-      if (await semEntregas(assinaturaId, { transaction, lock: transaction.LOCK.SHARE })) return null;
+      if (await motivoDeNaoReceber(assinaturaId, { transaction, lock: transaction.LOCK.SHARE })) return null;
       const [, alteradas] = (await banco('hub').query(
         `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ?
           WHERE id IN (?) AND situacao = 'fila_de_erro'`,
