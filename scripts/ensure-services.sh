@@ -72,17 +72,25 @@ ensure_mariadb() {
     fi
     server_args+=(--socket="$MYSQL_SOCKET")
   fi
+  # the system's service listens where its own configuration says (127.0.0.1:3306 on Debian),
+  # whatever MYSQL_URL asks
+  local por_servico=0
   if [ -x "$mariadbd_path" ]; then
     # matched by a pid file of this port's own: any other mariadbd (a container's, another port's)
     # is no reason not to start
     as_root start-stop-daemon --start --background --pidfile "/run/mysqld/suite-$MYSQL_PORT.pid" --make-pidfile \
       --exec "$mariadbd_path" -- --user=mysql --port="$MYSQL_PORT" "${server_args[@]}" \
-      || as_root service mariadb start
+      || { por_servico=1; as_root service mariadb start; }
   else
+    por_servico=1
     as_root service mysql start
   fi
   wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" || {
-    echo "(a MariaDB already running on this machine, on another address, holds the data folder: set MYSQL_URL to its address)" >&2
+    if [ "$por_servico" = 1 ] && { [ "$MYSQL_PORT" != 3306 ] || [ "$MYSQL_HOST" = "::1" ]; }; then
+      echo "(the system's MariaDB service was started, and it listens where its configuration says, 127.0.0.1:3306 on Debian, not at $(where "$MYSQL_HOST" "$MYSQL_PORT"): set MYSQL_URL to its address, or its bind-address and port to MYSQL_URL's)" >&2
+    else
+      echo "(a MariaDB already running on this machine, on another address, holds the data folder: set MYSQL_URL to its address)" >&2
+    fi
     exit 1
   }
 }

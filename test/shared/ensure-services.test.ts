@@ -58,6 +58,21 @@ test('a MYSQL_URL of [::1] is read as host ::1, named [::1]:port, and a MariaDB 
   expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --bind-address=::1\n`);
 });
 
+test('a MariaDB started as the system service, which listens where its own configuration says, is named as such when MYSQL_URL asks for another address', async () => {
+  const porta = await portaLivre();
+  falso('mysqld');
+  const r = rodar(
+    `mariadbd_path="$PASTA/none"
+    as_root() { echo "as_root $*" >>"$PASTA/log"; }
+    wait_for() { return 1; }
+    ensure_mariadb`,
+    { MYSQL_URL: `mysql://root@[::1]:${porta}` },
+  );
+  expect(r.codigo).toBe(1);
+  expect(r.log).toContain('as_root service mysql start\n');
+  expect(r.erros).toContain(`the system's MariaDB service was started, and it listens where its configuration says, 127.0.0.1:3306 on Debian, not at [::1]:${porta}`);
+});
+
 test.each([
   ['listening when the install ends', 0],
   ['listening a moment after the install ends', 1500],
