@@ -2,6 +2,7 @@ import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { TokenRecusado } from '../../queues/fila';
+import { autenticadorRemoto } from '../shared/auth';
 import { ErroDeDominio } from '../shared/errors';
 import { lerDoIdentity, RespostaDeErroDoIdentity } from '../shared/leitura-do-identity';
 import { deletarArquivo } from './arquivos';
@@ -14,7 +15,11 @@ export class RemocaoRecusada extends Error {}
 /**
  * Only identity's 404 says the application is gone: a deactivated one is still found and keeps its
  * files (it may be active again), and an answer that is no answer (identity out of reach, late, the
- * token refused) is never taken for a deletion.
+ * token refused) is never taken for a deletion. The server at IDENTITY_URL must first prove it is
+ * the identity that issued the token: the token verifies against that address's key set and names
+ * it as its issuer, as every service verifies identity's tokens. Another server answering there (the
+ * hub accepts identity's tokens and answers 404 for identity's ids; any server may answer 404 to
+ * everything) has other keys or none, and is never sent the token.
  */
 async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): Promise<void> {
   const naoConfirmou = (err: unknown) => {
@@ -22,13 +27,15 @@ async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): 
     const motivo = err instanceof TokenRecusado ? `${err.message}: it takes a master's token` : `${(err as Error).message}${causa ? ` (${causa})` : ''}`;
     return new RemocaoRecusada(`identity did not confirm that application ${aplicativoId} is deleted: ${motivo}; nothing was removed`);
   };
+  const identity = config().servicos.identity.url;
   try {
-    // a server answering 404 to everything (IDENTITY_URL naming another) is not identity saying
-    // the application is gone: identity's own listing must answer first
-    const pagina = await lerDoIdentity<{ itens?: unknown }>('/aplicativo?pagina=1&tamanho=1', token);
-    if (!Array.isArray(pagina?.itens)) throw new Error(`${config().servicos.identity.url} did not answer GET /aplicativo as identity does`);
+    await autenticadorRemoto()(token);
   } catch (err) {
-    throw naoConfirmou(err);
+    const motivo =
+      err instanceof ErroDeDominio && err.tipo === 'indisponivel'
+        ? `its key set (${identity}/.well-known/jwks.json) could not be read`
+        : `the token does not verify against the key set of ${identity} (not identity, or the token expired)`;
+    throw naoConfirmou(new Error(motivo));
   }
   try {
     await lerDoIdentity(`/aplicativo/${encodeURIComponent(aplicativoId)}`, token);

@@ -23,7 +23,7 @@ let files: ReturnType<typeof filesDe>;
 let master: string;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'files'], { workers: false });
+  suite = await iniciarSuite(['identity', 'hub', 'files'], { workers: false });
   files = filesDe(suite);
   master = await files.identity.admin();
 });
@@ -59,6 +59,22 @@ async function restos(ids: string[]) {
 const inteiros = (ids: string[]) => ({ linhas: ids.length, bytes: ids.length, devidos: 0 });
 const NADA = { linhas: 0, bytes: 0, devidos: 0 };
 
+/** `suite remove-app-files <id>` as an operator runs it, on this file's databases and identity. */
+function comando(id: string, env: Record<string, string> = {}) {
+  const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'remove-app-files', id], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let saida = '';
+  let erros = '';
+  filho.stdout.on('data', (d) => (saida += d));
+  filho.stderr.on('data', (d) => (erros += d));
+  return new Promise<{ codigo: number | null; saida: string; erros: string }>((resolve) =>
+    filho.on('exit', (codigo) => resolve({ codigo, saida, erros })),
+  );
+}
+
 describe('remove-app-files: identity must say the application is gone', () => {
   test('an application still in identity, active or deactivated, is refused and keeps every file', async () => {
     const app = await aplicativoComArquivos(2);
@@ -76,7 +92,9 @@ describe('remove-app-files: identity must say the application is gone', () => {
     config().servicos.identity.url = `http://127.0.0.1:${await portaLivre()}`;
     try {
       await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(
-        new RemocaoRecusada(`identity did not confirm that application ${app.id} is deleted: fetch failed (ECONNREFUSED); nothing was removed`),
+        new RemocaoRecusada(
+          `identity did not confirm that application ${app.id} is deleted: its key set (${config().servicos.identity.url}/.well-known/jwks.json) could not be read; nothing was removed`,
+        ),
       );
     } finally {
       config().servicos.identity.url = endereco;
@@ -93,13 +111,31 @@ describe('remove-app-files: identity must say the application is gone', () => {
     const endereco = config().servicos.identity.url;
     config().servicos.identity.url = `http://127.0.0.1:${(outro.address() as AddressInfo).port}`;
     try {
-      await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(/did not confirm .* answered 404 to GET \/aplicativo;/);
+      await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(/did not confirm .*: its key set \(.*\) could not be read;/);
     } finally {
       config().servicos.identity.url = endereco;
       await new Promise((r) => outro.close(r));
     }
     expect(await restos(app.ids)).toEqual(inteiros(app.ids));
   });
+
+  test("an IDENTITY_URL naming the hub, which takes identity's tokens and answers 404 for identity's ids, is not identity: refused, nothing removed", async () => {
+    const app = await aplicativoComArquivos(1);
+    await apagarNoIdentity(app.id);
+    // what once passed for identity: the hub answers the listing as identity does, with the master's token
+    const listagem = await fetch(`${suite.url.hub}/aplicativo?pagina=1&tamanho=1`, { headers: { authorization: `Bearer ${master}` } });
+    expect(listagem.status).toBe(200);
+    expect(Array.isArray(((await listagem.json()) as { itens?: unknown }).itens)).toBe(true);
+    expect((await fetch(`${suite.url.hub}/aplicativo/${app.id}`, { headers: { authorization: `Bearer ${master}` } })).status).toBe(404);
+
+    const recusado = await comando(app.id, { IDENTITY_URL: suite.url.hub });
+    expect(recusado).toEqual({
+      codigo: 1,
+      saida: '',
+      erros: expect.stringMatching(/^remove-app-files refused: .*: the token does not verify against the key set of http:\/\/.*; nothing was removed\n$/),
+    });
+    expect(await restos(app.ids)).toEqual(inteiros(app.ids));
+  }, 60_000);
 
   test("a token identity refuses for the read (a user who is not a master) is refused, nothing removed", async () => {
     const app = await aplicativoComArquivos(1);
@@ -154,22 +190,6 @@ describe('remove-app-files: the files of an application deleted in identity', ()
 });
 
 describe('the command (suite.ts)', () => {
-  /** `suite remove-app-files <id>` as an operator runs it, on this file's databases and identity. */
-  function comando(id: string, env: Record<string, string> = { MASTER_TOKEN: master }) {
-    const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'remove-app-files', id], {
-      cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, IDENTITY_URL: suite.url.identity, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let saida = '';
-    let erros = '';
-    filho.stdout.on('data', (d) => (saida += d));
-    filho.stderr.on('data', (d) => (erros += d));
-    return new Promise<{ codigo: number | null; saida: string; erros: string }>((resolve) =>
-      filho.on('exit', (codigo) => resolve({ codigo, saida, erros })),
-    );
-  }
-
   test('exits 0 with the count once the files are removed; non-zero, saying why, when refused or without a token', async () => {
     const app = await aplicativoComArquivos(2);
     const recusado = await comando(app.id);
