@@ -28,14 +28,19 @@ async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): 
     return new RemocaoRecusada(`identity did not confirm that application ${aplicativoId} is deleted: ${motivo}; nothing was removed`);
   };
   const identity = config().servicos.identity.url;
+  let quem;
   try {
-    await autenticadorRemoto()(token);
+    quem = await autenticadorRemoto()(token);
   } catch (err) {
     const motivo =
       err instanceof ErroDeDominio && err.tipo === 'indisponivel'
         ? `its key set (${identity}/.well-known/jwks.json) could not be read`
         : `the token does not verify against the key set of ${identity} (not identity, or the token expired)`;
     throw naoConfirmou(new Error(motivo));
+  }
+  // identity also answers an application's token, but only a master decides that an application's data may go
+  if (quem.tipo !== 'usuario' || !quem.master) {
+    throw new RemocaoRecusada(`the token is ${quem.tipo === 'usuario' ? 'of a user who is not a master' : `application ${quem.sub}'s`}: it takes a master's token. Nothing was removed`);
   }
   try {
     await lerDoIdentity(`/aplicativo/${encodeURIComponent(aplicativoId)}`, token);

@@ -137,11 +137,22 @@ describe('remove-app-files: identity must say the application is gone', () => {
     expect(await restos(app.ids)).toEqual(inteiros(app.ids));
   }, 60_000);
 
-  test("a token identity refuses for the read (a user who is not a master) is refused, nothing removed", async () => {
+  test("a user who is not a master is refused, nothing removed", async () => {
     const app = await aplicativoComArquivos(1);
     await apagarNoIdentity(app.id);
     const { token } = await files.identity.criarUsuarioLogado();
-    await expect(removerArquivosDoAplicativoApagado(app.id, token)).rejects.toThrow(/refused the token \(403\).*master's token/);
+    await expect(removerArquivosDoAplicativoApagado(app.id, token)).rejects.toThrow(new RemocaoRecusada("the token is of a user who is not a master: it takes a master's token. Nothing was removed"));
+    expect(await restos(app.ids)).toEqual(inteiros(app.ids));
+  });
+
+  test("an application's token, which identity answers GET /aplicativo/{id} to, is refused: only a master decides, nothing removed", async () => {
+    const app = await aplicativoComArquivos(1);
+    await apagarNoIdentity(app.id);
+    const servico = await files.novoAplicativo();
+    expect((await files.identity.api.get(`/aplicativo/${app.id}`, { token: servico.token })).status).toBe(404);
+    await expect(removerArquivosDoAplicativoApagado(app.id, servico.token)).rejects.toThrow(
+      new RemocaoRecusada(`the token is application ${servico.id}'s: it takes a master's token. Nothing was removed`),
+    );
     expect(await restos(app.ids)).toEqual(inteiros(app.ids));
   });
 });
