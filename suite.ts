@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<void> {
     case 'remove-app-files': {
       if (!args[0]) throw new ConfigError(AJUDA);
       // file storage has no application of its own at identity: the operator's master token asks
-      const token = process.env.MASTER_TOKEN;
+      const token = config().tokenDoMaster;
       if (!token) throw new ConfigError("remove-app-files: set MASTER_TOKEN to a master's access token from identity (POST /auth/login)");
       const { files } = await import('./api/files');
       const { RemocaoRecusada, removerArquivosDoAplicativoApagado } = await import('./api/files/aplicativo-apagado');

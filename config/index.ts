@@ -27,6 +27,8 @@ export interface Config {
   dataDir: string;
   shutdownGraceMs: number;
   dashboard: { porta: number; usuario?: string; senha?: string };
+  /** a master's access token from identity, for `suite remove-app-files` only (MASTER_TOKEN): no service reads it */
+  tokenDoMaster?: string;
   identity: {
     adminEmail?: string;
     adminSenha?: string;
@@ -162,6 +164,10 @@ const envSchema = Joi.object({
   // HTTP Basic splits user and password at the first colon
   DASHBOARD_USUARIO: Joi.string().pattern(/^[^:]+$/).messages({ 'string.pattern.base': '{{#label}} cannot hold ":" (HTTP Basic splits at it)' }),
   DASHBOARD_SENHA: Joi.string().min(12),
+  // the bare JWT, as POST /auth/login's access_token: a pasted `Bearer …` or quotes stop here, named
+  MASTER_TOKEN: Joi.string()
+    .pattern(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
+    .messages({ 'string.pattern.base': '{{#label}} must be the access token alone (header.payload.signature), as POST /auth/login answers it' }),
   IDENTITY_ADMIN_EMAIL: Joi.string().email({ tlds: { allow: false } }),
   IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
   MASTER_EMAILS: Joi.string().allow('').default(''),
@@ -254,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: value.DATA_DIR,
     shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     dashboard: { porta: value.DASHBOARD_PORT, usuario: value.DASHBOARD_USUARIO, senha: value.DASHBOARD_SENHA },
+    tokenDoMaster: value.MASTER_TOKEN,
     identity: {
       adminEmail: value.IDENTITY_ADMIN_EMAIL?.toLowerCase(),
       adminSenha: value.IDENTITY_ADMIN_SENHA,

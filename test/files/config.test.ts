@@ -30,6 +30,15 @@ test('a bad value stops with a message naming the variable', () => {
   expect(() => loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: ',' })).toThrow(/FILES_SEGREDOS_DE_VERIFICACAO/);
 });
 
+test('MASTER_TOKEN (suite remove-app-files) is read through the configuration: optional, and a value that is no bare token names the variable', () => {
+  const token = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJh';
+  expect(loadConfig({ MASTER_TOKEN: token }).tokenDoMaster).toBe(token);
+  expect(loadConfig({}).tokenDoMaster).toBeUndefined();
+  expect(loadConfig({ MASTER_TOKEN: '' }).tokenDoMaster).toBeUndefined();
+  expect(() => loadConfig({ MASTER_TOKEN: `Bearer ${token}` })).toThrow(/MASTER_TOKEN/);
+  expect(() => loadConfig({ MASTER_TOKEN: `"${token}"` })).toThrow(/MASTER_TOKEN/);
+});
+
 test('FILES_SEGREDOS_DE_VERIFICACAO lists keys separated by commas (spaces around them ignored)', () => {
   const [a, b] = ['a'.repeat(32), 'b'.repeat(40)];
   expect(loadConfig({ FILES_SEGREDOS_DE_VERIFICACAO: `${a}, ${b}` }).files.segredosDeVerificacao).toEqual([a, b]);
