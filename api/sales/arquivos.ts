@@ -15,10 +15,11 @@ export interface ArquivoGuardado {
 }
 
 /**
- * A failure of the suite's own side, not of the file sent: no token for the sales application (no
- * credentials, identity refusing them, failing or out of reach), or file storage out of reach,
+ * A failure of the suite's own side, not of the file sent: no token for the sales application
+ * (identity refusing its credentials, failing or out of reach), or file storage out of reach,
  * failing (5xx), busy (429) or refusing the token (401, 403). An attachment's copy that meets one
- * spends no attempt (copiarAnexo).
+ * spends no attempt (copiarAnexo). No credentials configured at all is no such failure: it is how
+ * the suite was set up, not an outage that ends, and a copy waiting for it would wait for good.
  */
 export class FalhaDoNossoLado extends Error {}
 
@@ -35,12 +36,17 @@ const comCausa = (err: Error) => {
   return causa?.message ? `${err.message} (${causa.message})` : err.message;
 };
 
-/** The sales application's own token: failing to get one is never the file's fault. */
+/**
+ * The sales application's own token. Identity refusing its credentials (a secret renewed and not
+ * yet set), failing or out of reach is a failure of our side; no credentials configured (outside
+ * LOCALHOST, SALES_CLIENT_SECRET is optional) is an ordinary failure, which spends the copy's
+ * attempts as before: nothing would end the wait for a setting nobody meant to give.
+ */
 async function tokenDaSales(): Promise<string> {
   const token = await tokenDoServico('sales').catch((err: Error) => {
     throw new FalhaDoNossoLado(`no token for the sales application: ${comCausa(err)}`, { cause: err });
   });
-  if (!token) throw new FalhaDoNossoLado('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
+  if (!token) throw new Error('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
   return token;
 }
 

@@ -166,6 +166,26 @@ test('identity or file storage out of reach, or file storage failing (5xx): the 
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
 });
 
+test('no credentials configured for the sales application (outside LOCALHOST, SALES_CLIENT_SECRET is optional) is no outage: the copy spends its attempts as before, instead of waiting for good', async () => {
+  nock(CHAT).persist().get('/rails/active_storage/sem-credenciais/nota.pdf').reply(200, Buffer.from('%PDF-sem'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/sem-credenciais/nota.pdf`);
+  const c = config();
+  const antes = { ambiente: c.ambiente, clientId: c.servicos.sales.clientId, clientSecret: c.servicos.sales.clientSecret };
+  Object.assign(c, { ambiente: 'SANDBOX' });
+  Object.assign(c.servicos.sales, { clientId: undefined, clientSecret: undefined });
+  esquecerTokenDoServico('sales');
+  try {
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow('the sales application has no credentials');
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow('the sales application has no credentials');
+  } finally {
+    Object.assign(c, { ambiente: antes.ambiente });
+    Object.assign(c.servicos.sales, { clientId: antes.clientId, clientSecret: antes.clientSecret });
+  }
+  expect(await estado(anexo.id)).toEqual({ tentativas: 2, copiado: false, ultimo_erro: expect.stringContaining('SALES_CLIENT_ID / SALES_CLIENT_SECRET') });
+  // an ordinary failure: no error line of a copy put off
+  expect(mockRegistros).toHaveLength(0);
+});
+
 test("the attachment's own failures spend their attempts as before, between runs put off on our side: a download answering an error or breaking off, a file too large", async () => {
   // the chat platform: an error at the first request, an answer broken off at the third, else the bytes whole
   const bytes = randomBytes(512 * 1024);
