@@ -5,7 +5,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo } from './arquivos';
+import { apagarArquivo, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -107,7 +107,8 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
 
 /**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
- * as a private file of the sales application. The attempt is counted in `tentativas` before it
+ * as a private file of the sales application, the sales application's token asked for before the
+ * download is opened. The attempt is counted in `tentativas` before it
  * starts, by the database and not by the job: a crash still counts, and a job run again after one
  * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure of the
  * attachment's own (its download, file storage refusing the file) throws, and the queue tries again
@@ -135,11 +136,15 @@ export async function copiarAnexo(
   let arquivo: ArquivoGuardado | undefined;
   let bytes: ContadorDeBytes | undefined;
   try {
+    // the token first: without one nothing can be stored, and a secret renewed and not yet set, or
+    // identity down, would otherwise have every copy fetch its attachment from the chat platform
+    // every 30 minutes for nothing. A token refused later by file storage (401) is still ours.
+    const token = await tokenDaSales();
     const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     const total = download.tamanho;
     bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal });
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal, token });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
     const alterados = await banco('sales').transaction(async (transaction) => {
@@ -159,8 +164,8 @@ export async function copiarAnexo(
     }
     return 'copiado';
   } catch (err) {
-    // an upload that failed before reading the whole download (no token, file storage out of reach
-    // or refusing the file) leaves it open, held by the platform until the copy's time-out
+    // an upload that failed before reading the whole download (file storage out of reach or refusing
+    // the file) leaves it open, held by the platform until the copy's time-out
     bytes?.destroy();
     if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
     if (sinal && cortadaPor(sinal, err)) {

@@ -42,7 +42,7 @@ const comCausa = (err: Error) => {
  * LOCALHOST, SALES_CLIENT_SECRET is optional) is an ordinary failure, which spends the copy's
  * attempts as before: nothing would end the wait for a setting nobody meant to give.
  */
-async function tokenDaSales(): Promise<string> {
+export async function tokenDaSales(): Promise<string> {
   const token = await tokenDoServico('sales').catch((err: Error) => {
     throw new FalhaDoNossoLado(`no token for the sales application: ${comCausa(err)}`, { cause: err });
   });
@@ -50,9 +50,15 @@ async function tokenDaSales(): Promise<string> {
   return token;
 }
 
-/** `sinal` stops the call before its time-out (a worker's shutdown). */
-async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } = {}, prazoMs = 10_000, sinal?: AbortSignal): Promise<Response> {
-  const token = await tokenDaSales();
+/** `sinal` stops the call before its time-out (a worker's shutdown); `token`, one asked for already. */
+async function chamar(
+  caminho: string,
+  init: RequestInit & { duplex?: 'half' } = {},
+  prazoMs = 10_000,
+  sinal?: AbortSignal,
+  token?: string,
+): Promise<Response> {
+  token ??= await tokenDaSales();
   const prazo = AbortSignal.timeout(prazoMs);
   const res = await fetch(`${config().servicos.files.url}${caminho}`, {
     ...init,
@@ -69,13 +75,14 @@ async function chamar(caminho: string, init: RequestInit & { duplex?: 'half' } =
 /**
  * Streams the bytes to file storage as a new file of the sales application; `sinal` cuts the upload
  * short. `chave` (the attachment's) is its Idempotency-Key: an upload stored but whose answer was
- * lost is answered again, not stored twice, when the next attempt sends the same bytes.
+ * lost is answered again, not stored twice, when the next attempt sends the same bytes. `token`
+ * (tokenDaSales) is asked for by the caller before it opens the download the bytes come from.
  */
 export async function guardarArquivo(
   nome: string,
   tipoMime: string,
   bytes: Readable,
-  { prazoMs, chave, sinal }: { prazoMs: number; chave: string; sinal?: AbortSignal },
+  { prazoMs, chave, sinal, token }: { prazoMs: number; chave: string; sinal?: AbortSignal; token: string },
 ): Promise<ArquivoGuardado> {
   const res = await chamar(
     `/arquivo?nome=${encodeURIComponent(nome)}`,
@@ -87,6 +94,7 @@ export async function guardarArquivo(
     },
     prazoMs,
     sinal,
+    token,
   );
   if (res.status === 201) return (await res.json()) as ArquivoGuardado;
   const erro = `file storage answered ${res.status} to the upload`;
