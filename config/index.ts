@@ -77,6 +77,11 @@ export interface Config {
     transferenciaIntervaloSegundos: number;
     /** delay between attempts to copy an attachment to file storage (SPEC 4.6 rule 7: 30 minutes) */
     anexoRetryMs: number;
+    /**
+     * how long after it was recorded an attachment's copy may be put off by failures of our side
+     * without spending attempts; past it they count as the attachment's own (7 days by default)
+     */
+    anexoAdiamentoMaximoMs: number;
     /** attachment downloads from private addresses other than the chat platform's own (SSRF guard); LOCALHOST allows them */
     permitirDownloadsPrivados: boolean;
     /**
@@ -206,6 +211,9 @@ const envSchema = Joi.object({
   SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: Joi.number().integer().min(1).max(86400).default(300),
   SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
   SALES_ANEXO_RETRY_MS: Joi.number().integer().min(1).max(86_400_000).default(30 * 60 * 1000),
+  // a week: longer than an outage or a secret renewal left over a long weekend, short enough that a
+  // copy our side can never make (file storage failing on that one file) stops within days
+  SALES_ANEXO_ADIAMENTO_MAXIMO_MS: Joi.number().integer().min(0).max(90 * 86_400_000).default(7 * 86_400_000),
   SALES_PERMITIR_DOWNLOADS_PRIVADOS: Joi.boolean(),
   SALES_BUSCA_DE_TEXTO: Joi.string().valid('indice', 'varredura').default('indice'),
   ...servicoKeys,
@@ -299,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       transferenciaEsperaSegundos: value.SALES_TRANSFERENCIA_ESPERA_SEGUNDOS,
       transferenciaIntervaloSegundos: value.SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS,
       anexoRetryMs: value.SALES_ANEXO_RETRY_MS,
+      anexoAdiamentoMaximoMs: value.SALES_ANEXO_ADIAMENTO_MAXIMO_MS,
       permitirDownloadsPrivados: value.SALES_PERMITIR_DOWNLOADS_PRIVADOS ?? ambiente === 'LOCALHOST',
       buscaDeTexto: value.SALES_BUSCA_DE_TEXTO,
     },

@@ -1,5 +1,6 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { literal, Op, Transaction, WhereOptions } from 'sequelize';
+import { config } from '../../config';
 import { AGORA_NO_BANCO, banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
@@ -115,8 +116,9 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * 30 minutes later. One of the suite's own side (our credentials refused, identity or file storage
  * failing or out of reach) gives its attempt back and answers `adiada`: an outage or a secret
  * renewed and not yet set delays the copies, as long as it lasts, instead of using up their
- * attempts for a fault not theirs. A copy whose attachment was deleted meanwhile (its
- * conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
+ * attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) after the
+ * attachment was recorded: past that, one counts as the attachment's own. A copy whose attachment
+ * was deleted meanwhile (its conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
  * the upload at once; the attempt it cut is given back and the copy answers `interrompido`.
  */
 export async function copiarAnexo(
@@ -175,10 +177,24 @@ export async function copiarAnexo(
     const mensagem = (err as Error).message.slice(0, 500);
     await atualizarAnexos({ ultimo_erro: mensagem }, { id: anexoId });
     if (!(err instanceof FalhaDoNossoLado)) throw err;
+    if (passouDoAdiamento(anexo)) {
+      log.error({ err: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: o anexo passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
+      throw err;
+    }
     await devolverTentativa(anexoId);
     log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
     return { adiada: mensagem };
   }
+}
+
+/**
+ * Whether the attachment was recorded longer than SALES_ANEXO_ADIAMENTO_MAXIMO_MS ago: its copy has
+ * waited on our side long enough, and a failure of ours spends its attempts again, so nothing waits
+ * for good (file storage failing on this one file, say). `criado_em` is the webhook process's clock
+ * and this the worker's: their minutes apart do not matter against days.
+ */
+function passouDoAdiamento(anexo: AnexoDaMensagem): boolean {
+  return Date.now() - anexo.criado_em.getTime() > config().sales.anexoAdiamentoMaximoMs;
 }
 
 /**

@@ -5,6 +5,7 @@ import nock from 'nock';
 import { copiarAnexo } from '../../api/sales/anexos';
 import { esquecerTokenDoServico } from '../../api/shared/token-do-servico';
 import { config } from '../../config';
+import { banco } from '../../lib/database';
 import { Aplicativo } from '../../models/identity';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
@@ -172,6 +173,37 @@ test('identity or file storage out of reach, or file storage failing (5xx): the 
 
   expect(await copiarAnexo(anexo.id)).toBe('copiado');
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
+});
+
+test('past SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) since the attachment was recorded, a failure of our side spends its attempt like its own, so no copy waits for good', async () => {
+  nock(CHAT).persist().get('/rails/active_storage/antigo/nota.pdf').reply(200, Buffer.from('%PDF-antigo'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/antigo/nota.pdf`);
+  const recebidoHa = (intervalo: string) =>
+    banco('sales').query(`UPDATE anexo_da_mensagem SET criado_em = UTC_TIMESTAMP(3) - INTERVAL ${intervalo} WHERE id = ?`, { replacements: [anexo.id] });
+  const semFiles = async () => comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id));
+  expect(config().sales.anexoAdiamentoMaximoMs).toBe(7 * 24 * 3600_000);
+
+  // six days and 23 hours: still put off
+  await recebidoHa('167 HOUR');
+  expect(await semFiles()).toEqual({ adiada: expect.stringContaining('file storage out of reach') });
+  expect((await estado(anexo.id)).tentativas).toBe(0);
+
+  // past the week: the same failure spends the attempt, and says so
+  await recebidoHa('169 HOUR');
+  await expect(semFiles()).rejects.toThrow('file storage out of reach');
+  expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: false, ultimo_erro: expect.stringContaining('file storage out of reach') });
+  expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringContaining('adiada'), expect.stringContaining('SALES_ANEXO_ADIAMENTO_MAXIMO_MS')]);
+
+  // a longer setting puts it off again
+  const maximo = config().sales.anexoAdiamentoMaximoMs;
+  config().sales.anexoAdiamentoMaximoMs = 30 * 24 * 3600_000;
+  try {
+    expect(await semFiles()).toEqual({ adiada: expect.any(String) });
+  } finally {
+    config().sales.anexoAdiamentoMaximoMs = maximo;
+  }
+  expect((await estado(anexo.id)).tentativas).toBe(1);
+  expect(await copiarAnexo(anexo.id)).toBe('copiado');
 });
 
 test('no credentials configured for the sales application (outside LOCALHOST, SALES_CLIENT_SECRET is optional) is no outage: the copy spends its attempts as before, instead of waiting for good', async () => {
