@@ -39,9 +39,14 @@ function atualizarAnexos(valores: Partial<Record<keyof AnexoDaMensagem, unknown>
  * Attachments whose copy never reached the queue (Redis down at the time), or whose job ended
  * without its attempts (failed after stalling twice), go back to it, a minute after they were last
  * changed by the database's clock: by the sweeping process's own, an attachment written by a
- * process whose clock ran ahead waited that much longer.
+ * process whose clock ran ahead waited that much longer. `limite` of them at a time, the longest
+ * unchanged first: a copy with a job (failing, or put off on our side) changes at each run, every
+ * SALES_ANEXO_RETRY_MS, while one whose job was lost does not change at all, so within one such
+ * interval it comes before them however many wait. Read by age instead, more than `limite` copies
+ * put off (their jobs delayed, so the sweep adds nothing) hid any newer attachment whose job was
+ * lost, for as long as they waited.
  */
-export async function varrerAnexos(): Promise<number> {
+export async function varrerAnexos(limite = 1000): Promise<number> {
   const esquecidos = await AnexoDaMensagem.findAll({
     where: {
       arquivo_id: null,
@@ -49,8 +54,11 @@ export async function varrerAnexos(): Promise<number> {
       atualizado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 1 MINUTE`) },
     },
     attributes: ['id'],
-    order: [['criado_em', 'ASC']],
-    limit: 1000,
+    order: [
+      ['atualizado_em', 'ASC'],
+      ['id', 'ASC'],
+    ],
+    limit: limite,
   });
   await reenfileirar(filaSalesAnexo, jobsDeCopia(esquecidos.map((a) => a.id)));
   return esquecidos.length;

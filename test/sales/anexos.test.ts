@@ -546,6 +546,39 @@ describe('attachments whose copy never reached the queue', () => {
     expect(await esperarAte(async () => (await AnexoDaMensagem.findByPk(anexo.id))?.arquivo_id, 'the swept copy')).toEqual(expect.any(String));
   });
 
+  it('more copies put off than the sweep reads at once do not hide a newer attachment whose job was lost: the sweep reads the longest unchanged first', async () => {
+    const q = fila(filaSalesAnexo);
+    const anexoDaConversa = async (conversaId: string) => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+    const mudar = (id: string, criado: string, atualizado: string) =>
+      banco('sales').query(
+        `UPDATE anexo_da_mensagem SET criado_em = UTC_TIMESTAMP(3) - INTERVAL ${criado}, atualizado_em = UTC_TIMESTAMP(3) - INTERVAL ${atualizado} WHERE id = ?`,
+        { replacements: [id] },
+      );
+    // no worker runs these copies: their jobs wait, as a copy put off waits delayed
+    await q.pause();
+    const ids: string[] = [];
+    try {
+      // three older attachments put off for days, each run (30 minutes apart) changing them
+      const adiados: string[] = [];
+      for (let i = 0; i < 3; i++) adiados.push((await anexoDaConversa(await mensagemComAnexo(`${CHAT}/rails/active_storage/adiado-${i}.txt`, 'file'))).id);
+      for (const id of adiados) await mudar(id, '3 DAY', '10 MINUTE');
+      // a newer one whose job was lost (Redis out of reach at the webhook): unchanged since
+      const perdido = (await anexoDaConversa(await mensagemComAnexo(`${CHAT}/rails/active_storage/perdido.txt`, 'file'))).id;
+      await q.remove(perdido);
+      await mudar(perdido, '1 HOUR', '1 HOUR');
+      ids.push(...adiados, perdido);
+
+      // a page of two, fewer than the copies put off
+      expect(await varrerAnexos(2)).toBe(2);
+      expect(await q.getJob(perdido)).toBeDefined();
+    } finally {
+      // left out of the other tests: their jobs gone, their attempts used up
+      for (const id of ids) await q.remove(id);
+      if (ids.length) await banco('sales').query('UPDATE anexo_da_mensagem SET tentativas = ? WHERE id IN (?)', { replacements: [TENTATIVAS_DE_COPIA, ids] });
+      await q.resume();
+    }
+  });
+
   it('a copy of an attachment already copied, or gone, does nothing', async () => {
     expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000')).toBe('inexistente');
     nock(CHAT).get('/rails/active_storage/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
