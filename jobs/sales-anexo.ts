@@ -15,12 +15,15 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
   switch (job.name) {
     case 'copiar': {
       const r = await copiarAnexo(job.data.anexo_id!, aoProgredir, sinal);
-      if (r === 'interrompido') return devolverAFila(job, token);
-      if (typeof r === 'object') {
-        await job.log(`cópia adiada, sem gastar tentativa: ${r.adiada}`);
-        return devolverAFila(job, token, Date.now() + esperaEntreTentativas());
+      switch (r.estado) {
+        case 'interrompido':
+          return devolverAFila(job, token);
+        case 'adiada':
+          await job.log(`cópia adiada, sem gastar tentativa: ${r.motivo}`);
+          return devolverAFila(job, token, Date.now() + esperaEntreTentativas());
+        default:
+          return r.estado;
       }
-      return r;
     }
     case 'apagar':
       return { apagados: await apagarCopiasPendentes(aoProgredir) };

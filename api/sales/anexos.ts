@@ -72,12 +72,14 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
 }
 
 /**
- * `esgotado`: its attempts all made (or copied, or gone, since it was read); `interrompido`: stopped
- * by the worker's shutdown, its attempt given back (it is no failure of the copy); `adiada`: failed
- * on the suite's own side (FalhaDoNossoLado), its attempt given back, to be tried again on the
- * same schedule, and why
+ * How a copy ended, by `estado`. `esgotado`: its attempts all made (or copied, or gone, since it was
+ * read); `interrompido`: stopped by the worker's shutdown, its attempt given back (it is no failure
+ * of the copy); `adiada`: failed on the suite's own side (FalhaDoNossoLado), its attempt given
+ * back, to be tried again on the same schedule, `motivo` saying why.
  */
-export type ResultadoDaCopia = 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' | { adiada: string };
+export type ResultadoDaCopia =
+  | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' }
+  | { estado: 'adiada'; motivo: string };
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
 export interface ProgressoDaCopia {
@@ -135,14 +137,14 @@ export async function copiarAnexo(
   sinal?: AbortSignal,
 ): Promise<ResultadoDaCopia> {
   const anexo = await AnexoDaMensagem.findByPk(anexoId);
-  if (!anexo) return 'inexistente';
-  if (anexo.arquivo_id) return 'ja_copiado';
-  if (sinal?.aborted) return 'interrompido';
+  if (!anexo) return { estado: 'inexistente' };
+  if (anexo.arquivo_id) return { estado: 'ja_copiado' };
+  if (sinal?.aborted) return { estado: 'interrompido' };
   const [contada] = await atualizarAnexos(
     { tentativas: literal('tentativas + 1') },
     { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } },
   );
-  if (!contada) return 'esgotado';
+  if (!contada) return { estado: 'esgotado' };
   let arquivo: ArquivoGuardado | undefined;
   let bytes: ContadorDeBytes | undefined;
   try {
@@ -170,9 +172,9 @@ export async function copiarAnexo(
     });
     if (alterados === 0) {
       await apagarDepois(arquivo.id);
-      return 'inexistente';
+      return { estado: 'inexistente' };
     }
-    return 'copiado';
+    return { estado: 'copiado' };
   } catch (err) {
     // an upload that failed before reading the whole download (file storage out of reach or refusing
     // the file) leaves it open, held by the platform until the copy's time-out
@@ -180,7 +182,7 @@ export async function copiarAnexo(
     if (arquivo) await largarCopiaSemRegistro(anexoId, arquivo.id);
     if (sinal && cortadaPor(sinal, err)) {
       await devolverTentativa(anexoId);
-      return 'interrompido';
+      return { estado: 'interrompido' };
     }
     const mensagem = (err as Error).message.slice(0, 500);
     await atualizarAnexos({ ultimo_erro: mensagem }, { id: anexoId });
@@ -191,7 +193,7 @@ export async function copiarAnexo(
     }
     await devolverTentativa(anexoId);
     log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
-    return { adiada: mensagem };
+    return { estado: 'adiada', motivo: mensagem };
   }
 }
 

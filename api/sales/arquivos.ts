@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { config } from '../../config';
+import { comCausa } from '../../lib/erros';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 
 /**
@@ -29,12 +30,6 @@ export class FalhaDoNossoLado extends Error {}
  * the upload may see as a reset before it reads the 413.
  */
 const SEM_CONEXAO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/** The error's message, with its cause's (fetch says only "fetch failed"). */
-const comCausa = (err: Error) => {
-  const causa = err.cause as Error | undefined;
-  return causa?.message ? `${err.message} (${causa.message})` : err.message;
-};
 
 /**
  * The sales application's own token. Identity refusing its credentials (a secret renewed and not

@@ -52,7 +52,7 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
     await voltarARegistrar();
   }
   // second attempt, before the removal job ran: the same key is replayed and the copy recorded
-  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
   expect(registrado).toBeTruthy();
   // the first attempt's copy, taken off the removal list as it was recorded
@@ -66,7 +66,7 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
 test('a listed copy an attachment refers to by the time its removal comes is not removed, only taken off the list', async () => {
   const sales = banco('sales');
   const anexo = await anexoSemJob('listada', `listada-${randomBytes(4).toString('hex')}.pdf`, '%PDF-listada');
-  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
   // listed by a run that read it before the attachment recorded it
   await sales.query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [registrado] });

@@ -105,14 +105,14 @@ describe('the abort signal stops a copy under way, and its attempt is given back
       expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(1);
 
       encerramento.abort(new Error('encerramento do processo'));
-      expect(await dentroDe(copia, 1000)).toBe('interrompido');
+      expect(await dentroDe(copia, 1000)).toEqual({ estado: 'interrompido' });
       // no failure recorded: the attempt is back, the last error untouched
       expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ tentativas: 0, arquivo_id: null, ultimo_erro: null });
 
       // a copy asked to stop before it starts downloads nothing and counts nothing
       let outros = 0;
       mudo.on('request', () => outros++);
-      expect(await copiarAnexo(anexo.id, undefined, encerramento.signal)).toBe('interrompido');
+      expect(await copiarAnexo(anexo.id, undefined, encerramento.signal)).toEqual({ estado: 'interrompido' });
       await dormir(100);
       expect(outros).toBe(0);
       expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(0);
@@ -139,7 +139,7 @@ describe('the abort signal stops a copy under way, and its attempt is given back
       const copia = copiarAnexo(anexo.id, undefined, encerramento.signal);
       await envioRecebido;
       encerramento.abort(new Error('encerramento do processo'));
-      expect(await dentroDe(copia, 1000)).toBe('interrompido');
+      expect(await dentroDe(copia, 1000)).toEqual({ estado: 'interrompido' });
     } finally {
       config().servicos.files.url = urlDoFiles;
       fechar(mudo);

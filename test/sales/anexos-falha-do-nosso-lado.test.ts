@@ -155,23 +155,23 @@ test('identity or file storage out of reach, or file storage failing (5xx): the 
 
   esquecerTokenDoServico('sales');
   const semIdentity = await comEndereco('identity', await enderecoFechado(), () => copiarAnexo(anexo.id));
-  expect(semIdentity).toEqual({ adiada: expect.stringMatching(/^no token for the sales application: fetch failed \(connect ECONNREFUSED /) });
+  expect(semIdentity).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/^no token for the sales application: fetch failed \(connect ECONNREFUSED /) });
   // no token, no download: the chat platform is not asked for an attachment that cannot be stored
   expect(downloads).toBe(0);
 
   const semFiles = await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id));
-  expect(semFiles).toEqual({ adiada: expect.stringMatching(/^file storage out of reach: fetch failed \(connect ECONNREFUSED /) });
+  expect(semFiles).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/^file storage out of reach: fetch failed \(connect ECONNREFUSED /) });
 
   const falhando = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(503).end()));
   try {
-    expect(await comEndereco('files', await escutar(falhando), () => copiarAnexo(anexo.id))).toEqual({ adiada: 'file storage answered 503 to the upload' });
+    expect(await comEndereco('files', await escutar(falhando), () => copiarAnexo(anexo.id))).toEqual({ estado: 'adiada', motivo: 'file storage answered 503 to the upload' });
   } finally {
     await fechar(falhando);
   }
   expect(await estado(anexo.id)).toEqual({ tentativas: 0, copiado: false, ultimo_erro: 'file storage answered 503 to the upload' });
   expect(mockRegistros.map((r) => (r.args[0] as { anexo_id: string }).anexo_id)).toEqual([anexo.id, anexo.id, anexo.id]);
 
-  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
 });
 
@@ -185,7 +185,7 @@ test('past SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) since the attachment was rec
 
   // six days and 23 hours: still put off
   await recebidoHa('167 HOUR');
-  expect(await semFiles()).toEqual({ adiada: expect.stringContaining('file storage out of reach') });
+  expect(await semFiles()).toEqual({ estado: 'adiada', motivo: expect.stringContaining('file storage out of reach') });
   expect((await estado(anexo.id)).tentativas).toBe(0);
 
   // past the week: the same failure spends the attempt, and says so
@@ -198,12 +198,12 @@ test('past SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) since the attachment was rec
   const maximo = config().sales.anexoAdiamentoMaximoMs;
   config().sales.anexoAdiamentoMaximoMs = 30 * 24 * 3600_000;
   try {
-    expect(await semFiles()).toEqual({ adiada: expect.any(String) });
+    expect(await semFiles()).toEqual({ estado: 'adiada', motivo: expect.any(String) });
   } finally {
     config().sales.anexoAdiamentoMaximoMs = maximo;
   }
   expect((await estado(anexo.id)).tentativas).toBe(1);
-  expect(await copiarAnexo(anexo.id)).toBe('copiado');
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
 });
 
 test('no credentials configured for the sales application (outside LOCALHOST, SALES_CLIENT_SECRET is optional) is no outage: the copy spends its attempts as before, instead of waiting for good', async () => {
@@ -246,7 +246,7 @@ test("the attachment's own failures spend their attempts as before, between runs
     expect((await estado(anexo.id)).tentativas).toBe(1);
 
     // file storage out of reach: no attempt
-    expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ adiada: expect.any(String) });
+    expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ estado: 'adiada', motivo: expect.any(String) });
     expect((await estado(anexo.id)).tentativas).toBe(1);
 
     // the download breaking off fails the upload reading it: the attachment's failure still
@@ -263,7 +263,7 @@ test("the attachment's own failures spend their attempts as before, between runs
     }
     expect((await estado(anexo.id)).tentativas).toBe(3);
 
-    expect(await copiarAnexo(anexo.id)).toBe('copiado');
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
     expect(await estado(anexo.id)).toEqual({ tentativas: 4, copiado: true, ultimo_erro: null });
     // only the run put off on our side was logged as an error
     expect(mockRegistros).toHaveLength(1);
@@ -284,7 +284,7 @@ test('a copy that fails lets go of its download at once, not at the end of its t
   try {
     const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
     const anexo = await anexoForaDaFila(`${origem}/rails/active_storage/grande/video.mp4`, { sistema: proprio });
-    expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ adiada: expect.any(String) });
+    expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ estado: 'adiada', motivo: expect.any(String) });
     await esperarAte(() => fechada, 'the download let go', 2000);
   } finally {
     await fechar(plataforma);

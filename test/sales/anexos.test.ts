@@ -254,7 +254,7 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
     const guardado = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
     await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: guardado.id } });
     const progresso: object[] = [];
-    expect(await copiarAnexo(guardado.id, (p) => progresso.push(p))).toBe('copiado');
+    expect(await copiarAnexo(guardado.id, (p) => progresso.push(p))).toEqual({ estado: 'copiado' });
     expect(progresso).toEqual([{ bytes: 11, total: null }]);
     // the same bytes under the attachment's Idempotency-Key: file storage answered the first copy again
     const copia = (await AnexoDaMensagem.findByPk(guardado.id))!.arquivo_id!;
@@ -475,7 +475,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
     expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(6);
 
     const setima = nock(CHAT).get('/rails/active_storage/reiniciado.jpg').reply(200, 'x', { 'content-type': 'image/jpeg' });
-    expect(await copiarAnexo(anexo.id)).toBe('esgotado');
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'esgotado' });
     expect(setima.isDone()).toBe(false);
     expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null, tentativas: 6 });
   });
@@ -580,12 +580,12 @@ describe('attachments whose copy never reached the queue', () => {
   });
 
   it('a copy of an attachment already copied, or gone, does nothing', async () => {
-    expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000')).toBe('inexistente');
+    expect(await copiarAnexo('019a0000-0000-7000-8000-000000000000')).toEqual({ estado: 'inexistente' });
     nock(CHAT).get('/rails/active_storage/uma-vez.txt').reply(200, 'x', { 'content-type': 'text/plain' });
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/uma-vez.txt`, 'file');
     await esperarAte(async () => (await anexoDe(conversaId)).arquivo_id, 'the copy');
     const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
-    expect(await copiarAnexo(anexo.id)).toBe('ja_copiado');
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'ja_copiado' });
   });
 });
 
