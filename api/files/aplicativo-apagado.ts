@@ -1,4 +1,5 @@
 import { config } from '../../config';
+import { comCausa } from '../../lib/erros';
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { TokenRecusado } from '../../queues/fila';
@@ -23,8 +24,7 @@ export class RemocaoRecusada extends Error {}
  */
 async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): Promise<void> {
   const naoConfirmou = (err: unknown) => {
-    const causa = (err as Error & { cause?: { code?: string } }).cause?.code;
-    const motivo = err instanceof TokenRecusado ? `${err.message}: it takes a master's token` : `${(err as Error).message}${causa ? ` (${causa})` : ''}`;
+    const motivo = err instanceof TokenRecusado ? `${err.message}: it takes a master's token` : comCausa(err as Error);
     return new RemocaoRecusada(`identity did not confirm that application ${aplicativoId} is deleted: ${motivo}; nothing was removed`);
   };
   const identity = config().servicos.identity.url;
