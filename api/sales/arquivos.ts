@@ -35,13 +35,18 @@ const SEM_CONEXAO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
  * The sales application's own token. Identity refusing its credentials (a secret renewed and not
  * yet set), failing or out of reach is a failure of our side; no credentials configured (outside
  * LOCALHOST, SALES_CLIENT_SECRET is optional) is an ordinary failure, which spends the copy's
- * attempts as before: nothing would end the wait for a setting nobody meant to give.
+ * attempts as before: nothing would end the wait for a setting nobody meant to give. In LOCALHOST
+ * identity's start writes them, so missing there is ours: identity has not started yet.
  */
 export async function tokenDaSales(): Promise<string> {
   const token = await tokenDoServico('sales').catch((err: Error) => {
     throw new FalhaDoNossoLado(`no token for the sales application: ${comCausa(err)}`, { cause: err });
   });
-  if (!token) throw new Error('the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)');
+  if (!token) {
+    const falta = 'the sales application has no credentials (SALES_CLIENT_ID / SALES_CLIENT_SECRET)';
+    // in LOCALHOST identity's start writes them: missing, it has not started yet, which ends
+    throw config().ambiente === 'LOCALHOST' ? new FalhaDoNossoLado(`${falta} yet: identity writes them as it starts`) : new Error(falta);
+  }
   return token;
 }
 

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import nock from 'nock';
 import { copiarAnexo } from '../../api/sales/anexos';
 import { esquecerTokenDoServico } from '../../api/shared/token-do-servico';
@@ -224,6 +227,24 @@ test('no credentials configured for the sales application (outside LOCALHOST, SA
   expect(await estado(anexo.id)).toEqual({ tentativas: 2, copiado: false, ultimo_erro: expect.stringContaining('SALES_CLIENT_ID / SALES_CLIENT_SECRET') });
   // an ordinary failure: no error line of a copy put off
   expect(mockRegistros).toHaveLength(0);
+});
+
+test('in LOCALHOST, credentials not written yet (identity, which writes them as it starts, not started) are ours: the copy is put off, no attempt spent', async () => {
+  nock(CHAT).persist().get('/rails/active_storage/antes-do-identity/nota.pdf').reply(200, Buffer.from('%PDF-antes'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/antes-do-identity/nota.pdf`);
+  const c = config();
+  const antes = { ambiente: c.ambiente, dataDir: c.dataDir, clientId: c.servicos.sales.clientId, clientSecret: c.servicos.sales.clientSecret };
+  // a data folder with no credentials file in it: identity has written none there
+  Object.assign(c, { ambiente: 'LOCALHOST', dataDir: mkdtempSync(path.join(tmpdir(), 'sem-credenciais-')) });
+  Object.assign(c.servicos.sales, { clientId: undefined, clientSecret: undefined });
+  esquecerTokenDoServico('sales');
+  try {
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('identity writes them as it starts') });
+  } finally {
+    Object.assign(c, { ambiente: antes.ambiente, dataDir: antes.dataDir });
+    Object.assign(c.servicos.sales, { clientId: antes.clientId, clientSecret: antes.clientSecret });
+  }
+  expect((await estado(anexo.id)).tentativas).toBe(0);
 });
 
 test("the attachment's own failures spend their attempts as before, between runs put off on our side: a download answering an error or breaking off, a file too large", async () => {
