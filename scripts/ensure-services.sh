@@ -86,8 +86,8 @@ ensure_mariadb() {
     as_root service mysql start
   fi
   wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" || {
-    if [ "$por_servico" = 1 ] && { [ "$MYSQL_PORT" != 3306 ] || [ "$MYSQL_HOST" = "::1" ]; }; then
-      echo "(the system's MariaDB service was started, and it listens where its configuration says, 127.0.0.1:3306 on Debian, not at $(where "$MYSQL_HOST" "$MYSQL_PORT"): set MYSQL_URL to its address, or its bind-address and port to MYSQL_URL's)" >&2
+    if [ "$por_servico" = 1 ] && { [ "$MYSQL_PORT" != 3306 ] || [ "$MYSQL_HOST" = "::1" ] || [ "$MYSQL_SOCKET" != "-" ]; }; then
+      echo "(the system's MariaDB service was started, and it listens where its configuration says, 127.0.0.1:3306 on Debian, not at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"): set MYSQL_URL to its address, or its bind-address and port to MYSQL_URL's)" >&2
     else
       echo "(a MariaDB already running on this machine, on another address, holds the data folder: set MYSQL_URL to its address)" >&2
     fi
