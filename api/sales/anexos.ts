@@ -126,8 +126,8 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * 30 minutes later. One of the suite's own side (our credentials refused, identity or file storage
  * failing or out of reach) gives its attempt back and answers `adiada`: an outage or a secret
  * renewed and not yet set delays the copies, as long as it lasts, instead of using up their
- * attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) after the
- * attachment was recorded: past that, one counts as the attachment's own. A copy whose attachment
+ * attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) after the copy
+ * was first put off (`adiada_desde`): past that, one counts as the attachment's own. A copy whose attachment
  * was deleted meanwhile (its conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
  * the upload at once; the attempt it cut is given back and the copy answers `interrompido`.
  */
@@ -161,7 +161,7 @@ export async function copiarAnexo(
     const copia = arquivo;
     const alterados = await banco('sales').transaction(async (transaction) => {
       const [n] = await atualizarAnexos(
-        { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null },
+        { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null, adiada_desde: null },
         { id: anexoId, arquivo_id: null },
         transaction,
       );
@@ -185,10 +185,15 @@ export async function copiarAnexo(
       return { estado: 'interrompido' };
     }
     const mensagem = (err as Error).message.slice(0, 500);
-    await atualizarAnexos({ ultimo_erro: mensagem }, { id: anexoId });
-    if (!(err instanceof FalhaDoNossoLado)) throw err;
-    if (passouDoAdiamento(anexo)) {
-      log.error({ err: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: o anexo passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
+    const nossa = err instanceof FalhaDoNossoLado;
+    // the put-off series starts at its first failure of ours and ends at a failure of the
+    // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
+    await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });
+    if (!nossa) throw err;
+    if (await passouDoAdiamento(anexoId)) {
+      log.error({ err: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: a cópia passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
+      // its last attempt spent, the copy is given up: re-armed by hand, it is put off anew
+      await atualizarAnexos({ adiada_desde: null }, { id: anexoId, tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } });
       throw err;
     }
     await devolverTentativa(anexoId);
@@ -198,13 +203,17 @@ export async function copiarAnexo(
 }
 
 /**
- * Whether the attachment was recorded longer than SALES_ANEXO_ADIAMENTO_MAXIMO_MS ago: its copy has
- * waited on our side long enough, and a failure of ours spends its attempts again, so nothing waits
- * for good (file storage failing on this one file, say). `criado_em` is the webhook process's clock
- * and this the worker's: their minutes apart do not matter against days.
+ * Whether the copy was first put off SALES_ANEXO_ADIAMENTO_MAXIMO_MS ago or more: it has waited on
+ * our side long enough, and a failure of ours spends its attempts again, so nothing waits for good
+ * (file storage failing on this one file, say). Compared on the database's clock, which wrote
+ * `adiada_desde`: `0` has every failure of ours spend its attempt.
  */
-function passouDoAdiamento(anexo: AnexoDaMensagem): boolean {
-  return Date.now() - anexo.criado_em.getTime() > config().sales.anexoAdiamentoMaximoMs;
+async function passouDoAdiamento(anexoId: string): Promise<boolean> {
+  const maximoUs = config().sales.anexoAdiamentoMaximoMs * 1000;
+  const passou = await AnexoDaMensagem.count({
+    where: { id: anexoId, adiada_desde: { [Op.lte]: literal(`${AGORA_NO_BANCO} - INTERVAL ${maximoUs} MICROSECOND`) } },
+  });
+  return passou > 0;
 }
 
 /**

@@ -20,6 +20,11 @@ export class AnexoDaMensagem extends Model {
   /** copy attempts made so far (SPEC 4.6 rule 7: the first and up to 5 more) */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   @Column({ type: DataType.STRING(500), allowNull: true }) declare ultimo_erro: string | null;
+  /**
+   * when the copy was first put off by a failure of our side, by the database's clock; null once
+   * it is made, fails on its own or is given up (SALES_ANEXO_ADIAMENTO_MAXIMO_MS counts from it)
+   */
+  @Column({ ...MOMENTO, allowNull: true }) declare adiada_desde: Date | null;
   @Column(MOMENTO) declare criado_em: Date;
   /** by the database's clock (api/sales/anexos.ts atualizarAnexos): the sweep compares it with that clock */
   @Column(MOMENTO) declare atualizado_em: Date;

@@ -315,4 +315,16 @@ export const MIGRACOES_SALES: Migracao[] = [
       }
     },
   },
+  {
+    name: '0013-sales-anexo-adiada-desde',
+    async up(qi) {
+      // the cap on copies put off on our side counts from the first put-off of the copy, by the
+      // database's clock, instead of from the attachment's record, which left older attachments
+      // (re-armed by hand, copied again) unprotected. A copy put off before this starts its count at
+      // its next put-off. Appended last, the column costs no table copy
+      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'adiada_desde' }))) {
+        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN adiada_desde DATETIME(3) NULL');
+      }
+    },
+  },
 ];

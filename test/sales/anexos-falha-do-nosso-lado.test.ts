@@ -178,35 +178,102 @@ test('identity or file storage out of reach, or file storage failing (5xx): the 
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
 });
 
-test('past SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) since the attachment was recorded, a failure of our side spends its attempt like its own, so no copy waits for good', async () => {
+/** `coluna` of the attachment set `intervalo` before now, on the database's clock. */
+const envelhecer = (id: string, coluna: 'criado_em' | 'adiada_desde', intervalo: string) =>
+  banco('sales').query(`UPDATE anexo_da_mensagem SET ${coluna} = UTC_TIMESTAMP(3) - INTERVAL ${intervalo} WHERE id = ?`, { replacements: [id] });
+const adiadaDesde = async (id: string) => (await AnexoDaMensagem.findByPk(id))!.adiada_desde;
+const semFiles = async (id: string) => comEndereco('files', await enderecoFechado(), () => copiarAnexo(id));
+
+test('past SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) since the copy was first put off, a failure of our side spends its attempt like its own, so no copy waits for good', async () => {
   nock(CHAT).persist().get('/rails/active_storage/antigo/nota.pdf').reply(200, Buffer.from('%PDF-antigo'), { 'content-type': 'application/pdf' });
   const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/antigo/nota.pdf`);
-  const recebidoHa = (intervalo: string) =>
-    banco('sales').query(`UPDATE anexo_da_mensagem SET criado_em = UTC_TIMESTAMP(3) - INTERVAL ${intervalo} WHERE id = ?`, { replacements: [anexo.id] });
-  const semFiles = async () => comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id));
   expect(config().sales.anexoAdiamentoMaximoMs).toBe(7 * 24 * 3600_000);
 
-  // six days and 23 hours: still put off
-  await recebidoHa('167 HOUR');
-  expect(await semFiles()).toEqual({ estado: 'adiada', motivo: expect.stringContaining('file storage out of reach') });
-  expect((await estado(anexo.id)).tentativas).toBe(0);
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('file storage out of reach') });
+  expect(await adiadaDesde(anexo.id)).not.toBeNull();
+
+  // put off six days and 23 hours ago: still put off, the series counted from its first put-off
+  await envelhecer(anexo.id, 'adiada_desde', '167 HOUR');
+  const primeira = await adiadaDesde(anexo.id);
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('file storage out of reach') });
+  expect(await estado(anexo.id)).toMatchObject({ tentativas: 0 });
+  expect(await adiadaDesde(anexo.id)).toEqual(primeira);
 
   // past the week: the same failure spends the attempt, and says so
-  await recebidoHa('169 HOUR');
-  await expect(semFiles()).rejects.toThrow('file storage out of reach');
+  await envelhecer(anexo.id, 'adiada_desde', '169 HOUR');
+  await expect(semFiles(anexo.id)).rejects.toThrow('file storage out of reach');
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: false, ultimo_erro: expect.stringContaining('file storage out of reach') });
-  expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringContaining('adiada'), expect.stringContaining('SALES_ANEXO_ADIAMENTO_MAXIMO_MS')]);
+  await expect(semFiles(anexo.id)).rejects.toThrow('file storage out of reach');
+  expect((await estado(anexo.id)).tentativas).toBe(2);
+  expect(mockRegistros.map((r) => r.args[1])).toEqual([
+    expect.stringContaining('adiada'),
+    expect.stringContaining('adiada'),
+    expect.stringContaining('SALES_ANEXO_ADIAMENTO_MAXIMO_MS'),
+    expect.stringContaining('SALES_ANEXO_ADIAMENTO_MAXIMO_MS'),
+  ]);
 
   // a longer setting puts it off again
   const maximo = config().sales.anexoAdiamentoMaximoMs;
   config().sales.anexoAdiamentoMaximoMs = 30 * 24 * 3600_000;
   try {
-    expect(await semFiles()).toEqual({ estado: 'adiada', motivo: expect.any(String) });
+    expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });
   } finally {
     config().sales.anexoAdiamentoMaximoMs = maximo;
   }
-  expect((await estado(anexo.id)).tentativas).toBe(1);
+  expect((await estado(anexo.id)).tentativas).toBe(2);
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+});
+
+test('an attachment recorded a month ago, re-armed by hand (tentativas back to 0): a failure of our side puts its copy off, no attempt spent', async () => {
+  nock(CHAT).persist().get('/rails/active_storage/rearmado/nota.pdf').reply(200, Buffer.from('%PDF-rearmado'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/rearmado/nota.pdf`);
+  await envelhecer(anexo.id, 'criado_em', '30 DAY');
+  await AnexoDaMensagem.update({ tentativas: 0 }, { where: { id: anexo.id } });
+
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('file storage out of reach') });
+  expect((await estado(anexo.id)).tentativas).toBe(0);
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+});
+
+test('a copy whose last attempt a failure of our side spent past the week is given up: re-armed by hand, it is put off anew', async () => {
+  nock(CHAT).persist().get('/rails/active_storage/esgotado/nota.pdf').reply(200, Buffer.from('%PDF-esgotado'), { 'content-type': 'application/pdf' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/esgotado/nota.pdf`);
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });
+  await envelhecer(anexo.id, 'adiada_desde', '8 DAY');
+  await AnexoDaMensagem.update({ tentativas: TENTATIVAS_DE_COPIA - 1 }, { where: { id: anexo.id } });
+
+  await expect(semFiles(anexo.id)).rejects.toThrow('file storage out of reach');
+  expect((await estado(anexo.id)).tentativas).toBe(TENTATIVAS_DE_COPIA);
+  expect(await adiadaDesde(anexo.id)).toBeNull();
+
+  await AnexoDaMensagem.update({ tentativas: 0 }, { where: { id: anexo.id } });
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });
+  expect((await estado(anexo.id)).tentativas).toBe(0);
+});
+
+test("the copy made, or failed on the attachment's own, ends its put-off series: the next failure of our side starts the week again", async () => {
+  // the chat platform answers an error to the second download, the first copy's put off on our side
+  let downloads = 0;
+  nock(CHAT)
+    .persist()
+    .get('/rails/active_storage/serie/nota.pdf')
+    .reply(() => (++downloads === 2 ? [503] : [200, Buffer.from('%PDF-serie'), { 'content-type': 'application/pdf' }]));
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/serie/nota.pdf`);
+
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });
+  expect(await adiadaDesde(anexo.id)).not.toBeNull();
+  await envelhecer(anexo.id, 'adiada_desde', '8 DAY');
+  // the download answering 503: the attachment's own failure
+  await expect(copiarAnexo(anexo.id)).rejects.toThrow("the attachment's address answered 503");
+  expect(await adiadaDesde(anexo.id)).toBeNull();
+
+  // put off again, not past the week: a new series
+  expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });
+  expect((await estado(anexo.id)).tentativas).toBe(1);
+  expect(await adiadaDesde(anexo.id)).not.toBeNull();
+
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  expect(await adiadaDesde(anexo.id)).toBeNull();
 });
 
 test('no credentials configured for the sales application (outside LOCALHOST, SALES_CLIENT_SECRET is optional) is no outage: the copy spends its attempts as before, instead of waiting for good', async () => {

@@ -482,7 +482,7 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
 
   it('the attempts are 30 minutes apart unless configured otherwise', () => {
     expect(loadConfig({}).sales.anexoRetryMs).toBe(30 * 60 * 1000);
-    // failures of our side spend none for a week after the attachment was recorded
+    // failures of our side spend none for a week after the copy was first put off
     expect(loadConfig({}).sales.anexoAdiamentoMaximoMs).toBe(7 * 24 * 3600 * 1000);
     expect(loadConfig({ SALES_ANEXO_ADIAMENTO_MAXIMO_MS: '0' }).sales.anexoAdiamentoMaximoMs).toBe(0);
     expect(() => loadConfig({ SALES_ANEXO_ADIAMENTO_MAXIMO_MS: 'uma semana' })).toThrow('SALES_ANEXO_ADIAMENTO_MAXIMO_MS');
