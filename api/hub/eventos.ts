@@ -217,10 +217,12 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
 /**
- * The subscription `a` still takes deliveries, its subscriber `s` is still active (an application
- * that left identity receives nothing), and still of the version of the `nova` row's event.
+ * The subscription `a` takes deliveries and its subscriber `s` is active (an application that left
+ * identity receives nothing): read before the batch's transaction, and again in it (RECEBE).
  */
-const RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1 AND a.versao_do_esquema = nova.versao';
+const ASSINATURA_RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1';
+/** ASSINATURA_RECEBE still, and still of the version of the `nova` row's event. */
+const RECEBE = `${ASSINATURA_RECEBE} AND a.versao_do_esquema = nova.versao`;
 
 /**
  * The batch's types, their number rounded up to a power of two by repeating the last: each count
@@ -239,7 +241,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
     banco('hub'),
     `SELECT a.id, a.tipo_de_evento_id, a.versao_do_esquema FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
-      WHERE a.deletada_em IS NULL AND a.ativa = 1 AND s.ativo = 1 AND a.tipo_de_evento_id IN (${tiposDoLote.map(() => '?').join(', ')})`,
+      WHERE ${ASSINATURA_RECEBE} AND a.tipo_de_evento_id IN (${tiposDoLote.map(() => '?').join(', ')})`,
     tiposDoLote,
   );
   const agora = new Date();

@@ -48,6 +48,12 @@ function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
 /** What joi-to-json cannot say of a string, carried through it on the node as this `x-` key. */
 const RESTRICOES = 'x-restricoes-de-texto';
 
+/** A regular expression as joi's description writes it (`/source/flags`), in its two parts. */
+function partesDaExpressao(texto: string): { fonte: string; bandeiras: string } {
+  const fim = texto.lastIndexOf('/');
+  return { fonte: texto.slice(1, fim), bandeiras: texto.slice(fim + 1) };
+}
+
 /**
  * What joi checks of a string and joi-to-json leaves out or gets wrong, said in JSON Schema:
  * - `.trim()` with a minimum length: joi counts the length after trimming, so a blank value is
@@ -79,9 +85,7 @@ function comRestricoesDeTexto(no: unknown): unknown {
     restricoes.push({ pattern: vazioAceito ? `^\\s*$|${nucleo}` : nucleo });
   }
   for (const g of regras.filter((g) => g.name === 'pattern')) {
-    const texto = String(g.args?.regex);
-    const fim = texto.lastIndexOf('/');
-    const [fonte, bandeiras] = [texto.slice(1, fim), texto.slice(fim + 1)];
+    const { fonte, bandeiras } = partesDaExpressao(String(g.args?.regex));
     if (/[^u]/.test(bandeiras)) continue;
     restricoes.push(g.args?.options?.invert ? { not: { pattern: fonte } } : { pattern: fonte });
   }
@@ -141,9 +145,9 @@ function tolerancias(esquema: Joi.Schema): string | undefined {
   if (type !== 'string') return undefined;
   // the characters each replacement takes (a mask's, a decimal comma), and what it puts in their place
   const trocas = replacements.map(({ pattern: { regex }, replacement }) => {
-    const fim = regex.lastIndexOf('/');
+    const { fonte, bandeiras } = partesDaExpressao(regex);
     // without `g`, under which test() would go on from its last match
-    const expressao = new RegExp(regex.slice(1, fim), regex.slice(fim + 1).replace('g', ''));
+    const expressao = new RegExp(fonte, bandeiras.replace('g', ''));
     return { de: IMPRIMIVEIS.filter((c) => expressao.test(c)), para: replacement };
   });
   const retirados = trocas.filter((t) => !t.para).flatMap((t) => t.de);
