@@ -38,6 +38,21 @@ export class CacheComPrazo<K, V> {
     return valor;
   }
 
+  /**
+   * For a cache of promises: the load of `chave` is stored as it starts, so every caller asking
+   * while it runs shares it (obterOuCarregar stores a value once loaded); one that fails is
+   * forgotten, for the next caller to try again.
+   */
+  compartilhar<T>(this: CacheComPrazo<K, Promise<T>>, chave: K, carregar: () => Promise<T>): Promise<T> {
+    let carga = this.obter(chave);
+    if (!carga) {
+      carga = carregar();
+      this.guardar(chave, carga);
+      carga.catch(() => this.esquecer(chave));
+    }
+    return carga;
+  }
+
   esquecer(chave?: K): void {
     this.geracao++;
     if (chave === undefined) this.entradas.clear();

@@ -23,15 +23,7 @@ async function carregar(): Promise<Descricoes> {
   return Object.fromEntries(tabelas) as Descricoes;
 }
 
-/** The same load is shared by every lookup that asks while it runs. */
-export function descricoesDosCodigos(): Promise<Descricoes> {
-  let carga = cache.obter('codigos');
-  if (!carga) {
-    carga = carregar();
-    cache.guardar('codigos', carga);
-    carga.catch(() => cache.esquecer()); // a failed load is retried by the next lookup
-  }
-  return carga;
-}
+/** The same load is shared by every lookup that asks while it runs; a failed one is retried by the next. */
+export const descricoesDosCodigos = (): Promise<Descricoes> => cache.compartilhar('codigos', carregar);
 
 export const esquecerCodigos = () => cache.esquecer();

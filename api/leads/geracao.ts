@@ -24,14 +24,11 @@ export const VALIDADE_DA_GERACAO_MS = 3000;
 
 const lida = new CacheComPrazo<'geracao', Promise<string>>(() => VALIDADE_DA_GERACAO_MS);
 
+/** Shared by the listings that ask while it is read; a failed read is tried again by the next one. */
 export function geracaoDosDados(): Promise<string> {
-  let geracao = lida.obter('geracao');
-  if (!geracao) {
-    geracao = lerLinhas<{ geracao: string }>(banco('leads'), `SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`, []).then(([l]) => l.geracao);
-    lida.guardar('geracao', geracao);
-    geracao.catch(() => lida.esquecer()); // a failed read is tried again by the next listing
-  }
-  return geracao;
+  return lida.compartilhar('geracao', () =>
+    lerLinhas<{ geracao: string }>(banco('leads'), `SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`, []).then(([l]) => l.geracao),
+  );
 }
 
 /** The process that swapped a month in (or changed the data) reads the new generation at once. */

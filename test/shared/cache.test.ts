@@ -30,4 +30,19 @@ describe('CacheComPrazo', () => {
     expect(cache.obter('pessoa')).toBeUndefined();
     expect(await cache.obterOuCarregar('pessoa', async () => 'permissões novas')).toBe('permissões novas');
   });
+  test('a shared load: callers asking while it runs get the same one, and one that failed is loaded again by the next caller', async () => {
+    const cache = new CacheComPrazo<string, Promise<number>>(() => 60_000);
+    let cargas = 0;
+    let soltar!: () => void;
+    const carregar = () => new Promise<number>((ok, falha) => ((soltar = () => (cargas === 1 ? falha(new Error('fora')) : ok(cargas))), cargas++));
+    const [a, b] = [cache.compartilhar('x', carregar), cache.compartilhar('x', carregar)];
+    expect(a).toBe(b);
+    soltar();
+    await expect(a).rejects.toThrow('fora');
+    const c = cache.compartilhar('x', carregar);
+    soltar();
+    expect(await c).toBe(2);
+    expect(await cache.compartilhar('x', carregar)).toBe(2);
+    expect(cargas).toBe(2);
+  });
 });
