@@ -34,7 +34,7 @@ async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): 
   } catch (err) {
     const motivo =
       err instanceof ErroDeDominio && err.tipo === 'indisponivel'
-        ? `its key set (${identity}/.well-known/jwks.json) could not be read`
+        ? `its key set (${identity}/.well-known/jwks.json) could not be read${(err.cause as Error | undefined)?.message ? ` (${comCausa(err.cause as Error)})` : ''}`
         : `the token does not verify against the key set of ${identity} (not identity, or the token expired)`;
     throw naoConfirmou(new Error(motivo));
   }

@@ -28,7 +28,9 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       }));
     } catch (err) {
       // identity out of reach with no key known yet says nothing about the token: try again later
-      if (err instanceof IdentityForaDoAlcance) throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.');
+      if (err instanceof IdentityForaDoAlcance) {
+        throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.', undefined, { causa: err.cause });
+      }
       throw naoAutenticado();
     }
     const tipo = payload.tipo;
@@ -47,7 +49,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
   };
 }
 
-/** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known. */
+/** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known; the cause says why. */
 class IdentityForaDoAlcance extends Error {}
 
 /** Whether a key lookup failed for want of the key set (network, identity's answer), not for the token. */
@@ -67,9 +69,10 @@ const PAUSA_APOS_FALHA_MS = 30_000;
 export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000): JWTVerifyGetKey {
   const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs });
   let falhouEm = -Infinity;
+  let ultimaFalha: unknown;
   const dasUltimas: JWTVerifyGetKey = (cabecalho, token) => {
     const ultimas = remotas.jwks();
-    if (!ultimas) throw new IdentityForaDoAlcance();
+    if (!ultimas) throw new IdentityForaDoAlcance('key set not fetched', { cause: ultimaFalha });
     return createLocalJWKSet(ultimas)(cabecalho, token);
   };
   return async (cabecalho, token) => {
@@ -80,6 +83,7 @@ export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000): JWTVerifyG
     } catch (err) {
       if (!faltouOConjunto(err)) throw err;
       falhouEm = Date.now();
+      ultimaFalha = err;
       return dasUltimas(cabecalho, token);
     }
   };

@@ -25,9 +25,10 @@ export class ErroDeDominio extends Error {
     readonly tipo: TipoDeErro,
     message: string,
     readonly erros?: ErroDeCampo[],
-    readonly extras?: { retryAfterSegundos?: number },
+    readonly extras?: { retryAfterSegundos?: number; causa?: unknown },
   ) {
-    super(message);
+    // the cause is for logs and operators' commands: problem+json answers never show it
+    super(message, extras?.causa === undefined ? undefined : { cause: extras.causa });
     this.name = 'ErroDeDominio';
   }
 }

@@ -93,7 +93,7 @@ describe('remove-app-files: identity must say the application is gone', () => {
     try {
       await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(
         new RemocaoRecusada(
-          `identity did not confirm that application ${app.id} is deleted: its key set (${config().servicos.identity.url}/.well-known/jwks.json) could not be read; nothing was removed`,
+          `identity did not confirm that application ${app.id} is deleted: its key set (${config().servicos.identity.url}/.well-known/jwks.json) could not be read (fetch failed (connect ECONNREFUSED ${new URL(config().servicos.identity.url).host})); nothing was removed`,
         ),
       );
     } finally {
@@ -111,7 +111,7 @@ describe('remove-app-files: identity must say the application is gone', () => {
     const endereco = config().servicos.identity.url;
     config().servicos.identity.url = `http://127.0.0.1:${(outro.address() as AddressInfo).port}`;
     try {
-      await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(/did not confirm .*: its key set \(.*\) could not be read;/);
+      await expect(removerArquivosDoAplicativoApagado(app.id, master)).rejects.toThrow(/did not confirm .*: its key set \(.*\) could not be read \(Expected 200 OK .*\);/);
     } finally {
       config().servicos.identity.url = endereco;
       await new Promise((r) => outro.close(r));
