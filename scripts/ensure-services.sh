@@ -32,11 +32,15 @@ is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; 
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
-wait_for() { # name host port [socket]
-  for _ in $(seq 1 60); do
+answers_within() { # seconds host port [socket]
+  for _ in $(seq 1 "$1"); do
     answers "$2" "$3" "${4:--}" && return 0
     sleep 1
   done
+  return 1
+}
+wait_for() { # name host port [socket]
+  answers_within 60 "$2" "$3" "${4:--}" && return 0
   echo "$1 did not start on $(where "$2" "$3" "${4:--}")" >&2
   return 1
 }
@@ -106,7 +110,7 @@ ensure_redis() {
     # leaving that one in use. It is kept (the system starts it at boot) and given the settings
     # below, in its configuration file too. The service may take a moment to listen: waited for a
     # few seconds (in a container nothing starts it, and those seconds are lost once, at install).
-    if package_redis_answers; then
+    if answers_within 5 "$REDIS_HOST" "$REDIS_PORT"; then
       echo "Redis started by its package: turning its append-only file on"
       redis_ok CONFIG SET maxmemory-policy noeviction && redis_ok CONFIG SET appendonly yes && redis_ok CONFIG REWRITE \
         || echo "warning: the Redis of the package kept its own settings: set maxmemory-policy noeviction and appendonly yes in /etc/redis/redis.conf" >&2
@@ -127,13 +131,6 @@ ensure_redis() {
   wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
 }
 redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
-package_redis_answers() {
-  for _ in 1 2 3 4 5; do
-    answers "$REDIS_HOST" "$REDIS_PORT" && return 0
-    sleep 1
-  done
-  return 1
-}
 
 sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
   node -e '
