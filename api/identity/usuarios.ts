@@ -289,9 +289,13 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
 }
 
 export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Principal): Promise<UsuarioJson> {
-  await existente(id);
-  // as a master removing their own user: the suite must keep a way in
-  if (e.e_master === false && id === quem.sub) throw conflito('Um usuário master não pode tirar de si mesmo o master.');
+  const atual = await existente(id);
+  // a master taking their own master away, by the flag or by leaving the e-mail MASTER_EMAILS
+  // names: the suite must keep a way in
+  const masterDepois = eMaster({ master: e.e_master ?? atual.master, email: e.email ?? atual.email });
+  if (id === quem.sub && eMaster(atual) && !masterDepois) {
+    throw conflito('Um usuário master não pode tirar de si mesmo o master (nem trocar o e-mail pelo qual a lista de masters do ambiente o faz master).');
+  }
   await conferirReferencias(e);
   if (e.email !== undefined) await emailEmUso(e.email, id);
   const mudancas: Record<string, unknown> = {};
@@ -305,8 +309,10 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
     const u = atual!;
     u.set(mudancas);
     if (senha_hash !== undefined) u.senha_hash = senha_hash;
-    // nothing collaborators see changed (only the password, or no field at all): no event
-    const visivel = (u.changed() || []).some((campo) => campo !== 'senha_hash');
+    // nothing collaborators see changed (a password replaced by another, or no field at all): no
+    // event; a first password (or none any more) changes `tem_senha`, which they see
+    const temSenhaMudou = (u.previous('senha_hash') === null) !== (u.senha_hash === null);
+    const visivel = temSenhaMudou || (u.changed() || []).some((campo) => campo !== 'senha_hash');
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });

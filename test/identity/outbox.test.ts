@@ -153,8 +153,8 @@ test('updating a colaborador publishes colaborador.atualizado with the new data'
   expect(chamada.corpo.dados).toEqual(res.body);
 });
 
-test('a PATCH that changes nothing collaborators see (same values, or only the password) publishes nothing', async () => {
-  const u = await colaborador();
+test('a PATCH that changes nothing collaborators see (same values, or a password replaced by another) publishes nothing', async () => {
+  const u = await colaborador({ senha: 'Primeira-Senha-Longa-1' });
   await esperarEvento(u.id, 'colaborador.criado');
   expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: u.nome } })).status).toBe(200);
   expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Outra-Senha-Longa-9' } })).status).toBe(200);
@@ -162,6 +162,16 @@ test('a PATCH that changes nothing collaborators see (same values, or only the p
   await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: `${u.nome} Novo` } });
   await esperarEvento(u.id, 'colaborador.atualizado');
   expect((await pendentesDo(u.id)).map((e) => e.tipo)).toEqual(['colaborador.criado', 'colaborador.atualizado']);
+});
+
+test('a first password is seen (tem_senha turns true): colaborador.atualizado carries it', async () => {
+  const u = await colaborador();
+  expect(u.tem_senha).toBe(false);
+  await esperarEvento(u.id, 'colaborador.criado');
+  const res = await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Primeira-Senha-Longa-1' } });
+  expect(res.body.tem_senha).toBe(true);
+  const chamada = await esperarEvento(u.id, 'colaborador.atualizado');
+  expect(chamada.corpo.dados).toEqual(res.body);
 });
 
 test('deleting a colaborador publishes colaborador.removido', async () => {

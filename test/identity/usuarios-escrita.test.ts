@@ -311,6 +311,26 @@ describe('DELETE /usuario/{id} (DESIGN §3, §4: logical deletion)', () => {
     expect((await id.api.patch(`/usuario/${outro.usuario.id}`, { token: admin, body: { e_master: false } })).body.e_master).toBe(false);
   });
 
+  test('nor leave, by changing its e-mail, the MASTER_EMAILS that make it master (409); the flag set, it may', async () => {
+    const email = `${marca()}@pelo-ambiente.test`;
+    const usuario = await id.criarUsuario({ email });
+    config().identity.masterEmails.push(email);
+    try {
+      const pelaLista = await id.login(email, usuario.senha);
+      const outroEmail = `${marca()}@fora-da-lista.test`;
+      esperarProblema(await id.api.patch(`/usuario/${usuario.id}`, { token: pelaLista, body: { email: outroEmail } }), 409);
+      expect((await ler(usuario.id)).body).toMatchObject({ email, e_master: true });
+      // clearing a flag it never had leaves it master by the list: allowed
+      expect((await id.api.patch(`/usuario/${usuario.id}`, { token: pelaLista, body: { e_master: false } })).body.e_master).toBe(true);
+      expect((await id.api.patch(`/usuario/${usuario.id}`, { token: pelaLista, body: { e_master: true, email: outroEmail } })).body).toMatchObject({
+        email: outroEmail,
+        e_master: true,
+      });
+    } finally {
+      config().identity.masterEmails.splice(config().identity.masterEmails.indexOf(email), 1);
+    }
+  });
+
   test('is master only: a non-master gets 403 and the user stays', async () => {
     const alvo = await semSenha();
     esperarProblema(await id.api.del(`/usuario/${alvo.id}`, { token: comum.token }), 403);
