@@ -103,6 +103,24 @@ describe('GET /colaborador: cursor pages of 50 (SPEC 4.5 rule 1, SPEC §8, DESIG
     expect(ids(todos.filter((c) => c.nome.startsWith(tag)))).toEqual(ids(ordenadas));
   });
 
+  test('a cursor whose collaborator was deleted since its page was read still continues after it', async () => {
+    const outra = unico('Cursor');
+    const tres = ['A', 'B', 'C'].map((letra) => ({
+      id: randomUUID(),
+      auth_id: `${outra}-${letra}`,
+      nome: `${outra} ${letra}`,
+      email: `${letra.toLowerCase()}@${outra.toLowerCase()}.test`,
+      setor: outra,
+      cargo: outra,
+      ativo: true,
+    }));
+    await Colaborador.bulkCreate(tres);
+    await Colaborador.destroy({ where: { id: tres[0].id } });
+    const res = await listar({ nome: outra, cursor: tres[0].id });
+    expect(ids(res.body.itens)).toEqual(ids(tres.slice(1)));
+    expect(res.body.proximo_cursor).toBeNull();
+  });
+
   test('a cursor with a nonexistent id answers 200 with an empty page (SPEC §7)', async () => {
     const res = await listar({ cursor: randomUUID() });
     expect(res.status).toBe(200);
