@@ -120,14 +120,18 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
+  // the hub's own token refused is not reused: the next sync asks for a new one (identity may have
+  // new keys), whether the listing or a departure's confirmation, which the sync outlives, was refused
+  const aoRecusar = (err: unknown) => {
+    if (!tokenDoChamador && err instanceof TokenRecusado && err.status === 401) esquecerTokenDoServico('hub', token);
+  };
   // one at a time across the hub's processes: a master's sync and another's, on two workers, would
   // both create an application new to both, and the second would fail on its unique key
   try {
-    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token), ESPERA_PELA_OUTRA_SYNC_S);
+    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token, aoRecusar), ESPERA_PELA_OUTRA_SYNC_S);
     return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
   } catch (err) {
-    // the hub's own token refused is not reused: the next sync asks for a new one (identity may have new keys)
-    if (!tokenDoChamador && err instanceof TokenRecusado && err.status === 401) esquecerTokenDoServico('hub');
+    aoRecusar(err);
     throw err;
   }
 }
@@ -135,7 +139,7 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
 /** How long a sync waits for another under way (a slow identity) before giving up its turn. */
 const ESPERA_PELA_OUTRA_SYNC_S = 30;
 
-async function sincronizarCom(token: string) {
+async function sincronizarCom(token: string, aoRecusar: (err: unknown) => void) {
   // once each: offset pages read while identity gained an application can list another twice
   const listados = [...new Map((await aplicativosDoIdentity(token)).map((a) => [a.id, a])).values()];
   // deleted ones too: identity's id stays unique among them, and one may show up again
@@ -146,7 +150,7 @@ async function sincronizarCom(token: string) {
   const uso = await contagens(faltando.map((a) => a.id));
   // already inactive and still in use: it stays so whether it left or not, nothing to ask nor decide
   const aConfirmar = faltando.filter((a) => a.ativo || (!uso.get(a.id)!.tipos && !uso.get(a.id)!.assinaturas));
-  const { presentes, sairam } = await confirmarSaidas(aConfirmar, token);
+  const { presentes, sairam } = await confirmarSaidas(aConfirmar, token, aoRecusar);
   const remotos = [...listados, ...presentes];
   const r = { criados: 0, atualizados: 0, removidos: 0, desativados: 0 };
   for (const remoto of remotos) {
@@ -181,8 +185,9 @@ async function sincronizarCom(token: string) {
  * token may, the hub's own too): only a 404 confirms it left; found, it is handled as if listed.
  * Any other failure leaves it, and the ones after it, as they are until the next sync: identity
  * failing on one would most likely fail on the next, and a sync spends at most one timeout here.
+ * A refused token is told to `aoRecusar`, as the listing's refusal would be.
  */
-async function confirmarSaidas(faltando: Aplicativo[], token: string) {
+async function confirmarSaidas(faltando: Aplicativo[], token: string, aoRecusar: (err: unknown) => void) {
   const presentes: AplicativoDoIdentity[] = [];
   const sairam: Aplicativo[] = [];
   for (const [i, a] of faltando.entries()) {
@@ -193,6 +198,7 @@ async function confirmarSaidas(faltando: Aplicativo[], token: string) {
         sairam.push(a);
         continue;
       }
+      aoRecusar(err);
       const adiados = faltando.length - i;
       log.warn({ err: (err as Error).message, aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
       break;

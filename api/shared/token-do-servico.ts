@@ -53,7 +53,10 @@ export async function tokenDoServico(servico: NomeDoServico): Promise<string | u
   return access_token;
 }
 
-/** A token another service refused (401) is not reused: identity may have new keys. */
-export function esquecerTokenDoServico(servico: NomeDoServico): void {
-  guardados.delete(servico);
+/**
+ * A token another service refused (401) is not reused: identity may have new keys. Given the
+ * refused token, only that one is forgotten: a newer one asked for meanwhile stays.
+ */
+export function esquecerTokenDoServico(servico: NomeDoServico, recusado?: string): void {
+  if (recusado === undefined || guardados.get(servico)?.token === recusado) guardados.delete(servico);
 }

@@ -367,6 +367,29 @@ describe('the hub’s own token is reused (SPEC 5.7, DESIGN §10 rate limit of /
     expect((await listar()).status).toBe(200);
     expect(relay.pedidos.slice(desde).map((p) => `${p.metodo} ${p.caminho.split('?')[0]}`)).toEqual(['POST /auth/token', 'GET /aplicativo']);
   });
+
+  test('a token identity refuses on a departure’s confirmation is not reused either: the sync goes on, and the next one asks for a new token and confirms it', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const listar = () => hub.api.get('/aplicativo', { token: pessoa.token });
+    const saiu = await hub.criarNoIdentity(`${tag} Saiu, confirmação recusada`);
+    expect((await listar()).status).toBe(200);
+    expect(await hub.doHub(saiu.id)).toMatchObject({ ativo: true });
+
+    relay.escondidos.add(saiu.id);
+    relay.mudarPorId('recusa');
+    let desde = relay.pedidos.length;
+    expect((await listar()).status).toBe(200);
+    // the listing took the token, the confirmation refused it: the application stays until confirmed
+    const pedidos = () => relay.pedidos.slice(desde).map((p) => `${p.metodo} ${p.caminho.split('?')[0]}`);
+    expect(pedidos()).toEqual(['GET /aplicativo', `GET /aplicativo/${saiu.id}`]);
+    expect(await hub.doHub(saiu.id)).toMatchObject({ ativo: true });
+
+    relay.mudarPorId('normal');
+    desde = relay.pedidos.length;
+    expect((await listar()).status).toBe(200);
+    expect(pedidos()).toEqual(['POST /auth/token', 'GET /aplicativo', `GET /aplicativo/${saiu.id}`]);
+    expect(await hub.doHub(saiu.id)).toBeUndefined();
+  });
 });
 
 describe('identity failing does not stop the listing (SPEC 4.4 rule 3, DESIGN §5)', () => {

@@ -62,3 +62,18 @@ test('in LOCALHOST the error names the credentials file, and a restart of identi
   await prepararIdentity();
   expect(await tokenDoServico('hub')).toEqual(expect.any(String));
 });
+
+test('a refused token is forgotten only while it is the one held: a newer one, asked for meanwhile by another call, stays', async () => {
+  const token = await tokenDoServico('hub');
+  const pedidos = jest.spyOn(globalThis, 'fetch');
+  try {
+    esquecerTokenDoServico('hub', `${token}-anterior`);
+    expect(await tokenDoServico('hub')).toBe(token);
+    expect(pedidos).not.toHaveBeenCalled();
+    esquecerTokenDoServico('hub', token);
+    expect(await tokenDoServico('hub')).toEqual(expect.any(String));
+    expect(pedidos).toHaveBeenCalledTimes(1);
+  } finally {
+    pedidos.mockRestore();
+  }
+});
