@@ -1,9 +1,11 @@
 import { UniqueConstraintError } from 'sequelize';
+import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
+import { redis } from '../../lib/redis';
 import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
@@ -11,7 +13,7 @@ import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { dividirEmLotes, enfileirarLotes } from './entregas';
 import { validarDados } from './esquemas';
-import { esperarSincronizacao } from './sincronizacao';
+import { esperarSincronizacao, esperarSincronizacaoEmCurso } from './sincronizacao';
 
 const log = logger('hub-eventos');
 
@@ -37,9 +39,11 @@ const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS
 /**
  * Publishers still unknown or inactive after the sync they made the hub run, lately: none runs
  * another within the minute (a departed application's token stays valid until it expires, and
- * each sync reads identity).
+ * each sync reads identity). The minute is the hub's, not each process's: its start is a Redis
+ * key (vezDeSincronizar); this process's mark only spares a Redis call per refused publication.
  */
-const recusadosAposSincronizar = new CacheComPrazo<string, true>(() => 60_000);
+const INTERVALO_DAS_SINCRONIZACOES_MS = 60_000;
+const recusadosAposSincronizar = new CacheComPrazo<string, true>(() => INTERVALO_DAS_SINCRONIZACOES_MS);
 /**
  * That sync while it runs, giving the publisher as read after it (and marked, when still refused,
  * before it gives it): the publisher's other publications meanwhile wait for the same one.
@@ -133,20 +137,41 @@ const publicador = (sub: string) =>
   publicadores.obterOuCarregar(sub, () => Aplicativo.findOne({ where: { identificador_no_auth: sub }, attributes: ['id', 'ativo'] }));
 
 /**
+ * Whether this process runs the publisher's sync: none ran for it in the hub within the minute (a
+ * key SET NX across the hub's processes, or N of them behind a balancer would make N syncs), and
+ * until when the turn taken stands. Redis out of reach: the process goes on alone, as before.
+ */
+async function vezDeSincronizar(sub: string): Promise<{ nossa: boolean; ate?: number }> {
+  const chave = `${config().queuePrefix}:hub:sincronizacao-por-publicador:${sub}`;
+  try {
+    if (await redis('produtor').set(chave, '1', 'PX', INTERVALO_DAS_SINCRONIZACOES_MS, 'NX')) {
+      return { nossa: true, ate: Date.now() + INTERVALO_DAS_SINCRONIZACOES_MS };
+    }
+    return { nossa: false, ate: Date.now() + Math.max(await redis('produtor').pttl(chave), 0) };
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'vez de sincronizar não marcada no Redis: este processo decide sozinho');
+    return { nossa: true };
+  }
+}
+
+/**
  * The publisher as the hub knows it after the non-masters' sync, for an application identity
  * vouches for (its token) that the hub does not know or holds inactive: the hub has not synced
  * since it was made (nobody listed the hub's applications meanwhile; the identity application
  * itself, on a first start) or since it came back in identity. Still refused after it (deleted in
- * identity, its token valid until it expires), it is remembered a minute.
+ * identity, its token valid until it expires), it is remembered to the end of the minute. When
+ * another process took that minute, its sync is waited for if still under way, and none is run.
  */
 function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> {
   const emCurso = sincronizacoesPorPublicador.get(quem.sub);
   if (emCurso) return emCurso;
   const lido = (async () => {
-    await esperarSincronizacao({ ...quem, master: false });
+    const vez = await vezDeSincronizar(quem.sub);
+    if (vez.nossa) await esperarSincronizacao({ ...quem, master: false });
+    else await esperarSincronizacaoEmCurso();
     publicadores.esquecer(quem.sub);
     const app = await publicador(quem.sub);
-    if (!app?.ativo) recusadosAposSincronizar.guardar(quem.sub, true);
+    if (!app?.ativo) recusadosAposSincronizar.guardar(quem.sub, true, vez.ate);
     return app;
   })().finally(() => sincronizacoesPorPublicador.delete(quem.sub));
   sincronizacoesPorPublicador.set(quem.sub, lido);

@@ -2,6 +2,7 @@ import { sincronizarAplicativos } from '../../api/hub/aplicativos';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
+import { redis } from '../../lib/redis';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { portaLivre } from '../helpers/processo';
@@ -46,6 +47,8 @@ const doPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1],
 const listasNoIdentity = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && p.caminho.startsWith('/aplicativo'));
 /** The applications the hub read by id on identity since `desde` (confirming a departure). */
 const lidosPorId = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && /^\/aplicativo\/[^/?]+$/.test(p.caminho));
+/** The Redis key a hub process sets as it starts a publisher's sync, for the others to see within the minute. */
+const vezDoPublicador = (identityId: string) => `${config().queuePrefix}:hub:sincronizacao-por-publicador:${identityId}`;
 const doTag = async () => (await hub.api.get('/aplicativo/filtro', { token: admin, query: { nome: tag } })).body as any[];
 
 describe('entering and following identity (SPEC §3 Hub application activity, SPEC 4.4 rule 3)', () => {
@@ -294,6 +297,36 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(depoisDaPrimeira).toBeGreaterThanOrEqual(1);
     expect((await publicar(app.token)).status).toBe(403);
     expect(listasNoIdentity(desde).length).toBe(depoisDaPrimeira);
+    // the minute is the hub's, kept where every hub process sees it
+    const resta = await redis().pttl(vezDoPublicador(app.id));
+    expect(resta).toBeGreaterThan(0);
+    expect(resta).toBeLessThanOrEqual(60_000);
+  });
+
+  test('a sync another hub process ran for the publisher within the minute is not run again: 403 with what the hub holds', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Sumido, visto por outro processo`);
+    relay.escondidos.add(app.id);
+    // as another hub process leaves it when its sync for this publisher starts
+    await redis().set(vezDoPublicador(app.id), '1', 'PX', 60_000);
+    const desde = relay.pedidos.length;
+    expect((await publicar(app.token)).status).toBe(403);
+    expect((await publicar(app.token)).status).toBe(403);
+    expect(listasNoIdentity(desde)).toHaveLength(0);
+  });
+
+  test('the sync another hub process started and is still running is waited for, as that process’s own publications wait for it', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const app = await hub.identity.criarAplicativo(`${tag} Publica durante a sincronização de outro`);
+    await redis().set(vezDoPublicador(app.id), '1', 'PX', 60_000);
+    relay.mudar('atrasado');
+    const desde = relay.pedidos.length;
+    // a non-master's sync under way: the one the other process would have started
+    const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
+    await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
+    // past the publisher's check (403 for an unknown one): the type does not exist
+    expect((await publicar(app.token)).status).toBe(422);
+    expect((await listagem).status).toBe(200);
+    expect(listasNoIdentity(desde)).toHaveLength(1);
   });
 });
 
