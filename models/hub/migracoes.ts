@@ -1,4 +1,5 @@
-import { Migracao } from '../../lib/database';
+import { QueryTypes } from 'sequelize';
+import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { ID_ASCII, TABELA } from '../shared/sql';
 
@@ -207,6 +208,39 @@ export const MIGRACOES_HUB: Migracao[] = [
         ['assinatura', 'aplicativo_assinante_id'],
       ]) {
         await qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = LOWER(${coluna}) WHERE BINARY ${coluna} <> BINARY LOWER(${coluna})`);
+      }
+    },
+  },
+  {
+    name: '0011-hub-pendentes-de-inativos',
+    async up(qi) {
+      // an application made inactive before its sync cancelled its subscriptions' pending
+      // deliveries left them pending, each cancelled only when its next attempt came (hours, on a
+      // long back-off): they are cancelled now as that sync does (api/hub/entregas.ts
+      // cancelarPendentes), each application under its row's lock, as the sync holds it, so one
+      // made active again meanwhile keeps its deliveries. Run again, it finds none pending.
+      const s = qi.sequelize;
+      const inativos = await s.query<{ id: string }>('SELECT id FROM aplicativo WHERE ativo = 0', { type: QueryTypes.SELECT });
+      for (const { id } of inativos) {
+        await s.transaction(LEITURA_CONFIRMADA, async (transaction) => {
+          const [a] = await s.query<{ ativo: number }>('SELECT ativo FROM aplicativo WHERE id = ? FOR UPDATE', {
+            replacements: [id],
+            transaction,
+            type: QueryTypes.SELECT,
+          });
+          if (!a || a.ativo) return;
+          const assinaturas = await s.query<{ id: string }>('SELECT id FROM assinatura WHERE aplicativo_assinante_id = ?', {
+            replacements: [id],
+            transaction,
+            type: QueryTypes.SELECT,
+          });
+          for (const assinatura of assinaturas) {
+            await s.query("UPDATE entrega SET situacao = 'cancelada', proxima_tentativa_em = NULL, atualizada_em = ? WHERE assinatura_id = ? AND situacao = 'pendente'", {
+              replacements: [new Date(), assinatura.id],
+              transaction,
+            });
+          }
+        });
       }
     },
   },

@@ -66,7 +66,7 @@ test('ids stored in capitals are written in lower case, and their rows still joi
       VALUES (?, ?, ?, 1, 'https://a.test/w', NOW(3), NOW(3))`,
     [assinatura, app.toUpperCase(), tipo.toUpperCase()],
   );
-  expect(await migrar('hub', MIGRACOES_HUB)).toEqual(['0010-hub-ids-minusculos']);
+  expect(await migrar('hub', MIGRACOES_HUB.slice(0, ATE_A_0009 + 2))).toEqual(['0010-hub-ids-minusculos']);
   const [linha] = await q(
     `SELECT t.aplicativo_id AS dono, v.tipo_de_evento_id AS tipo_da_versao, a.tipo_de_evento_id AS tipo_assinado, a.aplicativo_assinante_id AS assinante
        FROM tipo_de_evento t JOIN versao_de_evento v ON v.tipo_de_evento_id = t.id JOIN assinatura a ON a.tipo_de_evento_id = t.id WHERE t.id = ?`,
