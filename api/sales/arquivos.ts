@@ -68,7 +68,8 @@ async function chamar(
     const codigo = (err.cause as { code?: string } | undefined)?.code;
     throw codigo && SEM_CONEXAO.has(codigo) ? new FalhaDoNossoLado(`file storage out of reach: ${comCausa(err)}`, { cause: err }) : err;
   });
-  if (res.status === 401) esquecerTokenDoServico('sales');
+  // only the refused token: another copy may have asked for a newer one meanwhile
+  if (res.status === 401) esquecerTokenDoServico('sales', token);
   return res;
 }
 
