@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { NextFunction, Request, Response } from 'express';
 import { config } from '../../config';
-import { enviarProblema } from '../shared/http-errors';
+import { ErroDeDominio } from '../shared/errors';
 import { Rota } from '../shared/rotas';
 import { abrirConteudo, arquivoPorId, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
 import { disposicaoDeAnexo } from './disposicao';
@@ -9,15 +9,15 @@ import { respostas, schemas } from './schemas';
 
 /**
  * Before anything else, what the headers already tell (as the JSON parser does for every other
- * route): a declared size past the limit answers 413 without reading a byte, and a compressed body
- * 415, since the bytes are stored as sent. The connection is closed after these answers rather than
- * drained, as after any answer to a body not read (enviarProblema).
+ * route): a declared size past the limit answers 413 without reading a byte. A compressed body
+ * (the bytes are stored as sent) is refused with 415 once the caller is authenticated, as any
+ * input (DESIGN §10). The connection is closed after these answers rather than drained, as after
+ * any answer to a body not read (enviarProblema).
  */
-function conferirCabecalhosDoCorpo(req: Request, res: Response, next: NextFunction) {
+function conferirCabecalhosDoCorpo(req: Request, _res: Response, next: NextFunction) {
   const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
   if (codificacao && codificacao !== 'identity') {
-    enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding.');
-    return;
+    req.corpoIlegivel = new ErroDeDominio('codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding.');
   }
   if (Number(req.headers['content-length']) > config().files.tamanhoMaximoBytes) {
     next(corpoGrandeDemais());

@@ -13,7 +13,8 @@ export type TipoDeErro =
   | 'limite_excedido'
   | 'indisponivel'
   | 'em_andamento'
-  | 'corpo_grande_demais';
+  | 'corpo_grande_demais'
+  | 'codificacao_nao_suportada';
 
 export interface ErroDeCampo {
   campo: string;

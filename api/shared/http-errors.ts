@@ -10,6 +10,7 @@ const STATUS: Record<TipoDeErro, number> = {
   nao_encontrado: 404,
   conflito: 409,
   corpo_grande_demais: 413,
+  codificacao_nao_suportada: 415,
   referencia_invalida: 422,
   bloqueado: 423,
   limite_excedido: 429,

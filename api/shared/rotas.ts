@@ -129,15 +129,19 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'p
   return validarCom(esquema, valor ?? (parte === 'body' ? undefined : {}), mensagem, parte);
 }
 
+/** The parser's refusals of a body that are about the caller's input, not the server's limits. */
+const ERROS_DO_CORPO_ADIADOS = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported']);
+
 /**
- * A body that is not JSON is refused only after the caller is authenticated (DESIGN §10: 401 before
- * 400), by the route's own checks or its `antes` (a webhook's token and signature). Other parser
- * errors (too large, unknown charset) stop the request at once.
+ * A body that is not JSON, or in an encoding or charset the parser does not read, is refused only
+ * after the caller is authenticated (DESIGN §10: 401 and 403 before the input's errors), by the
+ * route's own checks or its `antes` (a webhook's token and signature). A body past the size limit
+ * stops the request at once, without reading the rest.
  */
-function adiarErroDeSintaxe(corpoJson: RequestHandler): RequestHandler {
+function adiarErroDoCorpo(corpoJson: RequestHandler): RequestHandler {
   return (req, res, next) =>
     corpoJson(req, res, (err?: unknown) => {
-      if ((err as { type?: string } | undefined)?.type !== 'entity.parse.failed') return next(err);
+      if (!ERROS_DO_CORPO_ADIADOS.has((err as { type?: string } | undefined)?.type ?? '')) return next(err);
       req.corpoIlegivel = err as Error;
       next();
     });
@@ -185,7 +189,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       }
     };
     // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
-    const corpo = recebeJson(rota) ? [adiarErroDeSintaxe(corpoJson(rota.limiteDoCorpo))] : [];
+    const corpo = recebeJson(rota) ? [adiarErroDoCorpo(corpoJson(rota.limiteDoCorpo))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
     const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
     router[rota.metodo](rota.caminho, ...desafio, ...corpo, ...(rota.antes ?? []), pipeline);

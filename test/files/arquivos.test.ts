@@ -521,9 +521,13 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     expect(await retrato()).toEqual(antes);
   });
 
-  test('a compressed body (Content-Encoding) is refused with 415: the service stores bytes as sent', async () => {
+  test('a compressed body (Content-Encoding) is refused with 415: the service stores bytes as sent; only once the caller may upload (DESIGN §10)', async () => {
     const antes = await retrato();
-    esperarProblema(await files.enviar(app.token, 'x.gz', 'x', { headers: { 'content-encoding': 'gzip' } }), 415);
+    const gzip = { headers: { 'content-encoding': 'gzip' } };
+    expect(esperarProblema(await files.enviar(app.token, 'x.gz', 'x', gzip), 415).code).toBe('codificacao_nao_suportada');
+    esperarProblema(await files.enviar('', 'x.gz', 'x', gzip), 401);
+    const { token: usuario } = await files.identity.criarUsuarioLogado();
+    esperarProblema(await files.enviar(usuario, 'x.gz', 'x', gzip), 403);
     expect(await retrato()).toEqual(antes);
   });
 

@@ -124,6 +124,15 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(p).toMatchObject({ code: 'dados_invalidos', detail: 'O corpo não é um JSON válido.' });
   });
 
+  test('a body in an encoding or charset the parser does not read answers 415, once the caller is authenticated (401 first, DESIGN §10)', async () => {
+    const cabecalhos: Record<string, string>[] = [{ 'content-encoding': 'compress' }, { 'content-type': 'application/json; charset=koi8-r' }];
+    for (const headers of cabecalhos) {
+      esperarProblema(await api.post('/eco', { raw: '{"nome": "x"}', headers }), 401);
+      esperarProblema(await api.post('/eco', { token: 'falso', raw: '{"nome": "x"}', headers }), 401);
+      esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": "x"}', headers }), 415);
+    }
+  });
+
   test('a body nested past 100 levels answers 400, however deep (no stack overflow, no 500); 100 levels are taken', async () => {
     const aninhado = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     for (const n of [101, 50_000]) {
