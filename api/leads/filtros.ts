@@ -143,7 +143,7 @@ export const esquemaDosFiltros = {
     .replace(/[.\/\-\s]/g, '')
     .pattern(/^[0-9]{1,8}$/)
     .description('início do CEP'),
-  nome: Joi.string().trim().empty('').min(2).max(150).description('palavras da razão social ou do nome fantasia'),
+  nome: Joi.string().trim().empty('').max(150).description('palavras da razão social ou do nome fantasia'),
 };
 
 export interface Condicoes {
