@@ -11,6 +11,7 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.dashboard.porta).toBe(4100);
     expect(c.mysqlUrl).toBe('mysql://root@127.0.0.1:3306');
     expect(c.hub.retryScheduleMs).toEqual([5000, 300000, 1800000, 7200000, 18000000, 36000000]);
+    expect(c.hub.retencaoDias).toBe(30);
   });
 
   test('a bad value stops with a message naming the variable', () => {
@@ -35,6 +36,17 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ LISTEN_HOST: 'todas' })).toThrow(/LISTEN_HOST/);
     const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
     expect(loadConfig({ APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' }).listenHost).toBeUndefined();
+  });
+
+  test('the hub refuses private, loopback and link-local destinations outside LOCALHOST unless allowed (DESIGN §5)', () => {
+    const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
+    const fora = { ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
+    expect(loadConfig({}).hub.permitirDestinosPrivados).toBe(true);
+    for (const APP_ENV of ['PRODUCTION', 'SANDBOX']) {
+      expect(loadConfig({ APP_ENV, ...fora }).hub.permitirDestinosPrivados).toBe(false);
+      expect(loadConfig({ APP_ENV, ...fora, HUB_PERMITIR_DESTINOS_PRIVADOS: 'true' }).hub.permitirDestinosPrivados).toBe(true);
+    }
+    expect(loadConfig({ HUB_PERMITIR_DESTINOS_PRIVADOS: 'false' }).hub.permitirDestinosPrivados).toBe(false);
   });
 
   test('HUB_REDES_PERMITIDAS is a list of CIDRs, none by default', () => {
