@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import { DatabaseError, QueryTypes } from 'sequelize';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
@@ -145,6 +146,59 @@ describe('size limit FILES_TAMANHO_MAXIMO_MB, here 2 (DESIGN §4: file storage s
     const res = await files.enviarEmPedacos(app.token, 'enorme.bin', pedacos);
     esperarProblema(res, 413);
     expect(await retrato()).toEqual(antes);
+  });
+
+  test('a client still sending when the 413 comes reads it, not a reset: the connection closes in stages (RFC 9112 §9.6)', async () => {
+    // a body coming as from a slow source (the sales copy streams its download): with the socket
+    // destroyed right after the answer, fetch met the reset before reading it and failed
+    const devagar = () =>
+      Readable.toWeb(
+        Readable.from(
+          (async function* () {
+            for (let i = 0; i < 3 * 64; i++) {
+              await new Promise((r) => setTimeout(r, 1));
+              yield bytesAleatorios(16 * 1024);
+            }
+          })(),
+        ),
+      ) as ReadableStream;
+    const antes = await retrato();
+    for (let i = 0; i < 6; i++) {
+      // chunked, refused once past the limit; then declared, refused before a byte is read
+      const declarado = i % 2 === 1;
+      const res = await fetch(`${suite.url.files}/arquivo?nome=devagar.bin`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/octet-stream', ...(declarado && { 'content-length': String(3 * LIMITE / 2) }) },
+        body: devagar(),
+        duplex: 'half',
+      } as RequestInit);
+      expect({ declarado, status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ declarado, status: 413, code: 'corpo_grande_demais' });
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+
+  test('a client that goes on sending after the answer still has its connection closed within seconds, the rest of its body not taken', async () => {
+    const url = new URL(suite.url.files);
+    // half-open: the server's end of its side does not end ours, as a client busy sending
+    const socket = net.connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+    await once(socket, 'connect');
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /arquivo?nome=sem-fim.bin HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${app.token}\r\n` +
+        `Content-Type: application/octet-stream\r\nContent-Length: ${100 * LIMITE}\r\n\r\n`,
+    );
+    let resposta = '';
+    socket.on('data', (d) => (resposta += d));
+    const inicio = Date.now();
+    const envio = setInterval(() => socket.writable && socket.write(bytesAleatorios(64 * 1024)), 5);
+    try {
+      // closed by a reset, as a rule: the client's bytes still in flight
+      await new Promise((r) => socket.on('close', r));
+    } finally {
+      clearInterval(envio);
+    }
+    expect(resposta.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(Date.now() - inicio).toBeLessThan(4000);
   });
 });
 
