@@ -1,4 +1,4 @@
-import { Job } from 'bullmq';
+import { Job, UnrecoverableError } from 'bullmq';
 import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../api/sales/anexos';
 import { devolverAFila, progressoNoPainel } from '../queues/fila';
 import { esperaEntreTentativas } from '../queues/sales-anexo';
@@ -8,7 +8,8 @@ import { esperaEntreTentativas } from '../queues/sales-anexo';
  * `varrer` catches up on both. Progress (bytes copied, copies removed) shows in the dashboard.
  * Shutdown (the worker's abort signal) stops a copy under way, and its job goes back to the queue
  * without spending one of its attempts; so does a copy put off on our side, until its next run is
- * due, writing why in the job's log (the dashboard shows it).
+ * due, writing why in the job's log (the dashboard shows it). One too large for file storage fails
+ * without the job's retries.
  */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token?: string, sinal?: AbortSignal) {
   const aoProgredir = progressoNoPainel(job);
@@ -21,6 +22,9 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
         case 'adiada':
           await job.log(`cópia adiada, sem gastar tentativa: ${r.motivo}`);
           return devolverAFila(job, token, Date.now() + esperaEntreTentativas());
+        case 'grande_demais':
+          // failed for good, its reason on the dashboard: a retry would download it for nothing
+          throw new UnrecoverableError(r.motivo);
         default:
           return r.estado;
       }

@@ -6,7 +6,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
+import { apagarArquivo, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -75,11 +75,12 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
  * How a copy ended, by `estado`. `esgotado`: its attempts all made (or copied, or gone, since it was
  * read); `interrompido`: stopped by the worker's shutdown, its attempt given back (it is no failure
  * of the copy); `adiada`: failed on the suite's own side (FalhaDoNossoLado), its attempt given
- * back, to be tried again on the same schedule, `motivo` saying why.
+ * back, to be tried again on the same schedule, `motivo` saying why; `grande_demais`: file storage
+ * refused the attachment as past its size limit, the copy stopped for good, `motivo` saying so.
  */
 export type ResultadoDaCopia =
   | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' }
-  | { estado: 'adiada'; motivo: string };
+  | { estado: 'adiada' | 'grande_demais'; motivo: string };
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
 export interface ProgressoDaCopia {
@@ -123,7 +124,8 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * starts, by the database and not by the job: a crash still counts, and a job run again after one
  * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure of the
  * attachment's own (its download, file storage refusing the file) throws, and the queue tries again
- * 30 minutes later. One of the suite's own side (our credentials refused, identity or file storage
+ * 30 minutes later; but file storage refusing it as past its size limit spends every attempt at
+ * once and answers `grande_demais`, since no retry can store it. One of the suite's own side (our credentials refused, identity or file storage
  * failing or out of reach) gives its attempt back and answers `adiada`: an outage or a secret
  * renewed and not yet set delays the copies, as long as it lasts, instead of using up their
  * attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) after the copy
@@ -147,6 +149,7 @@ export async function copiarAnexo(
   if (!contada) return { estado: 'esgotado' };
   let arquivo: ArquivoGuardado | undefined;
   let bytes: ContadorDeBytes | undefined;
+  let total: number | null = null;
   try {
     // the token first: without one nothing can be stored, and a secret renewed and not yet set, or
     // identity down, would otherwise have every copy fetch its attachment from the chat platform
@@ -154,9 +157,9 @@ export async function copiarAnexo(
     const token = await tokenDaSales();
     const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
-    const total = download.tamanho;
+    total = download.tamanho;
     bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal, token });
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal, token, tamanho: total });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
     const alterados = await banco('sales').transaction(async (transaction) => {
@@ -184,6 +187,7 @@ export async function copiarAnexo(
       await devolverTentativa(anexoId);
       return { estado: 'interrompido' };
     }
+    if (err instanceof ArquivoGrandeDemais) return desistirDaCopia(anexoId, err, total ?? `at least ${bytes?.bytes ?? 0}`);
     const mensagem = (err as Error).message.slice(0, 500);
     const nossa = err instanceof FalhaDoNossoLado;
     // the put-off series starts at its first failure of ours and ends at a failure of the
@@ -200,6 +204,19 @@ export async function copiarAnexo(
     log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
     return { estado: 'adiada', motivo: mensagem };
   }
+}
+
+/**
+ * File storage refused the attachment as past its size limit: no attempt can ever store it, so its
+ * attempts are spent at once (neither the queue nor the sweep takes it again) instead of downloading
+ * it five more times, and `ultimo_erro` says why, with its size: the length its download announced
+ * (sent as the upload's, refused by file storage from the headers), else the bytes already passed
+ * on, which it has at least.
+ */
+async function desistirDaCopia(anexoId: string, err: ArquivoGrandeDemais, tamanho: number | string): Promise<ResultadoDaCopia> {
+  const motivo = `the attachment (${tamanho} bytes) exceeds file storage's size limit; ${err.message}`.slice(0, 500);
+  await atualizarAnexos({ ultimo_erro: motivo, tentativas: TENTATIVAS_DE_COPIA, adiada_desde: null }, { id: anexoId, arquivo_id: null });
+  return { estado: 'grande_demais', motivo };
 }
 
 /**

@@ -25,9 +25,15 @@ export interface ArquivoGuardado {
 export class FalhaDoNossoLado extends Error {}
 
 /**
+ * File storage refused the file as larger than its limit (413): no attempt can ever store it, so
+ * the copy stops at once instead of downloading it again (copiarAnexo). The message is file
+ * storage's own, which names its limit.
+ */
+export class ArquivoGrandeDemais extends Error {}
+
+/**
  * Causes of a call that never connected to file storage, so sent nothing. One cut once the bytes
- * flow is no such failure: file storage refuses a file too large by closing the connection, which
- * the upload may see as a reset before it reads the 413.
+ * flow is no such failure: file storage crashing in the middle of an upload looks the same.
  */
 const SEM_CONEXAO = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -78,18 +84,20 @@ async function chamar(
  * short. `chave` (the attachment's) is its Idempotency-Key: an upload stored but whose answer was
  * lost is answered again, not stored twice, when the next attempt sends the same bytes. `token`
  * (tokenDaSales) is asked for by the caller before it opens the download the bytes come from.
+ * `tamanho`, when the download announced it, goes as the Content-Length: file storage then refuses
+ * a file past its limit from the headers, before reading a byte, by the limit it alone knows.
  */
 export async function guardarArquivo(
   nome: string,
   tipoMime: string,
   bytes: Readable,
-  { prazoMs, chave, sinal, token }: { prazoMs: number; chave: string; sinal?: AbortSignal; token: string },
+  { prazoMs, chave, sinal, token, tamanho }: { prazoMs: number; chave: string; sinal?: AbortSignal; token: string; tamanho?: number | null },
 ): Promise<ArquivoGuardado> {
   const res = await chamar(
     `/arquivo?nome=${encodeURIComponent(nome)}`,
     {
       method: 'POST',
-      headers: { 'content-type': tipoMime, 'idempotency-key': chave },
+      headers: { 'content-type': tipoMime, 'idempotency-key': chave, ...(tamanho != null && { 'content-length': String(tamanho) }) },
       body: Readable.toWeb(bytes) as ReadableStream,
       duplex: 'half',
     },
@@ -99,7 +107,12 @@ export async function guardarArquivo(
   );
   if (res.status === 201) return (await res.json()) as ArquivoGuardado;
   const erro = `file storage answered ${res.status} to the upload`;
-  // other refusals (too large, a name or type refused, a key used for other bytes) are the file's
+  if (res.status === 413) {
+    // its problem's detail names the limit; the connection may be gone before the body is read
+    const problema = (await res.json().catch(() => null)) as { detail?: unknown } | null;
+    throw new ArquivoGrandeDemais(typeof problema?.detail === 'string' ? `${erro}: ${problema.detail}` : erro);
+  }
+  // other refusals (a name or type refused, a key used for other bytes) are the file's
   throw res.status >= 500 || [401, 403, 429].includes(res.status) ? new FalhaDoNossoLado(erro) : new Error(erro);
 }
 

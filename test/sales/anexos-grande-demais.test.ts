@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import nock from 'nock';
+import { literal } from 'sequelize';
+import { varrerAnexos } from '../../api/sales/anexos';
+import { AGORA_NO_BANCO } from '../../lib/database';
+import { Arquivo } from '../../models/files';
+import { AnexoDaMensagem } from '../../models/sales';
+import { fila } from '../../queues/fila';
+import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { dormir, esperarAte } from '../helpers/espera';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+
+/**
+ * SPEC 4.6 rule 7 retries a failed copy up to 5 more times; an attachment file storage refuses as
+ * past its size limit (413) can never be stored, so its copy stops at the first refusal, its
+ * attempts spent, saying why, instead of downloading it five more times. File storage's limit is
+ * 1 MiB here (FILES_TAMANHO_MAXIMO_MB), a real file storage behind it; the chat platform is nock.
+ */
+
+/** Runs 300 ms apart here (30 minutes in production). */
+const ESPERA_ENTRE_TENTATIVAS_MS = 300;
+const LIMITE = 1024 * 1024;
+const CHAT = 'https://chat.exemplo.test';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS), FILES_TAMANHO_MAXIMO_MB: '1' } });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+});
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+/**
+ * The chat platform serving `tamanho` random bytes at `caminho`, 16 KiB every millisecond as over a real
+ * link (a body at hand all at once reached file storage before its answer), with its length
+ * announced or not; counts the downloads and the bytes read of them.
+ */
+function anexoNaPlataforma(caminho: string, tamanho: number, anunciado: boolean) {
+  const bytes = randomBytes(tamanho);
+  const contagem = { downloads: 0, lidos: 0 };
+  nock(CHAT)
+    .persist()
+    .get(caminho)
+    .reply(
+      200,
+      () => {
+        contagem.downloads++;
+        return Readable.from(
+          (async function* () {
+            for (let i = 0; i < tamanho; i += 16 * 1024) {
+              await dormir(1);
+              const pedaco = bytes.subarray(i, i + 16 * 1024);
+              contagem.lidos += pedaco.length;
+              yield pedaco;
+            }
+          })(),
+        );
+      },
+      { 'content-type': 'video/mp4', ...(anunciado && { 'content-length': String(tamanho) }) },
+    );
+  return { bytes, contagem };
+}
+
+/** A message with one attachment at `caminho` of the chat platform; answers the attachment's record once its copy ended. */
+async function copiaTerminada(caminho: string) {
+  const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o vídeo', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'video' }] }));
+  return esperarAte(async () => {
+    const a = await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } });
+    return a && (a.arquivo_id || a.tentativas === TENTATIVAS_DE_COPIA) && a;
+  }, 'the copy ended');
+}
+
+/** No further attempt: the job failed for good, and after a few retry intervals nothing ran again. */
+async function semMaisTentativas(anexoId: string, contagem: { downloads: number }) {
+  const job = await esperarAte(async () => {
+    const j = await fila(filaSalesAnexo).getJob(anexoId);
+    return j && (await j.getState()) === 'failed' && j;
+  }, 'the copy job failed');
+  expect(job.attemptsMade).toBe(1);
+  await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 4);
+  expect(contagem.downloads).toBe(1);
+  // neither does the sweep take it again, however long it is left
+  await AnexoDaMensagem.update({ atualizado_em: literal(`${AGORA_NO_BANCO} - INTERVAL 1 HOUR`) }, { where: { id: anexoId }, silent: true });
+  await varrerAnexos();
+  expect(await (await fila(filaSalesAnexo).getJob(anexoId))?.getState()).toBe('failed');
+  expect((await AnexoDaMensagem.findByPk(anexoId))!.tentativas).toBe(TENTATIVAS_DE_COPIA);
+}
+
+test('an attachment whose download announces a length past the limit: refused from the headers, the copy stops at the first attempt, saying so', async () => {
+  const tamanho = 4 * LIMITE;
+  const { contagem } = anexoNaPlataforma('/rails/active_storage/grande/anunciado.mp4', tamanho, true);
+  const anexo = await copiaTerminada('/rails/active_storage/grande/anunciado.mp4');
+  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas, adiada_desde: anexo.adiada_desde }).toEqual({
+    arquivo_id: null,
+    tentativas: TENTATIVAS_DE_COPIA,
+    adiada_desde: null,
+  });
+  expect(anexo.ultimo_erro).toBe(
+    `the attachment (${tamanho} bytes) exceeds file storage's size limit; file storage answered 413 to the upload: O arquivo passa do limite de 1 MB.`,
+  );
+  // the upload declared the length, so file storage answered before taking the file: the download was let go
+  expect(contagem.lidos).toBeLessThan(tamanho / 2);
+  await semMaisTentativas(anexo.id, contagem);
+  expect(await Arquivo.count({ where: { nome: 'anunciado.mp4' } })).toBe(0);
+  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: TENTATIVAS_DE_COPIA });
+});
+
+test('an attachment of unknown length found past the limit while streaming: the 413 is read though the upload was still sending, and the copy stops the same way', async () => {
+  const { contagem } = anexoNaPlataforma('/rails/active_storage/grande/sem-tamanho.mp4', 2 * LIMITE, false);
+  const anexo = await copiaTerminada('/rails/active_storage/grande/sem-tamanho.mp4');
+  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas }).toEqual({ arquivo_id: null, tentativas: TENTATIVAS_DE_COPIA });
+  // the size is what had passed when file storage refused: more than its limit
+  const [, passados] = /^the attachment \(at least (\d+) bytes\) exceeds file storage's size limit; file storage answered 413 to the upload: O arquivo passa do limite de 1 MB\.$/.exec(anexo.ultimo_erro ?? '') ?? [];
+  expect(Number(passados)).toBeGreaterThan(LIMITE);
+  await semMaisTentativas(anexo.id, contagem);
+});
+
+test('an attachment within the limit is still copied whole, its length declared to file storage', async () => {
+  const { bytes } = anexoNaPlataforma('/rails/active_storage/normal/curto.mp4', LIMITE, true);
+  const anexo = await copiaTerminada('/rails/active_storage/normal/curto.mp4');
+  expect({ tentativas: anexo.tentativas, tamanho: Number(anexo.tamanho), ultimo_erro: anexo.ultimo_erro }).toEqual({ tentativas: 1, tamanho: LIMITE, ultimo_erro: null });
+  const [m] = await s.mensagens(anexo.conversa_id);
+  const baixado = await fetch(m.anexos[0].url);
+  expect(Buffer.from(await baixado.arrayBuffer()).equals(bytes)).toBe(true);
+});
