@@ -22,7 +22,9 @@ const AJUDA = `usage: suite <command>
   migrate                database migrations of every service, then exit
   rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
   import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
-  remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)`;
+  remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)
+  retry-attachment-copies [--conversa <id>]
+                         new attempts, enqueued now, for the sales attachment copies that used up theirs`;
 
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
@@ -93,6 +95,25 @@ async function main(argv: string[]): Promise<void> {
         process.exitCode = 0;
       } catch (err) {
         process.stderr.write(`remove-app-files ${err instanceof RemocaoRecusada ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
+      }
+      await encerrar();
+      return;
+    }
+    case 'retry-attachment-copies': {
+      // none, or `--conversa <id>`: anything else is a typo, not "every conversation"
+      const conversa = args[0] === '--conversa' && args.length === 2 ? args[1] : undefined;
+      if (args.length && !conversa) throw new ConfigError(AJUDA);
+      const { sales } = await import('./api/sales');
+      const { RetomadaRecusada, retomarCopiasEsgotadas } = await import('./api/sales/anexos');
+      await abrirServico(sales);
+      process.exitCode = 1;
+      try {
+        const reenfileiradas = await retomarCopiasEsgotadas(conversa);
+        process.stdout.write(`${JSON.stringify({ conversa_id: conversa ?? null, reenfileiradas })}\n`);
+        process.stderr.write(`retry-attachment-copies: ${reenfileiradas} ${reenfileiradas === 1 ? 'copy' : 'copies'} given new attempts and enqueued\n`);
+        process.exitCode = 0;
+      } catch (err) {
+        process.stderr.write(`retry-attachment-copies ${err instanceof RetomadaRecusada ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
       }
       await encerrar();
       return;

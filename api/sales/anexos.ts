@@ -64,6 +64,66 @@ export async function varrerAnexos(limite = 1000): Promise<number> {
   return esquecidos.length;
 }
 
+/** `retry-attachment-copies --conversa` named no live conversation: nothing was changed. */
+export class RetomadaRecusada extends Error {}
+
+/** Copies given new attempts per statement (and per add to the queue). */
+const LOTE_DA_RETOMADA = 1000;
+
+/**
+ * `suite retry-attachment-copies [--conversa <id>]`: copies stopped after their attempts (no file,
+ * `tentativas` at the maximum: their own failures, or a file too large for file storage) of live
+ * messages get a fresh set (`tentativas` 0, `adiada_desde` null) and are enqueued now, so an
+ * operator can retry them once the cause is gone (a limit raised, the platform serving again)
+ * without editing the database. Attempts first, then the queue: a job run in between would find
+ * them spent. Should the queue fail, the sweep enqueues them within minutes (their `tentativas` is
+ * below the maximum now). Run again, it finds none of them: copies made, or still trying, are not
+ * touched. Answers how many it gave new attempts.
+ */
+export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA_RETOMADA): Promise<number> {
+  if (conversaId !== undefined && !(await Conversa.findByPk(conversaId, { attributes: ['id'] }))) {
+    throw new RetomadaRecusada(`conversation ${conversaId} not found (or deleted); nothing was changed`);
+  }
+  const sales = banco('sales');
+  let retomadas = 0;
+  // by id, past the last page: a copy retried here that fails at once (too large again) and stops
+  // is not taken twice in one run
+  let depoisDe = '';
+  for (;;) {
+    const pagina = await lerLinhas<{ id: string }>(
+      sales,
+      `SELECT a.id FROM anexo_da_mensagem a
+         JOIN conversa c ON c.id = a.conversa_id AND c.deletado_em IS NULL
+         JOIN conversa_mensagem m ON m.conversa_id = a.conversa_id AND m.id = a.mensagem_id AND NOT m.apagada
+        WHERE a.arquivo_id IS NULL AND a.tentativas >= ? AND a.id > ? ${conversaId !== undefined ? 'AND a.conversa_id = ?' : ''}
+        ORDER BY a.id LIMIT ${Number(lote)}`,
+      [TENTATIVAS_DE_COPIA, depoisDe, ...(conversaId !== undefined ? [conversaId] : [])],
+    );
+    if (!pagina.length) break;
+    const ids = pagina.map((a) => a.id);
+    depoisDe = ids[ids.length - 1];
+    // checked again as it is written: one copied or re-armed meanwhile is left as it is
+    const [n] = await atualizarAnexos({ tentativas: 0, adiada_desde: null }, { id: ids, arquivo_id: null, tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } });
+    retomadas += n;
+    await enfileirarAgora(ids);
+  }
+  log.info({ conversa_id: conversaId ?? null, retomadas }, 'cópias esgotadas receberam novas tentativas');
+  return retomadas;
+}
+
+/**
+ * Copy jobs for `ids`, to run now: a finished job of the same id (failed after its attempts, or
+ * found them spent) is replaced, and one still delayed (a retry of BullMQ's due later) is promoted.
+ */
+async function enfileirarAgora(ids: string[]): Promise<void> {
+  await reenfileirar(filaSalesAnexo, jobsDeCopia(ids));
+  const q = fila(filaSalesAnexo);
+  const estados = await Promise.all(ids.map((id) => q.getJobState(id)));
+  const adiados = await Promise.all(ids.filter((_, i) => estados[i] === 'delayed').map((id) => q.getJob(id)));
+  // one that started meanwhile cannot be promoted: it runs, which is what was asked
+  await Promise.all(adiados.map((j) => j?.promote().catch(() => undefined)));
+}
+
 /** How the chat platform that sent the attachment is reached: its origin and API token. */
 async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuporte: string | null; tokenApi: string | null }> {
   const conversa = await Conversa.findByPk(anexo.conversa_id, { attributes: ['config_system_suporte_id'], paranoid: false });
@@ -211,7 +271,7 @@ export async function copiarAnexo(
  * attempts are spent at once (neither the queue nor the sweep takes it again) instead of downloading
  * it five more times, and `ultimo_erro` says why, with its size: the length its download announced
  * (sent as the upload's, refused by file storage from the headers), else the bytes already passed
- * on, which it has at least.
+ * on, which it has at least. Its limit raised, retomarCopiasEsgotadas tries it again.
  */
 async function desistirDaCopia(anexoId: string, err: ArquivoGrandeDemais, tamanho: number | string): Promise<ResultadoDaCopia> {
   const motivo = `the attachment (${tamanho} bytes) exceeds file storage's size limit; ${err.message}`.slice(0, 500);

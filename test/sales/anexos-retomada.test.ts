@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import nock from 'nock';
+import { retomarCopiasEsgotadas } from '../../api/sales/anexos';
+import { config } from '../../config';
+import { AnexoDaMensagem } from '../../models/sales';
+import { fila } from '../../queues/fila';
+import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { esperarAte } from '../helpers/espera';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+
+/**
+ * `suite retry-attachment-copies [--conversa <id>]` (README, docs/sales.md): copies stopped after
+ * SPEC 4.6 rule 7's attempts get a fresh set and are enqueued at once, so an operator retries them
+ * once the cause is gone without editing the database; copies made or still trying are left alone.
+ */
+
+/** Runs 300 ms apart here (30 minutes in production). */
+const ESPERA_ENTRE_TENTATIVAS_MS = 300;
+const CHAT = 'https://chat.exemplo.test';
+
+let suite: SuiteDeTeste;
+let s: Sales;
+let sistema: { id: string; token: string };
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
+  s = salesDe(suite);
+  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+});
+afterEach(() => nock.cleanAll());
+afterAll(() => suite?.encerrar());
+
+/** `suite retry-attachment-copies …` as an operator runs it, on this file's databases and queues. */
+function comando(...args: string[]) {
+  const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'retry-attachment-copies', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let saida = '';
+  let erros = '';
+  filho.stdout.on('data', (d) => (saida += d));
+  filho.stderr.on('data', (d) => (erros += d));
+  return new Promise<{ codigo: number | null; saida: string; erros: string }>((resolve) => filho.on('exit', (codigo) => resolve({ codigo, saida, erros })));
+}
+
+/** A message with one attachment at `caminho` of the chat platform, in a conversation of its own; answers the attachment. */
+async function anexoEm(caminho: string) {
+  const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'file' }] }));
+  return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
+}
+
+const estado = async (id: string) => {
+  const a = (await AnexoDaMensagem.findByPk(id))!;
+  return { tentativas: a.tentativas, arquivo_id: a.arquivo_id };
+};
+
+/** An attachment the chat platform answered 404 to six times: its copy stopped, its job failed. */
+async function anexoEsgotado(caminho: string) {
+  nock(CHAT).get(caminho).times(TENTATIVAS_DE_COPIA).reply(404);
+  const anexo = await anexoEm(caminho);
+  await esperarAte(async () => (await fila(filaSalesAnexo).getJobState(anexo.id)) === 'failed', 'the copy stopped after its attempts');
+  expect(await estado(anexo.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
+  return anexo;
+}
+
+/** The attachment served whole from now on; answers its copy once made. */
+function servir(caminho: string) {
+  nock(CHAT).get(caminho).reply(200, Buffer.from(`%PDF ${caminho}`), { 'content-type': 'application/pdf' });
+}
+const copiado = (id: string) => esperarAte(async () => (await AnexoDaMensagem.findByPk(id))?.arquivo_id, 'the copy made', 5000);
+
+test('gives the copies stopped after their attempts a fresh set and enqueues them at once, of one conversation or all; run again it changes nothing', async () => {
+  const a = await anexoEsgotado('/rails/active_storage/retomada/a.pdf');
+  const b = await anexoEsgotado('/rails/active_storage/retomada/b.pdf');
+  servir('/rails/active_storage/retomada/c.pdf');
+  const c = await anexoEm('/rails/active_storage/retomada/c.pdf');
+  const copiaDeC = await copiado(c.id);
+  // retries far apart from now on: what the command enqueues must run at once, not after a retry's wait
+  const antes = config().sales.anexoRetryMs;
+  config().sales.anexoRetryMs = 10 * 60_000;
+  try {
+    servir('/rails/active_storage/retomada/a.pdf');
+    expect(await comando('--conversa', a.conversa_id)).toEqual({
+      codigo: 0,
+      saida: `${JSON.stringify({ conversa_id: a.conversa_id, reenfileiradas: 1 })}\n`,
+      erros: 'retry-attachment-copies: 1 copy given new attempts and enqueued\n',
+    });
+    const copiaDeA = await copiado(a.id);
+    expect(await estado(a.id)).toEqual({ tentativas: 1, arquivo_id: copiaDeA });
+    expect((await AnexoDaMensagem.findByPk(a.id))!.ultimo_erro).toBeNull();
+    // the other conversation's copy was not touched
+    expect(await estado(b.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
+
+    // run again: nothing left to retry there
+    expect(await comando('--conversa', a.conversa_id)).toMatchObject({ codigo: 0, saida: `${JSON.stringify({ conversa_id: a.conversa_id, reenfileiradas: 0 })}\n` });
+
+    // every conversation: the one still stopped, never the copies made
+    servir('/rails/active_storage/retomada/b.pdf');
+    expect(await comando()).toMatchObject({ codigo: 0, saida: `${JSON.stringify({ conversa_id: null, reenfileiradas: 1 })}\n` });
+    await copiado(b.id);
+    expect(await estado(b.id)).toMatchObject({ tentativas: 1 });
+    expect(await estado(a.id)).toEqual({ tentativas: 1, arquivo_id: copiaDeA });
+    expect(await estado(c.id)).toEqual({ tentativas: 1, arquivo_id: copiaDeC });
+  } finally {
+    config().sales.anexoRetryMs = antes;
+  }
+});
+
+test('a copy stopped with a retry of the queue still delayed runs at once; one still trying keeps its count', async () => {
+  const q = fila(filaSalesAnexo);
+  await q.pause();
+  let parado, tentando;
+  try {
+    parado = await anexoEm('/rails/active_storage/retomada/adiado.pdf');
+    tentando = await anexoEm('/rails/active_storage/retomada/tentando.pdf');
+    await q.remove(parado.id);
+    await q.remove(tentando.id);
+  } finally {
+    await q.resume();
+  }
+  // its attempts counted by runs that crashed, and BullMQ's next retry due in ten minutes
+  await AnexoDaMensagem.update({ tentativas: TENTATIVAS_DE_COPIA }, { where: { id: parado.id } });
+  await AnexoDaMensagem.update({ tentativas: 3 }, { where: { id: tentando.id } });
+  await q.add('copiar', { anexo_id: parado.id }, { jobId: parado.id, delay: 10 * 60_000 });
+  servir('/rails/active_storage/retomada/adiado.pdf');
+
+  expect(await retomarCopiasEsgotadas(parado.conversa_id)).toBe(1);
+  await copiado(parado.id);
+  expect(await estado(parado.id)).toMatchObject({ tentativas: 1 });
+  expect(await retomarCopiasEsgotadas(tentando.conversa_id)).toBe(0);
+  expect(await estado(tentando.id)).toEqual({ tentativas: 3, arquivo_id: null });
+});
+
+test('a conversation that does not exist, or arguments it does not take, change nothing and exit non-zero', async () => {
+  const esgotado = await anexoEsgotado('/rails/active_storage/retomada/recusa.pdf');
+  const inexistente = '00000000-0000-7000-8000-000000000000';
+  expect(await comando('--conversa', inexistente)).toEqual({
+    codigo: 1,
+    saida: '',
+    erros: `retry-attachment-copies refused: conversation ${inexistente} not found (or deleted); nothing was changed\n`,
+  });
+  // a typo is no "every conversation"
+  const typo = await comando('--conversas', esgotado.conversa_id);
+  expect(typo).toMatchObject({ codigo: 1, saida: '' });
+  expect(typo.erros).toContain('retry-attachment-copies [--conversa <id>]');
+  expect(await estado(esgotado.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
+});
+
+test('each stopped copy is retried once a run, page after page, even one that stops again at once (file storage still refusing it as too large)', async () => {
+  const limite = config().files.tamanhoMaximoBytes;
+  config().files.tamanhoMaximoBytes = 1024;
+  try {
+    let downloads = 0;
+    nock(CHAT)
+      .persist()
+      .get(/\/rails\/active_storage\/paginas\//)
+      .reply(200, () => (downloads++, Buffer.alloc(4096)), { 'content-type': 'video/mp4', 'content-length': '4096' });
+    const caminhos = [1, 2, 3].map((i) => `/rails/active_storage/paginas/video-${i}.mp4`);
+    const r = await s.registrar(
+      sistema,
+      eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'três vídeos', anexos: caminhos.map((c) => ({ id: idDoSuporte(), data_url: `${CHAT}${c}`, file_type: 'video' })) }),
+    );
+    const todosParados = () =>
+      esperarAte(async () => {
+        const anexos = await AnexoDaMensagem.findAll({ where: { conversa_id: r.conversa_id } });
+        return anexos.length === 3 && anexos.every((a) => a.tentativas === TENTATIVAS_DE_COPIA) && anexos;
+      }, 'the three copies stopped');
+    await todosParados();
+    expect(downloads).toBe(3);
+
+    // one copy a page: each comes back stopped within moments, and is not taken again
+    expect(await retomarCopiasEsgotadas(r.conversa_id, 1)).toBe(3);
+    await esperarAte(() => downloads === 6, 'each copy tried again');
+    for (const a of await todosParados()) expect(a.ultimo_erro).toContain("exceeds file storage's size limit");
+  } finally {
+    config().files.tamanhoMaximoBytes = limite;
+  }
+});
