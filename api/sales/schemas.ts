@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paginaNumerada, sempre } from '../shared/openapi';
-import { id, pagina, tamanho, texto } from '../shared/paginacao';
+import { id, inteiroEscrito, pagina, tamanho, texto } from '../shared/paginacao';
 import { STATUS } from './suporte';
 
 const status = () => Joi.string().valid(...STATUS);
@@ -41,13 +41,13 @@ export const schemas = {
   tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('') }),
   webhook: Joi.object({ event: Joi.string().max(100).required() }).unknown(true).required(),
   // tamanho is accepted (an integer) and ignored: pages always hold 50
-  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: Joi.number().integer().unsafe(), status: status().empty('') }),
+  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: inteiroEscrito(Joi.number().unsafe()), status: status().empty('') }),
   autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
   filtroDeConversas: Joi.object({
     cliente_id: id().empty(''),
     robo_id: id().empty(''),
     config_system_gateway_id: id().empty(''),
-    suporte_conversa_id: Joi.number().integer().min(0).empty(''),
+    suporte_conversa_id: inteiroEscrito().min(0).empty(''),
     status: status().empty(''),
     contato: texto(),
     texto: texto(),

@@ -6,16 +6,19 @@ import Joi from 'joi';
  * still an integer: it is adjusted like the others (to the cap, or to the largest safe one).
  */
 export function inteiroAjustado(padrao: number, maximo = Number.MAX_SAFE_INTEGER) {
-  return Joi.number()
-    .integer()
-    .unsafe()
-    .default(padrao)
-    .custom((v: number, helpers) => {
-      if (!Number.isInteger(v)) return v; // integer() has already said so
-      // unsafe() would round `1.00000000000000001` to 1: digits only, as written
-      if (!/^\s*[+-]?\d+\s*$/.test(String(helpers.original))) return helpers.error('number.integer');
-      return Math.max(1, Math.min(v, maximo));
-    });
+  return inteiroEscrito(Joi.number().unsafe().default(padrao), (v) => Math.max(1, Math.min(v, maximo)));
+}
+
+/**
+ * An integer written as one: joi's number() also takes `3.0`, `1e3` and `0x10`, and with unsafe()
+ * rounds `1.00000000000000001` to 1; a query's integer is digits only (DESIGN §4).
+ */
+export function inteiroEscrito(numero = Joi.number(), ajustar: (v: number) => number = (v) => v) {
+  return numero.integer().custom((v: number, helpers) => {
+    if (!Number.isInteger(v)) return v; // integer() has already said so
+    if (!/^\s*[+-]?\d+\s*$/.test(String(helpers.original))) return helpers.error('number.integer');
+    return ajustar(v);
+  });
 }
 
 export const pagina = () => inteiroAjustado(1).description('Página, a partir de 1 (abaixo de 1 vira 1).');

@@ -125,6 +125,8 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     esperarProblema(await get('/conversa', { status: 'fechada' }), 400);
     esperarProblema(await get('/conversa', { pagina: 'um' }), 400);
     esperarProblema(await get('/conversa', { tamanho: 'muitos' }), 400);
+    // written as an integer (DESIGN §4), though ignored
+    for (const tamanho of ['1e3', '3.0', '0x10']) esperarProblema(await get('/conversa', { tamanho }), 400);
   });
 });
 
@@ -274,7 +276,7 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
   });
 
   it('answers 400 for a chat conversation id that is not a number', async () => {
-    esperarProblema(await get('/conversa/filtro', { suporte_conversa_id: 'dez' }), 400);
+    for (const suporte_conversa_id of ['dez', '10.0', '1e1']) esperarProblema(await get('/conversa/filtro', { suporte_conversa_id }), 400);
   });
 });
 
