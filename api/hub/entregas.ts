@@ -130,18 +130,21 @@ const sucessos = new GravadorEmLotes<Sucesso, void>(registrarSucessos, {
 });
 
 async function lerEntregas(ids: string[]): Promise<(LinhaDaEntrega | undefined)[]> {
-  // the hot path of the hub: plain statements, without Sequelize's model layer (lib/database.ts)
+  // the hot path of the hub: plain statements, without Sequelize's model layer (lib/database.ts).
+  // `tipo` is the name the event was published under: a retry or a replay resends what was
+  // published, whatever the type was renamed to since; only an event stored by a process older
+  // than hub migration 0012 has none, and goes out under its type's current name, as before
   const linhas = await lerPorTexto<LinhaDaEntrega>(
     banco('hub'),
     `SELECT e.id, e.situacao, e.tentativas, ev.id AS evento_id, ev.versao, ev.dados, ev.criado_em AS evento_criado_em,
             origem.identificador_no_auth AS origem_no_auth, a.id AS assinatura_id,
             assinante.identificador_no_auth AS assinante_no_auth, assinante.ativo AS assinante_ativo, a.url_de_destino,
-            a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, t.nome AS tipo,
+            a.maximo_de_tentativas, a.tempo_limite_em_segundos, a.ativa, a.deletada_em, COALESCE(ev.tipo, t.nome) AS tipo,
             e.proxima_tentativa_em, e.ultimo_erro, e.atualizada_em = e.criada_em AS intocada
        FROM entrega e
        JOIN evento ev ON ev.id = e.evento_id
        JOIN assinatura a ON a.id = e.assinatura_id
-       JOIN tipo_de_evento t ON t.id = a.tipo_de_evento_id
+       JOIN tipo_de_evento t ON t.id = ev.tipo_de_evento_id
        JOIN aplicativo origem ON origem.id = ev.aplicativo_origem_id
        JOIN aplicativo assinante ON assinante.id = a.aplicativo_assinante_id
       WHERE e.id IN (?)`,

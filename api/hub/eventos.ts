@@ -66,16 +66,16 @@ export function esquecerAssinaturas(): void {
   assinaturasPorVersao.esquecer();
 }
 
-/** Per row of SQL text: an event beside its `dados`, a delivery (three ids, three dates). */
+/** Per row of SQL text: an event beside its `dados` and its type's name, a delivery (three ids, three dates). */
 const BYTES_POR_LINHA = 256;
 
 /**
- * What a publication adds to its batch's message: `dados` escaped for SQL (at most twice its
- * bytes) and one row per delivery, so a batch of small events on a type with many subscriptions
- * is cut as surely as one of large bodies.
+ * What a publication adds to its batch's message: `dados` and the type's name escaped for SQL (at
+ * most twice their bytes) and one row per delivery, so a batch of small events on a type with
+ * many subscriptions is cut as surely as one of large bodies.
  */
-export function pesoDaPublicacao(dados: string, assinaturas: number): number {
-  return 2 * Buffer.byteLength(dados) + BYTES_POR_LINHA * (1 + assinaturas);
+export function pesoDaPublicacao(dados: string, assinaturas: number, tipo = ''): number {
+  return 2 * (Buffer.byteLength(dados) + Buffer.byteLength(tipo)) + BYTES_POR_LINHA * (1 + assinaturas);
 }
 
 interface Pedido {
@@ -84,6 +84,8 @@ interface Pedido {
   aplicativoId: string;
   idDoPublicador: string | null;
   tipoId: string;
+  /** the type's name as the publication found it: the event keeps it, whatever the type is renamed to later */
+  tipo: string;
   versao: number;
   /** as JSON text */
   dados: string;
@@ -195,7 +197,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return confirmarNaFila(repetido);
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
-    TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'aplicativo_id'] }),
+    TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
   );
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
   if (tipo.aplicativo_id !== app.id) throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
@@ -209,7 +211,16 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
     Assinatura.count({ where: { tipo_de_evento_id: tipo.id, versao_do_esquema: p.versao, ativa: true } }),
   );
   const dados = JSON.stringify(p.dados);
-  return lotes.guardar({ peso: pesoDaPublicacao(dados, assinaturas), aplicativoId: app.id, idDoPublicador: p.id ?? null, tipoId: tipo.id, versao: p.versao, dados });
+  // the type's own spelling of its name (the lookup ignores case), as deliveries always carried it
+  return lotes.guardar({
+    peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
+    aplicativoId: app.id,
+    idDoPublicador: p.id ?? null,
+    tipoId: tipo.id,
+    tipo: tipo.nome,
+    versao: p.versao,
+    dados,
+  });
 }
 
 /**
@@ -275,6 +286,7 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
     aplicativo_origem_id: p.aplicativoId,
     id_do_publicador: p.idDoPublicador,
     tipo_de_evento_id: p.tipoId,
+    tipo: p.tipo,
     versao: p.versao,
     dados: p.dados,
     entregas: 0,
@@ -305,8 +317,8 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
   await repetirEmConflito('publicação', () =>
     escreverJuntos(banco('hub'), [
       [
-        'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, versao, dados, entregas, lote, criado_em) VALUES ?',
-        [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.versao, e.dados, e.entregas, e.lote, momento])],
+        'INSERT INTO evento (id, aplicativo_origem_id, id_do_publicador, tipo_de_evento_id, tipo, versao, dados, entregas, lote, criado_em) VALUES ?',
+        [eventos.map((e) => [e.id, e.aplicativo_origem_id, e.id_do_publicador, e.tipo_de_evento_id, e.tipo, e.versao, e.dados, e.entregas, e.lote, momento])],
       ],
       ...(entregas.length
         ? ([

@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { ID_ASCII, TABELA } from '../shared/sql';
+import { existeNoEsquema, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
   migracaoDeAcesso,
@@ -241,6 +241,34 @@ export const MIGRACOES_HUB: Migracao[] = [
             });
           }
         });
+      }
+    },
+  },
+  {
+    name: '0012-hub-tipo-do-evento',
+    async up(qi) {
+      // the type's name the event was published under: every attempt of it (retries, replays)
+      // carries that one, not the name of the day, which a rename of the type since would have put
+      // into a replay although its publisher never used it. Events already stored get their type's
+      // current name, the best known. NULL stays only on events a process of the earlier version
+      // stores meanwhile: they go out under the type's current name, as before (api/hub/entregas.ts).
+      // Appended last, the column costs no table copy; the names are filled a page of ids at a
+      // time, so no publication or purge waits behind one long statement. Run again, it fills only
+      // what is still empty
+      const s = qi.sequelize;
+      if (!(await existeNoEsquema(qi, 'evento', { coluna: 'tipo' }))) await s.query('ALTER TABLE evento ADD COLUMN tipo VARCHAR(150) NULL');
+      let depois = '';
+      for (;;) {
+        const pagina = await s.query<{ id: string }>('SELECT id FROM evento WHERE id > ? ORDER BY id LIMIT 5000', {
+          replacements: [depois],
+          type: QueryTypes.SELECT,
+        });
+        if (!pagina.length) return;
+        await s.query(
+          'UPDATE evento ev JOIN tipo_de_evento t ON t.id = ev.tipo_de_evento_id SET ev.tipo = t.nome WHERE ev.id IN (?) AND ev.tipo IS NULL',
+          { replacements: [pagina.map((e) => e.id)] },
+        );
+        depois = pagina[pagina.length - 1].id;
       }
     },
   },

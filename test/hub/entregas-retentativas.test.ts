@@ -1,12 +1,13 @@
 import { AddressInfo, createServer } from 'node:net';
+import { decodeJwt } from 'jose';
 import { config } from '../../config';
 import { registrarSucessos, Sucesso } from '../../api/hub/entregas';
 import { dataSql } from '../../lib/database';
-import { TentativaDeEntrega } from '../../models/hub';
+import { Evento, TentativaDeEntrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { atrasoDaProximaTentativa, atrasoDoJob, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
 
 /**
  * Attempts and retries (SPEC §6 rules 3-5; DESIGN §5): an attempt succeeds on a 2xx within
@@ -319,5 +320,51 @@ describe('attempts against a real subscriber', () => {
       return a.ultima_entrega_em === segunda.entregue_em && a;
     }, 'ultima_entrega_em moved to the second success');
     expect(Date.parse(agora.ultima_entrega_em)).toBeGreaterThan(Date.parse(depois.ultima_entrega_em));
+  });
+});
+
+describe('the type name an event was published under (docs/decisoes.md: a replay resends what was published)', () => {
+  /** the `tipo` of a call's body and of its webhook-token's claims */
+  const tipos = (r: Recebida) => [r.corpo.tipo, decodeJwt(String(r.cabecalhos['webhook-token'])).tipo];
+
+  test('after its type is renamed, the retries and replays of an event published before carry the name it was published under, in the body and in the token; an event published afterwards carries the new one', async () => {
+    let liberar!: () => void;
+    const renomeado = new Promise<void>((r) => (liberar = r));
+    // the first attempt of events 1 and 2 is held until the type is renamed; it fails, and so does
+    // the retry after the rename, putting both in the error queue; a replay is answered 200
+    receptor.responder = async (r, vez) => {
+      if (r.caminho !== '/renomeado' || r.corpo?.dados?.n === 3) return 200;
+      if (vez === 1) await renomeado;
+      return vez <= 2 ? 500 : 200;
+    };
+    const c = await hub.cenario({ url_de_destino: receptor.url('/renomeado'), maximo_de_tentativas: 2 });
+    const publicado = c.tipo.nome;
+    const [um, dois] = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 })];
+    const [e1, e2] = [await hub.entregaDoEvento(c.assinatura.id, um.id), await hub.entregaDoEvento(c.assinatura.id, dois.id)];
+    await esperarAte(() => receptor.de(e1.id).length === 1 && receptor.de(e2.id).length === 1, 'both first attempts under way');
+    const novo = `${publicado}.renomeado`;
+    const admin = await hub.admin();
+    expect((await hub.api.patch(`/tipo_de_evento/${c.tipo.id}`, { token: admin, body: { nome: novo } })).status).toBe(200);
+    liberar();
+    for (const e of [e1, e2]) await hub.esperarSituacao(e.id, 'fila_de_erro');
+
+    // one replayed by id, the other with its subscription's error queue
+    expect((await hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
+    await hub.esperarSituacao(e1.id, 'entregue');
+    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: admin })).body).toEqual({ reenviadas: 1 });
+    await hub.esperarSituacao(e2.id, 'entregue');
+    for (const e of [e1, e2]) expect(receptor.de(e.id).map(tipos)).toEqual(Array(3).fill([publicado, publicado]));
+
+    const tres = await hub.publicar(c.publicador, { tipo: novo, dados: { n: 3 } });
+    expect(tres.status).toBe(202);
+    const e3 = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, tres.body.id)).id, 'entregue');
+    expect(receptor.de(e3.id).map(tipos)).toEqual([[novo, novo]]);
+
+    // an event stored without its name (by a hub older than migration 0012, during an upgrade)
+    // goes out under its type's current name, as every event did before
+    await Evento.update({ tipo: null }, { where: { id: um.id } });
+    expect((await hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
+    await esperarAte(() => receptor.de(e1.id).length === 4, 'the second replay');
+    expect(tipos(receptor.de(e1.id)[3])).toEqual([novo, novo]);
   });
 });
