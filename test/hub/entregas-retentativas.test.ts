@@ -188,6 +188,36 @@ describe('attempts against a real subscriber', () => {
     expect(noCaminho('/redireciona')).toHaveLength(2);
   });
 
+  test('any 2xx is a success, not only 200: 202, 204 and 299 are recorded entregue at the first attempt, a 300 fails it (DESIGN §5)', async () => {
+    // the subscriber answers each event with the status named by its n
+    receptor.responder = (r) => {
+      if (r.caminho !== '/status') return 200;
+      const status = r.corpo.dados.n;
+      return { status, corpo: status === 204 ? '' : '{"ok":true}' };
+    };
+    const c = await hub.cenario({ url_de_destino: receptor.url('/status'), maximo_de_tentativas: 1 });
+    const status = [202, 204, 299, 300];
+    const entregas = [];
+    for (const n of status) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
+    const finais = [];
+    for (const e of entregas) {
+      finais.push(await esperarAte(async () => {
+        const atual = await hub.entrega(e.id);
+        return atual.situacao !== 'pendente' && atual;
+      }, `delivery ${e.id} finished`));
+    }
+    const sucesso = (s: number) => ['entregue', 1, null, [[s, null, '{"ok":true}']]];
+    expect(finais.map((e) => [e.situacao, e.tentativas, e.ultimo_erro, e.historico.map((t: any) => [t.status_http, t.erro, t.resposta])])).toEqual([
+      sucesso(202),
+      ['entregue', 1, null, [[204, null, '']]],
+      sucesso(299),
+      // the lower end of 3xx, with no Location, is a failure all the same
+      ['fila_de_erro', 1, 'redirecionamento 300 não é seguido', [[300, 'redirecionamento 300 não é seguido', '{"ok":true}']]],
+    ]);
+    for (const e of finais.slice(0, 3)) expect(Date.parse(e.entregue_em)).toBeGreaterThan(0);
+    expect(noCaminho('/status')).toHaveLength(4);
+  });
+
   test('after maximo_de_tentativas failures the delivery sits in the error queue, counted by entregas_na_fila_de_erro, and is not tried again (SPEC §6 rules 3-4)', async () => {
     receptor.responder = (r) => (r.caminho === '/sempre-falha' ? 500 : 200);
     const c = await hub.cenario({ url_de_destino: receptor.url('/sempre-falha'), maximo_de_tentativas: 3 });
