@@ -438,12 +438,20 @@ describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => 
     }
   });
 
-  it('two failures and then a success: copied, with tentativas 3', async () => {
-    const chat = nock(CHAT).get('/rails/active_storage/instavel.png').times(2).reply(503).get('/rails/active_storage/instavel.png').reply(200, Buffer.from('png'), { 'content-type': 'image/png' });
+  it('two failures and then a success: copied, with tentativas 3, each attempt the configured wait after the one before (SPEC 4.6 rule 7)', async () => {
+    const tempos: number[] = [];
+    const chat = nock(CHAT)
+      .get('/rails/active_storage/instavel.png')
+      .times(2)
+      .reply(() => (tempos.push(Date.now()), [503]))
+      .get('/rails/active_storage/instavel.png')
+      .reply(() => (tempos.push(Date.now()), [200, Buffer.from('png'), { 'content-type': 'image/png' }]));
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/instavel.png`);
     const anexo = await aguardarCopia(conversaId, 'the copy after two failures');
     expect(chat.isDone()).toBe(true);
     expect(anexo).toMatchObject({ tentativas: 3, tipo_mime: 'image/png', tamanho: 3 });
+    expect(tempos).toHaveLength(3);
+    for (let i = 1; i < tempos.length; i++) expect(tempos[i] - tempos[i - 1]).toBeGreaterThanOrEqual(ESPERA_ENTRE_TENTATIVAS_MS - 5);
   });
 
   it('after the first attempt and 5 more it stops: no file, tentativas 6, the last error kept', async () => {
