@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { config, ConfigError } from './config';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
-import { logger } from './lib/logger';
+import { logger, logsNoStderr } from './lib/logger';
 import {
   abrirServico,
   agendarRepetiveis,
@@ -26,10 +26,24 @@ const AJUDA = `usage: suite <command>
   retry-attachment-copies [--conversa <id>]
                          new attempts, enqueued now, for the sales attachment copies that used up theirs`;
 
+/** Commands that print their result on stdout: their logs go to stderr, so the result can be piped. */
+const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'retry-attachment-copies']);
+
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
+  if (COMANDOS_COM_RESULTADO.has(comando)) logsNoStderr();
   config(); // a bad variable stops here, named
   encerrarNoSinal();
+  // a failure nothing awaited is logged as a log line, and the process closes as on a signal,
+  // instead of node printing a bare stack and dying with connections and jobs open
+  const falhaSolta = (tipo: string) => (err: unknown) => {
+    logger('suite').fatal({ err }, tipo);
+    void encerrar()
+      .catch(() => undefined)
+      .finally(() => process.exit(1));
+  };
+  process.once('unhandledRejection', falhaSolta('rejeição não tratada'));
+  process.once('uncaughtException', falhaSolta('exceção não tratada'));
   switch (comando) {
     case 'start':
     case undefined:

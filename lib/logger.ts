@@ -2,11 +2,28 @@ import pino from 'pino';
 import { config } from '../config';
 
 let raiz: pino.Logger | undefined;
+/** Log lines go to stdout, or stderr for a command whose stdout is its result (logsNoStderr). */
+let descritor: 1 | 2 = 1;
+const saidas = new Map<number, pino.DestinationStream>();
+const saida = (fd: number) => {
+  if (!saidas.has(fd)) saidas.set(fd, pino.destination({ dest: fd, sync: false }));
+  return saidas.get(fd)!;
+};
 
-/** Structured JSON logs on stdout; one child per component. */
+/** Structured JSON logs on stdout (stderr for commands); one child per component. */
 export function logger(componente?: string): pino.Logger {
-  raiz ??= pino(opcoesDoRegistro());
+  // the descriptor is read at each line: loggers made as modules load, before a command says
+  // where its logs go, follow it too
+  raiz ??= pino(opcoesDoRegistro(), { write: (linha: string) => saida(descritor).write(linha) });
   return componente ? raiz.child({ componente }) : raiz;
+}
+
+/**
+ * A command that prints its result as JSON on stdout (import-cnpj, remove-app-files...) logs on
+ * stderr, so its output can be piped to a JSON tool.
+ */
+export function logsNoStderr(): void {
+  descritor = 2;
 }
 
 /** The root logger's options: level, fields, and what never reaches a log line. */

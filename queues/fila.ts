@@ -153,15 +153,15 @@ export async function comTokenDaFila<T>(def: DefinicaoDeFila, agir: (token: stri
   return null;
 }
 
-/** Each worker's jobs under way, so that shutdown can wait for them a bounded time. */
-const jobsEmCurso = new WeakMap<Worker, Set<Promise<unknown>>>();
+/** Each worker's jobs under way (their run, and the job's id), so that shutdown can wait for them a bounded time. */
+const jobsEmCurso = new WeakMap<Worker, Map<Promise<unknown>, string | undefined>>();
 
 /** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
 export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Worker {
-  const emCurso = new Set<Promise<unknown>>();
+  const emCurso = new Map<Promise<unknown>, string | undefined>();
   const acompanhado: Processor = (job, token, sinal) => {
     const p = processador(job, token, sinal);
-    emCurso.add(p);
+    emCurso.set(p, job.id);
     const fim = () => emCurso.delete(p);
     p.then(fim, fim);
     return p;
@@ -173,7 +173,7 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
     prefix: config().queuePrefix,
   });
   const log = logger('worker').child({ fila: def.nome });
-  worker.on('failed', (job, err) => log.warn({ job_id: job?.id, tentativas: job?.attemptsMade, err: err.message }, 'job falhou'));
+  worker.on('failed', (job, err) => log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, err }, 'job falhou'));
   worker.on('error', (err) => log.error({ err }, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);
   // no new job from the signal on, while the HTTP servers still drain (their stage comes first)
@@ -193,7 +193,7 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
  */
 export async function fecharWorker(worker: Worker, log = logger('worker')): Promise<void> {
   const prazo = Math.max(1000, tempoRestanteDoEncerramento());
-  const emCurso = jobsEmCurso.get(worker) ?? new Set();
+  const emCurso = jobsEmCurso.get(worker) ?? new Map<Promise<unknown>, string | undefined>();
   // no new job from here on (not waiting for the active ones: that is below, bounded)
   await dentroDe(worker.pause(true), prazo / 4);
   /** Whether every job under way, those starting meanwhile included, ends within `ms`. */
@@ -201,17 +201,18 @@ export async function fecharWorker(worker: Worker, log = logger('worker')): Prom
     const fim = Date.now() + ms;
     while (emCurso.size) {
       const resta = fim - Date.now();
-      if (resta <= 0 || !(await dentroDe(Promise.allSettled([...emCurso]), resta))) return false;
+      if (resta <= 0 || !(await dentroDe(Promise.allSettled([...emCurso.keys()]), resta))) return false;
     }
     return true;
   };
   let terminaram = await terminamEm(prazo / 2);
   if (!terminaram) {
-    log.warn({ jobs: emCurso.size }, 'jobs ainda em curso no encerramento: pedindo que parem');
+    log.warn({ jobs: [...emCurso.values()] }, 'jobs ainda em curso no encerramento: pedindo que parem');
     worker.cancelAllJobs('encerramento do processo');
     terminaram = await terminamEm(prazo / 4);
   }
-  if (!terminaram) log.warn({ jobs: emCurso.size }, 'jobs não pararam: o worker fecha sem eles');
+  // their ids, to find them on the dashboard: their locks lapse and another worker takes them up
+  if (!terminaram) log.warn({ jobs: [...emCurso.values()] }, 'jobs não pararam: o worker fecha sem eles');
   // a plain close also waits for BullMQ to record the jobs' ends; bounded, should Redis be gone
   if (terminaram && (await dentroDe(worker.close(), prazo / 4))) return;
   if (terminaram) log.warn('o worker não fechou a tempo (Redis fora do alcance?)');

@@ -310,22 +310,32 @@ const LOTE_DA_VARREDURA = 500;
  * once the upload can no longer finish, so one in progress is never touched. Each removal holds its
  * line (removerBytesDevidos), so processes sweeping together act once on each. Reads the due lines
  * in id order, page after page, past those that fail again (they stay for the next run): a few the
- * storage keeps refusing never hold up the ones behind them. Returns how many were removed.
+ * storage keeps refusing never hold up the ones behind them. Returns how many were removed; after
+ * each page, tells `aoProgredir` how many were read and removed so far. Asked to stop (`sinal`, a
+ * worker's shutdown), it stops between two removals: the next run takes up what is left.
  */
-export async function varrerBytesAApagar(lote = LOTE_DA_VARREDURA): Promise<number> {
+export async function varrerBytesAApagar(
+  lote = LOTE_DA_VARREDURA,
+  aoProgredir: (p: { lidos: number; removidos: number }) => void = () => undefined,
+  sinal?: AbortSignal,
+): Promise<number> {
   let removidos = 0;
-  for (let depoisDe = ''; ; ) {
+  let lidos = 0;
+  for (let depoisDe = ''; !sinal?.aborted; ) {
     const pendentes = await banco('files').query<{ arquivo_id: string }>(
       `SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id > ? AND ${VENCIDA} ORDER BY arquivo_id LIMIT ?`,
       { replacements: [depoisDe, lote], type: QueryTypes.SELECT },
     );
     for (const { arquivo_id } of pendentes) {
+      if (sinal?.aborted) break;
+      lidos++;
       try {
         if (await removerBytesDevidos(arquivo_id, true)) removidos++;
       } catch (err) {
         log.warn({ err, arquivo_id }, 'varredura: remoção dos bytes falhou; fica para a próxima');
       }
     }
+    aoProgredir({ lidos, removidos });
     if (pendentes.length < lote) break;
     depoisDe = pendentes[pendentes.length - 1].arquivo_id;
   }

@@ -1,3 +1,4 @@
+import { Job } from 'bullmq';
 import { QueryTypes } from 'sequelize';
 import { armazenamento, Armazenamento, usarArmazenamento, vencimentoDoEnvioMs } from '../../api/files/armazenamento';
 import { varrerBytesAApagar } from '../../api/files/arquivos';
@@ -98,8 +99,14 @@ describe('DELETE /arquivo/{id} and a failure between the row and the bytes', () 
     // the bytes are still there, owed a removal
     expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
 
-    // the sweep as its queue runs it
-    expect((await processarFilesLimpeza()).removidos).toBeGreaterThanOrEqual(1);
+    // the sweep as its queue runs it, its count on the dashboard; asked to stop first, it removes nothing
+    const progresso: object[] = [];
+    const job = { updateProgress: async (p: object) => void progresso.push(p) } as unknown as Job;
+    expect(await processarFilesLimpeza(job, undefined, AbortSignal.abort())).toEqual({ removidos: 0 });
+    expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
+    const { removidos } = await processarFilesLimpeza(job);
+    expect(removidos).toBeGreaterThanOrEqual(1);
+    expect(progresso.at(-1)).toEqual({ lidos: expect.any(Number), removidos });
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
     const [restantes] = await banco('files').query('SELECT arquivo_id FROM arquivo_a_apagar');
     expect(restantes).toEqual([]);

@@ -34,9 +34,13 @@ afterAll(() => suite?.encerrar());
 
 /** `suite retry-attachment-copies …` as an operator runs it, on this file's databases and queues. */
 function comando(...args: string[]) {
+  return comandoCom(process.env, ...args);
+}
+
+function comandoCom(env: NodeJS.ProcessEnv, ...args: string[]) {
   const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'retry-attachment-copies', ...args], {
     cwd: path.resolve(__dirname, '../..'),
-    env: process.env,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let saida = '';
@@ -94,8 +98,11 @@ test('gives the copies stopped after their attempts a fresh set and enqueues the
     // the other conversation's copy was not touched
     expect(await estado(b.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
 
-    // run again: nothing left to retry there
-    expect(await comando('--conversa', a.conversa_id)).toMatchObject({ codigo: 0, saida: `${JSON.stringify({ conversa_id: a.conversa_id, reenfileiradas: 0 })}\n` });
+    // run again: nothing left to retry there; its log lines, however many, go to stderr, so the
+    // result alone is on stdout
+    const again = await comandoCom({ ...process.env, LOG_LEVEL: 'info' }, '--conversa', a.conversa_id);
+    expect(again).toMatchObject({ codigo: 0, saida: `${JSON.stringify({ conversa_id: a.conversa_id, reenfileiradas: 0 })}\n` });
+    expect(again.erros).toContain('"msg":"cópias esgotadas receberam novas tentativas"');
 
     // every conversation: the one still stopped, never the copies made
     servir('/rails/active_storage/retomada/b.pdf');
