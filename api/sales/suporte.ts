@@ -58,6 +58,14 @@ export type EventoDoSuporte =
     }
   | { tipo: 'ignorado'; evento: string };
 
+/**
+ * What one event may carry: Chatwoot sends a handful of attachments per message, and one message in
+ * a conversation event. Each attachment is a download and a file to store: unbounded, one request
+ * of whoever holds a system's webhook token could queue tens of thousands of them.
+ */
+export const ANEXOS_POR_MENSAGEM = 20;
+export const MENSAGENS_POR_EVENTO = 20;
+
 const idNumerico = Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER);
 const texto = Joi.string().allow('', null);
 
@@ -96,7 +104,7 @@ const mensagem = Joi.object({
   sender_id: idNumerico.allow(null),
   content_attributes: Joi.object().unknown(true).allow(null),
   additional_attributes: Joi.object().unknown(true).allow(null),
-  attachments: Joi.array().items(anexo).allow(null),
+  attachments: Joi.array().items(anexo).max(ANEXOS_POR_MENSAGEM).allow(null),
 }).unknown(true);
 
 const conversa = Joi.object({
@@ -108,7 +116,7 @@ const conversa = Joi.object({
   meta: Joi.object({ sender: remetente.allow(null) }).unknown(true).allow(null),
   contact_inbox: Joi.object({ contact_id: idNumerico.allow(null), source_id: texto }).unknown(true).allow(null),
   custom_attributes: Joi.object().unknown(true).allow(null),
-  messages: Joi.array().items(mensagem).allow(null),
+  messages: Joi.array().items(mensagem).max(MENSAGENS_POR_EVENTO).allow(null),
 }).unknown(true);
 
 const conta = Joi.object({ id: idNumerico.allow(null) }).unknown(true).allow(null);

@@ -3,7 +3,7 @@ import { autenticarWebhook, TOLERANCIA_DO_CARIMBO_S } from '../../api/sales/conf
 import * as registro from '../../api/sales/registro';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { config } from '../../config';
-import { lerEventoDoSuporte } from '../../api/sales/suporte';
+import { ANEXOS_POR_MENSAGEM, lerEventoDoSuporte, MENSAGENS_POR_EVENTO } from '../../api/sales/suporte';
 import { entregaAssinada, receberEventoDoSuporte } from '../../api/sales/webhook-suporte';
 import { banco, novaConexao } from '../../lib/database';
 import { dormir, esperarOutraConexao } from '../helpers/espera';
@@ -970,6 +970,20 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     esperarProblema(await s.webhook(sistema, { ...evento, event: undefined }), 400);
     esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+  });
+
+  it('an event carrying more attachments or messages than the platform sends answers 400 naming them, and stores nothing', async () => {
+    const conversa = idDoSuporte();
+    const anexos = (n: number) => Array.from({ length: n }, () => ({ id: idDoSuporte(), data_url: 'https://chat.example.com/rails/active_storage/x.png', file_type: 'image' }));
+    const p1 = esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa, anexos: anexos(ANEXOS_POR_MENSAGEM + 1) })), 400);
+    expect(p1.errors).toEqual([expect.objectContaining({ campo: 'attachments' })]);
+    const aninhadas = Array.from({ length: MENSAGENS_POR_EVENTO + 1 }, () => mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'x', tipo: 0 }));
+    const p2 = esperarProblema(await s.webhook(sistema, eventoDeConversa('conversation_updated', { conversa, mensagens: aninhadas })), 400);
+    expect(p2.errors).toEqual([expect.objectContaining({ campo: 'messages' })]);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+    // at the limit, taken
+    const r = await s.registrar(sistema, eventoDeMensagem({ conversa, anexos: anexos(ANEXOS_POR_MENSAGEM) }));
+    expect(r.mensagens_novas).toBe(1);
   });
 
   it("a message event is read from its top level: the conversation's copy of its messages is not checked again", async () => {
