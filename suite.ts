@@ -34,16 +34,6 @@ async function main(argv: string[]): Promise<void> {
   if (COMANDOS_COM_RESULTADO.has(comando)) logsNoStderr();
   config(); // a bad variable stops here, named
   encerrarNoSinal();
-  // a failure nothing awaited is logged as a log line, and the process closes as on a signal,
-  // instead of node printing a bare stack and dying with connections and jobs open
-  const falhaSolta = (tipo: string) => (err: unknown) => {
-    logger('suite').fatal({ err }, tipo);
-    void encerrar()
-      .catch(() => undefined)
-      .finally(() => process.exit(1));
-  };
-  process.once('unhandledRejection', falhaSolta('rejeição não tratada'));
-  process.once('uncaughtException', falhaSolta('exceção não tratada'));
   switch (comando) {
     case 'start':
     case undefined:

@@ -92,22 +92,41 @@ export function encerrar(): Promise<void> {
 }
 
 /**
- * SIGTERM/SIGINT: close in order, then exit with the code the process had set (0 unless a command
- * said otherwise: an import stopped midway has not succeeded); a forced exit after the grace period.
+ * Closes in order and exits with `codigo` (the code the process had set, by default: 0 unless a
+ * command said otherwise, an import stopped midway not having succeeded); a forced exit after the
+ * grace period. Once: a second signal or failure meanwhile does not start another.
+ */
+function encerrarESair(codigo?: number): void {
+  if (saindo) return;
+  saindo = true;
+  const forcar = setTimeout(() => {
+    logger('lifecycle').error('encerramento passou do prazo: saída forçada');
+    process.exit(1);
+  }, config().shutdownGraceMs + 5000);
+  forcar.unref();
+  encerrar().then(
+    () => process.exit(codigo ?? process.exitCode ?? 0),
+    () => process.exit(1),
+  );
+}
+let saindo = false;
+
+/**
+ * SIGTERM/SIGINT close the process in order (encerrarESair). So does a rejection or an exception
+ * nothing handled, logged first (`fatal`, with its stack), exiting 1: Node would print a bare stack
+ * and die with its connections and jobs open. Failures during the close are logged too.
  */
 export function encerrarNoSinal(): void {
   const aoSinal = (sinal: string) => {
     logger('lifecycle').info({ sinal }, 'encerrando');
-    const forcar = setTimeout(() => {
-      logger('lifecycle').error('encerramento passou do prazo: saída forçada');
-      process.exit(1);
-    }, config().shutdownGraceMs + 5000);
-    forcar.unref();
-    encerrar().then(
-      () => process.exit(process.exitCode ?? 0),
-      () => process.exit(1),
-    );
+    encerrarESair();
+  };
+  const aoFalhar = (tipo: string) => (err: unknown) => {
+    logger('lifecycle').fatal({ err }, tipo);
+    encerrarESair(1);
   };
   process.once('SIGTERM', () => aoSinal('SIGTERM'));
   process.once('SIGINT', () => aoSinal('SIGINT'));
+  process.on('unhandledRejection', aoFalhar('rejeição não tratada'));
+  process.on('uncaughtException', aoFalhar('exceção não tratada'));
 }

@@ -153,6 +153,13 @@ export async function comTokenDaFila<T>(def: DefinicaoDeFila, agir: (token: stri
   return null;
 }
 
+/**
+ * A failure that is an outcome, not a fault (a subscriber refusing a delivery): its job's log line
+ * carries the message alone, where any other carries its stack. A subscriber down fails every
+ * attempt, and a stack per attempt would only fill the logs.
+ */
+export class FalhaEsperada extends Error {}
+
 /** Each worker's jobs under way (their run, and the job's id), so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Map<Promise<unknown>, string | undefined>>();
 
@@ -173,7 +180,9 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
     prefix: config().queuePrefix,
   });
   const log = logger('worker').child({ fila: def.nome });
-  worker.on('failed', (job, err) => log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, err }, 'job falhou'));
+  worker.on('failed', (job, err) =>
+    log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, err: err instanceof FalhaEsperada ? err.message : err }, 'job falhou'),
+  );
   worker.on('error', (err) => log.error({ err }, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);
   // no new job from the signal on, while the HTTP servers still drain (their stage comes first)

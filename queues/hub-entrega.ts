@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { DefinicaoDeFila } from './fila';
+import { DefinicaoDeFila, FalhaEsperada } from './fila';
 
 /**
  * Hub deliveries (DESIGN §5), two kinds of job in one queue, one processor:
@@ -55,7 +55,7 @@ export type JobDeEntrega = { id: string } | { entregas: string[] };
  * `atrasoMs` the delay the processor chose for the next attempt and stored as its
  * `proxima_tentativa_em`.
  */
-export class FalhaDeTentativa extends Error {
+export class FalhaDeTentativa extends FalhaEsperada {
   atrasoMs?: number;
 
   constructor(

@@ -40,3 +40,33 @@ test('on SIGTERM the process exits with the code it had set: a command stopped b
   expect(await saida('process.exitCode = 1;')).toBe(1);
   expect(await saida('')).toBe(0);
 }, 30_000);
+
+test('a rejection nothing handled is logged as a fatal line, and the process closes in order and exits 1', async () => {
+  const filho = spawn(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-e',
+      `const l = require('./lib/lifecycle'); l.encerrarNoSinal();
+       l.aoEncerrar('filas', 'fila de teste', async () => console.error('FECHADA'));
+       setInterval(() => undefined, 1000);
+       Promise.reject(new Error('esquecida')); Promise.reject(new Error('outra'));`,
+    ],
+    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let saida = '';
+  let erros = '';
+  filho.stdout.on('data', (d) => (saida += d));
+  filho.stderr.on('data', (d) => (erros += d));
+  const codigo = await new Promise<number | null>((resolve) => filho.on('exit', resolve));
+  expect(codigo).toBe(1);
+  const fatais = saida.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.level === 60);
+  expect(fatais.map((l) => [l.msg, l.err.message])).toEqual([
+    ['rejeição não tratada', 'esquecida'],
+    ['rejeição não tratada', 'outra'],
+  ]);
+  expect(fatais[0].err.stack).toContain('esquecida');
+  // closed once, in order, though two failures came
+  expect(erros.match(/FECHADA/g)).toHaveLength(1);
+}, 30_000);
