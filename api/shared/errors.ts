@@ -26,10 +26,11 @@ export class ErroDeDominio extends Error {
     readonly tipo: TipoDeErro,
     message: string,
     readonly erros?: ErroDeCampo[],
-    readonly extras?: { retryAfterSegundos?: number; causa?: unknown },
+    readonly extras?: { retryAfterSegundos?: number },
+    causa?: unknown,
   ) {
     // the cause is for logs and operators' commands: problem+json answers never show it
-    super(message, extras?.causa === undefined ? undefined : { cause: extras.causa });
+    super(message, causa === undefined ? undefined : { cause: causa });
     this.name = 'ErroDeDominio';
   }
 }

@@ -127,6 +127,9 @@ export function tratadorDeErros() {
     // body-parser errors: malformed JSON, oversized body, wrong charset
     if (e?.type === 'entity.parse.failed') return enviarProblema(res, 400, 'dados_invalidos', 'O corpo não é um JSON válido.');
     if (e?.type === 'entity.too.large') return enviarProblema(res, 413, 'corpo_grande_demais', 'O corpo passa do limite.');
+    if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+      return enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie o corpo em JSON UTF-8, sem Content-Encoding ou com gzip, deflate ou br.');
+    }
     const statusHttp = e?.status ?? e?.statusCode;
     if (typeof statusHttp === 'number' && statusHttp >= 400 && statusHttp < 500) {
       return enviarProblema(res, statusHttp, 'requisicao_invalida', TITULOS[statusHttp] ?? 'Requisição inválida.');

@@ -129,7 +129,7 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     for (const headers of cabecalhos) {
       esperarProblema(await api.post('/eco', { raw: '{"nome": "x"}', headers }), 401);
       esperarProblema(await api.post('/eco', { token: 'falso', raw: '{"nome": "x"}', headers }), 401);
-      esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": "x"}', headers }), 415);
+      expect(esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": "x"}', headers }), 415).code).toBe('codificacao_nao_suportada');
     }
   });
 
