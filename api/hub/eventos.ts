@@ -13,7 +13,7 @@ import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { dividirEmLotes, enfileirarLotes } from './entregas';
 import { validarDados } from './esquemas';
-import { esperarSincronizacao, esperarSincronizacaoEmCurso } from './sincronizacao';
+import { esperarSincronizacao } from './sincronizacao';
 
 const log = logger('hub-eventos');
 
@@ -37,10 +37,11 @@ export interface RespostaDaPublicacao {
 const PRAZO_MS = 5000;
 const publicadores = new CacheComPrazo<string, Aplicativo | null>(() => PRAZO_MS);
 /**
- * Publishers still unknown or inactive after the sync they made the hub run, lately: none runs
- * another within the minute (a departed application's token stays valid until it expires, and
- * each sync reads identity). The minute is the hub's, not each process's: its start is a Redis
- * key (vezDeSincronizar); this process's mark only spares a Redis call per refused publication.
+ * Publishers still unknown or inactive after a sync of the hub's, lately: none runs another within
+ * the minute (a departed application's token stays valid until it expires, and each sync reads
+ * identity). The minute is the hub's, not each process's: the process whose sync left the
+ * publisher refused says so in a Redis key (recusadoNoHubAte) the others read before they sync;
+ * this process's mark only spares a Redis call per refused publication.
  */
 const INTERVALO_DAS_SINCRONIZACOES_MS = 60_000;
 const recusadosAposSincronizar = new CacheComPrazo<string, true>(() => INTERVALO_DAS_SINCRONIZACOES_MS);
@@ -138,21 +139,30 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
 const publicador = (sub: string) =>
   publicadores.obterOuCarregar(sub, () => Aplicativo.findOne({ where: { identificador_no_auth: sub }, attributes: ['id', 'ativo'] }));
 
+const chaveDoRecusado = (sub: string) => `${config().queuePrefix}:hub:recusado-apos-sincronizar:${sub}`;
+
 /**
- * Whether this process runs the publisher's sync: none ran for it in the hub within the minute (a
- * key SET NX across the hub's processes, or N of them behind a balancer would make N syncs), and
- * until when the turn taken stands. Redis out of reach: the process goes on alone, as before.
+ * Until when the publisher stands refused by a sync of the hub's (any process's) within the
+ * minute: the end of its Redis key, set only after a sync that left it unknown or inactive, so a
+ * key never stands for a sync still to come (a process that reads the hub's copy on its word has
+ * nothing to wait for). None, or Redis out of reach: undefined, and the process syncs as alone.
  */
-async function vezDeSincronizar(sub: string): Promise<{ nossa: boolean; ate?: number }> {
-  const chave = `${config().queuePrefix}:hub:sincronizacao-por-publicador:${sub}`;
+async function recusadoNoHubAte(sub: string): Promise<number | undefined> {
   try {
-    if (await redis('produtor').set(chave, '1', 'PX', INTERVALO_DAS_SINCRONIZACOES_MS, 'NX')) {
-      return { nossa: true, ate: Date.now() + INTERVALO_DAS_SINCRONIZACOES_MS };
-    }
-    return { nossa: false, ate: Date.now() + Math.max(await redis('produtor').pttl(chave), 0) };
+    const resta = await redis('produtor').pttl(chaveDoRecusado(sub));
+    return resta > 0 ? Date.now() + resta : undefined;
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'vez de sincronizar não marcada no Redis: este processo decide sozinho');
-    return { nossa: true };
+    log.warn({ err: (err as Error).message }, 'recusa do publicador não lida no Redis: este processo decide sozinho');
+    return undefined;
+  }
+}
+
+/** The publisher still refused after this process's sync: no process runs another within the minute. */
+async function marcarRecusadoNoHub(sub: string): Promise<void> {
+  try {
+    await redis('produtor').set(chaveDoRecusado(sub), '1', 'PX', INTERVALO_DAS_SINCRONIZACOES_MS);
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'recusa do publicador não marcada no Redis: os outros processos decidem sozinhos');
   }
 }
 
@@ -160,24 +170,39 @@ async function vezDeSincronizar(sub: string): Promise<{ nossa: boolean; ate?: nu
  * The publisher as the hub knows it after the non-masters' sync, for an application identity
  * vouches for (its token) that the hub does not know or holds inactive: the hub has not synced
  * since it was made (nobody listed the hub's applications meanwhile; the identity application
- * itself, on a first start) or since it came back in identity. Still refused after it (deleted in
- * identity, its token valid until it expires), it is remembered to the end of the minute. When
- * another process took that minute, its sync is waited for if still under way, and none is run.
+ * itself, on a first start) or since it came back in identity. Callers in any process join the
+ * same queued sync (its job id). Still refused after it (deleted in identity, its token valid
+ * until it expires), it is remembered for a minute, here and in Redis; a sync of another process's
+ * that left it refused within the minute spares this one its own, to that minute's end.
  */
 function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> {
   const emCurso = sincronizacoesPorPublicador.get(quem.sub);
   if (emCurso) return emCurso;
-  const lido = (async () => {
-    const vez = await vezDeSincronizar(quem.sub);
-    if (vez.nossa) await esperarSincronizacao({ ...quem, master: false });
-    else await esperarSincronizacaoEmCurso();
+  const lido: Promise<Aplicativo | null> = (async () => {
+    const recusadoAte = await recusadoNoHubAte(quem.sub);
+    if (recusadoAte === undefined) await esperarSincronizacao({ ...quem, master: false });
     publicadores.esquecer(quem.sub);
     const app = await publicador(quem.sub);
-    if (!app?.ativo) recusadosAposSincronizar.guardar(quem.sub, true, vez.ate);
+    if (!app?.ativo) {
+      recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
+      if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);
+    }
     return app;
-  })().finally(() => sincronizacoesPorPublicador.delete(quem.sub));
+  })().finally(() => {
+    if (sincronizacoesPorPublicador.get(quem.sub) === lido) sincronizacoesPorPublicador.delete(quem.sub);
+  });
   sincronizacoesPorPublicador.set(quem.sub, lido);
   return lido;
+}
+
+/**
+ * For tests standing for another hub process: this one forgets what it knows of publishers (read,
+ * refused after a sync, being synced for), as a process sharing only the database and Redis would.
+ */
+export function esquecerPublicadores(): void {
+  publicadores.esquecer();
+  recusadosAposSincronizar.esquecer();
+  sincronizacoesPorPublicador.clear();
 }
 
 /**

@@ -1,4 +1,3 @@
-import { Job } from 'bullmq';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
@@ -6,9 +5,6 @@ import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { Principal } from '../shared/principal';
 
 const log = logger('hub-aplicativos');
-
-/** The non-masters' sync (listings by others, publications of an application the hub does not know). */
-const JOB_DOS_OUTROS = 'sincronizar';
 
 /**
  * SPEC 4.4 rule 3, DESIGN §5: the sync with identity runs as a queue job shared by concurrent
@@ -21,20 +17,10 @@ export async function esperarSincronizacao(quem: Principal): Promise<void> {
     if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
     // one shared job per kind of caller: a master joining a non-master's job would sync with the
     // hub's token instead of its own (rule 3); the queue runs them one after the other
-    const jobId = quem.master ? 'sincronizar-como-master' : JOB_DOS_OUTROS;
+    const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
     const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId });
     await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
   }
-}
-
-/**
- * The non-masters' sync another caller started (another hub process, say), waited for as long as
- * a listing would, while it is queued or running; nothing when there is none.
- */
-export async function esperarSincronizacaoEmCurso(): Promise<void> {
-  const job = await Job.fromId(fila(filaHubAplicativoSync), JOB_DOS_OUTROS).catch(() => undefined);
-  // one that ends (and is removed) as we look is as good as waited for
-  await job?.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs).catch(() => undefined);
 }

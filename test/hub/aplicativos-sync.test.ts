@@ -1,4 +1,6 @@
 import { sincronizarAplicativos } from '../../api/hub/aplicativos';
+import { esquecerPublicadores } from '../../api/hub/eventos';
+import * as sincronizacao from '../../api/hub/sincronizacao';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
@@ -47,8 +49,8 @@ const doPayload = (token: string) => JSON.parse(Buffer.from(token.split('.')[1],
 const listasNoIdentity = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && p.caminho.startsWith('/aplicativo'));
 /** The applications the hub read by id on identity since `desde` (confirming a departure). */
 const lidosPorId = (desde: number) => relay.pedidos.slice(desde).filter((p) => p.metodo === 'GET' && /^\/aplicativo\/[^/?]+$/.test(p.caminho));
-/** The Redis key a hub process sets as it starts a publisher's sync, for the others to see within the minute. */
-const vezDoPublicador = (identityId: string) => `${config().queuePrefix}:hub:sincronizacao-por-publicador:${identityId}`;
+/** The Redis key a hub process sets after a sync that left a publisher refused, for the others to see within the minute. */
+const recusadoNoHub = (identityId: string) => `${config().queuePrefix}:hub:recusado-apos-sincronizar:${identityId}`;
 const doTag = async () => (await hub.api.get('/aplicativo/filtro', { token: admin, query: { nome: tag } })).body as any[];
 
 describe('entering and following identity (SPEC §3 Hub application activity, SPEC 4.4 rule 3)', () => {
@@ -277,6 +279,8 @@ describe('leaving identity while a subscription is being stored (SPEC §3 Hub ap
 
 describe('a publication by an application the hub does not know yet', () => {
   const publicar = (token: string) => hub.api.post('/eventos', { token, body: { tipo: `${tag.toLowerCase()}.nada`, versao: 1, dados: {} } });
+  /** Standing for another hub process: one that shares only the database and Redis with this one. */
+  const outroProcesso = () => esquecerPublicadores();
 
   test('makes the hub sync first: the application is known, and the publication goes on to its own checks', async () => {
     const app = await hub.identity.criarAplicativo(`${tag} Publica antes`);
@@ -286,9 +290,11 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(res.status).toBe(422);
     expect(listasNoIdentity(desde).length).toBeGreaterThanOrEqual(1);
     expect(await hub.doHub(app.id)).toMatchObject({ ativo: true });
+    // only a refusal is remembered
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
-  test('still unknown after that sync (gone from identity, its token still valid): 403, and no new sync within the minute', async () => {
+  test('still unknown after that sync (gone from identity, its token still valid): 403, and no new sync within the minute, in this hub process or another', async () => {
     const app = await hub.identity.criarAplicativo(`${tag} Sumido`);
     relay.escondidos.add(app.id);
     const desde = relay.pedidos.length;
@@ -296,37 +302,95 @@ describe('a publication by an application the hub does not know yet', () => {
     const depoisDaPrimeira = listasNoIdentity(desde).length;
     expect(depoisDaPrimeira).toBeGreaterThanOrEqual(1);
     expect((await publicar(app.token)).status).toBe(403);
-    expect(listasNoIdentity(desde).length).toBe(depoisDaPrimeira);
-    // the minute is the hub's, kept where every hub process sees it
-    const resta = await redis().pttl(vezDoPublicador(app.id));
+    // the refusal after the sync is the hub's, kept for the minute where every hub process sees it
+    const resta = await redis().pttl(recusadoNoHub(app.id));
     expect(resta).toBeGreaterThan(0);
     expect(resta).toBeLessThanOrEqual(60_000);
+
+    outroProcesso();
+    const pedidosAoRedis = jest.spyOn(redis(), 'sendCommand');
+    try {
+      for (let i = 0; i < 3; i++) expect((await publicar(app.token)).status).toBe(403);
+      expect(listasNoIdentity(desde).length).toBe(depoisDaPrimeira);
+      // the other process asked Redis once, and remembers the refusal to the minute's end itself
+      const daRecusa = pedidosAoRedis.mock.calls.filter(([c]) => c.args.some((a) => String(a) === recusadoNoHub(app.id)));
+      expect(daRecusa).toHaveLength(1);
+    } finally {
+      pedidosAoRedis.mockRestore();
+    }
   });
 
-  test('a sync another hub process ran for the publisher within the minute is not run again: 403 with what the hub holds', async () => {
-    const app = await hub.identity.criarAplicativo(`${tag} Sumido, visto por outro processo`);
-    relay.escondidos.add(app.id);
-    // as another hub process leaves it when its sync for this publisher starts
-    await redis().set(vezDoPublicador(app.id), '1', 'PX', 60_000);
-    const desde = relay.pedidos.length;
-    expect((await publicar(app.token)).status).toBe(403);
-    expect((await publicar(app.token)).status).toBe(403);
-    expect(listasNoIdentity(desde)).toHaveLength(0);
+  test('a brand-new application publishing through two hub processes at once passes the publisher check in both: neither answers on the word of a sync still to come', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Nova em dois processos`);
+    const real = sincronizacao.esperarSincronizacao;
+    let soltar!: () => void;
+    const solta = new Promise<void>((r) => (soltar = r));
+    let chamou!: () => void;
+    const decidida = new Promise<void>((r) => (chamou = r));
+    // the first process has decided to sync and has not queued it yet when the second one's publication arrives
+    const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao').mockImplementationOnce(async (quem) => {
+      chamou();
+      await solta;
+      return real(quem);
+    });
+    try {
+      const primeira = publicar(app.token);
+      await Promise.race([decidida, primeira]);
+      outroProcesso();
+      const segunda = await publicar(app.token);
+      soltar();
+      // past the publisher's check (403 for an unknown one): the type does not exist
+      expect([(await primeira).status, segunda.status]).toEqual([422, 422]);
+    } finally {
+      soltar();
+      espiao.mockRestore();
+    }
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
-  test('the sync another hub process started and is still running is waited for, as that process’s own publications wait for it', async () => {
+  test('a publication joins the non-masters’ sync already under way, whoever started it, instead of running one of its own', async () => {
     const [pessoa] = await hub.pessoas(undefined);
     const app = await hub.identity.criarAplicativo(`${tag} Publica durante a sincronização de outro`);
-    await redis().set(vezDoPublicador(app.id), '1', 'PX', 60_000);
     relay.mudar('atrasado');
     const desde = relay.pedidos.length;
-    // a non-master's sync under way: the one the other process would have started
+    // a non-master's sync under way, as a listing through any hub process starts it
     const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
     await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
     // past the publisher's check (403 for an unknown one): the type does not exist
     expect((await publicar(app.token)).status).toBe(422);
     expect((await listagem).status).toBe(200);
     expect(listasNoIdentity(desde)).toHaveLength(1);
+  });
+
+  test('Redis out of reach for the hub’s refusals: the process decides alone, syncing as if none were kept and remembering its own refusal for the minute', async () => {
+    const sumido = await hub.identity.criarAplicativo(`${tag} Sumido, Redis fora`);
+    relay.escondidos.add(sumido.id);
+    // another process's refusal, which this one cannot read
+    await redis().set(recusadoNoHub(sumido.id), '1', 'PX', 60_000);
+    // every command on a refusal's key fails as on a connection that is down; the rest goes through
+    const conexao = redis();
+    const enviar = conexao.sendCommand.bind(conexao);
+    const comandoDasRecusas = (c: { args: unknown[] }) => c.args.some((a) => /:hub:recusado-apos-sincronizar:/.test(String(a)));
+    const fora = jest
+      .spyOn(conexao, 'sendCommand')
+      .mockImplementation((c, stream) => (comandoDasRecusas(c) ? Promise.reject(new Error('Connection is closed.')) : enviar(c, stream)));
+    const desde = relay.pedidos.length;
+    try {
+      expect((await publicar(sumido.token)).status).toBe(403);
+      const depoisDaPrimeira = listasNoIdentity(desde).length;
+      expect(depoisDaPrimeira).toBeGreaterThanOrEqual(1);
+      expect((await publicar(sumido.token)).status).toBe(403);
+      expect(listasNoIdentity(desde).length).toBe(depoisDaPrimeira);
+      // and a brand-new application is not refused for it
+      const nova = await hub.identity.criarAplicativo(`${tag} Nova, Redis fora`);
+      // past the publisher's check (403 for an unknown one): the type does not exist
+      expect((await publicar(nova.token)).status).toBe(422);
+      expect(listasNoIdentity(desde).length).toBeGreaterThan(depoisDaPrimeira);
+      // the refusals' key was asked for, and Redis failed each time
+      expect(fora.mock.calls.some(([c]) => comandoDasRecusas(c))).toBe(true);
+    } finally {
+      fora.mockRestore();
+    }
   });
 });
 
