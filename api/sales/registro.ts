@@ -8,7 +8,7 @@ import { modoDaBusca, recopiarConversas } from './busca-de-texto';
 import { SistemaDoWebhook } from './config-system';
 import { identidadesDosRobos } from './robos';
 import { dadosInvalidos } from '../shared/errors';
-import { AnexoDoSuporte, autorDe, ConversaDoSuporte, EventoDoSuporte, MensagemDoSuporte } from './suporte';
+import { ANEXOS_POR_MENSAGEM, AnexoDoSuporte, autorDe, ConversaDoSuporte, EventoDoSuporte, MensagemDoSuporte } from './suporte';
 import { chaveDoTelefone, digitos } from './telefone';
 
 const log = logger('sales-webhook');
@@ -335,6 +335,17 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
   );
 }
 
+/** A new message stored without the attachments it carried past ANEXOS_POR_MENSAGEM (suporte.ts): what its warning names. */
+interface AnexosDeixados {
+  sistema: string;
+  suporte_conversa_id: number;
+  conversa_id: string;
+  suporte_mensagem_id: number;
+  mensagem_id: string;
+  gravados: number;
+  deixados: number;
+}
+
 /** A batch whose conversations were written for other events than the deleted records leave: what was read. */
 class HistoricoMudaOLote extends Error {
   constructor(readonly lido: Map<string, HistoricoApagado>) {
@@ -377,7 +388,7 @@ function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>
 async function gravarLote(
   lote: Pedido[],
   assumido = new Map<string, HistoricoApagado>(),
-): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[]; copiasARemover: boolean }> {
+): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[]; copiasARemover: boolean; anexosDeixados: AnexosDeixados[] }> {
   const robos = await identidadesDosRobos();
   return emTransacaoAgrupada(
     banco('sales'),
@@ -424,7 +435,13 @@ async function gravarLote(
         }
         return { conversa_id: conversaId, mensagens_novas: novasPorPedido[i] };
       });
-      return { resultados, anexos, copiasARemover: atualizadas.some((x) => x.m.apagada) };
+      const anexosDeixados = novas.flatMap((x): AnexosDeixados[] =>
+        x.m.anexosDeixados
+          ? [{ sistema: lote[x.pedido].sistema.id, suporte_conversa_id: lote[x.pedido].evento.conversa.suporteConversaId, conversa_id: x.conversaId!,
+              suporte_mensagem_id: x.m.suporteMensagemId, mensagem_id: x.id, gravados: x.m.anexos.length, deixados: x.m.anexosDeixados }]
+          : [],
+      );
+      return { resultados, anexos, copiasARemover: atualizadas.some((x) => x.m.apagada), anexosDeixados };
     },
     { leituraConfirmada: true },
   );
@@ -469,10 +486,12 @@ async function comHistoricoLido(lote: Pedido[]) {
 const lotes = new GravadorEmLotes<Pedido, ResultadoDoWebhook>(
   async (lote) => {
     const inicio = performance.now();
-    const { resultados, anexos, copiasARemover } = await repetirEmConflito('lote de eventos do suporte', () => comHistoricoLido(lote)).catch(async (err) => {
+    const { resultados, anexos, copiasARemover, anexosDeixados } = await repetirEmConflito('lote de eventos do suporte', () => comHistoricoLido(lote)).catch(async (err) => {
       await repararIndiceDeTexto(lote);
       throw err;
     });
+    // once, as the message is stored: a repeated event (Chatwoot repeats the last message in each conversation event) records nothing, and says nothing
+    for (const d of anexosDeixados) log.warn(d, `mensagem gravada sem ${d.deixados} de seus anexos: só os primeiros ${ANEXOS_POR_MENSAGEM} são copiados`);
     await enfileirarCopias(anexos);
     if (copiasARemover) await enfileirarRemocao();
     log.debug({ eventos: lote.length, ms: performance.now() - inicio }, 'lote de eventos gravado');

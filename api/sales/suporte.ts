@@ -42,6 +42,8 @@ export interface MensagemDoSuporte {
   criadaEm: Date;
   etapaId: string | null;
   anexos: AnexoDoSuporte[];
+  /** attachments sent past the first ANEXOS_POR_MENSAGEM: not read, not recorded, not copied */
+  anexosDeixados: number;
   /** deleted in the platform: its text replaced by the platform's notice, its attachments gone */
   apagada: boolean;
   /** the platform's `updated_at` of the message (momentoDaPlataforma), null when it sent none usable */
@@ -59,9 +61,13 @@ export type EventoDoSuporte =
   | { tipo: 'ignorado'; evento: string };
 
 /**
- * What one event may carry: Chatwoot sends a handful of attachments per message, and one message in
- * a conversation event. Each attachment is a download and a file to store: unbounded, one request
- * of whoever holds a system's webhook token could queue tens of thousands of them.
+ * What one event may carry. Each attachment is a download and a file to store: unbounded, one
+ * request of whoever holds a system's webhook token could queue tens of thousands of them. A
+ * message's attachments past the first ANEXOS_POR_MENSAGEM are left out, not refused: an inbound
+ * e-mail can carry more, and the platform does not retry a 4xx, so refusing would lose the
+ * message. They are not read, so not checked either: what the body carries past them costs its
+ * parse only (within the route's 4 MiB). Chatwoot sends one message in a conversation event: more
+ * than MENSAGENS_POR_EVENTO is refused, counted before any is read.
  */
 export const ANEXOS_POR_MENSAGEM = 20;
 export const MENSAGENS_POR_EVENTO = 20;
@@ -104,7 +110,8 @@ const mensagem = Joi.object({
   sender_id: idNumerico.allow(null),
   content_attributes: Joi.object().unknown(true).allow(null),
   additional_attributes: Joi.object().unknown(true).allow(null),
-  attachments: Joi.array().items(anexo).max(ANEXOS_POR_MENSAGEM).allow(null),
+  // cut to the first ANEXOS_POR_MENSAGEM before it is checked (comAnexosLidos)
+  attachments: Joi.array().items(anexo).allow(null),
 }).unknown(true);
 
 const conversa = Joi.object({
@@ -234,7 +241,22 @@ function cortar(texto: string, unidades: number): string {
   return /[\uD800-\uDBFF]$/.test(cortado) ? cortado.slice(0, -1) : cortado;
 }
 
-function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unknown = m.updated_at): MensagemDoSuporte {
+/**
+ * A message as it is read: its attachments cut to the first ANEXOS_POR_MENSAGEM (a copy, the body
+ * is left as it came), so those past them are neither checked nor read.
+ */
+function comAnexosLidos(m: unknown): unknown {
+  const anexos = (m as { attachments?: unknown } | null)?.attachments;
+  return Array.isArray(anexos) && anexos.length > ANEXOS_POR_MENSAGEM ? { ...(m as object), attachments: anexos.slice(0, ANEXOS_POR_MENSAGEM) } : m;
+}
+
+/** How many attachments of a message, as sent, comAnexosLidos left out. */
+function anexosDeixadosDe(m: unknown): number {
+  const anexos = (m as { attachments?: unknown } | null)?.attachments;
+  return Array.isArray(anexos) ? Math.max(anexos.length - ANEXOS_POR_MENSAGEM, 0) : 0;
+}
+
+function lerMensagem(m: any, etapaDaConversa: string | null, anexosDeixados: number, atualizadaEm: unknown = m.updated_at): MensagemDoSuporte {
   const remetenteDaMensagem = remetenteDe(m);
   const apagada = m.content_attributes?.deleted === true;
   return {
@@ -251,6 +273,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null, atualizadaEm: unkno
       nome: nomeDoAnexo(a),
       tipo: String(a.file_type || 'file').slice(0, 30),
     })),
+    anexosDeixados: apagada ? 0 : anexosDeixados,
     apagada,
     atualizadaEm: momentoDaPlataforma(atualizadaEm),
   };
@@ -288,14 +311,21 @@ export function lerEventoDoSuporte(corpo: unknown): EventoDoSuporte {
   const evento = (corpo as { event?: unknown })?.event;
   if (typeof evento !== 'string') throw dadosInvalidos('Evento sem o campo event.', [{ campo: 'event', mensagem: 'obrigatório' }]);
   if (evento === 'message_created' || evento === 'message_updated') {
-    const e = validarCom<any>(eventoDeMensagem, corpo, FORA_DO_FORMATO);
+    const e = validarCom<any>(eventoDeMensagem, comAnexosLidos(corpo), FORA_DO_FORMATO);
     const c = lerConversa(e.conversation, e.account?.id, e.sender);
-    return { tipo: 'mensagem', evento, conversa: c, mensagem: visivel(e) ? lerMensagem(e, c.etapaId, atualizadaEmDoEvento(e)) : null };
+    const mensagem = visivel(e) ? lerMensagem(e, c.etapaId, anexosDeixadosDe(corpo), atualizadaEmDoEvento(e)) : null;
+    return { tipo: 'mensagem', evento, conversa: c, mensagem };
   }
   if (evento === 'conversation_created' || evento === 'conversation_updated' || evento === 'conversation_status_changed') {
-    const e = validarCom<any>(eventoDeConversa, corpo, FORA_DO_FORMATO);
+    const enviadas: unknown = (corpo as { messages?: unknown }).messages;
+    // counted before any is checked: checking each message of an oversized list first cost seconds
+    if (Array.isArray(enviadas) && enviadas.length > MENSAGENS_POR_EVENTO) {
+      throw dadosInvalidos(FORA_DO_FORMATO, [{ campo: 'messages', mensagem: `no máximo ${MENSAGENS_POR_EVENTO} mensagens por evento` }]);
+    }
+    const lido = Array.isArray(enviadas) ? { ...(corpo as object), messages: enviadas.map(comAnexosLidos) } : corpo;
+    const e = validarCom<any>(eventoDeConversa, lido, FORA_DO_FORMATO);
     const c = lerConversa(e, e.account?.id);
-    const mensagens = (e.messages ?? []).filter(visivel).map((m: any) => lerMensagem(m, c.etapaId));
+    const mensagens = ((e.messages ?? []) as any[]).flatMap((m, i) => (visivel(m) ? [lerMensagem(m, c.etapaId, anexosDeixadosDe((enviadas as unknown[])[i]))] : []));
     return { tipo: 'conversa', evento, conversa: c, mensagens };
   }
   return { tipo: 'ignorado', evento };

@@ -11,6 +11,7 @@ import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { redis } from '../../lib/redis';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
+import type { Registro } from '../helpers/registros';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import {
   assinaturaDoChatwoot,
@@ -26,6 +27,9 @@ import {
   Sales,
   salesDe,
 } from './apoio';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('sales-webhook', ['warn'], () => mockRegistros));
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -972,18 +976,63 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
-  it('an event carrying more attachments or messages than the platform sends answers 400 naming them, and stores nothing', async () => {
+  it('an event carrying more attachments or messages than the platform sends: a message is stored with its first attachments, in the order sent, and the rest are left out with a warning; more messages answer 400', async () => {
     const conversa = idDoSuporte();
-    const anexos = (n: number) => Array.from({ length: n }, () => ({ id: idDoSuporte(), data_url: 'https://chat.example.com/rails/active_storage/x.png', file_type: 'image' }));
-    const p1 = esperarProblema(await s.webhook(sistema, eventoDeMensagem({ conversa, anexos: anexos(ANEXOS_POR_MENSAGEM + 1) })), 400);
-    expect(p1.errors).toEqual([expect.objectContaining({ campo: 'attachments' })]);
-    const aninhadas = Array.from({ length: MENSAGENS_POR_EVENTO + 1 }, () => mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'x', tipo: 0 }));
-    const p2 = esperarProblema(await s.webhook(sistema, eventoDeConversa('conversation_updated', { conversa, mensagens: aninhadas })), 400);
-    expect(p2.errors).toEqual([expect.objectContaining({ campo: 'messages' })]);
-    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+    const sobra = 5;
+    const enviados = Array.from({ length: ANEXOS_POR_MENSAGEM + sobra }, (_, i) => ({
+      id: idDoSuporte(),
+      data_url: `https://chat.example.com/rails/active_storage/anexo-${i}.png`,
+      file_type: 'image',
+    }));
+    // the ones left out are not read, so not checked either
+    const evento = { ...eventoDeMensagem({ conversa }), attachments: [...enviados.slice(0, -1), { id: 'não é número', data_url: 42 }] };
+    mockRegistros.length = 0;
+    const res = await s.webhook(sistema, evento);
+    expect(res.status).toBe(200);
+    expect(res.body.mensagens_novas).toBe(1);
+    const [m] = await s.mensagens(res.body.conversa_id);
+    expect(m.quantidade_anexos).toBe(ANEXOS_POR_MENSAGEM);
+    expect(m.anexos.map((a: any) => a.endereco)).toEqual(enviados.slice(0, ANEXOS_POR_MENSAGEM).map((a) => a.data_url));
+    expect(mockRegistros).toEqual([
+      {
+        nivel: 'warn',
+        args: [
+          expect.objectContaining({
+            sistema: sistema.id,
+            suporte_conversa_id: conversa,
+            conversa_id: res.body.conversa_id,
+            suporte_mensagem_id: evento.id,
+            mensagem_id: m.id,
+            gravados: ANEXOS_POR_MENSAGEM,
+            deixados: sobra,
+          }),
+          expect.any(String),
+        ],
+      },
+    ]);
+    // repeated (Chatwoot repeats the last message in each conversation event): nothing recorded, nothing said
+    await s.registrar(sistema, evento);
+    const repetida = { ...mensagemAninhada({ id: evento.id, conversa, conteudo: evento.content, tipo: 0 }), attachments: enviados };
+    await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, mensagens: [repetida] }));
+    expect(mockRegistros).toHaveLength(1);
+    expect((await s.mensagens(res.body.conversa_id))[0].anexos).toHaveLength(ANEXOS_POR_MENSAGEM);
+
+    // a message first seen in a conversation event is cut the same way
+    const outra = { ...mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'y', tipo: 0 }), attachments: enviados };
+    expect((await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, mensagens: [outra] }))).mensagens_novas).toBe(1);
+    const daConversa = (await s.mensagens(res.body.conversa_id)).find((x: any) => x.suporte_mensagem_id === outra.id);
+    expect(daConversa.anexos.map((a: any) => a.endereco)).toEqual(enviados.slice(0, ANEXOS_POR_MENSAGEM).map((a) => a.data_url));
+    expect(mockRegistros).toHaveLength(2);
+
+    // Chatwoot sends one message in a conversation event: more than MENSAGENS_POR_EVENTO is refused
+    const outraConversa = idDoSuporte();
+    const aninhadas = Array.from({ length: MENSAGENS_POR_EVENTO + 1 }, () => mensagemAninhada({ id: idDeMensagem(), conversa: outraConversa, conteudo: 'x', tipo: 0 }));
+    const p = esperarProblema(await s.webhook(sistema, eventoDeConversa('conversation_updated', { conversa: outraConversa, mensagens: aninhadas })), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'messages' })]);
+    expect(await Conversa.count({ where: { suporte_conversa_id: outraConversa } })).toBe(0);
     // at the limit, taken
-    const r = await s.registrar(sistema, eventoDeMensagem({ conversa, anexos: anexos(ANEXOS_POR_MENSAGEM) }));
-    expect(r.mensagens_novas).toBe(1);
+    const r = await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa: outraConversa, mensagens: aninhadas.slice(1) }));
+    expect(r.mensagens_novas).toBe(MENSAGENS_POR_EVENTO);
   });
 
   it("a message event is read from its top level: the conversation's copy of its messages is not checked again", async () => {
