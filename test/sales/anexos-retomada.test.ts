@@ -4,6 +4,7 @@ import nock from 'nock';
 import { retomarCopiasEsgotadas } from '../../api/sales/anexos';
 import { config } from '../../config';
 import { AnexoDaMensagem } from '../../models/sales';
+import * as filas from '../../queues/fila';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
@@ -175,12 +176,33 @@ test('each stopped copy is retried once a run, page after page, even one that st
         const anexos = await AnexoDaMensagem.findAll({ where: { conversa_id: r.conversa_id } });
         return anexos.length === 3 && anexos.every((a) => a.tentativas === TENTATIVAS_DE_COPIA) && anexos;
       }, 'the three copies stopped');
-    await todosParados();
+    const ids = new Set((await todosParados()).map((a) => a.id));
     expect(downloads).toBe(3);
 
-    // one copy a page: each comes back stopped within moments, and is not taken again
-    expect(await retomarCopiasEsgotadas(r.conversa_id, 1)).toBe(3);
-    await esperarAte(() => downloads === 6, 'each copy tried again');
+    // one copy a page, and each page's copy run and stopped again before the next page is read:
+    // without the cursor past the last page, the next page takes the same copy again (refused
+    // here, or the run would never end). Left to the worker's pace, whether the copy had stopped
+    // again before the next page was read was chance, and a run without the cursor could pass
+    const enfileirar = filas.reenfileirar;
+    const retomadas: string[] = [];
+    const espiao = jest.spyOn(filas, 'reenfileirar').mockImplementation(async (...args: Parameters<typeof filas.reenfileirar>) => {
+      const daqui = args[1].map((j) => j.opts.jobId).filter((id) => ids.has(id));
+      const repetida = daqui.find((id) => retomadas.includes(id));
+      if (repetida) throw new Error(`copy ${repetida} retried twice in one run`);
+      retomadas.push(...daqui);
+      const resultado = await enfileirar(...args);
+      for (const id of daqui) {
+        await esperarAte(async () => (await estado(id)).tentativas === TENTATIVAS_DE_COPIA, 'the copy stopped again before the next page');
+      }
+      return resultado;
+    });
+    try {
+      expect(await retomarCopiasEsgotadas(r.conversa_id, 1)).toBe(3);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(retomadas.sort()).toEqual([...ids].sort());
+    expect(downloads).toBe(6);
     for (const a of await todosParados()) expect(a.ultimo_erro).toContain("exceeds file storage's size limit");
   } finally {
     config().files.tamanhoMaximoBytes = limite;
