@@ -66,9 +66,10 @@ export interface JobDoRegistro {
  * id exists, and a finished one is kept for a while (a job failed after stalling twice, by
  * crashes or by shutdowns that left it behind, is kept a week): the sweep would then add nothing
  * for as long. Finished jobs of those ids are removed first; waiting, delayed and active ones
- * are left to run.
+ * are left to run. `promoverAdiados` (work asked for now, not a sweep): the delayed ones, a retry
+ * of BullMQ's due later, are promoted to run now, read in the same pass over the jobs' states.
  */
-export async function reenfileirar(def: DefinicaoDeFila, jobs: JobDoRegistro[]): Promise<void> {
+export async function reenfileirar(def: DefinicaoDeFila, jobs: JobDoRegistro[], opcoes: { promoverAdiados?: boolean } = {}): Promise<void> {
   if (!jobs.length) return;
   const q = fila(def);
   const estados = await Promise.all(jobs.map((j) => q.getJobState(j.opts.jobId)));
@@ -76,6 +77,10 @@ export async function reenfileirar(def: DefinicaoDeFila, jobs: JobDoRegistro[]):
   // one that started again meanwhile cannot be removed (it is locked): it runs, nothing lost
   await Promise.all(terminados.map((j) => q.remove(j.opts.jobId).catch(() => 0)));
   await q.addBulk(jobs);
+  if (!opcoes.promoverAdiados) return;
+  const adiados = await Promise.all(jobs.filter((_, i) => estados[i] === 'delayed').map((j) => q.getJob(j.opts.jobId)));
+  // one that started meanwhile cannot be promoted: it runs, which is what was asked
+  await Promise.all(adiados.map((j) => j?.promote().catch(() => undefined)));
 }
 
 /** Completion events of a queue, for routes that wait on a job a bounded time. */

@@ -115,13 +115,8 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
  * Copy jobs for `ids`, to run now: a finished job of the same id (failed after its attempts, or
  * found them spent) is replaced, and one still delayed (a retry of BullMQ's due later) is promoted.
  */
-async function enfileirarAgora(ids: string[]): Promise<void> {
-  await reenfileirar(filaSalesAnexo, jobsDeCopia(ids));
-  const q = fila(filaSalesAnexo);
-  const estados = await Promise.all(ids.map((id) => q.getJobState(id)));
-  const adiados = await Promise.all(ids.filter((_, i) => estados[i] === 'delayed').map((id) => q.getJob(id)));
-  // one that started meanwhile cannot be promoted: it runs, which is what was asked
-  await Promise.all(adiados.map((j) => j?.promote().catch(() => undefined)));
+function enfileirarAgora(ids: string[]): Promise<void> {
+  return reenfileirar(filaSalesAnexo, jobsDeCopia(ids), { promoverAdiados: true });
 }
 
 /** How the chat platform that sent the attachment is reached: its origin and API token. */

@@ -133,4 +133,21 @@ describe('reenfileirar: a sweep adding again the jobs of records still undone', 
     expect({ estado: await um.getState(), dados: um.data }).toEqual({ estado: 'waiting', dados: { vez: 3 } });
     expect({ estado: await dois.getState(), dados: dois.data }).toEqual({ estado: 'waiting', dados: { vez: 1 } });
   });
+
+  test('a delayed job is left delayed by a sweep, and promoted to run now, keeping its data, when asked (promoverAdiados)', async () => {
+    const def = definicao();
+    const q = fila(def);
+    const jobs = (ids: string[]) => ids.map((jobId) => ({ name: 'x', data: { vez: 2 }, opts: { jobId } }));
+    await q.add('x', { vez: 1 }, { jobId: 'adiado-1', delay: 10 * 60_000 });
+    await q.add('x', { vez: 1 }, { jobId: 'adiado-2', delay: 10 * 60_000 });
+    await reenfileirar(def, jobs(['adiado-1']));
+    expect(await q.getJobState('adiado-1')).toBe('delayed');
+
+    await reenfileirar(def, jobs(['adiado-1', 'novo']), { promoverAdiados: true });
+    const [adiado, outro, novo] = [(await q.getJob('adiado-1'))!, (await q.getJob('adiado-2'))!, (await q.getJob('novo'))!];
+    // promoted, not replaced: the job keeps its data
+    expect({ estado: await adiado.getState(), dados: adiado.data }).toEqual({ estado: 'waiting', dados: { vez: 1 } });
+    expect(await outro.getState()).toBe('delayed');
+    expect({ estado: await novo.getState(), dados: novo.data }).toEqual({ estado: 'waiting', dados: { vez: 2 } });
+  });
 });
