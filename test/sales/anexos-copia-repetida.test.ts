@@ -6,8 +6,8 @@ import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe } from './apoio';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * A copy whose recording failed goes to the removal list (arquivo_a_apagar); the retry, with the
@@ -15,15 +15,12 @@ import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe }
  * leave the removal list, or the removal deletes the file the attachment points to.
  */
 
-const CHAT = 'https://chat.exemplo.test';
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { workers: false });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos({ workers: false }));
 });
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());

@@ -11,8 +11,8 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fecharWorker, fila, iniciarWorker } from '../../queues/fila';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 (a failed copy is retried up to 5 more times) against the worker's shutdown
@@ -21,16 +21,13 @@ import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
  * runs here unless a test starts one: the copies are called directly, or by the test's own worker.
  */
 
-const CHAT = 'https://chat.exemplo.test';
 
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { workers: false, env: { SALES_ANEXO_RETRY_MS: '300' } });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos({ workers: false }));
 });
 
 afterEach(() => nock.cleanAll());

@@ -15,8 +15,8 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
 import type { Registro } from '../helpers/registros';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 const mockRegistros: Registro[] = [];
 jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('sales-anexo', ['error'], () => mockRegistros));
@@ -29,18 +29,13 @@ jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').l
  * an attempt, logged as an error naming the cause: an outage delays copies instead of losing them.
  */
 
-/** Runs 300 ms apart here (30 minutes in production). */
-const ESPERA_ENTRE_TENTATIVAS_MS = 300;
-const CHAT = 'https://chat.exemplo.test';
 
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos());
 });
 beforeEach(() => mockRegistros.splice(0));
 afterEach(() => nock.cleanAll());

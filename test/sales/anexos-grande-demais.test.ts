@@ -9,8 +9,8 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 retries a failed copy up to 5 more times; an attachment file storage refuses as
@@ -19,19 +19,14 @@ import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
  * 1 MiB here (FILES_TAMANHO_MAXIMO_MB), a real file storage behind it; the chat platform is nock.
  */
 
-/** Runs 300 ms apart here (30 minutes in production). */
-const ESPERA_ENTRE_TENTATIVAS_MS = 300;
 const LIMITE = 1024 * 1024;
-const CHAT = 'https://chat.exemplo.test';
 
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS), FILES_TAMANHO_MAXIMO_MB: '1' } });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos({ env: { FILES_TAMANHO_MAXIMO_MB: '1' } }));
 });
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());

@@ -8,8 +8,8 @@ import * as filas from '../../queues/fila';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * `suite retry-attachment-copies [--conversa <id>]` (README, docs/sales.md): copies stopped after
@@ -17,18 +17,13 @@ import { eventoDeMensagem, idDoSuporte, Sales, salesDe } from './apoio';
  * once the cause is gone without editing the database; copies made or still trying are left alone.
  */
 
-/** Runs 300 ms apart here (30 minutes in production). */
-const ESPERA_ENTRE_TENTATIVAS_MS = 300;
-const CHAT = 'https://chat.exemplo.test';
 
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos());
 });
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());

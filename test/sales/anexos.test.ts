@@ -13,21 +13,15 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { comRelogioAdiantado } from '../helpers/relogio';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, salesDe } from './apoio';
-
-/** The copy is retried every 300 ms here (30 minutes in production). */
-const ESPERA_ENTRE_TENTATIVAS_MS = 300;
-const CHAT = 'https://chat.exemplo.test';
+import { SuiteDeTeste } from '../helpers/suite';
+import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS) } });
-  s = salesDe(suite);
-  sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  ({ suite, s, sistema } = await suiteDeAnexos());
 });
 
 afterEach(() => nock.cleanAll());

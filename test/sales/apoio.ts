@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { acessoDe } from '../helpers/acesso';
 import { Resposta } from '../helpers/http';
-import { SuiteDeTeste } from '../helpers/suite';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
  * Helpers of the sales tests: configured systems, the chat platform's and the gateway's webhooks
@@ -245,4 +245,23 @@ export async function recusarRegistroDaCopia(sales: { query(sql: string): Promis
       END IF;
     END`);
   return () => sales.query('DROP TRIGGER IF EXISTS falha_ao_registrar');
+}
+
+/** The chat platform of the attachment-copy tests, behind nock. */
+export const CHAT = 'https://chat.exemplo.test';
+/** Attachment copies are retried this far apart in the tests (30 minutes in production). */
+export const ESPERA_ENTRE_TENTATIVAS_MS = 300;
+
+/**
+ * The suite of the attachment-copy tests: identity, sales and file storage, copies retried
+ * ESPERA_ENTRE_TENTATIVAS_MS apart, and a chat-platform system at CHAT with an API token.
+ */
+export async function suiteDeAnexos(opcoes: { workers?: boolean; env?: Record<string, string> } = {}) {
+  const suite = await iniciarSuite(['identity', 'sales', 'files'], {
+    ...opcoes,
+    env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS), ...opcoes.env },
+  });
+  const s = salesDe(suite);
+  const sistema: { id: string; token: string } = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
+  return { suite, s, sistema };
 }
