@@ -21,7 +21,6 @@ import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apo
  * runs here unless a test starts one: the copies are called directly, or by the test's own worker.
  */
 
-
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };

@@ -29,7 +29,6 @@ jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').l
  * an attempt, logged as an error naming the cause: an outage delays copies instead of losing them.
  */
 
-
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };

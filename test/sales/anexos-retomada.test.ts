@@ -17,7 +17,6 @@ import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apo
  * once the cause is gone without editing the database; copies made or still trying are left alone.
  */
 
-
 let suite: SuiteDeTeste;
 let s: Sales;
 let sistema: { id: string; token: string };
