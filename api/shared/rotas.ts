@@ -1,6 +1,7 @@
 import { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
 import './express';
+import { emSegundoPlano } from '../../lib/lifecycle';
 import { Autenticador, tokenDoCabecalho } from './auth';
 import { dadosInvalidos, naoAutenticado, proibido } from './errors';
 import { esquemaPronto, validarCom } from './validacao';
@@ -180,7 +181,11 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
           query: validarParte(esquemas.query, req.query, 'query'),
           body: validarParte(esquemas.body, req.body, 'body'),
         };
-        const resultado = await rota.tratar(req, res);
+        // a handler goes on when its client leaves (its batch, its commit): shutdown waits for it,
+        // as for work after an answer, before closing the queues and databases it uses
+        const trabalho = Promise.resolve(rota.tratar(req, res));
+        emSegundoPlano(trabalho);
+        const resultado = await trabalho;
         if (res.headersSent) return;
         if (resultado === undefined) res.status(204).end();
         else res.status(rota.status ?? 200).json(resultado);

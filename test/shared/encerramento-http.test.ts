@@ -3,7 +3,8 @@ import { AddressInfo } from 'node:net';
 import express from 'express';
 import nock from 'nock';
 import { escutar } from '../../lib/http-server';
-import { encerrar } from '../../lib/lifecycle';
+import { aoEncerrar, encerrar } from '../../lib/lifecycle';
+import { montarRotas, Rota } from '../../api/shared/rotas';
 import { DefinicaoDeFila, fila, iniciarWorker } from '../../queues/fila';
 import { limparDados } from '../helpers/suite';
 
@@ -39,6 +40,36 @@ function pedir(porta: number, agent: http.Agent): Promise<{ status: number; conn
       .on('error', reject);
   });
 }
+
+test('a handler whose client left goes on at the signal, and the databases close only after it', async () => {
+  const ordem: string[] = [];
+  const app = express();
+  const router = express.Router();
+  const rota: Rota = {
+    metodo: 'get',
+    caminho: '/lento',
+    operacao: 'lento',
+    resumo: 'lento',
+    acesso: 'publico',
+    tratar: async () => {
+      await espera(300);
+      ordem.push('tratado');
+      return { ok: true };
+    },
+  };
+  montarRotas(router, [rota], async () => Promise.reject(new Error('sem token aqui')), () => express.json());
+  app.use(router);
+  const porta = ((await escutar(app, 0, 'teste-cliente-saiu', '127.0.0.1')).address() as AddressInfo).port;
+  aoEncerrar('bancos', 'banco de teste', async () => void ordem.push('bancos'));
+  const pedido = http.get({ host: '127.0.0.1', port: porta, path: '/lento' });
+  pedido.on('error', () => undefined);
+  await espera(50);
+  // the client gives up: its connection closes, the handler still runs
+  pedido.destroy();
+  await espera(20);
+  await encerrar();
+  expect(ordem).toEqual(['tratado', 'bancos']);
+});
 
 test('a request under way at the signal gets its answer, with Connection: close, and the shutdown ends right after it', async () => {
   const porta = await servidorLento(300);
