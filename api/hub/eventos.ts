@@ -180,9 +180,17 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
   if (emCurso) return emCurso;
   const lido: Promise<Aplicativo | null> = (async () => {
     const recusadoAte = await recusadoNoHubAte(quem.sub);
-    if (recusadoAte === undefined) await esperarSincronizacao({ ...quem, master: false });
+    const comoOutro = { ...quem, master: false };
+    const jaRodava = recusadoAte === undefined && (await esperarSincronizacao(comoOutro));
     publicadores.esquecer(quem.sub);
-    const app = await publicador(quem.sub);
+    let app = await publicador(quem.sub);
+    // the sync joined had started before this publication: it may have read identity before the
+    // application was made, so a refusal waits for one more sync, which reads identity after it
+    if (!app?.ativo && jaRodava) {
+      await esperarSincronizacao(comoOutro);
+      publicadores.esquecer(quem.sub);
+      app = await publicador(quem.sub);
+    }
     if (!app?.ativo) {
       recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
       if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);

@@ -1,3 +1,4 @@
+import { Job } from 'bullmq';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
@@ -9,18 +10,25 @@ const log = logger('hub-aplicativos');
 /**
  * SPEC 4.4 rule 3, DESIGN §5: the sync with identity runs as a queue job shared by concurrent
  * callers (listings, and publications of an application the hub does not know yet); each waits
- * for it a bounded time and goes on anyway when identity fails or is slow.
+ * for it a bounded time and goes on anyway when identity fails or is slow. Answers whether the
+ * sync joined was already running when asked for: it may have read identity before the caller's
+ * reason to sync existed (an application created meanwhile).
  */
-export async function esperarSincronizacao(quem: Principal): Promise<void> {
+export async function esperarSincronizacao(quem: Principal): Promise<boolean> {
   try {
     // a master's token goes apart from the job's data, which the dashboard shows
     if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
     // one shared job per kind of caller: a master joining a non-master's job would sync with the
     // hub's token instead of its own (rule 3); the queue runs them one after the other
     const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
-    const job = await fila(filaHubAplicativoSync).add('sincronizar', { doChamador: quem.master }, { jobId });
+    const q = fila(filaHubAplicativoSync);
+    // one queued and not started reads identity after this call; one started may have read it before
+    const jaRodava = Boolean((await Job.fromId(q, jobId))?.processedOn);
+    const job = await q.add('sincronizar', { doChamador: quem.master }, { jobId });
     await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
+    return jaRodava;
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
+    return false;
   }
 }

@@ -336,9 +336,10 @@ describe('an inactive application publishes nothing', () => {
     const sincronizada = new Promise<void>((r) => (terminou = r));
     // the sync over, the first publication not yet back from reading the hub's copy
     const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao').mockImplementation(async (quem) => {
-      await real(quem);
+      const jaRodava = await real(quem);
       terminou();
       await dormir(300);
+      return jaRodava;
     });
     const desde = relay.pedidos.length;
     try {

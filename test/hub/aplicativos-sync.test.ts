@@ -362,6 +362,41 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(listasNoIdentity(desde)).toHaveLength(1);
   });
 
+  test('joined a sync already running, which may have read identity before the application was made: a refusal waits for one more sync', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Nova durante uma sincronização`);
+    const real = sincronizacao.esperarSincronizacao;
+    // the sync joined read identity before the application was there (hidden from it), and was already running
+    const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao').mockImplementationOnce(async (quem) => {
+      relay.escondidos.add(app.id);
+      try {
+        await real(quem);
+      } finally {
+        relay.escondidos.delete(app.id);
+      }
+      return true;
+    });
+    try {
+      // past the publisher's check (403 for an unknown one): the type does not exist
+      expect((await publicar(app.token)).status).toBe(422);
+      expect(espiao).toHaveBeenCalledTimes(2);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
+  });
+
+  test('esperarSincronizacao says whether the sync it joined was already running', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const quem = { sub: pessoa.usuario.id, tipo: 'usuario' as const, master: false, nome: '', token: pessoa.token };
+    expect(await sincronizacao.esperarSincronizacao(quem)).toBe(false);
+    relay.mudar('atrasado');
+    const desde = relay.pedidos.length;
+    const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
+    await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
+    expect(await sincronizacao.esperarSincronizacao(quem)).toBe(true);
+    expect((await listagem).status).toBe(200);
+  });
+
   test('Redis out of reach for the hub’s refusals: the process decides alone, syncing as if none were kept and remembering its own refusal for the minute', async () => {
     const sumido = await hub.identity.criarAplicativo(`${tag} Sumido, Redis fora`);
     relay.escondidos.add(sumido.id);
