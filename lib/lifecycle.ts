@@ -92,11 +92,12 @@ export function encerrar(): Promise<void> {
 }
 
 /**
- * Closes in order and exits with `codigo` (the code the process had set, by default: 0 unless a
- * command said otherwise, an import stopped midway not having succeeded); a forced exit after the
- * grace period. Once: a second signal or failure meanwhile does not start another.
+ * Closes in order and exits with the code the process has set (0 unless a command said otherwise:
+ * an import stopped midway has not succeeded; 1 after a failure nothing handled); a forced exit
+ * after the grace period. Once: a failure meanwhile starts no other close (a second SIGTERM or
+ * SIGINT ends the process at once, Node's own way).
  */
-function encerrarESair(codigo?: number): void {
+function encerrarESair(): void {
   if (saindo) return;
   saindo = true;
   const forcar = setTimeout(() => {
@@ -105,7 +106,7 @@ function encerrarESair(codigo?: number): void {
   }, config().shutdownGraceMs + 5000);
   forcar.unref();
   encerrar().then(
-    () => process.exit(codigo ?? process.exitCode ?? 0),
+    () => process.exit(process.exitCode ?? 0),
     () => process.exit(1),
   );
 }
@@ -123,7 +124,9 @@ export function encerrarNoSinal(): void {
   };
   const aoFalhar = (tipo: string) => (err: unknown) => {
     logger('lifecycle').fatal({ err }, tipo);
-    encerrarESair(1);
+    // 1 however the process ends: this close, one already under way, or the loop running empty
+    process.exitCode = 1;
+    encerrarESair();
   };
   process.once('SIGTERM', () => aoSinal('SIGTERM'));
   process.once('SIGINT', () => aoSinal('SIGINT'));

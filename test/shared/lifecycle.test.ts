@@ -70,3 +70,20 @@ test('a rejection nothing handled is logged as a fatal line, and the process clo
   // closed once, in order, though two failures came
   expect(erros.match(/FECHADA/g)).toHaveLength(1);
 }, 30_000);
+
+test('a failure during a close begun by SIGTERM still makes the exit code 1', async () => {
+  const filho = spawn(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      '-e',
+      `const l = require('./lib/lifecycle'); l.encerrarNoSinal();
+       l.aoEncerrar('filas', 'fila de teste', async () => { Promise.reject(new Error('ao fechar')); await new Promise((r) => setTimeout(r, 100)); });
+       setInterval(() => undefined, 1000);
+       process.kill(process.pid, 'SIGTERM');`,
+    ],
+    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: 'ignore' },
+  );
+  expect(await new Promise<number | null>((resolve) => filho.on('exit', resolve))).toBe(1);
+}, 30_000);
