@@ -5,7 +5,6 @@ import { retomarCopiasEsgotadas } from '../../api/sales/anexos';
 import { config } from '../../config';
 import { AnexoDaMensagem } from '../../models/sales';
 import * as filas from '../../queues/fila';
-import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
 import { SuiteDeTeste } from '../helpers/suite';
@@ -60,7 +59,7 @@ const estado = async (id: string) => {
 async function anexoEsgotado(caminho: string) {
   nock(CHAT).get(caminho).times(TENTATIVAS_DE_COPIA).reply(404);
   const anexo = await anexoEm(caminho);
-  await esperarAte(async () => (await fila(filaSalesAnexo).getJobState(anexo.id)) === 'failed', 'the copy stopped after its attempts');
+  await esperarAte(async () => (await filas.fila(filaSalesAnexo).getJobState(anexo.id)) === 'failed', 'the copy stopped after its attempts');
   expect(await estado(anexo.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
   return anexo;
 }
@@ -112,7 +111,7 @@ test('gives the copies stopped after their attempts a fresh set and enqueues the
 });
 
 test('a copy stopped with a retry of the queue still delayed runs at once; one still trying keeps its count', async () => {
-  const q = fila(filaSalesAnexo);
+  const q = filas.fila(filaSalesAnexo);
   await q.pause();
   let parado, tentando;
   try {
