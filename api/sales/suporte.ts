@@ -123,7 +123,8 @@ const conversa = Joi.object({
   meta: Joi.object({ sender: remetente.allow(null) }).unknown(true).allow(null),
   contact_inbox: Joi.object({ contact_id: idNumerico.allow(null), source_id: texto }).unknown(true).allow(null),
   custom_attributes: Joi.object().unknown(true).allow(null),
-  messages: Joi.array().items(mensagem).max(MENSAGENS_POR_EVENTO).allow(null),
+  // counted before it is checked (lerEventoDoSuporte)
+  messages: Joi.array().items(mensagem).allow(null),
 }).unknown(true);
 
 const conta = Joi.object({ id: idNumerico.allow(null) }).unknown(true).allow(null);
