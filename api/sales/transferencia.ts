@@ -83,6 +83,7 @@ export interface ProgressoDaTransferencia {
 export async function transferirSemResposta(
   agora = new Date(),
   aoProgredir: (p: ProgressoDaTransferencia) => void = () => undefined,
+  sinal?: AbortSignal,
 ): Promise<{ transferidas: number; falhas: number }> {
   const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
   const sales = banco('sales');
@@ -106,6 +107,8 @@ export async function transferirSemResposta(
   const acessos = new Map<string, Promise<Acesso>>();
   const falhasSeguidas = new Map<string, number>();
   for (const [vistas, c] of esperando.entries()) {
+    // asked to stop (a worker's shutdown): between two calls, the rest waiting for the next run
+    if (sinal?.aborted) break;
     // each call to the platform may take seconds: the dashboard follows the run
     if (vistas > 0) aoProgredir({ vistas, de: esperando.length, transferidas, falhas });
     const sistema = c.config_system_suporte_id;

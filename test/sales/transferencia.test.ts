@@ -83,6 +83,16 @@ describe('the hand-over trigger', () => {
     expect(Date.parse(depois.transferida_em)).toBeGreaterThanOrEqual(antes - 5);
   });
 
+  it('asked to stop (a worker shutting down), it calls the platform no more: the conversation waits for the next run', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    const chat = abrirNoChat(conversa);
+    expect(await transferirSemResposta(undefined, undefined, AbortSignal.abort())).toEqual({ transferidas: 0, falhas: 0 });
+    expect(chat.isDone()).toBe(false);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ id: registro.id, status: 'pending' });
+    expect((await transferirSemResposta()).transferidas).toBeGreaterThanOrEqual(1);
+    expect(chat.isDone()).toBe(true);
+  });
+
   it('leaves alone a contact still within the wait, one the robot answered, and conversations not with the robot', async () => {
     const recente = await esperando({ esperaS: ESPERA_S - 20 });
     const respondida = await esperando({ esperaS: ESPERA_S + 30, roboRespondeu: true });
