@@ -9,7 +9,7 @@ import { esperaEntreTentativas } from '../queues/sales-anexo';
  * Shutdown (the worker's abort signal) stops a copy under way, and its job goes back to the queue
  * without spending one of its attempts; so does a copy put off on our side, until its next run is
  * due, writing why in the job's log (the dashboard shows it). One too large for file storage fails
- * without the job's retries.
+ * without the job's retries. The removal of copies stops between two at shutdown.
  */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token?: string, sinal?: AbortSignal) {
   const aoProgredir = progressoNoPainel(job);
@@ -30,9 +30,9 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
       }
     }
     case 'apagar':
-      return { apagados: await apagarCopiasPendentes(aoProgredir) };
+      return { apagados: await apagarCopiasPendentes(aoProgredir, sinal) };
     case 'varrer':
-      return { reenfileirados: await varrerAnexos(), apagados: await apagarCopiasPendentes(aoProgredir) };
+      return { reenfileirados: await varrerAnexos(), apagados: await apagarCopiasPendentes(aoProgredir, sinal) };
     default:
       throw new Error(`unknown job ${job.name}`);
   }

@@ -348,13 +348,18 @@ export async function enfileirarRemocao(): Promise<void> {
 
 /**
  * Removes the pending copies from file storage, oldest first, reporting after each; a failure stops
- * and the job retries.
+ * and the job retries. Asked to stop (`sinal`, a worker's shutdown), it stops between two removals:
+ * the rest stay pending for the next run. Answers how many it handled.
  */
-export async function apagarCopiasPendentes(aoProgredir: (p: { apagados: number; de: number }) => void = () => undefined): Promise<number> {
+export async function apagarCopiasPendentes(
+  aoProgredir: (p: { apagados: number; de: number }) => void = () => undefined,
+  sinal?: AbortSignal,
+): Promise<number> {
   const sales = banco('sales');
   const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
   let apagados = 0;
   for (const { arquivo_id } of pendentes) {
+    if (sinal?.aborted) break;
     // read again: an attempt may have recorded it since (file storage answering a retry with it)
     const [{ aindaSolta }] = await lerLinhas<{ aindaSolta: number }>(
       sales,
@@ -369,7 +374,7 @@ export async function apagarCopiasPendentes(aoProgredir: (p: { apagados: number;
     await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivo_id]);
     aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
-  return pendentes.length;
+  return apagados;
 }
 
 /**

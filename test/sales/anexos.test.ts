@@ -256,6 +256,9 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
     // no longer referred to (as after its message's deletion), the copy leaves file storage, reported
     await AnexoDaMensagem.update({ arquivo_id: null, tentativas: TENTATIVAS_DE_COPIA }, { where: { id: guardado.id } });
     await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [copia] });
+    // asked to stop first (a worker shutting down): nothing removed, the copy still owed
+    expect(await apagarCopiasPendentes(undefined, AbortSignal.abort())).toBe(0);
+    expect(await Arquivo.findByPk(copia)).not.toBeNull();
     const remocoes: object[] = [];
     const apagados = await apagarCopiasPendentes((p) => remocoes.push(p));
     expect(apagados).toBeGreaterThanOrEqual(1);
