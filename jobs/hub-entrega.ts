@@ -1,17 +1,18 @@
 import { Job, Worker } from 'bullmq';
 import { entregarLote, tentarEntrega } from '../api/hub/entregas';
-import { devolverAFila } from '../queues/fila';
+import { devolverAFila, progressoEspacado } from '../queues/fila';
 
 /**
- * Adapter: `entregar-lote`, the first attempts of a published batch; `entregar`, one attempt of one
- * delivery (a thrown FalhaDeTentativa makes BullMQ retry it on the schedule). Shutdown stops both
- * before an attempt starts, and the job goes back to the queue; so does a job run before its
- * delivery's next attempt is due, until then.
+ * Adapter: `entregar-lote`, the first attempts of a published batch (its progress on the dashboard
+ * once it lasts); `entregar`, one attempt of one delivery (a thrown FalhaDeTentativa makes BullMQ
+ * retry it on the schedule). Shutdown stops both before an attempt starts, and the job goes back to
+ * the queue; so does a job run before its delivery's next attempt is due, until then.
  */
 export async function processarHubEntrega(job: Job, token?: string, sinal?: AbortSignal) {
   switch (job.name) {
     case 'entregar-lote': {
-      const r = await entregarLote(job.data.entregas, sinal);
+      // most batches end within a second: only one held up by slow subscribers writes its progress
+      const r = await entregarLote(job.data.entregas, sinal, progressoEspacado(job));
       return r.adiadas ? devolverAFila(job, token) : r;
     }
     case 'entregar': {

@@ -42,6 +42,22 @@ export const progressoNoPainel =
   (progresso: object): void =>
     void job.updateProgress({ ...progresso }).catch(() => undefined);
 
+/**
+ * progressoNoPainel at most once per `intervaloMs`, for jobs that are most often short and
+ * numerous (a batch of deliveries): one done within the interval writes nothing more to Redis, and
+ * one held up (slow subscribers) still shows how far it got.
+ */
+export function progressoEspacado(job: Job, intervaloMs = 1000): (progresso: object) => void {
+  const reportar = progressoNoPainel(job);
+  let ultimo = Date.now();
+  return (progresso) => {
+    const agora = Date.now();
+    if (agora - ultimo < intervaloMs) return;
+    ultimo = agora;
+    reportar(progresso);
+  };
+}
+
 /** A job stopped by shutdown is taken up again this soon (by another worker, as a rule). */
 const RETOMADA_MS = 1000;
 

@@ -71,11 +71,16 @@ export async function enfileirarLotes(lotes: LoteDeEntregas[]): Promise<void> {
  * the job its failure was to add, so nothing is sent twice but an attempt the crash cut short.
  * The batch fails, to run again, only after every delivery in it had its turn.
  * `sinal` (shutdown): no attempt starts after it; the ones in flight end, and the answer counts
- * those left for the batch's next run.
+ * those left for the batch's next run. `aoProgredir` hears after each delivery's turn how many had it.
  */
-export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<{ adiadas: number }> {
+export async function entregarLote(
+  ids: string[],
+  sinal?: AbortSignal,
+  aoProgredir: (p: { feitas: number; de: number }) => void = () => undefined,
+): Promise<{ adiadas: number }> {
   const erros: unknown[] = [];
   let adiadas = 0;
+  let feitas = 0;
   await Promise.all(
     ids.map(async (id) => {
       try {
@@ -83,6 +88,8 @@ export async function entregarLote(ids: string[], sinal?: AbortSignal): Promise<
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
         await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
+      } finally {
+        aoProgredir({ feitas: ++feitas, de: ids.length });
       }
     }),
   );

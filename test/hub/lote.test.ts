@@ -110,7 +110,13 @@ test('a publication repeated (same id) while its batch is queued adds nothing; o
 test('the batch makes each first attempt once; a failed one gets a job of its own delayed to its stored next attempt', async () => {
   const ids = await umaBoaEUmaQueFalha('/d');
 
-  await entregarLote(ids);
+  const progresso: object[] = [];
+  await entregarLote(ids, undefined, (p) => progresso.push(p));
+  // each delivery's turn is told, failed or not
+  expect(progresso).toEqual([
+    { feitas: 1, de: 2 },
+    { feitas: 2, de: 2 },
+  ]);
   const [boa, ruim] = await Promise.all(ids.map((i) => Entrega.findByPk(i))).then((es) => [es.find((e) => e!.situacao === 'entregue')!, es.find((e) => e!.situacao === 'pendente')!]);
   expect(boa.tentativas).toBe(1);
   expect(ruim.tentativas).toBe(1);

@@ -1,6 +1,6 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, reenfileirar } from '../../queues/fila';
+import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, progressoEspacado, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
 import { esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
@@ -150,4 +150,17 @@ describe('reenfileirar: a sweep adding again the jobs of records still undone', 
     expect(await outro.getState()).toBe('delayed');
     expect({ estado: await novo.getState(), dados: novo.data }).toEqual({ estado: 'waiting', dados: { vez: 2 } });
   });
+});
+
+test('progressoEspacado writes a job’s progress at most once per interval: a short job writes none, a long one shows how far it got', async () => {
+  const escritos: object[] = [];
+  const job = { updateProgress: async (p: object) => void escritos.push(p) } as unknown as Job;
+  const reportar = progressoEspacado(job, 200);
+  reportar({ feitas: 1 });
+  reportar({ feitas: 2 });
+  expect(escritos).toEqual([]);
+  await new Promise((r) => setTimeout(r, 250));
+  reportar({ feitas: 3 });
+  reportar({ feitas: 4 });
+  expect(escritos).toEqual([{ feitas: 3 }]);
 });
