@@ -27,39 +27,34 @@ test('work that does not end holds the shutdown no longer than its grace period'
   expect(Date.now() - inicio).toBeLessThan(3500);
 });
 
-test('on SIGTERM the process exits with the code it had set: a command stopped before it succeeded exits non-zero', async () => {
-  const saida = (codigo: string) =>
-    new Promise<number | null>((resolve) => {
-      const filho = spawn(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', '-e', `require('./lib/lifecycle').encerrarNoSinal(); ${codigo} setInterval(() => undefined, 1000); process.kill(process.pid, 'SIGTERM');`],
-        { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: 'ignore' },
-      );
-      filho.on('exit', (c) => resolve(c));
-    });
-  expect(await saida('process.exitCode = 1;')).toBe(1);
-  expect(await saida('')).toBe(0);
-}, 30_000);
-
-test('a rejection nothing handled is logged as a fatal line, and the process closes in order and exits 1', async () => {
+/**
+ * A node process running `codigo` after `const l = require('./lib/lifecycle'); l.encerrarNoSinal();`,
+ * kept alive by a timer: its exit code and what it wrote.
+ */
+function processoCom(codigo: string, logLevel = 'silent'): Promise<{ codigo: number | null; saida: string; erros: string }> {
   const filho = spawn(
     process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-e',
-      `const l = require('./lib/lifecycle'); l.encerrarNoSinal();
-       l.aoEncerrar('filas', 'fila de teste', async () => console.error('FECHADA'));
-       setInterval(() => undefined, 1000);
-       Promise.reject(new Error('esquecida')); Promise.reject(new Error('outra'));`,
-    ],
-    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    ['-r', 'ts-node/register/transpile-only', '-e', `const l = require('./lib/lifecycle'); l.encerrarNoSinal(); setInterval(() => undefined, 1000); ${codigo}`],
+    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: logLevel }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let saida = '';
   let erros = '';
   filho.stdout.on('data', (d) => (saida += d));
   filho.stderr.on('data', (d) => (erros += d));
-  const codigo = await new Promise<number | null>((resolve) => filho.on('exit', resolve));
+  return new Promise((resolve) => filho.on('exit', (c) => resolve({ codigo: c, saida, erros })));
+}
+
+test('on SIGTERM the process exits with the code it had set: a command stopped before it succeeded exits non-zero', async () => {
+  expect((await processoCom("process.exitCode = 1; process.kill(process.pid, 'SIGTERM');")).codigo).toBe(1);
+  expect((await processoCom("process.kill(process.pid, 'SIGTERM');")).codigo).toBe(0);
+}, 30_000);
+
+test('a rejection nothing handled is logged as a fatal line, and the process closes once and exits 1', async () => {
+  const { codigo, saida, erros } = await processoCom(
+    `l.aoEncerrar('filas', 'fila de teste', async () => console.error('FECHADA'));
+     Promise.reject(new Error('esquecida')); Promise.reject(new Error('outra'));`,
+    'info',
+  );
   expect(codigo).toBe(1);
   const fatais = saida.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.level === 60);
   expect(fatais.map((l) => [l.msg, l.err.message])).toEqual([
@@ -67,23 +62,14 @@ test('a rejection nothing handled is logged as a fatal line, and the process clo
     ['rejeição não tratada', 'outra'],
   ]);
   expect(fatais[0].err.stack).toContain('esquecida');
-  // closed once, in order, though two failures came
+  // closed once, though two failures came
   expect(erros.match(/FECHADA/g)).toHaveLength(1);
 }, 30_000);
 
 test('a failure during a close begun by SIGTERM still makes the exit code 1', async () => {
-  const filho = spawn(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-e',
-      `const l = require('./lib/lifecycle'); l.encerrarNoSinal();
-       l.aoEncerrar('filas', 'fila de teste', async () => { Promise.reject(new Error('ao fechar')); await new Promise((r) => setTimeout(r, 100)); });
-       setInterval(() => undefined, 1000);
-       process.kill(process.pid, 'SIGTERM');`,
-    ],
-    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: 'ignore' },
+  const { codigo } = await processoCom(
+    `l.aoEncerrar('filas', 'fila de teste', async () => { Promise.reject(new Error('ao fechar')); await new Promise((r) => setTimeout(r, 100)); });
+     process.kill(process.pid, 'SIGTERM');`,
   );
-  expect(await new Promise<number | null>((resolve) => filho.on('exit', resolve))).toBe(1);
+  expect(codigo).toBe(1);
 }, 30_000);
