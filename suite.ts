@@ -29,6 +29,24 @@ const AJUDA = `usage: suite <command>
 /** Commands that print their result on stdout: their logs go to stderr, so the result can be piped. */
 const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'retry-attachment-copies']);
 
+/**
+ * A one-shot command's run: its result as a JSON line on stdout, exit code 0. Failed until known
+ * to have ended well, so a signal that stops the wait exits non-zero too; a refusal (`recusa`:
+ * nothing was done) or a failure is said plainly on stderr, the command named. A configuration
+ * error is reported as at start.
+ */
+async function comResultado(comando: string, executar: () => Promise<unknown>, recusa?: new (mensagem: string) => Error): Promise<void> {
+  process.exitCode = 1;
+  try {
+    process.stdout.write(`${JSON.stringify(await executar())}\n`);
+    process.exitCode = 0;
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    process.stderr.write(`${comando} ${recusa && err instanceof recusa ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
+  }
+  await encerrar();
+}
+
 async function main(argv: string[]): Promise<void> {
   const [comando, ...args] = argv;
   if (COMANDOS_COM_RESULTADO.has(comando)) logsNoStderr();
@@ -64,22 +82,13 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'import-cnpj': {
       if (!args[0]) throw new ConfigError(AJUDA);
-      // failed until known to have ended well: a signal that stops the wait exits non-zero too
-      process.exitCode = 1;
-      try {
-        const resultado = await importarCnpjPelaFila(args[0], (p) => {
+      const diretorio = args[0];
+      return comResultado('import-cnpj', () =>
+        importarCnpjPelaFila(diretorio, (p) => {
           const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
           process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
-        });
-        process.stdout.write(`${JSON.stringify(resultado)}\n`);
-        process.exitCode = 0;
-      } catch (err) {
-        // the job's own reason, plainly: nothing failed to start
-        if (err instanceof ConfigError) throw err;
-        process.stderr.write(`import-cnpj failed: ${(err as Error).message}\n`);
-      }
-      await encerrar();
-      return;
+        }),
+      );
     }
     case 'remove-app-files': {
       if (!args[0]) throw new ConfigError(AJUDA);
@@ -89,19 +98,17 @@ async function main(argv: string[]): Promise<void> {
       const { files } = await import('./api/files');
       const { RemocaoRecusada, removerArquivosDoAplicativoApagado } = await import('./api/files/aplicativo-apagado');
       await abrirServico(files);
-      // failed until known to have ended well, as import-cnpj
-      process.exitCode = 1;
-      try {
-        const removidos = await removerArquivosDoAplicativoApagado(args[0], token, ({ removidos, total }) =>
-          process.stderr.write(`remove-app-files: ${removidos} of ${total} removed\n`),
-        );
-        process.stdout.write(`${JSON.stringify({ aplicativo_id: args[0], removidos })}\n`);
-        process.exitCode = 0;
-      } catch (err) {
-        process.stderr.write(`remove-app-files ${err instanceof RemocaoRecusada ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
-      }
-      await encerrar();
-      return;
+      const aplicativoId = args[0];
+      return comResultado(
+        'remove-app-files',
+        async () => ({
+          aplicativo_id: aplicativoId,
+          removidos: await removerArquivosDoAplicativoApagado(aplicativoId, token, ({ removidos, total }) =>
+            process.stderr.write(`remove-app-files: ${removidos} of ${total} removed\n`),
+          ),
+        }),
+        RemocaoRecusada,
+      );
     }
     case 'retry-attachment-copies': {
       // none, or `--conversa <id>`: anything else is a typo, not "every conversation"
@@ -110,17 +117,15 @@ async function main(argv: string[]): Promise<void> {
       const { sales } = await import('./api/sales');
       const { RetomadaRecusada, retomarCopiasEsgotadas } = await import('./api/sales/anexos');
       await abrirServico(sales);
-      process.exitCode = 1;
-      try {
-        const reenfileiradas = await retomarCopiasEsgotadas(conversa);
-        process.stdout.write(`${JSON.stringify({ conversa_id: conversa ?? null, reenfileiradas })}\n`);
-        process.stderr.write(`retry-attachment-copies: ${reenfileiradas} ${reenfileiradas === 1 ? 'copy' : 'copies'} given new attempts and enqueued\n`);
-        process.exitCode = 0;
-      } catch (err) {
-        process.stderr.write(`retry-attachment-copies ${err instanceof RetomadaRecusada ? 'refused' : 'failed'}: ${(err as Error).message}\n`);
-      }
-      await encerrar();
-      return;
+      return comResultado(
+        'retry-attachment-copies',
+        async () => {
+          const reenfileiradas = await retomarCopiasEsgotadas(conversa);
+          process.stderr.write(`retry-attachment-copies: ${reenfileiradas} ${reenfileiradas === 1 ? 'copy' : 'copies'} given new attempts and enqueued\n`);
+          return { conversa_id: conversa ?? null, reenfileiradas };
+        },
+        RetomadaRecusada,
+      );
     }
     default:
       throw new ConfigError(AJUDA);
