@@ -5,7 +5,7 @@ import { Arquivo } from '../../models/files';
 import { TokenRecusado } from '../../queues/fila';
 import { autenticadorRemoto } from '../shared/auth';
 import { ErroDeDominio } from '../shared/errors';
-import { lerDoIdentity, RespostaDeErroDoIdentity } from '../shared/leitura-do-identity';
+import { lerDoIdentitySeExistir } from '../shared/leitura-do-identity';
 import { deletarArquivo } from './arquivos';
 
 const log = logger('files');
@@ -42,12 +42,10 @@ async function confirmarQueSaiuDoIdentity(aplicativoId: string, token: string): 
   if (quem.tipo !== 'usuario' || !quem.master) {
     throw new RemocaoRecusada(`the token is ${quem.tipo === 'usuario' ? 'of a user who is not a master' : `application ${quem.sub}'s`}: it takes a master's token. Nothing was removed`);
   }
-  try {
-    await lerDoIdentity(`/aplicativo/${encodeURIComponent(aplicativoId)}`, token);
-  } catch (err) {
-    if (err instanceof RespostaDeErroDoIdentity && err.status === 404) return;
+  const lido = await lerDoIdentitySeExistir(`/aplicativo/${encodeURIComponent(aplicativoId)}`, token).catch((err: unknown) => {
     throw naoConfirmou(err);
-  }
+  });
+  if (lido === null) return;
   throw new RemocaoRecusada(
     `application ${aplicativoId} still exists in identity (a deactivated one keeps its files); delete it there first. Nothing was removed`,
   );

@@ -7,7 +7,7 @@ import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
-import { lerDoIdentity, RespostaDeErroDoIdentity } from '../shared/leitura-do-identity';
+import { lerDoIdentity, lerDoIdentitySeExistir } from '../shared/leitura-do-identity';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 import { cancelarPendentes, removerJobs } from './entregas';
@@ -192,12 +192,10 @@ async function confirmarSaidas(faltando: Aplicativo[], token: string, aoRecusar:
   const sairam: Aplicativo[] = [];
   for (const [i, a] of faltando.entries()) {
     try {
-      presentes.push(await lerDoIdentity<AplicativoDoIdentity>(`/aplicativo/${encodeURIComponent(a.identificador_no_auth)}`, token));
+      const lido = await lerDoIdentitySeExistir<AplicativoDoIdentity>(`/aplicativo/${encodeURIComponent(a.identificador_no_auth)}`, token);
+      if (lido) presentes.push(lido);
+      else sairam.push(a);
     } catch (err) {
-      if (err instanceof RespostaDeErroDoIdentity && err.status === 404) {
-        sairam.push(a);
-        continue;
-      }
       aoRecusar(err);
       const adiados = faltando.length - i;
       log.warn({ err: (err as Error).message, aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');

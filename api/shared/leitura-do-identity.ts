@@ -28,3 +28,16 @@ export async function lerDoIdentity<T>(caminho: string, token: string): Promise<
   if (!res.ok) throw new RespostaDeErroDoIdentity(res.status, `identity answered ${res.status} to GET ${rota}`);
   return (await res.json()) as T;
 }
+
+/**
+ * lerDoIdentity of a record that may be gone: null only when identity answers 404 (no such record,
+ * or deleted); any other failure throws as lerDoIdentity does, never taken for a deletion.
+ */
+export async function lerDoIdentitySeExistir<T>(caminho: string, token: string): Promise<T | null> {
+  try {
+    return await lerDoIdentity<T>(caminho, token);
+  } catch (err) {
+    if (err instanceof RespostaDeErroDoIdentity && err.status === 404) return null;
+    throw err;
+  }
+}
