@@ -181,15 +181,14 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
   const lido: Promise<Aplicativo | null> = (async () => {
     const recusadoAte = await recusadoNoHubAte(quem.sub);
     const comoOutro = { ...quem, master: false };
+    const releitura = () => (publicadores.esquecer(quem.sub), publicador(quem.sub));
     const jaRodava = recusadoAte === undefined && (await esperarSincronizacao(comoOutro));
-    publicadores.esquecer(quem.sub);
-    let app = await publicador(quem.sub);
+    let app = await releitura();
     // the sync joined had started before this publication: it may have read identity before the
     // application was made, so a refusal waits for one more sync, which reads identity after it
     if (!app?.ativo && jaRodava) {
       await esperarSincronizacao(comoOutro);
-      publicadores.esquecer(quem.sub);
-      app = await publicador(quem.sub);
+      app = await releitura();
     }
     if (!app?.ativo) {
       recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
