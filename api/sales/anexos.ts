@@ -175,18 +175,19 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
 /**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
  * as a private file of the sales application, the sales application's token asked for before the
- * download is opened. The attempt is counted in `tentativas` before it
- * starts, by the database and not by the job: a crash still counts, and a job run again after one
- * (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure of the
- * attachment's own (its download, file storage refusing the file) throws, and the queue tries again
- * 30 minutes later; but file storage refusing it as past its size limit spends every attempt at
- * once and answers `grande_demais`, since no retry can store it. One of the suite's own side (our credentials refused, identity or file storage
- * failing or out of reach) gives its attempt back and answers `adiada`: an outage or a secret
- * renewed and not yet set delays the copies, as long as it lasts, instead of using up their
- * attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS (7 days) after the copy
- * was first put off (`adiada_desde`): past that, one counts as the attachment's own. A copy whose attachment
- * was deleted meanwhile (its conversation deleted) is removed again. `sinal` (the worker's shutdown) stops the download and
- * the upload at once; the attempt it cut is given back and the copy answers `interrompido`.
+ * download is opened. The attempt is counted in `tentativas` before it starts, by the database and
+ * not by the job: a crash still counts, and a job run again after one (or queued again by the
+ * sweep, its own count back at 1) never makes a seventh. A failure of the attachment's own (its
+ * download, file storage refusing the file) throws, and the queue tries again 30 minutes later;
+ * but file storage refusing it as past its size limit spends every attempt at once and answers
+ * `grande_demais`, since no retry can store it. One of the suite's own side (our credentials
+ * refused, identity or file storage failing or out of reach) gives its attempt back and answers
+ * `adiada`: an outage or a secret renewed and not yet set delays the copies, as long as it lasts,
+ * instead of using up their attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS
+ * (7 days) after the copy was first put off (`adiada_desde`): past that, one counts as the
+ * attachment's own. A copy whose attachment was deleted meanwhile (its conversation deleted) is
+ * removed again. `sinal` (the worker's shutdown) stops the download and the upload at once; the
+ * attempt it cut is given back and the copy answers `interrompido`.
  */
 export async function copiarAnexo(
   anexoId: string,
