@@ -73,11 +73,9 @@ async function copiaTerminada(caminho: string) {
 
 /** No further attempt: the job failed for good, and after a few retry intervals nothing ran again. */
 async function semMaisTentativas(anexoId: string, contagem: { downloads: number }) {
-  const job = await esperarAte(async () => {
-    const j = await fila(filaSalesAnexo).getJob(anexoId);
-    return j && (await j.getState()) === 'failed' && j;
-  }, 'the copy job failed');
-  expect(job.attemptsMade).toBe(1);
+  // its state first, then the job: one read while still running would show its attempts before the failure
+  await esperarAte(async () => (await fila(filaSalesAnexo).getJobState(anexoId)) === 'failed', 'the copy job failed');
+  expect((await fila(filaSalesAnexo).getJob(anexoId))!.attemptsMade).toBe(1);
   await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 4);
   expect(contagem.downloads).toBe(1);
   // neither does the sweep take it again, however long it is left
