@@ -108,7 +108,7 @@ test('gives the copies stopped after their attempts a fresh set and enqueues the
   } finally {
     config().sales.anexoRetryMs = antes;
   }
-});
+}, 90_000);
 
 test('a copy stopped with a retry of the queue still delayed runs at once; one still trying keeps its count', async () => {
   const q = filas.fila(filaSalesAnexo);
@@ -148,7 +148,7 @@ test('a conversation that does not exist, or arguments it does not take, change 
   expect(typo).toMatchObject({ codigo: 1, saida: '' });
   expect(typo.erros).toContain('retry-attachment-copies [--conversa <id>]');
   expect(await estado(esgotado.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
-});
+}, 60_000);
 
 test('each stopped copy is retried once a run, page after page, even one that stops again at once (file storage still refusing it as too large)', async () => {
   const limite = config().files.tamanhoMaximoBytes;
