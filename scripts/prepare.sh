@@ -5,6 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Node.js 20.19+ or 22.12+ (package.json "engines"): jose 6 is an ES module the suite require()s,
+# which Node before those versions refuses with an error that names neither. Debian 12's own
+# nodejs is 18.
+versao="$(node --version)"
+IFS=. read -r maior menor _ <<<"${versao#v}"
+if [ "$maior" -lt 20 ] || [ "$maior" -eq 21 ] || { [ "$maior" -eq 20 ] && [ "$menor" -lt 19 ]; } \
+  || { [ "$maior" -eq 22 ] && [ "$menor" -lt 12 ]; }; then
+  echo "Node.js 20.19 or later (22.12 or later in 22) is needed; this is $versao: install a current LTS (https://nodejs.org/en/download)" >&2
+  exit 1
+fi
+
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "installing dependencies (npm ci)"
   # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then
