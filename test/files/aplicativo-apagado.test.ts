@@ -1,14 +1,12 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import { RemocaoRecusada, removerArquivosDoAplicativoApagado } from '../../api/files/aplicativo-apagado';
 import * as arquivos from '../../api/files/arquivos';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
-import { portaLivre } from '../helpers/processo';
+import { ateOFim, emProcesso, portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
 
@@ -61,18 +59,7 @@ const NADA = { linhas: 0, bytes: 0, devidos: 0 };
 
 /** `suite remove-app-files <id>` as an operator runs it, on this file's databases and identity. */
 function comando(id: string, env: Record<string, string> = {}) {
-  const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'remove-app-files', id], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let saida = '';
-  let erros = '';
-  filho.stdout.on('data', (d) => (saida += d));
-  filho.stderr.on('data', (d) => (erros += d));
-  return new Promise<{ codigo: number | null; saida: string; erros: string }>((resolve) =>
-    filho.on('exit', (codigo) => resolve({ codigo, saida, erros })),
-  );
+  return ateOFim(emProcesso(['suite.ts', 'remove-app-files', id], { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, ...env }));
 }
 
 describe('remove-app-files: identity must say the application is gone', () => {

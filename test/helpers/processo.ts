@@ -1,5 +1,28 @@
-import { ChildProcess } from 'node:child_process';
+import { ChildProcess, ChildProcessByStdio, spawn } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+
+/**
+ * `node <args>` with the TypeScript sources (ts-node, no type check), from the project's root, its
+ * output piped: `['suite.ts', 'worker', 'hub-entrega']` runs a suite command as an operator would.
+ */
+export function emProcesso(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', ...args], {
+    cwd: path.resolve(__dirname, '../..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** A process run to its end: its exit code, and what it wrote on stdout and on stderr. */
+export function ateOFim(filho: ChildProcessByStdio<null, Readable, Readable>): Promise<{ codigo: number | null; saida: string; erros: string }> {
+  let saida = '';
+  let erros = '';
+  filho.stdout.on('data', (d) => (saida += d));
+  filho.stderr.on('data', (d) => (erros += d));
+  return new Promise((resolve) => filho.on('exit', (codigo) => resolve({ codigo, saida, erros })));
+}
 
 /** A loopback port free right now, for a server a test starts later (a child process's API). */
 export async function portaLivre(): Promise<number> {

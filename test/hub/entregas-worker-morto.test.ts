@@ -1,11 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { Job } from 'bullmq';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { processarHubEntrega } from '../../jobs/hub-entrega';
 import { iniciarWorkers } from '../../lib/runner';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega } from '../../queues/hub-entrega';
+import { emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
@@ -16,8 +16,6 @@ import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apo
  * without a delivery worker; deliveries are made by `suite worker hub-entrega` child processes
  * sharing the database and the queue, one of them killed with SIGKILL while attempts are in flight.
  */
-
-const RAIZ = path.resolve(__dirname, '../..');
 
 let suite: SuiteDeTeste;
 let hub: Hub;
@@ -56,20 +54,16 @@ const workersConectados = async () => (await fila(filaHubEntrega).getWorkers()).
 async function iniciarFilho() {
   const antes = await workersConectados();
   const saida: string[] = [];
-  const processo = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'worker', 'hub-entrega'], {
-    cwd: RAIZ,
-    env: {
-      ...process.env,
-      HUB_URL: suite.url.hub,
-      IDENTITY_URL: suite.url.identity,
-      HUB_ENTREGA_LOCK_MS: '2000',
-      HUB_ENTREGA_CONCORRENCIA: '5',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const processo = emProcesso(['suite.ts', 'worker', 'hub-entrega'], {
+    ...process.env,
+    HUB_URL: suite.url.hub,
+    IDENTITY_URL: suite.url.identity,
+    HUB_ENTREGA_LOCK_MS: '2000',
+    HUB_ENTREGA_CONCORRENCIA: '5',
+    LOG_LEVEL: 'warn',
   });
-  processo.stdout!.on('data', (d) => saida.push(String(d)));
-  processo.stderr!.on('data', (d) => saida.push(String(d)));
+  processo.stdout.on('data', (d) => saida.push(String(d)));
+  processo.stderr.on('data', (d) => saida.push(String(d)));
   filhos.push({ processo, saida });
   try {
     await esperarAte(async () => processo.exitCode === null && (await workersConectados()) > antes, 'the child worker connected', 45_000);

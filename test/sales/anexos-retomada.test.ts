@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import nock from 'nock';
 import { retomarCopiasEsgotadas } from '../../api/sales/anexos';
 import { config } from '../../config';
@@ -7,6 +5,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import * as filas from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
+import { ateOFim, emProcesso } from '../helpers/processo';
 import { SuiteDeTeste } from '../helpers/suite';
 import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
@@ -32,16 +31,7 @@ function comando(...args: string[]) {
 }
 
 function comandoCom(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'retry-attachment-copies', ...args], {
-    cwd: path.resolve(__dirname, '../..'),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let saida = '';
-  let erros = '';
-  filho.stdout.on('data', (d) => (saida += d));
-  filho.stderr.on('data', (d) => (erros += d));
-  return new Promise<{ codigo: number | null; saida: string; erros: string }>((resolve) => filho.on('exit', (codigo) => resolve({ codigo, saida, erros })));
+  return ateOFim(emProcesso(['suite.ts', 'retry-attachment-copies', ...args], env));
 }
 
 /** A message with one attachment at `caminho` of the chat platform, in a conversation of its own; answers the attachment. */

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { aoEncerrar, emSegundoPlano, encerrar } from '../../lib/lifecycle';
+import { ateOFim, emProcesso } from '../helpers/processo';
 
 /**
  * Work a request leaves running after its answer (emSegundoPlano) is waited for by the shutdown
@@ -32,16 +31,9 @@ test('work that does not end holds the shutdown no longer than its grace period'
  * kept alive by a timer: its exit code and what it wrote.
  */
 function processoCom(codigo: string, logLevel = 'silent'): Promise<{ codigo: number | null; saida: string; erros: string }> {
-  const filho = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-e', `const l = require('./lib/lifecycle'); l.encerrarNoSinal(); setInterval(() => undefined, 1000); ${codigo}`],
-    { cwd: path.resolve(__dirname, '../..'), env: { ...process.env, LOG_LEVEL: logLevel }, stdio: ['ignore', 'pipe', 'pipe'] },
+  return ateOFim(
+    emProcesso(['-e', `const l = require('./lib/lifecycle'); l.encerrarNoSinal(); setInterval(() => undefined, 1000); ${codigo}`], { ...process.env, LOG_LEVEL: logLevel }),
   );
-  let saida = '';
-  let erros = '';
-  filho.stdout.on('data', (d) => (saida += d));
-  filho.stderr.on('data', (d) => (erros += d));
-  return new Promise((resolve) => filho.on('exit', (c) => resolve({ codigo: c, saida, erros })));
 }
 
 test('on SIGTERM the process exits with the code it had set: a command stopped before it succeeded exits non-zero', async () => {

@@ -1,12 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { Connection, RowDataPacket } from 'mysql2/promise';
 import { resetConfig } from '../../config';
 import { NomeDoServico, SERVICOS } from '../../config/services';
 import { lerCredenciaisLocais } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
 import { hashDoSegredo } from '../../api/identity/login';
-import { esperarPronto, portaLivre } from '../helpers/processo';
+import { emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
 
 /**
@@ -25,15 +24,11 @@ const filhos: { processo: ChildProcess; saida: string }[] = [];
 async function iniciar(servico: NomeDoServico): Promise<string> {
   const porta = await portaLivre();
   const filho = {
-    processo: spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'api', servico], {
-      cwd: path.resolve(__dirname, '../..'),
-      env: { ...process.env, [`${SERVICOS[servico].env}_PORT`]: String(porta) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
+    processo: emProcesso(['suite.ts', 'api', servico], { ...process.env, [`${SERVICOS[servico].env}_PORT`]: String(porta) }),
     saida: '',
   };
-  filho.processo.stdout!.on('data', (d) => (filho.saida += d));
-  filho.processo.stderr!.on('data', (d) => (filho.saida += d));
+  filho.processo.stdout.on('data', (d) => (filho.saida += d));
+  filho.processo.stderr.on('data', (d) => (filho.saida += d));
   filhos.push(filho);
   return `http://127.0.0.1:${porta}`;
 }

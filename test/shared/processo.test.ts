@@ -1,12 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { SERVICOS_DA_SUITE } from '../../api';
 import { resetConfig } from '../../config';
 import { NomeDoServico, SERVICOS } from '../../config/services';
 import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
-import { esperarPronto, portaLivre } from '../helpers/processo';
+import { emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
 
 const prefixo = `${process.env.DB_PREFIX}p`;
@@ -27,22 +26,19 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   const portas: Record<string, number> = {};
   for (const nome of construidos) portas[nome] = await portaLivre();
   const dashboard = await portaLivre();
-  filho = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'suite.ts', 'start'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: {
-      ...process.env,
-      DB_PREFIX: prefixo,
-      QUEUE_PREFIX: prefixo,
-      ...Object.fromEntries(construidos.map((nome) => [`${SERVICOS[nome].env}_PORT`, String(portas[nome])])),
-      DASHBOARD_PORT: String(dashboard),
-      LOG_LEVEL: 'info',
-      // the production cost: a login then takes long enough to be surely in flight at the SIGTERM
-      IDENTITY_SENHA_CUSTO: '14',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const processo = emProcesso(['suite.ts', 'start'], {
+    ...process.env,
+    DB_PREFIX: prefixo,
+    QUEUE_PREFIX: prefixo,
+    ...Object.fromEntries(construidos.map((nome) => [`${SERVICOS[nome].env}_PORT`, String(portas[nome])])),
+    DASHBOARD_PORT: String(dashboard),
+    LOG_LEVEL: 'info',
+    // the production cost: a login then takes long enough to be surely in flight at the SIGTERM
+    IDENTITY_SENHA_CUSTO: '14',
   });
-  filho.stdout!.on('data', (d) => (saida += d));
-  filho.stderr!.on('data', (d) => (saida += d));
+  filho = processo;
+  processo.stdout.on('data', (d) => (saida += d));
+  processo.stderr.on('data', (d) => (saida += d));
   const urlIdentity = `http://localhost:${portas.identity}`;
   for (const nome of construidos) await esperarPronto(`http://localhost:${portas[nome]}`);
   expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
