@@ -12,9 +12,10 @@ import { logger } from './logger';
  * minutes), checked at a quarter of it (at most every 30 s).
  */
 export async function escutar(app: Express, porta: number, nome: string, host?: string, prazoDaRequisicaoMs?: number): Promise<http.Server> {
-  const server = prazoDaRequisicaoMs
-    ? http.createServer({ requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) })
-    : http.createServer();
+  const server = http.createServer({
+    ...classesDoExpress(app),
+    ...(prazoDaRequisicaoMs && { requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) }),
+  });
   server.keepAliveTimeout = 65_000;
   // before the app, so the answers of a closing server go out with `Connection: close`
   const fecharAsRespostas = acompanharAsRespostas(server);
@@ -30,6 +31,33 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   logger('http').info({ servico: nome, porta: endereco.port }, 'escutando');
   aoEncerrar('http', `http:${nome}`, () => fecharServidor(server, fecharAsRespostas));
   return server;
+}
+
+/**
+ * Express gives each request and answer the app's prototypes (`app.request`, `app.response`, made
+ * by Object.create over Node's) with Object.setPrototypeOf, on every request. Node 20's V8 pays
+ * for objects so made on each later property access: a bare route answered a third of what it does
+ * otherwise (docs/desempenho.md). So the app's prototypes become those of two subclasses of Node's,
+ * holding the same methods and getters, and the server makes its requests and answers from them:
+ * Express's call then finds the prototype already in place and changes nothing. An app whose
+ * prototypes do not descend from Node's (not Express's own) is left as it is.
+ */
+function classesDoExpress(app: Express): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
+  const naCadeia = (prototipo: object, base: object) => {
+    const descritores: PropertyDescriptorMap[] = [];
+    for (let p: object | null = prototipo; p && p !== base; p = Object.getPrototypeOf(p)) descritores.unshift(Object.getOwnPropertyDescriptors(p));
+    return Object.prototype.isPrototypeOf.call(base, prototipo) ? Object.assign({}, ...descritores) : null;
+  };
+  const daRequisicao = naCadeia(app.request, http.IncomingMessage.prototype);
+  const daResposta = naCadeia(app.response, http.ServerResponse.prototype);
+  if (!daRequisicao || !daResposta) return {};
+  class Requisicao extends http.IncomingMessage {}
+  class Resposta extends http.ServerResponse {}
+  Object.defineProperties(Requisicao.prototype, daRequisicao);
+  Object.defineProperties(Resposta.prototype, daResposta);
+  app.request = Requisicao.prototype as unknown as Express['request'];
+  app.response = Resposta.prototype as unknown as Express['response'];
+  return { IncomingMessage: Requisicao, ServerResponse: Resposta as typeof http.ServerResponse };
 }
 
 /**
