@@ -46,7 +46,10 @@ function classesDoExpress(app: Express): Pick<http.ServerOptions, 'IncomingMessa
   const naCadeia = (prototipo: object, base: object) => {
     const descritores: PropertyDescriptorMap[] = [];
     for (let p: object | null = prototipo; p && p !== base; p = Object.getPrototypeOf(p)) descritores.unshift(Object.getOwnPropertyDescriptors(p));
-    return Object.prototype.isPrototypeOf.call(base, prototipo) ? Object.assign({}, ...descritores) : null;
+    if (!Object.prototype.isPrototypeOf.call(base, prototipo)) return null;
+    // each class keeps its own constructor (an app served twice has one of ours as its prototype)
+    const { constructor: _, ...metodos }: PropertyDescriptorMap = Object.assign({}, ...descritores);
+    return metodos;
   };
   const daRequisicao = naCadeia(app.request, http.IncomingMessage.prototype);
   const daResposta = naCadeia(app.response, http.ServerResponse.prototype);
