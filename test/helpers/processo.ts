@@ -15,13 +15,16 @@ export function emProcesso(args: string[], env: NodeJS.ProcessEnv = process.env)
   });
 }
 
-/** A process run to its end: its exit code, and what it wrote on stdout and on stderr. */
+/**
+ * A process run to its end: its exit code, and what it wrote on stdout and on stderr (on `close`,
+ * once both are read to their end: `exit` may come before the last of them).
+ */
 export function ateOFim(filho: ChildProcessByStdio<null, Readable, Readable>): Promise<{ codigo: number | null; saida: string; erros: string }> {
   let saida = '';
   let erros = '';
   filho.stdout.on('data', (d) => (saida += d));
   filho.stderr.on('data', (d) => (erros += d));
-  return new Promise((resolve) => filho.on('exit', (codigo) => resolve({ codigo, saida, erros })));
+  return new Promise((resolve) => filho.on('close', (codigo) => resolve({ codigo, saida, erros })));
 }
 
 /** A loopback port free right now, for a server a test starts later (a child process's API). */
