@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # nodejs is 18.
 versao="$(node --version)"
 IFS=. read -r maior menor _ <<<"${versao#v}"
-if [ "$maior" -lt 20 ] || [ "$maior" -eq 21 ] || { [ "$maior" -eq 20 ] && [ "$menor" -lt 19 ]; } \
+if ! [[ "$maior" =~ ^[0-9]+$ && "$menor" =~ ^[0-9]+$ ]] || [ "$maior" -lt 20 ] || [ "$maior" -eq 21 ] || { [ "$maior" -eq 20 ] && [ "$menor" -lt 19 ]; } \
   || { [ "$maior" -eq 22 ] && [ "$menor" -lt 12 ]; }; then
   echo "Node.js 20.19 or later (22.12 or later in 22) is needed; this is $versao: install a current LTS (https://nodejs.org/en/download)" >&2
   exit 1

@@ -38,7 +38,7 @@ function rodarCom(versao: string) {
   return { codigo: r.status, erros: r.stderr, passou: log !== '' };
 }
 
-test.each(['v18.19.1', 'v20.18.3', 'v21.7.3', 'v22.11.0'])('Node %s: stops, saying which version it needs, before installing or starting anything', (versao) => {
+test.each(['v18.19.1', 'v20.18.3', 'v21.7.3', 'v22.11.0', 'v20', 'vinte.um'])('Node %s: stops, saying which version it needs, before installing or starting anything', (versao) => {
   const r = rodarCom(versao);
   expect(r.codigo).toBe(1);
   expect(r.erros).toContain(`Node.js 20.19 or later (22.12 or later in 22) is needed; this is ${versao}`);
