@@ -39,8 +39,10 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
  * for objects so made on each later property access: a bare route answered a third of what it does
  * otherwise (docs/desempenho.md). So the app's prototypes become those of two subclasses of Node's,
  * holding the same methods and getters, and the server makes its requests and answers from them:
- * Express's call then finds the prototype already in place and changes nothing. An app whose
- * prototypes do not descend from Node's (not Express's own) is left as it is.
+ * Express's call then finds the prototype already in place and changes nothing. The copy is taken
+ * as the server starts: what a library would add to Express's prototypes later would not reach
+ * these requests (none of the suite's does). An app whose prototypes do not descend from Node's
+ * (not Express's own) is left as it is.
  */
 function classesDoExpress(app: Express): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
   const naCadeia = (prototipo: object, base: object) => {
