@@ -323,7 +323,13 @@ describe('the sweep (varrer): stored events whose job is missing or finished go 
     banco('identity').query('UPDATE evento_pendente SET enviado_em = NULL, criado_em = NOW(3) - INTERVAL 1 MINUTE WHERE id = ?', {
       replacements: [eventoId],
     });
-  const enviado = (eventoId: string) => esperarAte(async () => (await EventoPendente.findByPk(eventoId))?.enviado_em, `event ${eventoId} marked sent`);
+  /** Sent, and its job done: the processor marks the event before its job completes, and a job still running cannot be removed. */
+  const enviado = (eventoId: string) =>
+    esperarAte(
+      async () =>
+        (await EventoPendente.findByPk(eventoId))?.enviado_em && ['completed', 'unknown'].includes(await fila(filaIdentityOutbox).getJobState(eventoId)),
+      `event ${eventoId} marked sent, its job done`,
+    );
 
   test('an event stored without a job (Redis out of reach at the change) is enqueued and sent', async () => {
     const u = await colaborador();
