@@ -245,6 +245,18 @@ function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' 
   return pool;
 }
 
+/**
+ * The values of a prepared `IN (...)` list, their number rounded up to a power of two by repeating
+ * the last: each length is a statement text of its own, prepared and kept on every connection of
+ * the pool, and the server's prepared statements are limited (shared by every service). Rounded, a
+ * list of up to 500 values needs at most ten texts. A repeated value changes nothing an IN matches.
+ */
+export function emPotenciaDeDois<T>(valores: T[]): T[] {
+  let tamanho = 1;
+  while (tamanho < valores.length) tamanho *= 2;
+  return [...valores, ...Array<T>(tamanho - valores.length).fill(valores[valores.length - 1])];
+}
+
 export async function lerLinhas<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
   const [linhas] = await poolRapido(sequelize).execute(sql, parametros as never[]);
   return linhas as T[];

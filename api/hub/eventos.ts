@@ -1,7 +1,7 @@
 import { UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
-import { banco, chaveDuplicada, dataSql, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
+import { banco, chaveDuplicada, dataSql, emPotenciaDeDois, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
@@ -292,20 +292,8 @@ const ASSINATURA_RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1
 /** ASSINATURA_RECEBE still, and still of the version of the `nova` row's event. */
 const RECEBE = `${ASSINATURA_RECEBE} AND a.versao_do_esquema = nova.versao`;
 
-/**
- * The batch's types, their number rounded up to a power of two by repeating the last: each count
- * of types is a statement text of its own, prepared and kept on every connection of the pool, and
- * the server's prepared statements are limited (shared by every service). Rounded, a batch of up
- * to 500 types needs at most ten texts.
- */
-function tiposEmPotenciaDeDois(tipos: string[]): string[] {
-  let tamanho = 1;
-  while (tamanho < tipos.length) tamanho *= 2;
-  return [...tipos, ...Array<string>(tamanho - tipos.length).fill(tipos[tipos.length - 1])];
-}
-
 async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
-  const tiposDoLote = tiposEmPotenciaDeDois([...new Set(lote.map((p) => p.tipoId))]);
+  const tiposDoLote = emPotenciaDeDois([...new Set(lote.map((p) => p.tipoId))]);
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
     banco('hub'),
     `SELECT a.id, a.tipo_de_evento_id, a.versao_do_esquema FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id

@@ -1,4 +1,6 @@
-import { banco, lerLinhas } from '../../lib/database';
+import { agrupar } from '../../lib/agrupar';
+import { banco, emPotenciaDeDois, lerLinhas } from '../../lib/database';
+import { GravadorEmLotes } from '../../lib/lotes';
 import { dadosInvalidos, naoEncontrado } from '../shared/errors';
 import { Descricoes, descricoesDosCodigos } from './codigos';
 import { LAYOUTS } from './receita';
@@ -51,14 +53,15 @@ type Linha = Record<string, string | null>;
 const COLUNAS_DO_SOCIO = LAYOUTS.find((l) => l.tabela === 'socio')!.colunas.map((c) => c.nome);
 
 /**
- * The whole record in one statement, so a lookup costs one round trip: one row per partner, in
- * name order of the database's collation (case- and accent-insensitive), then file order; the
- * establishment's columns repeat on each, and a record without partners is one row with them null.
- * (Measured against the alternatives: two prepared statements cost two round trips, the same two
- * sent as one text message cost the server a parse of each on every call, and aggregating the
- * partners into JSON text with an ordered GROUP_CONCAT cost the server three times as much.)
+ * The whole records of a few CNPJs in one statement: one row per partner, in name order of the
+ * database's collation (case- and accent-insensitive), then file order; the establishment's
+ * columns repeat on each, and a record without partners is one row with them null. `cnpjs` CNPJs
+ * (emPotenciaDeDois: a few prepared texts in all). (Measured against the alternatives: two
+ * prepared statements cost two round trips, the same two sent as one text message cost the server
+ * a parse of each on every call, and aggregating the partners into JSON text with an ordered
+ * GROUP_CONCAT cost the server three times as much.)
  */
-const SQL_DO_REGISTRO = `SELECT e.*,
+const sqlDosRegistros = (cnpjs: number) => `SELECT e.*,
     em.cnpj_basico AS empresa_encontrada, em.razao_social AS empresa_razao_social,
     em.natureza_juridica AS empresa_natureza_juridica, em.porte_empresa AS empresa_porte_empresa,
     CAST(em.capital_social AS CHAR) AS empresa_capital_social, em.ente_federativo_responsavel AS empresa_ente_federativo_responsavel,
@@ -72,8 +75,24 @@ const SQL_DO_REGISTRO = `SELECT e.*,
   LEFT JOIN empresa em ON em.cnpj_basico = e.cnpj_basico
   LEFT JOIN simples si ON si.cnpj_basico = e.cnpj_basico
   LEFT JOIN socio so ON so.cnpj_basico = e.cnpj_basico
-  WHERE e.cnpj = ?
-  ORDER BY so.nome_socio_razao_social, so.id`;
+  WHERE e.cnpj IN (${Array(cnpjs).fill('?').join(', ')})
+  ORDER BY e.cnpj, so.nome_socio_razao_social, so.id`;
+
+/** The rows of each CNPJ's record, none for one not in the registry. */
+async function lerRegistros(cnpjs: string[]): Promise<Linha[][]> {
+  const lista = emPotenciaDeDois(cnpjs);
+  const linhas = await lerLinhas<Linha>(banco('leads'), sqlDosRegistros(lista.length), lista);
+  const porCnpj = agrupar(linhas, (l) => l.cnpj);
+  return cnpjs.map((c) => porCnpj.get(c) ?? []);
+}
+
+/**
+ * Lookups that arrive together are read together (lib/lotes.ts): one statement for a few of them.
+ * On this hot path the cost of a lookup is mostly its round trip (the writes to the database's
+ * socket and the server's work on each statement), not its rows: read alone, each paid one
+ * (docs/desempenho.md).
+ */
+const registros = new GravadorEmLotes<string, Linha[]>(lerRegistros, { maximo: 64, gravadores: 2 });
 
 /** Each partner field of the answer and its column in the row. */
 const PARES_DO_SOCIO = COLUNAS_DO_SOCIO.map((c) => [c, `socio_${c}`] as const);
@@ -96,7 +115,7 @@ function socioDe(linha: Linha, codigos: Descricoes): Record<string, unknown> {
 /** SPEC 4.2 GET /api/cnpj/{cnpj}: the full record (establishment, company, Simples, partners). */
 export async function buscarCnpj(entrada: string): Promise<Record<string, unknown>> {
   const cnpj = normalizarCnpj(entrada);
-  const [linhas, codigos] = await Promise.all([lerLinhas<Linha>(banco('leads'), SQL_DO_REGISTRO, [cnpj]), descricoesDosCodigos()]);
+  const [linhas, codigos] = await Promise.all([registros.guardar(cnpj), descricoesDosCodigos()]);
   if (!linhas.length) throw naoEncontrado('CNPJ');
   // one object filled in place: spreading a record of sixty fields into new objects cost more
   // than the rest of the lookup's own work (it also makes them slower to serialize)

@@ -291,6 +291,19 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
     esperarProblema(await buscar(cnpjValido('ZZZZZZZZ0001')), 404);
   });
 
+  test('lookups sent together (read in one statement) each get their own record, partners and all; an unknown one among them gets its 404', async () => {
+    const cnpjs = [SERPRO, BANCO_DO_BRASIL, ALFANUMERICO, COMPLETO, ESPARSO];
+    const sozinhos = [];
+    for (const cnpj of cnpjs) sozinhos.push((await buscar(cnpj)).body);
+    expect(sozinhos.map((r) => r.socios.length)).toEqual([2, 0, 1, 1, 0]);
+    const ausente = cnpjValido('112233440001');
+    // twice each, in another order, with the unknown one in the middle
+    const juntos = await Promise.all([...cnpjs, ausente, ...cnpjs.reverse()].map((c) => buscar(c)));
+    const esperado = [...sozinhos, null, ...[...sozinhos].reverse()];
+    expect(juntos.map((r) => (r.status === 200 ? r.body : null))).toEqual(esperado);
+    esperarProblema(juntos[5], 404);
+  });
+
   test('a 200 carries Cache-Control (the registry changes once a month)', async () => {
     const res = await buscar(SERPRO);
     expect(res.status).toBe(200);
