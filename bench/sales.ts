@@ -32,10 +32,12 @@ import {
   esperar,
   f0,
   fms,
+  fpct,
   inteiro,
   percentil,
   RAIZ,
 } from './comum';
+import { amostrarCpu, usoDeCpu, usPorRequisicao } from './processo';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
@@ -89,9 +91,25 @@ function carga(url: string, o: { taxa?: number; duracao: number }): Promise<auto
   });
 }
 
-const linha = (nome: string, r: autocannon.Result) =>
+interface Medida {
+  r: autocannon.Result;
+  cpu: ReturnType<typeof usoDeCpu>;
+  usPorEvento?: number;
+}
+
+/** A load run, with who was busy during it (bench/processo.ts): the server process holds both APIs and their workers. */
+async function medir(pid: number, url: string, o: { taxa?: number; duracao: number }): Promise<Medida> {
+  const antes = amostrarCpu(pid);
+  const r = await carga(url, o);
+  const depois = amostrarCpu(pid);
+  return { r, cpu: usoDeCpu(antes, depois), usPorEvento: usPorRequisicao(antes, depois, r.requests.total) };
+}
+
+const linha = (nome: string, { r, cpu, usPorEvento }: Medida) =>
   `  ${nome.padEnd(40)} ${f0(r.requests.average).padStart(6)} events/s  p50 ${fms(r.latency.p50)} ms  p99 ${fms(r.latency.p99)} ms` +
-  `  [${f0(r.requests.total)} requests, ${r.non2xx} non-2xx, ${r.errors + r.timeouts} errors]`;
+  `  [${f0(r.requests.total)} requests, ${r.non2xx} non-2xx, ${r.errors + r.timeouts} errors]\n` +
+  `  ${''.padEnd(40)} CPU: server ${fpct(cpu.servidor)} (${usPorEvento === undefined ? '-' : f0(usPorEvento)} µs per event), ` +
+  `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`;
 
 async function benchWebhook(e: EnderecosDoBench, a: Ambiente) {
   const token = (await esperar(e.identity, 'POST', '/auth/login', 200, { body: ADMIN_DO_BENCH })).access_token as string;
@@ -105,26 +123,26 @@ async function benchWebhook(e: EnderecosDoBench, a: Ambiente) {
   const conexao = await bancoDoSales(a);
   const mensagens = async () => Number(((await conexao.query('SELECT COUNT(*) AS n FROM conversa_mensagem')) as any)[0][0].n);
   const antes = await mensagens();
-  const bare = await carga(`${e.bare}/x`, { duracao: DURACAO });
-  const fechado = await carga(url, { duracao: DURACAO });
-  const aberto = await carga(url, { duracao: DURACAO, taxa: TAXA });
+  const bare = await medir(e.pid, `${e.bare}/x`, { duracao: DURACAO });
+  const fechado = await medir(e.pid, url, { duracao: DURACAO });
+  const aberto = await medir(e.pid, url, { duracao: DURACAO, taxa: TAXA });
   const guardadas = (await mensagens()) - antes;
   const [[{ conversas }]] = (await conexao.query('SELECT COUNT(*) AS conversas FROM conversa')) as any;
   await conexao.end();
-  const aceitas = fechado['2xx'] + aberto['2xx'];
+  const aceitas = fechado.r['2xx'] + aberto.r['2xx'];
 
   console.log(`\nmessage_created over ${f0(CONVERSAS)} conversations; ${CONEXOES} connections, ${DURACAO} s each`);
   console.log(linha('bare Express: parse the body, answer', bare));
   console.log(linha('closed loop (as fast as it answers)', fechado));
   console.log(linha(`offered ${f0(TAXA)} events/s`, aberto));
-  console.log(`  ratio to bare ${(fechado.requests.average / bare.requests.average).toFixed(2)}`);
+  console.log(`  ratio to bare ${(fechado.r.requests.average / bare.r.requests.average).toFixed(2)}`);
   // a run stops with up to one request per connection in flight: stored by the server, not counted by the client
   const exato = guardadas >= aceitas && guardadas - aceitas <= 2 * CONEXOES;
   console.log(
     `  stored ${f0(guardadas)} new messages for ${f0(aceitas)} answered events (+${f0(guardadas - aceitas)} in flight when a run stopped): ` +
       `${exato ? 'none lost' : 'MISMATCH'}; ${f0(Number(conversas))} conversations`,
   );
-  const ok = fechado.requests.average >= 2000 && aberto.latency.p99 <= 25 && fechado.non2xx + aberto.non2xx === 0 && exato;
+  const ok = fechado.r.requests.average >= 2000 && aberto.r.latency.p99 <= 25 && fechado.r.non2xx + aberto.r.non2xx === 0 && exato;
   console.log(`  goal (>= 2,000 events/s; p99 <= 25 ms at 2,000/s): ${ok ? 'MET' : 'NOT MET'}`);
 }
 
