@@ -29,7 +29,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
     } catch (err) {
       // identity out of reach with no key known yet says nothing about the token: try again later
       if (err instanceof IdentityForaDoAlcance) {
-        throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.', undefined, undefined, err.cause);
+        throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.', undefined, { causa: err.cause });
       }
       throw naoAutenticado();
     }

@@ -22,16 +22,18 @@ export interface ErroDeCampo {
 }
 
 export class ErroDeDominio extends Error {
+  readonly retryAfterSegundos?: number;
+
   constructor(
     readonly tipo: TipoDeErro,
     message: string,
     readonly erros?: ErroDeCampo[],
-    readonly extras?: { retryAfterSegundos?: number },
-    causa?: unknown,
+    /** `causa` is for logs and operators' commands: problem+json answers never show it */
+    opcoes: { retryAfterSegundos?: number; causa?: unknown } = {},
   ) {
-    // the cause is for logs and operators' commands: problem+json answers never show it
-    super(message, causa === undefined ? undefined : { cause: causa });
+    super(message, opcoes.causa === undefined ? undefined : { cause: opcoes.causa });
     this.name = 'ErroDeDominio';
+    this.retryAfterSegundos = opcoes.retryAfterSegundos;
   }
 }
 

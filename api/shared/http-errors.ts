@@ -106,7 +106,7 @@ export function tratadorDeErros() {
     const requestId = String(req.id ?? '');
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
-      if (err.extras?.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.extras.retryAfterSegundos));
+      if (err.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.retryAfterSegundos));
       // RFC 6750 §3, unless the route asks for something other than a bearer token (a webhook's)
       if (status === 401) res.setHeader('WWW-Authenticate', req.desafio ?? DESAFIO_PADRAO);
       // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote;
