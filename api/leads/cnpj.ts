@@ -53,13 +53,13 @@ type Linha = Record<string, string | null>;
 const COLUNAS_DO_SOCIO = LAYOUTS.find((l) => l.tabela === 'socio')!.colunas.map((c) => c.nome);
 
 /**
- * The whole records of a few CNPJs in one statement: one row per partner, in name order of the
- * database's collation (case- and accent-insensitive), then file order; the establishment's
- * columns repeat on each, and a record without partners is one row with them null. `cnpjs` CNPJs
- * (emPotenciaDeDois: a few prepared texts in all). (Measured against the alternatives: two
- * prepared statements cost two round trips, the same two sent as one text message cost the server
- * a parse of each on every call, and aggregating the partners into JSON text with an ordered
- * GROUP_CONCAT cost the server three times as much.)
+ * The whole records of `cnpjs` CNPJs in one statement (the caller pads their list with
+ * emPotenciaDeDois, so a few prepared texts serve every batch): one row per partner, in CNPJ order,
+ * then name order of the database's collation (case- and accent-insensitive), then file order; the
+ * establishment's columns repeat on each, and a record without partners is one row with them null.
+ * (Measured against the alternatives: two prepared statements cost two round trips, the same two
+ * sent as one text message cost the server a parse of each on every call, and aggregating the
+ * partners into JSON text with an ordered GROUP_CONCAT cost the server three times as much.)
  */
 const sqlDosRegistros = (cnpjs: number) => `SELECT e.*,
     em.cnpj_basico AS empresa_encontrada, em.razao_social AS empresa_razao_social,
