@@ -166,6 +166,12 @@ async function marcarRecusadoNoHub(sub: string): Promise<void> {
   }
 }
 
+/** A publisher identity could not be asked about: 503, with when to try again. */
+const identitySemResposta = () =>
+  new ErroDeDominio('indisponivel', 'O hub não conseguiu confirmar este aplicativo com o identity; tente de novo.', undefined, {
+    retryAfterSegundos: 5,
+  });
+
 /**
  * The publisher as the hub knows it after the non-masters' sync, for an application identity
  * vouches for (its token) that the hub does not know or holds inactive: the hub has not synced
@@ -182,15 +188,18 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
     const recusadoAte = await recusadoNoHubAte(quem.sub);
     const comoOutro = { ...quem, master: false };
     const releitura = () => (publicadores.esquecer(quem.sub), publicador(quem.sub));
-    const jaRodava = recusadoAte === undefined && (await esperarSincronizacao(comoOutro));
+    let sincronizacao = recusadoAte === undefined ? await esperarSincronizacao(comoOutro) : undefined;
     let app = await releitura();
     // the sync joined had started before this publication: it may have read identity before the
     // application was made, so a refusal waits for one more sync, which reads identity after it
-    if (!app?.ativo && jaRodava) {
-      await esperarSincronizacao(comoOutro);
+    if (!app?.ativo && sincronizacao?.jaRodava) {
+      sincronizacao = await esperarSincronizacao(comoOutro);
       app = await releitura();
     }
     if (!app?.ativo) {
+      // identity not read (failing, slow, or the hub without its token): nothing says the
+      // application left it, so the publisher is told to try again, and no refusal is kept
+      if (sincronizacao && !sincronizacao.concluida) throw identitySemResposta();
       recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
       if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);
     }

@@ -7,14 +7,21 @@ import { Principal } from '../shared/principal';
 
 const log = logger('hub-aplicativos');
 
+/** What a caller of the sync learns of it. */
+export interface SincronizacaoEsperada {
+  /** the sync joined had started before the call: it may have read identity before the caller's reason to sync existed */
+  jaRodava: boolean;
+  /** it read identity and brought the hub's applications up to date within the wait; false when it failed, gave up its turn, or is still running */
+  concluida: boolean;
+}
+
 /**
  * SPEC 4.4 rule 3, DESIGN §5: the sync with identity runs as a queue job shared by concurrent
  * callers (listings, and publications of an application the hub does not know yet); each waits
- * for it a bounded time and goes on anyway when identity fails or is slow. Answers whether the
- * sync joined was already running when asked for: it may have read identity before the caller's
- * reason to sync existed (an application created meanwhile).
+ * for it a bounded time and goes on anyway when identity fails or is slow.
  */
-export async function esperarSincronizacao(quem: Principal): Promise<boolean> {
+export async function esperarSincronizacao(quem: Principal): Promise<SincronizacaoEsperada> {
+  let jaRodava = false;
   try {
     // a master's token goes apart from the job's data, which the dashboard shows
     if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
@@ -23,12 +30,13 @@ export async function esperarSincronizacao(quem: Principal): Promise<boolean> {
     const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
     const q = fila(filaHubAplicativoSync);
     // one queued and not started reads identity after this call; one started may have read it before
-    const jaRodava = Boolean((await Job.fromId(q, jobId))?.processedOn);
+    jaRodava = Boolean((await Job.fromId(q, jobId))?.processedOn);
     const job = await q.add('sincronizar', { doChamador: quem.master }, { jobId });
-    await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
-    return jaRodava;
+    const resultado = await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
+    // a sync without the hub's token, or that waited out another's turn, read nothing
+    return { jaRodava, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
-    return false;
+    return { jaRodava, concluida: false };
   }
 }

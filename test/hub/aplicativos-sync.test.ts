@@ -294,6 +294,33 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
+  test.each([
+    ['answering an error', 'erro'],
+    ['dropping connections', 'fora'],
+    ['slower than the wait (HUB_ESPERA_SYNC_MS)', 'lento'],
+  ] as const)('identity %s when a new application first publishes: 503 with Retry-After, nothing stored, no refusal kept; with identity back, it publishes', async (_caso, modo) => {
+    const app = await hub.identity.criarAplicativo(`${tag} Publica com o identity ${modo}`);
+    relay.mudar(modo);
+    const desde = relay.pedidos.length;
+    try {
+      const res = await publicar(app.token);
+      esperarProblema(res, 503);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      // the sync did ask identity, and the hub still does not know the application
+      expect(listasNoIdentity(desde).length).toBeGreaterThanOrEqual(1);
+      expect(await hub.doHub(app.id)).toBeUndefined();
+      expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
+    } finally {
+      relay.mudar('normal');
+      relay.soltar();
+    }
+    // the next publication syncs again, in this process or another: past the publisher's check (403 for an unknown one), the type does not exist
+    let res = await publicar(app.token);
+    for (let i = 0; i < 20 && res.status === 503; i++) res = await publicar(app.token);
+    expect(res.status).toBe(422);
+    expect(await hub.doHub(app.id)).toMatchObject({ ativo: true });
+  });
+
   test('still unknown after that sync (gone from identity, its token still valid): 403, and no new sync within the minute, in this hub process or another', async () => {
     const app = await hub.identity.criarAplicativo(`${tag} Sumido`);
     relay.escondidos.add(app.id);
@@ -373,7 +400,7 @@ describe('a publication by an application the hub does not know yet', () => {
       } finally {
         relay.escondidos.delete(app.id);
       }
-      return true;
+      return { jaRodava: true, concluida: true };
     });
     try {
       // past the publisher's check (403 for an unknown one): the type does not exist
@@ -388,12 +415,12 @@ describe('a publication by an application the hub does not know yet', () => {
   test('esperarSincronizacao says whether the sync it joined was already running', async () => {
     const [pessoa] = await hub.pessoas(undefined);
     const quem = { sub: pessoa.usuario.id, tipo: 'usuario' as const, master: false, nome: '', token: pessoa.token };
-    expect(await sincronizacao.esperarSincronizacao(quem)).toBe(false);
+    expect(await sincronizacao.esperarSincronizacao(quem)).toEqual({ jaRodava: false, concluida: true });
     relay.mudar('atrasado');
     const desde = relay.pedidos.length;
     const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
     await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
-    expect(await sincronizacao.esperarSincronizacao(quem)).toBe(true);
+    expect(await sincronizacao.esperarSincronizacao(quem)).toEqual({ jaRodava: true, concluida: true });
     expect((await listagem).status).toBe(200);
   });
 
