@@ -640,7 +640,9 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
       expect((await s.api.patch(`/conversa/${conversa_id}`, { token: await s.admin(), body: { status } })).status).toBe(200);
     await corrigir('open');
 
-    // the contact writes again: Chatwoot's message event carries the conversation as it was (same updated_at)
+    // a message event whose copy of the conversation is the one corrected (same updated_at: a webhook
+    // built before the correction and delivered after it; Chatwoot touches the conversation with a new
+    // message, so a message sent after the correction carries a newer copy, which applies)
     const nova = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'alguém aí?', status: 'pending', criadaEm: new Date('2026-12-01T17:00:10Z') }), t1);
     expect(await s.registrar(sistema, nova)).toMatchObject({ mensagens_novas: 1 });
     // a copy sent with the first one, delivered late, and an older one
@@ -656,6 +658,12 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     await corrigir('snoozed');
     await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'resolved' }), t2));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
+    // a message written in the platform after the correction carries a newer copy (Chatwoot touches
+    // the conversation): mirrored, status included
+    const t3 = segundos('2026-12-01T17:00:00Z', 252);
+    const depois = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'voltei', status: 'resolved', criadaEm: new Date('2026-12-01T17:00:20Z') }), t3);
+    expect(await s.registrar(sistema, depois)).toMatchObject({ mensagens_novas: 1 });
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
   });
 
   describe('a status corrected while no platform time is known (events without updated_at, or a record from before 0008)', () => {
