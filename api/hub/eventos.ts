@@ -253,7 +253,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   );
   const dados = JSON.stringify(p.dados);
   // the type's own spelling of its name (the lookup ignores case), as deliveries always carried it
-  return lotes.guardar({
+  const r = await lotes.guardar({
     peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
     aplicativoId: app.id,
     idDoPublicador: p.id ?? null,
@@ -262,6 +262,8 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
     versao: p.versao,
     dados,
   });
+  if (r instanceof ErroDeDominio) throw r;
+  return r;
 }
 
 /**
@@ -270,7 +272,7 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
  * a repeated `id` (inside the batch, or racing another batch), each goes alone: the first wins,
  * the others get its answer; any other failure fails the batch.
  */
-const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao>((lote) => gravar(lote), {
+const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao | ErroDeDominio>((lote) => gravar(lote), {
   maximo: 500,
   // a batch travels as one message (one transaction, so a failed batch rewrites all of it alone)
   peso: { de: (p) => p.peso, maximo: MENSAGEM_MAXIMA },
@@ -301,7 +303,12 @@ const ASSINATURA_RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1
 /** ASSINATURA_RECEBE still, and still of the version of the `nova` row's event. */
 const RECEBE = `${ASSINATURA_RECEBE} AND a.versao_do_esquema = nova.versao`;
 
-async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
+/**
+ * Each publication's answer, or, for one whose deliveries the queue refused after the commit, the
+ * 503 that says so: one stored with no delivery to hand over gets its 202 whatever the queue did,
+ * as it would alone.
+ */
+async function gravar(lote: Pedido[]): Promise<(RespostaDaPublicacao | ErroDeDominio)[]> {
   const tiposDoLote = emPotenciaDeDois([...new Set(lote.map((p) => p.tipoId))]);
   const assinaturas = await lerLinhas<{ id: string; tipo_de_evento_id: string; versao_do_esquema: number }>(
     banco('hub'),
@@ -365,7 +372,13 @@ async function gravar(lote: Pedido[]): Promise<RespostaDaPublicacao[]> {
         : []),
     ]),
   );
-  await enfileirarOuRecusar(() => enfileirarLotes(lotesDoGravar), entregas.length);
-  return eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
+  const respostas = eventos.map((e) => ({ id: e.id, entregas: e.entregas }));
+  try {
+    await enfileirarOuRecusar(() => enfileirarLotes(lotesDoGravar), entregas.length);
+  } catch (err) {
+    if (!(err instanceof ErroDeDominio)) throw err;
+    return respostas.map((r) => (r.entregas ? err : r));
+  }
+  return respostas;
 }
 

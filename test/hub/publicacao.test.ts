@@ -1,5 +1,5 @@
 import { format } from 'mysql2';
-import { pesoDaPublicacao } from '../../api/hub/eventos';
+import { pesoDaPublicacao, publicarEvento } from '../../api/hub/eventos';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
@@ -230,6 +230,38 @@ describe('202 only once enqueued (DESIGN §5, §8)', () => {
     await dormir(300);
     expect(noCaminho('/sem-redis')).toHaveLength(1);
     expect(await eventosDoTipo(c.tipo.id)).toBe(1);
+  });
+});
+
+describe('202 only once enqueued, for what has deliveries to enqueue', () => {
+  test('Redis refusing a batch job: in the same batch, an event with no delivery (no subscription) gets its 202, the one with a delivery its 503', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/lote-sem-redis') });
+    const semAssinatura = await hub.tipo(c.publicador);
+    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, token: c.publicador.token };
+    const ambos = () =>
+      Promise.allSettled([
+        publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } }),
+        publicarEvento(quem, { tipo: semAssinatura.nome, versao: 1, dados: { n: 2 } }),
+      ]);
+    // once what each reads before its batch is in the process's caches, both reach the batch in one
+    // turn of the event loop, and one group commit holds them
+    expect((await ambos()).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+
+    const produtor = redis('produtor');
+    produtor.disconnect();
+    let respostas: PromiseSettledResult<unknown>[];
+    try {
+      respostas = await ambos();
+    } finally {
+      await produtor.connect();
+    }
+    const [comEntrega, semEntrega] = respostas;
+    expect(comEntrega).toMatchObject({ status: 'rejected', reason: { tipo: 'indisponivel' } });
+    expect(semEntrega).toMatchObject({ status: 'fulfilled', value: { id: expect.any(String), entregas: 0 } });
+    // both stored, once each, in one batch (one moment)
+    const depois = await Evento.findAll({ where: { tipo_de_evento_id: [c.tipo.id, semAssinatura.id] }, attributes: ['criado_em'], order: [['criado_em', 'DESC']] });
+    expect(depois).toHaveLength(4);
+    expect(depois[0].criado_em.getTime()).toBe(depois[1].criado_em.getTime());
   });
 });
 
