@@ -8,14 +8,20 @@ export type Autenticador = (token: string) => Promise<Principal>;
 
 const ALGORITMOS = ['RS256', 'EdDSA'];
 const CACHE_MAXIMO = 5000;
+/**
+ * How long a verified token is taken on its word before its signature is checked again against
+ * the key set as it is then: a key dropped from identity's set (rotated out, or leaked) stops
+ * every token it signed within that, not only those never seen before.
+ */
+export const PRAZO_DO_TOKEN_VERIFICADO_MS = 60_000;
 
 /**
  * Verifies identity tokens (RS256/EdDSA JWTs) against a key set and the identity issuer.
- * Verified tokens are remembered until they expire, so a client's repeated calls cost one map
- * lookup instead of a signature check.
+ * Verified tokens are remembered for PRAZO_DO_TOKEN_VERIFICADO_MS (or until they expire, if
+ * sooner), so a client's repeated calls cost one map lookup instead of a signature check.
  */
 export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
-  const verificados = new CacheComPrazo<string, Principal>(() => 0, CACHE_MAXIMO);
+  const verificados = new CacheComPrazo<string, Principal>(() => PRAZO_DO_TOKEN_VERIFICADO_MS, CACHE_MAXIMO);
   return async (token) => {
     const guardado = verificados.obter(token);
     if (guardado) return guardado;
@@ -44,7 +50,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       perfil: tipo === 'usuario' && (payload.perfil === 'colaborador' || payload.perfil === 'cliente') ? payload.perfil : undefined,
       token,
     };
-    verificados.guardar(token, principal, Number(payload.exp) * 1000);
+    verificados.guardar(token, principal, Math.min(Number(payload.exp) * 1000, Date.now() + PRAZO_DO_TOKEN_VERIFICADO_MS));
     return principal;
   };
 }

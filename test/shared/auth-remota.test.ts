@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, JWTVerifyGetKey, SignJWT } from 'jose';
 import { config } from '../../config';
-import { chavesDoIdentity, criarAutenticador } from '../../api/shared/auth';
+import { chavesDoIdentity, criarAutenticador, PRAZO_DO_TOKEN_VERIFICADO_MS } from '../../api/shared/auth';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { portaLivre } from '../helpers/processo';
 
@@ -89,5 +89,32 @@ test('identity answering: a token signed by an unknown key, or malformed, is 401
     expect(await tipoDoErro(autenticar(await token()))).toBe('aceito');
   } finally {
     await identity.fechar();
+  }
+});
+
+test('a token verified before its key left the key set (rotated out, or leaked) is refused once it is checked again, within PRAZO_DO_TOKEN_VERIFICADO_MS', async () => {
+  const nova = await generateKeyPair('RS256');
+  const soANova = { keys: [{ ...(await exportJWK(nova.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
+  // the key set as the service holds it now: the old key, then the new one alone
+  let conjunto = createLocalJWKSet(jwks as never);
+  const chaves: JWTVerifyGetKey = (cabecalho, t) => conjunto(cabecalho, t);
+  const autenticar = criarAutenticador(chaves);
+  const antiga = await token();
+  expect(await tipoDoErro(autenticar(antiga))).toBe('aceito');
+
+  conjunto = createLocalJWKSet(soANova as never);
+  const agora = Date.now();
+  const relogio = jest.spyOn(Date, 'now');
+  try {
+    // remembered a while: repeated calls cost no signature check
+    relogio.mockReturnValue(agora + PRAZO_DO_TOKEN_VERIFICADO_MS - 1000);
+    expect(await tipoDoErro(autenticar(antiga))).toBe('aceito');
+    // past it, the signature is checked against the set as it is: its key is gone
+    relogio.mockReturnValue(agora + PRAZO_DO_TOKEN_VERIFICADO_MS + 1000);
+    expect(await tipoDoErro(autenticar(antiga))).toBe('nao_autenticado');
+    // a token of the new key verifies
+    expect(await tipoDoErro(autenticar(await token(nova.privateKey, 'k2')))).toBe('aceito');
+  } finally {
+    relogio.mockRestore();
   }
 });
