@@ -128,6 +128,9 @@ export function partesQueFaltam(nomes: string[]): string[] {
 
 const CNAES_SECUNDARIOS = 'estabelecimento_cnae_secundaria';
 
+/** Tables whose rows the importer numbers itself (`calculadas.id`): two parts never hold the same key. */
+const numeradasPeloImportador = (tabela: string) => LAYOUTS.some((l) => l.tabela === tabela && l.calculadas?.id);
+
 /** The tables a kind of file feeds: the establishments feed their secondary CNAEs' too. */
 const tabelasDoTipo = (tabela: string) => (tabela === 'estabelecimento' ? [tabela, CNAES_SECUNDARIOS] : [tabela]);
 
@@ -280,7 +283,7 @@ export async function importarCnpj(
       for (const t of tabelas) {
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
         // ids the load numbers (LINHAS_POR_ARQUIVO): no AUTO_INCREMENT left, whose table lock a LOAD DATA may hold to its end
-        if (LAYOUTS.some((l) => l.tabela === t && l.calculadas?.id)) await controle.query(`ALTER TABLE ${t}_nova MODIFY id BIGINT NOT NULL`);
+        if (numeradasPeloImportador(t)) await controle.query(`ALTER TABLE ${t}_nova MODIFY id BIGINT NOT NULL`);
         indices.set(t, await indicesSecundarios(controle, t));
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
         if (nomes.length) await controle.query(`ALTER TABLE ${t}_nova ${nomes.map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
@@ -333,23 +336,31 @@ export async function importarCnpj(
       const porTamanho = [...porTabela.entries()].sort(([, a], [, b]) => bytesDe(b) - bytesDe(a));
       await todasAcabaram(
         porTamanho.map(async ([tabela, lista]) => {
+          // Rows keyed by the data (a CNPJ, a code) that two parts both hold (the Receita's files
+          // repeat some) would make two loads side by side wait on each other's uncommitted row
+          // until one failed (the lock wait past innodb_lock_wait_timeout, or a deadlock), on every
+          // run of that month: such parts load one after the other, in file order, the first line
+          // kept. Rows the importer numbers (the partners) never collide, and load side by side.
+          const naVez = numeradasPeloImportador(tabela) ? <T>(carga: () => Promise<T>) => carga() : limiteDeConcorrencia(1);
           const carregarArquivo = (arquivo: ArquivoDaImportacao, indice: number) =>
-            tarefa(() =>
-              conexoes.com(async (conexao) => {
-                await conexao.query('SET @numero_base = ?, @numero_da_linha = 0', [indice * LINHAS_POR_ARQUIVO]);
-                // Progress counts the zip's share of the total as its entries are read.
-                const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
-                const aoLer = (bytes: number) => {
-                  feitos += bytes * fracao;
-                  avisar('carregando', path.basename(arquivo.caminho));
-                };
-                const carga =
-                  tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
-                    ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
-                    : await carregarZip({ dados: conexao }, arquivo, aoLer);
-                for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
-                log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
-              }),
+            naVez(() =>
+              tarefa(() =>
+                conexoes.com(async (conexao) => {
+                  await conexao.query('SET @numero_base = ?, @numero_da_linha = 0', [indice * LINHAS_POR_ARQUIVO]);
+                  // Progress counts the zip's share of the total as its entries are read.
+                  const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
+                  const aoLer = (bytes: number) => {
+                    feitos += bytes * fracao;
+                    avisar('carregando', path.basename(arquivo.caminho));
+                  };
+                  const carga =
+                    tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
+                      ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
+                      : await carregarZip({ dados: conexao }, arquivo, aoLer);
+                  for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
+                  log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
+                }),
+              ),
             );
           await todasAcabaram(lista.map(carregarArquivo));
           avisar('indexando', tabela, true);
