@@ -805,8 +805,9 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     const { dir: grande } = await mesGrande();
     const dir = dirs.novo();
     for (const nome of readdirSync(grande)) copyFileSync(path.join(grande, nome), path.join(dir, nome));
-    // a second part that fails as soon as it is opened, while the first (40,000 rows) is loading
-    writeFileSync(path.join(dir, 'Estabelecimentos1.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
+    // a part that fails as soon as it is opened, while the establishments (40,000 rows) load: of
+    // another kind, which loads beside them (a second part of theirs would wait for the first)
+    writeFileSync(path.join(dir, 'Socios1.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
     const inseridas = async () =>
       Number((await sql<{ n: string }>("SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'HANDLER_WRITE'"))[0].n);
     const antes = await inseridas();
