@@ -112,6 +112,22 @@ function socioDe(linha: Linha, codigos: Descricoes): Record<string, unknown> {
   return s;
 }
 
+/**
+ * A partner's line the Receita repeats whole (every column the same: it happens in real months)
+ * is one partner, listed once, the first in file order kept. Left out here, not at the import: a
+ * company has a few partners to compare, where the import would need a pass over every partner
+ * of the month (about 26 million) to find the repeats.
+ */
+function semLinhasRepetidas(socios: Linha[]): Linha[] {
+  const vistas = new Set<string>();
+  return socios.filter((s) => {
+    const chave = JSON.stringify(COLUNAS_DO_SOCIO.map((c) => s[`socio_${c}`]));
+    if (vistas.has(chave)) return false;
+    vistas.add(chave);
+    return true;
+  });
+}
+
 /** SPEC 4.2 GET /api/cnpj/{cnpj}: the full record (establishment, company, Simples, partners). */
 export async function buscarCnpj(entrada: string): Promise<Record<string, unknown>> {
   const cnpj = normalizarCnpj(entrada);
@@ -136,6 +152,6 @@ export async function buscarCnpj(entrada: string): Promise<Record<string, unknow
   e.simples_opcao_pelo_mei_descricao = descricao(SIM_NAO, l.simples_opcao_pelo_mei);
   e.tem_empresa = l.empresa_encontrada !== null;
   e.tem_simples = l.simples_encontrado !== null;
-  e.socios = linhas.filter((s) => s.socio_id !== null).map((s) => socioDe(s, codigos));
+  e.socios = semLinhasRepetidas(linhas.filter((s) => s.socio_id !== null)).map((s) => socioDe(s, codigos));
   return e;
 }

@@ -39,6 +39,8 @@ const ALFANUMERICO = '12ABC34501DE35';
 const COMPLETO = cnpjValido('987654320001');
 /** Only the columns no establishment goes without. */
 const ESPARSO = novoCnpj('0001');
+/** Partners whose file repeats a line whole. */
+const COM_REPETIDOS = cnpjValido('876543210001');
 
 const CODIGOS = {
   cnaes: { '6204000': 'Consultoria em tecnologia da informação', '6201501': 'Desenvolvimento de programas de computador sob encomenda' },
@@ -91,6 +93,7 @@ beforeAll(async () => {
           data_situacao_especial: '20220202',
         }),
         linhaDeEstabelecimento({ cnpj: ESPARSO }),
+        linhaDeEstabelecimento({ cnpj: COM_REPETIDOS, nome_fantasia: 'COM REPETIDOS' }),
       ],
       empresas: [
         linhaDeEmpresa({ cnpj_basico: b(SERPRO), razao_social: 'SERVICO FEDERAL DE PROCESSAMENTO DE DADOS (SERPRO)', natureza_juridica: '2011', qualificacao_responsavel: '16', capital_social: '1061004829,23', porte_empresa: '05' }),
@@ -109,6 +112,11 @@ beforeAll(async () => {
         linhaDeSocio({ cnpj_basico: b(SERPRO), nome_socio_razao_social: 'WILSON BIANCARDI COURY', qualificacao_socio: '16' }),
         linhaDeSocio({ cnpj_basico: b(SERPRO), nome_socio_razao_social: 'ANDRE DE CESERO', qualificacao_socio: '05' }),
         linhaDeSocio({ cnpj_basico: b(ALFANUMERICO), nome_socio_razao_social: 'ANA ALFA' }),
+        // a line repeated whole, as real months repeat some; and two of one name that differ
+        linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'CARLA REPETIDA' }),
+        linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'BETO BETA', qualificacao_socio: '49' }),
+        linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'CARLA REPETIDA' }),
+        linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'BETO BETA', qualificacao_socio: '05' }),
         linhaDeSocio({
           cnpj_basico: b(COMPLETO),
           identificador_socio: '3',
@@ -419,5 +427,14 @@ describe('the response has exactly the shape of SPEC §2 Establishment (Cnpj)', 
   test('partners come in alphabetical order of name (SPEC §2 socios)', async () => {
     const { body } = await buscar(SERPRO);
     expect(body.socios.map((s: { nome_socio_razao_social: string }) => s.nome_socio_razao_social)).toEqual(['ANDRE DE CESERO', 'WILSON BIANCARDI COURY']);
+  });
+
+  test('a partner line the Receita repeats whole is one partner, listed once; lines of the same name that differ are each listed', async () => {
+    const { body } = await buscar(COM_REPETIDOS);
+    expect(body.socios.map((s: Record<string, string>) => [s.nome_socio_razao_social, s.qualificacao_socio])).toEqual([
+      ['BETO BETA', '49'],
+      ['BETO BETA', '05'],
+      ['CARLA REPETIDA', expect.any(String)],
+    ]);
   });
 });
