@@ -17,30 +17,23 @@
  */
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, fpct, inteiro } from './comum';
-import { amostrarCpu, usoDeCpu, usPorRequisicao } from './processo';
+import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, inteiro } from './comum';
+import { CargaComCpu, cpuDaCarga, medirComCpu } from './processo';
 import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
 
-interface Carga {
-  r: autocannon.Result;
-  cpu: ReturnType<typeof usoDeCpu>;
-  usPorReq?: number;
-}
-
-async function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promise<Carga> {
-  const antes = amostrarCpu(e.pid);
-  const r = await autocannon({
-    url,
-    connections: CONEXOES,
-    duration: DURACAO,
-    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
-  });
-  const depois = amostrarCpu(e.pid);
-  return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.requests.total) };
+function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promise<CargaComCpu> {
+  return medirComCpu(e.pid, () =>
+    autocannon({
+      url,
+      connections: CONEXOES,
+      duration: DURACAO,
+      requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: caminhos() }) }],
+    }),
+  );
 }
 
 async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
@@ -52,11 +45,10 @@ async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
   const bare = await carga(e, e.bare, () => '/x');
   const leads = await carga(e, e.leads, () => `/api/cnpj/${sorteado()}`);
   const razao = leads.r.requests.average / bare.r.requests.average;
-  const linha = (nome: string, { r: x, cpu, usPorReq }: Carga) =>
-    `  ${nome.padEnd(34)} ${f0(x.requests.average).padStart(6)} req/s  p50 ${fms(x.latency.p50)} ms  p99 ${fms(x.latency.p99)} ms` +
-    `  [${x.requests.total} requests, ${x.non2xx} non-2xx, ${x.errors + x.timeouts} errors]\n` +
-    `  ${''.padEnd(34)} CPU: server ${fpct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per request), ` +
-    `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`;
+  const linha = (nome: string, m: CargaComCpu) =>
+    `  ${nome.padEnd(34)} ${f0(m.r.requests.average).padStart(6)} req/s  p50 ${fms(m.r.latency.p50)} ms  p99 ${fms(m.r.latency.p99)} ms` +
+    `  [${m.r.requests.total} requests, ${m.r.non2xx} non-2xx, ${m.r.errors + m.r.timeouts} errors]\n` +
+    `  ${''.padEnd(34)} ${cpuDaCarga(m, 'request')}`;
   console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length)} sampled`);
   console.log(linha('bare express GET /x', bare));
   console.log(linha('leads GET /api/cnpj/{cnpj}', leads));

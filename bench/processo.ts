@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import type autocannon from 'autocannon';
+import { f0, fpct } from './comum';
 
 /**
  * CPU time from /proc (Linux), so the benchmark can say who was busy during a run: the server
@@ -120,4 +122,27 @@ export async function ocupacaoDaMaquina(ms: number): Promise<number | undefined>
   const b = cpuDaMaquina();
   if (!a || !b || b.total <= a.total) return undefined;
   return (100 * (b.ocupado - a.ocupado)) / (b.total - a.total);
+}
+
+/** A load run against a server, with who was busy during it and the server's CPU per answer. */
+export interface CargaComCpu {
+  r: autocannon.Result;
+  cpu: ReturnType<typeof usoDeCpu>;
+  usPorReq?: number;
+}
+
+/** Runs `carga` (a load generator against the server `pid`), sampling the CPU before and after it. */
+export async function medirComCpu(pid: number, carga: () => Promise<autocannon.Result>): Promise<CargaComCpu> {
+  const antes = amostrarCpu(pid);
+  const r = await carga();
+  const depois = amostrarCpu(pid);
+  return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.requests.total) };
+}
+
+/** Who was busy during a run, in one line; `unidade` names what the server answered (a request, an event). */
+export function cpuDaCarga({ cpu, usPorReq }: CargaComCpu, unidade: string): string {
+  return (
+    `CPU: server ${fpct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per ${unidade}), ` +
+    `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`
+  );
 }

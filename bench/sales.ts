@@ -32,12 +32,11 @@ import {
   esperar,
   f0,
   fms,
-  fpct,
   inteiro,
   percentil,
   RAIZ,
 } from './comum';
-import { amostrarCpu, usoDeCpu, usPorRequisicao } from './processo';
+import { CargaComCpu, cpuDaCarga, medirComCpu } from './processo';
 
 const MODO = process.argv[2];
 const DURACAO = inteiro('BENCH_DURATION', 10);
@@ -91,25 +90,10 @@ function carga(url: string, o: { taxa?: number; duracao: number }): Promise<auto
   });
 }
 
-interface Medida {
-  r: autocannon.Result;
-  cpu: ReturnType<typeof usoDeCpu>;
-  usPorEvento?: number;
-}
-
-/** A load run, with who was busy during it (bench/processo.ts): the server process holds both APIs and their workers. */
-async function medir(pid: number, url: string, o: { taxa?: number; duracao: number }): Promise<Medida> {
-  const antes = amostrarCpu(pid);
-  const r = await carga(url, o);
-  const depois = amostrarCpu(pid);
-  return { r, cpu: usoDeCpu(antes, depois), usPorEvento: usPorRequisicao(antes, depois, r.requests.total) };
-}
-
-const linha = (nome: string, { r, cpu, usPorEvento }: Medida) =>
-  `  ${nome.padEnd(40)} ${f0(r.requests.average).padStart(6)} events/s  p50 ${fms(r.latency.p50)} ms  p99 ${fms(r.latency.p99)} ms` +
-  `  [${f0(r.requests.total)} requests, ${r.non2xx} non-2xx, ${r.errors + r.timeouts} errors]\n` +
-  `  ${''.padEnd(40)} CPU: server ${fpct(cpu.servidor)} (${usPorEvento === undefined ? '-' : f0(usPorEvento)} µs per event), ` +
-  `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`;
+const linha = (nome: string, m: CargaComCpu) =>
+  `  ${nome.padEnd(40)} ${f0(m.r.requests.average).padStart(6)} events/s  p50 ${fms(m.r.latency.p50)} ms  p99 ${fms(m.r.latency.p99)} ms` +
+  `  [${f0(m.r.requests.total)} requests, ${m.r.non2xx} non-2xx, ${m.r.errors + m.r.timeouts} errors]\n` +
+  `  ${''.padEnd(40)} ${cpuDaCarga(m, 'event')}`;
 
 async function benchWebhook(e: EnderecosDoBench, a: Ambiente) {
   const token = (await esperar(e.identity, 'POST', '/auth/login', 200, { body: ADMIN_DO_BENCH })).access_token as string;
@@ -123,9 +107,10 @@ async function benchWebhook(e: EnderecosDoBench, a: Ambiente) {
   const conexao = await bancoDoSales(a);
   const mensagens = async () => Number(((await conexao.query('SELECT COUNT(*) AS n FROM conversa_mensagem')) as any)[0][0].n);
   const antes = await mensagens();
-  const bare = await medir(e.pid, `${e.bare}/x`, { duracao: DURACAO });
-  const fechado = await medir(e.pid, url, { duracao: DURACAO });
-  const aberto = await medir(e.pid, url, { duracao: DURACAO, taxa: TAXA });
+  // the server process holds both APIs and their workers
+  const bare = await medirComCpu(e.pid, () => carga(`${e.bare}/x`, { duracao: DURACAO }));
+  const fechado = await medirComCpu(e.pid, () => carga(url, { duracao: DURACAO }));
+  const aberto = await medirComCpu(e.pid, () => carga(url, { duracao: DURACAO, taxa: TAXA }));
   const guardadas = (await mensagens()) - antes;
   const [[{ conversas }]] = (await conexao.query('SELECT COUNT(*) AS conversas FROM conversa')) as any;
   await conexao.end();
