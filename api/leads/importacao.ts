@@ -341,7 +341,7 @@ export async function importarCnpj(
           // until one failed (the lock wait past innodb_lock_wait_timeout, or a deadlock), on every
           // run of that month: such parts load one after the other, in file order, the first line
           // kept. Rows the importer numbers (the partners) never collide, and load side by side.
-          const naVez = numeradasPeloImportador(tabela) ? <T>(carga: () => Promise<T>) => carga() : limiteDeConcorrencia(1);
+          const naVez = limiteDeConcorrencia(numeradasPeloImportador(tabela) ? Infinity : 1);
           const carregarArquivo = (arquivo: ArquivoDaImportacao, indice: number) =>
             naVez(() =>
               tarefa(() =>
