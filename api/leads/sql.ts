@@ -1,7 +1,12 @@
 import { banco, lerLinhas } from '../../lib/database';
 
-/** Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). */
-const TEMPO_ESGOTADO = new Set([1969, 3024]);
+/**
+ * Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). A limit that
+ * stops InnoDB inside a full-text search comes back as error 188 instead (its handler's "result
+ * cache limit exceeded", which a search too large for that cache also gets): the search was too
+ * much either way, and the callers take the slow path they take for a timeout.
+ */
+const TEMPO_ESGOTADO = new Set([1969, 3024, 188]);
 export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0);
 
 let servidorMariaDb: Promise<boolean> | undefined;
@@ -13,7 +18,7 @@ export function ehMariaDb(): Promise<boolean> {
   return servidorMariaDb;
 }
 
-/** A SELECT the database itself stops after `segundos` (error 1969 / 3024, see `tempoEsgotado`). */
+/** A SELECT the database itself stops after `segundos` (see `tempoEsgotado`). */
 export async function comPrazo(select: string, segundos: number): Promise<string> {
   return (await ehMariaDb())
     ? `SET STATEMENT max_statement_time = ${segundos} FOR ${select}`
