@@ -90,8 +90,9 @@ const Faixas = Joi.extend((joi) => ({
       method(de: string, emOrdem: (v: string) => bigint | undefined) {
         return this.$_addRule({ name: 'naoAbaixoDe', args: { inicio: Joi.ref(de), de, emOrdem } });
       },
-      // the lower end is text once its own schema has read it, or absent
-      args: [{ name: 'inicio', ref: true, assert: (v: unknown) => v === undefined || typeof v === 'string', message: 'deve ser texto' }, 'de', 'emOrdem'],
+      // the lower end is text once its own schema has read it; anything else (absent, or a value
+      // its own schema refused, such as a repeated parameter) is named by that schema alone
+      args: [{ name: 'inicio', ref: true, assert: Joi.any() }, 'de', 'emOrdem'],
       validate(v: string, h, { inicio, de, emOrdem }) {
         const a = typeof inicio === 'string' ? emOrdem(inicio) : undefined;
         const b = emOrdem(v);
@@ -109,6 +110,9 @@ const fimDaFaixa = (ate: Joi.StringSchema, de: string, emOrdem: (v: string) => b
 const ordemDaData = (v: string) => (FORMA_DA_DATA.test(v) ? BigInt(v) : undefined);
 /** in cents: the DECIMAL text always has 2 decimals */
 const ordemDoValor = (v: string) => (/^\d+\.\d{2}$/.test(v) ? BigInt(v.replace('.', '')) : undefined);
+
+/** InnoDB's innodb_ft_max_token_size, MariaDB's and MySQL's default. */
+const MAIOR_PALAVRA_INDEXADA = 84;
 
 export const UFS = ['AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX'];
 
@@ -143,7 +147,18 @@ export const esquemaDosFiltros = {
     .replace(/[.\/\-\s]/g, '')
     .pattern(/^[0-9]{1,8}$/)
     .description('início do CEP'),
-  nome: Joi.string().trim().empty('').max(150).description('palavras da razão social ou do nome fantasia'),
+  nome: Joi.string()
+    .trim()
+    .empty('')
+    .max(150)
+    // a longer word is left out of the index and of a search (innodb_ft_max_token_size): a search
+    // for it would match as if it were not there, so every name that has the other words (a text
+    // over the length is refused by max() alone)
+    .custom((v: string, h) =>
+      v.length <= 150 && palavrasDoNome(v).some((p) => p.length > MAIOR_PALAVRA_INDEXADA) ? h.error('nome.palavraLonga') : v,
+    )
+    .messages({ 'nome.palavraLonga': `{{#label}} tem uma palavra de mais de ${MAIOR_PALAVRA_INDEXADA} letras, que a busca não alcança` })
+    .description('palavras da razão social ou do nome fantasia'),
 };
 
 export interface Condicoes {

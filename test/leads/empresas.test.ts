@@ -462,6 +462,8 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     ['tem_telefone', '1'],
     ['cep', '123456789'],
     ['nome', 'x'.repeat(151)],
+    // longer than any word a full-text index keeps: searched, it would be left out silently
+    ['nome', `padaria ${'a'.repeat(85)}`],
   ];
 
   test.each(invalidos)('%s=%s answers 400 naming the field', async (campo, valor) => {
@@ -501,6 +503,19 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
   test('an invalid end of a range is named alone, not also as an inverted range', async () => {
     const problema = esperarProblema(await leads.listar(master, { data_inicio_de: '20201301', data_inicio_ate: '20200101', capital_social_min: 'abc', capital_social_max: '5' }), 400);
     expect(problema.errors.map((e: { campo: string }) => e.campo).sort()).toEqual(['capital_social_min', 'data_inicio_de']);
+  });
+
+  test('a word as long as the full-text index keeps (84 letters) is searched like any other', async () => {
+    const res = await leads.listar(master, { nome: `padaria ${'a'.repeat(84)}` });
+    expect({ status: res.status, total: res.body.total }).toEqual({ status: 200, total: 0 });
+  });
+
+  test.each([
+    ['data_inicio_de', 'data_inicio_de=20200101&data_inicio_de=20210101&data_inicio_ate=20200101'],
+    ['capital_social_min', 'capital_social_min=10&capital_social_min=20&capital_social_max=15'],
+  ])('a lower end given twice is named alone, not also through the upper end (%s)', async (campo, query) => {
+    const problema = esperarProblema(await leads.api.get(`/api/empresas?${query}`, { token: master }), 400);
+    expect([...new Set(problema.errors.map((e: { campo: string }) => e.campo))]).toEqual([campo]);
   });
 
   test('a filter given twice (?uf=SP&uf=RJ) is refused, not silently reduced to one', async () => {
