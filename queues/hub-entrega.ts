@@ -68,13 +68,20 @@ export class FalhaDeTentativa extends FalhaEsperada {
 }
 
 /**
- * BullMQ's backoff: the delay already chosen with the failure, so the retry runs when the stored
- * `proxima_tentativa_em` says (a second draw of the jitter would disagree, and the job's own count
- * restarts when the sweep queues a delivery again); the schedule's otherwise.
+ * A job of one delivery that failed on something other than an attempt (the database away) runs
+ * again after 1, 2, 4 … seconds, up to a minute: as a batch job does, not on the deliveries'
+ * schedule of hours, since no attempt was made. Its last try leaves the delivery to the sweep.
  */
-export function atrasoDoJob(tentativasFeitas: number, tipo?: string, erro?: Error): number {
+const ATRASO_APOS_ERRO_MAXIMO_MS = 60_000;
+
+/**
+ * BullMQ's backoff: the delay already chosen with a failed attempt, so the retry runs when the
+ * stored `proxima_tentativa_em` says (a second draw of the jitter would disagree, and the job's own
+ * count restarts when the sweep queues a delivery again); a short one after any other error.
+ */
+export function atrasoDoJob(tentativasFeitas: number, _tipo?: string, erro?: Error): number {
   if (erro instanceof FalhaDeTentativa && erro.atrasoMs !== undefined) return erro.atrasoMs;
-  return atrasoDaProximaTentativa(tentativasFeitas, tipo, erro);
+  return Math.min(1000 * 2 ** (Math.max(tentativasFeitas, 1) - 1), ATRASO_APOS_ERRO_MAXIMO_MS);
 }
 
 /**
