@@ -642,8 +642,13 @@ async function reenviar(entrega: Entrega): Promise<boolean> {
       return true;
     }),
   );
-  if (reenviada) await enfileirarDeNovo([entrega.id]);
-  return reenviada;
+  if (!reenviada) return false;
+  // the new round is committed: Redis out of reach leaves its job to the sweep (reenfileirarEsquecidas),
+  // as a mass replay does, rather than a 503 for a replay that did happen (a retry would get a 409)
+  await enfileirarDeNovo([entrega.id]).catch((err: unknown) =>
+    log.warn({ err: (err as Error).message, entrega_id: entrega.id }, 'reenvio: entrega não enfileirada; fica para a varredura'),
+  );
+  return true;
 }
 
 /**

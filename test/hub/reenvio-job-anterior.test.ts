@@ -1,6 +1,7 @@
 import { Job, Worker } from 'bullmq';
 import { config } from '../../config';
-import { novaConexaoRedis } from '../../lib/redis';
+import { reenfileirarEsquecidas } from '../../api/hub/entregas';
+import { novaConexaoRedis, redis } from '../../lib/redis';
 import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
@@ -93,4 +94,33 @@ test('a replay whose delivery the old job sent meanwhile (its round taken by tha
     soltar();
     await worker.close();
   }
+});
+
+test('a replay whose job Redis refuses still answers 202 with its new round (committed), and the sweep queues it once Redis is back', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvio-sem-redis'), maximo_de_tentativas: 1 });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  await fila(filaHubEntrega).drain();
+  const { id } = (await Entrega.findOne({ where: { evento_id: eventoId } }))!;
+  await Entrega.update({ situacao: 'fila_de_erro', tentativas: 1, proxima_tentativa_em: null }, { where: { id } });
+  const token = await t.hub.admin();
+  const produtor = redis('produtor');
+  produtor.disconnect();
+  let res;
+  try {
+    res = await t.hub.api.post(`/entrega/${id}/reenviar`, { token });
+  } finally {
+    await produtor.connect();
+  }
+  const gravada = await Entrega.findByPk(id);
+  expect({ status: res.status, resposta: res.body.situacao, gravada: gravada?.situacao, tentativas: gravada?.tentativas }).toEqual({
+    status: 202,
+    resposta: 'pendente',
+    gravada: 'pendente',
+    tentativas: 0,
+  });
+  expect(await fila(filaHubEntrega).getJob(id)).toBeUndefined();
+  // the sweep takes pending deliveries two minutes past their next attempt
+  await Entrega.update({ proxima_tentativa_em: new Date(Date.now() - 180_000) }, { where: { id } });
+  await reenfileirarEsquecidas();
+  expect((await fila(filaHubEntrega).getJob(id))?.data).toEqual({ id });
 });
