@@ -170,15 +170,20 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
  * Decides about a row (delete it, refuse, deactivate) under its lock, `null` when it is gone.
  * Writers of rows that depend on it read it FOR SHARE until they commit (a subscription of an
  * application, a link to a profile): the lock waits for one under way, and in READ COMMITTED the
- * counts `decidir` makes after it see what that one wrote, so nothing slips in between.
+ * counts `decidir` makes after it see what that one wrote, so nothing slips in between. A decision
+ * that also changes the rows depending on it (a subscription's pending deliveries, which a worker
+ * locks in the other order) may lose a deadlock: it is made again from the start, row read anew, so
+ * `decidir` must only touch the database.
  */
 export function decidirSobTrava<M extends Model, T>(
   modelo: ModelStatic<M>,
   id: string,
   decidir: (linha: M | null, transaction: Transaction) => Promise<T>,
 ): Promise<T> {
-  return modelo.sequelize!.transaction(LEITURA_CONFIRMADA, async (transaction) =>
-    decidir(await modelo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }), transaction),
+  return repetirEmConflito(`decisão sobre ${modelo.name}`, () =>
+    modelo.sequelize!.transaction(LEITURA_CONFIRMADA, async (transaction) =>
+      decidir(await modelo.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }), transaction),
+    ),
   );
 }
 

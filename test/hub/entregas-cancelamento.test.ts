@@ -1,4 +1,5 @@
 import { RECARGA_DAS_CHAVES } from '../../api/hub/assinador';
+import { DatabaseError } from 'sequelize';
 import { removerJobs } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
 import { Entrega } from '../../models/hub';
@@ -69,6 +70,24 @@ test('PATCH ativa false cancels pending deliveries at once, and the subscriber g
   expect(depois.entregas).toBe(1);
   expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(2);
   await hub.api.patch(`/assinatura/${outra.id}`, { token: await hub.admin(), body: { ativa: false } });
+});
+
+test('a deactivation whose cancellation the database rolls back for a deadlock (a worker recording a delivery locks the other way) is made again, not answered 500', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/impasse'), maximo_de_tentativas: 5 });
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+  await hub.esperarPrimeiraFalha(entrega.id);
+  const espiao = jest.spyOn(Entrega, 'update').mockImplementationOnce((async () => {
+    const erro = Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { code: 'ER_LOCK_DEADLOCK', errno: 1213, sql: 'UPDATE entrega' });
+    throw new DatabaseError(erro as never);
+  }) as never);
+  try {
+    const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+    expect({ status: res.status, ativa: res.body.ativa }).toEqual({ status: 200, ativa: false });
+    expect(espiao.mock.calls.filter(([valores]) => (valores as { situacao?: string }).situacao === 'cancelada')).toHaveLength(2);
+  } finally {
+    espiao.mockRestore();
+  }
+  expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
 });
 
 test('the jobs of a cancellation are found page by page, and only those: a delivery cancelled at another moment keeps its job', async () => {
