@@ -3,7 +3,7 @@ import { literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO, banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { AnexoDaMensagem, Conversa } from '../../models/sales';
+import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { apagarArquivo, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
@@ -119,10 +119,17 @@ function enfileirarAgora(ids: string[]): Promise<void> {
   return reenfileirar(filaSalesAnexo, jobsDeCopia(ids), { promoverAdiados: true });
 }
 
-/** How the chat platform that sent the attachment is reached: its origin and API token. */
+/**
+ * How the chat platform that sent the attachment is reached: its origin and API token. A system a
+ * master switched off for now is not called (config-system.ts): its copies wait for it as for an
+ * outage of ours, their attempts kept, instead of fetching without its token and trust and failing.
+ */
 async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuporte: string | null; tokenApi: string | null }> {
   const conversa = await Conversa.findByPk(anexo.conversa_id, { attributes: ['config_system_suporte_id'], paranoid: false });
   const acesso = conversa ? await acessoAoSuporte(conversa.config_system_suporte_id) : null;
+  if (!acesso && conversa && (await ConfigSystem.count({ where: { id: conversa.config_system_suporte_id, ativo: false } }))) {
+    throw new FalhaDoNossoLado('the chat platform system is inactive: the copy waits until it is active again');
+  }
   return { enderecoDoSuporte: acesso?.url ?? null, tokenApi: acesso?.tokenApi ?? null };
 }
 

@@ -345,6 +345,27 @@ test("the attachment's own failures spend their attempts as before, between runs
   }
 });
 
+test('a system switched off for now (ativo false) is not called: its copies wait, no attempt spent, and are copied once it is active again', async () => {
+  let downloads = 0;
+  nock(CHAT)
+    .persist()
+    .get('/rails/active_storage/pausado/nota.pdf')
+    .reply(200, () => (downloads++, Buffer.from('%PDF-pausado')), { 'content-type': 'application/pdf' });
+  const pausado = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-do-pausado' });
+  const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/pausado/nota.pdf`, { sistema: pausado });
+  const ativar = async (ativo: boolean) => expect((await s.api.patch(`/config_system/${pausado.id}`, { token: await s.admin(), body: { ativo } })).status).toBe(200);
+  await ativar(false);
+  for (let vez = 0; vez < TENTATIVAS_DE_COPIA + 1; vez++) {
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('system is inactive') });
+  }
+  expect(await estado(anexo.id)).toEqual({ tentativas: 0, copiado: false, ultimo_erro: expect.stringContaining('system is inactive') });
+  expect(downloads).toBe(0);
+  await ativar(true);
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
+  expect(downloads).toBe(1);
+});
+
 test('a copy that fails lets go of its download at once, not at the end of its two minutes', async () => {
   let fechada = false;
   const plataforma = http.createServer((req, res) => {
