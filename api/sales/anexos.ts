@@ -354,10 +354,17 @@ export async function enfileirarRemocao(): Promise<void> {
   }
 }
 
+/** Removals failing in a row after which file storage is taken as down: the run stops there. */
+const FALHAS_SEGUIDAS_NA_REMOCAO = 3;
+
 /**
- * Removes the pending copies from file storage, oldest first, reporting after each; a failure stops
- * and the job retries. Asked to stop (`sinal`, a worker's shutdown), it stops between two removals:
- * the rest stay pending for the next run. Answers how many it handled.
+ * Removes the pending copies from file storage, oldest listed first, reporting after each. One that
+ * fails goes back to the end of the list (its `criado_em` is when it was listed last) and the next
+ * ones go on, so one file storage keeps refusing holds back no other (the copies of conversations
+ * deleted later would stay stored for good); a few failing in a row stop the run (file storage
+ * down). Any failure fails the run at its end, and the job retries.
+ * Asked to stop (`sinal`, a worker's shutdown), it stops between two removals: the rest stay
+ * pending for the next run. Answers how many it handled.
  */
 export async function apagarCopiasPendentes(
   aoProgredir: (p: { apagados: number; de: number }) => void = () => undefined,
@@ -366,23 +373,42 @@ export async function apagarCopiasPendentes(
   const sales = banco('sales');
   const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
   let apagados = 0;
+  const falhas: string[] = [];
+  let seguidas = 0;
   for (const { arquivo_id } of pendentes) {
-    if (sinal?.aborted) break;
-    // read again: an attempt may have recorded it since (file storage answering a retry with it)
-    const [{ aindaSolta }] = await lerLinhas<{ aindaSolta: number }>(
-      sales,
-      `SELECT EXISTS (SELECT 1 FROM arquivo_a_apagar WHERE arquivo_id = ?)
-          AND NOT EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS aindaSolta`,
-      [arquivo_id, arquivo_id],
-    );
-    if (aindaSolta) {
-      await apagarArquivo(arquivo_id);
-      await copiarDeNovoSeRegistrada(arquivo_id);
+    if (sinal?.aborted || seguidas >= FALHAS_SEGUIDAS_NA_REMOCAO) break;
+    try {
+      await apagarCopia(arquivo_id);
+      seguidas = 0;
+    } catch (err) {
+      seguidas++;
+      falhas.push(arquivo_id);
+      log.warn({ err: (err as Error).message, arquivo_id }, 'remoção de cópia falhou: volta ao fim da lista, as seguintes continuam');
+      // to the back of the list: the next runs start with the others, however many keep failing
+      await lerLinhas(sales, `UPDATE arquivo_a_apagar SET criado_em = ${AGORA_NO_BANCO} WHERE arquivo_id = ?`, [arquivo_id]).catch(() => undefined);
+      continue;
     }
-    await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivo_id]);
     aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
+  if (falhas.length) throw new Error(`${falhas.length} copies could not be removed from file storage (still listed): ${falhas.join(', ')}`);
   return apagados;
+}
+
+/** One listed copy: removed from file storage unless an attachment took it since, then off the list. */
+async function apagarCopia(arquivoId: string): Promise<void> {
+  const sales = banco('sales');
+  // read again: an attempt may have recorded it since (file storage answering a retry with it)
+  const [{ aindaSolta }] = await lerLinhas<{ aindaSolta: number }>(
+    sales,
+    `SELECT EXISTS (SELECT 1 FROM arquivo_a_apagar WHERE arquivo_id = ?)
+        AND NOT EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS aindaSolta`,
+    [arquivoId, arquivoId],
+  );
+  if (aindaSolta) {
+    await apagarArquivo(arquivoId);
+    await copiarDeNovoSeRegistrada(arquivoId);
+  }
+  await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivoId]);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import nock from 'nock';
 import { apagarCopiasPendentes, copiarAnexo } from '../../api/sales/anexos';
+import * as arquivos from '../../api/sales/arquivos';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
@@ -70,4 +71,51 @@ test('a listed copy an attachment refers to by the time its removal comes is not
   await apagarCopiasPendentes();
   expect(await Arquivo.findByPk(registrado)).not.toBeNull();
   expect(await sales.query('SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [registrado], type: 'SELECT' })).toEqual([]);
+});
+
+test('a removal file storage keeps refusing holds back none after it: they are removed, it stays listed, and the run fails for its retry', async () => {
+  const sales = banco('sales');
+  const listados = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+  expect(await listados()).toEqual([]);
+  // copies nobody refers to any more: their attachments let go of them
+  const soltos: string[] = [];
+  for (const n of [1, 2, 3, 4]) {
+    const anexo = await anexoSemJob('soltas', `solta-${n}-${randomBytes(4).toString('hex')}.pdf`, `%PDF-solta-${n}`);
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+    soltos.push((await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!);
+    await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: anexo.id } });
+  }
+  // listed oldest: two ids file storage refuses (its routes take no such id), then the copies
+  const recusados = ['recusado um', 'recusado dois'];
+  await sales.query(
+    `INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3) - INTERVAL 2 MINUTE), (?, NOW(3) - INTERVAL 2 MINUTE)${', (?, NOW(3))'.repeat(soltos.length)}`,
+    { replacements: [...recusados, ...soltos] },
+  );
+  try {
+    await expect(apagarCopiasPendentes()).rejects.toThrow('2 copies could not be removed from file storage (still listed)');
+    expect({ listados: (await listados()).sort(), guardados: await Arquivo.count({ where: { id: soltos } }) }).toEqual({ listados: [...recusados].sort(), guardados: 0 });
+  } finally {
+    await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [recusados] });
+  }
+});
+
+test('removals failing in a row (file storage down) stop the run, the ones tried going to the back of the list: the rest wait for its retry', async () => {
+  const sales = banco('sales');
+  const ids = ['recusa a', 'recusa b', 'recusa c', 'recusa d', 'recusa e'];
+  await sales.query(`INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES ${ids.map((_, i) => `(?, NOW(3) - INTERVAL ${10 - i} SECOND)`).join(', ')}`, { replacements: ids });
+  const pedidos: string[] = [];
+  const espiao = jest.spyOn(arquivos, 'apagarArquivo').mockImplementation(async (id) => {
+    pedidos.push(id);
+    throw new Error('file storage out of reach');
+  });
+  try {
+    await expect(apagarCopiasPendentes()).rejects.toThrow('3 copies could not be removed');
+    expect(pedidos).toEqual(ids.slice(0, 3));
+    // the ones tried went to the back of the list: the next run starts with the others
+    await expect(apagarCopiasPendentes()).rejects.toThrow('3 copies could not be removed');
+    expect(pedidos.slice(3)).toEqual([ids[3], ids[4], ids[0]]);
+  } finally {
+    espiao.mockRestore();
+    await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [ids] });
+  }
 });
