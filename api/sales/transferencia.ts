@@ -122,7 +122,6 @@ export async function transferirSemResposta(
       );
       if (!aindaEspera) continue;
       if (!acessos.has(sistema)) acessos.set(sistema, acessoAoSuporte(sistema));
-      const chamadaEm = new Date();
       try {
         await abrirNoSuporte(c, await acessos.get(sistema)!);
       } catch (err) {
@@ -133,7 +132,7 @@ export async function transferirSemResposta(
         continue;
       }
       falhasSeguidas.set(sistema, 0);
-      if (await gravarTransferencia(c.id, chamadaEm)) transferidas++;
+      if (await gravarTransferencia(c)) transferidas++;
       else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
     } catch (err) {
       // the database failing for one conversation does not end the run for the others
@@ -181,8 +180,11 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
  * writing again, the robot answering late): the conversation is open in the platform, with the
  * team, who see every message already there, so the contact's last one, by the platform's time,
  * is the one the hand-over answered (`transferida_contato_em`). Its own webhook of the change may
- * have recorded `open` first. Only a conversation deleted, resolved or snoozed during the call, or a
- * hand-over already recorded since it began, is left as it is.
+ * have recorded `open` first. Only a conversation deleted, resolved or snoozed during the call, or
+ * one whose hand-over of this wait or a later one another run recorded meanwhile, is left as it is:
+ * told by the platform's time of the contact's message it covers, never by `transferida_em`,
+ * written by whichever worker process's clock (two apart by more than the wait would take a new
+ * hand-over for an old one, or the other way round).
  * The `open` is our decision about the status, as a PATCH's is (conversas.ts): it keeps the
  * platform's `updated_at` of the copy it was recorded over (`status_corrigido_sobre`, in SQL from
  * `suporte_atualizada_em`; with none known yet, the moment it is recorded: registro.ts
@@ -191,15 +193,16 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
  * `open`, while the platform's own later change (its status event of the hand-over, the team
  * giving the conversation back) applies (registro.ts).
  */
-async function gravarTransferencia(id: string, chamadaEm: Date): Promise<boolean> {
+async function gravarTransferencia(c: Esperando): Promise<boolean> {
   const momento = dataSql(new Date());
   const [gravadas] = await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa c SET c.status = 'open', c.transferida_em = ?, c.transferida_motivo = 'sem_resposta', c.atualizado_em = ?,
           c.transferida_contato_em = c.ultima_mensagem_do_contato_em, c.status_corrigido_sobre = ${MARCA_DA_DECISAO},
           c.transferencia_falhas = 0, c.transferencia_falhou_em = NULL, c.transferencia_falhou_contato_em = NULL, c.transferencia_tentar_apos = NULL
-        WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open') AND (c.transferida_em IS NULL OR c.transferida_em < ?)`,
-      [momento, momento, id, dataSql(chamadaEm)],
+        WHERE c.id = ? AND c.deletado_em IS NULL AND c.status IN ('pending', 'open')
+          AND (c.transferida_contato_em IS NULL OR c.transferida_contato_em < ?)`,
+      [momento, momento, c.id, dataSql(c.ultima_mensagem_do_contato_em)],
     ],
   ]);
   return gravadas > 0;

@@ -395,6 +395,25 @@ describe('the hand-over trigger', () => {
       expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: transferida.transferida_em });
     });
 
+    it("a hand-over recorded by a worker process whose clock runs ahead does not keep this one's later hand-over from being recorded", async () => {
+      const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+      // an earlier wait, an hour ago, handed over by a process 10 minutes ahead: its transferida_em is in this one's future
+      await banco('sales').query("UPDATE conversa SET transferida_em = ?, transferida_motivo = 'sem_resposta', transferida_contato_em = ? WHERE id = ?", {
+        replacements: [new Date(Date.now() + 10 * 60_000), segundosAtras(3600), registro.id],
+      });
+      const chamada = abrirNoChat(conversa);
+      await transferirSemResposta();
+      expect(chamada.isDone()).toBe(true);
+      const depois = await s.conversaDoSuporte(conversa);
+      expect(depois).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+      expect(Date.parse(depois.transferida_em)).toBeLessThan(Date.now() + 60_000);
+      // recorded as covering this wait: set back to the robot with nothing new from the contact, it is not called again
+      await devolvidaAoRobo(conversa);
+      const outraVez = abrirNoChat(conversa);
+      await transferirSemResposta();
+      expect(outraVez.isDone()).toBe(false);
+    });
+
     it('a refusal counts for the wait it was for, by the platform\'s time: a message stamped before our refusal but after the refused wait starts over', async () => {
       const { conversa, registro } = await esperando({ esperaS: 3600 });
       const recusa = abrirNoChat(conversa, 500);
