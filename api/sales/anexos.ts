@@ -413,11 +413,15 @@ async function apagarCopia(arquivoId: string): Promise<void> {
 
 /**
  * An attempt that recorded the copy while it was being removed (between the check above and the
- * removal) points at a file gone: the attachment is copied again.
+ * removal) points at a file gone: the attachment is copied again, now, with a fresh set of
+ * attempts (the copy it lost was made: had it taken the last one, none would be left). Its job of
+ * that attempt, finished and still kept, is replaced; should the queue fail, the sweep takes it.
  */
 async function copiarDeNovoSeRegistrada(arquivoId: string): Promise<void> {
   const orfaos = await AnexoDaMensagem.findAll({ where: { arquivo_id: arquivoId }, attributes: ['id'] });
   if (!orfaos.length) return;
-  await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null }, { arquivo_id: arquivoId });
-  await enfileirarCopias(orfaos.map((a) => a.id));
+  await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null, tentativas: 0, adiada_desde: null }, { arquivo_id: arquivoId });
+  await enfileirarAgora(orfaos.map((a) => a.id)).catch((err: unknown) =>
+    log.warn({ err: (err as Error).message, arquivo_id: arquivoId }, 'nova cópia fica para a varredura'),
+  );
 }

@@ -2,11 +2,15 @@ import { randomBytes } from 'node:crypto';
 import nock from 'nock';
 import { apagarCopiasPendentes, copiarAnexo } from '../../api/sales/anexos';
 import * as arquivos from '../../api/sales/arquivos';
+import { Worker } from 'bullmq';
+import { config } from '../../config';
 import { banco } from '../../lib/database';
+import { novaConexaoRedis } from '../../lib/redis';
+import { esperarAte } from '../helpers/espera';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
-import { filaSalesAnexo } from '../../queues/sales-anexo';
+import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { SuiteDeTeste } from '../helpers/suite';
 import { CHAT, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
 
@@ -118,4 +122,36 @@ test('removals failing in a row (file storage down) stop the run, the ones tried
     espiao.mockRestore();
     await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [ids] });
   }
+});
+
+test('a copy recorded while its file was being removed is copied again at once, with fresh attempts, even when it had used the last one and its job is still kept', async () => {
+  const sales = banco('sales');
+  const anexo = await anexoSemJob('corrida', `corrida-${randomBytes(4).toString('hex')}.pdf`, '%PDF-corrida', 2);
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  const copia = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  // the copy's job, finished and kept (a day): a plain add of the same id would be a no-op
+  const q = fila(filaSalesAnexo);
+  const worker = new Worker(filaSalesAnexo.nome, async () => 'copiado', { connection: novaConexaoRedis('worker', 'teste-corrida'), prefix: config().queuePrefix });
+  worker.on('error', () => undefined);
+  await q.add('copiar', { anexo_id: anexo.id }, { jobId: anexo.id });
+  await esperarAte(async () => (await q.getJobState(anexo.id)) === 'completed', 'the copy job finished');
+  await worker.close();
+  // listed for removal by a run that read it loose; the attachment records it (on its last attempt) just before it goes
+  await AnexoDaMensagem.update({ arquivo_id: null }, { where: { id: anexo.id } });
+  await sales.query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3))', { replacements: [copia] });
+  const apagar = arquivos.apagarArquivo;
+  const espiao = jest.spyOn(arquivos, 'apagarArquivo').mockImplementation(async (id) => {
+    await AnexoDaMensagem.update({ arquivo_id: copia, tentativas: TENTATIVAS_DE_COPIA }, { where: { id: anexo.id } });
+    return apagar(id);
+  });
+  try {
+    expect(await apagarCopiasPendentes()).toBe(1);
+  } finally {
+    espiao.mockRestore();
+  }
+  expect(await Arquivo.findByPk(copia)).toBeNull();
+  const depois = (await AnexoDaMensagem.findByPk(anexo.id))!;
+  expect({ arquivo_id: depois.arquivo_id, tentativas: depois.tentativas, job: await q.getJobState(anexo.id) }).toEqual({ arquivo_id: null, tentativas: 0, job: 'waiting' });
+  await q.remove(anexo.id);
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
 });
