@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CacheComPrazo } from '../../lib/cache';
+import { decidirSobTrava } from '../../lib/database';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
@@ -111,20 +112,27 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
 
 /**
  * PATCH: partial; `renovar_token` issues a new webhook token and shows it once. The old one stops
- * at once in this process and within 10 seconds in the others (their cache of systems).
+ * at once in this process and within 10 seconds in the others (their cache of systems). Changes
+ * and deletions read the system again under lock: of two at once, the second sees the first (a
+ * change after a deletion answers 404, never a new token for a deleted system).
  */
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
-  const c = await existente(id);
-  conferirSegredoHmac(c.tipo, e.segredo_hmac);
   const token = e.renovar_token ? novoToken() : undefined;
-  await c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) });
+  const c = await decidirSobTrava(ConfigSystem, id, async (c, transaction) => {
+    if (!c) throw naoEncontrado('Sistema configurado');
+    conferirSegredoHmac(c.tipo, e.segredo_hmac);
+    return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
+  });
   paraWebhooks.esquecer(id);
   return comoJson(c, token);
 }
 
 /** Logical deletion: its webhooks stop being accepted; conversations keep the reference. */
 export async function deletarConfigSystem(id: string): Promise<void> {
-  await (await existente(id)).destroy();
+  await decidirSobTrava(ConfigSystem, id, async (c, transaction) => {
+    if (!c) throw naoEncontrado('Sistema configurado');
+    await c.destroy({ transaction });
+  });
   paraWebhooks.esquecer(id);
 }
 

@@ -104,6 +104,26 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     esperarProblema(await s.api.get(`/config_system/${c.id}`, { token: admin }), 404);
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'x' } }), 404);
   });
+
+  it('a change (a new token) or a second deletion arriving while a deletion is under way answers 404 and leaves the deleted system as it was', async () => {
+    const c = await s.criarSistema('suporte', { url: 'https://corrida.test' });
+    const tokenAntes = Buffer.from((await ConfigSystem.findByPk(c.id))!.token_hash);
+    const conexao = await novaConexao('sales');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE config_system SET deletado_em = NOW(3) WHERE id = ?', [c.id]);
+      const mudanca = s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'depois', renovar_token: true } });
+      const remocao = s.api.del(`/config_system/${c.id}`, { token: admin });
+      await esperarOutraConexao(conexao, 'both waiting on the system', ['%FROM `config_system`%FOR UPDATE%'], 2);
+      await conexao.query('COMMIT');
+      esperarProblema(await mudanca, 404);
+      esperarProblema(await remocao, 404);
+      const [[linha]] = (await conexao.query('SELECT nome, token_hash FROM config_system WHERE id = ?', [c.id])) as any;
+      expect({ nome: linha.nome, mesmoToken: Buffer.from(linha.token_hash).equals(tokenAntes) }).toEqual({ nome: c.nome, mesmoToken: true });
+    } finally {
+      await conexao.end();
+    }
+  });
 });
 
 describe.each([
