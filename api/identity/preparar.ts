@@ -65,9 +65,35 @@ async function registrarAplicativosDaSuite(): Promise<void> {
   await gravarCredenciaisLocais(novas);
 }
 
+/**
+ * The applications this process's environment names as the suite's (`<SERVICE>_CLIENT_ID`), in
+ * every environment: outside LOCALHOST a master creates them with POST /aplicativo, and unmarked
+ * they could be deleted or deactivated, which stops the service's work for good (identity's own
+ * events: its `colaborador.*` types stay owned at the hub by the application deleted). The mark
+ * moves to the application named now from any other that held it (a service given new credentials).
+ */
+async function marcarAplicativosDoAmbiente(): Promise<void> {
+  for (const servico of APLICATIVOS_DA_SUITE) {
+    const id = config().servicos[servico].clientId;
+    if (!id) continue;
+    const app = await Aplicativo.findByPk(id);
+    if (!app) {
+      log.warn({ servico, client_id: id }, `${servico.toUpperCase()}_CLIENT_ID não é de nenhum aplicativo do identity`);
+      continue;
+    }
+    if (app.servico_da_suite === servico) continue;
+    await Aplicativo.sequelize!.transaction(async (transaction) => {
+      await Aplicativo.update({ servico_da_suite: null }, { where: { servico_da_suite: servico }, paranoid: false, transaction });
+      await app.update({ servico_da_suite: servico }, { transaction });
+    });
+    log.info({ servico, client_id: id }, 'aplicativo do ambiente marcado como serviço da suíte');
+  }
+}
+
 export async function prepararIdentity(): Promise<void> {
   await carregarChaves();
   await criarAdminInicial();
+  await marcarAplicativosDoAmbiente();
   if (config().ambiente === 'LOCALHOST') await registrarAplicativosDaSuite();
 }
 

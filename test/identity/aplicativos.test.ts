@@ -1,4 +1,6 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { prepararIdentity } from '../../api/identity/preparar';
+import { config } from '../../config';
 import { Aplicativo } from '../../models/identity';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -226,6 +228,27 @@ describe('PATCH and DELETE /aplicativo/{id} (DESIGN §3)', () => {
       esperarProblema(await id.api.del(`/aplicativo/${app.id}`, { token: admin }), 409);
       esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { ativo: false } }), 409);
       expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body.ativo).toBe(true);
+    }
+  });
+
+  test("outside LOCALHOST, the applications <SERVICE>_CLIENT_ID names (created by a master) become the suite's at identity's start: no deletion or deactivation", async () => {
+    const antes = (await Aplicativo.findOne({ where: { servico_da_suite: 'hub' } }))!;
+    const criado = await id.criarAplicativo();
+    const servicos = config().servicos.hub;
+    const original = { clientId: servicos.clientId, ambiente: config().ambiente };
+    Object.assign(config(), { ambiente: 'PRODUCTION' });
+    servicos.clientId = criado.id;
+    try {
+      await prepararIdentity();
+      esperarProblema(await id.api.del(`/aplicativo/${criado.id}`, { token: admin }), 409);
+      esperarProblema(await id.api.patch(`/aplicativo/${criado.id}`, { token: admin, body: { ativo: false } }), 409);
+      // the mark moved: one application per service
+      expect((await Aplicativo.findAll({ where: { servico_da_suite: 'hub' } })).map((a) => a.id)).toEqual([criado.id]);
+    } finally {
+      Object.assign(config(), { ambiente: original.ambiente });
+      servicos.clientId = original.clientId;
+      await Aplicativo.update({ servico_da_suite: null }, { where: { id: criado.id } });
+      await Aplicativo.update({ servico_da_suite: 'hub' }, { where: { id: antes.id } });
     }
   });
 
