@@ -24,7 +24,7 @@ import { esperarRedis } from './redis';
 
 const abertos = new Map<NomeDoServico, Promise<void>>();
 
-/** Connects a service's database, migrates it and prepares its seeds and keys (once per process). */
+/** Connects a service's database, migrates it, prepares its seeds and keys and opens its queues (once per process). */
 export function abrirServico(s: Servico): Promise<void> {
   let p = abertos.get(s.nome);
   if (!p) {
@@ -32,6 +32,9 @@ export function abrirServico(s: Servico): Promise<void> {
       await Promise.all([esperarRedis(), esperarBanco()]);
       await abrirBanco(s.nome, s.modelos);
       await migrar(s.nome, s.migracoes, () => s.preparar());
+      // the service's queues open now, Redis up: one first used while Redis is away waits for it
+      // without limit, or fails for good, instead of failing fast (DESIGN §8)
+      await Promise.all(FILAS.filter((f) => f.servico === s.nome).map((f) => fila(f).waitUntilReady()));
     })();
     abertos.set(s.nome, p);
     p.catch(() => abertos.delete(s.nome));
