@@ -41,9 +41,14 @@ const servidor = () => servidorDaUrl(config().mysqlUrl);
 /**
  * mysql2's errors of a connection that could not be made or was lost (the server, not the
  * statement): refused, unreachable, its name not resolved (yet), its Unix socket not there (yet).
+ * Sequelize wraps them (`parent`); an ENOENT is the socket's only when connecting (a file's is not).
  */
 const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ECONNRESET', 'ENOENT', 'PROTOCOL_CONNECTION_LOST']);
-export const bancoForaDoAlcance = (err: unknown) => ERROS_DE_CONEXAO.has((err as { code?: string })?.code ?? '');
+export const bancoForaDoAlcance = (err: unknown): boolean => {
+  const e = err as { code?: string; syscall?: string; parent?: unknown } | undefined;
+  if (e?.parent && bancoForaDoAlcance(e.parent)) return true;
+  return ERROS_DE_CONEXAO.has(e?.code ?? '') && (e?.code !== 'ENOENT' || e.syscall === 'connect');
+};
 
 /**
  * At start, as for Redis: a server restarting (or starting beside the suite, as in docker-compose)

@@ -1,6 +1,7 @@
 import { NextFunction, Request, Response } from 'express';
 import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
 import { logger } from '../../lib/logger';
+import { bancoForaDoAlcance } from '../../lib/database';
 import { ErroDeDominio, TipoDeErro } from './errors';
 
 const STATUS: Record<TipoDeErro, number> = {
@@ -145,14 +146,23 @@ export function tratadorDeErros() {
   };
 }
 
+/** Sequelize's errors of a connection it could not make or get from its pool. */
+const CONEXAO_DO_SEQUELIZE = new Set([
+  'SequelizeConnectionError',
+  'SequelizeConnectionRefusedError',
+  'SequelizeConnectionAcquireTimeoutError',
+  'SequelizeConnectionTimedOutError',
+  'SequelizeHostNotFoundError',
+  'SequelizeHostNotReachableError',
+]);
+
 /** Database or Redis out of reach: answer 503 rather than 500 (DESIGN §8: producers fail fast). */
 function isIndisponivel(err: unknown): boolean {
   const nome = (err as Error)?.name ?? '';
   const msg = (err as Error)?.message ?? '';
   return (
-    nome === 'SequelizeConnectionError' ||
-    nome === 'SequelizeConnectionRefusedError' ||
-    nome === 'SequelizeConnectionAcquireTimeoutError' ||
+    CONEXAO_DO_SEQUELIZE.has(nome) ||
+    bancoForaDoAlcance(err) ||
     nome === 'MaxRetriesPerRequestError' ||
     /Stream isn't writeable|Connection is closed|ECONNREFUSED/.test(msg)
   );

@@ -1,4 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import { Sequelize } from 'sequelize';
 import http from 'node:http';
 import Joi from 'joi';
 import { criarApp } from '../../api/shared/app';
@@ -15,6 +20,7 @@ const autenticar: Autenticador = async (token) => {
 };
 
 let prontoFalha = false;
+const SOCKET_AUSENTE = path.join(tmpdir(), `sem-banco-${process.pid}.sock`);
 const rotas: Rota[] = [
   {
     metodo: 'get',
@@ -56,6 +62,38 @@ const rotas: Rota[] = [
       res.setHeader('Cache-Control', 'public, max-age=3600');
       throw new Error("ER_PARSE_ERROR: You have an error in your SQL syntax near 'SELECT * FROM usuario' at /app/x.ts:1:2");
     },
+  },
+  // the database out of reach, for real: a Unix socket not there (yet), as MYSQL_URL's socketPath may name
+  {
+    metodo: 'get',
+    caminho: '/banco-sem-socket',
+    operacao: 'banco_sem_socket',
+    resumo: 'mysql2 against a missing socket',
+    acesso: 'publico',
+    tratar: async () => (await createConnection({ socketPath: SOCKET_AUSENTE, user: 'root' })).end(),
+  },
+  {
+    metodo: 'get',
+    caminho: '/sequelize-sem-socket',
+    operacao: 'sequelize_sem_socket',
+    resumo: 'Sequelize against a missing socket',
+    acesso: 'publico',
+    tratar: async () => {
+      const sequelize = new Sequelize({ dialect: 'mysql', dialectOptions: { socketPath: SOCKET_AUSENTE }, username: 'root', logging: false, pool: { max: 1 } });
+      try {
+        await sequelize.query('SELECT 1');
+      } finally {
+        await sequelize.close();
+      }
+    },
+  },
+  {
+    metodo: 'get',
+    caminho: '/arquivo-ausente',
+    operacao: 'arquivo_ausente',
+    resumo: 'a missing file is no database out of reach',
+    acesso: 'publico',
+    tratar: async () => readFile(SOCKET_AUSENTE),
   },
 ];
 
@@ -183,6 +221,18 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
     // the route had said caches could keep its answer: not this one
     expect(res.headers.get('cache-control')).toBeNull();
+  });
+});
+
+describe('a dependency out of reach answers 503, not 500 (DESIGN §8)', () => {
+  test.each(['/banco-sem-socket', '/sequelize-sem-socket'])('the database behind a socket that is not there (%s)', async (caminho) => {
+    const res = await api.get(caminho, { headers: { 'x-request-id': 'req-sem-banco' } });
+    expect(esperarProblema(res, 503)).toMatchObject({ type: expect.stringContaining('indisponivel'), request_id: 'req-sem-banco' });
+    expect(res.text).not.toContain(SOCKET_AUSENTE);
+  });
+
+  test('a missing file is no dependency out of reach: 500', async () => {
+    esperarProblema(await api.get('/arquivo-ausente'), 500);
   });
 });
 
