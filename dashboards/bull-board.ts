@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
-import { config } from '../config';
+import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
 import { fila } from '../queues/fila';
 
@@ -29,12 +29,21 @@ export function autenticacaoBasica(usuario: string, senha: string) {
   };
 }
 
-/** Bull Board over every queue of the suite (operators watch queues here). */
-export function appDoDashboard(): express.Express {
+/**
+ * Outside LOCALHOST the dashboard needs its credentials: checked before a process that serves it
+ * opens anything else, so a missing one stops it with one line, not after its workers took jobs.
+ */
+export function conferirCredenciaisDoDashboard(): void {
   const { usuario, senha } = config().dashboard;
   if (config().ambiente !== 'LOCALHOST' && !(usuario && senha)) {
-    throw new Error('DASHBOARD_USUARIO and DASHBOARD_SENHA are required outside LOCALHOST');
+    throw new ConfigError('DASHBOARD_USUARIO and DASHBOARD_SENHA are required outside LOCALHOST');
   }
+}
+
+/** Bull Board over every queue of the suite (operators watch queues here). */
+export function appDoDashboard(): express.Express {
+  conferirCredenciaisDoDashboard();
+  const { usuario, senha } = config().dashboard;
   const adaptador = new ExpressAdapter();
   adaptador.setBasePath('/');
   createBullBoard({

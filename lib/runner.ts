@@ -5,7 +5,7 @@ import { servico, SERVICOS_DA_SUITE } from '../api';
 import { Servico } from '../api/shared/servico';
 import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
-import { appDoDashboard } from '../dashboards/bull-board';
+import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bull-board';
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
@@ -124,12 +124,14 @@ export async function agendarRepetiveis(): Promise<void> {
 }
 
 export async function iniciarDashboard(porta = config().dashboard.porta) {
+  conferirCredenciaisDoDashboard();
   await esperarRedis();
   return escutar(appDoDashboard(), porta, 'dashboard', config().listenHost);
 }
 
 /** `npm start`: every service built so far, every worker and the dashboard, in one process. */
 export async function iniciarTudo(): Promise<void> {
+  conferirCredenciaisDoDashboard();
   const servicos = Object.values(SERVICOS_DA_SUITE);
   for (const s of servicos) await abrirServico(s);
   await iniciarWorkers(FILAS.filter((f) => SERVICOS_DA_SUITE[f.servico]).map((f) => f.nome));

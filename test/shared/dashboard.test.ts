@@ -1,7 +1,10 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import express from 'express';
+import { config, ConfigError } from '../../config';
 import { autenticacaoBasica } from '../../dashboards/bull-board';
+import { iniciarDashboard, iniciarTudo } from '../../lib/runner';
+import * as redisDaSuite from '../../lib/redis';
 
 /** The dashboard's HTTP Basic check (required outside LOCALHOST, DASHBOARD_USUARIO/DASHBOARD_SENHA). */
 
@@ -38,5 +41,20 @@ test('anything else is 401 with a Basic challenge: wrong or partial password, wr
   for (const headers of casos) {
     const res = await fetch(url, { headers });
     expect({ status: res.status, desafio: res.headers.get('www-authenticate') }).toEqual({ status: 401, desafio: 'Basic realm="filas"' });
+  }
+});
+
+test('outside LOCALHOST without its credentials, `suite start` and `suite dashboard` stop before opening anything, with a configuration error', async () => {
+  const c = config();
+  const antes = { ambiente: c.ambiente, dashboard: { ...c.dashboard } };
+  Object.assign(c, { ambiente: 'PRODUCTION', dashboard: { porta: c.dashboard.porta } });
+  const espera = jest.spyOn(redisDaSuite, 'esperarRedis');
+  try {
+    await expect(iniciarTudo()).rejects.toThrow(ConfigError);
+    await expect(iniciarDashboard()).rejects.toThrow('DASHBOARD_USUARIO and DASHBOARD_SENHA are required outside LOCALHOST');
+    expect(espera).not.toHaveBeenCalled();
+  } finally {
+    espera.mockRestore();
+    Object.assign(c, antes);
   }
 });
