@@ -101,25 +101,33 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
   }
 }
 
+/**
+ * A repeatable job's own options: BullMQ would give it its queue's defaults, made for the queue's
+ * other jobs (an outbox event retried for days, a copy every 30 minutes), and a sweep failing
+ * through a long outage would then pile up a retrying job per run. It runs once: its next run is
+ * the retry.
+ */
+const DO_AGENDADOR = { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
+
 /** Repeatable jobs, scheduled idempotently by whichever process starts. */
 export async function agendarRepetiveis(): Promise<void> {
   if (SERVICOS_DA_SUITE.identity) {
-    await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer' });
+    await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer', opts: DO_AGENDADOR });
   }
   if (SERVICOS_DA_SUITE.hub) {
-    await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar' });
-    await fila(filaHubRetencao).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS }, { name: 'varrer' });
+    await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar', opts: DO_AGENDADOR });
+    await fila(filaHubRetencao).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
   }
   if (SERVICOS_DA_SUITE.sales) {
     const intervalo = config().sales.transferenciaIntervaloSegundos * 1000;
     // one run at a time across every worker process: two would call the chat platform twice
     await fila(filaSalesTransferencia).setGlobalConcurrency(1);
-    await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir' });
-    await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer' });
-    await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar' });
+    await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir', opts: DO_AGENDADOR });
+    await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
+    await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar', opts: DO_AGENDADOR });
   }
   if (SERVICOS_DA_SUITE.files) {
-    await fila(filaFilesLimpeza).upsertJobScheduler('varrer', { every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS }, { name: 'varrer' });
+    await fila(filaFilesLimpeza).upsertJobScheduler('varrer', { every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
   }
 }
 

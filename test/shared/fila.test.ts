@@ -2,6 +2,9 @@ import { Job } from 'bullmq';
 import { config } from '../../config';
 import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, progressoEspacado, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
+import { agendarRepetiveis } from '../../lib/runner';
+import { FILAS } from '../../queues';
+import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
 
@@ -163,4 +166,14 @@ test('progressoEspacado writes a job’s progress at most once per interval: a s
   reportar({ feitas: 3 });
   reportar({ feitas: 4 });
   expect(escritos).toEqual([{ feitas: 3 }]);
+});
+
+test("repeatable jobs run once, not with their queue's retries: the next run is the retry (an outbox sweep would otherwise retry for days)", async () => {
+  await agendarRepetiveis();
+  const agendados = (await Promise.all(FILAS.map(async (f) => (await fila(f).getJobSchedulers()).map((a) => ({ fila: f.nome, chave: a.key, opts: a.template?.opts }))))).flat();
+  expect(agendados.length).toBeGreaterThanOrEqual(7);
+  for (const a of agendados) expect(a).toEqual({ fila: a.fila, chave: a.chave, opts: expect.objectContaining({ attempts: 1 }) });
+  // the sweep's next run, as BullMQ scheduled it
+  const [proxima] = (await fila(filaIdentityOutbox).getJobs(['delayed', 'waiting', 'prioritized'])).filter((j) => j.name === 'varrer');
+  expect({ tentativas: proxima?.opts.attempts, padraoDaFila: filaIdentityOutbox.opcoesDosJobs.attempts }).toEqual({ tentativas: 1, padraoDaFila: 1_000_000 });
 });
