@@ -148,7 +148,9 @@ export async function iniciarTudo(): Promise<void> {
   await iniciarDashboard();
 }
 
+/** `suite migrate`: as a start, it waits for a server still coming up (a deploy job beside it). */
 export async function migrarTudo(): Promise<void> {
+  await esperarBanco();
   for (const s of Object.values(SERVICOS_DA_SUITE)) {
     await abrirBanco(s.nome, s.modelos);
     await migrar(s.nome, s.migracoes);

@@ -2,6 +2,8 @@ import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { QueryTypes } from 'sequelize';
 import { config, resetConfig } from '../../config';
+import * as database from '../../lib/database';
+import { migrarTudo } from '../../lib/runner';
 import { abrirBanco, apagarBanco, emTransacaoAgrupada, esperarBanco, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 import { portaLivre } from '../helpers/processo';
@@ -252,6 +254,18 @@ describe('esperarBanco', () => {
     const inicio = Date.now();
     await expect(esperarBanco(600)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(Date.now() - inicio).toBeGreaterThanOrEqual(600);
+  });
+
+  test('`suite migrate` waits for the server as a start does, before opening any service', async () => {
+    const espera = jest.spyOn(database, 'esperarBanco').mockRejectedValueOnce(Object.assign(new Error('servidor ainda subindo'), { code: 'ECONNREFUSED' }));
+    const abrir = jest.spyOn(database, 'abrirBanco');
+    try {
+      await expect(migrarTudo()).rejects.toThrow('servidor ainda subindo');
+      expect({ esperas: espera.mock.calls.length, aberturas: abrir.mock.calls.length }).toEqual({ esperas: 1, aberturas: 0 });
+    } finally {
+      espera.mockRestore();
+      abrir.mockRestore();
+    }
   });
 
   test('a refused login stops at once', async () => {
