@@ -99,6 +99,15 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
   return 'enviado';
 }
 
+/**
+ * The collaborator as stored with the event, and `sequencia`, its place in identity's order: a
+ * later change of a collaborator always has a greater one. The hub's deliveries can reach a
+ * subscriber out of order (one retried after the next went through): the subscriber keeps the
+ * event of the greatest `sequencia`. `atualizado_em` cannot order them: each identity process
+ * writes it by its own clock.
+ */
+const dadosPublicados = (evento: EventoPendente) => ({ ...evento.dados, sequencia: Number(evento.sequencia) });
+
 async function publicar(evento: EventoPendente): Promise<void> {
   await evento.increment('tentativas');
   let erro: string;
@@ -106,7 +115,7 @@ async function publicar(evento: EventoPendente): Promise<void> {
     const resposta = await fetch(`${config().servicos.hub.url}/eventos`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await tokenDoIdentity()}` },
-      body: JSON.stringify({ id: evento.id, tipo: evento.tipo, versao: evento.versao, dados: evento.dados }),
+      body: JSON.stringify({ id: evento.id, tipo: evento.tipo, versao: evento.versao, dados: dadosPublicados(evento) }),
       signal: AbortSignal.timeout(10_000),
     });
     if (resposta.ok) {

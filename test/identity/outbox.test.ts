@@ -92,9 +92,9 @@ test('creating a colaborador publishes colaborador.criado: POST /eventos {id, ti
   expect(chamada.caminho).toBe('/eventos');
   expect(chavesOrdenadas(chamada.corpo)).toEqual(['dados', 'id', 'tipo', 'versao']);
   expect(chamada.corpo).toMatchObject({ id: expect.any(String), tipo: 'colaborador.criado', versao: 1 });
-  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual(CAMPOS_DO_USUARIO);
+  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual([...CAMPOS_DO_USUARIO, 'sequencia'].sort());
   const { senha: _s, ...usuario } = u;
-  expect(chamada.corpo.dados).toEqual(usuario);
+  expect(chamada.corpo.dados).toEqual({ ...usuario, sequencia: expect.any(Number) });
 });
 
 test('the initial master, created at the first start, is published as colaborador.criado like any collaborator (DESIGN §2, §3)', async () => {
@@ -150,7 +150,7 @@ test('updating a colaborador publishes colaborador.atualizado with the new data'
   const res = await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Nome Novo Do Colaborador' } });
   const chamada = await esperarEvento(u.id, 'colaborador.atualizado');
   expect(chamada.corpo.versao).toBe(1);
-  expect(chamada.corpo.dados).toEqual(res.body);
+  expect(chamada.corpo.dados).toEqual({ ...res.body, sequencia: expect.any(Number) });
 });
 
 test('a PATCH that changes nothing collaborators see (same values, or a password replaced by another) publishes nothing', async () => {
@@ -171,7 +171,7 @@ test('a first password is seen (tem_senha turns true): colaborador.atualizado ca
   const res = await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Primeira-Senha-Longa-1' } });
   expect(res.body.tem_senha).toBe(true);
   const chamada = await esperarEvento(u.id, 'colaborador.atualizado');
-  expect(chamada.corpo.dados).toEqual(res.body);
+  expect(chamada.corpo.dados).toEqual({ ...res.body, sequencia: expect.any(Number) });
 });
 
 test('deleting a colaborador publishes colaborador.removido', async () => {
@@ -180,7 +180,24 @@ test('deleting a colaborador publishes colaborador.removido', async () => {
   expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
   const chamada = await esperarEvento(u.id, 'colaborador.removido');
   expect(chamada.corpo.dados).toMatchObject({ id: u.id, email: u.email, perfil: 'colaborador' });
-  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual(CAMPOS_DO_USUARIO);
+  expect(chavesOrdenadas(chamada.corpo.dados)).toEqual([...CAMPOS_DO_USUARIO, 'sequencia'].sort());
+});
+
+test("a collaborator's events carry sequencia, greater at each later change: the order subscribers apply them in, whatever the processes' clocks", async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Primeiro Nome Novo' } })).status).toBe(200);
+  await esperarEvento(u.id, 'colaborador.atualizado');
+  expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
+  await esperarEvento(u.id, 'colaborador.removido');
+  const aceitas = doUsuario(u.id).filter((c) => c.status === 202);
+  const porTipo = (tipo: string) => aceitas.find((c) => c.corpo.tipo === tipo)!.corpo.dados.sequencia as number;
+  const [criado, atualizado, removido] = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'].map(porTipo);
+  expect(criado).toBeLessThan(atualizado);
+  expect(atualizado).toBeLessThan(removido);
+  // the number identity stored the event under
+  const guardados = await pendentesDo(u.id);
+  expect(guardados.map((e) => Number(e.sequencia))).toEqual([criado, atualizado, removido]);
 });
 
 test('each event has its own id, and every event stored is marked enviado_em once the hub accepted it', async () => {
