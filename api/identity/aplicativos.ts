@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { Transaction } from 'sequelize';
+import { decidirSobTrava } from '../../lib/database';
 import { Aplicativo } from '../../models/identity';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado } from '../shared/errors';
@@ -58,24 +60,36 @@ export async function criarAplicativo(e: { nome: string; descricao?: string | nu
   return { ...aplicativoJson(a), client_secret };
 }
 
+/**
+ * Changes, a new secret and deletion read the application again under lock: of two at once, the
+ * second sees the first (a change after a deletion answers 404, never a new secret for a deleted
+ * application).
+ */
+const sobTrava = <T>(id: string, decidir: (a: Aplicativo, transaction: Transaction) => Promise<T>) =>
+  decidirSobTrava(Aplicativo, id, async (a, transaction) => {
+    if (!a) throw naoEncontrado('Aplicativo');
+    return decidir(a, transaction);
+  });
+
 export async function atualizarAplicativo(id: string, e: { nome?: string; descricao?: string | null; ativo?: boolean }) {
-  const a = await existente(id);
-  if (e.ativo === false && a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser desativado.');
-  // an empty description is no description
-  await a.update(e.descricao === '' ? { ...e, descricao: null } : e);
+  const a = await sobTrava(id, (a, transaction) => {
+    if (e.ativo === false && a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser desativado.');
+    // an empty description is no description
+    return a.update(e.descricao === '' ? { ...e, descricao: null } : e, { transaction });
+  });
   return aplicativoJson(a);
 }
 
 /** A new secret replaces the old one at once (the old one stops working). */
 export async function renovarSegredo(id: string) {
-  const a = await existente(id);
   const client_secret = novoSegredo();
-  await a.update({ segredo_hash: hashDoSegredo(client_secret) });
+  const a = await sobTrava(id, (a, transaction) => a.update({ segredo_hash: hashDoSegredo(client_secret) }, { transaction }));
   return { ...aplicativoJson(a), client_secret };
 }
 
 export async function deletarAplicativo(id: string): Promise<void> {
-  const a = await existente(id);
-  if (a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser removido.');
-  await a.destroy();
+  await sobTrava(id, async (a, transaction) => {
+    if (a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser removido.');
+    await a.destroy({ transaction });
+  });
 }

@@ -1,6 +1,8 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { prepararIdentity } from '../../api/identity/preparar';
 import { config } from '../../config';
+import { banco, novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { Aplicativo } from '../../models/identity';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -249,6 +251,28 @@ describe('PATCH and DELETE /aplicativo/{id} (DESIGN §3)', () => {
       servicos.clientId = original.clientId;
       await Aplicativo.update({ servico_da_suite: null }, { where: { id: criado.id } });
       await Aplicativo.update({ servico_da_suite: 'hub' }, { where: { id: antes.id } });
+    }
+  });
+
+  test('a change, a new secret or a second deletion arriving while a deletion is under way answers 404: no secret for a deleted application', async () => {
+    const app = await id.criarAplicativo();
+    const [[antes]] = (await banco('identity').query('SELECT nome, segredo_hash FROM aplicativo WHERE id = ?', { replacements: [app.id] })) as any;
+    const conexao = await novaConexao('identity');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE aplicativo SET deletado_em = NOW(3) WHERE id = ?', [app.id]);
+      const pedidos = [
+        id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { nome: 'Depois' } }),
+        id.api.post(`/aplicativo/${app.id}/segredo`, { token: admin }),
+        id.api.del(`/aplicativo/${app.id}`, { token: admin }),
+      ];
+      await esperarOutraConexao(conexao, 'the three waiting on the application', ['%FROM `aplicativo`%FOR UPDATE%'], 3);
+      await conexao.query('COMMIT');
+      for (const res of await Promise.all(pedidos)) esperarProblema(res, 404);
+      const [[depois]] = (await banco('identity').query('SELECT nome, segredo_hash FROM aplicativo WHERE id = ?', { replacements: [app.id] })) as any;
+      expect(depois).toEqual(antes);
+    } finally {
+      await conexao.end();
     }
   });
 

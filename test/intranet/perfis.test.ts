@@ -252,3 +252,25 @@ describe('a profile deleted while someone is being linked to it (DESIGN §4: del
     }
   });
 });
+
+describe('a profile changed while it is being deleted', () => {
+  test('the change waits for the deletion, then answers 404 and writes nothing to the deleted profile', async () => {
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const conexao = await novaConexao('intranet');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE perfil_acesso SET deletado_em = NOW(3) WHERE id = ?', [perfil.id]);
+      const mudanca = it.api.patch(`/perfil_acesso/${perfil.id}`, { token: admin, body: { nome: unico('Depois '), permissoes: { colaboradores: ['criar'] } } });
+      await esperarOutraConexao(conexao, 'the change waiting on the profile', ['%FROM `perfil_acesso`%FOR UPDATE%']);
+      await conexao.query('COMMIT');
+      esperarProblema(await mudanca, 404);
+      const [[linha]] = (await conexao.query('SELECT nome, permissoes FROM perfil_acesso WHERE id = ?', [perfil.id])) as any;
+      expect({ nome: linha.nome, permissoes: typeof linha.permissoes === 'string' ? JSON.parse(linha.permissoes) : linha.permissoes }).toEqual({
+        nome: perfil.nome,
+        permissoes: { colaboradores: ['ler'] },
+      });
+    } finally {
+      await conexao.end();
+    }
+  });
+});

@@ -89,15 +89,18 @@ export function criarPerfis(
     },
 
     async atualizar(id: string, entrada: EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
-      const perfil = await existente(id);
-      if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
-      conferirAlcance(perfil.permissoes, alcance);
-      if (entrada.permissoes !== undefined) conferirAlcance(normalizar(entrada.permissoes), alcance);
-      if (entrada.nome !== undefined) perfil.nome = entrada.nome;
-      // an empty description is no description
-      if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao || null;
-      if (entrada.permissoes !== undefined) perfil.permissoes = normalizar(entrada.permissoes);
-      await perfil.save();
+      // read again under lock: a deletion committed meanwhile answers 404, not a write to the deleted profile
+      const perfil = await decidirSobTrava(PerfilAcesso, id, async (perfil, transaction) => {
+        if (!perfil) throw naoEncontrado('Perfil de acesso');
+        if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
+        conferirAlcance(perfil.permissoes, alcance);
+        if (entrada.permissoes !== undefined) conferirAlcance(normalizar(entrada.permissoes), alcance);
+        if (entrada.nome !== undefined) perfil.nome = entrada.nome;
+        // an empty description is no description
+        if (entrada.descricao !== undefined) perfil.descricao = entrada.descricao || null;
+        if (entrada.permissoes !== undefined) perfil.permissoes = normalizar(entrada.permissoes);
+        return perfil.save({ transaction });
+      });
       aoMudar();
       return perfilJson(perfil);
     },
