@@ -173,7 +173,7 @@ export function rotasDoIdentity(): Rota[] {
       validar: { body: schemas.criarUsuario },
       status: 201,
       resposta: respostas.usuario,
-      tratar: (req) => criarUsuario(req.entrada.body),
+      tratar: (req) => criarUsuario(req.entrada.body, req.principal!),
     },
     {
       metodo: 'patch',

@@ -1,10 +1,10 @@
 import { col, Op, QueryTypes, Transaction, where, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { banco, lerLinhas } from '../../lib/database';
+import { banco, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { PerfilDeUsuario } from '../../models/identity/usuario';
 import { iso } from '../../models/shared/base';
-import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { conflito, naoEncontrado, proibido, referenciaInvalida } from '../shared/errors';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { Principal } from '../shared/principal';
 import { enfileirar, registrarEvento, TipoDeEventoDeColaborador } from './outbox';
@@ -207,24 +207,33 @@ function eventoDaMudanca(antes: PerfilDeUsuario | null, depois: PerfilDeUsuario 
  * Runs a user change in a transaction that also stores its `colaborador.*` event (outbox), then
  * enqueues the event once the transaction is committed. The user's row is read under lock: a
  * change racing another (a PATCH and a DELETE, two DELETEs) works on what the first one left, so a
- * deleted user is never changed again and each change makes the event it really made.
+ * deleted user is never changed again and each change makes the event it really made. `quem`, the
+ * master making it, is read again in the transaction (FOR SHARE): a master demoted or removed by
+ * a change committed meanwhile changes no one (403), so two masters demoting each other at once
+ * cannot leave the suite without one. Those two lock each other's rows in opposite orders: the
+ * loser of the deadlock runs again, and finds itself no longer master.
  */
 async function mudarUsuario(
   id: string | null,
+  quem: Principal | null,
   acao: (atual: Usuario | null, transaction: Transaction) => Promise<{ usuario: Usuario; visivel: boolean }>,
 ): Promise<Usuario> {
-  const eventos: string[] = [];
-  const usuario = await banco('identity').transaction(async (transaction) => {
-    const atual = id ? await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }) : null;
-    if (id && !atual) throw naoEncontrado('Usuário');
-    const antes = atual?.perfil ?? null;
-    const { usuario: u, visivel } = await acao(atual, transaction);
-    const tipo = visivel ? eventoDaMudanca(antes, u.deletado_em ? null : u.perfil) : null;
-    // the answer and the event show the row as this transaction left it, with its cadastros
-    await u.reload({ include: comCadastros, transaction, paranoid: false });
-    if (tipo) eventos.push(await registrarEvento(tipo, { ...usuarioJson(u) }, transaction));
-    return u;
-  });
+  const { usuario, eventos } = await repetirEmConflito('mudança de usuário', () =>
+    banco('identity').transaction(async (transaction) => {
+      const atual = id ? await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE }) : null;
+      if (id && !atual) throw naoEncontrado('Usuário');
+      if (quem) {
+        const eu = await Usuario.findByPk(quem.sub, { attributes: ['id', 'master', 'email'], transaction, lock: transaction.LOCK.SHARE });
+        if (!eu || !eMaster(eu)) throw proibido('Somente um usuário master.');
+      }
+      const antes = atual?.perfil ?? null;
+      const { usuario: u, visivel } = await acao(atual, transaction);
+      const tipo = visivel ? eventoDaMudanca(antes, u.deletado_em ? null : u.perfil) : null;
+      // the answer and the event show the row as this transaction left it, with its cadastros
+      await u.reload({ include: comCadastros, transaction, paranoid: false });
+      return { usuario: u, eventos: tipo ? [await registrarEvento(tipo, { ...usuarioJson(u) }, transaction)] : [] };
+    }),
+  );
   await enfileirar(eventos);
   return usuario;
 }
@@ -264,11 +273,12 @@ export async function publicarMastersDoAmbiente(): Promise<number> {
   return eventos.length;
 }
 
-export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | 'email' | 'perfil'>> & EntradaDeUsuario) {
+/** `quem`: the master creating the user (none for the initial master, created at the first start). */
+export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | 'email' | 'perfil'>> & EntradaDeUsuario, quem: Principal | null = null) {
   await conferirReferencias(e);
   await emailEmUso(e.email);
   const senha_hash = e.senha ? await hashDeSenha(e.senha) : null;
-  const u = await mudarUsuario(null, async (_, transaction) => ({
+  const u = await mudarUsuario(null, quem, async (_, transaction) => ({
     usuario: await Usuario.create(
       {
         nome: e.nome,
@@ -299,7 +309,7 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
   if (e.e_master !== undefined) mudancas.master = e.e_master;
   // hashed before the row is locked: the hash is slow on purpose
   const senha_hash = e.senha !== undefined ? await hashDeSenha(e.senha) : undefined;
-  const mudado = await mudarUsuario(id, async (atual, transaction) => {
+  const mudado = await mudarUsuario(id, quem, async (atual, transaction) => {
     const u = atual!;
     // a master taking their own master away, by the flag or by leaving the e-mail MASTER_EMAILS
     // names: the suite must keep a way in. Judged on the locked row, so two PATCHes of one's own
@@ -322,7 +332,7 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
 export async function deletarUsuario(id: string, quem: Principal): Promise<void> {
   await existente(id);
   if (id === quem.sub) throw conflito('Um usuário não pode remover a si mesmo.');
-  await mudarUsuario(id, async (atual, transaction) => {
+  await mudarUsuario(id, quem, async (atual, transaction) => {
     await atual!.destroy({ transaction });
     return { usuario: atual!, visivel: true };
   });

@@ -1,5 +1,7 @@
 import { decodeJwt } from 'jose';
 import { config } from '../../config';
+import { novaConexao } from '../../lib/database';
+import { esperarOutraConexao } from '../helpers/espera';
 import { Usuario } from '../../models/identity';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -328,6 +330,25 @@ describe('DELETE /usuario/{id} (DESIGN §3, §4: logical deletion)', () => {
       });
     } finally {
       config().identity.masterEmails.splice(config().identity.masterEmails.indexOf(email), 1);
+    }
+  });
+
+  test('two masters taking the master from each other at once: the second finds itself demoted (403), so one master stays', async () => {
+    const a = await id.criarUsuarioLogado({ e_master: true });
+    const b = await id.criarUsuarioLogado({ e_master: true });
+    // the test's connection stands for B's PATCH of A midway: A's row locked, its master about to go
+    const conexao = await novaConexao('identity');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [a.usuario.id]);
+      const deA = id.api.patch(`/usuario/${b.usuario.id}`, { token: a.token, body: { e_master: false } });
+      await esperarOutraConexao(conexao, "A's change waiting on its own row", ['%FROM `usuario`%LOCK IN SHARE MODE%']);
+      await conexao.query('UPDATE usuario SET master = 0 WHERE id = ?', [a.usuario.id]);
+      await conexao.query('COMMIT');
+      esperarProblema(await deA, 403);
+      expect({ a: (await ler(a.usuario.id)).body.e_master, b: (await ler(b.usuario.id)).body.e_master }).toEqual({ a: false, b: true });
+    } finally {
+      await conexao.end();
     }
   });
 
