@@ -286,6 +286,7 @@ function rotasDeTipos(): Rota[] {
       metodo: 'patch',
       caminho: '/tipo_de_evento/:id/versao/:versao',
       operacao: 'mudar_situacao_versao_tipo_de_evento',
+      outrasRespostas: { '409': 'A versão 1 de um tipo publicado pelo identity (colaborador.*) não pode ser desligada' },
       resumo: 'Ativa, deprecia ou desliga uma versão',
       acesso: 'usuario',
       permissao: controle.pode('editar', 'contratos'),

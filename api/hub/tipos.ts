@@ -151,6 +151,9 @@ export async function versaoPorNumero(tipoId: string, versao: number) {
 /** `desligada` = switched off: no new subscriptions and no new events in it (SPEC §9.3). */
 export async function mudarSituacaoDaVersao(tipoId: string, versao: number, situacao: SituacaoDaVersao) {
   const v = await versaoExistente(tipoId, versao);
+  // identity publishes its events in version 1 and no other: switched off, each collaborator's
+  // changes would wait at identity, refused, for as long as it lasted
+  if (situacao === 'desligada' && versao === 1) conferirTipoDoIdentity(await existente(tipoId), 'desligado na versão 1');
   await v.update({ situacao });
   esquecerContratos();
   return versaoJson(v);

@@ -268,6 +268,15 @@ describe('the identity application’s own types (DESIGN §10)', () => {
     expect(depois.body).toMatchObject({ nome: 'colaborador.criado', descricao: 'ainda do identity' });
   });
 
+  test('nor can their version 1, the one identity publishes in, be switched off (409); deprecating it informs only, and is allowed', async () => {
+    await hub.sincronizar();
+    const criado = (await todosOsTipos()).itens.find((t: any) => t.nome === 'colaborador.criado');
+    const mudar = (situacao: string) => hub.api.patch(`/tipo_de_evento/${criado.id}/versao/1`, { token: admin, body: { situacao } });
+    esperarProblema(await mudar('desligada'), 409);
+    expect((await mudar('depreciada')).body.situacao).toBe('depreciada');
+    expect((await mudar('ativa')).body.situacao).toBe('ativa');
+  });
+
   test('their names are reserved: before identity\'s types exist, another application can neither create nor rename a type to one (409)', async () => {
     // as on a hub whose sync has not yet seen the identity application
     await banco('hub').query("DELETE v FROM versao_de_evento v JOIN tipo_de_evento t ON t.id = v.tipo_de_evento_id WHERE t.nome LIKE 'colaborador.%'");
