@@ -102,12 +102,12 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
 }
 
 /**
- * A repeatable job's own options: BullMQ would give it its queue's defaults, made for the queue's
- * other jobs (an outbox event retried for days, a copy every 30 minutes), and a sweep failing
- * through a long outage would then pile up a retrying job per run. It runs once: its next run is
- * the retry.
+ * A repeatable job runs once: BullMQ would give it its queue's retries, made for the queue's other
+ * jobs (an outbox event retried for days, a copy every 30 minutes), and a sweep failing through a
+ * long outage would then pile up a retrying job per run. Its next run is the retry. It keeps the
+ * queue's retention (a count there trims the queue's whole list of finished jobs, not its own).
  */
-const DO_AGENDADOR = { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
+const DO_AGENDADOR = { attempts: 1 };
 
 /** Repeatable jobs, scheduled idempotently by whichever process starts. */
 export async function agendarRepetiveis(): Promise<void> {
