@@ -1,10 +1,9 @@
 import { banco, lerLinhas } from '../../lib/database';
 
 /**
- * Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). A limit that
- * stops InnoDB inside a full-text search comes back as error 188 instead (its handler's "result
- * cache limit exceeded", which a search too large for that cache also gets): the search was too
- * much either way, and the callers take the slow path they take for a timeout.
+ * Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). MariaDB's limit
+ * stopping InnoDB inside a full-text search comes back as error 188 instead, its storage engine's
+ * "aborted by user" (the statement interrupted there; mysql2 names the code by MySQL's meaning).
  */
 const TEMPO_ESGOTADO = new Set([1969, 3024, 188]);
 export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0);

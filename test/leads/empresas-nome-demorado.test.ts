@@ -7,8 +7,8 @@ import { estabelecimento, inserir, Leads, leadsDe } from './apoio-empresas';
 
 /*
  * A `nome` common enough that listing it from the full-text index outlasts its time limit
- * (busca-por-nome.ts): the database stops the search inside InnoDB's full-text code, which answers
- * error 188, not the 1969 of a statement stopped elsewhere (a LOCK TABLES wait, as in
+ * (busca-por-nome.ts): MariaDB stops the search inside InnoDB's full-text code and answers error
+ * 188 ("aborted by user"), not the 1969 of a statement stopped elsewhere (a LOCK TABLES wait, as in
  * empresas-contagem.test.ts). The search must still take the row-by-row walk, never a 500.
  */
 
