@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { Sequelize } from 'sequelize';
+import { DatabaseError, HostNotFoundError, Sequelize } from 'sequelize';
 import http from 'node:http';
 import Joi from 'joi';
 import { criarApp } from '../../api/shared/app';
@@ -85,6 +85,27 @@ const rotas: Rota[] = [
       } finally {
         await sequelize.close();
       }
+    },
+  },
+  // as Sequelize wraps what mysql2 says: a connection lost mid-statement, a host not found
+  {
+    metodo: 'get',
+    caminho: '/conexao-perdida',
+    operacao: 'conexao_perdida',
+    resumo: 'a statement whose connection was lost',
+    acesso: 'publico',
+    tratar: () => {
+      throw new DatabaseError(Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true, sql: 'SELECT 1' }) as never);
+    },
+  },
+  {
+    metodo: 'get',
+    caminho: '/host-desconhecido',
+    operacao: 'host_desconhecido',
+    resumo: 'a database host whose name does not resolve',
+    acesso: 'publico',
+    tratar: () => {
+      throw new HostNotFoundError(Object.assign(new Error('getaddrinfo ENOTFOUND mysql'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' }) as never);
     },
   },
   {
@@ -225,7 +246,7 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
 });
 
 describe('a dependency out of reach answers 503, not 500 (DESIGN §8)', () => {
-  test.each(['/banco-sem-socket', '/sequelize-sem-socket'])('the database behind a socket that is not there (%s)', async (caminho) => {
+  test.each(['/banco-sem-socket', '/sequelize-sem-socket', '/conexao-perdida', '/host-desconhecido'])('the database out of reach: a socket not there, a connection lost, a host not found (%s)', async (caminho) => {
     const res = await api.get(caminho, { headers: { 'x-request-id': 'req-sem-banco' } });
     expect(esperarProblema(res, 503)).toMatchObject({ type: expect.stringContaining('indisponivel'), request_id: 'req-sem-banco' });
     expect(res.text).not.toContain(SOCKET_AUSENTE);
