@@ -117,7 +117,9 @@ test('removals failing in a row (file storage down) stop the run, the ones tried
     expect(pedidos).toEqual(ids.slice(0, 3));
     // the ones tried went to the back of the list: the next run starts with the others
     await expect(apagarCopiasPendentes()).rejects.toThrow('3 copies could not be removed');
-    expect(pedidos.slice(3)).toEqual([ids[3], ids[4], ids[0]]);
+    // (the three moved back share a moment to the millisecond, perhaps: which of them comes first is open)
+    expect(pedidos.slice(3, 5)).toEqual([ids[3], ids[4]]);
+    expect(ids.slice(0, 3)).toContain(pedidos[5]);
   } finally {
     espiao.mockRestore();
     await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [ids] });
