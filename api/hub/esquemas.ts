@@ -11,7 +11,46 @@ import { dadosInvalidos } from '../shared/errors';
  * from before the strict check still takes events. `addUsedSchema` off: a schema's `$id` is not
  * registered, so compiling it again (a new version, another process's change) never collides.
  */
-const opcoes = { allErrors: true, strict: false, addUsedSchema: false } as const;
+const opcoes = { allErrors: true, strict: false, addUsedSchema: false, ownProperties: true } as const;
+
+/**
+ * `uniqueItems` in time that grows with the array, not with its square: ajv compares every pair of
+ * items that are not plain scalars, so 40,000 objects held a process for a minute. Two items are
+ * the same JSON value when their canonical text (keys sorted) is the same.
+ */
+function semRepetidos(itens: unknown[]): [number, number] | null {
+  const vistos = new Map<string, number>();
+  for (const [i, item] of itens.entries()) {
+    const chave = textoCanonico(item);
+    const antes = vistos.get(chave);
+    if (antes !== undefined) return [antes, i];
+    vistos.set(chave, i);
+  }
+  return null;
+}
+const textoCanonico = (v: unknown): string =>
+  JSON.stringify(v, (_chave, valor: unknown) =>
+    valor && typeof valor === 'object' && !Array.isArray(valor)
+      ? Object.fromEntries(Object.keys(valor).sort().map((k) => [k, (valor as Record<string, unknown>)[k]]))
+      : valor,
+  );
+
+const uniqueItems = {
+  keyword: 'uniqueItems',
+  type: 'array',
+  schemaType: 'boolean',
+  errors: true,
+  validate: function validar(unicos: boolean, itens: unknown[]): boolean {
+    const par = unicos ? semRepetidos(itens) : null;
+    (validar as { errors?: unknown[] }).errors = par
+      ? [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${par[1]} and ${par[0]} are identical)`, params: { i: par[0], j: par[1] } }]
+      : [];
+    return !par;
+  },
+} as const;
+
+/** Errors an answer lists, at most: an array of 500,000 wrong items gave an answer of 26 MB. */
+const ERROS_LISTADOS = 100;
 
 /**
  * A validator instance keeps every schema it ever compiled (refused ones too, in its shared code
@@ -22,6 +61,7 @@ function novoValidador(estrito: boolean): Ajv {
   const code = { regExp: estrito ? padraoLinear : padraoDeVersaoGuardada };
   // a stored version's unknown format was accepted once: ignored, as then, without a console line per compile
   const ajv = new Ajv(estrito ? { ...opcoes, code, strictSchema: true } : { ...opcoes, code, logger: false });
+  ajv.removeKeyword('uniqueItems').addKeyword(uniqueItems);
   addFormats(ajv);
   if (estrito) ajv.addVocabulary(['example']);
   return ajv;
@@ -35,7 +75,23 @@ function novoValidador(estrito: boolean): Ajv {
  * pattern only (docs/decisoes.md: the few classes the engines read differently).
  */
 const re2 = (padrao: string) => RE2JS.compile(RE2JS.translateRegExp(padrao));
-const padraoLinear = Object.assign(re2, { code: 'RE2JS.compile' });
+
+/**
+ * RE2's time per character of the text grows with the pattern's compiled size: `.{0,1000}`
+ * twenty times over (40,000 instructions) took half a minute on 20 KB. A new version's pattern
+ * is held to this size; the patterns schemas use are tens to a few hundred (`^.{1,255}$`, 513).
+ */
+const TAMANHO_MAXIMO_DO_PADRAO = 2000;
+const padraoLinear = Object.assign(
+  (padrao: string) => {
+    const compilado = re2(padrao);
+    if (compilado.programSize() > TAMANHO_MAXIMO_DO_PADRAO) {
+      throw new Error(`pattern "${padrao.slice(0, 100)}" is too large for the hub (${compilado.programSize()} RE2 instructions, at most ${TAMANHO_MAXIMO_DO_PADRAO})`);
+    }
+    return compilado;
+  },
+  { code: 'RE2JS.compile' },
+);
 const padraoDeVersaoGuardada = Object.assign(
   (padrao: string, u: string) => {
     try {
@@ -50,13 +106,64 @@ const padraoDeVersaoGuardada = Object.assign(
 /** Per version: the compiled schema, and which state of the version it compiled (its last change). */
 const compilados = new Map<string, { marca: string; validar: ValidateFunction }>();
 
-/** A schema must compile; otherwise the version is refused with the compiler's reason. */
+/**
+ * Schemas a validation may pass through, at most, counting each `$ref` as the schema it names:
+ * refs that name a schema made of two refs to the one below, and so on, double the work at each
+ * level (40 levels, a 4 KB schema, held every publication for hours), however small the data.
+ */
+const ESQUEMAS_PERCORRIDOS_MAXIMO = 100_000;
+
+/**
+ * How many schemas a validation may pass through (capped just past the maximum): each object or
+ * array of the schema once, a local `$ref` as many as the schema it names. Counted once per node
+ * (remembered), so the count of a doubling chain takes no longer than its text; a ref back into
+ * its own path (recursion, bounded by the data) counts one.
+ */
+function esquemasPercorridos(raiz: unknown): number {
+  const contados = new Map<object, number>();
+  const noCaminho = new Set<object>();
+  const teto = ESQUEMAS_PERCORRIDOS_MAXIMO + 1;
+  const apontado = (ref: string): unknown => {
+    if (!ref.startsWith('#/') && ref !== '#') return undefined;
+    let alvo: unknown = raiz;
+    for (const parte of ref.slice(2).split('/').filter((p, i, todas) => p !== '' || todas.length > 1)) {
+      const chave = decodeURIComponent(parte).replace(/~1/g, '/').replace(/~0/g, '~');
+      alvo = alvo && typeof alvo === 'object' ? (alvo as Record<string, unknown>)[chave] : undefined;
+    }
+    return alvo;
+  };
+  const contar = (no: unknown): number => {
+    if (!no || typeof no !== 'object') return 0;
+    if (noCaminho.has(no)) return 1;
+    const lembrado = contados.get(no);
+    if (lembrado !== undefined) return lembrado;
+    noCaminho.add(no);
+    let n = 1;
+    for (const filho of Object.values(no)) n = Math.min(teto, n + contar(filho));
+    const ref = (no as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string') n = Math.min(teto, n + contar(apontado(ref)));
+    noCaminho.delete(no);
+    contados.set(no, n);
+    return n;
+  };
+  return contar(raiz);
+}
+
+/**
+ * A schema must compile, and cost a bounded work per event; otherwise the version is refused with
+ * the reason.
+ */
 export function conferirEsquema(esquema: Record<string, unknown>): void {
   let validar: ValidateFunction;
   try {
     validar = novoValidador(true).compile(esquema);
   } catch (err) {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
+  }
+  if (esquemasPercorridos(esquema) > ESQUEMAS_PERCORRIDOS_MAXIMO) {
+    throw dadosInvalidos('O esquema custaria demais a cada evento.', [
+      { campo: 'esquema', mensagem: `uma validação passaria por mais de ${ESQUEMAS_PERCORRIDOS_MAXIMO} esquemas (contando cada $ref como o esquema que ele nomeia)` },
+    ]);
   }
   // an async schema validates through a promise, which a synchronous check would take for success
   if ((validar as { $async?: boolean }).$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
@@ -77,9 +184,12 @@ export function validarDados(versao: string, marca: string, esquema: () => Recor
   }
   const { validar } = compilado;
   if (!validar(dados)) {
+    const erros = validar.errors ?? [];
     throw dadosInvalidos(
-      'Os dados não seguem o esquema da versão.',
-      (validar.errors ?? []).map((e) => {
+      erros.length > ERROS_LISTADOS
+        ? `Os dados não seguem o esquema da versão (${erros.length} erros; os primeiros ${ERROS_LISTADOS} abaixo).`
+        : 'Os dados não seguem o esquema da versão.',
+      erros.slice(0, ERROS_LISTADOS).map((e) => {
         // a missing property is reported at its parent by ajv: name the property itself
         const falta = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
         return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };

@@ -60,3 +60,70 @@ describe('event version schemas', () => {
     expect(() => validarDados('antigo:1', '1', () => comLookahead, 'abc')).toThrow();
   });
 });
+
+/** The errors validarDados refuses `dados` with, or null when it accepts them. */
+function errosDe(versao: string, esquema: Record<string, unknown>, dados: unknown): { detalhe: string; erros: { campo: string; mensagem: string }[] } | null {
+  try {
+    validarDados(versao, '1', () => esquema, dados);
+    return null;
+  } catch (err) {
+    const e = err as { message: string; erros: { campo: string; mensagem: string }[] };
+    return { detalhe: e.message, erros: e.erros };
+  }
+}
+
+describe('what one event may cost the hub, whatever its data or its schema', () => {
+  it('uniqueItems over 40,000 objects takes a moment, not a minute (the pairwise comparison grows with the square); repeats are found whatever their key order', () => {
+    const unicos = { type: 'array', uniqueItems: true };
+    expect(() => conferirEsquema(unicos)).not.toThrow();
+    const inicio = performance.now();
+    expect(errosDe('unicos:1', unicos, Array.from({ length: 40_000 }, (_, i) => ({ a: i, b: [i, 'x'] })))).toBeNull();
+    expect(performance.now() - inicio).toBeLessThan(2000);
+    expect(errosDe('unicos:1', unicos, [{ a: 1, b: { c: [1, 2] } }, 7, { b: { c: [1, 2] }, a: 1 }])?.erros).toEqual([
+      { campo: 'dados', mensagem: 'must NOT have duplicate items (items ## 2 and 0 are identical)' },
+    ]);
+    // values JSON tells apart are different items
+    expect(errosDe('unicos:1', unicos, [1, '1', [1], { 0: 1 }, null, false, 0])).toBeNull();
+    expect(errosDe('unicos:2', { type: 'object', properties: { l: { type: 'array', uniqueItems: true } } }, { l: [[1, 2], [1, 2]] })?.erros).toEqual([
+      { campo: 'dados.l', mensagem: expect.stringContaining('duplicate items') },
+    ]);
+    expect(errosDe('unicos:3', { type: 'array', uniqueItems: false }, [1, 1])).toBeNull();
+  });
+
+  it("a property named as an object's built-in (constructor, toString) is the event's own: required, it must be sent; optional, it may be left out", () => {
+    expect(errosDe('proprias:1', { type: 'object', required: ['constructor', 'toString'] }, {})?.erros.map((e) => e.campo)).toEqual(['dados.constructor', 'dados.toString']);
+    expect(errosDe('proprias:1', { type: 'object', required: ['constructor', 'toString'] }, { constructor: 1, toString: 2 })).toBeNull();
+    expect(errosDe('proprias:2', { type: 'object', properties: { constructor: { type: 'string' } } }, {})).toBeNull();
+  });
+
+  it('a schema whose refs double the work at each level is refused when the version is created; a recursive one, bounded by its data, is not', () => {
+    const cadeia = (niveis: number) => {
+      const definitions: Record<string, unknown> = { d0: { type: 'object' } };
+      for (let i = 1; i <= niveis; i++) definitions[`d${i}`] = { allOf: [{ $ref: `#/definitions/d${i - 1}` }, { $ref: `#/definitions/d${i - 1}` }] };
+      return { definitions, $ref: `#/definitions/d${niveis}` };
+    };
+    const inicio = performance.now();
+    expect(() => conferirEsquema(cadeia(40))).toThrow(
+      expect.objectContaining({ tipo: 'dados_invalidos', erros: [{ campo: 'esquema', mensagem: expect.stringContaining('100000 esquemas') }] }),
+    );
+    expect(performance.now() - inicio).toBeLessThan(2000);
+    expect(() => conferirEsquema(cadeia(10))).not.toThrow();
+    const arvore = { definitions: { no: { type: 'object', properties: { filhos: { type: 'array', items: { $ref: '#/definitions/no' } } } } }, $ref: '#/definitions/no' };
+    expect(() => conferirEsquema(arvore)).not.toThrow();
+  });
+
+  it('a pattern too large for RE2 to run cheaply on every character is refused when the version is created; the usual ones are not', () => {
+    for (const padrao of [`${'.{0,1000}'.repeat(20)}[bc]d`, '.{0,1000}'.repeat(3)]) {
+      expect(() => conferirEsquema({ type: 'string', pattern: padrao })).toThrow(expect.objectContaining({ erros: [{ campo: 'esquema', mensagem: expect.stringContaining('too large') }] }));
+      expect(() => conferirEsquema({ type: 'object', patternProperties: { [padrao]: { type: 'number' } } })).toThrow(expect.objectContaining({ tipo: 'dados_invalidos' }));
+    }
+    expect(() => conferirEsquema({ type: 'object', properties: { c: { type: 'string', pattern: '^.{1,255}$' } }, patternProperties: { '^x_[a-z]{1,50}$': { type: 'number' } } })).not.toThrow();
+  });
+
+  it('an answer lists the first 100 schema errors and says how many there were', () => {
+    const r = errosDe('erros:1', { type: 'array', items: { type: 'string' } }, Array.from({ length: 5000 }, () => 0));
+    expect(r?.erros).toHaveLength(100);
+    expect(r?.erros[99]).toEqual({ campo: 'dados.99', mensagem: 'must be string' });
+    expect(r?.detalhe).toContain('5000 erros');
+  });
+});
