@@ -237,6 +237,9 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   if (!app.ativo) throw proibido('O aplicativo está inativo no hub (saiu do identity) e não publica eventos.');
   const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return confirmarNaFila(repetido);
+  const chave = p.id == null ? null : `${app.id}\n${p.id}`;
+  const emVoo = chave === null ? undefined : publicacoesEmVoo.get(chave);
+  if (emVoo) return emVoo;
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
     TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
   );
@@ -253,18 +256,34 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   );
   const dados = JSON.stringify(p.dados);
   // the type's own spelling of its name (the lookup ignores case), as deliveries always carried it
-  const r = await lotes.guardar({
-    peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
-    aplicativoId: app.id,
-    idDoPublicador: p.id ?? null,
-    tipoId: tipo.id,
-    tipo: tipo.nome,
-    versao: p.versao,
-    dados,
-  });
-  if (r instanceof ErroDeDominio) throw r;
-  return r;
+  const publicacao = lotes
+    .guardar({
+      peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
+      aplicativoId: app.id,
+      idDoPublicador: p.id ?? null,
+      tipoId: tipo.id,
+      tipo: tipo.nome,
+      versao: p.versao,
+      dados,
+    })
+    .then((r) => {
+      if (r instanceof ErroDeDominio) throw r;
+      return r;
+    });
+  if (chave !== null) {
+    publicacoesEmVoo.set(chave, publicacao);
+    publicacao.finally(() => publicacoesEmVoo.delete(chave)).catch(() => undefined);
+  }
+  return publicacao;
 }
+
+/**
+ * Publications of this process on their way to a batch, by publisher and `id`: a repeat sent
+ * while the first still waits (a retry after the publisher's own time-out) gets its answer, as a
+ * repeat of a stored one does. Written too, the two met in their batches' unique key, and one
+ * batch went back to writing its publications one by one, up to 500 of every publisher's.
+ */
+const publicacoesEmVoo = new Map<string, Promise<RespostaDaPublicacao>>();
 
 /**
  * Publications are written in group commits (lib/lotes.ts), two batches at once: a third gave
@@ -294,6 +313,7 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao | ErroDeDominio>(
 });
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
+
 
 /**
  * The subscription `a` takes deliveries and its subscriber `s` is active (an application that left

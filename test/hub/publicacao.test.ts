@@ -1,6 +1,7 @@
 import { format } from 'mysql2';
 import { pesoDaPublicacao, publicarEvento } from '../../api/hub/eventos';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
+import * as database from '../../lib/database';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';
@@ -420,6 +421,27 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
     expect(await eventosDoTipo(c.tipo.id)).toBe(1);
     expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+  });
+
+  test('an id repeated among publications written together is written once, its repeats answered with it, and the batch does not fall back to one write per publication', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/lote-repetido') });
+    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, token: c.publicador.token };
+    const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-no-lote' : `unico-${n}` });
+    // what each reads before its batch is then in the process's caches: the next ones reach their batches together
+    await publicar(1);
+    const escritas = jest.spyOn(database, 'escreverJuntos');
+    try {
+      const respostas = await Promise.all(Array.from({ length: 30 }, (_, n) => publicar(n)));
+      expect(new Set(respostas.filter((_, n) => n % 10 === 0).map((r) => r.id)).size).toBe(1);
+      expect(new Set(respostas.map((r) => r.id)).size).toBe(28);
+      // a batch or a few, not the thirty writes of a batch gone back to one at a time
+      const deEventos = escritas.mock.calls.filter(([, comandos]) => comandos.some(([sql]) => /INSERT INTO evento/.test(sql)));
+      expect(deEventos.length).toBeLessThan(10);
+    } finally {
+      escritas.mockRestore();
+    }
+    expect(await eventosDoTipo(c.tipo.id)).toBe(28);
+    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
   });
 
   test('ids that differ only in case or accents are different keys', async () => {
