@@ -138,6 +138,8 @@ const eventoDeConversa = esquemaPronto(conversa.keys({ event: Joi.string().requi
 const FORA_DO_FORMATO = 'Evento da plataforma de atendimento fora do formato esperado.';
 
 const textoOuNulo = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
+/** A step's id as the platform's custom attributes hold it: text, or a number (an attribute of type number). */
+const etapaDe = (v: unknown): string | null => (typeof v === 'number' && Number.isFinite(v) ? String(v) : textoOuNulo(v));
 
 /**
  * A message's time in whole seconds: the platform writes it with milliseconds in a message event
@@ -265,7 +267,7 @@ function lerMensagem(m: any, etapaDaConversa: string | null, anexosDeixados: num
     remetente: remetenteDaMensagem,
     conteudo: m.content ?? '',
     criadaEm: dataDe(m.created_at),
-    etapaId: (textoOuNulo(m.content_attributes?.etapa_id) ?? textoOuNulo(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
+    etapaId: (etapaDe(m.content_attributes?.etapa_id) ?? etapaDe(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
     // an attachment without an address (a contact card, a location without a link) is not kept:
     // it has no file to copy, and the message is stored all the same; a deleted message has none
     anexos: (apagada ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
@@ -280,17 +282,27 @@ function lerMensagem(m: any, etapaDaConversa: string | null, anexosDeixados: num
   };
 }
 
+/**
+ * The account of a conversation event's messages: Chatwoot's conversation events leave `account`
+ * and `account_id` out, and write the account in each message they carry.
+ */
+function contaDasMensagens(mensagens: unknown): number | null {
+  if (!Array.isArray(mensagens)) return null;
+  const conta = mensagens.find((m) => Number.isSafeInteger(m?.account_id))?.account_id;
+  return conta ?? null;
+}
+
 function lerConversa(c: any, contaDoEvento: number | null | undefined, remetenteDaMensagem?: any): ConversaDoSuporte {
   const contato = c.meta?.sender ?? (remetenteDaMensagem?.type === 'contact' ? remetenteDaMensagem : null);
   return {
     suporteConversaId: c.id,
-    contaId: contaDoEvento ?? c.account_id ?? null,
+    contaId: contaDoEvento ?? c.account_id ?? contaDasMensagens(c.messages),
     contatoId: contato?.id ?? c.contact_inbox?.contact_id ?? null,
     // composed (NFC), as a search is: a name sent decomposed (`a` + combining tilde) is the same name
     contatoNome: cortar(String(contato?.name ?? '').normalize('NFC'), 255),
     contatoTelefone: String(contato?.phone_number ?? '').slice(0, 40),
     status: c.status,
-    etapaId: textoOuNulo(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,
+    etapaId: etapaDe(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,
     atualizadaEm: momentoDaPlataforma(c.updated_at),
   };
 }

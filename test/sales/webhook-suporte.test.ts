@@ -929,6 +929,30 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
+  it("a conversation event as Chatwoot sends it (no account field, the account in its messages) of another account answers 400 too; of the system's own, it is stored", async () => {
+    const conversa = idDoSuporte();
+    const comoAPlataforma = (conta: number) => {
+      const { account: _semConta, ...evento } = eventoDeConversa('conversation_status_changed', {
+        conversa,
+        status: 'resolved',
+        mensagens: [{ ...mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'oi', tipo: 0 }), account_id: conta }],
+      });
+      return evento;
+    };
+    const p = esperarProblema(await s.webhook(sistema, comoAPlataforma(8)), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'account.id' })]);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
+    expect((await s.webhook(sistema, comoAPlataforma(1))).status).toBe(200);
+    expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(1);
+  });
+
+  it('a step id the platform holds as a number (a custom attribute of type number) is kept, as text', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeConversa('conversation_updated', { conversa });
+    await s.registrar(sistema, { ...evento, custom_attributes: { etapa_id: 3 } });
+    expect((await s.conversaDoSuporte(conversa)).etapa_id).toBe('3');
+  });
+
   it('a message of 150,000 characters is stored whole', async () => {
     const conversa = idDoSuporte();
     const longa = 'ã'.repeat(150_000);
