@@ -185,14 +185,23 @@ class Escrita {
     return this.buf;
   }
 
-  /** What was written since the last call, in a buffer of its own (the old one goes downstream). */
-  tirar(): Buffer | undefined {
-    if (!this.tamanho) return undefined;
+  /**
+   * What was written since the last call, up to `ate` (all of it by default), in a buffer of its
+   * own (the old one goes downstream); what follows `ate` is kept, at the start.
+   */
+  tirar(ate = this.tamanho): Buffer | undefined {
+    if (!ate) return undefined;
+    const resto = this.tamanho - ate;
     // a slice keeps its whole buffer alive downstream: a small output is copied out instead
-    const pequena = this.tamanho < this.buf.length / 4;
-    const pronto = pequena ? Buffer.from(this.buf.subarray(0, this.tamanho)) : this.buf.subarray(0, this.tamanho);
-    if (!pequena) this.buf = Buffer.allocUnsafe(ESCRITA_INICIAL);
-    this.tamanho = 0;
+    const pequena = ate < this.buf.length / 4;
+    const pronto = pequena ? Buffer.from(this.buf.subarray(0, ate)) : this.buf.subarray(0, ate);
+    if (pequena) this.buf.copy(this.buf, 0, ate, this.tamanho);
+    else {
+      const novo = Buffer.allocUnsafe(Math.max(ESCRITA_INICIAL, resto));
+      this.buf.copy(novo, 0, ate, this.tamanho);
+      this.buf = novo;
+    }
+    this.tamanho = resto;
     return pronto;
   }
 }
@@ -261,6 +270,7 @@ export class LimpezaDeCampos extends Transform {
   private entreAspas = false; // the field began with a quote
   private coluna = 0; // position of the field in its line
   private readonly saida = new Escrita();
+  private inicioDaLinha = 0; // where the line being read starts in `saida`: it goes downstream once whole
   private readonly colunasDosCnaes?: ColunasDosCnaes;
   private readonly linhasDosCnaes = new Escrita();
   private readonly cnpj = Buffer.allocUnsafe(14);
@@ -344,9 +354,13 @@ export class LimpezaDeCampos extends Transform {
     feito(err);
   }
 
-  /** The clean lines go downstream once the secondary CNAEs' reader has room for theirs. */
+  /**
+   * The clean whole lines go downstream once the secondary CNAEs' reader has room for theirs; the
+   * line being read stays until it ends, so a line found malformed at its end can still be dropped.
+   */
   private entregar(feito: TransformCallback): void {
-    const linhas = this.saida.tirar();
+    const linhas = this.saida.tirar(this.inicioDaLinha);
+    this.inicioDaLinha = 0;
     if (!this.cnaes) return feito(null, linhas);
     this.cnaes.enviar(this.linhasDosCnaes.tirar(), () => feito(null, linhas));
   }
@@ -413,8 +427,15 @@ export class LimpezaDeCampos extends Transform {
       return;
     }
     this.fimDoCampo();
-    const saida = this.saida.reservar(1);
-    saida[this.saida.tamanho++] = LF;
+    if (this.colunasDosCnaes && this.tamanhoDoCnpj !== 14) {
+      // an establishment whose CNPJ is not three well-formed parts (the tail of a line a quoted line
+      // break cut, a key left empty) would go live under a key no lookup can ask for: dropped
+      this.saida.tamanho = this.inicioDaLinha;
+    } else {
+      const saida = this.saida.reservar(1);
+      saida[this.saida.tamanho++] = LF;
+      this.inicioDaLinha = this.saida.tamanho;
+    }
     this.coluna = 0;
     this.tamanhoDoCnpj = 0;
   }

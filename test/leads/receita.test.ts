@@ -192,7 +192,7 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
     return { dados, cnaes: await linhasDosCnaes, maiorEspera };
   }
 
-  test('each well-formed CNAE of the list (7 digits, spaces around it dropped), with the full CNPJ; malformed ones and incomplete CNPJs give none', async () => {
+  test('each well-formed CNAE of the list (7 digits, spaces around it dropped), with the full CNPJ; malformed ones give none, and an establishment without a whole CNPJ is not loaded at all', async () => {
     const { dados, cnaes } = await separar(
       linha('00000068', '0001', '70', '6204000,6209100') +
         linha('00000215', '0001', '02', '') +
@@ -202,7 +202,41 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
         linha('0000;068', '0001', '70', '6204000'),
     );
     expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4711302;00000300000102\n4712100;00000300000102\n4751201;12ABC34D000135\n');
-    expect(dados.split('\n')).toHaveLength(7); // every establishment still goes to its own table
+    // the four with a whole CNPJ go to their own table; the two without one nowhere
+    expect(dados.split('\n').map((l) => l.split(';').slice(0, 3).join(';'))).toEqual([
+      '"00000068";"0001";"70"',
+      '"00000215";"0001";"02"',
+      '"00000300";"0001";"02"',
+      '"12ABC34D";"0001";"35"',
+      '',
+    ]);
+  });
+
+  test('a quote right before a line break inside a field cuts the line there: the establishment keeps its first fields, and the rest of its line, whose CNPJ is no CNPJ, is not loaded as another', async () => {
+    const COMPLEMENTO = ESTABELECIMENTOS.colunas.findIndex((c) => c.nome === 'complemento');
+    const campos = ESTABELECIMENTOS.colunas.map((_, i) => (i === 0 ? '00000068' : i === 1 ? '0001' : i === 2 ? '70' : i === COMPLEMENTO ? 'APTO "B"\nBLOCO 2' : 'X'));
+    const cortada = `${campos.map((c) => `"${c}"`).join(';')}\n`;
+    for (const tamanho of [7, 4096]) {
+      const cnaes = new CnaesSecundarios();
+      cnaes.resume();
+      const limpeza = new LimpezaDeCampos(ESTABELECIMENTOS, undefined, cnaes);
+      const bytes = Buffer.from(cortada + linha('00000215', '0001', '02', ''), 'latin1');
+      const partes: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += tamanho) partes.push(bytes.subarray(i, i + tamanho));
+      Readable.from(partes).pipe(limpeza);
+      const linhas = (await buffer(limpeza)).toString('latin1').split('\n');
+      expect({ tamanho, chaves: linhas.map((l) => l.split(';').slice(0, 3).join(';')) }).toEqual({
+        tamanho,
+        chaves: ['"00000068";"0001";"70"', '"00000215";"0001";"02"', ''],
+      });
+    }
+  });
+
+  test('keys partly empty or cut short (a part missing, a short line) are not loaded', async () => {
+    const { dados } = await separar(
+      linha('', '0001', '91', '') + linha('11111111', '', '', '') + '"22222222";"0001"\n' + linha('00000068', '0001', '70', ''),
+    );
+    expect(dados.split('\n').map((l) => l.split(';').slice(0, 3).join(';'))).toEqual(['"00000068";"0001";"70"', '']);
   });
 
   test('a reader of the CNAEs slower than the establishments\' still gets every line (back-pressure, nothing dropped)', async () => {
