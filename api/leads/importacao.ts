@@ -278,7 +278,7 @@ export async function importarCnpj(
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
       const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela))), TABELA_DA_GERACAO];
-      await controle.query(`DROP TABLE IF EXISTS ${todas.flatMap((t) => [`${t}_nova`, `${t}_antiga`]).join(', ')}`);
+      await apagarSobras(controle, todas.flatMap((t) => [`${t}_nova`, `${t}_antiga`]));
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
@@ -385,6 +385,8 @@ export async function importarCnpj(
       avisar('trocando', undefined, true);
       await trocarTabelas(controle, tabelas);
     } catch (err) {
+      // bounded as the leftovers' drop is: what stays is the next run's to drop
+      await controle.query(`SET SESSION lock_wait_timeout = ${ESPERA_PELAS_SOBRAS.segundos}`).catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
       await sequelize
         .query('UPDATE importacao SET situacao = ?, erro = ?, concluida_em = ? WHERE id = ?', {
@@ -430,6 +432,29 @@ async function criarIndices(conexao: Connection, tabela: string, definicoes: str
   const comuns = definicoes.filter((d) => !d.startsWith('FULLTEXT'));
   if (comuns.length) await conexao.query(`ALTER TABLE ${tabela}_nova ${comuns.map((d) => `ADD ${d}`).join(', ')}`);
   for (const d of definicoes.filter((d) => d.startsWith('FULLTEXT'))) await conexao.query(`ALTER TABLE ${tabela}_nova ADD ${d}`);
+}
+
+/**
+ * How long an import waits to drop a run's leftovers, seconds. A run whose worker was killed may
+ * leave its statement running in the database (an index build of minutes, a load rolling back),
+ * holding its table: the server's own wait (a day by default) would hold this import silently,
+ * with no progress, while a retry gets 409. Tests lower it.
+ */
+export const ESPERA_PELAS_SOBRAS = { segundos: 30 };
+
+async function apagarSobras(conexao: Connection, sobras: string[]): Promise<void> {
+  await conexao.query(`SET SESSION lock_wait_timeout = ${ESPERA_PELAS_SOBRAS.segundos}`);
+  try {
+    await conexao.query(`DROP TABLE IF EXISTS ${sobras.join(', ')}`);
+  } catch (err) {
+    if ((err as { errno?: number }).errno !== 1205) throw err;
+    throw new Error(
+      `a previous import's work tables are still in use in the database (a statement of a run cut short, such as an index build, still running): ` +
+        `nothing was changed; import again once it ends (SHOW PROCESSLIST shows it)`,
+    );
+  } finally {
+    await conexao.query('SET SESSION lock_wait_timeout = DEFAULT');
+  }
 }
 
 /**

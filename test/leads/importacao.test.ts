@@ -3,7 +3,7 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import * as codigos from '../../api/leads/codigos';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
-import { importarCnpj, partesQueFaltam, Progresso } from '../../api/leads/importacao';
+import { ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -759,6 +759,32 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     await leitor.query('UNLOCK TABLES');
     await leitor.end();
     await importacao;
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+    expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
+  test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const sobra = await novaConexao('leads');
+    const espera = ESPERA_PELAS_SOBRAS.segundos;
+    ESPERA_PELAS_SOBRAS.segundos = 1;
+    try {
+      await sobra.query('CREATE TABLE estabelecimento_nova LIKE estabelecimento');
+      await sobra.query('LOCK TABLES estabelecimento_nova WRITE');
+      const inicio = Date.now();
+      const erro = await recusa(() => importarCnpj(dir));
+      expect(erro.mensagem).toContain('still in use');
+      expect(Date.now() - inicio).toBeLessThan(10_000);
+      expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+      expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
+      await sobra.query('UNLOCK TABLES');
+    } finally {
+      ESPERA_PELAS_SOBRAS.segundos = espera;
+      await sobra.end();
+    }
+    await importarCnpj(dir);
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
