@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Readable, Transform, TransformCallback } from 'node:stream';
 import yauzl, { Entry, ZipFile } from 'yauzl';
 
@@ -621,6 +622,11 @@ export async function entradasDoZip(caminho: string): Promise<{ zip: ZipFile; en
     // opened without autoClose: a damaged directory would otherwise keep the file open
     zip.close();
     throw err;
+  }
+  if (!entradas.length) {
+    // a zip of no file (a packaging or download gone wrong) would replace its kind's live table with nothing
+    zip.close();
+    throw new Error(`${path.basename(caminho)} holds no file: nothing was changed`);
   }
   return { zip, entradas };
 }

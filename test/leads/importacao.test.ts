@@ -763,6 +763,19 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
+  test('a zip that holds no file fails the import and changes nothing: the live table is not replaced by an empty one', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const antes = await registro(cnpj);
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    // a zip with no entry: its end-of-directory record alone
+    writeFileSync(path.join(dir, 'Simples.zip'), Buffer.concat([Buffer.from('PK\u0005\u0006', 'latin1'), Buffer.alloc(18)]));
+    const erro = await recusa(() => importarCnpj(dir));
+    expect(erro.mensagem).toBe('Simples.zip holds no file: nothing was changed');
+    expect(await registro(cnpj)).toEqual(antes);
+    expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
   test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
