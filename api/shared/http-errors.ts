@@ -156,13 +156,20 @@ const CONEXAO_DO_SEQUELIZE = new Set([
   'SequelizeHostNotReachableError',
 ]);
 
-/** Database or Redis out of reach: answer 503 rather than 500 (DESIGN §8: producers fail fast). */
+/** A lock the database waited for past its limit (innodb_lock_wait_timeout): busy, not broken. */
+const esperaPorTravaEsgotada = (err: unknown) => {
+  const e = err as { code?: string; parent?: { code?: string } } | undefined;
+  return (e?.code ?? e?.parent?.code) === 'ER_LOCK_WAIT_TIMEOUT';
+};
+
+/** Database or Redis out of reach, or too busy to answer: 503 rather than 500 (DESIGN §8: producers fail fast). */
 function isIndisponivel(err: unknown): boolean {
   const nome = (err as Error)?.name ?? '';
   const msg = (err as Error)?.message ?? '';
   return (
     CONEXAO_DO_SEQUELIZE.has(nome) ||
     bancoForaDoAlcance(err) ||
+    esperaPorTravaEsgotada(err) ||
     nome === 'MaxRetriesPerRequestError' ||
     /Stream isn't writeable|Connection is closed|ECONNREFUSED/.test(msg)
   );

@@ -110,6 +110,16 @@ const rotas: Rota[] = [
   },
   {
     metodo: 'get',
+    caminho: '/trava-esgotada',
+    operacao: 'trava_esgotada',
+    resumo: 'a statement that waited for a lock past the database limit',
+    acesso: 'publico',
+    tratar: () => {
+      throw new DatabaseError(Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205, sql: 'UPDATE x' }) as never);
+    },
+  },
+  {
+    metodo: 'get',
     caminho: '/arquivo-ausente',
     operacao: 'arquivo_ausente',
     resumo: 'a missing file is no database out of reach',
@@ -250,6 +260,10 @@ describe('a dependency out of reach answers 503, not 500 (DESIGN §8)', () => {
     const res = await api.get(caminho, { headers: { 'x-request-id': 'req-sem-banco' } });
     expect(esperarProblema(res, 503)).toMatchObject({ type: expect.stringContaining('indisponivel'), request_id: 'req-sem-banco' });
     expect(res.text).not.toContain(SOCKET_AUSENTE);
+  });
+
+  test('a lock the database waited for past its limit: 503 (busy, try again), not 500', async () => {
+    esperarProblema(await api.get('/trava-esgotada'), 503);
   });
 
   test('a missing file is no dependency out of reach: 500', async () => {
