@@ -176,7 +176,35 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
  * error. (A number out of JSON's range, which a schema without `type` would let through, never
  * gets here: every body is refused with one, api/shared/rotas.ts.)
  */
+/**
+ * The first text of `dados` (a value or a key) that is not well-formed Unicode, as its field
+ * (`dados.a.0`), or null. JSON can carry a lone surrogate (`"\ud800"`), and it would reach every
+ * subscriber so: strict parsers refuse it, and each delivery would end in the error queue.
+ */
+const SURROGATE_SOLTO = /\p{Cs}/u;
+function textoMalFormado(dados: unknown): string | null {
+  const pendentes: [unknown, string][] = [[dados, 'dados']];
+  while (pendentes.length) {
+    const [valor, campo] = pendentes.pop()!;
+    if (typeof valor === 'string') {
+      if (SURROGATE_SOLTO.test(valor)) return campo;
+    } else if (Array.isArray(valor)) {
+      for (let i = 0; i < valor.length; i++) pendentes.push([valor[i], `${campo}.${i}`]);
+    } else if (valor && typeof valor === 'object') {
+      for (const [chave, filho] of Object.entries(valor)) {
+        if (SURROGATE_SOLTO.test(chave)) return campo;
+        pendentes.push([filho, `${campo}.${chave}`]);
+      }
+    }
+  }
+  return null;
+}
+
 export function validarDados(versao: string, marca: string, esquema: () => Record<string, unknown>, dados: unknown): void {
+  const malFormado = textoMalFormado(dados);
+  if (malFormado) {
+    throw dadosInvalidos('Os dados têm texto que não é Unicode bem formado.', [{ campo: malFormado, mensagem: 'um surrogate solto (\\ud800 a \\udfff sem o seu par)' }]);
+  }
   let compilado = compilados.get(versao);
   if (compilado?.marca !== marca) {
     compilado = { marca, validar: novoValidador(false).compile(esquema()) };

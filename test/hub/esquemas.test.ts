@@ -120,6 +120,13 @@ describe('what one event may cost the hub, whatever its data or its schema', () 
     expect(() => conferirEsquema({ type: 'object', properties: { c: { type: 'string', pattern: '^.{1,255}$' } }, patternProperties: { '^x_[a-z]{1,50}$': { type: 'number' } } })).not.toThrow();
   });
 
+  it('text that is not well-formed Unicode (a lone surrogate) is refused wherever it is, before the schema; a well-formed pair (an emoji) is text like any other', () => {
+    const livre = { type: 'object' };
+    expect(errosDe('unicode:1', livre, { a: [{ b: 'ok' }, { c: 'x\ud800' }] })?.erros).toEqual([{ campo: 'dados.a.1.c', mensagem: expect.stringContaining('surrogate') }]);
+    expect(errosDe('unicode:1', livre, { ['\udc00']: 1 })?.erros).toEqual([{ campo: 'dados', mensagem: expect.stringContaining('surrogate') }]);
+    expect(errosDe('unicode:1', livre, { a: 'sorriso \u{1F600}', b: ['\ud83d\ude00'] })).toBeNull();
+  });
+
   it('an answer lists the first 100 schema errors and says how many there were', () => {
     const r = errosDe('erros:1', { type: 'array', items: { type: 'string' } }, Array.from({ length: 5000 }, () => 0));
     expect(r?.erros).toHaveLength(100);

@@ -466,6 +466,19 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect((await c.publicar({ n: 1 }, { id: 'pedido-\u{1F600}' })).entregas).toBe(1);
   });
 
+  test('dados with a lone surrogate, as a value or a key, is refused with 400 naming where: every strict subscriber would refuse it', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/surrogate-nos-dados') });
+    for (const [dados, campo] of [
+      ['{"nome":"x\\ud800"}', 'dados.nome'],
+      ['{"lista":["ok","\\udc00y"]}', 'dados.lista.1'],
+      ['{"\\ud800chave":1}', 'dados'],
+    ] as const) {
+      const res = await hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
+      expect({ dados, erros: esperarProblema(res, 400).errors }).toEqual({ dados, erros: [expect.objectContaining({ campo })] });
+    }
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
+  });
+
   test('a different id, no id, or the same id from another publisher is a new event', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/chaves') });
     const a = await c.publicar({ n: 1 }, { id: 'a' });
