@@ -79,9 +79,10 @@ const re2 = (padrao: string) => RE2JS.compile(RE2JS.translateRegExp(padrao));
 /**
  * RE2's time per character of the text grows with the pattern's compiled size: `.{0,1000}`
  * twenty times over (40,000 instructions) took half a minute on 20 KB. A new version's pattern
- * is held to this size; the patterns schemas use are tens to a few hundred (`^.{1,255}$`, 513).
+ * is held to this size (`^.{0,1000}$` is 2,004), and all of its patterns together to
+ * TAMANHO_DOS_PADROES_MAXIMO; the patterns schemas use are tens to a few hundred (`^.{1,255}$`, 513).
  */
-const TAMANHO_MAXIMO_DO_PADRAO = 2000;
+const TAMANHO_MAXIMO_DO_PADRAO = 5000;
 const padraoLinear = Object.assign(
   (padrao: string) => {
     const compilado = re2(padrao);
@@ -113,40 +114,81 @@ const compilados = new Map<string, { marca: string; validar: ValidateFunction }>
  */
 const ESQUEMAS_PERCORRIDOS_MAXIMO = 100_000;
 
+/** RE2 instructions of all of a schema's patterns together (each string meets every one that applies). */
+const TAMANHO_DOS_PADROES_MAXIMO = 10_000;
+
+/** Draft-07 keywords whose value is a schema, an array of schemas, or a map of names to schemas. */
+const UM_ESQUEMA = ['additionalItems', 'additionalProperties', 'contains', 'propertyNames', 'if', 'then', 'else', 'not'];
+const LISTA_DE_ESQUEMAS = ['allOf', 'anyOf', 'oneOf'];
+const MAPA_DE_ESQUEMAS = ['properties', 'patternProperties', 'definitions', 'dependencies'];
+
+/** The schemas a schema holds, keyword by keyword (`items` one or a list); values (`const`, `enum`, `default`, `examples`) are not schemas. */
+function esquemasDentro(no: Record<string, unknown>): unknown[] {
+  const dentro: unknown[] = [];
+  for (const k of UM_ESQUEMA) if (k in no) dentro.push(no[k]);
+  for (const k of LISTA_DE_ESQUEMAS) if (Array.isArray(no[k])) dentro.push(...(no[k] as unknown[]));
+  for (const k of MAPA_DE_ESQUEMAS) if (no[k] && typeof no[k] === 'object') dentro.push(...Object.values(no[k] as object));
+  if (Array.isArray(no.items)) dentro.push(...no.items);
+  else if ('items' in no) dentro.push(no.items);
+  return dentro;
+}
+
+const caro = (mensagem: string) => dadosInvalidos('O esquema custaria demais a cada evento.', [{ campo: 'esquema', mensagem }]);
+
 /**
- * How many schemas a validation may pass through (capped just past the maximum): each object or
- * array of the schema once, a local `$ref` as many as the schema it names. Counted once per node
- * (remembered), so the count of a doubling chain takes no longer than its text; a ref back into
- * its own path (recursion, bounded by the data) counts one.
+ * What one event may cost the schema, checked when a version is created. Refs name a schema of
+ * this one by its JSON pointer (`#/definitions/x`), resolved from the root, and never one that
+ * holds them (recursion: two refs back up, side by side, double the work at each level of the
+ * data); a subschema's own `$id` would make ajv resolve its refs otherwise, so there is none.
+ * Then the schemas a validation may pass through, each ref counted as the schema it names
+ * (remembered per node, so a doubling chain is counted in the time of its text), and the RE2 size
+ * of all its patterns together.
  */
-function esquemasPercorridos(raiz: unknown): number {
+function conferirCusto(raiz: unknown): void {
   const contados = new Map<object, number>();
   const noCaminho = new Set<object>();
   const teto = ESQUEMAS_PERCORRIDOS_MAXIMO + 1;
+  let padroes = 0;
+  const somarPadrao = (padrao: unknown) => {
+    if (typeof padrao === 'string') padroes += re2(padrao).programSize();
+  };
   const apontado = (ref: string): unknown => {
-    if (!ref.startsWith('#/') && ref !== '#') return undefined;
+    if (ref !== '#' && !ref.startsWith('#/')) throw caro(`$ref "${ref.slice(0, 100)}": só referências dentro do esquema, como #/definitions/nome`);
     let alvo: unknown = raiz;
-    for (const parte of ref.slice(2).split('/').filter((p, i, todas) => p !== '' || todas.length > 1)) {
-      const chave = decodeURIComponent(parte).replace(/~1/g, '/').replace(/~0/g, '~');
+    for (const parte of ref === '#' ? [] : ref.slice(2).split('/')) {
+      let chave: string;
+      try {
+        chave = decodeURIComponent(parte).replace(/~1/g, '/').replace(/~0/g, '~');
+      } catch {
+        throw caro(`$ref "${ref.slice(0, 100)}" não é um ponteiro JSON válido`);
+      }
       alvo = alvo && typeof alvo === 'object' ? (alvo as Record<string, unknown>)[chave] : undefined;
     }
     return alvo;
   };
-  const contar = (no: unknown): number => {
-    if (!no || typeof no !== 'object') return 0;
-    if (noCaminho.has(no)) return 1;
+  const contar = (no: unknown, ehRaiz = false): number => {
+    if (!no || typeof no !== 'object' || Array.isArray(no)) return 0;
+    if (noCaminho.has(no)) throw caro('esquemas recursivos (um $ref para um esquema que o contém) não são aceitos');
     const lembrado = contados.get(no);
     if (lembrado !== undefined) return lembrado;
+    const esquema = no as Record<string, unknown>;
+    if (!ehRaiz && '$id' in esquema) throw caro('$id só na raiz do esquema');
     noCaminho.add(no);
+    somarPadrao(esquema.pattern);
+    if (esquema.patternProperties && typeof esquema.patternProperties === 'object') Object.keys(esquema.patternProperties).forEach(somarPadrao);
     let n = 1;
-    for (const filho of Object.values(no)) n = Math.min(teto, n + contar(filho));
-    const ref = (no as { $ref?: unknown }).$ref;
-    if (typeof ref === 'string') n = Math.min(teto, n + contar(apontado(ref)));
+    for (const filho of esquemasDentro(esquema)) n = Math.min(teto, n + contar(filho));
+    if (typeof esquema.$ref === 'string') n = Math.min(teto, n + contar(apontado(esquema.$ref)));
     noCaminho.delete(no);
     contados.set(no, n);
     return n;
   };
-  return contar(raiz);
+  if (contar(raiz, true) > ESQUEMAS_PERCORRIDOS_MAXIMO) {
+    throw caro(`uma validação passaria por mais de ${ESQUEMAS_PERCORRIDOS_MAXIMO} esquemas (contando cada $ref como o esquema que ele nomeia)`);
+  }
+  if (padroes > TAMANHO_DOS_PADROES_MAXIMO) {
+    throw caro(`os padrões (pattern, patternProperties) somam ${padroes} instruções do RE2, mais que ${TAMANHO_DOS_PADROES_MAXIMO}`);
+  }
 }
 
 /**
@@ -160,11 +202,7 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
   } catch (err) {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
   }
-  if (esquemasPercorridos(esquema) > ESQUEMAS_PERCORRIDOS_MAXIMO) {
-    throw dadosInvalidos('O esquema custaria demais a cada evento.', [
-      { campo: 'esquema', mensagem: `uma validação passaria por mais de ${ESQUEMAS_PERCORRIDOS_MAXIMO} esquemas (contando cada $ref como o esquema que ele nomeia)` },
-    ]);
-  }
+  conferirCusto(esquema);
   // an async schema validates through a promise, which a synchronous check would take for success
   if ((validar as { $async?: boolean }).$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
 }
