@@ -385,8 +385,8 @@ export async function importarCnpj(
       avisar('trocando', undefined, true);
       await trocarTabelas(controle, tabelas);
     } catch (err) {
-      // bounded as the leftovers' drop is: what stays is the next run's to drop
-      await controle.query(`SET SESSION lock_wait_timeout = ${ESPERA_PELAS_SOBRAS.segundos}`).catch(() => undefined);
+      // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
+      await controle.query('SET SESSION lock_wait_timeout = 2').catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
       await sequelize
         .query('UPDATE importacao SET situacao = ?, erro = ?, concluida_em = ? WHERE id = ?', {
@@ -453,7 +453,8 @@ async function apagarSobras(conexao: Connection, sobras: string[]): Promise<void
         `nothing was changed; import again once it ends (SHOW PROCESSLIST shows it)`,
     );
   } finally {
-    await conexao.query('SET SESSION lock_wait_timeout = DEFAULT');
+    // a failure of its own must not hide the drop's
+    await conexao.query('SET SESSION lock_wait_timeout = DEFAULT').catch(() => undefined);
   }
 }
 

@@ -159,6 +159,12 @@ const NULO = Buffer.from('NULL');
 
 /** Longest field kept (the widest column is 2,000 characters): a quote never closed cannot fill memory. */
 const CAMPO_MAXIMO = 64 * 1024;
+/**
+ * Longest clean line held while it is read (every field at its longest, its quotes doubled, stays
+ * under it): past it the file is no file of lines (one without line breaks, say), and the import
+ * fails instead of holding the whole file in memory.
+ */
+const LINHA_MAXIMA = 8 * 1024 * 1024;
 
 const enum Estado {
   InicioDoCampo,
@@ -333,6 +339,9 @@ export class LimpezaDeCampos extends Transform {
       }
     }
     this.estado = estado;
+    if (this.saida.tamanho - this.inicioDaLinha > LINHA_MAXIMA) {
+      return feito(new Error(`a line longer than ${LINHA_MAXIMA / 1024 / 1024} MB: not a file of the Receita's layout (no line breaks?)`));
+    }
     this.entregar(feito);
   }
 

@@ -789,7 +789,8 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
       const inicio = Date.now();
       const erro = await recusa(() => importarCnpj(dir));
       expect(erro.mensagem).toContain('still in use');
-      expect(Date.now() - inicio).toBeLessThan(10_000);
+      // its one-second wait, and the clean-up's two: not the server's day
+      expect(Date.now() - inicio).toBeLessThan(8_000);
       expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
       expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
       await sobra.query('UNLOCK TABLES');

@@ -156,6 +156,12 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     for (let tamanho = 1; tamanho <= 8; tamanho++) expect(await limpar(entrada, tamanho)).toBe(inteira);
   });
 
+  test('a file with no line break (carriage returns alone, which are dropped) fails past 8 MB of one line instead of holding the whole file', async () => {
+    const linha = `"1";"${'A'.repeat(60_000)}";"";""\r`;
+    const entrada = Buffer.from(linha.repeat(200), 'latin1');
+    await expect(limpar(entrada)).rejects.toThrow('a line longer than 8 MB');
+  });
+
   test('a quote never closed keeps at most 64 KB of its field, so memory stays flat', async () => {
     const saida = await limpar(`"1";"${'A'.repeat(200_000)}`);
     expect(saida.length).toBeLessThanOrEqual(64 * 1024 + 16);
