@@ -314,7 +314,6 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao | ErroDeDominio>(
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
-
 /**
  * The subscription `a` takes deliveries and its subscriber `s` is active (an application that left
  * identity receives nothing): read before the batch's transaction, and again in it (RECEBE).
