@@ -1,9 +1,10 @@
 import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
-import { banco, decidirSobTrava } from '../../lib/database';
+import { banco } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { cancelarPendentes, removerJobs } from './entregas';
 import { esquecerAssinaturas } from './eventos';
@@ -213,8 +214,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   // read again under lock: a change or deletion committed since the check above is what this one
   // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
   // beside them, where a worker recording a delivery's end writes (the two would wait on each other)
-  const canceladasEm = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
-    if (!a) throw naoEncontrado('Assinatura');
+  const canceladasEm = await mudarSobTrava(Assinatura, id, 'Assinatura', async (a, transaction) => {
     if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
       await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema, transaction);
     }
@@ -229,8 +229,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   await existente(id);
-  const canceladasEm = await decidirSobTrava(Assinatura, id, async (a, transaction) => {
-    if (!a) throw naoEncontrado('Assinatura');
+  const canceladasEm = await mudarSobTrava(Assinatura, id, 'Assinatura', async (a, transaction) => {
     await a.destroy({ transaction });
     return cancelarPendentes(a.id, transaction);
   });

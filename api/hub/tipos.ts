@@ -1,10 +1,11 @@
 
 import { Transaction } from 'sequelize';
-import { banco, decidirSobTrava } from '../../lib/database';
+import { banco } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { conferirEsquema } from './esquemas';
 import { esquecerContratos } from './eventos';
@@ -108,9 +109,8 @@ export async function atualizarTipo(id: string, e: { nome?: string; descricao?: 
 export async function deletarTipo(id: string): Promise<void> {
   const t = await existente(id);
   conferirTipoDoIdentity(t, 'removido');
-  // a subscription being created reads the type FOR SHARE: this count sees it (decidirSobTrava)
-  await decidirSobTrava(TipoDeEvento, id, async (travado, transaction) => {
-    if (!travado) throw naoEncontrado('Tipo de evento');
+  // a subscription being created reads the type FOR SHARE: this count sees it (mudarSobTrava)
+  await mudarSobTrava(TipoDeEvento, id, 'Tipo de evento', async (travado, transaction) => {
     if (await Assinatura.count({ where: { tipo_de_evento_id: id }, transaction })) {
       throw conflito('O tipo tem assinaturas; remova-as antes.');
     }

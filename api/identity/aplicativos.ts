@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Transaction } from 'sequelize';
-import { decidirSobTrava } from '../../lib/database';
 import { Aplicativo } from '../../models/identity';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { hashDoSegredo } from './login';
 
@@ -65,11 +65,7 @@ export async function criarAplicativo(e: { nome: string; descricao?: string | nu
  * second sees the first (a change after a deletion answers 404, never a new secret for a deleted
  * application).
  */
-const sobTrava = <T>(id: string, decidir: (a: Aplicativo, transaction: Transaction) => Promise<T>) =>
-  decidirSobTrava(Aplicativo, id, async (a, transaction) => {
-    if (!a) throw naoEncontrado('Aplicativo');
-    return decidir(a, transaction);
-  });
+const sobTrava = <T>(id: string, mudar: (a: Aplicativo, transaction: Transaction) => Promise<T>) => mudarSobTrava(Aplicativo, id, 'Aplicativo', mudar);
 
 export async function atualizarAplicativo(id: string, e: { nome?: string; descricao?: string | null; ativo?: boolean }) {
   const a = await sobTrava(id, (a, transaction) => {

@@ -1,8 +1,8 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { Model, ModelCtor } from 'sequelize-typescript';
-import { decidirSobTrava } from '../../lib/database';
 import { iso } from '../../models/shared/base';
 import { naoEncontrado } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 
 /**
@@ -76,16 +76,12 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
     // changes and deletions read the record again under lock: of two at once, the second sees the
     // first (a change after a deletion answers 404 instead of writing to the deleted record)
     async atualizar(id: string, dados: Record<string, unknown>): Promise<Json> {
-      const m = await decidirSobTrava(d.modelo, id, async (m, transaction) => {
-        if (!m) throw naoEncontrado(d.oQue);
-        return m.update(dados, { transaction });
-      });
+      const m = await mudarSobTrava(d.modelo, id, d.oQue, (m, transaction) => m.update(dados, { transaction }));
       d.aoMudar?.();
       return comoJson(m);
     },
     async deletar(id: string): Promise<void> {
-      await decidirSobTrava(d.modelo, id, async (m, transaction) => {
-        if (!m) throw naoEncontrado(d.oQue);
+      await mudarSobTrava(d.modelo, id, d.oQue, async (m, transaction) => {
         await m.destroy({ transaction });
       });
       d.aoMudar?.();

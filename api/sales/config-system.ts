@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CacheComPrazo } from '../../lib/cache';
-import { decidirSobTrava } from '../../lib/database';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { comoId, ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
 import { digitos } from './telefone';
@@ -118,8 +118,7 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
  */
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
   const token = e.renovar_token ? novoToken() : undefined;
-  const c = await decidirSobTrava(ConfigSystem, id, async (c, transaction) => {
-    if (!c) throw naoEncontrado('Sistema configurado');
+  const c = await mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
     conferirSegredoHmac(c.tipo, e.segredo_hmac);
     return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
   });
@@ -129,8 +128,7 @@ export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSyst
 
 /** Logical deletion: its webhooks stop being accepted; conversations keep the reference. */
 export async function deletarConfigSystem(id: string): Promise<void> {
-  await decidirSobTrava(ConfigSystem, id, async (c, transaction) => {
-    if (!c) throw naoEncontrado('Sistema configurado');
+  await mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
     await c.destroy({ transaction });
   });
   paraWebhooks.esquecer(id);

@@ -1,8 +1,9 @@
 import { literal } from 'sequelize';
-import { banco, dataSql, decidirSobTrava, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
+import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { enfileirarRemocao } from './anexos';
 import { condicaoDoTexto, recopiarConversas } from './busca-de-texto';
@@ -210,8 +211,7 @@ export interface AlteracaoDaConversa {
  * deletion of any of them either waits for the change or is seen by it (404 or 422).
  */
 export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Promise<ConversaJson> {
-  await decidirSobTrava(Conversa, id, async (conversa, transaction) => {
-    if (!conversa) throw naoEncontrado('Conversa');
+  await mudarSobTrava(Conversa, id, 'Conversa', async (conversa, transaction) => {
     // the customer or robot the conversation holds, sent back (a form sends every field), is no
     // change: accepted though deleted since (history keeps it), and no choice of robot by the team
     // (SPEC 4.3 rule 9 keeps a subscription's current version the same way)

@@ -1,9 +1,9 @@
 import { ModelStatic, Op, WhereOptions } from 'sequelize';
-import { decidirSobTrava } from '../../../lib/database';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado } from '../errors';
+import { mudarSobTrava } from '../sob-trava';
 import { contem, offset, PaginaNumerada } from '../paginacao';
 import { Alcance, ConferirAlcance } from './permissoes';
 
@@ -90,8 +90,7 @@ export function criarPerfis(
 
     async atualizar(id: string, entrada: EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
       // read again under lock: a deletion committed meanwhile answers 404, not a write to the deleted profile
-      const perfil = await decidirSobTrava(PerfilAcesso, id, async (perfil, transaction) => {
-        if (!perfil) throw naoEncontrado('Perfil de acesso');
+      const perfil = await mudarSobTrava(PerfilAcesso, id, 'Perfil de acesso', async (perfil, transaction) => {
         if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
         conferirAlcance(perfil.permissoes, alcance);
         if (entrada.permissoes !== undefined) conferirAlcance(normalizar(entrada.permissoes), alcance);
@@ -110,8 +109,7 @@ export function criarPerfis(
       if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser removido.`);
       conferirAlcance(perfil.permissoes, alcance);
       // linking (and restoring a collaborator) reads the profile FOR SHARE: this count sees a link under way
-      await decidirSobTrava(PerfilAcesso, id, async (travado, transaction) => {
-        if (!travado) throw naoEncontrado('Perfil de acesso');
+      await mudarSobTrava(PerfilAcesso, id, 'Perfil de acesso', async (travado, transaction) => {
         const emUso = await Colaborador.count({ where: { perfil_acesso_id: id }, transaction });
         if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
         await travado.destroy({ transaction });
