@@ -406,6 +406,15 @@ export class TransacaoAgrupada {
   }
 }
 
+/** The server's error code (`ER_LOCK_DEADLOCK`) of mysql2's error, or of Sequelize's wrapping it (`parent`). */
+export const codigoDoBanco = (err: unknown): string | undefined => {
+  const e = err as { code?: string; parent?: { code?: string } } | undefined;
+  return e?.code ?? e?.parent?.code;
+};
+
+/** A lock the statement waited for past the server's limit (innodb_lock_wait_timeout, lock_wait_timeout). */
+export const esperaPorTravaEsgotada = (err: unknown) => codigoDoBanco(err) === 'ER_LOCK_WAIT_TIMEOUT';
+
 /**
  * Runs a whole transaction (`trabalho`) again when the database rolled it back for a deadlock: two
  * writers of the same rows in different orders, where one of them has to lose. Again after a short
@@ -417,9 +426,7 @@ export async function repetirEmConflito<T>(descricao: string, trabalho: () => Pr
     try {
       return await trabalho();
     } catch (err) {
-      // mysql2's error, or sequelize's wrapping it (`parent`)
-      const e = err as { code?: string; parent?: { code?: string } };
-      if (tentativa > 3 || (e.code ?? e.parent?.code) !== 'ER_LOCK_DEADLOCK') throw err;
+      if (tentativa > 3 || codigoDoBanco(err) !== 'ER_LOCK_DEADLOCK') throw err;
       logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }

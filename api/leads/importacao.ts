@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
 import { agrupar } from '../../lib/agrupar';
-import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
@@ -447,7 +447,7 @@ async function apagarSobras(conexao: Connection, sobras: string[]): Promise<void
   try {
     await conexao.query(`DROP TABLE IF EXISTS ${sobras.join(', ')}`);
   } catch (err) {
-    if ((err as { errno?: number }).errno !== 1205) throw err;
+    if (!esperaPorTravaEsgotada(err)) throw err;
     throw new Error(
       `a previous import's work tables are still in use in the database (a statement of a run cut short, such as an index build, still running): ` +
         `nothing was changed; import again once it ends (SHOW PROCESSLIST shows it)`,
@@ -472,8 +472,7 @@ async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<vo
       await conexao.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
       return;
     } catch (err) {
-      const esperaEsgotada = (err as { errno?: number }).errno === 1205;
-      if (!esperaEsgotada || tentativa >= 60) throw err;
+      if (!esperaPorTravaEsgotada(err) || tentativa >= 60) throw err;
       log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
       await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
     }

@@ -1,7 +1,7 @@
 import { NextFunction, Request, Response } from 'express';
 import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
 import { logger } from '../../lib/logger';
-import { bancoForaDoAlcance } from '../../lib/database';
+import { bancoForaDoAlcance, esperaPorTravaEsgotada } from '../../lib/database';
 import { ErroDeDominio, TipoDeErro } from './errors';
 
 const STATUS: Record<TipoDeErro, number> = {
@@ -156,13 +156,10 @@ const CONEXAO_DO_SEQUELIZE = new Set([
   'SequelizeHostNotReachableError',
 ]);
 
-/** A lock the database waited for past its limit (innodb_lock_wait_timeout): busy, not broken. */
-const esperaPorTravaEsgotada = (err: unknown) => {
-  const e = err as { code?: string; parent?: { code?: string } } | undefined;
-  return (e?.code ?? e?.parent?.code) === 'ER_LOCK_WAIT_TIMEOUT';
-};
-
-/** Database or Redis out of reach, or too busy to answer: 503 rather than 500 (DESIGN §8: producers fail fast). */
+/**
+ * Database or Redis out of reach, or too busy to answer (a lock waited for past its limit: busy,
+ * not broken): 503 rather than 500 (DESIGN §8: producers fail fast).
+ */
 function isIndisponivel(err: unknown): boolean {
   const nome = (err as Error)?.name ?? '';
   const msg = (err as Error)?.message ?? '';
