@@ -2,6 +2,7 @@ import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { dadosInvalidos } from '../shared/errors';
+import { caminhoAte } from '../shared/validacao';
 
 /**
  * JSON Schemas of event versions (DESIGN §5, draft-07), compiled once per version and kept.
@@ -207,6 +208,33 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
   if ((validar as { $async?: boolean }).$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
 }
 
+const SURROGATE_SOLTO = /\p{Cs}/u;
+
+/**
+ * The first text of `dados` (a value or a key) that is not well-formed Unicode, as its field
+ * (`dados.a.0`), or null. JSON can carry a lone surrogate (`"\ud800"`), and it would reach every
+ * subscriber so: strict parsers refuse it, and each delivery would end in the error queue. Walked
+ * with a list of the objects still to look at, as every body is (api/shared/rotas.ts): the field's
+ * path is worked out only for the text found (caminhoAte), so an event's walk builds none.
+ */
+function textoMalFormado(dados: unknown): string | null {
+  const campo = (onde: object, chave?: string) => ['dados', ...caminhoAte(dados, onde)!, ...(chave === undefined ? [] : [chave])].join('.');
+  if (typeof dados === 'string') return SURROGATE_SOLTO.test(dados) ? 'dados' : null;
+  const pendentes: object[] = dados && typeof dados === 'object' ? [dados] : [];
+  while (pendentes.length) {
+    const valor = pendentes.pop()!;
+    const ehLista = Array.isArray(valor);
+    for (const chave in valor) {
+      if (!ehLista && SURROGATE_SOLTO.test(chave)) return campo(valor);
+      const filho = (valor as Record<string, unknown>)[chave];
+      if (typeof filho === 'string') {
+        if (SURROGATE_SOLTO.test(filho)) return campo(valor, chave);
+      } else if (filho && typeof filho === 'object') pendentes.push(filho);
+    }
+  }
+  return null;
+}
+
 /**
  * Validates an event's `dados` against its version's schema (`versao` names the version, `marca`
  * its last change: a changed version compiles again, in place of the old; `esquema` is read only
@@ -214,30 +242,6 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
  * error. (A number out of JSON's range, which a schema without `type` would let through, never
  * gets here: every body is refused with one, api/shared/rotas.ts.)
  */
-/**
- * The first text of `dados` (a value or a key) that is not well-formed Unicode, as its field
- * (`dados.a.0`), or null. JSON can carry a lone surrogate (`"\ud800"`), and it would reach every
- * subscriber so: strict parsers refuse it, and each delivery would end in the error queue.
- */
-const SURROGATE_SOLTO = /\p{Cs}/u;
-function textoMalFormado(dados: unknown): string | null {
-  const pendentes: [unknown, string][] = [[dados, 'dados']];
-  while (pendentes.length) {
-    const [valor, campo] = pendentes.pop()!;
-    if (typeof valor === 'string') {
-      if (SURROGATE_SOLTO.test(valor)) return campo;
-    } else if (Array.isArray(valor)) {
-      for (let i = 0; i < valor.length; i++) pendentes.push([valor[i], `${campo}.${i}`]);
-    } else if (valor && typeof valor === 'object') {
-      for (const [chave, filho] of Object.entries(valor)) {
-        if (SURROGATE_SOLTO.test(chave)) return campo;
-        pendentes.push([filho, `${campo}.${chave}`]);
-      }
-    }
-  }
-  return null;
-}
-
 export function validarDados(versao: string, marca: string, esquema: () => Record<string, unknown>, dados: unknown): void {
   const malFormado = textoMalFormado(dados);
   if (malFormado) {

@@ -4,7 +4,7 @@ import './express';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Autenticador, tokenDoCabecalho } from './auth';
 import { dadosInvalidos, naoAutenticado, proibido } from './errors';
-import { esquemaPronto, validarCom } from './validacao';
+import { caminhoAte, esquemaPronto, PROFUNDIDADE_MAXIMA_DO_CORPO, validarCom } from './validacao';
 import { Principal } from './principal';
 
 export type Metodo = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -72,9 +72,6 @@ export interface Rota {
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
-/** How deep a JSON body may nest (MySQL's JSON documents stop at 100 too). */
-export const PROFUNDIDADE_MAXIMA_DO_CORPO = 100;
-
 /**
  * What a JSON body may not hold, whatever its route: nesting past PROFUNDIDADE_MAXIMA_DO_CORPO
  * levels (anything that walks it recursively next, JSON.stringify included, would overflow the
@@ -110,17 +107,6 @@ function conferirCorpo(corpo: unknown): void {
     }
     for (const chave in valor) guardar((valor as Record<string, unknown>)[chave], nivel + 1, valor, chave);
   }
-}
-
-/** The keys from `de` down to `alvo`, which lies within PROFUNDIDADE_MAXIMA_DO_CORPO levels. */
-function caminhoAte(de: unknown, alvo: object, nivel = 0): string[] | undefined {
-  if (de === alvo) return [];
-  if (typeof de !== 'object' || de === null || nivel >= PROFUNDIDADE_MAXIMA_DO_CORPO) return undefined;
-  for (const [chave, filho] of Object.entries(de)) {
-    const resto = caminhoAte(filho, alvo, nivel + 1);
-    if (resto) return [chave, ...resto];
-  }
-  return undefined;
 }
 
 function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'params' | 'query' | 'body') {

@@ -1,6 +1,23 @@
 import Joi from 'joi';
 import { dadosInvalidos } from './errors';
 
+/** How deep a JSON body may nest (MySQL's JSON documents stop at 100 too). */
+export const PROFUNDIDADE_MAXIMA_DO_CORPO = 100;
+
+/**
+ * The keys from `de` down to `alvo`, which lies within PROFUNDIDADE_MAXIMA_DO_CORPO levels: worked
+ * out only for the one value a walk over a body found at fault, so the walk builds no path.
+ */
+export function caminhoAte(de: unknown, alvo: object, nivel = 0): string[] | undefined {
+  if (de === alvo) return [];
+  if (typeof de !== 'object' || de === null || nivel >= PROFUNDIDADE_MAXIMA_DO_CORPO) return undefined;
+  for (const [chave, filho] of Object.entries(de)) {
+    const resto = caminhoAte(filho, alvo, nivel + 1);
+    if (resto) return [chave, ...resto];
+  }
+  return undefined;
+}
+
 const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
 
 /**
