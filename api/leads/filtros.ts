@@ -113,6 +113,8 @@ const ordemDoValor = (v: string) => (/^\d+\.\d{2}$/.test(v) ? BigInt(v.replace('
 
 /** InnoDB's innodb_ft_max_token_size, MariaDB's and MySQL's default. */
 const MAIOR_PALAVRA_INDEXADA = 84;
+/** The longest `nome` a search takes. */
+const MAIOR_NOME = 150;
 
 export const UFS = ['AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA', 'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO', 'EX'];
 
@@ -150,12 +152,12 @@ export const esquemaDosFiltros = {
   nome: Joi.string()
     .trim()
     .empty('')
-    .max(150)
+    .max(MAIOR_NOME)
     // a longer word is left out of the index and of a search (innodb_ft_max_token_size): a search
     // for it would match as if it were not there, so every name that has the other words (a text
     // over the length is refused by max() alone)
     .custom((v: string, h) =>
-      v.length <= 150 && palavrasDoNome(v).some((p) => p.length > MAIOR_PALAVRA_INDEXADA) ? h.error('nome.palavraLonga') : v,
+      v.length <= MAIOR_NOME && palavrasDoNome(v).some((p) => p.length > MAIOR_PALAVRA_INDEXADA) ? h.error('nome.palavraLonga') : v,
     )
     .messages({ 'nome.palavraLonga': `{{#label}} tem uma palavra de mais de ${MAIOR_PALAVRA_INDEXADA} letras, que a busca não alcança` })
     .description('palavras da razão social ou do nome fantasia'),
