@@ -40,6 +40,16 @@ beforeEach(() => mockRegistros.splice(0));
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());
 
+/** A PDF the chat platform serves at `caminho` for as long as the test runs; answers how many times it was downloaded. */
+function pdfNoChat(caminho: string): () => number {
+  let downloads = 0;
+  nock(CHAT)
+    .persist()
+    .get(caminho)
+    .reply(200, () => (downloads++, Buffer.from(`%PDF-${caminho}`)), { 'content-type': 'application/pdf' });
+  return () => downloads;
+}
+
 /** A message with one attachment at `endereco`; answers the attachment's record. */
 async function anexoEm(endereco: string, o: { sistema?: { id: string; token: string } } = {}) {
   const r = await s.registrar(o.sistema ?? sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
@@ -106,11 +116,7 @@ test("identity refusing the sales application's credentials (its secret renewed,
   // the token already held lasts its hour: the next copies ask for one with the old secret
   esquecerTokenDoServico('sales');
 
-  let downloads = 0;
-  nock(CHAT)
-    .persist()
-    .get('/rails/active_storage/recusa/contrato.pdf')
-    .reply(200, () => (downloads++, Buffer.from('%PDF-recusa')), { 'content-type': 'application/pdf' });
+  const downloads = pdfNoChat('/rails/active_storage/recusa/contrato.pdf');
   const anexo = await anexoEm(`${CHAT}/rails/active_storage/recusa/contrato.pdf`);
   const q = fila(filaSalesAnexo);
   const runs = () => mockRegistros.filter((r) => (r.args[0] as { anexo_id?: string }).anexo_id === anexo.id);
@@ -128,7 +134,7 @@ test("identity refusing the sales application's credentials (its secret renewed,
     expect(logs[0]).toContain("identity refused the sales service's credentials");
     expect(runs()[0].args[0]).toMatchObject({ err: expect.stringContaining('SALES_CLIENT_ID/SALES_CLIENT_SECRET') });
     // the token is asked for first: the chat platform is not asked for the attachment every run for nothing
-    expect(downloads).toBe(0);
+    expect(downloads()).toBe(0);
   } finally {
     await q.resume();
     // the operator sets the new secret (README, "Renewing a suite service's secret")
@@ -139,22 +145,18 @@ test("identity refusing the sales application's credentials (its secret renewed,
     return e.copiado && e;
   }, 'the copy once the secret is set');
   expect(copiado).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
-  expect(downloads).toBe(1);
+  expect(downloads()).toBe(1);
 });
 
 test('identity or file storage out of reach, or file storage failing (5xx): the copy is put off, its attempt given back, and copied once they answer', async () => {
-  let downloads = 0;
-  nock(CHAT)
-    .persist()
-    .get('/rails/active_storage/fora/nota.pdf')
-    .reply(200, () => (downloads++, Buffer.from('%PDF-fora')), { 'content-type': 'application/pdf' });
+  const downloads = pdfNoChat('/rails/active_storage/fora/nota.pdf');
   const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/fora/nota.pdf`);
 
   esquecerTokenDoServico('sales');
   const semIdentity = await comEndereco('identity', await enderecoFechado(), () => copiarAnexo(anexo.id));
   expect(semIdentity).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/^no token for the sales application: fetch failed \(connect ECONNREFUSED /) });
   // no token, no download: the chat platform is not asked for an attachment that cannot be stored
-  expect(downloads).toBe(0);
+  expect(downloads()).toBe(0);
 
   const semFiles = await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id));
   expect(semFiles).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/^file storage out of reach: fetch failed \(connect ECONNREFUSED /) });
@@ -346,11 +348,7 @@ test("the attachment's own failures spend their attempts as before, between runs
 });
 
 test('a system switched off for now (ativo false) is not called: its copies wait, no attempt spent, and are copied once it is active again', async () => {
-  let downloads = 0;
-  nock(CHAT)
-    .persist()
-    .get('/rails/active_storage/pausado/nota.pdf')
-    .reply(200, () => (downloads++, Buffer.from('%PDF-pausado')), { 'content-type': 'application/pdf' });
+  const downloads = pdfNoChat('/rails/active_storage/pausado/nota.pdf');
   const pausado = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-do-pausado' });
   const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/pausado/nota.pdf`, { sistema: pausado });
   const ativar = async (ativo: boolean) => expect((await s.api.patch(`/config_system/${pausado.id}`, { token: await s.admin(), body: { ativo } })).status).toBe(200);
@@ -359,11 +357,11 @@ test('a system switched off for now (ativo false) is not called: its copies wait
     expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('system is inactive') });
   }
   expect(await estado(anexo.id)).toEqual({ tentativas: 0, copiado: false, ultimo_erro: expect.stringContaining('system is inactive') });
-  expect(downloads).toBe(0);
+  expect(downloads()).toBe(0);
   await ativar(true);
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   expect(await estado(anexo.id)).toEqual({ tentativas: 1, copiado: true, ultimo_erro: null });
-  expect(downloads).toBe(1);
+  expect(downloads()).toBe(1);
 });
 
 test('a copy that fails lets go of its download at once, not at the end of its two minutes', async () => {
