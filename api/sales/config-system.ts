@@ -209,16 +209,33 @@ function conferirHmac(segredo: string, chamada: ChamadaDeWebhook, agora: number)
   }
 }
 
+/** How the chat platform's API is reached for a system: its base address, account and token. */
+export interface AcessoAoSuporte {
+  url: string;
+  contaId: number | null;
+  tokenApi: string | null;
+}
+
 /**
- * The chat platform's API access of a system: its base address, account and token (hand-over,
- * downloads). A deleted or inactive system is not called.
+ * A system the suite may call in the chat platform (hand-over, downloads), as stored: null for a
+ * deleted or inactive one, or one without an address. Only the database's read can fail here.
  */
-export async function acessoAoSuporte(id: string): Promise<{ url: string; contaId: number | null; tokenApi: string | null } | null> {
+export async function sistemaParaChamar(id: string): Promise<ConfigSystem | null> {
   const c = await ConfigSystem.findByPk(id);
-  if (!c?.url || !c.ativo) return null;
+  return c?.url && c.ativo ? c : null;
+}
+
+/** A callable system's API access; a stored token that cannot be decrypted throws, the system's own fault. */
+export function acessoDe(c: ConfigSystem): AcessoAoSuporte {
   return {
-    url: c.url,
+    url: c.url!,
     contaId: c.conta_id === null ? null : Number(c.conta_id),
     tokenApi: c.token_api_cifrado ? decifrar(c.token_api_cifrado) : null,
   };
+}
+
+/** The chat platform's API access of a system, or null when it is not to be called. */
+export async function acessoAoSuporte(id: string): Promise<AcessoAoSuporte | null> {
+  const c = await sistemaParaChamar(id);
+  return c && acessoDe(c);
 }

@@ -1,7 +1,8 @@
 import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { acessoAoSuporte } from './config-system';
+import { ConfigSystem } from '../../models/sales';
+import { acessoDe, sistemaParaChamar } from './config-system';
 import { MARCA_DA_DECISAO } from './registro';
 
 const log = logger('sales-transferencia');
@@ -19,14 +20,13 @@ interface Esperando {
   transferencia_falhas: number;
 }
 
-type Acesso = Awaited<ReturnType<typeof acessoAoSuporte>>;
-
 /**
  * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. Only
  * the platform's own answer that the conversation is now open counts: a redirect is not followed
  * (it would carry the API token to another address) and any other answer is a failure.
  */
-async function abrirNoSuporte(c: Esperando, acesso: Acesso): Promise<void> {
+async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promise<void> {
+  const acesso = sistema && acessoDe(sistema);
   const conta = c.suporte_conta_id ?? acesso?.contaId ?? null;
   if (!acesso?.tokenApi || conta === null) throw new Error('the chat platform system has no API address, account or token');
   const res = await fetch(`${acesso.url}/api/v1/accounts/${conta}/conversations/${c.suporte_conversa_id}/toggle_status`, {
@@ -103,8 +103,8 @@ export async function transferirSemResposta(
     .map(({ c }) => c);
   let transferidas = 0;
   let falhas = 0;
-  // a run's conversations share few systems: each system's access is read and decrypted once
-  const acessos = new Map<string, Promise<Acesso>>();
+  // a run's conversations share few systems: each one is read once
+  const lidos = new Map<string, ConfigSystem | null>();
   const falhasSeguidas = new Map<string, number>();
   for (const [vistas, c] of esperando.entries()) {
     // asked to stop (a worker's shutdown): between two calls, the rest waiting for the next run
@@ -121,9 +121,11 @@ export async function transferirSemResposta(
         [c.id, limite],
       );
       if (!aindaEspera) continue;
-      if (!acessos.has(sistema)) acessos.set(sistema, acessoAoSuporte(sistema));
+      // the database failing to read the system is no refusal by the platform: it goes to the outer
+      // catch, the conversation's wait unchanged, and the next conversation reads the system again
+      if (!lidos.has(sistema)) lidos.set(sistema, await sistemaParaChamar(sistema));
       try {
-        await abrirNoSuporte(c, await acessos.get(sistema)!);
+        await abrirNoSuporte(c, lidos.get(sistema)!);
       } catch (err) {
         falhas++;
         falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);

@@ -7,6 +7,7 @@ import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaSalesTransferencia } from '../../queues/sales-transferencia';
+import { ConfigSystem } from '../../models/sales';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, mensagemAninhada, novoContato, Sales, salesDe } from './apoio';
@@ -271,6 +272,31 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(boa.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
     expect(await s.conversaDoSuporte(naoLida.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
     expect((await adiada(naoLida.registro.id)).transferencia_falhas).toBe(1);
+  });
+
+  it("the database failing to read a system is no refusal by the platform: that conversation's wait is unchanged, and the next one reads the system again", async () => {
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const primeira = await esperando({ esperaS: ESPERA_S + 50, doSistema: proprio });
+    const segunda = await esperando({ esperaS: ESPERA_S + 40, doSistema: proprio });
+    const queda = Object.assign(new Error('connect ECONNREFUSED'), { name: 'SequelizeConnectionRefusedError' });
+    const ler = ConfigSystem.findByPk.bind(ConfigSystem);
+    let quedas = 0;
+    // the first read of this system fails (the earlier tests' systems have conversations in the run too)
+    const leitura = jest.spyOn(ConfigSystem, 'findByPk').mockImplementation((async (id: string) => {
+      if (id === proprio.id && quedas++ === 0) throw queda;
+      return ler(id);
+    }) as typeof ConfigSystem.findByPk);
+    const aceite = abrirNoChat(segunda.conversa);
+    try {
+      await transferirSemResposta();
+      expect(quedas).toBe(2);
+    } finally {
+      leitura.mockRestore();
+    }
+    expect(aceite.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(segunda.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(await s.conversaDoSuporte(primeira.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    expect(await adiada(primeira.registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
   });
 
   it('a late event that sets a handed-over conversation back to pending does not hand it over again', async () => {
