@@ -247,6 +247,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientSecret: value[`${p}_CLIENT_SECRET`],
     };
   }
+  // the mark of a suite's application (identity's start) names one service: an application shared
+  // by two would be marked for each in turn, at every start
+  const porClientId = new Map<string, string>();
+  for (const nome of NOMES_DOS_SERVICOS) {
+    const id = servicos[nome].clientId;
+    if (!id) continue;
+    const outro = porClientId.get(id);
+    if (outro) throw new ConfigError(`invalid configuration: ${outro}_CLIENT_ID and ${SERVICOS[nome].env}_CLIENT_ID name the same application; each service has its own`);
+    porClientId.set(id, SERVICOS[nome].env);
+  }
   if (ambiente !== 'LOCALHOST') {
     const faltando = NOMES_DOS_SERVICOS.filter((n) => !servicos[n].url).map((n) => `${SERVICOS[n].env}_URL`);
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);

@@ -29,6 +29,12 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(loadConfig({ DASHBOARD_USUARIO: 'ops', DASHBOARD_SENHA: 'uma-senha-longa' }).dashboard).toMatchObject({ usuario: 'ops', senha: 'uma-senha-longa' });
   });
 
+  test("each service has its own application: two <SERVICE>_CLIENT_IDs naming one stop the start, naming both variables", () => {
+    expect(() => loadConfig({ HUB_CLIENT_ID: 'app-1', SALES_CLIENT_ID: 'app-1' })).toThrow(/HUB_CLIENT_ID and SALES_CLIENT_ID name the same application/);
+    const c = loadConfig({ HUB_CLIENT_ID: 'app-1', SALES_CLIENT_ID: 'app-2' });
+    expect([c.servicos.hub.clientId, c.servicos.sales.clientId]).toEqual(['app-1', 'app-2']);
+  });
+
   test('LISTEN_HOST: the loopback in LOCALHOST (keys generated, dashboard open, SSRF guard off), every interface elsewhere, as given when set', () => {
     expect(loadConfig({}).listenHost).toBe('127.0.0.1');
     expect(loadConfig({ LISTEN_HOST: '0.0.0.0' }).listenHost).toBe('0.0.0.0');
