@@ -8,7 +8,7 @@ import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
 import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
-import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
+import { ehTipoMime, mesmoTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento, vencimentoDoEnvioMs } from './armazenamento';
 import { FORMA_DA_CHAVE } from './schemas';
 import { conferirAssinatura, urlDeDownload } from './url-assinada';
@@ -180,7 +180,7 @@ async function registrar(
         if (tentativa < TENTATIVAS_DA_CHAVE) continue;
         throw err;
       }
-      if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || primeiro.tipo_mime !== novo.tipo_mime) {
+      if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || !mesmoTipoMime(primeiro.tipo_mime, novo.tipo_mime)) {
         throw referenciaInvalida('Idempotency-Key', 'Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
       }
       return { arquivo: arquivoJson(primeiro), repetido: true };

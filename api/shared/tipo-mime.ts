@@ -11,3 +11,25 @@ const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^
 
 /** A Content-Type file storage keeps: the grammar above, up to 255 characters. */
 export const ehTipoMime = (v: string) => v.length <= 255 && TIPO_MIME.test(v);
+
+/** A parameter after the essence (the value still quoted when it was). */
+const PARAMETRO = new RegExp(`;\\s*(${TOKEN})=(${TOKEN}|"[^"]*")`, 'g');
+
+/**
+ * Whether two Content-Types of the grammar above say the same (RFC 9110 §8.3.1, §5.6.6): type,
+ * subtype and parameter names in any case, spaces around `;` as they come, a value quoted or not,
+ * and a charset's value in any case (§8.3.2). Other parameters' values keep their case.
+ */
+export function mesmoTipoMime(a: string, b: string): boolean {
+  return formaCanonica(a) === formaCanonica(b);
+}
+
+function formaCanonica(tipo: string): string {
+  const essencia = tipo.split(';', 1)[0];
+  const parametros = [...tipo.slice(essencia.length).matchAll(PARAMETRO)].map(([, nome, valor]) => {
+    const n = nome.toLowerCase();
+    const v = valor.startsWith('"') ? valor.slice(1, -1) : valor;
+    return `${n}=${n === 'charset' ? v.toLowerCase() : v}`;
+  });
+  return [essencia.trim().toLowerCase(), ...parametros].join(';');
+}

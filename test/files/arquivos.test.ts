@@ -250,6 +250,24 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     expect(await retrato()).toEqual(antes);
   });
 
+  test('a repeat whose Content-Type says the same in another spelling (case, spaces, quotes, a charset in capitals) is the same upload; another parameter value is not', async () => {
+    const chave = `grafia-${Date.now()}`;
+    const enviar = (tipo: string) => files.enviar(app.token, 'nota.txt', 'nota', { tipo, headers: { 'idempotency-key': chave } });
+    const primeiro = await enviar('text/plain; charset=utf-8; format=flowed');
+    expect(primeiro.status).toBe(201);
+    const antes = await retrato();
+    for (const tipo of ['Text/Plain;charset=UTF-8;format=flowed', 'text/plain ; CHARSET="utf-8"; Format="flowed"']) {
+      const res = await enviar(tipo);
+      expect(res.status).toBe(201);
+      expect(res.headers.get('idempotent-replayed')).toBe('true');
+      expect(res.body).toMatchObject({ id: primeiro.body.id, tipo_mime: 'text/plain; charset=utf-8; format=flowed' });
+    }
+    for (const tipo of ['text/plain; charset=utf-8; format=Flowed', 'text/plain; charset=utf-8', 'text/plain; charset=latin1; format=flowed']) {
+      esperarProblema(await enviar(tipo), 422);
+    }
+    expect(await retrato()).toEqual(antes);
+  });
+
   test('keys are per application, and a key is free again once its file is deleted', async () => {
     const chave = `por-app-${Date.now()}`;
     const outro = await files.novoAplicativo();
