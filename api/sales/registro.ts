@@ -141,6 +141,17 @@ function emOrdemDeChave(pedidos: Pedido[]): { chave: string; pedido: Pedido }[] 
 }
 
 /**
+ * An upsert's assignments, `atualizado_em` first: moved only when a value changes, so a repeated
+ * webhook leaves the record as it was. Assignments run left to right, each reading the columns as
+ * the ones before it left them; read first, every expression sees the row as it was, as each one
+ * does in its own place (no assignment here reads a column assigned before it).
+ */
+function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string {
+  const iguais = atribuicoes.map(([coluna, valor]) => `(${valor}) <=> ${coluna}`).join(' AND ');
+  return [`atualizado_em = IF(${iguais}, atualizado_em, VALUES(atualizado_em))`, ...atribuicoes.map(([coluna, valor]) => `${coluna} = ${valor}`)].join(',\n       ');
+}
+
+/**
  * The live record of each chat conversation, created when there is none and brought up to date
  * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
  * none yet. One row per event (emOrdemDeChave). The record keeps the newest platform `updated_at`
@@ -170,19 +181,19 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
        (SELECT config_system_gateway_id FROM contato_gateway WHERE telefone_chave = ?),
        (SELECT config_system_mensageiro_id FROM contato_gateway WHERE telefone_chave = ?),
        ?, ?, ?, ?, ?, ?, '', 0, ?, ?)`)}
-     ON DUPLICATE KEY UPDATE
-       suporte_conta_id = COALESCE(VALUES(suporte_conta_id), suporte_conta_id),
-       suporte_contato_id = ${daCopia('COALESCE(VALUES(suporte_contato_id), suporte_contato_id)', 'suporte_contato_id')},
-       suporte_endereco_conversa = COALESCE(VALUES(suporte_endereco_conversa), suporte_endereco_conversa),
-       config_system_mensageiro_id = IF(config_system_gateway_id IS NULL, VALUES(config_system_mensageiro_id), config_system_mensageiro_id),
-       config_system_gateway_id = COALESCE(config_system_gateway_id, VALUES(config_system_gateway_id)),
-       etapa_id = ${daCopia('COALESCE(VALUES(etapa_id), etapa_id)', 'etapa_id')},
-       contato_nome = ${daCopia(`IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome))`, 'contato_nome')},
-       contato_telefone_digitos = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')},
-       contato_telefone = ${daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')},
-       status = ${daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status')},
-       atualizado_em = VALUES(atualizado_em),
-       suporte_atualizada_em = ${MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}`,
+     ON DUPLICATE KEY UPDATE ${comoAtualizacao([
+       ['suporte_conta_id', 'COALESCE(VALUES(suporte_conta_id), suporte_conta_id)'],
+       ['suporte_contato_id', daCopia('COALESCE(VALUES(suporte_contato_id), suporte_contato_id)', 'suporte_contato_id')],
+       ['suporte_endereco_conversa', 'COALESCE(VALUES(suporte_endereco_conversa), suporte_endereco_conversa)'],
+       ['config_system_mensageiro_id', 'IF(config_system_gateway_id IS NULL, VALUES(config_system_mensageiro_id), config_system_mensageiro_id)'],
+       ['config_system_gateway_id', 'COALESCE(config_system_gateway_id, VALUES(config_system_gateway_id))'],
+       ['etapa_id', daCopia('COALESCE(VALUES(etapa_id), etapa_id)', 'etapa_id')],
+       ['contato_nome', daCopia(`IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome))`, 'contato_nome')],
+       ['contato_telefone_digitos', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')],
+       ['contato_telefone', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')],
+       ['status', daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status')],
+       ['suporte_atualizada_em', MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')],
+     ])}`,
     linhas.flat(),
   );
   const ids = t.depois(

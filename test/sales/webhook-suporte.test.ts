@@ -116,6 +116,24 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     expect(await ConversaMensagem.count({ where: { conversa_id: primeiro.conversa_id } })).toBe(1);
   });
 
+  it("a repeated webhook leaves the conversation's atualizado_em as it was; a change the platform sends moves it", async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const evento = eventoDeMensagem({ conversa, contato });
+    const { conversa_id } = await s.registrar(sistema, evento);
+    const atualizadoEm = async () => {
+      const [[linha]] = (await banco('sales').query('SELECT atualizado_em FROM conversa WHERE id = ?', { replacements: [conversa_id] })) as any;
+      return (linha.atualizado_em as Date).getTime();
+    };
+    const antes = await atualizadoEm();
+    await dormir(20);
+    await s.registrar(sistema, evento);
+    await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, contato }));
+    expect(await atualizadoEm()).toBe(antes);
+    await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
+    expect(await atualizadoEm()).toBeGreaterThan(antes);
+  });
+
   it('stores the same message once when the webhook arrives twice at the same instant', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
