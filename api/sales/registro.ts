@@ -46,10 +46,14 @@ const mensagensDe = (e: EventoGuardado) => (e.tipo === 'mensagem' ? (e.mensagem 
 
 /**
  * What an event adds to its batch's SQL: each message's text, escaped (at most twice its bytes),
- * in its row and again as the conversation's last message, beside a kilobyte of fields and rows.
+ * in its row and again as the conversation's last message, beside a kilobyte of fields and rows;
+ * and each attachment's address and name, escaped, in its row (20 addresses of 2,000 characters
+ * weigh as much as a long text).
  */
 export function pesoDoEvento(evento: EventoGuardado): number {
-  return mensagensDe(evento).reduce((peso, m) => peso + 4 * Buffer.byteLength(m.conteudo) + 1024, 1024);
+  const pesoDosAnexos = (m: MensagemDoSuporte) =>
+    m.anexos.reduce((peso, a) => peso + 2 * (Buffer.byteLength(a.endereco) + Buffer.byteLength(a.nome)) + 256, 0);
+  return mensagensDe(evento).reduce((peso, m) => peso + 4 * Buffer.byteLength(m.conteudo) + 1024 + pesoDosAnexos(m), 1024);
 }
 const lista = (n: number, item: string) => Array(n).fill(item).join(', ');
 

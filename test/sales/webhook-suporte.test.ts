@@ -1011,6 +1011,17 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(200 * pesoDoEvento(grande as Exclude<typeof grande, { tipo: 'ignorado' }>)).toBeGreaterThan(MENSAGEM_MAXIMA);
   });
 
+  it("an event weighs at least what its attachments' addresses and names add to its batch's SQL", () => {
+    // an address of 2,000 characters, quotes escaped, its last segment the attachment's name
+    const endereco = `https://chat.exemplo.test/${"'".repeat(1000)}/${"a'".repeat(480)}`;
+    const anexos = Array.from({ length: ANEXOS_POR_MENSAGEM }, (_, i) => ({ id: i + 1, data_url: endereco, file_type: 'image' }));
+    const evento = lerEventoDoSuporte(eventoDeMensagem({ conversa: 1, conteudo: 'oi', anexos }));
+    if (evento.tipo !== 'mensagem' || !evento.mensagem) throw new Error('a message event was expected');
+    expect(evento.mensagem.anexos).toHaveLength(ANEXOS_POR_MENSAGEM);
+    const sql = evento.mensagem.anexos.map((a) => format('(?, ?)', [a.endereco, a.nome])).join(', ');
+    expect(pesoDoEvento(evento)).toBeGreaterThanOrEqual(Buffer.byteLength(sql));
+  });
+
   it('a payload out of shape answers 400 naming the fields, and stores nothing', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
