@@ -1,4 +1,5 @@
-import { Migracao } from '../../lib/database';
+import { AGORA_NO_BANCO, Migracao } from '../../lib/database';
+import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
@@ -324,6 +325,51 @@ export const MIGRACOES_SALES: Migracao[] = [
       // its next put-off. Appended last, the column costs no table copy
       if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'adiada_desde' }))) {
         await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN adiada_desde DATETIME(3) NULL');
+      }
+    },
+  },
+  {
+    name: '0014-sales-identidade-do-robo',
+    async up(qi) {
+      // a chat identity (a user, an agent bot: counted apart) answers for one live robot, so a
+      // message of it links that robot and no other; a deleted robot's is free (the generated keys
+      // are NULL once deleted, as conversa's). Where live robots shared one, the robot created first
+      // keeps it and the later ones lose it, each logged so the team can set it again where meant.
+      // Run again after a stop, nothing is left to clear and the keys are there
+      for (const campo of ['suporte_usuario_id', 'suporte_bot_id']) {
+        const [linhas] = (await qi.sequelize.query(
+          `SELECT id, nome, ${campo} AS identidade FROM robo
+            WHERE deletado_em IS NULL AND ${campo} IN (SELECT ${campo} FROM robo WHERE deletado_em IS NULL GROUP BY ${campo} HAVING COUNT(*) > 1)
+            ORDER BY ${campo}, criado_em, id`,
+        )) as [{ id: string; nome: string; identidade: string | number }[], unknown];
+        const primeiros = new Map<string, string>();
+        const retirados: string[] = [];
+        for (const l of linhas) {
+          const identidade = String(l.identidade);
+          const mantido = primeiros.get(identidade);
+          if (!mantido) {
+            primeiros.set(identidade, l.id);
+            continue;
+          }
+          retirados.push(l.id);
+          logger('migracoes').warn(
+            { robo_id: l.id, robo_nome: l.nome, campo, identidade, mantida_pelo_robo_id: mantido },
+            'identidade do suporte repetida: retirada do robô cadastrado depois',
+          );
+        }
+        if (retirados.length) {
+          await qi.sequelize.query(`UPDATE robo SET ${campo} = NULL, atualizado_em = ${AGORA_NO_BANCO} WHERE id IN (?)`, { replacements: [retirados] });
+        }
+      }
+      // the plain keys go: nothing reads a robot by its identity (the webhooks load them all)
+      if (!(await existeNoEsquema(qi, 'robo', { coluna: 'suporte_usuario_vivo' }))) {
+        await qi.sequelize.query(
+          `ALTER TABLE robo DROP INDEX robo_suporte_usuario, DROP INDEX robo_suporte_bot,
+            ADD COLUMN suporte_usuario_vivo BIGINT GENERATED ALWAYS AS (IF(deletado_em IS NULL, suporte_usuario_id, NULL)) STORED,
+            ADD COLUMN suporte_bot_vivo BIGINT GENERATED ALWAYS AS (IF(deletado_em IS NULL, suporte_bot_id, NULL)) STORED,
+            ADD UNIQUE KEY robo_suporte_usuario_vivo (suporte_usuario_vivo),
+            ADD UNIQUE KEY robo_suporte_bot_vivo (suporte_bot_vivo)`,
+        );
       }
     },
   },

@@ -4,7 +4,8 @@ import { MOMENTO, novoId, tabela } from '../shared/base';
 /**
  * An AI service robot (SPEC §2 Conversa `robo_id`). It answers in the chat platform as a user
  * (`suporte_usuario_id`) or as an agent bot (`suporte_bot_id`), whose ids are counted apart: a
- * message from either is the robot's (DESIGN §10 `autor`).
+ * message from either is the robot's (DESIGN §10 `autor`). Each belongs to one live robot at most
+ * (unique keys over generated columns, NULL once deleted: migration 0014).
  */
 @Table(tabela('robo', { paranoid: true }))
 export class Robo extends Model {

@@ -3,7 +3,7 @@ import { ConfigSystem } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { RFC3339, Sales, salesDe, unico } from './apoio';
+import { idDoSuporte, RFC3339, Sales, salesDe, unico } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -127,14 +127,16 @@ describe('DESIGN §10: POST /config_system (master)', () => {
 });
 
 describe.each([
-  ['cliente', 'razao_social', { cnpj: '11222333000181', telefone: '+55 11 3333-4444', email: 'compras@cliente.test' }],
-  ['robo', 'nome', { descricao: 'Atende vendas', suporte_usuario_id: 12, suporte_bot_id: 3 }],
-] as const)('the %s records conversations link to (area clientes)', (recurso, campoDoNome, extras) => {
+  ['cliente', 'razao_social', () => ({ cnpj: '11222333000181', telefone: '+55 11 3333-4444', email: 'compras@cliente.test' })],
+  // each robot answers as chat identities of its own (no two live robots share one)
+  ['robo', 'nome', () => ({ descricao: 'Atende vendas', suporte_usuario_id: idDoSuporte(), suporte_bot_id: idDoSuporte() })],
+] as const)('the %s records conversations link to (area clientes)', (recurso, campoDoNome, novosExtras) => {
   it('create, read, page alphabetically with a search, update and delete', async () => {
     const tag = unico('Cad');
     const nomes = [`${tag} Beta`, `${tag} alfa`, `${tag} Gama`];
-    const criados = [];
-    for (const nome of nomes) criados.push(await s.criar(recurso, { [campoDoNome]: nome, ...extras }));
+    const extras = novosExtras();
+    const criados = [await s.criar(recurso, { [campoDoNome]: nomes[0], ...extras })];
+    for (const nome of nomes.slice(1)) criados.push(await s.criar(recurso, { [campoDoNome]: nome, ...novosExtras() }));
     expect(criados[0]).toMatchObject({ id: expect.any(String), [campoDoNome]: `${tag} Beta`, ...extras, criado_em: expect.stringMatching(RFC3339) });
 
     const pagina = await s.api.get(`/${recurso}`, { token: admin, query: { busca: tag.toLowerCase(), tamanho: 2 } });
@@ -150,7 +152,7 @@ describe.each([
     expect((await s.api.get(`/${recurso}`, { token: admin, query: { busca: tag } })).body.total).toBe(2);
 
     // accented text is searched too (a CNPJ column holds ASCII only, and is then left out of the search)
-    const acentuado = await s.criar(recurso, { [campoDoNome]: `${tag} Comércio São João`, ...extras });
+    const acentuado = await s.criar(recurso, { [campoDoNome]: `${tag} Comércio São João`, ...novosExtras() });
     const busca = await s.api.get(`/${recurso}`, { token: admin, query: { busca: 'ércio são' } });
     expect(busca.status).toBe(200);
     expect(busca.body.itens.map((i: any) => i.id)).toContain(acentuado.id);
@@ -158,7 +160,7 @@ describe.each([
 
   it('a change or a second deletion arriving while a deletion is under way answers 404 and leaves the deleted record as it was', async () => {
     const tag = unico('Corrida');
-    const registro = await s.criar(recurso, { [campoDoNome]: tag, ...extras });
+    const registro = await s.criar(recurso, { [campoDoNome]: tag, ...novosExtras() });
     const conexao = await novaConexao('sales');
     try {
       await conexao.query('START TRANSACTION');
