@@ -1,7 +1,7 @@
-import { Op, Transaction, WhereOptions } from 'sequelize';
+import { Op, Transaction, UniqueConstraintError, WhereOptions } from 'sequelize';
 import { Model, ModelCtor } from 'sequelize-typescript';
 import { iso } from '../../models/shared/base';
-import { naoEncontrado } from '../shared/errors';
+import { conflito, naoEncontrado } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 
@@ -23,6 +23,8 @@ export interface DefinicaoDeCadastro<M extends Model> {
   numeros?: string[];
   /** after any write (caches of the records) */
   aoMudar?: () => void;
+  /** the table's unique keys, by name, to the field whose repeat each refuses and the 409's message */
+  unicos?: Record<string, { campo: string; mensagem: string }>;
 }
 
 export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
@@ -34,6 +36,13 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
     return { ...json, criado_em: iso(valores.criado_em as Date)!, atualizado_em: iso(valores.atualizado_em as Date)! };
   };
   type Json = ReturnType<typeof comoJson>;
+
+  // the database's unique key decides, so of two writes of one value at once only one succeeds; a
+  // key not described here keeps the generic 409
+  const recusarRepetido = (err: unknown): never => {
+    const unico = err instanceof UniqueConstraintError ? Object.keys(err.fields).map((chave) => d.unicos?.[chave]).find(Boolean) : undefined;
+    throw unico ? conflito(unico.mensagem, unico.campo) : err;
+  };
 
   async function existente(id: string): Promise<M> {
     const m = await d.modelo.findByPk(id);
@@ -69,14 +78,14 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
       return m !== null;
     },
     async criar(dados: Record<string, unknown>): Promise<Json> {
-      const m = await d.modelo.create(dados as never);
+      const m = await d.modelo.create(dados as never).catch(recusarRepetido);
       d.aoMudar?.();
       return comoJson(m);
     },
     // changes and deletions read the record again under lock: of two at once, the second sees the
     // first (a change after a deletion answers 404 instead of writing to the deleted record)
     async atualizar(id: string, dados: Record<string, unknown>): Promise<Json> {
-      const m = await mudarSobTrava(d.modelo, id, d.oQue, (m, transaction) => m.update(dados, { transaction }));
+      const m = await mudarSobTrava(d.modelo, id, d.oQue, (m, transaction) => m.update(dados, { transaction })).catch(recusarRepetido);
       d.aoMudar?.();
       return comoJson(m);
     },

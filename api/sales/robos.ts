@@ -19,6 +19,11 @@ export const robos = criarCadastro({
   campos: ['nome', 'descricao', 'suporte_usuario_id', 'suporte_bot_id'],
   numeros: ['suporte_usuario_id', 'suporte_bot_id'],
   aoMudar: () => identidades.esquecer(),
+  // a chat identity answers for one live robot (migration 0014): a message of it links no other
+  unicos: {
+    robo_suporte_usuario_vivo: { campo: 'suporte_usuario_id', mensagem: 'Outro robô já responde como este usuário da plataforma de atendimento.' },
+    robo_suporte_bot_vivo: { campo: 'suporte_bot_id', mensagem: 'Outro robô já responde como este agent bot da plataforma de atendimento.' },
+  },
 });
 
 /**

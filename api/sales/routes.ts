@@ -273,14 +273,19 @@ function rotasDeConfigSystem(): Rota[] {
   ];
 }
 
-/** Page, by id, create, update and delete of a small record of area `clientes` (customers, robots). */
+/**
+ * Page, by id, create, update and delete of a small record of area `clientes` (customers, robots).
+ * `conflito` describes the 409 of a create or change, for a record with a value of its own.
+ */
 function rotasDeCadastro(
   recurso: string,
   cadastro: ReturnType<typeof criarCadastro>,
   esquemas: { criar: Joi.Schema; atualizar: Joi.Schema },
   resposta: { item: Joi.Schema; pagina: Joi.Schema },
+  conflito?: string,
 ): Rota[] {
   const caminho = `/${recurso}`;
+  const outrasRespostas = conflito ? { '409': conflito } : undefined;
   const paramsId = { params: schemas.paramsId };
   const usuario = 'usuario' as const;
   return [
@@ -316,6 +321,7 @@ function rotasDeCadastro(
       validar: { body: esquemas.criar },
       status: 201,
       resposta: resposta.item,
+      outrasRespostas,
       tratar: (req) => cadastro.criar(req.entrada.body),
     },
     {
@@ -327,6 +333,7 @@ function rotasDeCadastro(
       permissao: controle.pode('editar', AREA),
       validar: { ...paramsId, body: esquemas.atualizar },
       resposta: resposta.item,
+      outrasRespostas,
       tratar: (req) => cadastro.atualizar(req.entrada.params.id, req.entrada.body),
     },
     {
@@ -354,10 +361,13 @@ export function rotasDeSales(): Rota[] {
       item: respostas.cliente,
       pagina: respostas.paginaDeClientes,
     }),
-    ...rotasDeCadastro('robo', robos, { criar: schemas.criarRobo, atualizar: schemas.atualizarRobo }, {
-      item: respostas.robo,
-      pagina: respostas.paginaDeRobos,
-    }),
+    ...rotasDeCadastro(
+      'robo',
+      robos,
+      { criar: schemas.criarRobo, atualizar: schemas.atualizarRobo },
+      { item: respostas.robo, pagina: respostas.paginaDeRobos },
+      'suporte_usuario_id ou suporte_bot_id já é de outro robô não removido',
+    ),
     ...rotasDeAcesso(acessoSales),
   ];
 }

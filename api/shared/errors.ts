@@ -43,7 +43,9 @@ export const naoAutenticado = (mensagem = 'Token ausente, inválido ou expirado.
   new ErroDeDominio('nao_autenticado', mensagem);
 export const proibido = (mensagem = 'Sem permissão para esta operação.') => new ErroDeDominio('proibido', mensagem);
 export const naoEncontrado = (oQue: string) => new ErroDeDominio('nao_encontrado', `${oQue} não encontrado.`);
-export const conflito = (mensagem: string) => new ErroDeDominio('conflito', mensagem);
+/** `campo`: the field whose value another record holds, when the conflict is one field's */
+export const conflito = (mensagem: string, campo?: string) =>
+  new ErroDeDominio('conflito', mensagem, campo === undefined ? undefined : [{ campo, mensagem }]);
 /** The same request is still being handled (503 with Retry-After): not a failure of the service, not logged as one. */
 export const emAndamento = (mensagem: string, retryAfterSegundos: number) =>
   new ErroDeDominio('em_andamento', mensagem, undefined, { retryAfterSegundos });

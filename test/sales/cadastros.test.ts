@@ -1,5 +1,5 @@
 import { novaConexao } from '../../lib/database';
-import { ConfigSystem } from '../../models/sales';
+import { ConfigSystem, Robo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -186,6 +186,88 @@ describe.each([
     esperarProblema(await s.api.post(`/${recurso}`, { token: leitor.token, body: { [campoDoNome]: 'x' } }), 403);
     const semArea = await s.pessoa({ permissoes: null });
     esperarProblema(await s.api.get(`/${recurso}`, { token: semArea.token }), 403);
+  });
+});
+
+describe("a robot's chat identities: each belongs to one live robot", () => {
+  const robo = (campos: Record<string, unknown>) => s.criar('robo', { nome: unico('Robô '), ...campos });
+  const postar = (body: Record<string, unknown>) => s.api.post('/robo', { token: admin, body });
+  const mudar = (id: string, body: Record<string, unknown>) => s.api.patch(`/robo/${id}`, { token: admin, body });
+  /** a 409 naming the field, in its detail and in errors */
+  const recusado = (res: Parameters<typeof esperarProblema>[0], campo: string) => {
+    const p = esperarProblema(res, 409);
+    expect(p).toMatchObject({ code: 'conflito', errors: [{ campo, mensagem: p.detail }] });
+  };
+  const guardados = (nome: string) => Robo.count({ where: { nome }, paranoid: false });
+
+  it('POST with a user or agent bot another live robot answers as: 409 naming the field, nothing stored', async () => {
+    const dono = await robo({ suporte_usuario_id: idDoSuporte(), suporte_bot_id: idDoSuporte() });
+    for (const campo of ['suporte_usuario_id', 'suporte_bot_id'] as const) {
+      const nome = unico('Repetido ');
+      recusado(await postar({ nome, [campo]: dono[campo] }), campo);
+      expect(await guardados(nome)).toBe(0);
+    }
+  });
+
+  it('PATCH giving a robot an identity another live robot holds: 409 naming the field, the robot unchanged', async () => {
+    const dono = await robo({ suporte_usuario_id: idDoSuporte(), suporte_bot_id: idDoSuporte() });
+    const r = await robo({ descricao: 'Antes', suporte_usuario_id: idDoSuporte() });
+    for (const campo of ['suporte_usuario_id', 'suporte_bot_id'] as const) {
+      recusado(await mudar(r.id, { nome: unico('Depois '), descricao: 'Depois', [campo]: dono[campo] }), campo);
+      expect((await s.api.get(`/robo/${r.id}`, { token: admin })).body).toEqual(r);
+    }
+    // its own identity sent back is no conflict
+    expect((await mudar(r.id, { descricao: 'Depois', suporte_usuario_id: r.suporte_usuario_id })).status).toBe(200);
+  });
+
+  it("the two kinds of id are counted apart: one robot's user and another's agent bot may share a number", async () => {
+    const numero = idDoSuporte();
+    expect((await robo({ suporte_usuario_id: numero })).suporte_usuario_id).toBe(numero);
+    expect((await robo({ suporte_bot_id: numero })).suporte_bot_id).toBe(numero);
+    const outro = idDoSuporte();
+    expect(await robo({ suporte_usuario_id: outro, suporte_bot_id: outro })).toMatchObject({ suporte_usuario_id: outro, suporte_bot_id: outro });
+    // within one kind the number is taken
+    recusado(await postar({ nome: unico('Terceiro '), suporte_usuario_id: numero }), 'suporte_usuario_id');
+    recusado(await postar({ nome: unico('Terceiro '), suporte_bot_id: numero }), 'suporte_bot_id');
+  });
+
+  it("a deleted robot's identities can be given to another robot", async () => {
+    const [usuario, bot] = [idDoSuporte(), idDoSuporte()];
+    const antigo = await robo({ suporte_usuario_id: usuario, suporte_bot_id: bot });
+    recusado(await postar({ nome: unico('Cedo '), suporte_usuario_id: usuario }), 'suporte_usuario_id');
+    expect((await s.api.del(`/robo/${antigo.id}`, { token: admin })).status).toBe(204);
+
+    const novo = await robo({ suporte_usuario_id: usuario });
+    const mudado = await robo({});
+    expect((await mudar(mudado.id, { suporte_bot_id: bot })).body.suporte_bot_id).toBe(bot);
+    // theirs now; and deleted too, two deleted robots may have held one identity
+    recusado(await postar({ nome: unico('Tarde '), suporte_usuario_id: usuario }), 'suporte_usuario_id');
+    expect((await s.api.del(`/robo/${novo.id}`, { token: admin })).status).toBe(204);
+    expect((await robo({ suporte_usuario_id: usuario })).suporte_usuario_id).toBe(usuario);
+  });
+
+  it('an identity given at the same moment by another write: the create waits for it and answers 409 once it is committed', async () => {
+    const bot = idDoSuporte();
+    const nome = unico('Concorrente ');
+    const conexao = await novaConexao('sales');
+    try {
+      await conexao.query('START TRANSACTION');
+      await conexao.query("INSERT INTO robo (id, nome, suporte_bot_id, criado_em, atualizado_em) VALUES (UUID(), 'Outra escrita', ?, NOW(3), NOW(3))", [bot]);
+      const criacao = postar({ nome, suporte_bot_id: bot });
+      // a check read before the write would see nothing yet: the unique key makes the create wait
+      await esperarOutraConexao(conexao, 'the create waiting on the unique key', ['INSERT INTO `robo`%']);
+      await conexao.query('COMMIT');
+      recusado(await criacao, 'suporte_bot_id');
+      expect(await guardados(nome)).toBe(0);
+    } finally {
+      await conexao.end();
+    }
+  });
+
+  it('the OpenAPI document lists the 409 of POST /robo and PATCH /robo/{id}', async () => {
+    const { paths } = (await s.api.get('/openapi.json')).body;
+    expect(paths['/robo'].post.responses['409']).toBeDefined();
+    expect(paths['/robo/{id}'].patch.responses['409']).toBeDefined();
   });
 });
 
