@@ -476,6 +476,7 @@ describe('sales', () => {
     await c.chamarOp('GET /robo', {}, { token, status: 200 });
     await c.chamarOp('GET /robo/{id}', { id: robo.id }, { token, status: 200 });
     await c.chamarOp('PATCH /robo/{id}', { id: robo.id }, { token, status: 200, body: { descricao: null } });
+    await c.chamarOp('POST /robo', {}, { token, status: 409, body: { nome: unico('Robo '), suporte_usuario_id: 7 } });
     await c.chamarOp('PATCH /conversa/{id}', { id: conversa.id }, { token, status: 200, body: { cliente_id: cliente.id, robo_id: robo.id, status: 'open' } });
     await c.chamarOp('PATCH /conversa/{id}', { id: conversa.id }, { token, status: 422, body: { cliente_id: 'nao-existe' } });
     await c.chamarOp('DELETE /conversa/{id}', { id: conversa.id }, { token, status: 204 });
