@@ -151,7 +151,8 @@ function emOrdemDeChave(pedidos: Pedido[]): { chave: string; pedido: Pedido }[] 
  * does in its own place (no assignment here reads a column assigned before it).
  */
 function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string {
-  const iguais = atribuicoes.map(([coluna, valor]) => `(${valor}) <=> ${coluna}`).join(' AND ');
+  // byte by byte: the collation would take a name changed only in case for the same
+  const iguais = atribuicoes.map(([coluna, valor]) => `BINARY (${valor}) <=> BINARY ${coluna}`).join(' AND ');
   return [`atualizado_em = IF(${iguais}, atualizado_em, VALUES(atualizado_em))`, ...atribuicoes.map(([coluna, valor]) => `${coluna} = ${valor}`)].join(',\n       ');
 }
 
