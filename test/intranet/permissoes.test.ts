@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { banco } from '../../lib/database';
 import { chamar as http, esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Intranet, intranetDe, unico } from './apoio';
@@ -234,6 +235,41 @@ describe('who administers access grants no more than they hold (SPEC 5.2)', () =
     const admin = await it.admin();
     expect((await it.api.get(`/colaborador/${editor.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(editor.perfil.id);
     expect((await it.api.get(`/colaborador/${chefe.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(chefe.perfil.id);
+  });
+
+  test("a master demoted in identity grants nothing with the token issued before: the token's word is confirmed by identity", async () => {
+    const { usuario, token } = await it.identity.criarUsuarioLogado({ e_master: true });
+    const outro = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    const rebaixado = await it.identity.api.patch(`/usuario/${usuario.id}`, { token: await it.admin(), body: { e_master: false } });
+    expect(rebaixado.status).toBe(200);
+    // the token still says master, and reads as one until it expires (DESIGN §3)
+    expect((await it.api.get('/perfil_acesso', { token })).status).toBe(200);
+    const nome = unico('Tudo ');
+    const todas = { colaboradores: ['ler', 'criar', 'editar', 'deletar'] };
+    esperarProblema(await it.api.post('/perfil_acesso', { token, body: { nome, permissoes: todas } }), 403);
+    esperarProblema(await it.api.patch(`/perfil_acesso/${outro.perfil.id}`, { token, body: { permissoes: todas } }), 403);
+    esperarProblema(await it.api.del(`/perfil_acesso/${outro.perfil.id}`, { token }), 403);
+    esperarProblema(await it.api.patch(`/colaborador/${outro.colaborador.id}/perfil_acesso`, { token, body: { perfil_acesso_id: null } }), 403);
+    const admin = await it.admin();
+    expect((await it.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+    expect((await it.api.get(`/perfil_acesso/${outro.perfil.id}`, { token: admin })).body).toEqual(outro.perfil);
+    expect((await it.api.get(`/colaborador/${outro.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(outro.perfil.id);
+    // a master identity still counts as one grants as before
+    expect((await it.api.post('/perfil_acesso', { token: admin, body: { nome, permissoes: todas } })).status).toBe(201);
+  });
+
+  test('permissions taken away by another process grant nothing, though this one still holds them cached: the grant reads them afresh', async () => {
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['ler', 'criar', 'editar'] } });
+    // cached in this process by a first request
+    expect((await it.api.get('/perfil_acesso', { token: editor.token })).status).toBe(200);
+    // another API process (here the database itself) takes the profile away
+    await banco('intranet').query('UPDATE colaborador SET perfil_acesso_id = NULL WHERE id = ?', { replacements: [editor.colaborador.id] });
+    const nome = unico('Copia ');
+    esperarProblema(await it.api.post('/perfil_acesso', { token: editor.token, body: { nome, permissoes: editor.perfil.permissoes } }), 403);
+    esperarProblema(await it.api.patch(`/colaborador/${editor.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: editor.perfil.id } }), 403);
+    const admin = await it.admin();
+    expect((await it.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+    expect((await it.api.get(`/colaborador/${editor.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBeNull();
   });
 
   test('a remover cannot delete a profile stronger than their own: 403, the profile stays', async () => {

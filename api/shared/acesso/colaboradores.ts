@@ -38,6 +38,13 @@ export interface FiltrosDeColaborador {
 }
 
 /** What the identity service says of a collaborator (SPEC §2 Usuario fields used here). */
+/** What a mirror of identity's collaborators did: people registered, changed (or restored) and removed. */
+export interface ResultadoDoEspelho {
+  criados: number;
+  atualizados: number;
+  removidos: number;
+}
+
 export interface UsuarioDoIdentity {
   id: string;
   nome: string;
@@ -214,7 +221,10 @@ export function criarColaboradores(
           conferirAlcance(perfil.permissoes, alcance);
         }
         // the profile taken away must be one the caller could have given too
-        const atual = c.perfil_acesso_id ? await PerfilAcesso.findByPk(c.perfil_acesso_id, { attributes: ['permissoes'], transaction }) : null;
+        // (shared lock: a change of it meanwhile waits, and is not what was checked)
+        const atual = c.perfil_acesso_id
+          ? await PerfilAcesso.findByPk(c.perfil_acesso_id, { attributes: ['id', 'permissoes'], transaction, lock: transaction.LOCK.SHARE })
+          : null;
         if (atual) conferirAlcance(atual.permissoes, alcance);
         c.perfil_acesso_id = perfil?.id ?? null;
         await c.save({ transaction });
@@ -230,11 +240,11 @@ export function criarColaboradores(
      * (masters without a profile, everyone else with `Acesso inicial`), updates changed ones and
      * marks as deleted those gone from identity.
      */
-    async espelhar(usuarios: UsuarioDoIdentity[], acessoInicialId: string) {
+    async espelhar(usuarios: UsuarioDoIdentity[], acessoInicialId: string): Promise<ResultadoDoEspelho> {
       const locais = await Colaborador.findAll({ paranoid: false });
       const porAuthId = new Map(locais.map((c) => [c.auth_id, c]));
       const vistos = new Set<string>();
-      const resultado = { criados: 0, atualizados: 0, removidos: 0 };
+      const resultado: ResultadoDoEspelho = { criados: 0, atualizados: 0, removidos: 0 };
       const novos: Record<string, unknown>[] = [];
       for (const u of usuarios) {
         vistos.add(u.id);

@@ -6,7 +6,7 @@ import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
 import { lerDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
-import { criarColaboradores, UsuarioDoIdentity } from './colaboradores';
+import { criarColaboradores, ResultadoDoEspelho, UsuarioDoIdentity } from './colaboradores';
 import { criarControleDeAcesso } from './permissoes';
 import { criarPerfis } from './perfis';
 
@@ -58,7 +58,10 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
       const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
-      await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
+      const resultado = (await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs)) as ResultadoDoEspelho | null;
+      // the job may have run in a worker process apart, which forgot only its own cached
+      // permissions: this API process forgets its own of the people registered, changed or removed
+      if (resultado && resultado.criados + resultado.atualizados + resultado.removidos > 0) controle.invalidar();
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
     }

@@ -105,11 +105,11 @@ export function criarPerfis(
     },
 
     async deletar(id: string, alcance: Alcance): Promise<void> {
-      const perfil = await existente(id);
-      if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser removido.`);
-      conferirAlcance(perfil.permissoes, alcance);
-      // linking (and restoring a collaborator) reads the profile FOR SHARE: this count sees a link under way
+      // linking (and restoring a collaborator) reads the profile FOR SHARE: this count sees a link under
+      // way; and the permissions checked are the ones deleted, not a change made meanwhile
       await mudarSobTrava(PerfilAcesso, id, 'Perfil de acesso', async (travado, transaction) => {
+        if (travado.sistema) throw conflito(`O perfil "${travado.nome}" é do sistema e não pode ser removido.`);
+        conferirAlcance(travado.permissoes, alcance);
         const emUso = await Colaborador.count({ where: { perfil_acesso_id: id }, transaction });
         if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
         await travado.destroy({ transaction });

@@ -2,7 +2,9 @@ import { ModelStatic } from 'sequelize';
 import { CacheComPrazo } from '../../../lib/cache';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
-import { proibido } from '../errors';
+import { TokenRecusado } from '../../../queues/fila';
+import { ErroDeDominio, proibido } from '../errors';
+import { lerDoIdentity, RespostaDeErroDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
 import { Permissao } from '../rotas';
 
@@ -30,6 +32,12 @@ export type ConferirAlcance = (permissoes: Permissoes, de: Alcance) => void;
 
 export interface ControleDeAcesso {
   permissoesDe(principal: Principal): Promise<Alcance>;
+  /**
+   * What the caller may grant, read afresh: a grant outlives the request, so it is never made on
+   * authority that may have been taken away (a master's word in a token issued before a demotion,
+   * permissions cached before another process removed them).
+   */
+  alcanceParaConceder(principal: Principal): Promise<Alcance>;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
@@ -74,8 +82,32 @@ export function criarControleDeAcesso(
     return cache.obterOuCarregar(principal.sub, () => buscar(principal.sub));
   }
 
+  /**
+   * A token's `master` holds for its 8 hours wherever it is only verified; identity, which reads the
+   * holder's row (a demoted master's token is no master's there, a removed one's is refused), says
+   * whether it still holds. Without identity's word nothing is granted (503).
+   */
+  async function confirmarMaster(principal: Principal): Promise<void> {
+    let usuario: { e_master?: unknown };
+    try {
+      usuario = await lerDoIdentity(`/usuario/${encodeURIComponent(principal.sub)}`, principal.token);
+    } catch (err) {
+      if (err instanceof TokenRecusado || (err instanceof RespostaDeErroDoIdentity && err.status === 404)) usuario = {};
+      else throw new ErroDeDominio('indisponivel', 'O identity não confirmou quem é master; tente de novo.', undefined, { causa: err });
+    }
+    if (usuario.e_master !== true) throw proibido('O identity não confirma que você é master; entre de novo.');
+  }
+
   return {
     permissoesDe,
+    async alcanceParaConceder(principal) {
+      if (principal.master) {
+        await confirmarMaster(principal);
+        return TODAS;
+      }
+      if (principal.tipo !== 'usuario' || principal.perfil === 'cliente') return {};
+      return buscar(principal.sub);
+    },
     pode: (acao, area) => async (principal) => {
       const p = await permissoesDe(principal);
       if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);

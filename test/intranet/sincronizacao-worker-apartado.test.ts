@@ -1,0 +1,57 @@
+import { ChildProcess } from 'node:child_process';
+import { esperarProblema } from '../helpers/http';
+import { esperarAte } from '../helpers/espera';
+import { emProcesso } from '../helpers/processo';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { fila } from '../../queues/fila';
+import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
+import { Intranet, intranetDe } from './apoio';
+
+/**
+ * The API and the sync's worker in processes apart (`suite api` and `suite worker`): what the
+ * worker's sync changes reaches the API's cached permissions too.
+ */
+let suite: SuiteDeTeste;
+let it: Intranet;
+let worker: ChildProcess | undefined;
+const saida: string[] = [];
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'intranet'], { workers: false });
+  it = intranetDe(suite);
+  const q = fila(filaIntranetColaboradorSync);
+  const antes = (await q.getWorkers()).length;
+  worker = emProcesso(['suite.ts', 'worker', filaIntranetColaboradorSync.nome], {
+    ...process.env,
+    IDENTITY_URL: suite.url.identity,
+    INTRANET_URL: suite.url.intranet,
+    LOG_LEVEL: 'warn',
+  });
+  worker.stdout!.on('data', (d) => saida.push(String(d)));
+  worker.stderr!.on('data', (d) => saida.push(String(d)));
+  try {
+    await esperarAte(async () => worker!.exitCode === null && (await q.getWorkers()).length > antes, 'the sync worker connected', 45_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; output: ${saida.join('').slice(-2000)}`);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  if (worker && worker.exitCode === null) {
+    const fim = new Promise((r) => worker!.once('exit', r));
+    worker.kill('SIGTERM');
+    await fim;
+  }
+  await suite?.encerrar();
+});
+
+test("a person refused before a master's listing registered them reads at once after it, though the sync ran in a worker process apart", async () => {
+  const { usuario, token } = await it.identity.criarUsuarioLogado();
+  // not registered yet: refused, and the refusal cached in this API process
+  esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+  expect(await it.colaboradorDe(usuario)).toBeUndefined();
+  // the master's listing waits for the worker's sync, which registers the person with `Acesso inicial`
+  await it.sincronizar();
+  expect(await it.colaboradorDe(usuario)).toBeDefined();
+  expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+});
