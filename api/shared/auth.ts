@@ -76,10 +76,17 @@ export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000): JWTVerifyG
   const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs });
   let falhouEm = -Infinity;
   let ultimaFalha: unknown;
-  const dasUltimas: JWTVerifyGetKey = (cabecalho, token) => {
+  const dasUltimas: JWTVerifyGetKey = async (cabecalho, token) => {
     const ultimas = remotas.jwks();
     if (!ultimas) throw new IdentityForaDoAlcance('key set not fetched', { cause: ultimaFalha });
-    return createLocalJWKSet(ultimas)(cabecalho, token);
+    try {
+      return await createLocalJWKSet(ultimas)(cabecalho, token);
+    } catch (err) {
+      // a key the last set lacks may be one identity has since added (restarted with a new key):
+      // with its set out of reach, the token cannot be judged, and a client must not throw it away
+      if (err instanceof errors.JWKSNoMatchingKey) throw new IdentityForaDoAlcance('key not in the last key set fetched', { cause: ultimaFalha });
+      throw err;
+    }
   };
   return async (cabecalho, token) => {
     // with no set known yet, every request tries: identity may just be starting

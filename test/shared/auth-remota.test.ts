@@ -53,9 +53,31 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
   await identity.fechar();
   await new Promise((r) => setTimeout(r, 100));
   expect((await autenticar(await token())).tipo).toBe('usuario');
-  // a token of a key never seen is still refused (401), not let through
+  // a token of a key the last set lacks is not let through; nor is it called bad (401), since
+  // identity may have added that key since (restarted with a new one): 503, try again
   const outra = (await generateKeyPair('RS256')).privateKey;
-  expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('nao_autenticado');
+  expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('indisponivel');
+});
+
+test("identity back with a new key during the pause after a failed fetch: that key's tokens are 503, not 401, until the set is fetched again", async () => {
+  const porta = await portaLivre();
+  const identity = await identityFalso(200, porta);
+  const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50));
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  await identity.fechar();
+  await new Promise((r) => setTimeout(r, 100));
+  // a fetch fails: the pause starts
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  const nova = await generateKeyPair('RS256');
+  jwks = { keys: [...jwks.keys, { ...(await exportJWK(nova.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
+  const devolta = await identityFalso(200, porta);
+  try {
+    const daNova = await token(nova.privateKey, 'k2');
+    expect(await tipoDoErro(autenticar(daNova))).toBe('indisponivel');
+  } finally {
+    await devolta.fechar();
+    jwks = { keys: jwks.keys.slice(0, 1) };
+  }
 });
 
 test('with no key set known, identity out of reach or answering an error is 503 (indisponivel), not 401', async () => {
