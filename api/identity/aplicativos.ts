@@ -32,6 +32,12 @@ export function aplicativoJson(a: Aplicativo): AplicativoJson {
 /** 256 random bits, shown once; only its hash is kept. */
 export const novoSegredo = () => randomBytes(32).toString('base64url');
 
+/**
+ * What replacing an application's secret writes: the new one's hash, and the moment before which
+ * identity refuses the application's tokens (login.ts), those issued on the old secret.
+ */
+export const segredoTrocado = (segredo: string) => ({ segredo_hash: hashDoSegredo(segredo), tokens_validos_desde: new Date() });
+
 async function existente(id: string): Promise<Aplicativo> {
   const a = await Aplicativo.findByPk(id);
   if (!a) throw naoEncontrado('Aplicativo');
@@ -76,10 +82,10 @@ export async function atualizarAplicativo(id: string, e: { nome?: string; descri
   return aplicativoJson(a);
 }
 
-/** A new secret replaces the old one at once (the old one stops working). */
+/** A new secret replaces the old one at once: the old one, and at identity the tokens it got, stop working. */
 export async function renovarSegredo(id: string) {
   const client_secret = novoSegredo();
-  const a = await sobTrava(id, (a, transaction) => a.update({ segredo_hash: hashDoSegredo(client_secret) }, { transaction }));
+  const a = await sobTrava(id, (a, transaction) => a.update(segredoTrocado(client_secret), { transaction }));
   return { ...aplicativoJson(a), client_secret };
 }
 

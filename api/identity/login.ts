@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -92,18 +93,27 @@ export async function tokenDeAplicativo(clientId: string, clientSecret: string):
  * names must still exist, active, and a user's master comes from its row, not from the token. A
  * token outlives its holder's removal or demotion (8 hours for a user) wherever it is only verified;
  * here, where users and applications are administered, a removed master must not create another.
+ * Likewise a token issued before its holder's `tokens_validos_desde` (the last password change or
+ * secret renewal) is refused here: a stolen token, or one got with a leaked secret, stops at once.
  */
 export function autenticadorDoIdentity(): Autenticador {
   const verificar = autenticadorLocal(jwks);
   return async (token) => {
     const p = await verificar(token);
+    // `iat` counts whole seconds: a token of the change's own second is taken, else a login right
+    // after the change would get a token refused at once. One issued in that second before the
+    // change is all the rule leaves
+    const emitidoEm = decodeJwt(token).iat!;
+    const anterior = (desde: Date | null) => desde !== null && emitidoEm < Math.floor(desde.getTime() / 1000);
     if (p.tipo === 'usuario') {
-      const u = await Usuario.findByPk(p.sub, { attributes: ['id', 'master', 'email'] });
+      const u = await Usuario.findByPk(p.sub, { attributes: ['id', 'master', 'email', 'tokens_validos_desde'] });
       if (!u) throw naoAutenticado('O usuário do token foi removido.');
+      if (anterior(u.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última troca de senha do usuário.');
       return { ...p, master: eMaster(u) };
     }
-    const app = await Aplicativo.findByPk(p.sub, { attributes: ['id', 'ativo'] });
+    const app = await Aplicativo.findByPk(p.sub, { attributes: ['id', 'ativo', 'tokens_validos_desde'] });
     if (!app?.ativo) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
+    if (anterior(app.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última renovação do segredo do aplicativo.');
     return p;
   };
 }

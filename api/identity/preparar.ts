@@ -4,7 +4,7 @@ import { APLICATIVOS_DA_SUITE } from '../../config/services';
 import { Credenciais, gravarCredenciaisLocais, lerCredenciaisLocais } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Usuario } from '../../models/identity';
-import { novoSegredo } from './aplicativos';
+import { novoSegredo, segredoTrocado } from './aplicativos';
 import { carregarChaves } from './chaves';
 import { hashDoSegredo } from './login';
 import { criarUsuario, publicarMastersDoAmbiente } from './usuarios';
@@ -49,7 +49,7 @@ async function registrarAplicativosDaSuite(): Promise<void> {
       continue;
     }
     const segredo = novoSegredo();
-    if (app) await app.update({ segredo_hash: hashDoSegredo(segredo), ativo: true });
+    if (app) await app.update({ ...segredoTrocado(segredo), ativo: true });
     else {
       app = await Aplicativo.create({
         nome: NOMES[servico] ?? servico,

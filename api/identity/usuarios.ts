@@ -318,11 +318,12 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
       throw conflito('Um usuário master não pode tirar de si mesmo o master (nem trocar o e-mail pelo qual a lista de masters do ambiente o faz master).');
     }
     u.set(mudancas);
-    if (senha_hash !== undefined) u.senha_hash = senha_hash;
+    // a new password cuts off, at identity, every token of the user issued before (login.ts)
+    if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date() });
     // nothing collaborators see changed (a password replaced by another, or no field at all): no
     // event; a first password changes `tem_senha`, which they see
     const temSenhaMudou = Boolean(u.previous('senha_hash')) !== Boolean(u.senha_hash);
-    const visivel = temSenhaMudou || (u.changed() || []).some((campo) => campo !== 'senha_hash');
+    const visivel = temSenhaMudou || (u.changed() || []).some((campo) => campo !== 'senha_hash' && campo !== 'tokens_validos_desde');
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });

@@ -13,6 +13,8 @@ export class Aplicativo extends Model {
   @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: true }) declare ativo: boolean;
   /** set for the suite's own services (hub, identity, ...), registered at start in LOCALHOST */
   @Column({ type: DataType.STRING(20), allowNull: true }) declare servico_da_suite: NomeDoServico | null;
+  /** set when the secret is renewed: identity refuses the application's tokens issued before it (login.ts) */
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare tokens_validos_desde: Date | null;
   @Column(MOMENTO) declare criado_em: Date;
   @Column(MOMENTO) declare atualizado_em: Date;
   @Column(MOMENTO) declare deletado_em: Date | null;

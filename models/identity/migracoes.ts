@@ -140,4 +140,18 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       await qi.sequelize.query("INSERT IGNORE INTO master_emails_publicados (id, emails) VALUES (1, '[]')");
     },
   },
+  {
+    name: '0006-identity-tokens-validos-desde',
+    async up(qi) {
+      // the moment of a user's last password change and of an application's last secret renewal:
+      // identity refuses their tokens issued before it (api/identity/login.ts autenticadorDoIdentity).
+      // NULL, as every row starts, refuses none. Appended last, the columns cost no table copy; run
+      // again after a stop between the two, the first is there
+      for (const tabela of ['usuario', 'aplicativo']) {
+        if (!(await existeNoEsquema(qi, tabela, { coluna: 'tokens_validos_desde' }))) {
+          await qi.sequelize.query(`ALTER TABLE ${tabela} ADD COLUMN tokens_validos_desde DATETIME(3) NULL`);
+        }
+      }
+    },
+  },
 ];

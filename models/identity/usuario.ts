@@ -23,6 +23,8 @@ export class Usuario extends Model {
   @Column({ type: DataType.DATE(3), allowNull: true }) declare ultimo_login_em: Date | null;
   /** failed logins in a row; reset by a success or when a lock ends */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare falhas_de_login: number;
+  /** set when the password changes: identity refuses the user's tokens issued before it (login.ts) */
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare tokens_validos_desde: Date | null;
   @Column(MOMENTO) declare criado_em: Date;
   @Column(MOMENTO) declare atualizado_em: Date;
   @Column(MOMENTO) declare deletado_em: Date | null;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { dormir } from '../helpers/espera';
 
 /** What the identity test files share: unique data, the Usuario shape, timestamps and polling. */
 
@@ -35,3 +36,9 @@ export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}
 export const chavesOrdenadas = (o: object) => Object.keys(o).sort();
 
 export { dormir, esperarAte } from '../helpers/espera';
+
+/**
+ * A token's `iat` counts whole seconds: waits until the clock enters the next one, so a token issued
+ * before is of an earlier second than whatever comes after.
+ */
+export const proximoSegundo = () => dormir(1000 - (Date.now() % 1000));

@@ -2,10 +2,11 @@ import { createHmac, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import jwt from 'jsonwebtoken';
 import { assinar } from '../../api/identity/chaves';
-import { ChaveDeAssinatura } from '../../models/identity';
+import { Aplicativo, ChaveDeAssinatura, Usuario } from '../../models/identity';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { marca, proximoSegundo } from './apoio';
 
 /**
  * Tokens (DESIGN §3) and how a protected route treats them (DESIGN §4, §10): the JWKS verifies
@@ -227,5 +228,49 @@ describe('identity checks the holder of each token against its own records (user
     expect((await id.api.patch(`/aplicativo/${desativado.id}`, { token: admin, body: { ativo: false } })).status).toBe(200);
     expect((await id.api.del(`/aplicativo/${removido.id}`, { token: admin })).status).toBe(204);
     for (const a of [desativado, removido]) esperarProblema(await id.api.get('/aplicativo', { token: a.token }), 401);
+  });
+});
+
+describe('a password change or a secret renewal refuses, at identity, the tokens issued before it (401)', () => {
+  /** The second tokens_validos_desde falls in: a token of that second is taken (iat counts whole seconds). */
+  const segundoDe = (desde: Date | null) => Math.floor(desde!.getTime() / 1000);
+
+  test("a user's password changed by a master: the user's earlier token is refused, a login right after the change is taken; others' tokens are not touched", async () => {
+    const pessoa = await id.criarUsuarioLogado();
+    const outra = await id.criarUsuarioLogado();
+    const proprio = (u: { usuario: any }, token: string) => id.api.get(`/usuario/${u.usuario.id}`, { token });
+    expect((await proprio(pessoa, pessoa.token)).status).toBe(200);
+    await proximoSegundo();
+    const nova = `Nova-${marca()}`;
+    expect((await id.api.patch(`/usuario/${pessoa.usuario.id}`, { token: admin, body: { senha: nova } })).status).toBe(200);
+    const depois = await id.login(pessoa.usuario.email, nova);
+    esperarProblema(await proprio(pessoa, pessoa.token), 401);
+    expect((await proprio(pessoa, depois)).status).toBe(200);
+    // the new token is of the change's own second, which whole seconds could have refused
+    expect(decodeJwt(depois).iat).toBe(segundoDe((await Usuario.findByPk(pessoa.usuario.id))!.tokens_validos_desde));
+    expect((await proprio(outra, outra.token)).status).toBe(200);
+    expect((await listar(admin)).status).toBe(200);
+  });
+
+  test('a master changing its own password: the token that made the change is refused too, and one logs in again', async () => {
+    const master = await id.criarUsuarioLogado({ e_master: true });
+    await proximoSegundo();
+    const nova = `Nova-${marca()}`;
+    expect((await id.api.patch(`/usuario/${master.usuario.id}`, { token: master.token, body: { senha: nova } })).status).toBe(200);
+    esperarProblema(await listar(master.token), 401);
+    expect((await listar(await id.login(master.usuario.email, nova))).status).toBe(200);
+  });
+
+  test("an application's renewed secret: its earlier token is refused, one got right after with the new secret is taken; other applications' are not touched", async () => {
+    const renovado = await id.criarAplicativo();
+    const outro = await id.criarAplicativo();
+    await proximoSegundo();
+    const res = await id.api.post(`/aplicativo/${renovado.id}/segredo`, { token: admin });
+    expect(res.status).toBe(200);
+    const depois = (await id.api.post('/auth/token', { body: { client_id: renovado.id, client_secret: res.body.client_secret } })).body.access_token;
+    esperarProblema(await id.api.get('/aplicativo', { token: renovado.token }), 401);
+    expect((await id.api.get('/aplicativo', { token: depois })).status).toBe(200);
+    expect(decodeJwt(depois).iat).toBe(segundoDe((await Aplicativo.findByPk(renovado.id))!.tokens_validos_desde));
+    expect((await id.api.get('/aplicativo', { token: outro.token })).status).toBe(200);
   });
 });
