@@ -27,25 +27,27 @@ const bloqueado = (ate: Date, agora: Date) =>
   });
 
 /**
- * Decides a login whose password was checked, under the user's row lock: a lock set by an attempt
- * that finished meanwhile holds (423, even for the right password), and simultaneous wrong
- * attempts are each counted, so a burst cannot dodge the lockout. A lock that has ended starts a
- * new count.
+ * Decides a login whose password was checked (`confere`, against the hash `conferido`), under the
+ * user's row lock: a lock set by an attempt that finished meanwhile holds (423, even for the right
+ * password), and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout.
+ * A lock that has ended starts a new count. A password replaced meanwhile makes the one checked a
+ * wrong one: else a login racing the change would get a token of the change's second, which the
+ * change does not cut off (autenticadorDoIdentity), on the old password.
  */
-async function decidir(id: string, confere: boolean, agora: Date): Promise<Usuario> {
-  const u = await banco('identity').transaction(async (transaction) => {
+async function decidir(id: string, conferido: string | null, confere: boolean, agora: Date): Promise<Usuario> {
+  const { u, entrou } = await banco('identity').transaction(async (transaction) => {
     const u = await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
     if (!u) throw credenciaisInvalidas();
     if (u.bloqueado_ate && u.bloqueado_ate > agora) throw bloqueado(u.bloqueado_ate, agora);
-    if (confere) return u.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora }, { transaction });
+    if (confere && u.senha_hash === conferido) {
+      return { u: await u.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora }, { transaction }), entrou: true };
+    }
     const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
     const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
-    return u.update(
-      { falhas_de_login: bloqueia ? 0 : falhas, bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null },
-      { transaction },
-    );
+    const falhou = { falhas_de_login: bloqueia ? 0 : falhas, bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null };
+    return { u: await u.update(falhou, { transaction }), entrou: false };
   });
-  if (!confere) throw credenciaisInvalidas();
+  if (!entrou) throw credenciaisInvalidas();
   return u;
 }
 
@@ -64,7 +66,7 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   if (usuario?.bloqueado_ate && usuario.bloqueado_ate > agora) throw bloqueado(usuario.bloqueado_ate, agora);
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
   if (!usuario) throw credenciaisInvalidas();
-  const decidido = await decidir(usuario.id, confere, agora);
+  const decidido = await decidir(usuario.id, usuario.senha_hash, confere, agora);
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
     { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email, perfil: usuario.perfil },

@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import { hashDeSenha } from '../../api/identity/senhas';
 import { novaConexao } from '../../lib/database';
 import { Usuario } from '../../models/identity';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -178,4 +179,24 @@ test('the right password whose check ends after another attempt set the lock ans
   } finally {
     await conexao.end();
   }
+});
+
+test('a password replaced while the login checked the old one answers 401: no token on the old password that the change would not cut off', async () => {
+  const u = await id.criarUsuario();
+  const nova = 'Senha-Trocada-Durante-1';
+  // the test's connection stands for the password change: it holds the row while the login checks
+  const conexao = await novaConexao('identity');
+  try {
+    await conexao.query('START TRANSACTION');
+    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
+    const antiga = entrar(u.email, u.senha);
+    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
+    await conexao.query('UPDATE usuario SET senha_hash = ? WHERE id = ?', [await hashDeSenha(nova), u.id]);
+    await conexao.query('COMMIT');
+    esperarProblema(await antiga, 401);
+    expect((await ler(u.id)).ultimo_login_em).toBeNull();
+  } finally {
+    await conexao.end();
+  }
+  expect((await entrar(u.email, nova)).status).toBe(200);
 });
