@@ -6,7 +6,7 @@ import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity
 import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
-import { senhaConfere } from './senhas';
+import { hashDeSenha, hashDesatualizado, senhaConfere } from './senhas';
 import { eMaster, porEmail, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
@@ -32,15 +32,17 @@ const bloqueado = (ate: Date, agora: Date) =>
  * password), and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout.
  * A lock that has ended starts a new count. A password replaced meanwhile makes the one checked a
  * wrong one: else a login racing the change would get a token of the change's second, which the
- * change does not cut off (autenticadorDoIdentity), on the old password.
+ * change does not cut off (autenticadorDoIdentity), on the old password. `novoHash`, the password
+ * hashed again at today's cost, replaces the one checked on success.
  */
-async function decidir(id: string, conferido: string | null, confere: boolean, agora: Date): Promise<Usuario> {
+async function decidir(id: string, conferido: string | null, confere: boolean, agora: Date, novoHash?: string): Promise<Usuario> {
   const { u, entrou } = await banco('identity').transaction(async (transaction) => {
     const u = await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
     if (!u) throw credenciaisInvalidas();
     if (u.bloqueado_ate && u.bloqueado_ate > agora) throw bloqueado(u.bloqueado_ate, agora);
     if (confere && u.senha_hash === conferido) {
-      return { u: await u.update({ falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora }, { transaction }), entrou: true };
+      const entrada = { falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora, ...(novoHash && { senha_hash: novoHash }) };
+      return { u: await u.update(entrada, { transaction }), entrou: true };
     }
     const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
     const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
@@ -66,7 +68,10 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   if (usuario?.bloqueado_ate && usuario.bloqueado_ate > agora) throw bloqueado(usuario.bloqueado_ate, agora);
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
   if (!usuario) throw credenciaisInvalidas();
-  const decidido = await decidir(usuario.id, usuario.senha_hash, confere, agora);
+  // a hash of another cost is made again with the password just proven: only a right password pays,
+  // before the row is locked (the hash is slow on purpose)
+  const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha) : undefined;
+  const decidido = await decidir(usuario.id, usuario.senha_hash, confere, agora, novoHash);
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
     { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email, perfil: usuario.perfil },

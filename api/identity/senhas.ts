@@ -3,8 +3,9 @@ import { config } from '../../config';
 
 /**
  * Passwords are kept as scrypt hashes with a random salt (OWASP's N=2^14, r=8, p=5 profile):
- * `scrypt$N$r$p$salt$hash`, base64url. The parameters travel with the hash so they can grow later;
- * N comes from IDENTITY_SENHA_CUSTO (default 14), which tests lower to keep the suite fast.
+ * `scrypt$N$r$p$salt$hash`, base64url. The parameters travel with the hash so they can grow later
+ * (a login makes a hash of other parameters again: hashDesatualizado); N comes from
+ * IDENTITY_SENHA_CUSTO (default 14), which tests lower to keep the suite fast.
  */
 const custoAtual = () => 2 ** config().identity.senhaCusto;
 const R = 8;
@@ -24,6 +25,17 @@ export async function hashDeSenha(senha: string): Promise<string> {
   const custo = custoAtual();
   const chave = await derivar(senha, sal, custo, R, P);
   return ['scrypt', custo, R, P, sal.toString('base64url'), chave.toString('base64url')].join('$');
+}
+
+/**
+ * Whether a hash was made with other parameters than a new one gets (IDENTITY_SENHA_CUSTO changed
+ * since): the login that proves the password makes it again (login.ts). Else a raised cost reached
+ * only passwords changed after it, and the check of an unknown e-mail, at the new cost, took longer
+ * than a known one's: the e-mails in use could be told by timing.
+ */
+export function hashDesatualizado(hash: string): boolean {
+  const [algoritmo, n, r, p] = hash.split('$');
+  return algoritmo !== 'scrypt' || Number(n) !== custoAtual() || Number(r) !== R || Number(p) !== P;
 }
 
 export async function senhaConfere(senha: string, hash: string | null): Promise<boolean> {

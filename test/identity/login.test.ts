@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose';
 import { hashDeSenha } from '../../api/identity/senhas';
+import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { Usuario } from '../../models/identity';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -199,4 +200,30 @@ test('a password replaced while the login checked the old one answers 401: no to
     await conexao.end();
   }
   expect((await entrar(u.email, nova)).status).toBe(200);
+});
+
+test('after IDENTITY_SENHA_CUSTO is raised, a successful login hashes the password again at the new cost, and it still logs in; a failed one changes nothing (DESIGN §3)', async () => {
+  const u = await id.criarUsuario();
+  const hash = async () => (await Usuario.findByPk(u.id))!.senha_hash!;
+  const custoDe = (h: string) => Number(h.split('$')[1]);
+  const antes = await hash();
+  expect(custoDe(antes)).toBe(2 ** config().identity.senhaCusto);
+  const custo = config().identity.senhaCusto;
+  config().identity.senhaCusto = custo + 1;
+  try {
+    esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
+    expect(await hash()).toBe(antes);
+    const res = await entrar(u.email, u.senha);
+    expect(res.status).toBe(200);
+    expect(chavesOrdenadas(res.body)).toEqual(['access_token', 'expires_in', 'token_type', 'usuario']);
+    const depois = await hash();
+    expect(depois).toMatch(/^scrypt\$\d+\$8\$5\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(custoDe(depois)).toBe(2 ** (custo + 1));
+    expect((await entrar(u.email, u.senha)).status).toBe(200);
+    // made once: a login at the cost of the day leaves the hash as it is
+    expect(await hash()).toBe(depois);
+    esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
+  } finally {
+    config().identity.senhaCusto = custo;
+  }
 });
