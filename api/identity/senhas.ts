@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
+import { ErroDeDominio } from '../shared/errors';
 
 /**
  * Passwords are kept as scrypt hashes with a random salt (OWASP's N=2^14, r=8, p=5 profile):
@@ -12,11 +13,39 @@ const R = 8;
 const P = 5;
 const TAMANHO = 32;
 
+/**
+ * scrypt runs on libuv's thread pool (4 threads by default), which every service in the process
+ * shares for file reads and writes and DNS lookups: at most HASHES_SIMULTANEOS hashes run at once,
+ * and past HASHES_NA_ESPERA waiting one is refused (429, Retry-After) instead of queued. Every login
+ * costs a hash, whether its e-mail exists or not, so a flood of them from many addresses (each
+ * within its own rate limit) would otherwise hold the pool and stall uploads and downloads.
+ */
+export const HASHES_SIMULTANEOS = 2;
+export const HASHES_NA_ESPERA = 32;
+let hashesEmCurso = 0;
+const hashesNaEspera: (() => void)[] = [];
+
+async function naVezDoHash<T>(fn: () => Promise<T>): Promise<T> {
+  if (hashesEmCurso < HASHES_SIMULTANEOS) hashesEmCurso++;
+  else if (hashesNaEspera.length >= HASHES_NA_ESPERA) {
+    throw new ErroDeDominio('limite_excedido', 'Muitas senhas sendo verificadas agora; tente de novo em instantes.', undefined, { retryAfterSegundos: 1 });
+  } else await new Promise<void>((vez) => hashesNaEspera.push(vez));
+  try {
+    return await fn();
+  } finally {
+    // the place passes straight to the next one waiting
+    const proximo = hashesNaEspera.shift();
+    if (proximo) proximo();
+    else hashesEmCurso--;
+  }
+}
+
 function derivar(senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) =>
-      err ? reject(err) : resolve(chave),
-    ),
+  return naVezDoHash(
+    () =>
+      new Promise((resolve, reject) =>
+        scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) => (err ? reject(err) : resolve(chave))),
+      ),
   );
 }
 

@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+import { HASHES_NA_ESPERA, HASHES_SIMULTANEOS, senhaConfere } from '../../api/identity/senhas';
 import { esperarProblema, Resposta } from '../helpers/http';
 import { ADMIN, identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -77,4 +79,40 @@ test('other routes are not limited by it', async () => {
   for (let i = 0; i < 5; i++) {
     expect((await id.api.get('/.well-known/jwks.json', { headers: endereco })).status).toBe(200);
   }
+});
+
+test('password hashes run two at a time in the process; past 32 waiting, a hash is refused and the login answers 429 with Retry-After', async () => {
+  let emCurso = 0;
+  let maximo = 0;
+  // the hashes are held until released, so the places stay taken while the login is tried
+  const retidos: (() => void)[] = [];
+  const original = crypto.scrypt;
+  const espiao = jest.spyOn(crypto, 'scrypt').mockImplementation(((...args: unknown[]) => {
+    emCurso++;
+    maximo = Math.max(maximo, emCurso);
+    const pronto = args.pop() as (err: Error | null, chave: Buffer) => void;
+    retidos.push(() =>
+      (original as (...a: unknown[]) => void)(...args, (err: Error | null, chave: Buffer) => {
+        emCurso--;
+        pronto(err, chave);
+      }),
+    );
+  }) as typeof crypto.scrypt);
+  try {
+    const checagens = Promise.allSettled(Array.from({ length: HASHES_SIMULTANEOS + HASHES_NA_ESPERA + 6 }, () => senhaConfere('Uma-Senha-1', null)));
+    // every place taken: a login now is refused before its password is checked
+    esperarLimite(await login(errada, novoEndereco()));
+    while (emCurso > 0 || retidos.length) {
+      retidos.splice(0).forEach((liberar) => liberar());
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const recusadas = (await checagens).filter((r) => r.status === 'rejected');
+    expect(recusadas).toHaveLength(6);
+    for (const r of recusadas) expect((r as PromiseRejectedResult).reason).toMatchObject({ tipo: 'limite_excedido', retryAfterSegundos: 1 });
+    expect(maximo).toBe(HASHES_SIMULTANEOS);
+  } finally {
+    espiao.mockRestore();
+  }
+  // the places given back: a login goes through to its password check again
+  esperarProblema(await login(errada, novoEndereco()), 401);
 });
