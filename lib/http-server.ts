@@ -17,8 +17,10 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
     ...(prazoDaRequisicaoMs && { requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) }),
   });
   server.keepAliveTimeout = 65_000;
-  // before the app, so the answers of a closing server go out with `Connection: close`
+  // before the app, so the answers of a closing server, and those given before their body has
+  // arrived, go out with `Connection: close`
   const fecharAsRespostas = acompanharAsRespostas(server);
+  server.on('request', fecharSemOCorpo);
   server.on('request', app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -63,6 +65,58 @@ function classesDoExpress(app: Express): Pick<http.ServerOptions, 'IncomingMessa
   app.request = Requisicao.prototype as unknown as Express['request'];
   app.response = Resposta.prototype as unknown as Express['response'];
   return { IncomingMessage: Requisicao, ServerResponse: Resposta as typeof http.ServerResponse };
+}
+
+/**
+ * An answer given before its request's body has all arrived (a body the route does not take, an
+ * upload refused) closes the connection in stages (fecharEmEtapas). Node would keep it open
+ * after the answer, reading the rest of a body nobody takes for as long as the client sends it, up
+ * to `requestTimeout`: a route that takes no body (`/saude`, a download) on the server whose
+ * requests may take an hour (file storage's uploads) held a connection that long for a byte every
+ * few seconds. A route that reads its body to the end (JSON, an accepted upload) answers after it
+ * and keeps its connection: the long deadline serves it alone. Whether there is a body is told by
+ * the headers (RFC 9112 §6.3), since an answer given at once comes before Node has parsed the
+ * request's end, even a request with none. Hooked on the answer itself, not its prototype, which
+ * Express sets again on every request (and an app mounted inside another sets to its own).
+ */
+function fecharSemOCorpo(req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) > 0)) return;
+  const writeHead = res.writeHead;
+  res.writeHead = ((...args: unknown[]) => {
+    if (!req.complete) fecharEmEtapas(res);
+    return Reflect.apply(writeHead, res, args);
+  }) as typeof writeHead;
+}
+
+/** How long a connection answered before its body arrived still takes (and drops) what the client sends. */
+const ESPERA_DO_FECHAMENTO_MS = 2000;
+
+/**
+ * The answer goes with `Connection: close`, which Node ends with socket.destroySoon(): that
+ * destroys the socket once the answer is written, and a client still sending its body then meets
+ * a reset, which can reach it before it has read the answer (a 413 to an upload seen as `fetch
+ * failed`). Such a connection closes in stages instead (RFC 9112 §9.6): our side ends after the
+ * answer, and what the client still sends is read and dropped until it closes, its body ends or
+ * ESPERA_DO_FECHAMENTO_MS pass. A client that has read the answer stops sending (fetch closes at
+ * once), so the body is still not taken.
+ */
+function fecharEmEtapas(res: http.ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  const req = res.req;
+  const socket = req.socket;
+  Object.defineProperty(socket, 'destroySoon', {
+    configurable: true,
+    value: () => {
+      socket.end();
+      const prazo = setTimeout(() => socket.destroy(), ESPERA_DO_FECHAMENTO_MS).unref();
+      socket.once('close', () => clearTimeout(prazo));
+      // the body over: closed as Node's own destroySoon closes it, once the answer is out
+      const fechar = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
+      if (req.readableEnded) return fechar();
+      req.once('end', fechar);
+      req.resume();
+    },
+  });
 }
 
 /**

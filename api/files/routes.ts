@@ -12,7 +12,7 @@ import { respostas, schemas } from './schemas';
  * route): a declared size past the limit answers 413 without reading a byte. A compressed body
  * (the bytes are stored as sent) is refused with 415 once the caller is authenticated, as any
  * input (DESIGN §10). The connection is closed after these answers rather than drained, as after
- * any answer to a body not read (enviarProblema).
+ * any answer to a body not read (lib/http-server.ts, fecharSemOCorpo).
  */
 function conferirCabecalhosDoCorpo(req: Request, _res: Response, next: NextFunction) {
   const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
@@ -57,7 +57,7 @@ export function rotasDeFiles(): Rota[] {
         '422': 'Idempotency-Key já usada para outro arquivo',
       },
       tratar: async (req, res) => {
-        // a refused body is not read to its end: the error handler closes the connection
+        // a refused body is not read to its end: the server closes the connection after the answer
         const { arquivo, repetido } = await enviarArquivo(req.principal!.sub, {
           nome: req.entrada.query.nome,
           tipoMime: req.headers['content-type'],

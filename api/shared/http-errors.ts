@@ -49,12 +49,6 @@ export interface Problema {
 }
 
 export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}) {
-  // a refused request whose body was not read (a streamed upload, a body sent to no route): the
-  // connection closes after the answer instead of taking the rest, however slowly it comes
-  if (!res.req.complete) {
-    res.setHeader('Connection', 'close');
-    fecharEmEtapas(res.req);
-  }
   // a failure of the moment (a limit, a dependency) is never kept by a cache, whatever the route set
   if (status === 429 || status >= 500) res.removeHeader('Cache-Control');
   const corpo: Problema = {
@@ -66,34 +60,6 @@ export function enviarProblema(res: Response, status: number, code: string, deta
     ...extra,
   };
   res.status(status).type('application/problem+json').send(JSON.stringify(corpo));
-}
-
-/** How long a connection answered before its body was read still takes (and drops) what the client sends. */
-const ESPERA_DO_FECHAMENTO_MS = 2000;
-
-/**
- * Node ends a `Connection: close` answer with socket.destroySoon(), which destroys the socket once
- * the answer is written: a client still sending its body then meets a reset, which can reach it
- * before it has read the answer (a 413 to an upload seen as `fetch failed`). Such a connection closes
- * in stages instead (RFC 9112 §9.6): our side ends after the answer, and what the client still sends
- * is read and dropped until it closes, its body ends or ESPERA_DO_FECHAMENTO_MS pass. A client that
- * has read the answer stops sending (fetch closes at once), so the body is still not taken.
- */
-function fecharEmEtapas(req: Request): void {
-  const socket = req.socket;
-  Object.defineProperty(socket, 'destroySoon', {
-    configurable: true,
-    value: () => {
-      socket.end();
-      const prazo = setTimeout(() => socket.destroy(), ESPERA_DO_FECHAMENTO_MS).unref();
-      socket.once('close', () => clearTimeout(prazo));
-      // the body over: closed as Node's own destroySoon closes it, once the answer is out
-      const fechar = () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy()));
-      if (req.readableEnded) return fechar();
-      req.once('end', fechar);
-      req.resume();
-    },
-  });
 }
 
 /** Translates what reaches Express into an RFC 9457 problem; a 500 never shows internals. */
