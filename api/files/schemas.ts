@@ -7,20 +7,24 @@ export const TAMANHO_MAXIMO = 100;
 /** An Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field"): 1 to 255 visible ASCII characters. */
 export const FORMA_DA_CHAVE = /^[\x21-\x7e]{1,255}$/;
 
+/** The longest file name, in characters: as many as its column (VARCHAR(255), utf8mb4) holds. */
+const MAIOR_NOME = 255;
+
 /**
- * A file name is a label: any text up to 255 characters but control characters (it never names a
- * path). Counted once in NFC, the form it is stored in.
+ * A file name is a label: any text up to MAIOR_NOME characters but control characters (it never
+ * names a path). Counted once in NFC, the form it is stored in, and in characters (code points):
+ * joi's max() counts UTF-16 units, two for an emoji, and refused names the column holds.
  */
 const nome = () =>
   Joi.string()
     .normalize('NFC')
     .trim()
     .min(1)
-    .max(255)
+    .custom((v: string, helpers) => ([...v].length > MAIOR_NOME ? helpers.error('nome.longo') : v))
     // eslint-disable-next-line no-control-regex
     .pattern(/^[^\u0000-\u001f\u007f]+$/)
-    .messages({ 'string.pattern.base': 'o nome não pode ter caracteres de controle' })
-    .description('Nome do arquivo (até 255 caracteres), devolvido no download; não é usado como caminho.');
+    .messages({ 'string.pattern.base': 'o nome não pode ter caracteres de controle', 'nome.longo': `o nome passa de ${MAIOR_NOME} caracteres` })
+    .description(`Nome do arquivo (até ${MAIOR_NOME} caracteres), devolvido no download; não é usado como caminho.`);
 
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),

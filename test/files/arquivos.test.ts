@@ -577,6 +577,21 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     expect(res.body.nome).toBe(nome);
   });
 
+  test('the length is counted in characters, not UTF-16 units: names of emoji up to 255 characters are stored whole, one more is 400 naming nome', async () => {
+    // 130 emoji and `.png`: 134 characters in 264 UTF-16 units; then 255 characters in 506
+    for (const nome of ['😀'.repeat(130) + '.png', '😀'.repeat(251) + '.png']) {
+      const res = await files.enviar(app.token, nome, 'x');
+      expect(res.status).toBe(201);
+      expect(res.body.nome).toBe(nome);
+      expect((await Arquivo.findByPk(res.body.id))?.nome).toBe(nome);
+      expect((await files.baixar(res.body.url)).headers.get('content-disposition')).toContain(`filename*=UTF-8''${encodeURIComponent(nome)}`);
+    }
+    const antes = await retrato();
+    const problema = esperarProblema(await files.enviar(app.token, '😀'.repeat(252) + '.png', 'x'), 400);
+    expect(problema.errors).toEqual([{ campo: 'nome', mensagem: 'o nome passa de 255 caracteres' }]);
+    expect(await retrato()).toEqual(antes);
+  });
+
   test('the length is counted in NFC, the form the name is stored in: 300 decomposed characters that compose into 150 are accepted', async () => {
     const decomposto = 'c\u0327'.repeat(150);
     const res = await files.enviar(app.token, decomposto, 'x');
