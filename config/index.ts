@@ -55,7 +55,7 @@ export interface Config {
     entregaConcorrencia: number;
     esperaSyncMs: number;
   };
-  leads: { cnpjLimitePorMinuto: number };
+  leads: { cnpjLimitePorMinuto: number; importacaoLockMs: number };
   files: {
     /** an upload past this size answers 413 and leaves nothing stored (FILES_TAMANHO_MAXIMO_MB, in MiB) */
     tamanhoMaximoBytes: number;
@@ -197,6 +197,8 @@ const envSchema = Joi.object({
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
   HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
+  // BullMQ's default: an import's worker that stalls past it (event loop, Redis) has its job failed
+  LEADS_IMPORTACAO_LOCK_MS: Joi.number().integer().min(1000).default(30_000),
   FILES_TAMANHO_MAXIMO_MB: Joi.number().integer().min(1).max(5120).default(25),
   // listed as it is in FILES_SEGREDOS_DE_VERIFICACAO at the next rotation, which splits on commas and trims
   FILES_SEGREDO_DE_ASSINATURA: Joi.string()
@@ -304,7 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       entregaConcorrencia: value.HUB_ENTREGA_CONCORRENCIA,
       esperaSyncMs: value.HUB_ESPERA_SYNC_MS,
     },
-    leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO },
+    leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO, importacaoLockMs: value.LEADS_IMPORTACAO_LOCK_MS },
     files: {
       tamanhoMaximoBytes: value.FILES_TAMANHO_MAXIMO_MB * 1024 * 1024,
       segredoDeAssinatura: value.FILES_SEGREDO_DE_ASSINATURA,

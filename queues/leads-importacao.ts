@@ -1,14 +1,21 @@
+import { config } from '../config';
 import { DefinicaoDeFila } from './fila';
 
 /**
  * Import of the Receita's CNPJ files (DESIGN §6), one at a time. A job whose worker died is not run
  * again by another (`maxStalledCount: 0`): it could be an older month than one imported since; it
  * fails, and the operator runs the import again. Recent runs stay visible in the dashboard.
+ * A worker's death is seen once its job's lock lapses (LEADS_IMPORTACAO_LOCK_MS, renewed while the
+ * job runs) by two stalled checks, one marking the job and the next failing it, run as often as
+ * the lock lasts (30 s at most).
  */
 export const filaLeadsImportacao: DefinicaoDeFila = {
   nome: 'leads-importacao',
   servico: 'leads',
   descricao: 'Importação dos arquivos CNPJ da Receita Federal',
   opcoesDosJobs: { attempts: 1, removeOnComplete: { count: 20 }, removeOnFail: { count: 20 } },
-  opcoesDoWorker: { concurrency: 1, maxStalledCount: 0 },
+  get opcoesDoWorker() {
+    const lockDuration = config().leads.importacaoLockMs;
+    return { concurrency: 1, maxStalledCount: 0, lockDuration, stalledInterval: Math.min(lockDuration, 30_000) };
+  },
 };
