@@ -84,10 +84,14 @@ async function main(argv: string[]): Promise<void> {
       if (!args[0]) throw new ConfigError(AJUDA);
       const diretorio = args[0];
       return comResultado('import-cnpj', () =>
-        importarCnpjPelaFila(diretorio, (p) => {
-          const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
-          process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
-        }),
+        importarCnpjPelaFila(
+          diretorio,
+          (p) => {
+            const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
+            process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
+          },
+          () => process.stderr.write('import-cnpj: no worker serves the import queue any more (stopped?): this process runs one and takes the job over\n'),
+        ),
       );
     }
     case 'remove-app-files': {

@@ -78,25 +78,62 @@ export async function iniciarWorkers(nomes: string[]) {
   });
 }
 
+/** How often `import-cnpj`, while it waits, looks for a worker of the import queue. */
+const VIGILANCIA_DOS_WORKERS_MS = 2000;
+
+/** BullMQ's failure of a job whose worker stopped, where its queue allows no stall (maxStalledCount). */
+const FALHA_POR_PARADA = 'job stalled more than allowable limit';
+
 /**
  * `suite import-cnpj <dir>`: enqueues the import and waits for it, passing its progress on. When no
  * worker serves the import queue, this process runs one, so the command works on its own too.
- * A worker elsewhere must see the same directory.
+ * A worker elsewhere must see the same directory. Only a worker's stalled check sees that the
+ * worker running a job died (its lock lapses): with no worker left, the job would stay active and
+ * the command wait for ever. So while it waits it looks for a worker every
+ * VIGILANCIA_DOS_WORKERS_MS and, finding none, starts its own (once; `aoAssumir` is told): a job
+ * still waiting runs here, and one whose worker died fails (the queue's rule,
+ * queues/leads-importacao.ts), the command saying so: about a minute after the death with the
+ * default lock, once the lock has lapsed and two stalled checks have passed.
  */
-export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: unknown) => void): Promise<unknown> {
+export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: unknown) => void, aoAssumir: () => void = () => undefined): Promise<unknown> {
   const dir = path.resolve(diretorio);
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(`import-cnpj: no such directory: ${dir}`);
   await abrirServico(servico('leads'));
   const q = fila(filaLeadsImportacao);
   const eventos = eventosDaFila(filaLeadsImportacao);
   await eventos.waitUntilReady();
-  if ((await q.getWorkersCount()) === 0) iniciarWorker(filaLeadsImportacao, PROCESSADORES[filaLeadsImportacao.nome]);
+  let proprio = false;
+  const assumir = () => {
+    proprio = true;
+    iniciarWorker(filaLeadsImportacao, PROCESSADORES[filaLeadsImportacao.nome]);
+  };
+  if ((await q.getWorkersCount()) === 0) assumir();
   const job = await q.add('importar', { diretorio: dir });
   const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && aoProgredir(data);
   eventos.on('progress', ouvir);
+  let esperando = true;
+  const vigia = proprio
+    ? undefined
+    : setInterval(() => {
+        q.getWorkersCount().then(
+          (n) => {
+            // none once the wait is over: the command is closing, and the worker would outlive the close
+            if (n > 0 || proprio || !esperando) return;
+            clearInterval(vigia);
+            assumir();
+            aoAssumir();
+          },
+          () => undefined, // Redis a moment away: the next look tells
+        );
+      }, VIGILANCIA_DOS_WORKERS_MS);
   try {
     return await job.waitUntilFinished(eventos);
+  } catch (err) {
+    if ((err as Error).message !== FALHA_POR_PARADA) throw err;
+    throw new Error('the worker running the import stopped before it ended (killed?); running import-cnpj again is harmless (it drops the work tables this run left)');
   } finally {
+    esperando = false;
+    clearInterval(vigia);
     eventos.off('progress', ouvir);
   }
 }

@@ -1,0 +1,120 @@
+import { ChildProcess } from 'node:child_process';
+import { QueryTypes } from 'sequelize';
+import { importarCnpj } from '../../api/leads/importacao';
+import { banco, novaConexao } from '../../lib/database';
+import { importarCnpjPelaFila } from '../../lib/runner';
+import { fila } from '../../queues/fila';
+import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { esperarAte, esperarOutraConexao } from '../helpers/espera';
+import { cliente } from '../helpers/http';
+import { emProcesso } from '../helpers/processo';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { diretorios, escreverMes, linhaDeEmpresa, linhaDeEstabelecimento, novoCnpj } from './apoio';
+
+/**
+ * `suite import-cnpj <dir>` waits for its job; the job is run by `suite worker leads-importacao` in
+ * another process, which is killed (SIGKILL, as by the OOM killer) mid-import and not restarted.
+ * Only a worker's stalled check notices a dead worker's job, so with no worker left the command
+ * must take the queue over itself, or it waits for ever. The processes share this file's
+ * databases and queue prefix (inherited env), with a 2-second lock (LEADS_IMPORTACAO_LOCK_MS) so
+ * that the dead worker's lock lapses within seconds (30 s by default).
+ */
+
+let suite: SuiteDeTeste;
+let api: ReturnType<typeof cliente>;
+const dirs = diretorios();
+const filhos: ChildProcess[] = [];
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000', LEADS_IMPORTACAO_LOCK_MS: '2000' } });
+  api = cliente(suite.url.leads);
+});
+afterAll(async () => {
+  for (const filho of filhos) if (filho.exitCode === null && filho.signalCode === null) filho.kill('SIGKILL');
+  dirs.apagar();
+  await suite?.encerrar();
+});
+
+const sql = async <T>(texto: string, parametros: unknown[] = []) =>
+  (await banco('leads').query(texto, { replacements: parametros, type: QueryTypes.SELECT })) as T[];
+
+const tabelasDeTrabalho = async () =>
+  (
+    await sql<{ t: string }>(
+      `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND (table_name LIKE '%\\_nova' OR table_name LIKE '%\\_antiga')`,
+    )
+  ).map((r) => r.t);
+
+const nomeFantasia = async (cnpj: string) => {
+  const res = await api.get(`/api/cnpj/${cnpj}`);
+  expect({ cnpj, status: res.status }).toEqual({ cnpj, status: 200 });
+  return res.body.nome_fantasia;
+};
+
+async function mes(cnpj: string, nome: string): Promise<string> {
+  return escreverMes(dirs.novo(), {
+    estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: nome })],
+    empresas: [linhaDeEmpresa({ cnpj_basico: cnpj.slice(0, 8), razao_social: `EMPRESA ${nome}` })],
+  });
+}
+
+/** `suite worker leads-importacao` in a child process, once its worker is connected to the queue. */
+async function iniciarWorkerFilho(): Promise<ChildProcess> {
+  const processo = emProcesso(['suite.ts', 'worker', filaLeadsImportacao.nome]);
+  let saida = '';
+  processo.stdout.on('data', (d) => (saida += d));
+  processo.stderr.on('data', (d) => (saida += d));
+  filhos.push(processo);
+  try {
+    await esperarAte(async () => processo.exitCode === null && (await fila(filaLeadsImportacao).getWorkersCount()) > 0, 'the child worker connected', 45_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; exit ${processo.exitCode}; output: ${saida.slice(-2000)}`);
+  }
+  return processo;
+}
+
+test('the worker running the import is killed and none is left: `import-cnpj` takes the queue over and fails plainly, the live data untouched; run again, it imports', async () => {
+  const cnpj = novoCnpj();
+  await importarCnpj(await mes(cnpj, 'MES 1'));
+  const worker = await iniciarWorkerFilho();
+
+  // the import is held at its swap, the month loaded in its work tables, by a read of the live table
+  const dir = await mes(cnpj, 'MES 2');
+  const leitor = await novaConexao('leads');
+  try {
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    let assumiu = 0;
+    const falha = importarCnpjPelaFila(dir, () => undefined, () => assumiu++).then(
+      () => new Error('the import ended well'),
+      (err: Error) => err,
+    );
+    await esperarOutraConexao(leitor, 'the swap waiting in the child worker', ['RENAME TABLE%']);
+
+    worker.kill('SIGKILL');
+    await new Promise((r) => (worker.exitCode !== null || worker.signalCode !== null ? r(null) : worker.once('exit', r)));
+    const morte = Date.now();
+    const erro = await falha;
+    // about 4 s measured: the lock lapses (at most 2 s), one stalled check marks the job, the next moves it
+    expect(Date.now() - morte).toBeLessThan(15_000);
+    expect(erro.message).toMatch(/^the worker running the import stopped before it ended/);
+    expect(assumiu).toBe(1);
+
+    // the dead worker's swap never happened: last month is live, this one's copies are left behind
+    expect(await nomeFantasia(cnpj)).toBe('MES 1');
+    expect(await tabelasDeTrabalho()).toContain('estabelecimento_nova');
+    // its statement gives up its wait (2 s), and the server closes its connection and lock
+    const swaps = () => sql('SELECT 1 FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE ?', ['RENAME TABLE%']);
+    await esperarAte(async () => !(await swaps()).length, 'the dead swap gone');
+  } finally {
+    await leitor.end();
+  }
+
+  // the operator runs it again (the worker the first wait started runs it): the leftovers go
+  const resultado = (await importarCnpjPelaFila(dir, () => undefined)) as { linhas: Record<string, number> };
+  expect(resultado.linhas.estabelecimento).toBe(1);
+  expect(await nomeFantasia(cnpj)).toBe('MES 2');
+  expect(await tabelasDeTrabalho()).toEqual([]);
+  // the killed run's record, left under way, was closed by the next
+  const situacoes = await sql<{ situacao: string }>('SELECT situacao FROM importacao WHERE diretorio = ? ORDER BY situacao', [dir]);
+  expect(situacoes.map((s) => s.situacao)).toEqual(['concluida', 'interrompida']);
+}, 90_000);
