@@ -213,8 +213,8 @@ function remetenteDe(m: any): MensagemDoSuporte['remetente'] {
 /**
  * The file name of an attachment: the last segment of its address, else one made from its id. It
  * must be a name file storage accepts, or the copy would fail every time: control characters
- * become spaces, and it is cut at 255 UTF-16 units (after NFC, as file storage counts them)
- * without splitting a character in two.
+ * become spaces, and it is cut at 255 UTF-16 units after NFC (file storage counts characters, of
+ * which that is never more than 255) without splitting a character in two.
  */
 function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown }): string {
   let ultimo = '';
