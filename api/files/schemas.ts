@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { paginaNumerada, sempre } from '../shared/openapi';
+import { paginaNumerada, restricaoNoDocumento, sempre } from '../shared/openapi';
 import { comoId, ehId, id, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
@@ -24,6 +24,7 @@ const nome = () =>
     // eslint-disable-next-line no-control-regex
     .pattern(/^[^\u0000-\u001f\u007f]+$/)
     .messages({ 'string.pattern.base': 'o nome não pode ter caracteres de controle', 'nome.longo': `o nome passa de ${MAIOR_NOME} caracteres` })
+    .meta(restricaoNoDocumento({ maxLength: MAIOR_NOME }))
     .description(`Nome do arquivo (até ${MAIOR_NOME} caracteres), devolvido no download; não é usado como caminho.`);
 
 export const schemas = {

@@ -48,6 +48,12 @@ function esquemaJson(esquema: Joi.Schema): Record<string, unknown> {
 /** What joi-to-json cannot say of a string, carried through it on the node as this `x-` key. */
 const RESTRICOES = 'x-restricoes-de-texto';
 
+/**
+ * A JSON Schema restriction a string's joi rules cannot state (a `.custom()` check), for its
+ * `.meta()`: `{ maxLength: 255 }` where joi's `.max()`, which counts UTF-16 units, was not wanted.
+ */
+export const restricaoNoDocumento = (restricao: Record<string, unknown>) => ({ [RESTRICOES]: [restricao] });
+
 /** A regular expression as joi's description writes it (`/source/flags`), in its two parts. */
 function partesDaExpressao(texto: string): { fonte: string; bandeiras: string } {
   const fim = texto.lastIndexOf('/');
@@ -90,18 +96,22 @@ function comRestricoesDeTexto(no: unknown): unknown {
     restricoes.push(g.args?.options?.invert ? { not: { pattern: fonte } } : { pattern: fonte });
   }
   r.rules = regras.filter((g) => g.name !== 'pattern');
-  if (restricoes.length) r.metas = [...(r.metas ?? []), { [RESTRICOES]: restricoes }];
+  // those given by the schema's own meta (restricaoNoDocumento) first, all in one meta
+  const metas = (r.metas ?? []) as Record<string, unknown>[];
+  const daMeta = metas.flatMap((m) => (m[RESTRICOES] as Record<string, unknown>[] | undefined) ?? []);
+  if (daMeta.length || restricoes.length) r.metas = [...metas.filter((m) => !(RESTRICOES in m)), { [RESTRICOES]: [...daMeta, ...restricoes] }];
   return r;
 }
 
-/** Each string's restrictions (comRestricoesDeTexto): one pattern as `pattern`, more in `allOf`. */
+/** Each string's restrictions (comRestricoesDeTexto): each on the node itself while its keyword is free there, the rest in `allOf`. */
 function aplicarRestricoes(no: unknown): unknown {
   if (Array.isArray(no)) return no.map(aplicarRestricoes);
   if (!no || typeof no !== 'object') return no;
   const { [RESTRICOES]: restricoes, ...resto } = no as Record<string, unknown>;
   const r = Object.fromEntries(Object.entries(resto).map(([k, v]) => [k, aplicarRestricoes(v)])) as Record<string, any>;
   for (const restricao of (restricoes as Record<string, unknown>[] | undefined) ?? []) {
-    if (restricao.pattern !== undefined && r.pattern === undefined) r.pattern = restricao.pattern;
+    const chaves = Object.keys(restricao);
+    if (chaves.length === 1 && r[chaves[0]] === undefined) r[chaves[0]] = restricao[chaves[0]];
     else r.allOf = [...(r.allOf ?? []), restricao];
   }
   return r;
