@@ -357,6 +357,9 @@ export async function importarCnpj(
                     tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
                       ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
                       : await carregarZip({ dados: conexao }, arquivo, aoLer);
+                  // a file with no line (a download cut to nothing) would leave its part out of the
+                  // month, or replace its kind's live table with an empty one: no real file is empty
+                  if (!carga[tabela]) throw new Error(`${path.basename(arquivo.caminho)} holds no line: nothing was changed`);
                   for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
                   log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
                 }),

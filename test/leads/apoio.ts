@@ -254,7 +254,7 @@ export async function escreverZipsDaReceita(dir: string, arquivos: Record<string
   }
 }
 
-/** What one month of the registry holds; any kind left out is written as an empty file. */
+/** What one month of the registry holds; a kind left out (or without lines) has no file. */
 export interface MesDaReceita {
   estabelecimentos?: string[][];
   empresas?: string[][];
@@ -284,11 +284,13 @@ export const CODIGOS_PADRAO = {
  */
 export async function escreverMes(dir: string, mes: MesDaReceita): Promise<string> {
   const codigos = { ...CODIGOS_PADRAO, ...mes };
+  // a kind without lines has no file, as the import refuses one that holds none
+  const seHouver = (nome: string, linhas: string[][] = []) => (linhas.length ? { [nome]: { linhas } } : {});
   await escreverZipsDaReceita(dir, {
-    Estabelecimentos0: { linhas: mes.estabelecimentos ?? [] },
-    Empresas0: { linhas: mes.empresas ?? [] },
-    Socios0: { linhas: mes.socios ?? [] },
-    Simples: { linhas: mes.simples ?? [] },
+    ...seHouver('Estabelecimentos0', mes.estabelecimentos),
+    ...seHouver('Empresas0', mes.empresas),
+    ...seHouver('Socios0', mes.socios),
+    ...seHouver('Simples', mes.simples),
     Cnaes: { linhas: linhasDeCodigos(codigos.cnaes) },
     Motivos: { linhas: linhasDeCodigos(codigos.motivos) },
     Municipios: { linhas: linhasDeCodigos(codigos.municipios) },

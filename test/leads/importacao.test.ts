@@ -776,6 +776,23 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
+  test('a file that holds no line (empty, or blank lines only), even one part of several, fails the import and changes nothing', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const antes = await registro(cnpj);
+    for (const [nome, linhas] of [
+      ['Socios0', ''],
+      ['Estabelecimentos1', '\r\n\n  \n'],
+    ]) {
+      const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+      await escreverZipsDaReceita(dir, { [nome]: { linhas } });
+      const erro = await recusa(() => importarCnpj(dir));
+      expect(erro.mensagem).toBe(`${nome}.zip holds no line: nothing was changed`);
+      expect(await registro(cnpj)).toEqual(antes);
+      expect(await tabelasDeTrabalho()).toEqual([]);
+    }
+  });
+
   test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
