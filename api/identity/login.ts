@@ -26,22 +26,32 @@ const bloqueado = (ate: Date, agora: Date) =>
     retryAfterSegundos: Math.ceil((ate.getTime() - agora.getTime()) / 1000),
   });
 
+/** The user's password as the login read it before checking it: its hash, and when it last changed. */
+interface SenhaLida {
+  hash: string | null;
+  trocadaEm: Date | null;
+}
+
 /**
- * Decides a login whose password was checked (`confere`, against the hash `conferido`), under the
- * user's row lock: a lock set by an attempt that finished meanwhile holds (423, even for the right
- * password), and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout.
- * A lock that has ended starts a new count. A password replaced meanwhile makes the one checked a
- * wrong one: else a login racing the change would get a token of the change's second, which the
- * change does not cut off (autenticadorDoIdentity), on the old password. `novoHash`, the password
- * hashed again at today's cost, replaces the one checked on success.
+ * Decides a login whose password was checked (`confere`, against `lida`), under the user's row
+ * lock: a lock set by an attempt that finished meanwhile holds (423, even for the right password),
+ * and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout. A lock
+ * that has ended starts a new count. A password replaced meanwhile makes the one checked a wrong
+ * one: else a login racing the change would get a token of the change's second, which the change
+ * does not cut off (autenticadorDoIdentity), on the old password. A new password moves
+ * `tokens_validos_desde`; the same one hashed again by a concurrent login (`novoHash`) does not,
+ * and is still the password checked. `novoHash`, the password hashed again at today's cost,
+ * replaces the one checked on success, unless another login already did.
  */
-async function decidir(id: string, conferido: string | null, confere: boolean, agora: Date, novoHash?: string): Promise<Usuario> {
+async function decidir(id: string, lida: SenhaLida, confere: boolean, agora: Date, novoHash?: string): Promise<Usuario> {
   const { u, entrou } = await banco('identity').transaction(async (transaction) => {
     const u = await Usuario.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE });
     if (!u) throw credenciaisInvalidas();
     if (u.bloqueado_ate && u.bloqueado_ate > agora) throw bloqueado(u.bloqueado_ate, agora);
-    if (confere && u.senha_hash === conferido) {
-      const entrada = { falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora, ...(novoHash && { senha_hash: novoHash }) };
+    const mesmoHash = u.senha_hash === lida.hash;
+    const mesmaSenha = mesmoHash || (u.senha_hash !== null && u.tokens_validos_desde?.getTime() === lida.trocadaEm?.getTime());
+    if (confere && mesmaSenha) {
+      const entrada = { falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora, ...(novoHash && mesmoHash && { senha_hash: novoHash }) };
       return { u: await u.update(entrada, { transaction }), entrou: true };
     }
     const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
@@ -71,7 +81,7 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   // a hash of another cost is made again with the password just proven: only a right password pays,
   // before the row is locked (the hash is slow on purpose)
   const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha) : undefined;
-  const decidido = await decidir(usuario.id, usuario.senha_hash, confere, agora, novoHash);
+  const decidido = await decidir(usuario.id, { hash: usuario.senha_hash, trocadaEm: usuario.tokens_validos_desde }, confere, agora, novoHash);
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
     { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email, perfil: usuario.perfil },

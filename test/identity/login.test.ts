@@ -192,7 +192,8 @@ test('a password replaced while the login checked the old one answers 401: no to
     await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
     const antiga = entrar(u.email, u.senha);
     await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
-    await conexao.query('UPDATE usuario SET senha_hash = ? WHERE id = ?', [await hashDeSenha(nova), u.id]);
+    // as a password change writes it (usuarios.ts): the new hash and the moment tokens count from
+    await conexao.query('UPDATE usuario SET senha_hash = ?, tokens_validos_desde = NOW(3) WHERE id = ?', [await hashDeSenha(nova), u.id]);
     await conexao.query('COMMIT');
     esperarProblema(await antiga, 401);
     expect((await ler(u.id)).ultimo_login_em).toBeNull();
@@ -223,6 +224,22 @@ test('after IDENTITY_SENHA_CUSTO is raised, a successful login hashes the passwo
     // made once: a login at the cost of the day leaves the hash as it is
     expect(await hash()).toBe(depois);
     esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
+  } finally {
+    config().identity.senhaCusto = custo;
+  }
+});
+
+test('after IDENTITY_SENHA_CUSTO is raised, right-password logins at the same moment all get in: the hash one of them made again is the same password, no failure counted', async () => {
+  const u = await id.criarUsuario();
+  const custo = config().identity.senhaCusto;
+  config().identity.senhaCusto = custo + 1;
+  try {
+    const respostas = await Promise.all(Array.from({ length: 6 }, () => entrar(u.email, u.senha)));
+    expect(respostas.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const depois = (await Usuario.findByPk(u.id))!;
+    expect(Number(depois.senha_hash!.split('$')[1])).toBe(2 ** (custo + 1));
+    expect({ falhas: depois.falhas_de_login, bloqueado_ate: depois.bloqueado_ate }).toEqual({ falhas: 0, bloqueado_ate: null });
+    expect((await entrar(u.email, u.senha)).status).toBe(200);
   } finally {
     config().identity.senhaCusto = custo;
   }
