@@ -145,8 +145,9 @@ function emOrdemDeChave(pedidos: Pedido[]): { chave: string; pedido: Pedido }[] 
 }
 
 /**
- * An upsert's assignments, `atualizado_em` first: moved only when a value changes, so a repeated
- * webhook leaves the record as it was. Assignments run left to right, each reading the columns as
+ * An upsert's assignments, `atualizado_em` first: moved only when one of their values changes, so
+ * a repeated webhook, or a newer copy of the conversation that changes nothing kept here (its
+ * assignee, its labels), leaves the record as it was. Assignments run left to right, each reading the columns as
  * the ones before it left them; read first, every expression sees the row as it was, as each one
  * does in its own place (no assignment here reads a column assigned before it).
  */
@@ -197,8 +198,8 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
        ['contato_telefone_digitos', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')],
        ['contato_telefone', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')],
        ['status', daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status')],
-       ['suporte_atualizada_em', MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')],
-     ])}`,
+     ])},
+       suporte_atualizada_em = ${MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}`,
     linhas.flat(),
   );
   const ids = t.depois(

@@ -129,6 +129,8 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     await dormir(20);
     await s.registrar(sistema, evento);
     await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, contato }));
+    // a newer copy of the conversation that changes nothing kept here (its assignee, say)
+    await s.registrar(sistema, { ...eventoDeConversa('conversation_updated', { conversa, contato }), updated_at: new Date().toISOString() });
     expect(await atualizadoEm()).toBe(antes);
     await s.registrar(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
     const aberta = await atualizadoEm();
