@@ -21,6 +21,9 @@ import {
   usuarioPorId,
 } from './usuarios';
 
+/** A password hashed by the request waits its turn (senhas.ts): too many waiting, it is refused. */
+const SENHAS_DEMAIS = 'Senhas demais sendo verificadas agora; Retry-After diz em quantos segundos';
+
 const soMaster: Permissao = (p: Principal) => {
   if (!p.master) throw proibido('Somente um usuário master.');
 };
@@ -77,7 +80,7 @@ export function rotasDoIdentity(): Rota[] {
       acesso: 'publico',
       antes: [limiteDeLogin],
       outrasRespostas: {
-        '429': LIMITE_EXCEDIDO,
+        '429': `${LIMITE_EXCEDIDO}; ou senhas demais sendo verificadas agora`,
         '401': 'E-mail ou senha inválidos (a tentativa que chega ao limite bloqueia o login)',
         '423': 'Login bloqueado até bloqueado_ate; Retry-After diz em quantos segundos',
       },
@@ -166,6 +169,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: {
         '409': 'Já existe um usuário com este e-mail',
         '422': 'setor_id, cargo_id ou funcao_id não nomeia um registro existente',
+        '429': SENHAS_DEMAIS,
       },
       resumo: 'Cria um usuário',
       acesso: 'usuario',
@@ -182,6 +186,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: {
         '409': 'E-mail de outro usuário, ou um master tirando de si o master',
         '422': 'setor_id, cargo_id ou funcao_id não nomeia um registro existente',
+        '429': SENHAS_DEMAIS,
       },
       resumo: 'Altera um usuário (só os campos enviados)',
       acesso: 'usuario',

@@ -272,6 +272,24 @@ describe('who administers access grants no more than they hold (SPEC 5.2)', () =
     expect((await it.api.get(`/colaborador/${editor.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBeNull();
   });
 
+  test("the right to grant itself, taken away by another process, is read afresh too: the grant is refused though what it grants is still held", async () => {
+    const editor = await it.pessoa({ permissoes: { colaboradores: ['ler', 'criar', 'editar', 'deletar'] } });
+    const leitura = await it.criarPerfil({ colaboradores: ['ler'] });
+    const outro = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    expect((await it.api.get('/perfil_acesso', { token: editor.token })).status).toBe(200);
+    // another process narrows the editor's profile to reading
+    await banco('intranet').query(`UPDATE perfil_acesso SET permissoes = '{"colaboradores":["ler"]}' WHERE id = ?`, { replacements: [editor.perfil.id] });
+    const nome = unico('Leitura ');
+    esperarProblema(await it.api.post('/perfil_acesso', { token: editor.token, body: { nome, permissoes: { colaboradores: ['ler'] } } }), 403);
+    esperarProblema(await it.api.patch(`/perfil_acesso/${leitura.id}`, { token: editor.token, body: { descricao: 'mudada' } }), 403);
+    esperarProblema(await it.api.del(`/perfil_acesso/${leitura.id}`, { token: editor.token }), 403);
+    esperarProblema(await it.api.patch(`/colaborador/${outro.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: leitura.id } }), 403);
+    const admin = await it.admin();
+    expect((await it.api.get('/perfil_acesso/filtro', { token: admin, query: { nome } })).body).toEqual([]);
+    expect((await it.api.get(`/perfil_acesso/${leitura.id}`, { token: admin })).body).toEqual(leitura);
+    expect((await it.api.get(`/colaborador/${outro.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(outro.perfil.id);
+  });
+
   test('a remover cannot delete a profile stronger than their own: 403, the profile stays', async () => {
     const removedor = await it.pessoa({ permissoes: { colaboradores: ['deletar'] } });
     const forte = await it.criarPerfil({ colaboradores: ['ler', 'criar', 'deletar'] });

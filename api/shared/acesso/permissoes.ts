@@ -33,11 +33,12 @@ export type ConferirAlcance = (permissoes: Permissoes, de: Alcance) => void;
 export interface ControleDeAcesso {
   permissoesDe(principal: Principal): Promise<Alcance>;
   /**
-   * What the caller may grant, read afresh: a grant outlives the request, so it is never made on
+   * What the caller may grant, read afresh, once `acao` in `area` (the route's own permission) is
+   * confirmed on that fresh reading too: a grant outlives the request, so it is never made on
    * authority that may have been taken away (a master's word in a token issued before a demotion,
    * permissions cached before another process removed them).
    */
-  alcanceParaConceder(principal: Principal): Promise<Alcance>;
+  alcanceParaConceder(principal: Principal, acao: Acao, area: string): Promise<Alcance>;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
@@ -100,13 +101,14 @@ export function criarControleDeAcesso(
 
   return {
     permissoesDe,
-    async alcanceParaConceder(principal) {
+    async alcanceParaConceder(principal, acao, area) {
       if (principal.master) {
         await confirmarMaster(principal);
         return TODAS;
       }
-      if (principal.tipo !== 'usuario' || principal.perfil === 'cliente') return {};
-      return buscar(principal.sub);
+      const frescas = principal.tipo !== 'usuario' || principal.perfil === 'cliente' ? {} : await buscar(principal.sub);
+      if (!frescas[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
+      return frescas;
     },
     pode: (acao, area) => async (principal) => {
       const p = await permissoesDe(principal);

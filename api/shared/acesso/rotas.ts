@@ -131,7 +131,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       resposta: colaboradorSchema,
       outrasRespostas: { '409': 'O colaborador é master no identity e não aceita perfil', '422': 'perfil_acesso_id não nomeia um perfil existente' },
       tratar: async (req) =>
-        colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id, await controle.alcanceParaConceder(req.principal!)),
+        colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id, await controle.alcanceParaConceder(req.principal!, 'editar', AREA_DO_MODULO)),
     },
     {
       metodo: 'get',
@@ -183,7 +183,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       status: 201,
       resposta: perfilSchema,
       outrasRespostas: { '409': 'Já existe um perfil com esse nome' },
-      tratar: async (req) => perfis.criar(req.entrada.body, await controle.alcanceParaConceder(req.principal!)),
+      tratar: async (req) => perfis.criar(req.entrada.body, await controle.alcanceParaConceder(req.principal!, 'criar', AREA_DO_MODULO)),
     },
     {
       metodo: 'patch',
@@ -202,7 +202,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       },
       resposta: perfilSchema,
       outrasRespostas: { '409': 'Perfil do sistema, ou nome já usado por outro perfil' },
-      tratar: async (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body, await controle.alcanceParaConceder(req.principal!)),
+      tratar: async (req) => perfis.atualizar(req.entrada.params.id, req.entrada.body, await controle.alcanceParaConceder(req.principal!, 'editar', AREA_DO_MODULO)),
     },
     {
       metodo: 'delete',
@@ -214,7 +214,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       validar: { params: paramsId },
       outrasRespostas: { '409': 'Perfil do sistema, ou ligado a colaboradores' },
       tratar: async (req) => {
-        await perfis.deletar(req.entrada.params.id, await controle.alcanceParaConceder(req.principal!));
+        await perfis.deletar(req.entrada.params.id, await controle.alcanceParaConceder(req.principal!, 'deletar', AREA_DO_MODULO));
         return undefined;
       },
     },
