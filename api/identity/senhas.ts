@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
+import { limiteDeConcorrencia } from '../../lib/concorrencia';
 import { ErroDeDominio } from '../shared/errors';
 
 /**
@@ -22,23 +23,10 @@ const TAMANHO = 32;
  */
 export const HASHES_SIMULTANEOS = 2;
 export const HASHES_NA_ESPERA = 32;
-let hashesEmCurso = 0;
-const hashesNaEspera: (() => void)[] = [];
-
-async function naVezDoHash<T>(fn: () => Promise<T>): Promise<T> {
-  if (hashesEmCurso < HASHES_SIMULTANEOS) hashesEmCurso++;
-  else if (hashesNaEspera.length >= HASHES_NA_ESPERA) {
-    throw new ErroDeDominio('limite_excedido', 'Muitas senhas sendo verificadas agora; tente de novo em instantes.', undefined, { retryAfterSegundos: 1 });
-  } else await new Promise<void>((vez) => hashesNaEspera.push(vez));
-  try {
-    return await fn();
-  } finally {
-    // the place passes straight to the next one waiting
-    const proximo = hashesNaEspera.shift();
-    if (proximo) proximo();
-    else hashesEmCurso--;
-  }
-}
+const naVezDoHash = limiteDeConcorrencia(HASHES_SIMULTANEOS, {
+  naEspera: HASHES_NA_ESPERA,
+  recusa: () => new ErroDeDominio('limite_excedido', 'Muitas senhas sendo verificadas agora; tente de novo em instantes.', undefined, { retryAfterSegundos: 1 }),
+});
 
 function derivar(senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return naVezDoHash(

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
 import { agrupar } from '../../lib/agrupar';
+import { limiteDeConcorrencia } from '../../lib/concorrencia';
 import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
@@ -59,23 +60,6 @@ const CARGAS_SIMULTANEAS = 4;
  * file, then failed after `innodb_lock_wait_timeout` (50 s), as a real part (2.6 million rows) did.
  */
 const LINHAS_POR_ARQUIVO = 1e11;
-
-/** Runs at most `n` of the given tasks at a time, in the order they ask; urgent ones skip the queue. */
-function limiteDeConcorrencia(n: number) {
-  let ativas = 0;
-  const fila: (() => void)[] = [];
-  return async <T>(tarefa: () => Promise<T>, urgente = false): Promise<T> => {
-    if (ativas < n) ativas++;
-    else await new Promise<void>((vaga) => (urgente ? fila.unshift(vaga) : fila.push(vaga))); // a finishing task hands its slot over
-    try {
-      return await tarefa();
-    } finally {
-      const proxima = fila.shift();
-      if (proxima) proxima();
-      else ativas--;
-    }
-  };
-}
 
 async function arquivosDoDiretorio(diretorio: string): Promise<ArquivoDaImportacao[]> {
   const nomes = await readdir(diretorio).catch(() => {
