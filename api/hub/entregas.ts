@@ -591,16 +591,34 @@ export async function entregaPorId(id: string) {
 
 /**
  * `ultima_entrega_em` is read from the delivered deliveries: before some of them stop counting
- * (replayed, or purged), the subscription keeps their last success in its own column.
+ * (replayed, or purged), the subscription keeps their last success in its own column. Read
+ * (ultimasEntregas) apart from written (gravarUltimasEntregas), so a purge locks the subscriptions'
+ * rows only once its batch is deleted, right before its commit: publications read them with a
+ * shared lock, and waited for the whole batch.
  */
 async function guardarUltimaEntrega(ids: string[], transaction?: Transaction): Promise<void> {
+  await gravarUltimasEntregas(await ultimasEntregas(ids, transaction), transaction);
+}
+
+interface UltimaEntrega {
+  assinatura_id: string;
+  ultima: Date;
+}
+
+function ultimasEntregas(ids: string[], transaction?: Transaction): Promise<UltimaEntrega[]> {
+  return banco('hub').query(
+    `SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega WHERE id IN (?) AND situacao = 'entregue' GROUP BY assinatura_id`,
+    { replacements: [ids], transaction, type: QueryTypes.SELECT },
+  );
+}
+
+async function gravarUltimasEntregas(ultimas: UltimaEntrega[], transaction?: Transaction): Promise<void> {
+  if (!ultimas.length) return;
+  const ordenadas = [...ultimas].sort((a, b) => (a.assinatura_id < b.assinatura_id ? -1 : 1));
+  const ultima = valorPorId(ordenadas, (u) => u.assinatura_id, (u) => dataSql(u.ultima), 'DATETIME(3)');
   await banco('hub').query(
-    `UPDATE assinatura a
-       JOIN (SELECT assinatura_id, MAX(entregue_em) AS ultima FROM entrega
-              WHERE id IN (?) AND situacao = 'entregue' GROUP BY assinatura_id) x ON x.assinatura_id = a.id
-        SET a.ultima_entrega_em = x.ultima
-      WHERE a.ultima_entrega_em IS NULL OR a.ultima_entrega_em < x.ultima`,
-    { replacements: [ids], transaction },
+    `UPDATE assinatura SET ultima_entrega_em = GREATEST(COALESCE(ultima_entrega_em, ${ultima.sql}), ${ultima.sql}) WHERE id IN (?)`,
+    { replacements: [...ultima.parametros, ...ultima.parametros, ordenadas.map((u) => u.assinatura_id)], transaction },
   );
 }
 
@@ -842,9 +860,12 @@ export async function purgarHistorico(
         // delivered meanwhile has its success kept
         const ids = await travarNaSituacao(velhas.map((e) => e.id), ['entregue', 'fila_de_erro', 'cancelada'], transaction, limite);
         if (!ids.length) return 0;
-        await guardarUltimaEntrega(ids, transaction);
+        const ultimas = await ultimasEntregas(ids, transaction);
         await TentativaDeEntrega.destroy({ where: { entrega_id: ids }, transaction });
-        return Entrega.destroy({ where: { id: ids }, transaction });
+        const apagadas = await Entrega.destroy({ where: { id: ids }, transaction });
+        // last: the subscriptions' rows stay locked only to the commit (guardarUltimaEntrega)
+        await gravarUltimasEntregas(ultimas, transaction);
+        return apagadas;
       }),
     );
     aoProgredir?.({ entregas, eventos });

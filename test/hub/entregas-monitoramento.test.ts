@@ -361,6 +361,35 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     await sequelize.query("UPDATE entrega SET situacao = 'entregue' WHERE id = ?", { replacements: [entregue.id] });
   });
 
+  test("the purge locks a subscription's row only after its batch is deleted, right before the commit: a publication reading the row waits for no more than that", async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-trava') });
+    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
+    const antigo = new Date(Date.now() - 31 * 86_400_000);
+    await Entrega.sequelize!.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, entregue.id] });
+    // another connection reads the subscription with a shared lock, as a publication does
+    const outra = await novaConexao('hub');
+    let purga: ReturnType<typeof purgarHistorico> | undefined;
+    try {
+      await outra.query('START TRANSACTION');
+      await outra.query('SELECT id FROM assinatura WHERE id = ? LOCK IN SHARE MODE', [c.assinatura.id]);
+      purga = purgarHistorico(30);
+      await esperarOutraConexao(outra, 'the purge waiting on the subscription', ['UPDATE assinatura%']);
+      // by then the batch is deleted, in the purge's own transaction
+      const [transacoes] = (await outra.query(
+        `SELECT t.trx_rows_modified FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+          WHERE p.DB = DATABASE() AND p.INFO LIKE 'UPDATE assinatura%'`,
+      )) as unknown as [{ trx_rows_modified: number }[]];
+      expect(transacoes).toHaveLength(1);
+      expect(Number(transacoes[0].trx_rows_modified)).toBeGreaterThanOrEqual(2);
+      await outra.query('COMMIT');
+    } finally {
+      await outra.end();
+    }
+    expect((await purga)!.entregas).toBeGreaterThanOrEqual(1);
+    expect(await Entrega.count({ where: { id: entregue.id } })).toBe(0);
+    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+  });
+
   test('purgarHistorico drops finished deliveries, their attempts and events older than the period; pending and recent ones stay', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/retencao') });
     const ids = [];
