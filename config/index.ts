@@ -53,6 +53,7 @@ export interface Config {
     redesPermitidas: Rede[];
     entregaLockMs: number;
     entregaConcorrencia: number;
+    entregaPorAssinatura: number;
     esperaSyncMs: number;
   };
   leads: { cnpjLimitePorMinuto: number; importacaoLockMs: number };
@@ -195,6 +196,7 @@ const envSchema = Joi.object({
   // loop (or of its Redis) has the job taken for a dead worker's and sent twice
   HUB_ENTREGA_LOCK_MS: Joi.number().integer().min(1000).default(60_000),
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
+  HUB_ENTREGA_POR_ASSINATURA: Joi.number().integer().min(1).max(1000).default(10),
   HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
   // BullMQ's default: an import's worker that stalls past it (event loop, Redis) has its job failed
@@ -304,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redesPermitidas: itensDaLista(value.HUB_REDES_PERMITIDAS).map((e) => ipaddr.parseCIDR(e)),
       entregaLockMs: value.HUB_ENTREGA_LOCK_MS,
       entregaConcorrencia: value.HUB_ENTREGA_CONCORRENCIA,
+      entregaPorAssinatura: value.HUB_ENTREGA_POR_ASSINATURA,
       esperaSyncMs: value.HUB_ESPERA_SYNC_MS,
     },
     leads: { cnpjLimitePorMinuto: value.LEADS_CNPJ_LIMITE_POR_MINUTO, importacaoLockMs: value.LEADS_IMPORTACAO_LOCK_MS },

@@ -15,7 +15,7 @@ import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega, LOTE_MAXIMO
 import { conflito, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { assinarEntrega, chavesQueAssinam } from './assinador';
-import { enviarPost } from './envio';
+import { enviarPost, ResultadoDoEnvio } from './envio';
 
 const log = logger('hub-entregas');
 
@@ -84,7 +84,10 @@ export async function entregarLote(
   await Promise.all(
     ids.map(async (id) => {
       try {
-        if ((await emVaga(() => tentar(id, true, sinal), 'lote')) === null) adiadas++;
+        const r = await emVaga(() => tentar(id, true, sinal), 'lote');
+        if (r === null) adiadas++;
+        // put off for its subscription's turn (tentar): a job of its own, and the batch goes on
+        else if (typeof r === 'object') await enfileirarEntregas([id], Math.max(0, r.ate - Date.now()));
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
         await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
@@ -120,6 +123,50 @@ const ADIANTAMENTO_TOLERADO_MS = 1000;
 let vagas: PQueue | undefined;
 const emVaga = <T>(tentativa: () => Promise<T>, daVez: 'lote' | 'sozinha'): Promise<T> =>
   (vagas ??= new PQueue({ concurrency: config().hub.entregaConcorrencia })).add(tentativa, { priority: daVez === 'sozinha' ? 1 : 0 });
+
+/**
+ * A slow subscription's turn. A subscriber that answers slowly, or not at all until its time-out,
+ * would otherwise take every one of the worker's slots (HUB_ENTREGA_CONCORRENCIA) and hold up every
+ * other subscription's deliveries. So each subscription's answers are timed (a moving average), and
+ * one whose answers take a second or more has at most HUB_ENTREGA_POR_ASSINATURA attempts in flight
+ * in the process; past that, an attempt is put off (no attempt spent) and its slot goes to the
+ * others. A subscriber that answers fast keeps every slot it can use: a burst to it is no slower.
+ */
+interface VezDaAssinatura {
+  emCurso: number;
+  /** moving average of its answers' durations, ms (the first answer's alone, until there is another) */
+  duracaoMs: number;
+  medidas: number;
+  /** attempts put off since `desde`, each later one waiting longer */
+  adiadas: number;
+  desde: number;
+}
+const vezes = new Map<string, VezDaAssinatura>();
+const LENTA_A_PARTIR_DE_MS = 1_000;
+const JANELA_DOS_ADIAMENTOS_MS = 60_000;
+const ESPERA_MAXIMA_PELA_VEZ_MS = 5 * 60_000;
+
+const vezDe = (assinaturaId: string): VezDaAssinatura => {
+  let v = vezes.get(assinaturaId);
+  if (!v) vezes.set(assinaturaId, (v = { emCurso: 0, duracaoMs: 0, medidas: 0, adiadas: 0, desde: 0 }));
+  return v;
+};
+
+/**
+ * How long an attempt put off for its subscription's turn waits, or 0 when it need not wait: about
+ * when its turn comes (the subscription's usual answer time for each HUB_ENTREGA_POR_ASSINATURA put
+ * off before it in the last minute), at most 5 minutes, a fifth either way, so a backlog of
+ * thousands comes back spread out rather than all at once, each time to be put off again.
+ */
+function esperaPelaVez(v: VezDaAssinatura): number {
+  const porAssinatura = config().hub.entregaPorAssinatura;
+  if (v.duracaoMs < LENTA_A_PARTIR_DE_MS || v.emCurso < porAssinatura) return 0;
+  const agora = Date.now();
+  if (agora - v.desde > JANELA_DOS_ADIAMENTOS_MS) Object.assign(v, { desde: agora, adiadas: 0 });
+  v.adiadas++;
+  const vez = v.duracaoMs * (1 + v.adiadas / porAssinatura);
+  return Math.max(1, Math.min(vez, ESPERA_MAXIMA_PELA_VEZ_MS) * (0.8 + Math.random() * 0.4));
+}
 
 /**
  * A worker runs many attempts at once (HUB_ENTREGA_CONCORRENCIA). Their reads, and the records of
@@ -261,25 +308,30 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
     retomada.atrasoMs = Math.max(0, marcada - Date.now());
     throw retomada;
   }
-  const audiencia = e.assinante_no_auth;
-  const envelope = JSON.stringify({
-    id: e.evento_id,
-    tipo: e.tipo,
-    versao: e.versao,
-    aplicativo_origem_id: e.origem_no_auth,
-    aplicativo_assinante_id: audiencia,
-    criado_em: iso(e.evento_criado_em),
-  });
-  // `dados` is stored as JSON text: spliced in as it is, never parsed and written again
-  const corpo = `${envelope.slice(0, -1)},"dados":${e.dados}}`;
-  const cabecalhos = await assinarEntrega(
-    { webhookId: e.id, corpo, audiencia, assinaturaId: e.assinatura_id, tipo: e.tipo, versao: e.versao },
-    assinantes,
-  );
-  // shutdown may have come while the keys or the row were read: the request has not left yet
-  if (sinal?.aborted) return null;
-  const iniciadaEm = new Date();
-  const r = await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000);
+  const vez = vezDe(e.assinatura_id);
+  const espera = esperaPelaVez(vez);
+  if (espera > 0) {
+    // a first attempt goes to a job of its own (entregarLote): touched, the row tells a later run
+    // of its batch (its worker died) to leave it to that job
+    if (primeira) {
+      await banco('hub').query(
+        `UPDATE ${POR_ID} SET atualizada_em = GREATEST(?, criada_em + INTERVAL 1000 MICROSECOND) WHERE id = ? AND situacao = 'pendente' AND tentativas = 0`,
+        { replacements: [dataSql(new Date()), e.id] },
+      );
+    }
+    return { ate: Date.now() + espera };
+  }
+  vez.emCurso++;
+  let enviado: { iniciadaEm: Date; r: ResultadoDoEnvio } | null;
+  try {
+    enviado = await enviarAssinada(e, assinantes, sinal);
+    // an answer, or the time-out: a fifth of the average each time
+    if (enviado && !enviado.r.interrompido) vez.duracaoMs += (enviado.r.duracaoMs - vez.duracaoMs) / Math.min(++vez.medidas, 5);
+  } finally {
+    vez.emCurso--;
+  }
+  if (!enviado) return null;
+  const { iniciadaEm, r } = enviado;
   // cut by the shutdown, past its grace: not the subscriber's failure, and not recorded; the job's
   // next run makes it again (the subscriber may have had it: at least once)
   if (r.interrompido) return null;
@@ -314,6 +366,33 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';
   throw falha;
+}
+
+/** The delivery's request, signed and sent; null when shutdown came before it could leave. */
+async function enviarAssinada(
+  e: LinhaDaEntrega,
+  assinantes: Awaited<ReturnType<typeof chavesQueAssinam>>,
+  sinal?: AbortSignal,
+): Promise<{ iniciadaEm: Date; r: ResultadoDoEnvio } | null> {
+  const audiencia = e.assinante_no_auth;
+  const envelope = JSON.stringify({
+    id: e.evento_id,
+    tipo: e.tipo,
+    versao: e.versao,
+    aplicativo_origem_id: e.origem_no_auth,
+    aplicativo_assinante_id: audiencia,
+    criado_em: iso(e.evento_criado_em),
+  });
+  // `dados` is stored as JSON text: spliced in as it is, never parsed and written again
+  const corpo = `${envelope.slice(0, -1)},"dados":${e.dados}}`;
+  const cabecalhos = await assinarEntrega(
+    { webhookId: e.id, corpo, audiencia, assinaturaId: e.assinatura_id, tipo: e.tipo, versao: e.versao },
+    assinantes,
+  );
+  // shutdown may have come while the keys or the row were read: the request has not left yet
+  if (sinal?.aborted) return null;
+  const iniciadaEm = new Date();
+  return { iniciadaEm, r: await enviarPost(e.url_de_destino, corpo, { ...cabecalhos }, e.tempo_limite_em_segundos * 1000) };
 }
 
 interface LinhaDaEntrega {

@@ -20,8 +20,9 @@ export interface ResultadoDoEnvio {
 }
 
 // no cap on sockets per subscriber: a worker's attempts in flight are already bounded by
-// HUB_ENTREGA_CONCORRENCIA (up to 1,000), and an attempt queued inside the agent, waiting for a
-// socket, would spend its time-out there
+// HUB_ENTREGA_CONCORRENCIA (up to 1,000), and a slow subscription's by its turn (entregas.ts,
+// HUB_ENTREGA_POR_ASSINATURA); an attempt queued inside the agent, waiting for a socket, would
+// spend its time-out there
 const agentes = {
   http: new http.Agent({ keepAlive: true }),
   https: new https.Agent({ keepAlive: true }),
