@@ -135,6 +135,7 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
   const { zip, entradas } = await entradasDoZip(arquivo.caminho);
   const { tabela } = arquivo.layout;
   const carga: Record<string, number> = { [tabela]: 0 };
+  let linhasLidas = 0;
   try {
     for (const entrada of entradas) {
       const cnaes = conexoes.cnaes ? new CnaesSecundarios() : undefined;
@@ -159,6 +160,7 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
         if (dados.status === 'rejected') throw dados.reason;
         if (secundarios.status === 'rejected') throw secundarios.reason;
         carga[tabela] += dados.value;
+        linhasLidas += limpeza.linhasLidas;
         if (secundarios.value !== undefined) carga[CNAES_SECUNDARIOS] = (carga[CNAES_SECUNDARIOS] ?? 0) + secundarios.value;
       } finally {
         // a load that failed before reading the file leaves the stream paused: release it
@@ -171,6 +173,10 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
   } finally {
     zip.close();
   }
+  // a file with no line (a download cut to nothing) would leave its part out of the month, or
+  // replace its kind's live table with an empty one: no real file is empty. Lines read, not rows
+  // loaded: a part whose every key an earlier part already holds loads none, and is no empty file
+  if (!linhasLidas) throw new Error(`${path.basename(arquivo.caminho)} holds no line: nothing was changed`);
   return carga;
 }
 
@@ -341,9 +347,6 @@ export async function importarCnpj(
                     tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
                       ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
                       : await carregarZip({ dados: conexao }, arquivo, aoLer);
-                  // a file with no line (a download cut to nothing) would leave its part out of the
-                  // month, or replace its kind's live table with an empty one: no real file is empty
-                  if (!carga[tabela]) throw new Error(`${path.basename(arquivo.caminho)} holds no line: nothing was changed`);
                   for (const [t, n] of Object.entries(carga)) linhas[t] = (linhas[t] ?? 0) + n;
                   log.info({ arquivo: path.basename(arquivo.caminho), tabela, linhas: carga[tabela] }, 'arquivo carregado');
                 }),

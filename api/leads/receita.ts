@@ -278,6 +278,8 @@ export class LimpezaDeCampos extends Transform {
   private coluna = 0; // position of the field in its line
   private readonly saida = new Escrita();
   private inicioDaLinha = 0; // where the line being read starts in `saida`: it goes downstream once whole
+  /** lines read that are not blank, whether the load then keeps them or not */
+  linhasLidas = 0;
   private readonly colunasDosCnaes?: ColunasDosCnaes;
   private readonly linhasDosCnaes = new Escrita();
   private readonly cnpj = Buffer.allocUnsafe(14);
@@ -437,6 +439,7 @@ export class LimpezaDeCampos extends Transform {
       return;
     }
     this.fimDoCampo();
+    this.linhasLidas++;
     if (this.colunasDosCnaes && this.tamanhoDoCnpj !== 14) {
       // an establishment whose CNPJ is not three well-formed parts (the tail of a line a quoted line
       // break cut, a key left empty) would go live under a key no lookup can ask for: dropped

@@ -791,6 +791,12 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
       expect(await registro(cnpj)).toEqual(antes);
       expect(await tabelasDeTrabalho()).toEqual([]);
     }
+    // a part whose every line an earlier part already holds (the same key) loads none, and is no empty file
+    const mes = dois(cnpj, 'MES 2');
+    const dir = await diretorioDoMes(mes);
+    await escreverZipsDaReceita(dir, { Estabelecimentos1: { linhas: mes.estabelecimentos } });
+    await importarCnpj(dir);
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
   });
 
   test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
