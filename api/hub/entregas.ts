@@ -160,12 +160,13 @@ const vezDe = (assinaturaId: string): VezDaAssinatura => {
  */
 function esperaPelaVez(v: VezDaAssinatura): number {
   const porAssinatura = config().hub.entregaPorAssinatura;
-  if (v.duracaoMs < LENTA_A_PARTIR_DE_MS || v.emCurso < porAssinatura) return 0;
+  // only when others wait for a slot: with slots to spare, a slow subscriber uses them as before
+  if (v.duracaoMs < LENTA_A_PARTIR_DE_MS || v.emCurso < porAssinatura || !vagas?.size) return 0;
   const agora = Date.now();
   if (agora - v.desde > JANELA_DOS_ADIAMENTOS_MS) Object.assign(v, { desde: agora, adiadas: 0 });
   v.adiadas++;
-  const vez = v.duracaoMs * (1 + v.adiadas / porAssinatura);
-  return Math.max(1, Math.min(vez, ESPERA_MAXIMA_PELA_VEZ_MS) * (0.8 + Math.random() * 0.4));
+  const vez = v.duracaoMs * (1 + v.adiadas / porAssinatura) * (0.8 + Math.random() * 0.4);
+  return Math.max(1, Math.min(vez, ESPERA_MAXIMA_PELA_VEZ_MS));
 }
 
 /**
@@ -311,15 +312,16 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   const vez = vezDe(e.assinatura_id);
   const espera = esperaPelaVez(vez);
   if (espera > 0) {
+    const ate = new Date(Date.now() + espera);
+    // its next attempt is then (the sweep and the monitoring read it), in the round it was read in;
     // a first attempt goes to a job of its own (entregarLote): touched, the row tells a later run
     // of its batch (its worker died) to leave it to that job
-    if (primeira) {
-      await banco('hub').query(
-        `UPDATE ${POR_ID} SET atualizada_em = GREATEST(?, criada_em + INTERVAL 1000 MICROSECOND) WHERE id = ? AND situacao = 'pendente' AND tentativas = 0`,
-        { replacements: [dataSql(new Date()), e.id] },
-      );
-    }
-    return { ate: Date.now() + espera };
+    await banco('hub').query(
+      `UPDATE ${POR_ID} SET proxima_tentativa_em = ?${primeira ? ', atualizada_em = GREATEST(?, criada_em + INTERVAL 1000 MICROSECOND)' : ''}
+        WHERE id = ? AND situacao = 'pendente' AND tentativas = ?`,
+      { replacements: [dataSql(ate), ...(primeira ? [dataSql(new Date())] : []), e.id, e.tentativas] },
+    );
+    return { ate: ate.getTime() };
   }
   vez.emCurso++;
   let enviado: { iniciadaEm: Date; r: ResultadoDoEnvio } | null;
