@@ -129,12 +129,13 @@ const emVaga = <T>(tentativa: () => Promise<T>, daVez: 'lote' | 'sozinha'): Prom
  * would otherwise take every one of the worker's slots (HUB_ENTREGA_CONCORRENCIA) and hold up every
  * other subscription's deliveries. So each subscription's answers are timed (a moving average), and
  * one whose answers take a second or more has at most HUB_ENTREGA_POR_ASSINATURA attempts in flight
- * in the process; past that, an attempt is put off (no attempt spent) and its slot goes to the
- * others. A subscriber that answers fast keeps every slot it can use: a burst to it is no slower.
+ * in the process while other attempts wait for a slot; past that, an attempt is put off (no attempt
+ * spent) and its slot goes to the others. A subscriber that answers fast keeps every slot it can
+ * use: a burst to it is no slower.
  */
 interface VezDaAssinatura {
   emCurso: number;
-  /** moving average of its answers' durations, ms (the first answer's alone, until there is another) */
+  /** its answers' durations, ms: the plain average of the first five, then a fifth of each new one */
   duracaoMs: number;
   medidas: number;
   /** attempts put off since `desde`, each later one waiting longer */
@@ -327,7 +328,7 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   let enviado: { iniciadaEm: Date; r: ResultadoDoEnvio } | null;
   try {
     enviado = await enviarAssinada(e, assinantes, sinal);
-    // an answer, or the time-out: a fifth of the average each time
+    // an answer, or the time-out, counts (vezDe); a shutdown's cut does not
     if (enviado && !enviado.r.interrompido) vez.duracaoMs += (enviado.r.duracaoMs - vez.duracaoMs) / Math.min(++vez.medidas, 5);
   } finally {
     vez.emCurso--;
