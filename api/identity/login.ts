@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { decodeJwt } from 'jose';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -120,8 +119,7 @@ export function autenticadorDoIdentity(): Autenticador {
     // `iat` counts whole seconds: a token of the change's own second is taken, else a login right
     // after the change would get a token refused at once. One issued in that second before the
     // change is all the rule leaves
-    const emitidoEm = decodeJwt(token).iat!;
-    const anterior = (desde: Date | null) => desde !== null && emitidoEm < Math.floor(desde.getTime() / 1000);
+    const anterior = (desde: Date | null) => desde !== null && p.emitidoEm < Math.floor(desde.getTime() / 1000);
     if (p.tipo === 'usuario') {
       const u = await Usuario.findByPk(p.sub, { attributes: ['id', 'master', 'email', 'tokens_validos_desde'] });
       if (!u) throw naoAutenticado('O usuário do token foi removido.');

@@ -48,6 +48,7 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       nome: String(payload.nome ?? ''),
       email: typeof payload.email === 'string' ? payload.email : undefined,
       perfil: tipo === 'usuario' && (payload.perfil === 'colaborador' || payload.perfil === 'cliente') ? payload.perfil : undefined,
+      emitidoEm: Number(payload.iat),
       token,
     };
     verificados.guardar(token, principal, Math.min(Number(payload.exp) * 1000, Date.now() + PRAZO_DO_TOKEN_VERIFICADO_MS));

@@ -414,7 +414,7 @@ describe('a publication by an application the hub does not know yet', () => {
 
   test('esperarSincronizacao says whether the sync it joined was already running', async () => {
     const [pessoa] = await hub.pessoas(undefined);
-    const quem = { sub: pessoa.usuario.id, tipo: 'usuario' as const, master: false, nome: '', token: pessoa.token };
+    const quem = { sub: pessoa.usuario.id, tipo: 'usuario' as const, master: false, nome: '', emitidoEm: 0, token: pessoa.token };
     expect(await sincronizacao.esperarSincronizacao(quem)).toEqual({ jaRodava: false, concluida: true });
     relay.mudar('atrasado');
     const desde = relay.pedidos.length;

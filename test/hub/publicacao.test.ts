@@ -238,7 +238,7 @@ describe('202 only once enqueued, for what has deliveries to enqueue', () => {
   test('Redis refusing a batch job: in the same batch, an event with no delivery (no subscription) gets its 202, the one with a delivery its 503', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/lote-sem-redis') });
     const semAssinatura = await hub.tipo(c.publicador);
-    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, token: c.publicador.token };
+    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
     const ambos = () =>
       Promise.allSettled([
         publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } }),
@@ -425,7 +425,7 @@ describe('id is the idempotency key (DESIGN §5)', () => {
 
   test('an id repeated among publications written together is written once, its repeats answered with it, and the batch does not fall back to one write per publication', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/lote-repetido') });
-    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, token: c.publicador.token };
+    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
     const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-no-lote' : `unico-${n}` });
     // what each reads before its batch is then in the process's caches: the next ones reach their batches together
     await publicar(1);

@@ -16,7 +16,7 @@ import { chamar, cliente, esperarProblema } from '../helpers/http';
 /** The shared HTTP layer alone (DESIGN §4), on a service of its own with a fake key check. */
 const autenticar: Autenticador = async (token) => {
   if (token !== 'valido') throw naoAutenticado();
-  return { sub: 'u1', tipo: 'usuario', master: false, nome: 'U', token };
+  return { sub: 'u1', tipo: 'usuario', master: false, nome: 'U', emitidoEm: 0, token };
 };
 
 let prontoFalha = false;
