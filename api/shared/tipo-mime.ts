@@ -6,14 +6,16 @@
 export const TIPO_MIME_PADRAO = 'application/octet-stream';
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-/** `type/subtype` and optional `; name=value` parameters (value a token or a quoted string). */
-const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
+/** A `; name=value` parameter (value a token or a quoted string), its name and value captured. */
+const PARAMETRO = `;\\s*(${TOKEN})=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*")`;
+/** `type/subtype` and optional parameters. */
+const TIPO_MIME = new RegExp(`^${TOKEN}/${TOKEN}(\\s*${PARAMETRO})*$`);
+/** Each parameter of a Content-Type the grammar took (matchAll works on a copy). */
+const PARAMETROS = new RegExp(PARAMETRO, 'g');
 
 /** A Content-Type file storage keeps: the grammar above, up to 255 characters. */
 export const ehTipoMime = (v: string) => v.length <= 255 && TIPO_MIME.test(v);
 
-/** A parameter after the essence (the value still quoted when it was). */
-const PARAMETRO = new RegExp(`;\\s*(${TOKEN})=(${TOKEN}|"[^"]*")`, 'g');
 
 /**
  * Whether two Content-Types of the grammar above say the same (RFC 9110 §8.3.1, §5.6.6): type,
@@ -26,7 +28,7 @@ export function mesmoTipoMime(a: string, b: string): boolean {
 
 function formaCanonica(tipo: string): string {
   const essencia = tipo.split(';', 1)[0];
-  const parametros = [...tipo.slice(essencia.length).matchAll(PARAMETRO)].map(([, nome, valor]) => {
+  const parametros = [...tipo.slice(essencia.length).matchAll(PARAMETROS)].map(([, nome, valor]) => {
     const n = nome.toLowerCase();
     const v = valor.startsWith('"') ? valor.slice(1, -1) : valor;
     return `${n}=${n === 'charset' ? v.toLowerCase() : v}`;
