@@ -72,7 +72,8 @@ export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContag
 
 /**
  * The count a listing shows: from the cache when this filter set was counted on the current data,
- * else by the count job (shared by concurrent listings of the same filters). A job still waiting or
+ * else by the count job (shared by concurrent listings of the same filters), or here when the queue
+ * has no worker at all. A job still waiting or
  * counting when the wait ends gives the estimate; its result, when it comes, serves the next
  * listing. A count that failed (the database refused it) is no estimate: the listing answers 503.
  */
@@ -82,7 +83,15 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   const guardada = await r.get(chave);
   if (guardada) return JSON.parse(guardada) as Contagem;
   const pedido: PedidoDeContagem = { filtros, chave, geracao };
-  const job = await fila(filaLeadsContagem).add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
+  const q = fila(filaLeadsContagem);
+  // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
+  // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
+  // here instead, under the same limit, and said loudly: the deployment lacks a worker
+  if ((await q.getWorkersCount()) === 0) {
+    log.warn({ fila: filaLeadsContagem }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
+    return contarEGuardar(pedido);
+  }
+  const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
   } catch (err) {

@@ -1,0 +1,44 @@
+import { PRAZO_DA_CONTAGEM_S } from '../../api/leads/contagem';
+import { novaGeracaoDosDados } from '../../api/leads/geracao';
+import { fila } from '../../queues/fila';
+import { filaLeadsContagem } from '../../queues/leads-contagem';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { Cadastro, esperados, gerarCadastro, Leads, leadsDe, semear, Visao } from './apoio-empresas';
+
+/*
+ * APIs and workers run apart (`suite api leads` without `suite worker leads-contagem`): the count
+ * of GET /api/empresas has no job taker at all. The listing counts in its own process instead of
+ * waiting the whole wait for an estimate (SPEC 4.2 rule 4: estimado only past the cap or the time
+ * limit), and leaves no job behind in Redis.
+ */
+
+let suite: SuiteDeTeste;
+let leads: Leads;
+let cadastro: Cadastro;
+let master: string;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false });
+  leads = leadsDe(suite);
+  cadastro = gerarCadastro(3);
+  await semear(cadastro);
+  master = await leads.admin();
+  await novaGeracaoDosDados();
+});
+afterAll(() => suite.encerrar());
+
+test('with no worker of leads-contagem the listing counts itself: exact total, well within the wait, no job queued', async () => {
+  const p = ({ e }: Visao) => e.uf === 'MG';
+  const inicio = Date.now();
+  const res = await leads.listar(master, { uf: 'MG' });
+  const duracao = Date.now() - inicio;
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual(expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }));
+  expect(duracao).toBeLessThan(PRAZO_DA_CONTAGEM_S * 1000);
+  const jobs = await fila(filaLeadsContagem).getJobCounts('waiting', 'active', 'paused', 'prioritized', 'delayed', 'completed', 'failed');
+  expect(Object.values(jobs).every((n) => n === 0)).toBe(true);
+
+  // and the count it made is cached like the job's: the next listing finds it
+  const outra = await leads.listar(master, { uf: 'MG' });
+  expect(outra.body).toEqual(res.body);
+});
