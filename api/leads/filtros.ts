@@ -150,6 +150,9 @@ export const esquemaDosFiltros = {
     .pattern(/^[0-9]{1,8}$/)
     .description('início do CEP'),
   nome: Joi.string()
+    // composed first: the registry's names arrive composed (ISO-8859-1), and a combining accent
+    // typed apart would cut "são" into words too short to search
+    .normalize('NFC')
     .trim()
     .empty('')
     .max(MAIOR_NOME)
