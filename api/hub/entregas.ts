@@ -143,6 +143,8 @@ interface VezDaAssinatura {
   desde: number;
 }
 const vezes = new Map<string, VezDaAssinatura>();
+/** The subscriptions whose turn this process keeps (tests). */
+export const assinaturasComVez = (): string[] => [...vezes.keys()];
 const LENTA_A_PARTIR_DE_MS = 1_000;
 const JANELA_DOS_ADIAMENTOS_MS = 60_000;
 const ESPERA_MAXIMA_PELA_VEZ_MS = 5 * 60_000;
@@ -332,6 +334,9 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
     if (enviado && !enviado.r.interrompido) vez.duracaoMs += (enviado.r.duracaoMs - vez.duracaoMs) / Math.min(++vez.medidas, 5);
   } finally {
     vez.emCurso--;
+    // an idle subscription that answers fast has nothing worth keeping: a worker running for
+    // months sees subscriptions come and go, and only the slow ones' averages matter
+    if (vez.emCurso === 0 && vez.duracaoMs < LENTA_A_PARTIR_DE_MS) vezes.delete(e.assinatura_id);
   }
   if (!enviado) return null;
   const { iniciadaEm, r } = enviado;
