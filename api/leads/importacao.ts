@@ -448,25 +448,43 @@ async function apagarSobras(conexao: Connection, sobras: string[]): Promise<void
   }
 }
 
+/** The swap's attempts, and after how many failed ones reads holding it up are stopped (tests lower both). */
+export const TROCA_DAS_TABELAS = { tentativas: 60, interromperLeiturasApos: 20 };
+
 /**
  * One `RENAME TABLE` swaps every copy in at once. It waits for reads still running on the live
  * tables, and new reads queue behind it: a short wait (2 s) keeps lookups from stalling behind a
  * slow read. Between attempts a pause lets the queued reads through, and the next attempt finds
  * other reads running; the attempts go on for minutes (a page may read for 10 s, a count for 6 s),
- * since giving up throws the whole load away.
+ * since giving up throws the whole load away. Past a third of them, a steady stream of long
+ * listings would make it fail all the same: the reads of the registry running for 2 s or more are
+ * stopped before each attempt (their listings answer 503, to be asked again a moment later).
  */
 async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<void> {
   await conexao.query('SET SESSION lock_wait_timeout = 2');
   for (let tentativa = 1; ; tentativa++) {
+    if (tentativa > TROCA_DAS_TABELAS.interromperLeiturasApos) await interromperLeiturasLongas(conexao);
     try {
       await conexao.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
       return;
     } catch (err) {
-      if (!esperaPorTravaEsgotada(err) || tentativa >= 60) throw err;
+      if (!esperaPorTravaEsgotada(err) || tentativa >= TROCA_DAS_TABELAS.tentativas) throw err;
       log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
       await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
     }
   }
+}
+
+/** Stops the statements reading this database that have run for 2 s or more (never this connection's). */
+async function interromperLeiturasLongas(conexao: Connection): Promise<void> {
+  const [linhas] = await conexao.query(
+    `SELECT ID AS id FROM information_schema.PROCESSLIST
+      WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND TIME >= 2
+        AND (INFO LIKE 'SELECT%' OR INFO LIKE 'SET STATEMENT%')`,
+  );
+  const ids = (linhas as { id: number }[]).map((l) => Number(l.id));
+  for (const id of ids) await conexao.query(`KILL QUERY ${id}`).catch(() => undefined); // ended meanwhile
+  if (ids.length) log.warn({ leituras: ids.length }, 'troca das tabelas: leituras longas interrompidas para a troca');
 }
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import * as codigos from '../../api/leads/codigos';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
-import { ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso } from '../../api/leads/importacao';
+import { ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -762,6 +762,30 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
+
+  test('reads that keep the live table past a third of the swap\'s attempts are stopped: the new month goes live instead of the import failing', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const antes = { ...TROCA_DAS_TABELAS };
+    Object.assign(TROCA_DAS_TABELAS, { tentativas: 3, interromperLeiturasApos: 1 });
+    // a listing's read that outlasts every wait of the swap (each attempt waits 2 s)
+    const leitor = await novaConexao('leads');
+    const leitura = leitor.query('SELECT SLEEP(60) FROM estabelecimento LIMIT 1').then(
+      () => 'ended',
+      (err: Error) => err.message,
+    );
+    try {
+      await importarCnpj(dir);
+      expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+      expect(await leitura).not.toBe('ended');
+      expect(await tabelasDeTrabalho()).toEqual([]);
+    } finally {
+      Object.assign(TROCA_DAS_TABELAS, antes);
+      await leitor.query('DO 1').catch(() => undefined);
+      await leitor.end();
+    }
+  }, 60_000);
 
   test('a zip that holds no file fails the import and changes nothing: the live table is not replaced by an empty one', async () => {
     const cnpj = novoCnpj();
