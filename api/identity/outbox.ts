@@ -2,6 +2,7 @@ import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO } from '../../lib/database';
 import { logger } from '../../lib/logger';
+import { redis } from '../../lib/redis';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { fila, reenfileirar } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
@@ -36,20 +37,47 @@ export async function enfileirar(ids: string[]): Promise<void> {
   }
 }
 
+/** The sweep checks this many events a run (a job state read in Redis each). */
+const VARRIDOS_POR_VEZ = 1000;
+
+/**
+ * Where the sweep's last run stopped (a `sequencia`), kept in Redis beside the queue: any worker
+ * process may run the next one. Outside the queue's own keys (`<prefix>:<queue>:<job id>`). Lost
+ * (Redis emptied, a day without sweeps), the walk starts over, which only repeats work.
+ */
+const chaveDaPosicaoDaVarredura = () => `${config().queuePrefix}:posicao-da-varredura:${filaIdentityOutbox.nome}`;
+
 /**
  * Events stored but never enqueued (or whose job was lost) go back to the queue, 30 s after they
  * were stored by the database's clock, which also wrote their `criado_em`: by the sweeping
  * process's own, an event stored by a process whose clock ran ahead waited that much longer.
+ *
+ * Each run takes the next VARRIDOS_POR_VEZ unsent events in `sequencia` order after where the last
+ * run stopped, and the run that reaches the end has the next one start over. Taking the oldest
+ * each time, a backlog of more events than that whose jobs are retrying (a long outage of the
+ * hub) was the whole of every run, and an event stored without a job (Redis down) after them
+ * waited for the backlog to drain. Now every unsent event is looked at within two walks over the
+ * backlog, a run a minute per VARRIDOS_POR_VEZ. The order they are enqueued in does not matter:
+ * each job sends its collaborator's earlier events first (enviar).
  */
 export async function varrer(): Promise<number> {
+  const chave = chaveDaPosicaoDaVarredura();
+  const depoisDe = Number((await redis('produtor').get(chave)) ?? 0);
   const pendentes = await EventoPendente.findAll({
-    where: { enviado_em: null, criado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 30 SECOND`) } },
-    attributes: ['id'],
-    order: [['criado_em', 'ASC']],
-    limit: 1000,
+    where: {
+      enviado_em: null,
+      sequencia: { [Op.gt]: depoisDe },
+      criado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 30 SECOND`) },
+    },
+    attributes: ['id', 'sequencia'],
+    order: [['sequencia', 'ASC']],
+    limit: VARRIDOS_POR_VEZ,
   });
   // a finished job of an unsent event (failed after stalling twice) would block the add
   await reenfileirar(filaIdentityOutbox, jobsDeEnvio(pendentes.map((e) => e.id)));
+  // written once the page is enqueued: a run failing midway is taken again by the next
+  if (pendentes.length < VARRIDOS_POR_VEZ) await redis('produtor').del(chave);
+  else await redis('produtor').set(chave, String(pendentes[pendentes.length - 1].sequencia), 'EX', 24 * 3600);
   return pendentes.length;
 }
 

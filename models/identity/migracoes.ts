@@ -154,4 +154,17 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       }
     },
   },
+  {
+    name: '0007-identity-varredura-por-sequencia',
+    async up(qi) {
+      // the sweep walks the unsent events by `sequencia` from where its last run stopped (api/
+      // identity/outbox.ts varrer): by this index it reads one page, where the one by criado_em
+      // left it to sort every unsent event on each run. Nothing else read that one (the purge's
+      // range on enviado_em is served by this). One statement: its new key means it ran
+      if (await existeNoEsquema(qi, 'evento_pendente', { indice: 'evento_pendente_nao_enviado_por_sequencia' })) return;
+      await qi.sequelize.query(`ALTER TABLE evento_pendente
+                                  DROP INDEX evento_pendente_nao_enviado,
+                                  ADD INDEX evento_pendente_nao_enviado_por_sequencia (enviado_em, sequencia)`);
+    },
+  },
 ];
