@@ -41,6 +41,8 @@ export interface Config {
     tokenAplicativoSegundos: number;
     /** log2 of scrypt's N for new password hashes (tests lower it: the hash is slow on purpose) */
     senhaCusto: number;
+    /** days an outbox event is kept after the hub accepted it (IDENTITY_OUTBOX_RETENCAO_DIAS) */
+    outboxRetencaoDias: number;
   };
   acesso: { cacheSegundos: number; esperaSyncMs: number };
   hub: {
@@ -183,6 +185,9 @@ const envSchema = Joi.object({
   IDENTITY_TOKEN_USUARIO_SEGUNDOS: Joi.number().integer().min(60).default(8 * 3600),
   IDENTITY_TOKEN_APLICATIVO_SEGUNDOS: Joi.number().integer().min(60).default(3600),
   IDENTITY_SENHA_CUSTO: Joi.number().integer().min(10).max(17).default(14),
+  // as long as the hub keeps the event and its deliveries by default (HUB_RETENCAO_DIAS): one can be
+  // followed from identity to its subscribers for the whole period
+  IDENTITY_OUTBOX_RETENCAO_DIAS: Joi.number().integer().min(1).max(3650).default(30),
   ACESSO_CACHE_SEGUNDOS: Joi.number().integer().min(0).max(300).default(300),
   ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(5000),
   HUB_RETRY_SCHEDULE_MS: Joi.string()
@@ -296,6 +301,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tokenUsuarioSegundos: value.IDENTITY_TOKEN_USUARIO_SEGUNDOS,
       tokenAplicativoSegundos: value.IDENTITY_TOKEN_APLICATIVO_SEGUNDOS,
       senhaCusto: value.IDENTITY_SENHA_CUSTO,
+      outboxRetencaoDias: value.IDENTITY_OUTBOX_RETENCAO_DIAS,
     },
     acesso: { cacheSegundos: value.ACESSO_CACHE_SEGUNDOS, esperaSyncMs: value.ACESSO_ESPERA_SYNC_MS },
     hub: {

@@ -11,7 +11,7 @@ import { definicaoDaFila, FILAS } from '../queues';
 import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
-import { filaIdentityOutbox, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
+import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { filaLeadsImportacao } from '../queues/leads-importacao';
 import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
 import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales-contagem';
@@ -150,6 +150,7 @@ const DO_AGENDADOR = { attempts: 1 };
 export async function agendarRepetiveis(): Promise<void> {
   if (SERVICOS_DA_SUITE.identity) {
     await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer', opts: DO_AGENDADOR });
+    await fila(filaIdentityOutbox).upsertJobScheduler('purgar', { every: INTERVALO_DA_PURGA_MS }, { name: 'purgar', opts: DO_AGENDADOR });
   }
   if (SERVICOS_DA_SUITE.hub) {
     await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar', opts: DO_AGENDADOR });

@@ -4,12 +4,13 @@ import { DefinicaoDeFila } from './fila';
  * `colaborador.*` events of the identity service on their way to the hub (DESIGN §3). A job per
  * stored event (jobId = event id); it retries with a capped back-off for as long as the hub is
  * out of reach, so nothing is lost. A repeatable `varrer` job re-enqueues stored events that never
- * reached the queue (Redis down at the time of the change).
+ * reached the queue (Redis down at the time of the change); a repeatable `purgar` deletes the events
+ * sent more than IDENTITY_OUTBOX_RETENCAO_DIAS ago.
  */
 export const filaIdentityOutbox: DefinicaoDeFila = {
   nome: 'identity-outbox',
   servico: 'identity',
-  descricao: 'Eventos colaborador.* do identity publicados no hub',
+  descricao: 'Eventos colaborador.* do identity publicados no hub; varredura dos esquecidos e retenção dos enviados',
   opcoesDosJobs: {
     attempts: 1_000_000,
     backoff: { type: 'limitado', delay: 1000 },
@@ -26,3 +27,4 @@ export const filaIdentityOutbox: DefinicaoDeFila = {
 };
 
 export const INTERVALO_DA_VARREDURA_MS = 60_000;
+export const INTERVALO_DA_PURGA_MS = 60 * 60_000;

@@ -81,6 +81,70 @@ export async function varrer(): Promise<number> {
   return pendentes.length;
 }
 
+/** Sent events are deleted this many at a time: short statements, none holding the table for long. */
+const APAGADOS_POR_LOTE = 1000;
+
+export interface ResultadoDaPurgaDoOutbox {
+  apagados: number;
+  /** stopped between two batches by `sinal` (shutdown): the next purge goes on */
+  interrompida?: true;
+}
+
+/**
+ * Retention: the events the hub accepted more than `dias` ago go, in batches; each holds the whole
+ * user (names, e-mails) as it was then. Unsent ones stay, whatever their age. Nothing reads a sent
+ * event again: `enviar` and the sweep look for unsent ones only, and the job of a purged event
+ * finds none and sends nothing, as it finds one already sent. One row stays whatever its age, the
+ * table's newest (greatest `sequencia`): subscribers keep a collaborator's event of the greatest
+ * `sequencia`, so the counter must never go back, and a server recomputes an auto-increment from
+ * the greatest row it holds in some cases (a restart before MySQL 8 and MariaDB 10.2.4, a restore
+ * of the rows alone): emptied, the table would number from 1 again. `enviado_em` is the sending
+ * process's clock: its drift, minutes, is nothing against days. `aoProgredir` hears the count after
+ * each batch (the dashboard shows it); `sinal` (shutdown) stops the purge between batches.
+ */
+export async function purgarEventosEnviados(
+  dias: number,
+  { aoProgredir, sinal }: { aoProgredir?: (r: ResultadoDaPurgaDoOutbox) => void; sinal?: AbortSignal } = {},
+): Promise<ResultadoDaPurgaDoOutbox> {
+  const limite = new Date(Date.now() - dias * 86_400_000);
+  const maisNovo = await EventoPendente.max<number, EventoPendente>('sequencia');
+  let apagados = 0;
+  // walked by the index (enviado_em, sequencia) from where the last batch stopped: the head of the
+  // range is full of rows just deleted, which the database still steps over until it cleans them up
+  let depois: { enviado_em: Date; sequencia: number } | null = null;
+  while (maisNovo !== null) {
+    if (sinal?.aborted) {
+      log.info({ apagados }, 'purga de eventos enviados interrompida; a próxima continua');
+      return { apagados, interrompida: true };
+    }
+    const velhos: EventoPendente[] = await EventoPendente.findAll({
+      where: {
+        enviado_em: { [Op.lt]: limite },
+        sequencia: { [Op.lt]: maisNovo },
+        ...(depois && {
+          [Op.or]: [{ enviado_em: { [Op.gt]: depois.enviado_em } }, { enviado_em: depois.enviado_em, sequencia: { [Op.gt]: depois.sequencia } }],
+        }),
+      },
+      attributes: ['id', 'enviado_em', 'sequencia'],
+      order: [
+        ['enviado_em', 'ASC'],
+        ['sequencia', 'ASC'],
+      ],
+      limit: APAGADOS_POR_LOTE,
+    });
+    if (!velhos.length) break;
+    const ultimo = velhos[velhos.length - 1];
+    depois = { enviado_em: ultimo.enviado_em!, sequencia: ultimo.sequencia };
+    // by primary key: the rows alone are locked, not a range of the index, whose gap before the
+    // first sent event is where every new (unsent) event goes
+    apagados += await EventoPendente.destroy({ where: { id: velhos.map((e) => e.id), enviado_em: { [Op.lt]: limite } } });
+    aoProgredir?.({ apagados });
+    if (velhos.length < APAGADOS_POR_LOTE) break;
+  }
+  if (apagados) log.info({ apagados, dias }, 'eventos enviados apagados pela retenção');
+  return { apagados };
+}
+
 /** The identity service's own application token, signed locally: it is the issuer. */
 async function tokenDoIdentity(): Promise<string> {
   const clientId = config().servicos.identity.clientId;

@@ -3,7 +3,8 @@ import { json, MOMENTO, novoId } from '../shared/base';
 
 /**
  * Outbox of `colaborador.*` events: written in the same transaction as the user change, sent to
- * the hub by the identity-outbox queue, marked `enviado_em` once the hub accepted it.
+ * the hub by the identity-outbox queue, marked `enviado_em` once the hub accepted it, and deleted
+ * IDENTITY_OUTBOX_RETENCAO_DIAS after that (api/identity/outbox.ts purgarEventosEnviados).
  */
 @Table({ tableName: 'evento_pendente', underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false })
 export class EventoPendente extends Model {

@@ -12,6 +12,7 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.mysqlUrl).toBe('mysql://root@127.0.0.1:3306');
     expect(c.hub.retryScheduleMs).toEqual([5000, 300000, 1800000, 7200000, 18000000, 36000000]);
     expect(c.hub.retencaoDias).toBe(30);
+    expect(c.identity.outboxRetencaoDias).toBe(30);
   });
 
   test('a bad value stops with a message naming the variable', () => {
@@ -19,6 +20,8 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ APP_ENV: 'TESTE' })).toThrow(/APP_ENV/);
     expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
+    expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '0' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
+    expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '7d' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
     expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
     expect(() => loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, 10.30.0.7' })).toThrow(/HUB_REDES_PERMITIDAS.*10\.30\.0\.7/);
