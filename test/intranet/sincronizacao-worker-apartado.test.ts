@@ -5,6 +5,7 @@ import { emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { fila } from '../../queues/fila';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
+import { Colaborador } from '../../models/intranet';
 import { Intranet, intranetDe } from './apoio';
 
 /**
@@ -49,7 +50,7 @@ test("a person refused before a master's listing registered them reads at once a
   const { usuario, token } = await it.identity.criarUsuarioLogado();
   // not registered yet: refused, and the refusal cached in this API process
   esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
-  expect(await it.colaboradorDe(usuario)).toBeUndefined();
+  expect(await Colaborador.findOne({ where: { auth_id: usuario.id } })).toBeNull();
   // the master's listing waits for the worker's sync, which registers the person with `Acesso inicial`
   await it.sincronizar();
   expect(await it.colaboradorDe(usuario)).toBeDefined();

@@ -1,3 +1,4 @@
+import { acessoIntranet } from '../../api/intranet/acesso';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
@@ -5,10 +6,13 @@ import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
 let suite: SuiteDeTeste;
 let it: Intranet;
 let admin: string;
+/** a non-master with `Acesso inicial`: their reads show what is registered without syncing */
+let leitor: string;
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'intranet']);
   it = intranetDe(suite);
   admin = await it.admin();
+  ({ token: leitor } = await it.pessoa());
 });
 afterAll(() => suite.encerrar());
 
@@ -23,7 +27,7 @@ async function cadastro(tipo: 'setor' | 'cargo' | 'funcao', nome: string): Promi
 const usuario = (campos: Record<string, unknown> = {}) => it.identity.criarUsuario({ senha: undefined, ...campos });
 
 async function registrados(tag: string): Promise<any[]> {
-  const res = await it.api.get('/colaborador/filtro', { token: admin, query: { busca: tag } });
+  const res = await it.api.get('/colaborador/filtro', { token: leitor, query: { busca: tag } });
   expect(res.status).toBe(200);
   return res.body;
 }
@@ -87,9 +91,44 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     const res = await it.api.get('/colaborador', { token, query: { nome: tag } });
     expect(res.status).toBe(200);
     expect(res.body.itens).toEqual([]);
+    expect((await it.api.get('/colaborador/total', { token, query: { nome: tag } })).body).toEqual({ total: 0 });
+    expect((await it.api.get('/colaborador/autocomplete', { token, query: { busca: tag } })).body.itens).toEqual([]);
     expect(await registrados(tag)).toEqual([]);
     await it.sincronizar();
     expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([novo.id]);
+  });
+
+  test("a master's first page and total asked together count the same people just added in identity, with one sync (SPEC 4.5 rules 2 and 4)", async () => {
+    const tag = unico('Paralelo');
+    const novos = [await usuario({ nome: `${tag} A` }), await usuario({ nome: `${tag} B` }), await usuario({ nome: `${tag} C` })];
+    // a slow mirror: the second request surely arrives while the first one's sync is under way
+    const espelhar = acessoIntranet.colaboradores.espelhar;
+    const espelhos = jest.spyOn(acessoIntranet.colaboradores, 'espelhar').mockImplementation(async (...args) => {
+      await new Promise((r) => setTimeout(r, 300));
+      return espelhar(...args);
+    });
+    try {
+      const [pagina, total] = await Promise.all([
+        it.api.get('/colaborador', { token: admin, query: { nome: tag } }),
+        it.api.get('/colaborador/total', { token: admin, query: { nome: tag } }),
+      ]);
+      expect(pagina.body.itens.map((c: any) => c.auth_id)).toEqual(novos.map((u) => u.id));
+      expect(total.body).toEqual({ total: 3 });
+      // the two requests shared the queue's one job
+      expect(espelhos).toHaveBeenCalledTimes(1);
+    } finally {
+      espelhos.mockRestore();
+    }
+  });
+
+  test("a master's filter and autocomplete register identity's new collaborators before answering, as the list does (SPEC 4.5 rule 2)", async () => {
+    const tag = unico('Filtra');
+    const ana = await usuario({ nome: `${tag} Ana` });
+    const filtro = await it.api.get('/colaborador/filtro', { token: admin, query: { busca: tag } });
+    expect(filtro.body.map((c: any) => c.auth_id)).toEqual([ana.id]);
+    const bia = await usuario({ nome: `${tag} Bia` });
+    const auto = await it.api.get('/colaborador/autocomplete', { token: admin, query: { busca: tag } });
+    expect(auto.body.itens.map((c: any) => c.nome)).toEqual([ana.nome, bia.nome]);
   });
 
   test('updates what changed in identity: name, e-mail, sector, position and function names, master; the local profile stays until the person becomes master', async () => {

@@ -49,8 +49,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
 
   /**
    * SPEC 4.5 rule 2: before a master's listing, register what identity has. Runs as a queue job
-   * that concurrent listings share; the listing waits for it a bounded time and lists anyway
-   * when it fails or is slow.
+   * that concurrent listings share (a page and its total asked together cost one sync); the
+   * listing waits for it a bounded time and lists anyway when it fails or is slow.
    */
   async function sincronizarAntesDeListar(principal: Principal): Promise<void> {
     if (!principal.master) return;

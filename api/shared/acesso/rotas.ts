@@ -83,7 +83,10 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: ler,
       validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: CURSOR }) },
       resposta: paginaCursor(autocompleteSchema),
-      tratar: (req) => colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor),
+      tratar: async (req) => {
+        await acesso.sincronizarAntesDeListar(req.principal!);
+        return colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor);
+      },
     },
     {
       metodo: 'get',
@@ -96,7 +99,10 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
         query: Joi.object({ busca: texto(), email: texto(254), perfil_acesso_id: id().empty(''), ...filtrosDaLista }),
       },
       resposta: Joi.array().items(colaboradorSchema),
-      tratar: (req) => colaboradores.filtrar(req.entrada.query),
+      tratar: async (req) => {
+        await acesso.sincronizarAntesDeListar(req.principal!);
+        return colaboradores.filtrar(req.entrada.query);
+      },
     },
     {
       metodo: 'get',
@@ -107,7 +113,12 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: ler,
       validar: { query: Joi.object(filtrosDaLista) },
       resposta: sempre({ total: Joi.number().integer() }),
-      tratar: (req) => colaboradores.total(req.entrada.query),
+      // asked in parallel with the list (SPEC 4.5 rule 4): it syncs as the list does, sharing its
+      // job, so both count the same people
+      tratar: async (req) => {
+        await acesso.sincronizarAntesDeListar(req.principal!);
+        return colaboradores.total(req.entrada.query);
+      },
     },
     {
       metodo: 'get',
