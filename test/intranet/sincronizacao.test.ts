@@ -121,6 +121,34 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     }
   });
 
+  test("a master's cursor walk syncs at its first page only: it lists as many as the total asked with that page; one added meanwhile waits for the next walk (SPEC 4.5 rules 1, 2 and 4)", async () => {
+    const tag = unico('Caminho');
+    for (let i = 1; i <= 51; i++) await usuario({ nome: `${tag} B${String(i).padStart(2, '0')}` });
+    const [p1, total] = await Promise.all([
+      it.api.get('/colaborador', { token: admin, query: { nome: tag } }),
+      it.api.get('/colaborador/total', { token: admin, query: { nome: tag } }),
+    ]);
+    expect(p1.body.itens).toHaveLength(50);
+    expect(total.body).toEqual({ total: 51 });
+
+    // registered in identity between the pages, by a name that sorts before the cursor
+    const novo = await usuario({ nome: `${tag} A00` });
+    const p2 = await it.api.get('/colaborador', { token: admin, query: { nome: tag, cursor: p1.body.proximo_cursor } });
+    expect(p2.body).toMatchObject({ itens: [expect.objectContaining({ nome: `${tag} B51` })], proximo_cursor: null });
+    expect(p1.body.itens.length + p2.body.itens.length).toBe(total.body.total);
+    // nor does a later autocomplete page sync
+    const auto = await it.api.get('/colaborador/autocomplete', { token: admin, query: { busca: tag, cursor: p1.body.proximo_cursor } });
+    expect(auto.body.itens.map((c: any) => c.nome)).toEqual([`${tag} B51`]);
+    expect(await registrados(tag)).toHaveLength(51);
+
+    const [outra, depois] = await Promise.all([
+      it.api.get('/colaborador', { token: admin, query: { nome: tag } }),
+      it.api.get('/colaborador/total', { token: admin, query: { nome: tag } }),
+    ]);
+    expect(outra.body.itens[0].auth_id).toBe(novo.id);
+    expect(depois.body).toEqual({ total: 52 });
+  });
+
   test("a master's filter and autocomplete register identity's new collaborators before answering, as the list does (SPEC 4.5 rule 2)", async () => {
     const tag = unico('Filtra');
     const ana = await usuario({ nome: `${tag} Ana` });

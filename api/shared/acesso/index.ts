@@ -51,9 +51,14 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * SPEC 4.5 rule 2: before a master's listing, register what identity has. Runs as a queue job
    * that concurrent listings share (a page and its total asked together cost one sync); the
    * listing waits for it a bounded time and lists anyway when it fails or is slow.
+   *
+   * Only a listing's start syncs, never a later page of a cursor walk (`cursor` given): the walk
+   * then lists the people its first page and total counted. A sync between pages would register
+   * people the total did not count, and one whose name sorts before the cursor would never be
+   * listed in that walk.
    */
-  async function sincronizarAntesDeListar(principal: Principal): Promise<void> {
-    if (!principal.master) return;
+  async function sincronizarAntesDeListar(principal: Principal, cursor?: string): Promise<void> {
+    if (!principal.master || cursor) return;
     try {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);

@@ -69,8 +69,8 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       validar: { query: Joi.object({ cursor: CURSOR, ...filtrosDaLista }) },
       resposta: paginaCursor(colaboradorSchema),
       tratar: async (req) => {
-        await acesso.sincronizarAntesDeListar(req.principal!);
         const { cursor, ...filtros } = req.entrada.query;
+        await acesso.sincronizarAntesDeListar(req.principal!, cursor);
         return colaboradores.listar(filtros, cursor);
       },
     },
@@ -84,8 +84,9 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: CURSOR }) },
       resposta: paginaCursor(autocompleteSchema),
       tratar: async (req) => {
-        await acesso.sincronizarAntesDeListar(req.principal!);
-        return colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor);
+        const { busca, tamanho, cursor } = req.entrada.query;
+        await acesso.sincronizarAntesDeListar(req.principal!, cursor);
+        return colaboradores.autocompletar(busca, tamanho, cursor);
       },
     },
     {
@@ -113,8 +114,8 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: ler,
       validar: { query: Joi.object(filtrosDaLista) },
       resposta: sempre({ total: Joi.number().integer() }),
-      // asked in parallel with the list (SPEC 4.5 rule 4): it syncs as the list does, sharing its
-      // job, so both count the same people
+      // asked in parallel with the first page (SPEC 4.5 rule 4): it syncs as that page does,
+      // sharing its job, so both count the same people
       tratar: async (req) => {
         await acesso.sincronizarAntesDeListar(req.principal!);
         return colaboradores.total(req.entrada.query);
