@@ -78,17 +78,53 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(await lerComoAdmin(master.id)).toEqual(master);
   });
 
+  test('a collaborator made master in identity since the last master listing does not accept a profile either: identity is asked, 409, nothing changes (SPEC 4.5 rule 7, SPEC §7)', async () => {
+    const admin = await it.admin();
+    const { usuario, colaborador } = await it.pessoa();
+    expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: true } })).status).toBe(200);
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const problema = esperarProblema(await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: perfil.id } }), 409);
+    expect(problema.detail).toMatch(/master/i);
+    // the local record still says otherwise: no master listing has run since
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+    // taking a profile away is no grant: a master may be left with none
+    const sem = await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: null } });
+    expect(sem.status).toBe(200);
+    expect(sem.body).toMatchObject({ master: false, perfil_acesso_id: null });
+  });
+
+  test("identity out of reach when asked whether the person is master: 503, as for the caller's own confirmation, and nothing changes", async () => {
+    const admin = await it.admin();
+    const { usuario, colaborador } = await it.pessoa();
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    // identity answers the caller's confirmation, and fails only the read of this person
+    const buscar = globalThis.fetch;
+    const pedidos = jest.spyOn(globalThis, 'fetch').mockImplementation((url, init) =>
+      String(url).endsWith(`/usuario/${usuario.id}`) ? Promise.reject(new TypeError('fetch failed')) : buscar(url, init),
+    );
+    try {
+      const res = await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: perfil.id } });
+      esperarProblema(res, 503);
+      expect(pedidos.mock.calls.some(([url]) => String(url).endsWith(`/usuario/${usuario.id}`))).toBe(true);
+    } finally {
+      pedidos.mockRestore();
+    }
+    expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
+  });
+
   test('a profile linked while a sync makes the person master is taken away by that sync (SPEC 4.5 rule 7)', async () => {
     const admin = await it.admin();
     const { usuario, colaborador } = await it.pessoa({ permissoes: null });
     expect(colaborador.perfil_acesso_id).toBeNull();
     const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
     expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: true } })).status).toBe(200);
-    // the link lands after the sync read its rows (the person not yet master there) and before it writes
+    // the link lands after the sync read its rows (the person not yet master there) and before it
+    // writes; the link's own question to identity was answered before the person became master
+    // there, so it is made here past that question, with what a master may grant
     const ler = Colaborador.findAll.bind(Colaborador);
     const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
       const linhas = await ler(...args);
-      expect((await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: perfil.id } })).status).toBe(200);
+      expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
       return linhas;
     });
     try {

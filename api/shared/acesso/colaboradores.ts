@@ -140,6 +140,12 @@ export function criarColaboradores(
     return { itens: itens.map(mapear), proximo_cursor: proximo, tamanho };
   }
 
+  async function authIdDe(id: string): Promise<string> {
+    const c = await Colaborador.findByPk(id, { attributes: ['auth_id'] });
+    if (!c) throw naoEncontrado('Colaborador');
+    return c.auth_id;
+  }
+
   async function existente(id: string): Promise<ComPerfil> {
     const c = await Colaborador.findByPk(id, { include: incluirPerfil });
     if (!c) throw naoEncontrado('Colaborador');
@@ -205,9 +211,20 @@ export function criarColaboradores(
       return colaboradorJson({ ...linha, ativo: Boolean(linha.ativo), master: Boolean(linha.master), perfil });
     },
 
-    /** SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. */
-    async vincularPerfil(id: string, perfilAcessoId: string | null | undefined, alcance: Alcance): Promise<ColaboradorJson> {
+    /**
+     * SPEC 4.5 rule 7: a listed profile or null; a master takes no profile. The local `master` flag
+     * is only as fresh as the last master listing: `masterNoIdentity`, given when the caller may ask
+     * identity about someone else, says whether the person is master there now.
+     */
+    async vincularPerfil(
+      id: string,
+      perfilAcessoId: string | null | undefined,
+      alcance: Alcance,
+      masterNoIdentity?: (authId: string) => Promise<boolean>,
+    ): Promise<ColaboradorJson> {
       if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
+      // asked before the row is locked, so no lock waits on identity (a person's auth_id never changes)
+      const masterSegundoIdentity = perfilAcessoId !== null && masterNoIdentity ? await masterNoIdentity(await authIdDe(id)) : false;
       // the collaborator's row locked, the new profile read FOR SHARE: a profile deletion (which
       // locks it FOR UPDATE before counting its links) or a sync making the person master waits
       const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
@@ -217,7 +234,7 @@ export function criarColaboradores(
         if (perfilAcessoId !== null) {
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
           if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
-          if (c.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+          if (c.master || masterSegundoIdentity) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
           conferirAlcance(perfil.permissoes, alcance);
         }
         // the profile taken away must be one the caller could have given too

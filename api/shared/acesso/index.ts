@@ -72,6 +72,18 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     }
   }
 
+  /**
+   * PATCH /colaborador/{id}/perfil_acesso, on authority read afresh (alcanceParaConceder). A master
+   * caller also asks identity whether the person is master now (SPEC 4.5 rule 7), as the local
+   * flag changes only at a master listing; a non-master may not read someone else in identity
+   * (SPEC 4.1), so for them the local flag alone decides.
+   */
+  async function vincularPerfil(principal: Principal, id: string, perfilAcessoId: string | null | undefined) {
+    const alcance = await controle.alcanceParaConceder(principal, 'editar', AREA_DO_MODULO);
+    const masterNoIdentity = principal.master ? (authId: string) => controle.masterNoIdentity(principal, authId) : undefined;
+    return colaboradores.vincularPerfil(id, perfilAcessoId, alcance, masterNoIdentity);
+  }
+
   return {
     areas: o.areas,
     /** the sync with the newest master token identity still takes; null when none is left */
@@ -81,6 +93,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     colaboradores,
     sincronizar,
     sincronizarAntesDeListar,
+    vincularPerfil,
     /** seeds `Acesso inicial` and opens the queue's completion events so no completion is missed */
     async preparar() {
       await perfis.semearAcessoInicial(o.areas);

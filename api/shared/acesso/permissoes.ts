@@ -4,7 +4,7 @@ import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
 import { TokenRecusado } from '../../../queues/fila';
 import { ErroDeDominio, proibido } from '../errors';
-import { lerDoIdentity, RespostaDeErroDoIdentity } from '../leitura-do-identity';
+import { lerDoIdentitySeExistir } from '../leitura-do-identity';
 import { Principal } from '../principal';
 import { Permissao } from '../rotas';
 
@@ -27,6 +27,8 @@ export function contidas(permissoes: Permissoes, de: Alcance, lidasPorQualquerAc
   });
 }
 
+const naoConfirmado = () => proibido('O identity não confirma que você é master; entre de novo.');
+
 /** Checks that a grant sits within what its author holds (`conferirAlcance` of a ControleDeAcesso). */
 export type ConferirAlcance = (permissoes: Permissoes, de: Alcance) => void;
 
@@ -39,6 +41,12 @@ export interface ControleDeAcesso {
    * permissions cached before another process removed them).
    */
   alcanceParaConceder(principal: Principal, acao: Acao, area: string): Promise<Alcance>;
+  /**
+   * Whether identity says the person `authId` is master now, asked with a master caller's token
+   * (only a master may read someone else there, SPEC 4.1). One identity no longer has is no
+   * master (the next master listing removes them); without identity's answer, 503.
+   */
+  masterNoIdentity(principal: Principal, authId: string): Promise<boolean>;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
@@ -89,14 +97,20 @@ export function criarControleDeAcesso(
    * whether it still holds. Without identity's word nothing is granted (503).
    */
   async function confirmarMaster(principal: Principal): Promise<void> {
-    let usuario: { e_master?: unknown };
+    if (!(await eMasterNoIdentity(principal.sub, principal.token))) throw naoConfirmado();
+  }
+
+  /** identity's word on `authId` (GET /usuario/{id} with `token`): false for no such user */
+  async function eMasterNoIdentity(authId: string, token: string): Promise<boolean> {
+    let usuario: { e_master?: unknown } | null;
     try {
-      usuario = await lerDoIdentity(`/usuario/${encodeURIComponent(principal.sub)}`, principal.token);
+      usuario = await lerDoIdentitySeExistir(`/usuario/${encodeURIComponent(authId)}`, token);
     } catch (err) {
-      if (err instanceof TokenRecusado || (err instanceof RespostaDeErroDoIdentity && err.status === 404)) usuario = {};
-      else throw new ErroDeDominio('indisponivel', 'O identity não confirmou quem é master; tente de novo.', undefined, { causa: err });
+      // the caller's token refused: whoever asks is no master there (now)
+      if (err instanceof TokenRecusado) throw naoConfirmado();
+      throw new ErroDeDominio('indisponivel', 'O identity não confirmou quem é master; tente de novo.', undefined, { causa: err });
     }
-    if (usuario.e_master !== true) throw proibido('O identity não confirma que você é master; entre de novo.');
+    return usuario?.e_master === true;
   }
 
   return {
@@ -109,6 +123,10 @@ export function criarControleDeAcesso(
       const frescas = principal.tipo !== 'usuario' || principal.perfil === 'cliente' ? {} : await buscar(principal.sub);
       if (!frescas[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
       return frescas;
+    },
+    async masterNoIdentity(principal, authId) {
+      if (!principal.master) throw new Error('só um master lê outra pessoa no identity');
+      return eMasterNoIdentity(authId, principal.token);
     },
     pode: (acao, area) => async (principal) => {
       const p = await permissoesDe(principal);

@@ -142,8 +142,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       validar: { params: paramsId, body: Joi.object({ perfil_acesso_id: id().allow(null) }).required() },
       resposta: colaboradorSchema,
       outrasRespostas: { '409': 'O colaborador é master no identity e não aceita perfil', '422': 'perfil_acesso_id não nomeia um perfil existente' },
-      tratar: async (req) =>
-        colaboradores.vincularPerfil(req.entrada.params.id, req.entrada.body.perfil_acesso_id, await controle.alcanceParaConceder(req.principal!, 'editar', AREA_DO_MODULO)),
+      tratar: (req) => acesso.vincularPerfil(req.principal!, req.entrada.params.id, req.entrada.body.perfil_acesso_id),
     },
     {
       metodo: 'get',
