@@ -83,11 +83,9 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       permissao: ler,
       validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: CURSOR }) },
       resposta: paginaCursor(autocompleteSchema),
-      tratar: async (req) => {
-        const { busca, tamanho, cursor } = req.entrada.query;
-        await acesso.sincronizarAntesDeListar(req.principal!, cursor);
-        return colaboradores.autocompletar(busca, tamanho, cursor);
-      },
+      // no sync: a screen asks on every keystroke, and each sync reads every collaborator of
+      // identity; the people it would register come with the list, the total or the filter
+      tratar: (req) => colaboradores.autocompletar(req.entrada.query.busca, req.entrada.query.tamanho, req.entrada.query.cursor),
     },
     {
       metodo: 'get',
