@@ -189,7 +189,7 @@ const envSchema = Joi.object({
   // followed from identity to its subscribers for the whole period
   IDENTITY_OUTBOX_RETENCAO_DIAS: Joi.number().integer().min(1).max(3650).default(30),
   ACESSO_CACHE_SEGUNDOS: Joi.number().integer().min(0).max(300).default(300),
-  ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(5000),
+  ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(1).max(30000).default(5000),
   HUB_RETRY_SCHEDULE_MS: Joi.string()
     .pattern(/^\d+(,\d+)*$/)
     .default('5000,300000,1800000,7200000,18000000,36000000'),
@@ -202,7 +202,7 @@ const envSchema = Joi.object({
   HUB_ENTREGA_LOCK_MS: Joi.number().integer().min(1000).default(60_000),
   HUB_ENTREGA_CONCORRENCIA: Joi.number().integer().min(1).max(1000).default(50),
   HUB_ENTREGA_POR_ASSINATURA: Joi.number().integer().min(1).max(1000).default(10),
-  HUB_ESPERA_SYNC_MS: Joi.number().integer().min(0).max(30000).default(3000),
+  HUB_ESPERA_SYNC_MS: Joi.number().integer().min(1).max(30000).default(3000),
   LEADS_CNPJ_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(60),
   // BullMQ's default: an import's worker that stalls past it (event loop, Redis) has its job failed
   LEADS_IMPORTACAO_LOCK_MS: Joi.number().integer().min(1000).default(30_000),

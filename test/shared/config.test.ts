@@ -22,6 +22,9 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
     expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '0' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
     expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '7d' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
+    // BullMQ takes a wait of 0 for no bound: a listing would hang on a sync that never ends
+    expect(() => loadConfig({ HUB_ESPERA_SYNC_MS: '0' })).toThrow(/HUB_ESPERA_SYNC_MS/);
+    expect(() => loadConfig({ ACESSO_ESPERA_SYNC_MS: '0' })).toThrow(/ACESSO_ESPERA_SYNC_MS/);
     expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
     expect(() => loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, 10.30.0.7' })).toThrow(/HUB_REDES_PERMITIDAS.*10\.30\.0\.7/);
