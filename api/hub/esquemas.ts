@@ -151,7 +151,13 @@ function conferirCusto(raiz: unknown): void {
   const teto = ESQUEMAS_PERCORRIDOS_MAXIMO + 1;
   let padroes = 0;
   const somarPadrao = (padrao: unknown) => {
-    if (typeof padrao === 'string') padroes += re2(padrao).programSize();
+    if (typeof padrao !== 'string') return;
+    try {
+      padroes += re2(padrao).programSize();
+    } catch (err) {
+      // one ajv never compiled (a definition nothing refers to) reaches RE2 here first
+      throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: `pattern "${padrao.slice(0, 100)}": ${(err as Error).message}` }]);
+    }
   };
   const apontado = (ref: string): unknown => {
     if (ref !== '#' && !ref.startsWith('#/')) throw caro(`$ref "${ref.slice(0, 100)}": só referências dentro do esquema, como #/definitions/nome`);
@@ -260,8 +266,10 @@ export function validarDados(versao: string, marca: string, esquema: () => Recor
         ? `Os dados não seguem o esquema da versão (${erros.length} erros; os primeiros ${ERROS_LISTADOS} abaixo).`
         : 'Os dados não seguem o esquema da versão.',
       erros.slice(0, ERROS_LISTADOS).map((e) => {
-        // a missing property is reported at its parent by ajv: name the property itself
-        const falta = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
+        // a missing, extra or misnamed property is reported at its parent by ajv: name the property itself
+        const p = e.params as { missingProperty?: string; additionalProperty?: string; propertyName?: string };
+        const propriedade = p.missingProperty ?? p.additionalProperty ?? p.propertyName;
+        const falta = propriedade === undefined ? '' : `/${propriedade}`;
         return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };
       }),
     );

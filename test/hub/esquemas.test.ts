@@ -59,6 +59,17 @@ describe('event version schemas', () => {
     expect(() => validarDados('antigo:1', '1', () => comLookahead, 'abc1')).not.toThrow();
     expect(() => validarDados('antigo:1', '1', () => comLookahead, 'abc')).toThrow();
   });
+
+  it('such a pattern in a definition nothing refers to (which ajv never compiles) is refused the same way, not failed', () => {
+    for (const esquema of [
+      { type: 'object', definitions: { x: { type: 'string', pattern: '(?<=a)b' } } },
+      { type: 'object', definitions: { x: { type: 'object', patternProperties: { '(?<=a)b': {} } } } },
+    ]) {
+      expect(() => conferirEsquema(esquema)).toThrow(
+        expect.objectContaining({ tipo: 'dados_invalidos', erros: [{ campo: 'esquema', mensagem: expect.stringContaining('(?<=a)b') }] }),
+      );
+    }
+  });
 });
 
 /** The errors validarDados refuses `dados` with, or null when it accepts them. */

@@ -273,8 +273,9 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     const problema = esperarProblema(res, 400);
     const campos = (problema.errors as { campo: string; mensagem: string }[]).map((e) => e.campo);
     expect(campos).toContain('dados.texto');
-    // a missing required property is named as the field itself
+    // a missing required property is named as the field itself, and so is one the schema does not allow
     expect(problema.errors).toContainEqual({ campo: 'dados.n', mensagem: expect.stringContaining("'n'") });
+    expect(problema.errors).toContainEqual({ campo: 'dados.extra', mensagem: expect.stringContaining('additional properties') });
     expect(campos.every((campo) => campo === 'dados' || campo.startsWith('dados.'))).toBe(true);
 
     expect(esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: 'texto' }), 400).errors).toEqual([
