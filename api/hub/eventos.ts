@@ -111,9 +111,18 @@ async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: nu
     await enfileirar();
   } catch (err) {
     log.warn({ err: (err as Error).message, entregas }, 'entregas ficam para a varredura');
-    throw new ErroDeDominio('indisponivel', 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.');
+    throw filaIndisponivel(true);
   }
 }
+
+/** The 503 of a stored event whose deliveries the queue refused: only a publication with an `id` can be asked again safely. */
+const filaIndisponivel = (comId: boolean) =>
+  new ErroDeDominio(
+    'indisponivel',
+    comId
+      ? 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.'
+      : 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Não o repita: sem id, a repetição seria outro evento.',
+  );
 
 /**
  * A repeated `id` may follow a 503: the batch job of the event's first attempts is added again,
@@ -396,7 +405,7 @@ async function gravar(lote: Pedido[]): Promise<(RespostaDaPublicacao | ErroDeDom
     await enfileirarOuRecusar(() => enfileirarLotes(lotesDoGravar), entregas.length);
   } catch (err) {
     if (!(err instanceof ErroDeDominio)) throw err;
-    return respostas.map((r) => (r.entregas ? err : r));
+    return respostas.map((r, i) => (r.entregas ? filaIndisponivel(eventos[i].id_do_publicador !== null) : r));
   }
   return respostas;
 }

@@ -306,7 +306,7 @@ function rotasDeEntregas(): Rota[] {
       outrasRespostas: {
         '403': 'Token de usuário, aplicativo não registrado no hub ou inativo (saiu do identity), ou que não é dono do tipo',
         '422': 'Tipo de evento ou versão inexistente, ou versão desligada',
-        '503': 'A fila de entregas está indisponível: o evento foi guardado; repita com o mesmo id para ter a resposta',
+        '503': 'A fila de entregas está indisponível: o evento foi guardado; repita com o mesmo id para ter a resposta (sem id, não repita)',
       },
       resumo: 'Publica um evento (token de aplicativo dono do tipo)',
       acesso: 'aplicativo',

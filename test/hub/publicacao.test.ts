@@ -213,7 +213,7 @@ describe('202 only once enqueued (DESIGN §5, §8)', () => {
     const produtor = redis('produtor');
     produtor.disconnect();
     try {
-      expect(esperarProblema(await publicar(), 503).detail).toMatch(/fila de entregas está indisponível/);
+      expect(esperarProblema(await publicar(), 503).detail).toMatch(/fila de entregas está indisponível.*Repita com o mesmo id/);
       // the repeat finds the stored event, but cannot promise it is enqueued either
       esperarProblema(await publicar(), 503);
     } finally {
@@ -257,7 +257,8 @@ describe('202 only once enqueued, for what has deliveries to enqueue', () => {
       await produtor.connect();
     }
     const [comEntrega, semEntrega] = respostas;
-    expect(comEntrega).toMatchObject({ status: 'rejected', reason: { tipo: 'indisponivel' } });
+    // published without an id: a retry would be a second event, and the answer says so
+    expect(comEntrega).toMatchObject({ status: 'rejected', reason: { tipo: 'indisponivel', message: expect.stringMatching(/Não o repita: sem id/) } });
     expect(semEntrega).toMatchObject({ status: 'fulfilled', value: { id: expect.any(String), entregas: 0 } });
     // both stored, once each, in one batch (one moment)
     const depois = await Evento.findAll({ where: { tipo_de_evento_id: [c.tipo.id, semAssinatura.id] }, attributes: ['criado_em'], order: [['criado_em', 'DESC']] });
