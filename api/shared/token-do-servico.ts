@@ -35,6 +35,25 @@ export async function tokenDoServico(servico: NomeDoServico): Promise<string | u
   const credenciais = `${c.clientId}\n${c.clientSecret}`;
   const recusada = recusadas.get(servico);
   if (recusada?.credenciais === credenciais && recusada.ate > Date.now()) throw recusa(servico, c.configuracao);
+  // callers at once (a worker's copies at its start, each hourly renewal) share one request: one
+  // each would spend identity's per-address allowance, and log a refusal once per caller
+  const emCurso = pedidos.get(servico);
+  if (emCurso?.credenciais === credenciais) return emCurso.pedido;
+  const pedido = pedirToken(servico, c, credenciais).finally(() => {
+    if (pedidos.get(servico)?.pedido === pedido) pedidos.delete(servico);
+  });
+  pedidos.set(servico, { credenciais, pedido });
+  return pedido;
+}
+
+/** The token request under way for each service, by the credentials it was made with. */
+const pedidos = new Map<NomeDoServico, { credenciais: string; pedido: Promise<string> }>();
+
+async function pedirToken(
+  servico: NomeDoServico,
+  c: NonNullable<Awaited<ReturnType<typeof credenciaisDe>>>,
+  credenciais: string,
+): Promise<string> {
   const res = await fetch(`${config().servicos.identity.url}/auth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

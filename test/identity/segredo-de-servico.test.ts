@@ -77,3 +77,25 @@ test('a refused token is forgotten only while it is the one held: a newer one, a
     pedidos.mockRestore();
   }
 });
+
+test('callers at once share one token request: one call to identity, one token for all; a refusal is logged once for all of them', async () => {
+  const chamadas = jest.spyOn(globalThis, 'fetch');
+  const pedidosDeToken = () => chamadas.mock.calls.filter(([url]) => String(url).endsWith('/auth/token')).length;
+  try {
+    esquecerTokenDoServico('intranet');
+    const tokens = await Promise.all(Array.from({ length: 6 }, () => tokenDoServico('intranet')));
+    expect(new Set(tokens).size).toBe(1);
+    expect(tokens[0]).toEqual(expect.any(String));
+    expect(pedidosDeToken()).toBe(1);
+
+    // the secret renewed at identity: six callers at once, one refusal logged
+    await renovar('intranet');
+    esquecerTokenDoServico('intranet');
+    const recusas = await Promise.allSettled(Array.from({ length: 6 }, () => tokenDoServico('intranet')));
+    expect(recusas.every((r) => r.status === 'rejected')).toBe(true);
+    expect(pedidosDeToken()).toBe(2);
+    expect(mockRegistros).toHaveLength(1);
+  } finally {
+    chamadas.mockRestore();
+  }
+});
