@@ -6,9 +6,15 @@ import { logger } from './logger';
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
  * (`maxRetriesPerRequest: null`); producers behind HTTP fail fast so a route answers 503
- * instead of hanging when Redis is down.
+ * instead of hanging when Redis is down. Down includes a server that stops answering on a
+ * connection still open (paused, partitioned, failing over): a producer's command then fails
+ * after PRAZO_DO_COMANDO_MS, a rate limit falls back to its in-memory count, and a route answers 503.
+ * Not workers': their commands block on purpose.
  */
 export type TipoDeConexao = 'worker' | 'produtor';
+
+/** A producer's command answered later than this is taken for Redis out of reach. */
+export const PRAZO_DO_COMANDO_MS = 3000;
 
 const compartilhadas = new Map<TipoDeConexao, IORedis>();
 
@@ -16,7 +22,7 @@ export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORe
   const opcoes: RedisOptions =
     tipo === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: false }
-      : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
+      : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: PRAZO_DO_COMANDO_MS };
   const conexao = new IORedis(config().redisUrl, { ...opcoes, lazyConnect: false, connectionName: nome });
   conexao.on('error', () => {
     // reconnection is automatic; readiness (/pronto) reports the outage

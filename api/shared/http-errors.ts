@@ -134,7 +134,8 @@ function isIndisponivel(err: unknown): boolean {
     bancoForaDoAlcance(err) ||
     esperaPorTravaEsgotada(err) ||
     nome === 'MaxRetriesPerRequestError' ||
-    /Stream isn't writeable|Connection is closed|ECONNREFUSED/.test(msg)
+    // ioredis: no connection, or a producer's command unanswered past its deadline (lib/redis.ts)
+    /Stream isn't writeable|Connection is closed|ECONNREFUSED|Command timed out/.test(msg)
   );
 }
 
