@@ -122,6 +122,7 @@ const CONFIGURACAO_ESPERADA = [
  */
 export async function conferirConfiguracaoDoRedis(c: IORedis): Promise<void> {
   const log = logger('redis');
+  await conferirVersaoDoRedis(c);
   for (const { nome, esperado, risco } of CONFIGURACAO_ESPERADA) {
     let valor: string | undefined;
     try {
@@ -135,6 +136,27 @@ export async function conferirConfiguracaoDoRedis(c: IORedis): Promise<void> {
       log.warn({ redis: enderecoDoRedis(), configuracao: nome, valor, esperado }, `Redis com ${nome} ${valor}, não ${esperado}: ${risco}`);
     }
   }
+}
+
+/** SET with both NX and GET (umaVez) came with Redis 7.0; BullMQ alone would run on 5. */
+const VERSAO_MINIMA_DO_REDIS = [7, 0];
+
+/** Warns when the server is older than VERSAO_MINIMA_DO_REDIS; never throws (an INFO refused checks nothing). */
+async function conferirVersaoDoRedis(c: IORedis): Promise<void> {
+  let versao: string | undefined;
+  try {
+    versao = /^redis_version:([0-9.]+)/m.exec(await c.info('server'))?.[1];
+  } catch {
+    return;
+  }
+  if (!versao) return;
+  const [maior, menor] = versao.split('.').map(Number);
+  const [minMaior, minMenor] = VERSAO_MINIMA_DO_REDIS;
+  if (maior > minMaior || (maior === minMaior && menor >= minMenor)) return;
+  logger('redis').warn(
+    { redis: enderecoDoRedis(), versao, minima: VERSAO_MINIMA_DO_REDIS.join('.') },
+    `Redis ${versao}, anterior a ${VERSAO_MINIMA_DO_REDIS.join('.')}: os webhooks assinados do sales (SET NX GET) falham com erro`,
+  );
 }
 
 /** Where a mark of umaVez stands when another copy finds it (the mark's value in Redis). */

@@ -92,3 +92,16 @@ test('a Redis that refuses CONFIG (a managed one) is not checked: a debug line, 
     { nivel: 'debug', args: [expect.objectContaining({ err: expect.objectContaining({ message: expect.stringMatching(/NOPERM/) }) }), expect.stringContaining('CONFIG GET')] },
   ]);
 });
+
+test('a Redis older than 7.0 is named in a warning (the signed sales webhooks need SET NX GET); 7 and later are not', async () => {
+  const real = conectar();
+  const comVersao = (versao: string) =>
+    new Proxy(real, { get: (alvo, p) => (p === 'info' ? async () => `# Server\r\nredis_version:${versao}\r\nredis_mode:standalone\r\n` : Reflect.get(alvo, p)) });
+  await conferirConfiguracaoDoRedis(comVersao('6.2.14'));
+  expect(mockRegistros.filter((r) => r.nivel === 'warn' && (r.args[0] as { versao?: string }).versao)).toEqual([
+    { nivel: 'warn', args: [{ redis: enderecoDoRedis(), versao: '6.2.14', minima: '7.0' }, expect.stringMatching(/^Redis 6\.2\.14, anterior a 7\.0: .*SET NX GET/)] },
+  ]);
+  mockRegistros.length = 0;
+  for (const versao of ['7.0.15', '7.2.4', '8.0.0']) await conferirConfiguracaoDoRedis(comVersao(versao));
+  expect(mockRegistros.filter((r) => (r.args[0] as { versao?: string }).versao)).toEqual([]);
+});
