@@ -171,25 +171,36 @@ async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
 export const TOLERANCIA_DO_CARIMBO_S = 300;
 
 export interface ChamadaDeWebhook {
-  token?: string;
   corpoBruto?: Buffer;
   assinatura?: string;
   carimbo?: string;
 }
 
+/** What an unknown system's token is compared with: the refusal takes as long as a wrong token's. */
+const NENHUM_TOKEN = Buffer.alloc(32);
+
 /**
- * A webhook's caller (DESIGN §7, §10): the system must exist, be active and of the route's type
- * (else 404), the `token` must be its own (else 401), and when it has an HMAC secret, the
- * `X-Chatwoot-Signature` (`sha256=<hex>` of `<timestamp>.<raw body>`) must match within five
- * minutes of `X-Chatwoot-Timestamp` (else 401).
+ * A webhook's caller (DESIGN §7, §10), before its body is read: the `token` must be that of an
+ * active system of the route's type. Anything else (no token, a wrong one, a system unknown,
+ * deleted, inactive or of the other type) is the same 401: the token is what authenticates the
+ * caller, and an unauthenticated caller learns nothing of which systems exist.
  */
-export async function autenticarWebhook(id: string, tipo: TipoDeSistema, chamada: ChamadaDeWebhook, agora = Date.now()) {
-  const sistema = await sistemaDoWebhook(id);
-  if (!sistema || sistema.tipo !== tipo) throw naoEncontrado('Sistema configurado');
-  const recebido = Buffer.from(resumoDoToken(chamada.token ?? ''), 'hex');
-  if (!chamada.token || !timingSafeEqual(recebido, sistema.tokenHash)) throw naoAutenticado('Token do webhook ausente ou inválido.');
-  if (sistema.segredoHmac) conferirHmac(sistema.segredoHmac, chamada, agora);
+export async function autenticarWebhook(id: string, tipo: TipoDeSistema, token: string | undefined): Promise<SistemaDoWebhook> {
+  const encontrado = await sistemaDoWebhook(id);
+  const sistema = encontrado?.tipo === tipo ? encontrado : null;
+  const recebido = Buffer.from(resumoDoToken(token ?? ''), 'hex');
+  const confere = timingSafeEqual(recebido, sistema?.tokenHash ?? NENHUM_TOKEN);
+  if (!token || !sistema || !confere) throw naoAutenticado('Token do webhook ausente ou inválido, ou o sistema não existe ou está inativo.');
   return sistema;
+}
+
+/**
+ * Once the body is read: a system with an HMAC secret wants `X-Chatwoot-Signature`
+ * (`sha256=<hex>` of `<timestamp>.<raw body>`) matching within five minutes of
+ * `X-Chatwoot-Timestamp` (else 401).
+ */
+export function conferirAssinaturaDoWebhook(sistema: SistemaDoWebhook, chamada: ChamadaDeWebhook, agora = Date.now()): void {
+  if (sistema.segredoHmac) conferirHmac(sistema.segredoHmac, chamada, agora);
 }
 
 function conferirHmac(segredo: string, chamada: ChamadaDeWebhook, agora: number): void {

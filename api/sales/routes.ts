@@ -10,6 +10,7 @@ import { clientes } from './clientes';
 import {
   atualizarConfigSystem,
   autenticarWebhook,
+  conferirAssinaturaDoWebhook,
   configSystemPorId,
   criarConfigSystem,
   deletarConfigSystem,
@@ -42,27 +43,32 @@ conversas em andamento do telefone ao gateway e ao número do mensageiro; os dem
 Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
 
 /**
- * The token stands for a login, so it is checked before the body's validation, as authentication
- * is on every other route (DESIGN §10: 401 before 400), a body that is not JSON included; the
- * signature covers the bytes as received. The system found is left in `res.locals.sistema`.
+ * The token stands for a login, so it is checked first, as authentication is on every other route
+ * (DESIGN §10: 401 before 400), and before the body is read: an unauthenticated caller does not
+ * get a body of megabytes parsed. The system found is left in `res.locals.sistema`.
  */
 function autenticarSistema(tipo: TipoDeSistema): RequestHandler {
   return async (req, res, next) => {
     try {
-      const chamada = {
-        token: typeof req.query.token === 'string' ? req.query.token : undefined,
-        corpoBruto: req.corpoBruto,
-        assinatura: req.get('x-chatwoot-signature'),
-        carimbo: req.get('x-chatwoot-timestamp'),
-      };
-      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, chamada);
-      res.locals.entrega = entregaAssinada(res.locals.sistema, chamada);
+      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, typeof req.query.token === 'string' ? req.query.token : undefined);
       next();
     } catch (err) {
       next(err);
     }
   };
 }
+
+/** Once the body is read: the signature, which covers its bytes as received (a system with an HMAC secret). */
+const conferirAssinatura: RequestHandler = (req, res, next) => {
+  try {
+    const chamada = { corpoBruto: req.corpoBruto, assinatura: req.get('x-chatwoot-signature'), carimbo: req.get('x-chatwoot-timestamp') };
+    conferirAssinaturaDoWebhook(res.locals.sistema, chamada);
+    res.locals.entrega = entregaAssinada(res.locals.sistema, chamada);
+    next();
+  } catch (err) {
+    next(err);
+  }
+};
 
 /**
  * The challenge of a webhook's 401: its token goes in the `token` query parameter, not in an
@@ -79,7 +85,7 @@ function rotasDeWebhooks(): Rota[] {
       caminho: '/webhooks/suporte/:config_id',
       operacao: 'receber_webhook_suporte',
       outrasRespostas: {
-        '401': 'Token do webhook ausente ou inválido, ou X-Chatwoot-Signature ausente, vencida ou inválida',
+        '401': 'Token do webhook ausente ou inválido (ou sistema inexistente ou inativo), ou X-Chatwoot-Signature ausente, vencida ou inválida',
         '503':
           'Banco de dados ou Redis sem resposta, ou a mesma entrega assinada ainda sendo gravada (Retry-After diz em quantos segundos tentar de novo)',
       },
@@ -89,6 +95,7 @@ function rotasDeWebhooks(): Rota[] {
       desafio: DESAFIO_DO_WEBHOOK,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       antes: [autenticarSistema('suporte')],
+      aposOCorpo: [conferirAssinatura],
       // a message event carries its text twice (the message, and the conversation's last one),
       // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
       limiteDoCorpo: '4mb',
@@ -99,7 +106,7 @@ function rotasDeWebhooks(): Rota[] {
       metodo: 'post',
       caminho: '/webhooks/gateway/:config_id',
       operacao: 'receber_webhook_gateway',
-      outrasRespostas: { '401': 'Token do webhook ausente ou inválido' },
+      outrasRespostas: { '401': 'Token do webhook ausente ou inválido (ou sistema inexistente ou inativo)' },
       resumo: 'Webhook do gateway de mensagens: liga conversas ao gateway e ao número',
       descricao: DESCRICAO_DO_WEBHOOK_DO_GATEWAY,
       acesso: 'publico',

@@ -48,9 +48,14 @@ export interface Problema {
   request_id?: string;
 }
 
+/** Seconds a 503 tells its caller to wait before trying again, when nothing more precise is known. */
+export const ESPERA_APOS_INDISPONIVEL_S = 5;
+
 export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}) {
   // a failure of the moment (a limit, a dependency) is never kept by a cache, whatever the route set
   if (status === 429 || status >= 500) res.removeHeader('Cache-Control');
+  // a 503 says when to try again (RFC 9110 §15.6.4): what webhook senders and well-behaved clients wait for
+  if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(ESPERA_APOS_INDISPONIVEL_S));
   const corpo: Problema = {
     type: `urn:problema:${code}`,
     title: TITULOS[status] ?? 'Erro',

@@ -53,8 +53,13 @@ export interface Rota {
   outrasRespostas?: Record<string, string>;
   /** the route reads neither database nor Redis (liveness, the document itself): it never answers 503 */
   semDependencias?: boolean;
-  /** middleware run before everything else but the JSON body parser (e.g. a rate limit on a public route) */
+  /**
+   * middleware run before everything else, the reading of the body included (a rate limit on a
+   * public route, a webhook's token): a request it refuses is answered without its body being read
+   */
   antes?: RequestHandler[];
+  /** middleware run once the body is read, before the route's checks (a webhook's signature over its bytes) */
+  aposOCorpo?: RequestHandler[];
   /**
    * The handler reads the request body itself, as a stream (a file upload): the service's JSON
    * parser never touches it, whatever its Content-Type.
@@ -179,10 +184,11 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
         next(err);
       }
     };
-    // the body is parsed before anything else of the route (a webhook's signature covers its bytes)
+    // read after `antes`: a caller over its rate limit, or a webhook's without its token, does not
+    // get its body read and parsed first
     const corpo = recebeJson(rota) ? [adiarErroDoCorpo(corpoJson(rota.limiteDoCorpo))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
     const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
-    router[rota.metodo](rota.caminho, ...desafio, ...corpo, ...(rota.antes ?? []), pipeline);
+    router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...corpo, ...(rota.aposOCorpo ?? []), pipeline);
   }
 }

@@ -1,5 +1,5 @@
 import { format } from 'mysql2';
-import { autenticarWebhook, TOLERANCIA_DO_CARIMBO_S } from '../../api/sales/config-system';
+import { autenticarWebhook, conferirAssinaturaDoWebhook, TOLERANCIA_DO_CARIMBO_S } from '../../api/sales/config-system';
 import * as registro from '../../api/sales/registro';
 import { pesoDoEvento, registrarEventoDoSuporte } from '../../api/sales/registro';
 import { config } from '../../config';
@@ -383,7 +383,7 @@ describe('DESIGN §7: counters and last-message fields', () => {
     const outra = idDoSuporte();
     const a = eventoDeMensagem({ conversa: outra, contato, conteudo: 'a', criadaEm: segundo });
     const b = eventoDeMensagem({ conversa: outra, contato, conteudo: 'b', criadaEm: segundo });
-    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', sistema.token);
     await Promise.all([b, a].map((e) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(e))));
     expect(await s.conversaDoSuporte(outra)).toMatchObject({ ultima_mensagem: 'b', quantidade_mensagens: 2 });
   });
@@ -610,7 +610,7 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     // every event carries its copy of the conversation, the edits' as of the message's creation
     const criada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-12-01T14:00:00Z') }), segundos('2026-12-01T14:00:00Z'));
     await s.registrar(sistema, criada);
-    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', sistema.token);
     const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
     // the first occupies the conversation's line of batches; the other four wait and go in one batch
     await Promise.all([
@@ -634,7 +634,7 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
       ];
       return { status: c.status, em: l.em?.toISOString() ?? null };
     };
-    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', sistema.token);
     const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
     const cenario = async (emLote: boolean) => {
       const conversa = idDoSuporte();
@@ -879,7 +879,7 @@ describe('SPEC §3: events of a deleted conversation arriving together', () => {
     const primeiro = await s.registrar(sistema, eventoDeMensagem({ conversa, contato, conteudo: 'antiga' }));
     expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
 
-    const doSistema = await autenticarWebhook(sistema.id, 'suporte', { token: sistema.token });
+    const doSistema = await autenticarWebhook(sistema.id, 'suporte', sistema.token);
     const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
     const nova = eventoDeMensagem({ conversa, contato, conteudo: 'nova', status: 'pending' });
     // the first occupies the conversation's line of batches; the other three wait and go in one batch
@@ -919,23 +919,37 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(comToken.detail).toBe('O corpo não é um JSON válido.');
   });
 
-  it('an unknown system, a deleted one, an inactive one or one of another type answers 404', async () => {
+  it('an unknown system, a deleted one, an inactive one or one of another type answers 401, as a wrong token does: the token authenticates, and a caller without one learns nothing of which systems exist (DESIGN §10)', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
-    esperarProblema(await s.webhook({ id: '019a0000-0000-7000-8000-000000000000', token: sistema.token }, evento), 404);
+    const semToken = esperarProblema(await s.webhook(sistema, evento, { token: null }), 401);
+    const desconhecido = esperarProblema(await s.webhook({ id: '019a0000-0000-7000-8000-000000000000', token: sistema.token }, evento), 401);
+    expect(desconhecido.detail).toBe(semToken.detail);
     const gateway = await s.criarSistema('gateway');
-    esperarProblema(await s.webhook(gateway, evento), 404);
+    esperarProblema(await s.webhook(gateway, evento), 401);
     const inativo = await s.criarSistema('suporte', { ativo: false });
-    esperarProblema(await s.webhook(inativo, evento), 404);
+    esperarProblema(await s.webhook(inativo, evento), 401);
     const apagado = await s.criarSistema('suporte');
     expect((await s.api.del(`/config_system/${apagado.id}`, { token: await s.admin() })).status).toBe(204);
-    esperarProblema(await s.webhook(apagado, evento), 404);
+    esperarProblema(await s.webhook(apagado, evento), 401);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
-  it('an address whose system id is not an id (letters outside ASCII, symbols) answers 404 like any unknown system', async () => {
+  it('an address whose system id is not an id (letters outside ASCII, symbols) answers 401 like any unknown system', async () => {
     const evento = eventoDeMensagem({ conversa: idDoSuporte() });
-    for (const id of ['é', 'ação', 'a b', 'x'.repeat(65)]) esperarProblema(await s.webhook({ id: encodeURIComponent(id), token: sistema.token }, evento), 404);
+    for (const id of ['é', 'ação', 'a b', 'x'.repeat(65)]) esperarProblema(await s.webhook({ id: encodeURIComponent(id), token: sistema.token }, evento), 401);
+  });
+
+  it('a refused caller does not get its body read: a body of megabytes without the token is answered 401 at once', async () => {
+    const grande = JSON.stringify({ ...eventoDeMensagem({ conversa: idDoSuporte() }), content: 'x'.repeat(3_500_000) });
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      esperarProblema(await s.webhook(sistema, undefined, { raw: grande, token: null }), 401);
+      esperarProblema(await s.webhook({ id: '019a0000-0000-7000-8000-000000000000', token: sistema.token }, undefined, { raw: grande }), 401);
+      expect(parse.mock.calls.filter(([texto]) => typeof texto === 'string' && texto.length > 3_000_000)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('a renewed token replaces the old one at once', async () => {
@@ -1220,8 +1234,9 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
       const agoraAdiante = Date.now() + adiante;
       const carimbo = Math.ceil(agoraAdiante / 1000) - TOLERANCIA_DO_CARIMBO_S;
       const cabecalhos = assinados(corpo, carimbo);
-      const chamada = { token: assinado.token, corpoBruto: Buffer.from(corpo), assinatura: cabecalhos['x-chatwoot-signature'], carimbo: String(carimbo) };
-      const doSistema = await autenticarWebhook(assinado.id, 'suporte', chamada, agoraAdiante);
+      const chamada = { corpoBruto: Buffer.from(corpo), assinatura: cabecalhos['x-chatwoot-signature'], carimbo: String(carimbo) };
+      const doSistema = await autenticarWebhook(assinado.id, 'suporte', assinado.token);
+      conferirAssinaturaDoWebhook(doSistema, chamada, agoraAdiante);
       const primeira = await receberEventoDoSuporte(doSistema, entregaAssinada(doSistema, chamada, agoraAdiante), JSON.parse(corpo));
       expect(primeira).toMatchObject({ mensagens_novas: 1 });
       // past the window's end on the clock ahead, within it on time

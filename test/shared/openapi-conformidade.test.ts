@@ -444,7 +444,8 @@ describe('sales', () => {
     await webhook(suporte, 'POST /webhooks/suporte/{config_id}', { event: 'outro' }, { status: 200 });
     await webhook(suporte, 'POST /webhooks/suporte/{config_id}', { event: 'outro' }, { token: 'errado', status: 401 });
     await webhook(suporte, 'POST /webhooks/suporte/{config_id}', {}, { status: 400 });
-    await c.chamarOp('POST /webhooks/suporte/{config_id}', { config_id: 'nao-existe' }, { status: 404, query: { token: 'x' }, body: { event: 'outro' } });
+    // an unknown system is one no token authenticates
+    await c.chamarOp('POST /webhooks/suporte/{config_id}', { config_id: 'nao-existe' }, { status: 401, query: { token: 'x' }, body: { event: 'outro' } });
     await webhook(gateway, 'POST /webhooks/gateway/{config_id}', eventoDoGateway(contato.telefone!, mensageiro.numero), { status: 200 });
     await webhook(gateway, 'POST /webhooks/gateway/{config_id}', { event: 'outro' }, { token: 'errado', status: 401 });
 

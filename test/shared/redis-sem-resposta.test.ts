@@ -75,6 +75,8 @@ test('a Redis that stops answering: the rate-limited lookup falls back to its in
     // its count is cached in Redis: unanswered, the listing is a dependency away (503), not an internal error
     const listagem = await dentroDe(leads.get('/api/empresas', { token: master, query: { uf: 'SP' } }), limite);
     expect(listagem?.status).toBe(503);
+    // when to try again: webhook senders and clients wait for it
+    expect(listagem!.headers.get('retry-after')).toBe('5');
     expect(esperarProblema(listagem!, 503).detail).not.toMatch(/timed out|Redis/i);
     const pronto = await dentroDe(leads.get('/pronto'), limite);
     expect(pronto?.status).toBe(503);
