@@ -138,7 +138,20 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     // a name changed only in case is a change, though the collation compares it equal
     await dormir(20);
     await s.registrar(sistema, eventoDeConversa('conversation_updated', { conversa, contato: { ...contato, nome: contato.nome.toUpperCase() }, status: 'open' }));
-    expect(await atualizadoEm()).toBeGreaterThan(aberta);
+    const renomeada = await atualizadoEm();
+    expect(renomeada).toBeGreaterThan(aberta);
+    // an edit of the last message changes its ultima_mensagem: a change of the record too
+    await dormir(20);
+    // the message as the platform now sends it: its conversation as last applied (open, renamed)
+    const atual = eventoDeMensagem({ conversa, contato: { ...contato, nome: contato.nome.toUpperCase() }, status: 'open', mensagem: evento.id });
+    const editada = { ...atual, created_at: evento.created_at, event: 'message_updated', content: 'texto editado' };
+    await s.registrar(sistema, editada);
+    expect((await s.conversaDoSuporte(conversa)).ultima_mensagem).toBe('texto editado');
+    const aposEdicao = await atualizadoEm();
+    expect(aposEdicao).toBeGreaterThan(renomeada);
+    await dormir(20);
+    await s.registrar(sistema, editada);
+    expect(await atualizadoEm()).toBe(aposEdicao);
   });
 
   it('stores the same message once when the webhook arrives twice at the same instant', async () => {
