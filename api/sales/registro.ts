@@ -178,6 +178,13 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
   // the event's copy of the conversation, unless older than the one the record holds
   const daCopia = (valor: string, coluna: string) =>
     `IF(${NAO_EH_MAIS_VELHO('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}, ${valor}, ${coluna})`;
+  const novosDigitos = daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos');
+  const novoStatus = daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status');
+  // the phone's link, where the gateway knows one, replaces the record's when the conversation
+  // reopens (the gateway links running conversations only, and the contact may have come back on
+  // another number) or its phone changes; read before status and phone are assigned, as they were
+  const religa = `(VALUES(config_system_gateway_id) IS NOT NULL
+       AND ((status = 'resolved' AND ${novoStatus} <> 'resolved') OR NOT (BINARY contato_telefone_digitos <=> BINARY ${novosDigitos})))`;
   void t.depois(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, suporte_conta_id, suporte_contato_id,
        suporte_endereco_conversa, config_system_gateway_id, config_system_mensageiro_id, etapa_id, contato_nome,
@@ -191,13 +198,13 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
        ['suporte_conta_id', 'COALESCE(VALUES(suporte_conta_id), suporte_conta_id)'],
        ['suporte_contato_id', daCopia('COALESCE(VALUES(suporte_contato_id), suporte_contato_id)', 'suporte_contato_id')],
        ['suporte_endereco_conversa', 'COALESCE(VALUES(suporte_endereco_conversa), suporte_endereco_conversa)'],
-       ['config_system_mensageiro_id', 'IF(config_system_gateway_id IS NULL, VALUES(config_system_mensageiro_id), config_system_mensageiro_id)'],
-       ['config_system_gateway_id', 'COALESCE(config_system_gateway_id, VALUES(config_system_gateway_id))'],
+       ['config_system_mensageiro_id', `IF(config_system_gateway_id IS NULL OR ${religa}, VALUES(config_system_mensageiro_id), config_system_mensageiro_id)`],
+       ['config_system_gateway_id', `IF(${religa}, VALUES(config_system_gateway_id), COALESCE(config_system_gateway_id, VALUES(config_system_gateway_id)))`],
        ['etapa_id', daCopia('COALESCE(VALUES(etapa_id), etapa_id)', 'etapa_id')],
        ['contato_nome', daCopia(`IF(VALUES(contato_nome) = '', contato_nome, VALUES(contato_nome))`, 'contato_nome')],
-       ['contato_telefone_digitos', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone_digitos, VALUES(contato_telefone_digitos))`, 'contato_telefone_digitos')],
+       ['contato_telefone_digitos', novosDigitos],
        ['contato_telefone', daCopia(`IF(VALUES(contato_telefone) = '', contato_telefone, VALUES(contato_telefone))`, 'contato_telefone')],
-       ['status', daCopia(`IF(${CORRIGIDO_PELA_EQUIPE}, status, VALUES(status))`, 'status')],
+       ['status', novoStatus],
      ])},
        suporte_atualizada_em = ${MAIS_RECENTE('VALUES(suporte_atualizada_em)', 'suporte_atualizada_em')}`,
     linhas.flat(),

@@ -52,6 +52,40 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(filtro.body.map((c: any) => c.suporte_conversa_id)).toContain(andamento);
   });
 
+  it('a resolved conversation that reopens takes the link the gateway gave its phone meanwhile (the contact came back on another number)', async () => {
+    const telefone = novoTelefone();
+    const contato = novoContato({ telefone });
+    const conversa = idDoSuporte();
+    await s.registrar(suporte, eventoDeMensagem({ conversa, contato, status: 'open' }));
+    await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_mensageiro_id: mensageiro.id });
+    await s.registrar(suporte, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }));
+    // the contact writes again, on the company's other number: the gateway's event comes first
+    const outroNumero = '+55 11 97777-6666';
+    const outro = await s.criarSistema('mensageiro', { nome: 'WhatsApp suporte', numero: outroNumero });
+    expect((await s.gateway(gateway, eventoDoGateway(telefone, outroNumero))).body).toEqual({ conversas_vinculadas: 0 });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'resolved', config_system_mensageiro_id: mensageiro.id });
+    await s.registrar(suporte, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', config_system_gateway_id: gateway.id, config_system_mensageiro_id: outro.id });
+    // while it runs, a copy that changes neither status nor phone keeps the link it has
+    await s.registrar(suporte, eventoDeMensagem({ conversa, contato, status: 'open' }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_mensageiro_id: outro.id });
+  });
+
+  it("a conversation whose contact's phone changes takes the new phone's link, where the gateway knows one", async () => {
+    const [antigo, novo] = [novoTelefone(), novoTelefone()];
+    const conversa = idDoSuporte();
+    const contato = novoContato({ telefone: antigo });
+    await s.registrar(suporte, eventoDeMensagem({ conversa, contato, status: 'open' }));
+    await s.gateway(gateway, eventoDoGateway(antigo, NUMERO_DO_MENSAGEIRO));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id });
+    const outroGateway = await s.criarSistema('gateway', { nome: 'Evolution suporte' });
+    await s.gateway(outroGateway, eventoDoGateway(novo, NUMERO_DO_MENSAGEIRO));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id });
+    await s.registrar(suporte, eventoDeConversa('conversation_updated', { conversa, contato: { ...contato, telefone: novo }, status: 'open' }));
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ contato_telefone: novo, config_system_gateway_id: outroGateway.id });
+  });
+
   it('a conversation the chat platform creates later for that phone starts linked', async () => {
     const telefone = novoTelefone();
     expect((await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO))).body).toEqual({ conversas_vinculadas: 0 });
@@ -227,13 +261,13 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(await ContatoGateway.count()).toBe(antes);
   });
 
-  it('the token of the gateway system is required (401); a system of another type is not found (404); a malformed event 400', async () => {
+  it('the token of the gateway system is required (401), and a system of another type authenticates nobody here (401); a malformed event 400', async () => {
     const evento = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
     esperarProblema(await s.gateway(gateway, evento, 'outro-token-qualquer-1234'), 401);
     const semToken = await s.gateway(gateway, evento, '');
     esperarProblema(semToken, 401);
     expect(semToken.headers.get('www-authenticate')).toBe('Query-Token name="token"');
-    esperarProblema(await s.gateway(suporte, evento), 404);
+    esperarProblema(await s.gateway(suporte, evento), 401);
     esperarProblema(await s.gateway(gateway, { event: 'messages.upsert', data: {} }), 400);
   });
 });
