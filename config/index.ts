@@ -190,8 +190,11 @@ const envSchema = Joi.object({
   IDENTITY_OUTBOX_RETENCAO_DIAS: Joi.number().integer().min(1).max(3650).default(30),
   ACESSO_CACHE_SEGUNDOS: Joi.number().integer().min(0).max(300).default(300),
   ACESSO_ESPERA_SYNC_MS: Joi.number().integer().min(1).max(30000).default(5000),
+  // each delay 1 ms to 30 days: 0 would retry at once, in a loop; past 30 days, a retry after
+  // the history it belongs to is purged (and 1e20 ms is no date at all)
   HUB_RETRY_SCHEDULE_MS: Joi.string()
     .pattern(/^\d+(,\d+)*$/)
+    .custom((v: string, h) => (v.split(',').every((d) => Number(d) >= 1 && Number(d) <= 30 * 86_400_000) ? v : h.message({ custom: '{{#label}} delays must each be 1 ms to 30 days' })))
     .default('5000,300000,1800000,7200000,18000000,36000000'),
   HUB_RETENCAO_DIAS: Joi.number().integer().min(1).default(30),
   HUB_CHAVE_PRIVADA_ARQUIVO: Joi.string(),

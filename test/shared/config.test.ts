@@ -20,6 +20,9 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL/);
     expect(() => loadConfig({ APP_ENV: 'TESTE' })).toThrow(/APP_ENV/);
     expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5s,10s' })).toThrow(/HUB_RETRY_SCHEDULE_MS/);
+    expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '5000,0' })).toThrow(/HUB_RETRY_SCHEDULE_MS.*1 ms to 30 days/);
+    expect(() => loadConfig({ HUB_RETRY_SCHEDULE_MS: '100000000000000000000' })).toThrow(/HUB_RETRY_SCHEDULE_MS.*1 ms to 30 days/);
+    expect(loadConfig({ HUB_RETRY_SCHEDULE_MS: '1,2592000000' }).hub.retryScheduleMs).toEqual([1, 2_592_000_000]);
     expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '0' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
     expect(() => loadConfig({ IDENTITY_OUTBOX_RETENCAO_DIAS: '7d' })).toThrow(/IDENTITY_OUTBOX_RETENCAO_DIAS/);
     // BullMQ takes a wait of 0 for no bound: a listing would hang on a sync that never ends
