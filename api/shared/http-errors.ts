@@ -48,6 +48,9 @@ export interface Problema {
   request_id?: string;
 }
 
+/** The deferred error of a body sent in a Content-Type other than JSON (rotas.ts): 415. */
+export const TIPO_NAO_JSON = 'content-type.not-json';
+
 /** Seconds a 503 tells its caller to wait before trying again, when nothing more precise is known. */
 export const ESPERA_APOS_INDISPONIVEL_S = 5;
 
@@ -99,6 +102,7 @@ export function tratadorDeErros() {
     // body-parser errors: malformed JSON, oversized body, wrong charset
     if (e?.type === 'entity.parse.failed') return enviarProblema(res, 400, 'dados_invalidos', 'O corpo não é um JSON válido.');
     if (e?.type === 'entity.too.large') return enviarProblema(res, 413, 'corpo_grande_demais', 'O corpo passa do limite.');
+    if (e?.type === TIPO_NAO_JSON) return enviarProblema(res, 415, 'tipo_nao_suportado', 'Envie o corpo em JSON (Content-Type: application/json).');
     if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
       return enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie o corpo em JSON UTF-8, sem Content-Encoding ou com gzip, deflate ou br.');
     }

@@ -225,6 +225,7 @@ function respostasDeErro(rota: Rota) {
   if (/[:*]/.test(rota.caminho)) r['404'] = problema('Não encontrado');
   // any body is parsed, but only one a client is told to send may pass the limit
   if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
+  if (recebeJson(rota)) r['415'] = problema('Corpo em outro Content-Type que não JSON, ou em codificação não suportada');
   for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
   // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential;
   // a public route refusing the credentials of its body (a login) sends the bearer challenge all the same

@@ -4,6 +4,7 @@ import './express';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Autenticador, tokenDoCabecalho } from './auth';
 import { dadosInvalidos, naoAutenticado, proibido } from './errors';
+import { TIPO_NAO_JSON } from './http-errors';
 import { caminhoAte, esquemaPronto, PROFUNDIDADE_MAXIMA_DO_CORPO, validarCom } from './validacao';
 import { Principal } from './principal';
 
@@ -133,11 +134,21 @@ const ERROS_DO_CORPO_ADIADOS = new Set(['entity.parse.failed', 'encoding.unsuppo
 function adiarErroDoCorpo(corpoJson: RequestHandler): RequestHandler {
   return (req, res, next) =>
     corpoJson(req, res, (err?: unknown) => {
-      if (!ERROS_DO_CORPO_ADIADOS.has((err as { type?: string } | undefined)?.type ?? '')) return next(err);
-      req.corpoIlegivel = err as Error;
+      if (err) {
+        if (!ERROS_DO_CORPO_ADIADOS.has((err as { type?: string }).type ?? '')) return next(err);
+        req.corpoIlegivel = err as Error;
+      } else if (req.body === undefined && temCorpo(req)) {
+        // a body the parser left alone, in another Content-Type (JSON only, DESIGN §4): unread, it
+        // is no "missing body" either
+        req.corpoIlegivel = Object.assign(new Error('content type not JSON'), { type: TIPO_NAO_JSON });
+      }
       next();
     });
 }
+
+/** Whether the request carries a body at all (RFC 9110 §6.4.1: a length other than 0, or a transfer coding). */
+const temCorpo = (req: Request) =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** The route reads a JSON body with the service's parser: not a GET, not a streamed body, not one it refuses to take. */
 export const recebeJson = (rota: Rota) => rota.metodo !== 'get' && !rota.corpoEmFluxo && !rota.semCorpo;

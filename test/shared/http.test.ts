@@ -202,6 +202,16 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     }
   });
 
+  test('a body in a Content-Type other than JSON answers 415 (JSON only, DESIGN §4), once the caller is authenticated, without being read; no body at all is still a 400', async () => {
+    const headers = { 'content-type': 'text/plain' };
+    esperarProblema(await api.post('/eco', { raw: '{"nome": "x"}', headers }), 401);
+    const p = esperarProblema(await api.post('/eco', { token: 'valido', raw: '{"nome": "x"}', headers }), 415);
+    expect(p).toMatchObject({ code: 'tipo_nao_suportado', detail: expect.stringContaining('application/json') });
+    // two mebibytes, past the limit a JSON body would have: refused for its type, not its size
+    expect(esperarProblema(await api.post('/eco', { token: 'valido', raw: 'x'.repeat(2 * 1024 * 1024), headers }), 415).code).toBe('tipo_nao_suportado');
+    expect(esperarProblema(await api.post('/eco', { token: 'valido', raw: '', headers }), 400).code).toBe('dados_invalidos');
+  });
+
   test('a body nested past 100 levels answers 400, however deep (no stack overflow, no 500); 100 levels are taken', async () => {
     const aninhado = (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`;
     for (const n of [101, 50_000]) {
