@@ -163,14 +163,25 @@ async function conferirVersaoDoRedis(c: IORedis): Promise<void> {
 export type EstadoDaMarca = 'em-andamento' | 'feito';
 
 /**
+ * How long a mark says em-andamento before it lapses unless `fazer` ends first: a process that died
+ * meanwhile, or a SET applied whose answer never came back (lost past PRAZO_DO_COMANDO_MS), would
+ * otherwise leave every copy refused (503) for the whole `validadeMs`, and a platform retrying
+ * within its signature's window would have its event lost.
+ */
+export const PRAZO_DO_ANDAMENTO_MS = 60_000;
+
+/**
  * Runs `fazer` unless `chave` was marked within the last `validadeMs`, in which case it answers
  * `repetida` with where the mark stands and does nothing. The mark is `em-andamento` from before
  * `fazer` starts (SET NX PX GET: one call, which also tells a copy that finds the mark what it
- * holds) and `feito` once `fazer` succeeded (SET XX KEEPTTL: a second call, after a success only,
- * keeping the mark's end). A failure of `fazer` removes the mark, so that a retry runs.
+ * holds), for at most PRAZO_DO_ANDAMENTO_MS, and `feito` once `fazer` succeeded, to the end of
+ * `validadeMs` (a second call, after a success only). A failure of `fazer` removes the mark, so
+ * that a retry runs.
  */
 export async function umaVez<T>(chave: string, validadeMs: number, repetida: (estado: EstadoDaMarca) => T, fazer: () => Promise<T>): Promise<T> {
-  const encontrada = await redis('produtor').set(chave, 'em-andamento' satisfies EstadoDaMarca, 'PX', validadeMs, 'NX', 'GET');
+  const inicio = Date.now();
+  const andamento = Math.min(validadeMs, PRAZO_DO_ANDAMENTO_MS);
+  const encontrada = await redis('produtor').set(chave, 'em-andamento' satisfies EstadoDaMarca, 'PX', andamento, 'NX', 'GET');
   if (encontrada !== null) return repetida(encontrada === 'em-andamento' ? 'em-andamento' : 'feito');
   let feito: T;
   try {
@@ -181,9 +192,13 @@ export async function umaVez<T>(chave: string, validadeMs: number, repetida: (es
       .catch((erroAoApagar) => logger('redis').warn({ err: erroAoApagar, chave }, 'marca não removida: uma nova tentativa será tida por repetida'));
     throw err;
   }
-  // done all the same: a copy arriving while the mark still says em-andamento is told to try again
-  await redis('produtor')
-    .set(chave, 'feito' satisfies EstadoDaMarca, 'KEEPTTL', 'XX')
-    .catch((erroAoMarcar) => logger('redis').warn({ err: erroAoMarcar, chave }, 'marca não passou a feito: uma cópia será tida por em andamento'));
+  // done all the same: a copy arriving while the mark still says em-andamento is told to try again.
+  // Written whether or not the mark lapsed meanwhile (a `fazer` past PRAZO_DO_ANDAMENTO_MS)
+  const restante = validadeMs - (Date.now() - inicio);
+  if (restante > 0) {
+    await redis('produtor')
+      .set(chave, 'feito' satisfies EstadoDaMarca, 'PX', restante)
+      .catch((erroAoMarcar) => logger('redis').warn({ err: erroAoMarcar, chave }, 'marca não passou a feito: uma cópia será tida por em andamento'));
+  }
   return feito;
 }
