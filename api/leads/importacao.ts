@@ -11,6 +11,7 @@ import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerCodigos } from './codigos';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
+import { ehMariaDb } from './sql';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
@@ -463,7 +464,7 @@ export const TROCA_DAS_TABELAS = { tentativas: 60, interromperLeiturasApos: 20 }
 async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<void> {
   await conexao.query('SET SESSION lock_wait_timeout = 2');
   for (let tentativa = 1; ; tentativa++) {
-    if (tentativa > TROCA_DAS_TABELAS.interromperLeiturasApos) await interromperLeiturasLongas(conexao);
+    if (tentativa > TROCA_DAS_TABELAS.interromperLeiturasApos) await interromperLeiturasLongas(conexao, tabelas);
     try {
       await conexao.query(`RENAME TABLE ${tabelas.map((t) => `${t} TO ${t}_antiga, ${t}_nova TO ${t}`).join(', ')}`);
       return;
@@ -475,16 +476,27 @@ async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<vo
   }
 }
 
-/** Stops the statements reading this database that have run for 2 s or more (never this connection's). */
-async function interromperLeiturasLongas(conexao: Connection): Promise<void> {
+/**
+ * Stops the reads of the live `tabelas` that have been running for 2 s or more (never this
+ * connection's). On MariaDB each by its query id (KILL QUERY ID): the statement read in the list,
+ * never one its pooled connection started since. MySQL has no such form: there a connection is
+ * stopped by its id, and one whose read ended in between could have its next statement stopped
+ * instead (a lookup answered 503, to be asked again).
+ */
+async function interromperLeiturasLongas(conexao: Connection, tabelas: string[]): Promise<void> {
+  const mariaDb = await ehMariaDb();
   const [linhas] = await conexao.query(
-    `SELECT ID AS id FROM information_schema.PROCESSLIST
+    `SELECT ID AS id${mariaDb ? ', QUERY_ID AS consulta' : ''} FROM information_schema.PROCESSLIST
       WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND TIME >= 2
-        AND (INFO LIKE 'SELECT%' OR INFO LIKE 'SET STATEMENT%')`,
+        AND (INFO LIKE 'SELECT%' OR INFO LIKE 'SET STATEMENT%') AND INFO REGEXP ?`,
+    [`\\b(${tabelas.join('|')})\\b`],
   );
-  const ids = (linhas as { id: number }[]).map((l) => Number(l.id));
-  for (const id of ids) await conexao.query(`KILL QUERY ${id}`).catch(() => undefined); // ended meanwhile
-  if (ids.length) log.warn({ leituras: ids.length }, 'troca das tabelas: leituras longas interrompidas para a troca');
+  const leituras = linhas as { id: number; consulta?: number }[];
+  for (const l of leituras) {
+    const kill = mariaDb ? `KILL QUERY ID ${Number(l.consulta)}` : `KILL QUERY ${Number(l.id)}`;
+    await conexao.query(kill).catch(() => undefined); // ended meanwhile
+  }
+  if (leituras.length) log.warn({ leituras: leituras.length }, 'troca das tabelas: leituras longas interrompidas para a troca');
 }
 
 /**

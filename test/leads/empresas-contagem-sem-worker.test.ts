@@ -1,4 +1,7 @@
+import { QueryTypes } from 'sequelize';
 import { PRAZO_DA_CONTAGEM_S } from '../../api/leads/contagem';
+import { banco, novaConexao } from '../../lib/database';
+import { esperarProblema } from '../helpers/http';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
@@ -41,4 +44,30 @@ test('with no worker of leads-contagem the listing counts itself: exact total, w
   // and the count it made is cached like the job's: the next listing finds it
   const outra = await leads.listar(master, { uf: 'MG' });
   expect(outra.body).toEqual(res.body);
+});
+
+test('a read another connection stops (KILL QUERY, as the import\'s swap does to reads that hold it up) answers 503, not 500', async () => {
+  await novaGeracaoDosDados();
+  const trava = await novaConexao('leads');
+  await trava.query('LOCK TABLES estabelecimento WRITE');
+  let pedido: ReturnType<typeof leads.listar> | undefined;
+  try {
+    pedido = leads.listar(master, { uf: 'SP' });
+    pedido.catch(() => undefined);
+    let ids: { id: number }[] = [];
+    for (let i = 0; i < 200 && !ids.length; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      ids = await banco('leads').query<{ id: number }>(
+        `SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%FROM estabelecimento%'`,
+        { type: QueryTypes.SELECT },
+      );
+    }
+    expect(ids.length).toBeGreaterThan(0);
+    for (const { id } of ids) await banco('leads').query(`KILL QUERY ${Number(id)}`);
+  } finally {
+    await trava.query('UNLOCK TABLES');
+    await trava.end();
+  }
+  const problema = esperarProblema(await pedido!, 503);
+  expect(problema.detail).not.toMatch(/interrupted|KILL|SELECT/i);
 });

@@ -775,13 +775,21 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
       () => 'ended',
       (err: Error) => err.message,
     );
+    // a long statement that reads none of the swapped tables is left alone
+    const outro = await novaConexao('leads');
+    const alheia = outro.query('SELECT SLEEP(6) AS espera').then(
+      () => 'ended',
+      (err: Error) => err.message,
+    );
     try {
       await importarCnpj(dir);
       expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
       expect(await leitura).not.toBe('ended');
+      expect(await alheia).toBe('ended');
       expect(await tabelasDeTrabalho()).toEqual([]);
     } finally {
       Object.assign(TROCA_DAS_TABELAS, antes);
+      await outro.end().catch(() => undefined);
       await leitor.query('DO 1').catch(() => undefined);
       await leitor.end();
     }
