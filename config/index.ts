@@ -18,6 +18,8 @@ export interface Config {
   servicos: Record<NomeDoServico, ConfigDoServico>;
   mysqlUrl: string;
   dbPrefix: string;
+  /** connections of each of a service's four database pools, per process (DB_CONEXOES_POR_POOL; lib/database.ts LIMITES_DOS_POOLS) */
+  dbConexoesPorPool: number;
   redisUrl: string;
   queuePrefix: string;
   logLevel: string;
@@ -161,6 +163,9 @@ const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
   MYSQL_URL: Joi.string().uri({ scheme: ['mysql', 'mariadb'] }).default('mysql://root@127.0.0.1:3306'),
   DB_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_]{1,40}$/).default('suite'),
+  // at least 2: a migration holds one of Sequelize's under its lock while its statements take
+  // another; 4 × 5 per service keeps `npm start`'s six services at 120, under the server's default 151
+  DB_CONEXOES_POR_POOL: Joi.number().integer().min(2).max(1000).default(5),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
   QUEUE_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_{}:-]{1,60}$/).default('suite'),
   TRUST_PROXY: Joi.string().custom(confiancaNoProxy, 'trust proxy').default('loopback'),
@@ -281,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     servicos,
     mysqlUrl: value.MYSQL_URL,
     dbPrefix: value.DB_PREFIX,
+    dbConexoesPorPool: value.DB_CONEXOES_POR_POOL,
     redisUrl: value.REDIS_URL,
     queuePrefix: value.QUEUE_PREFIX,
     logLevel: value.LOG_LEVEL,

@@ -1,3 +1,4 @@
+import { PoolConnection as CorePoolConnection } from 'mysql2';
 import { Connection, createConnection, createPool, Pool, PoolConnection } from 'mysql2/promise';
 import { Model, ModelStatic, QueryInterface, QueryTypes, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
@@ -39,11 +40,35 @@ export function servidorDaUrl(url: string) {
 const servidor = () => servidorDaUrl(config().mysqlUrl);
 
 /**
+ * A statement that found no connection of its pool in time, or too many others already waiting
+ * for one there (`comPrazoParaConexao`).
+ */
+const SEM_CONEXAO_A_TEMPO = 'POOL_ESPERA_ESGOTADA';
+const FILA_CHEIA = 'POOL_FILA_CHEIA';
+
+/**
  * mysql2's errors of a connection that could not be made or was lost (the server, not the
  * statement): refused, unreachable, its name not resolved (yet), its Unix socket not there (yet).
  * Sequelize wraps them (`parent`); an ENOENT is the socket's only when connecting (a file's is not).
+ * So are a server that refuses one more connection (max_connections, a user's limit) and a
+ * statement that found no connection of its pool: the database, busy or full, is out of reach for
+ * now, and the caller is told so (503) instead of waiting.
  */
-const ERROS_DE_CONEXAO = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ECONNRESET', 'ENOENT', 'PROTOCOL_CONNECTION_LOST']);
+const ERROS_DE_CONEXAO = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ECONNRESET',
+  'ENOENT',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'ER_USER_LIMIT_REACHED',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  SEM_CONEXAO_A_TEMPO,
+  FILA_CHEIA,
+]);
 export const bancoForaDoAlcance = (err: unknown): boolean => {
   const e = err as { code?: string; syscall?: string; parent?: unknown } | undefined;
   if (e?.parent && bancoForaDoAlcance(e.parent)) return true;
@@ -51,8 +76,9 @@ export const bancoForaDoAlcance = (err: unknown): boolean => {
 };
 
 /**
- * At start, as for Redis: a server restarting (or starting beside the suite, as in docker-compose)
- * is waited for a bounded time; a refused login or any other answer of the server stops at once.
+ * At start, as for Redis: a server restarting (or starting beside the suite, as in docker-compose),
+ * or full, is waited for a bounded time; a refused login or any other answer of the server stops
+ * at once.
  */
 export async function esperarBanco(prazoMs = 30_000): Promise<void> {
   const limite = Date.now() + prazoMs;
@@ -85,6 +111,27 @@ export function apagarBanco(servico: NomeDoServico): Promise<void> {
   return noServidor(`DROP DATABASE IF EXISTS \`${nomeDoBanco(servico)}\``);
 }
 
+/**
+ * The limits of every pool of a service's database in a process: Sequelize's and the three of
+ * mysql2 (`poolRapido`), each of DB_CONEXOES_POR_POOL connections, so a service opens at most four
+ * times that per process, and `npm start` (six services in one process) 120 by default, under
+ * MariaDB's and MySQL's default max_connections of 151 with room for the connections of their own
+ * (`novaConexao`, `sozinho`) and a command run beside it. A statement waits for a connection a
+ * bounded time, then fails as the database out of reach (503), rather than holding its request
+ * for as long as the statements before it take; so does one that finds `fila` others already
+ * waiting in its pool. A connection idle past `ociosaMs` is closed, so the count falls back after
+ * a peak. Tests lower them.
+ */
+export const LIMITES_DOS_POOLS = {
+  /** for a connection of the quick pools and of Sequelize's: their statements take milliseconds */
+  esperaMs: 5_000,
+  /** for one of `lerDemorado`'s pool, whose statements run for seconds each (a listing's page, up to 10 s) */
+  esperaDemoradoMs: 15_000,
+  /** statements waiting in one mysql2 pool, past which the next fails at once */
+  fila: 500,
+  ociosaMs: 10_000,
+};
+
 const abertos = new Map<NomeDoServico, Sequelize>();
 
 /** Connects a service's models to its database (created when absent). */
@@ -103,7 +150,8 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
     timezone: '+00:00',
     logging: false,
     benchmark: false,
-    pool: { max: 10, min: 0, idle: 10000, acquire: 10000 },
+    // the limits of the mysql2 pools beside it (LIMITES_DOS_POOLS); Sequelize's queue has no cap
+    pool: { max: config().dbConexoesPorPool, min: 0, idle: LIMITES_DOS_POOLS.ociosaMs, acquire: LIMITES_DOS_POOLS.esperaMs, evict: 1000 },
     dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath },
     models,
   });
@@ -228,6 +276,7 @@ const pools = new Map<string, Pool>();
  * `lotes` is a second pool whose connections take several statements in one message: only
  * `emTransacaoAgrupada` uses it, with values escaped by mysql2, so no other query can carry a
  * second statement. `demorado` is a third, for statements that may take seconds (`lerDemorado`).
+ * Each keeps the limits of LIMITES_DOS_POOLS.
  */
 function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' | 'lotes' | 'demorado' = 'rapido'): Pool {
   const database = sequelize.config.database;
@@ -235,16 +284,23 @@ function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' 
   const chave = tipo === 'rapido' ? database : `${database}:${tipo}`;
   let pool = pools.get(chave);
   if (!pool) {
+    const conexoes = config().dbConexoesPorPool;
     // trace off: mysql2 would capture a stack trace on every query, a cost per request on hot
     // paths; an error still names the statement and the server's message
     const criado = createPool({
       ...servidor(),
       database,
-      connectionLimit: emLotes ? 5 : 10,
+      connectionLimit: conexoes,
+      // mysql2 closes idle connections only while it may keep fewer idle than its limit: then
+      // the least recently used beyond this at once, and any idle past idleTimeout
+      maxIdle: Math.ceil(conexoes / 2),
+      idleTimeout: LIMITES_DOS_POOLS.ociosaMs,
+      queueLimit: LIMITES_DOS_POOLS.fila,
       timezone: 'Z',
       trace: false,
       multipleStatements: emLotes,
     });
+    comPrazoParaConexao(criado, `${tipo} de ${database}`, () => (tipo === 'demorado' ? LIMITES_DOS_POOLS.esperaDemoradoMs : LIMITES_DOS_POOLS.esperaMs));
     pools.set(chave, criado);
     aoEncerrar('bancos', `mysql-rapido:${chave}`, async () => {
       pools.delete(chave);
@@ -253,6 +309,43 @@ function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' 
     pool = criado;
   }
   return pool;
+}
+
+type AoObterConexao = ((err: (Error & { code?: string }) | null, conexao?: CorePoolConnection) => void) & { comPrazo?: true };
+
+/**
+ * mysql2 has no deadline for a connection of its pool: a statement waits in line for as long as
+ * the ones before it hold every connection. Every way into the pool (`query`, `execute`,
+ * `getConnection`) goes through the core pool's `getConnection`, so that is where the deadline
+ * is set: past it the waiter fails (SEM_CONEXAO_A_TEMPO), and the connection its place in line
+ * gets later is released at once, to the next one waiting (none is lost). mysql2's own error for
+ * a full line has no code: it is given FILA_CHEIA.
+ */
+function comPrazoParaConexao(pool: Pool, nome: string, esperaMs: () => number): void {
+  const nucleo = pool.pool as unknown as { getConnection(cb: AoObterConexao): void };
+  const obter = nucleo.getConnection.bind(nucleo);
+  nucleo.getConnection = (cb: AoObterConexao) => {
+    // mysql2 asks again for a waiter it already holds (after a connection it gave was dropped):
+    // that one keeps its own deadline
+    if (cb.comPrazo) return obter(cb);
+    const ms = esperaMs();
+    let desistiu = false;
+    const prazo = setTimeout(() => {
+      desistiu = true;
+      cb(Object.assign(new Error(`no connection of the pool ${nome} within ${ms} ms`), { code: SEM_CONEXAO_A_TEMPO }));
+    }, ms);
+    const aoObter: AoObterConexao = (err, conexao) => {
+      if (desistiu) {
+        conexao?.release();
+        return;
+      }
+      clearTimeout(prazo);
+      if (err && !err.code && err.message === 'Queue limit reached.') err.code = FILA_CHEIA;
+      cb(err, conexao);
+    };
+    aoObter.comPrazo = true;
+    return obter(aoObter);
+  };
 }
 
 /**

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 import { Readable } from 'node:stream';
-import { DatabaseError, QueryTypes } from 'sequelize';
-import { banco } from '../../lib/database';
+import { DatabaseError } from 'sequelize';
+import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -346,17 +346,19 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     // the deletion's transaction, its row already gone, not yet committed: the uploads' inserts wait on the key
     const sequelize = banco('files');
     const apagando = await sequelize.transaction();
+    // watched on a connection of its own: the deletion and the four uploads hold every connection
+    // of the service's Sequelize pool (DB_CONEXOES_POR_POOL, 5) until the commit
+    const observador = await novaConexao('files');
     try {
       await sequelize.query('DELETE FROM arquivo WHERE id = ?', { replacements: [primeiro.body.id], transaction: apagando });
       const envios = [1, 2, 3, 4].map(() => files.enviar(app.token, 'z.bin', 'z', comChave(chave)));
       const esperandoChave = async () =>
         (
-          await sequelize.query<{ n: number }>(
+          (await observador.query(
             `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-              WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?`,
-            { replacements: [sequelize.config.database], type: QueryTypes.SELECT },
-          )
-        )[0].n;
+              WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()`,
+          )) as unknown as [[{ n: number }]]
+        )[0][0].n;
       // (the server refreshes what it shows of transactions only when read 100 ms after the last time)
       for (let i = 0; i < 50 && Number(await esperandoChave()) < 4; i++) await new Promise((r) => setTimeout(r, 200));
       expect(Number(await esperandoChave())).toBe(4);
@@ -369,6 +371,7 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
       expect(await Arquivo.count({ where: { aplicativo_id: app.id, chave_de_idempotencia: chave } })).toBe(1);
     } finally {
       await apagando.rollback().catch(() => undefined);
+      await observador.end();
     }
   });
 

@@ -13,6 +13,8 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.hub.retryScheduleMs).toEqual([5000, 300000, 1800000, 7200000, 18000000, 36000000]);
     expect(c.hub.retencaoDias).toBe(30);
     expect(c.identity.outboxRetencaoDias).toBe(30);
+    // four pools of 5 per service: the six of `npm start` stay under the server's default 151 connections
+    expect(c.dbConexoesPorPool).toBe(5);
   });
 
   test('a bad value stops with a message naming the variable', () => {
@@ -28,6 +30,10 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     // BullMQ takes a wait of 0 for no bound: a listing would hang on a sync that never ends
     expect(() => loadConfig({ HUB_ESPERA_SYNC_MS: '0' })).toThrow(/HUB_ESPERA_SYNC_MS/);
     expect(() => loadConfig({ ACESSO_ESPERA_SYNC_MS: '0' })).toThrow(/ACESSO_ESPERA_SYNC_MS/);
+    // one connection of Sequelize's would leave a migration waiting for itself (its lock holds it)
+    expect(() => loadConfig({ DB_CONEXOES_POR_POOL: '1' })).toThrow(/DB_CONEXOES_POR_POOL/);
+    expect(() => loadConfig({ DB_CONEXOES_POR_POOL: 'muitas' })).toThrow(/DB_CONEXOES_POR_POOL/);
+    expect(loadConfig({ DB_CONEXOES_POR_POOL: '12' }).dbConexoesPorPool).toBe(12);
     expect(() => loadConfig({ TRUST_PROXY: 'lopback' })).toThrow(/TRUST_PROXY.*lopback/);
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99, loopback' })).toThrow(/TRUST_PROXY.*10\.0\.0\.0\/99/);
     expect(() => loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.0/16, 10.30.0.7' })).toThrow(/HUB_REDES_PERMITIDAS.*10\.30\.0\.7/);
