@@ -222,7 +222,7 @@ function respostasDeErro(rota: Rota) {
     r['401'] = problema('Token ausente, inválido ou expirado');
     r['403'] = problema('Sem permissão');
   }
-  if (/[:*]/.test(rota.caminho)) r['404'] = problema('Não encontrado');
+  if (/[:*]/.test(rota.caminho) && !rota.sem404) r['404'] = problema('Não encontrado');
   // any body is parsed, but only one a client is told to send may pass the limit
   if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
   if (recebeJson(rota)) r['415'] = problema('Corpo em outro Content-Type que não JSON, ou em codificação não suportada');

@@ -54,6 +54,8 @@ export interface Rota {
   outrasRespostas?: Record<string, string>;
   /** the route reads neither database nor Redis (liveness, the document itself): it never answers 503 */
   semDependencias?: boolean;
+  /** its path's parameters name nothing it could fail to find (a webhook's system authenticates instead: 401): no 404 */
+  sem404?: boolean;
   /**
    * middleware run before everything else, the reading of the body included (a rate limit on a
    * public route, a webhook's token): a request it refuses is answered without its body being read

@@ -121,6 +121,13 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(Object.keys(leads.paths['/api/empresas'].get.responses)).toEqual(expect.arrayContaining(['503']));
     const identity = await documento('identity');
     for (const caminho of ['/auth/login', '/auth/token']) expect(Object.keys(identity.paths[caminho].post.responses)).toContain('429');
+    // a route reading JSON may answer 415; a webhook, whose system is its credential, never 404
+    expect(Object.keys(identity.paths['/auth/login'].post.responses)).toContain('415');
+    const sales = await documento('sales');
+    for (const caminho of ['/webhooks/suporte/{config_id}', '/webhooks/gateway/{config_id}']) {
+      expect(Object.keys(sales.paths[caminho].post.responses)).toEqual(expect.arrayContaining(['401', '415']));
+      expect(Object.keys(sales.paths[caminho].post.responses)).not.toContain('404');
+    }
     const files = await documento('files');
     expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '413', '415', '422']));
     // the headers the upload reads itself are parameters too
