@@ -70,6 +70,41 @@ export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContag
   return contagem;
 }
 
+/** Whether any process takes count jobs, read at most every VALIDADE_DOS_WORKERS_MS (CLIENT LIST is no free call). */
+const VALIDADE_DOS_WORKERS_MS = 5_000;
+let workersVistos: { ha: boolean; em: number } | undefined;
+let ultimoAvisoSemWorker = 0;
+
+async function haWorkerDeContagem(): Promise<boolean> {
+  if (workersVistos && Date.now() - workersVistos.em < VALIDADE_DOS_WORKERS_MS) return workersVistos.ha;
+  let ha: boolean;
+  try {
+    ha = (await fila(filaLeadsContagem).getWorkersCount()) > 0;
+  } catch (err) {
+    // the question refused (CLIENT LIST left out of an ACL): the queue, as before
+    log.debug({ err: (err as Error).message }, 'workers da contagem não consultados');
+    return true;
+  }
+  workersVistos = { ha, em: Date.now() };
+  if (!ha && Date.now() - ultimoAvisoSemWorker > 60_000) {
+    ultimoAvisoSemWorker = Date.now();
+    log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
+  }
+  return ha;
+}
+
+/** The counts under way in this process without the queue, by cache key: listings at once share one. */
+const contandoAqui = new Map<string, Promise<Contagem>>();
+
+function contarAqui(pedido: PedidoDeContagem): Promise<Contagem> {
+  let contagem = contandoAqui.get(pedido.chave);
+  if (!contagem) {
+    contagem = contarEGuardar(pedido).finally(() => contandoAqui.delete(pedido.chave));
+    contandoAqui.set(pedido.chave, contagem);
+  }
+  return contagem;
+}
+
 /**
  * The count a listing shows: from the cache when this filter set was counted on the current data,
  * else by the count job (shared by concurrent listings of the same filters), or here when the queue
@@ -86,11 +121,8 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   const q = fila(filaLeadsContagem);
   // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
-  // here instead, under the same limit, and said loudly: the deployment lacks a worker
-  if ((await q.getWorkersCount()) === 0) {
-    log.warn({ fila: filaLeadsContagem }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
-    return contarEGuardar(pedido);
-  }
+  // here instead, under the same limit, once for concurrent listings of the same filters
+  if (!(await haWorkerDeContagem())) return contarAqui(pedido);
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;

@@ -1,5 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { PRAZO_DA_CONTAGEM_S } from '../../api/leads/contagem';
+import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { esperarProblema } from '../helpers/http';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
@@ -44,6 +45,19 @@ test('with no worker of leads-contagem the listing counts itself: exact total, w
   // and the count it made is cached like the job's: the next listing finds it
   const outra = await leads.listar(master, { uf: 'MG' });
   expect(outra.body).toEqual(res.body);
+});
+
+test('listings at once with the same filters share the one count this process makes', async () => {
+  await novaGeracaoDosDados();
+  const leitura = jest.spyOn(database, 'lerDemorado');
+  try {
+    const respostas = await Promise.all([leads.listar(master, { uf: 'RJ' }), leads.listar(master, { uf: 'rj' }), leads.listar(master, { uf: 'RJ' })]);
+    expect(respostas.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(respostas.map((r) => r.body.total)).size).toBe(1);
+    expect(leitura.mock.calls.filter(([, sql]) => /COUNT\(\*\) AS total/.test(String(sql)))).toHaveLength(1);
+  } finally {
+    leitura.mockRestore();
+  }
 });
 
 test('a read another connection stops (KILL QUERY, as the import\'s swap does to reads that hold it up) answers 503, not 500', async () => {
