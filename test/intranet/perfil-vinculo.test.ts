@@ -103,6 +103,9 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
       String(url).endsWith(`/usuario/${usuario.id}`) ? Promise.reject(new TypeError('fetch failed')) : buscar(url, init),
     );
     try {
+      // a profile that does not exist is refused first (422), whatever identity would say (DESIGN §10's order)
+      const inexistente = await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: '019a0000-0000-7000-8000-000000000000' } });
+      esperarProblema(inexistente, 422);
       const res = await it.api.patch(vinculo(colaborador.id), { token: admin, body: { perfil_acesso_id: perfil.id } });
       esperarProblema(res, 503);
       expect(pedidos.mock.calls.some(([url]) => String(url).endsWith(`/usuario/${usuario.id}`))).toBe(true);

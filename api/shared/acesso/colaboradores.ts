@@ -223,8 +223,15 @@ export function criarColaboradores(
       masterNoIdentity?: (authId: string) => Promise<boolean>,
     ): Promise<ColaboradorJson> {
       if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
-      // asked before the row is locked, so no lock waits on identity (a person's auth_id never changes)
-      const masterSegundoIdentity = perfilAcessoId !== null && masterNoIdentity ? await masterNoIdentity(await authIdDe(id)) : false;
+      let masterSegundoIdentity = false;
+      if (perfilAcessoId !== null && masterNoIdentity) {
+        const authId = await authIdDe(id);
+        // a profile that does not exist is refused before identity is asked (DESIGN §10: 404, then
+        // 422, then 409), identity away or not; read again under lock below
+        if (!(await PerfilAcesso.findByPk(perfilAcessoId, { attributes: ['id'] }))) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
+        // asked before the row is locked, so no lock waits on identity (a person's auth_id never changes)
+        masterSegundoIdentity = await masterNoIdentity(authId);
+      }
       // the collaborator's row locked, the new profile read FOR SHARE: a profile deletion (which
       // locks it FOR UPDATE before counting its links) or a sync making the person master waits
       const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
