@@ -5,7 +5,8 @@ import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
-import { fila } from '../queues/fila';
+import { Queue } from 'bullmq';
+import { redis } from '../lib/redis';
 
 function iguais(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -47,7 +48,8 @@ export function appDoDashboard(): express.Express {
   const adaptador = new ExpressAdapter();
   adaptador.setBasePath('/');
   createBullBoard({
-    queues: FILAS.map((def) => new BullMQAdapter(fila(def), { description: def.descricao })),
+    // queues of their own, on a connection without the producers' command deadline (lib/redis.ts)
+    queues: FILAS.map((def) => new BullMQAdapter(new Queue(def.nome, { connection: redis('painel'), prefix: config().queuePrefix }), { description: def.descricao })),
     serverAdapter: adaptador,
     options: { uiConfig: { boardTitle: 'Filas da suíte' } },
   });

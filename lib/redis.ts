@@ -11,7 +11,7 @@ import { logger } from './logger';
  * after PRAZO_DO_COMANDO_MS, a rate limit falls back to its in-memory count, and a route answers 503.
  * Not workers': their commands block on purpose.
  */
-export type TipoDeConexao = 'worker' | 'produtor';
+export type TipoDeConexao = 'worker' | 'produtor' | 'painel';
 
 /** A producer's command answered later than this is taken for Redis out of reach. */
 export const PRAZO_DO_COMANDO_MS = 3000;
@@ -19,10 +19,15 @@ export const PRAZO_DO_COMANDO_MS = 3000;
 const compartilhadas = new Map<TipoDeConexao, IORedis>();
 
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {
+  const produtor: RedisOptions = { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
   const opcoes: RedisOptions =
     tipo === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: false }
-      : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: PRAZO_DO_COMANDO_MS };
+      : // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a
+        // queue, retry every failed job) may take Redis longer than a request's command
+        tipo === 'painel'
+        ? produtor
+        : { ...produtor, commandTimeout: PRAZO_DO_COMANDO_MS };
   const conexao = new IORedis(config().redisUrl, { ...opcoes, lazyConnect: false, connectionName: nome });
   conexao.on('error', () => {
     // reconnection is automatic; readiness (/pronto) reports the outage

@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import express from 'express';
 import { config, ConfigError } from '../../config';
 import { autenticacaoBasica } from '../../dashboards/bull-board';
+import { encerrar } from '../../lib/lifecycle';
 import { iniciarDashboard, iniciarTudo } from '../../lib/runner';
 import * as redisDaSuite from '../../lib/redis';
 
@@ -19,7 +20,11 @@ beforeAll(async () => {
   await new Promise((r) => servidor.once('listening', r));
   url = `http://127.0.0.1:${(servidor.address() as AddressInfo).port}/`;
 });
-afterAll(() => new Promise((r) => servidor.close(r)));
+afterAll(async () => {
+  await new Promise((r) => servidor.close(r));
+  // the Redis connections a test below opened
+  await encerrar();
+});
 
 const basico = (credenciais: string) => ({ authorization: `Basic ${Buffer.from(credenciais).toString('base64')}` });
 
@@ -57,4 +62,11 @@ test('outside LOCALHOST without its credentials, `suite start` and `suite dashbo
     espera.mockRestore();
     Object.assign(c, antes);
   }
+});
+
+test("the dashboard's queues sit on a connection without the producers' command deadline: a bulk action (clean a queue) may take Redis longer", async () => {
+  const painel = redisDaSuite.redis('painel');
+  expect(painel.options.commandTimeout).toBeUndefined();
+  expect(painel.options.enableOfflineQueue).toBe(false);
+  expect(redisDaSuite.redis('produtor').options.commandTimeout).toBe(redisDaSuite.PRAZO_DO_COMANDO_MS);
 });
