@@ -953,7 +953,7 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     for (const id of ['é', 'ação', 'a b', 'x'.repeat(65)]) esperarProblema(await s.webhook({ id: encodeURIComponent(id), token: sistema.token }, evento), 401);
   });
 
-  it('a refused caller does not get its body read: a body of megabytes without the token is answered 401 at once', async () => {
+  it('a refused caller does not get its body parsed: a body of megabytes without the token (or for no system) is answered 401 before the JSON parser sees it', async () => {
     const grande = JSON.stringify({ ...eventoDeMensagem({ conversa: idDoSuporte() }), content: 'x'.repeat(3_500_000) });
     const parse = jest.spyOn(JSON, 'parse');
     try {
