@@ -4,6 +4,9 @@ import ipaddr from 'ipaddr.js';
 import type { Rede } from '../lib/destino-seguro';
 import { NOMES_DOS_SERVICOS, NomeDoServico, PORTA_DO_DASHBOARD, SERVICOS } from './services';
 
+/** The options a MYSQL_URL may carry in its query string (read by lib/database.ts servidorDaUrl); any other is refused. */
+export const OPCOES_DA_URL_DO_MYSQL = ['socketPath', 'ssl', 'sslCa'] as const;
+
 export type Ambiente = 'LOCALHOST' | 'SANDBOX' | 'PRODUCTION';
 
 export interface ConfigDoServico {
@@ -161,7 +164,18 @@ function listaDeSegredos(valor: string, h: Joi.CustomHelpers): string | Joi.Erro
 
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
-  MYSQL_URL: Joi.string().uri({ scheme: ['mysql', 'mariadb'] }).default('mysql://root@127.0.0.1:3306'),
+  MYSQL_URL: Joi.string()
+    .uri({ scheme: ['mysql', 'mariadb'] })
+    // an option the suite does not read (a TLS setting misspelled) would be ignored without a word
+    .custom((v: string, h) => {
+      const u = new URL(v);
+      const desconhecidas = [...u.searchParams.keys()].filter((k) => !(OPCOES_DA_URL_DO_MYSQL as readonly string[]).includes(k));
+      if (desconhecidas.length) return h.message({ custom: `{{#label}} has options the suite does not read (${desconhecidas.join(', ')}); it reads ${OPCOES_DA_URL_DO_MYSQL.join(', ')}` });
+      const ssl = u.searchParams.get('ssl');
+      if (ssl !== null && ssl !== 'true' && ssl !== 'false') return h.message({ custom: '{{#label}} ssl must be true or false' });
+      return v;
+    })
+    .default('mysql://root@127.0.0.1:3306'),
   DB_PREFIX: Joi.string().pattern(/^[A-Za-z0-9_]{1,40}$/).default('suite'),
   // at least 2: a migration holds one of Sequelize's under its lock while its statements take
   // another; 4 × 5 per service keeps `npm start`'s six services at 120, under the server's default 151

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { PoolConnection as CorePoolConnection } from 'mysql2';
 import { Connection, createConnection, createPool, Pool, PoolConnection } from 'mysql2/promise';
 import { Model, ModelStatic, QueryInterface, QueryTypes, Transaction } from 'sequelize';
@@ -20,12 +21,16 @@ export function nomeDoBanco(servico: NomeDoServico): string {
 }
 
 /**
- * Host, port and credentials of a MySQL URL, and its `socketPath` (a server on the same machine
- * through its Unix socket, as mysql2 reads it in a URL): each round trip then costs the caller
- * less CPU than through TCP on the loopback.
+ * Host, port and credentials of a MySQL URL, and its options: `socketPath` (a server on the same
+ * machine through its Unix socket, as mysql2 reads it in a URL: each round trip then costs the
+ * caller less CPU than through TCP on the loopback); `ssl=true`, TLS with the server's certificate
+ * checked against the system's authorities, or `sslCa=<file>`, against the authority in that PEM
+ * file (a managed database's). Without either the connection is plain, as on the loopback.
  */
 export function servidorDaUrl(url: string) {
   const u = new URL(url);
+  const ca = u.searchParams.get('sslCa');
+  const tls = ca !== null || u.searchParams.get('ssl') === 'true';
   return {
     // an IPv6 address comes bracketed in a URL ([::1]); mysql2 wants it bare
     host: u.hostname.replace(/^\[|\]$/g, ''),
@@ -33,6 +38,7 @@ export function servidorDaUrl(url: string) {
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
     socketPath: u.searchParams.get('socketPath') || undefined,
+    ...(tls && { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== null && { ca: readFileSync(ca, 'utf8') }) } }),
   };
 }
 
@@ -139,7 +145,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
   const existente = abertos.get(servico);
   if (existente) return existente;
   await criarBanco(servico);
-  const { host, port, user, password, socketPath } = servidor();
+  const { host, port, user, password, socketPath, ssl } = servidor();
   const sequelize = new Sequelize({
     dialect: 'mysql',
     host,
@@ -152,7 +158,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
     benchmark: false,
     // the limits of the mysql2 pools beside it (LIMITES_DOS_POOLS); Sequelize's queue has no cap
     pool: { max: config().dbConexoesPorPool, min: 0, idle: LIMITES_DOS_POOLS.ociosaMs, acquire: LIMITES_DOS_POOLS.esperaMs, evict: 1000 },
-    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath },
+    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath, ssl },
     models,
   });
   abertos.set(servico, sequelize);
