@@ -5,8 +5,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
-import { Queue } from 'bullmq';
-import { redis } from '../lib/redis';
+import { fila } from '../queues/fila';
 
 function iguais(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -48,8 +47,8 @@ export function appDoDashboard(): express.Express {
   const adaptador = new ExpressAdapter();
   adaptador.setBasePath('/');
   createBullBoard({
-    // queues of their own, on a connection without the producers' command deadline (lib/redis.ts)
-    queues: FILAS.map((def) => new BullMQAdapter(new Queue(def.nome, { connection: redis('painel'), prefix: config().queuePrefix }), { description: def.descricao })),
+    // on a connection of their own, without the producers' command deadline (lib/redis.ts)
+    queues: FILAS.map((def) => new BullMQAdapter(fila(def, 'painel'), { description: def.descricao })),
     serverAdapter: adaptador,
     options: { uiConfig: { boardTitle: 'Filas da suíte' } },
   });

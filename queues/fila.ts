@@ -17,16 +17,21 @@ export interface DefinicaoDeFila {
 const filas = new Map<string, Queue>();
 const eventos = new Map<string, QueueEvents>();
 
-/** The producer side of a queue (fail-fast connection), opened once per process. */
-export function fila(def: DefinicaoDeFila): Queue {
-  let q = filas.get(def.nome);
+/**
+ * The producer side of a queue (fail-fast connection), opened once per process. `conexao`
+ * 'painel': the dashboard's, whose bulk actions (clean a queue, retry every failed job) may take
+ * Redis longer than a producer's command deadline (lib/redis.ts).
+ */
+export function fila(def: DefinicaoDeFila, conexao: 'produtor' | 'painel' = 'produtor'): Queue {
+  const chave = `${conexao}:${def.nome}`;
+  let q = filas.get(chave);
   if (!q) {
-    q = new Queue(def.nome, { connection: redis('produtor'), prefix: config().queuePrefix, defaultJobOptions: def.opcoesDosJobs });
+    q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: def.opcoesDosJobs });
     q.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro na fila'));
-    filas.set(def.nome, q);
+    filas.set(chave, q);
     const aberta = q;
-    aoEncerrar('filas', `fila:${def.nome}`, async () => {
-      filas.delete(def.nome);
+    aoEncerrar('filas', `fila:${chave}`, async () => {
+      filas.delete(chave);
       await aberta.close();
     });
   }

@@ -2,7 +2,10 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import express from 'express';
 import { config, ConfigError } from '../../config';
-import { autenticacaoBasica } from '../../dashboards/bull-board';
+import { appDoDashboard, autenticacaoBasica } from '../../dashboards/bull-board';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
+import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { encerrar } from '../../lib/lifecycle';
 import { iniciarDashboard, iniciarTudo } from '../../lib/runner';
 import * as redisDaSuite from '../../lib/redis';
@@ -64,9 +67,21 @@ test('outside LOCALHOST without its credentials, `suite start` and `suite dashbo
   }
 });
 
-test("the dashboard's queues sit on a connection without the producers' command deadline: a bulk action (clean a queue) may take Redis longer", async () => {
-  const painel = redisDaSuite.redis('painel');
-  expect(painel.options.commandTimeout).toBeUndefined();
-  expect(painel.options.enableOfflineQueue).toBe(false);
-  expect(redisDaSuite.redis('produtor').options.commandTimeout).toBe(redisDaSuite.PRAZO_DO_COMANDO_MS);
+test("the dashboard's queues keep each queue's job defaults, on a connection without the producers' command deadline (a bulk action may take Redis longer)", async () => {
+  const app = appDoDashboard();
+  const servidorDoPainel = app.listen(0, '127.0.0.1');
+  await new Promise((r) => servidorDoPainel.once('listening', r));
+  try {
+    const base = `http://127.0.0.1:${(servidorDoPainel.address() as AddressInfo).port}`;
+    for (const def of [filaHubEntrega, filaSalesAnexo]) {
+      const res = await fetch(`${base}/api/queues/${def.nome}/default-job-options`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(JSON.parse(JSON.stringify(def.opcoesDosJobs)));
+      const conexao = await fila(def, 'painel').client;
+      expect(conexao.options.commandTimeout).toBeUndefined();
+    }
+    expect((await fila(filaHubEntrega).client).options.commandTimeout).toBe(redisDaSuite.PRAZO_DO_COMANDO_MS);
+  } finally {
+    await new Promise((r) => servidorDoPainel.close(r));
+  }
 });
