@@ -298,9 +298,12 @@ function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' 
       database,
       connectionLimit: conexoes,
       // mysql2 closes idle connections only while it may keep fewer idle than its limit: then
-      // the least recently used beyond this at once, and any idle past idleTimeout
-      maxIdle: Math.ceil(conexoes / 2),
+      // any idle past idleTimeout, and those beyond maxIdle within a second (one here, so the
+      // idle time governs), each with a proper QUIT (gracefulEnd: dropped, the server would log
+      // every one as an aborted connection)
+      maxIdle: conexoes - 1,
       idleTimeout: LIMITES_DOS_POOLS.ociosaMs,
+      gracefulEnd: true,
       queueLimit: LIMITES_DOS_POOLS.fila,
       timezone: 'Z',
       trace: false,
@@ -319,6 +322,23 @@ function poolRapido(sequelize: { config: { database: string } }, tipo: 'rapido' 
 
 type AoObterConexao = ((err: (Error & { code?: string }) | null, conexao?: CorePoolConnection) => void) & { comPrazo?: true };
 
+/** The line of waiters of mysql2's core pool (its ring queue); what it offers is checked before use. */
+interface FilaDoMysql2 {
+  length: number;
+  peekAt?(indice: number): unknown;
+  removeOne?(indice: number): unknown;
+}
+
+function tirarDaFila(fila: FilaDoMysql2 | undefined, quem: AoObterConexao): void {
+  if (!fila?.peekAt || !fila.removeOne) return;
+  for (let i = 0; i < fila.length; i++) {
+    if (fila.peekAt(i) === quem) {
+      fila.removeOne(i);
+      return;
+    }
+  }
+}
+
 /**
  * mysql2 has no deadline for a connection of its pool: a statement waits in line for as long as
  * the ones before it hold every connection. Every way into the pool (`query`, `execute`,
@@ -328,7 +348,7 @@ type AoObterConexao = ((err: (Error & { code?: string }) | null, conexao?: CoreP
  * a full line has no code: it is given FILA_CHEIA.
  */
 function comPrazoParaConexao(pool: Pool, nome: string, esperaMs: () => number): void {
-  const nucleo = pool.pool as unknown as { getConnection(cb: AoObterConexao): void };
+  const nucleo = pool.pool as unknown as { getConnection(cb: AoObterConexao): void; _connectionQueue?: FilaDoMysql2 };
   const obter = nucleo.getConnection.bind(nucleo);
   nucleo.getConnection = (cb: AoObterConexao) => {
     // mysql2 asks again for a waiter it already holds (after a connection it gave was dropped):
@@ -338,6 +358,8 @@ function comPrazoParaConexao(pool: Pool, nome: string, esperaMs: () => number): 
     let desistiu = false;
     const prazo = setTimeout(() => {
       desistiu = true;
+      // out of the line too: left there it would count against its limit (`fila`) after giving up
+      tirarDaFila(nucleo._connectionQueue, aoObter);
       cb(Object.assign(new Error(`no connection of the pool ${nome} within ${ms} ms`), { code: SEM_CONEXAO_A_TEMPO }));
     }, ms);
     const aoObter: AoObterConexao = (err, conexao) => {

@@ -132,10 +132,6 @@ const CONEXAO_DO_SEQUELIZE = new Set([
 ]);
 
 /**
- * Database or Redis out of reach, or too busy to answer (a lock waited for past its limit: busy,
- * not broken): 503 rather than 500 (DESIGN §8: producers fail fast).
- */
-/**
  * A statement another connection stopped (KILL QUERY: the CNPJ import's swap stopping reads that
  * hold it up), wrapped by Sequelize or not: a failure of the moment, answered 503 like a busy database.
  */
@@ -144,6 +140,10 @@ const consultaInterrompida = (err: unknown): boolean => {
   return e?.errno === 1317 || (!!e?.parent && consultaInterrompida(e.parent));
 };
 
+/**
+ * Database or Redis out of reach, or too busy to answer (a lock waited for past its limit: busy,
+ * not broken): 503 rather than 500 (DESIGN §8: producers fail fast).
+ */
 function isIndisponivel(err: unknown): boolean {
   const nome = (err as Error)?.name ?? '';
   const msg = (err as Error)?.message ?? '';

@@ -263,6 +263,20 @@ describe('pools of a service database', () => {
     expect(await lerLinhas(alvo, 'SELECT 1 AS um', [])).toEqual([{ um: 1 }]);
   });
 
+  test('waiters that gave up leave the line: a newcomer is not refused as if they still waited', async () => {
+    const lentas = [0, 1].map(() => lerPorTexto(alvo, 'SELECT SLEEP(1)', []));
+    const { desistentes, recemChegado } = await enquanto(lentas, async () => {
+      await dormindo(alvo.config.database, 2);
+      // as many as the line holds, each giving up at the wait (400 ms here)
+      const desistentes = await Promise.all([0, 1, 2].map(() => desfecho(lerLinhas(alvo, 'SELECT 1', []))));
+      return { desistentes, recemChegado: await desfecho(lerLinhas(alvo, 'SELECT 1', [])) };
+    });
+    for (const r of desistentes) expect(r.erro).toMatchObject({ code: 'POOL_ESPERA_ESGOTADA' });
+    // alone in the line: it waits for a connection (and gets one when the sleeps end), not refused at once
+    expect(recemChegado.erro?.code).not.toBe('POOL_FILA_CHEIA');
+    expect(recemChegado.ms).toBeGreaterThan(100);
+  });
+
   test("Sequelize's pool keeps the same limits: as many connections, and the same bounded wait", async () => {
     const lentas = [0, 1].map(() => sequelize.query('SELECT SLEEP(1.5)'));
     const r = await enquanto(lentas, async () => {
