@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Joi from 'joi';
 import ipaddr from 'ipaddr.js';
@@ -173,6 +174,12 @@ const envSchema = Joi.object({
       if (desconhecidas.length) return h.message({ custom: `{{#label}} has options the suite does not read (${desconhecidas.join(', ')}); it reads ${OPCOES_DA_URL_DO_MYSQL.join(', ')}` });
       const ssl = u.searchParams.get('ssl');
       if (ssl !== null && ssl !== 'true' && ssl !== 'false') return h.message({ custom: '{{#label}} ssl must be true or false' });
+      const ca = u.searchParams.get('sslCa');
+      if (ca !== null) {
+        if (ssl === 'false') return h.message({ custom: '{{#label}} sslCa asks for TLS, which ssl=false turns off' });
+        // read by every process from its own folder: a relative path would name another file in each
+        if (!path.isAbsolute(ca) || !existsSync(ca)) return h.message({ custom: '{{#label}} sslCa must be the absolute path of a PEM file that exists' });
+      }
       return v;
     })
     .default('mysql://root@127.0.0.1:3306'),

@@ -38,9 +38,17 @@ export function servidorDaUrl(url: string) {
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
     socketPath: u.searchParams.get('socketPath') || undefined,
-    ...(tls && { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== null && { ca: readFileSync(ca, 'utf8') }) } }),
+    ...(tls && { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== null && { ca: autoridade(ca) }) } }),
   };
 }
+
+/** An authority's PEM file, read once per process (every new connection asks for it). */
+const autoridades = new Map<string, string>();
+const autoridade = (arquivo: string): string => {
+  let pem = autoridades.get(arquivo);
+  if (pem === undefined) autoridades.set(arquivo, (pem = readFileSync(arquivo, 'utf8')));
+  return pem;
+};
 
 /** The server of MYSQL_URL. */
 const servidor = () => servidorDaUrl(config().mysqlUrl);

@@ -36,6 +36,13 @@ test("sslCa=<file> checks the server's certificate against that authority (it im
 test('an option MYSQL_URL does not read, or an ssl other than true/false, stops the start naming it', () => {
   expect(() => loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306?sslmode=REQUIRED' })).toThrow(/"MYSQL_URL" has options the suite does not read \(sslmode\)/);
   expect(() => loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306?ssl=sim' })).toThrow(/"MYSQL_URL" ssl must be true or false/);
-  expect(loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306?ssl=true&sslCa=%2Fetc%2Fca.pem' }).mysqlUrl).toContain('ssl=true');
+  // sslCa: an absolute path to a file that exists, and never beside ssl=false
+  const pasta = mkdtempSync(path.join(tmpdir(), 'suite-ca-'));
+  const arquivo = path.join(pasta, 'ca.pem');
+  writeFileSync(arquivo, 'pem');
+  expect(loadConfig({ MYSQL_URL: `mysql://root@db.example.com:3306?ssl=true&sslCa=${encodeURIComponent(arquivo)}` }).mysqlUrl).toContain('ssl=true');
+  expect(() => loadConfig({ MYSQL_URL: `mysql://root@db.example.com:3306?sslCa=${encodeURIComponent(path.join(pasta, 'outro.pem'))}` })).toThrow(/sslCa must be the absolute path of a PEM file that exists/);
+  expect(() => loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306?sslCa=ca.pem' })).toThrow(/sslCa must be the absolute path/);
+  expect(() => loadConfig({ MYSQL_URL: `mysql://root@db.example.com:3306?ssl=false&sslCa=${encodeURIComponent(arquivo)}` })).toThrow(/ssl=false turns off/);
   expect(loadConfig({ MYSQL_URL: 'mysql://root@localhost?socketPath=%2Frun%2Fmysqld%2Fmysqld.sock' }).mysqlUrl).toContain('socketPath');
 });
