@@ -22,7 +22,7 @@ test('ssl=true asks for TLS with the certificate checked: a server without TLS r
   expect(servidorDaUrl(URL_DO_TESTE).ssl).toBeUndefined();
 });
 
-test("sslCa=<file> checks the server's certificate against that authority (it implies ssl)", () => {
+test("sslCa=<file> hands the driver that authority to check the server's certificate against (it implies ssl)", () => {
   const pasta = mkdtempSync(path.join(tmpdir(), 'suite-ca-'));
   const arquivo = path.join(pasta, 'ca.pem');
   writeFileSync(arquivo, '-----BEGIN CERTIFICATE-----\nteste\n-----END CERTIFICATE-----\n');
