@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import IORedis, { RedisOptions } from 'ioredis';
 import { config } from '../config';
 import { aoEncerrar, dentroDe } from './lifecycle';
@@ -175,6 +176,8 @@ export type EstadoDaMarca = 'em-andamento' | 'feito';
  */
 export const PRAZO_DO_ANDAMENTO_MS = 60_000;
 
+const APAGAR_SE_MINHA = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
 /**
  * Runs `fazer` unless `chave` was marked within the last `validadeMs`, in which case it answers
  * `repetida` with where the mark stands and does nothing. The mark is `em-andamento` from before
@@ -186,14 +189,17 @@ export const PRAZO_DO_ANDAMENTO_MS = 60_000;
 export async function umaVez<T>(chave: string, validadeMs: number, repetida: (estado: EstadoDaMarca) => T, fazer: () => Promise<T>): Promise<T> {
   const inicio = Date.now();
   const andamento = Math.min(validadeMs, PRAZO_DO_ANDAMENTO_MS);
-  const encontrada = await redis('produtor').set(chave, 'em-andamento' satisfies EstadoDaMarca, 'PX', andamento, 'NX', 'GET');
-  if (encontrada !== null) return repetida(encontrada === 'em-andamento' ? 'em-andamento' : 'feito');
+  // this call's own mark: a failure removes it only while it is still there (a copy taken once it
+  // lapsed may have marked the key since)
+  const minha = `${'em-andamento' satisfies EstadoDaMarca}:${randomUUID()}`;
+  const encontrada = await redis('produtor').set(chave, minha, 'PX', andamento, 'NX', 'GET');
+  if (encontrada !== null) return repetida(encontrada.startsWith('em-andamento') ? 'em-andamento' : 'feito');
   let feito: T;
   try {
     feito = await fazer();
   } catch (err) {
     await redis('produtor')
-      .del(chave)
+      .eval(APAGAR_SE_MINHA, 1, chave, minha)
       .catch((erroAoApagar) => logger('redis').warn({ err: erroAoApagar, chave }, 'marca não removida: uma nova tentativa será tida por repetida'));
     throw err;
   }
