@@ -59,3 +59,28 @@ export class CacheComPrazo<K, V> {
     else this.entradas.delete(chave);
   }
 }
+
+/**
+ * Loads under way, by key: callers asking for a key while its load runs share it, and once it
+ * settles (whatever its end) the next caller starts another. Nothing is kept, unlike
+ * CacheComPrazo: for work whose result has a home of its own (Redis, the database) or must be
+ * read fresh.
+ */
+export class CargasEmCurso<K, V> {
+  private readonly cargas = new Map<K, Promise<V>>();
+
+  compartilhar(chave: K, carregar: () => Promise<V>): Promise<V> {
+    let carga = this.cargas.get(chave);
+    if (!carga) {
+      const nova: Promise<V> = carregar().finally(() => {
+        if (this.cargas.get(chave) === nova) this.cargas.delete(chave);
+      });
+      this.cargas.set(chave, (carga = nova));
+    }
+    return carga;
+  }
+
+  esquecer(): void {
+    this.cargas.clear();
+  }
+}

@@ -2,7 +2,7 @@ import { UniqueConstraintError } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { banco, chaveDuplicada, dataSql, emPotenciaDeDois, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
-import { CacheComPrazo } from '../../lib/cache';
+import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { redis } from '../../lib/redis';
@@ -49,7 +49,7 @@ const recusadosAposSincronizar = new CacheComPrazo<string, true>(() => INTERVALO
  * That sync while it runs, giving the publisher as read after it (and marked, when still refused,
  * before it gives it): the publisher's other publications meanwhile wait for the same one.
  */
-const sincronizacoesPorPublicador = new Map<string, Promise<Aplicativo | null>>();
+const sincronizacoesPorPublicador = new CargasEmCurso<string, Aplicativo | null>();
 const tipos = new CacheComPrazo<string, TipoDeEvento | null>(() => PRAZO_MS);
 const versoes = new CacheComPrazo<string, VersaoDeEvento | null>(() => PRAZO_MS);
 /** only to size batches: the deliveries themselves come from the subscriptions read as it is written */
@@ -191,9 +191,7 @@ const identitySemResposta = () =>
  * that left it refused within the minute spares this one its own, to that minute's end.
  */
 function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> {
-  const emCurso = sincronizacoesPorPublicador.get(quem.sub);
-  if (emCurso) return emCurso;
-  const lido: Promise<Aplicativo | null> = (async () => {
+  return sincronizacoesPorPublicador.compartilhar(quem.sub, async () => {
     const recusadoAte = await recusadoNoHubAte(quem.sub);
     const comoOutro = { ...quem, master: false };
     const releitura = () => (publicadores.esquecer(quem.sub), publicador(quem.sub));
@@ -213,11 +211,7 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
       if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);
     }
     return app;
-  })().finally(() => {
-    if (sincronizacoesPorPublicador.get(quem.sub) === lido) sincronizacoesPorPublicador.delete(quem.sub);
   });
-  sincronizacoesPorPublicador.set(quem.sub, lido);
-  return lido;
 }
 
 /**
@@ -227,7 +221,7 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
 export function esquecerPublicadores(): void {
   publicadores.esquecer();
   recusadosAposSincronizar.esquecer();
-  sincronizacoesPorPublicador.clear();
+  sincronizacoesPorPublicador.esquecer();
 }
 
 /**

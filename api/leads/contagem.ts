@@ -1,3 +1,4 @@
+import { CargasEmCurso } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
@@ -94,16 +95,7 @@ async function haWorkerDeContagem(): Promise<boolean> {
 }
 
 /** The counts under way in this process without the queue, by cache key: listings at once share one. */
-const contandoAqui = new Map<string, Promise<Contagem>>();
-
-function contarAqui(pedido: PedidoDeContagem): Promise<Contagem> {
-  let contagem = contandoAqui.get(pedido.chave);
-  if (!contagem) {
-    contagem = contarEGuardar(pedido).finally(() => contandoAqui.delete(pedido.chave));
-    contandoAqui.set(pedido.chave, contagem);
-  }
-  return contagem;
-}
+const contandoAqui = new CargasEmCurso<string, Contagem>();
 
 /**
  * The count a listing shows: from the cache when this filter set was counted on the current data,
@@ -122,7 +114,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
   // here instead, under the same limit, once for concurrent listings of the same filters
-  if (!(await haWorkerDeContagem())) return contarAqui(pedido);
+  if (!(await haWorkerDeContagem())) return contandoAqui.compartilhar(chave, () => contarEGuardar(pedido));
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;

@@ -1,5 +1,6 @@
 import { config } from '../../config';
 import { NomeDoServico } from '../../config/services';
+import { CargasEmCurso } from '../../lib/cache';
 import { credenciaisDe } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
 
@@ -37,17 +38,11 @@ export async function tokenDoServico(servico: NomeDoServico): Promise<string | u
   if (recusada?.credenciais === credenciais && recusada.ate > Date.now()) throw recusa(servico, c.configuracao);
   // callers at once (a worker's copies at its start, each hourly renewal) share one request: one
   // each would spend identity's per-address allowance, and log a refusal once per caller
-  const emCurso = pedidos.get(servico);
-  if (emCurso?.credenciais === credenciais) return emCurso.pedido;
-  const pedido = pedirToken(servico, c, credenciais).finally(() => {
-    if (pedidos.get(servico)?.pedido === pedido) pedidos.delete(servico);
-  });
-  pedidos.set(servico, { credenciais, pedido });
-  return pedido;
+  return pedidos.compartilhar(`${servico}\n${credenciais}`, () => pedirToken(servico, c, credenciais));
 }
 
-/** The token request under way for each service, by the credentials it was made with. */
-const pedidos = new Map<NomeDoServico, { credenciais: string; pedido: Promise<string> }>();
+/** The token request under way for each service and the credentials it was made with. */
+const pedidos = new CargasEmCurso<string, string>();
 
 async function pedirToken(
   servico: NomeDoServico,
