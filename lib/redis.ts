@@ -19,17 +19,17 @@ export const PRAZO_DO_COMANDO_MS = 3000;
 
 const compartilhadas = new Map<TipoDeConexao, IORedis>();
 
+const FALHA_LOGO: RedisOptions = { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
+const OPCOES: Record<TipoDeConexao, RedisOptions> = {
+  worker: { maxRetriesPerRequest: null, enableReadyCheck: false },
+  produtor: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS },
+  // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a queue,
+  // retry every failed job) may take Redis longer than a request's command
+  painel: FALHA_LOGO,
+};
+
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {
-  const produtor: RedisOptions = { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
-  const opcoes: RedisOptions =
-    tipo === 'worker'
-      ? { maxRetriesPerRequest: null, enableReadyCheck: false }
-      : // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a
-        // queue, retry every failed job) may take Redis longer than a request's command
-        tipo === 'painel'
-        ? produtor
-        : { ...produtor, commandTimeout: PRAZO_DO_COMANDO_MS };
-  const conexao = new IORedis(config().redisUrl, { ...opcoes, lazyConnect: false, connectionName: nome });
+  const conexao = new IORedis(config().redisUrl, { ...OPCOES[tipo], lazyConnect: false, connectionName: nome });
   conexao.on('error', () => {
     // reconnection is automatic; readiness (/pronto) reports the outage
   });
