@@ -2,6 +2,7 @@ import { literal } from 'sequelize';
 import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
+import { semAcentos } from '../../models/shared/sql';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
@@ -105,9 +106,9 @@ export async function listarConversas(pagina: number, status?: StatusDaConversa)
 }
 
 /**
- * A contact search (`busca`, `contato`) against `contato_busca`: the name in lower case, a line
- * break, the phone's digits, compared byte by byte inside an index. The text matches the name (any
- * case); its digits, when it has any, match the phone (DESIGN §10 for `contato`; the autocomplete's
+ * A contact search (`busca`, `contato`) against `contato_busca`: the name in lower case without
+ * accents, a line break, the phone's digits, compared byte by byte inside an index. The text
+ * matches the name (any case, any accent); its digits, when it has any, match the phone (DESIGN §10 for `contato`; the autocomplete's
  * `busca` only when it has no letters: typing "Ana 1" looks for a name, not for every phone with
  * a 1). A line break in the text would cross from the name to the phone, so control characters
  * count as spaces. INSTR on a byte-compared column is a plain substring search, a third faster
@@ -118,8 +119,9 @@ function condicaoDoContato(busca: string, parametros: unknown[], digitosComLetra
   const texto = busca.replace(/[\u0000-\u001f]/g, ' ').normalize('NFC');
   const numeros = digitosComLetras || !/\p{L}/u.test(busca) ? digitos(busca) : '';
   parametros.push(texto);
-  // put in lower case by the database, as the column was: JavaScript folds some letters otherwise (İ, ẞ)
-  const nome = `LOWER(CONVERT(? USING utf8mb4) COLLATE utf8mb4_unicode_ci) COLLATE utf8mb4_bin`;
+  // put in lower case and stripped of accents by the database, as the column was: JavaScript
+  // folds some letters otherwise (İ, ẞ)
+  const nome = `${semAcentos('LOWER(CONVERT(? USING utf8mb4) COLLATE utf8mb4_unicode_ci)')} COLLATE utf8mb4_bin`;
   if (!numeros || numeros === texto) return `INSTR(c.contato_busca, ${nome}) > 0`;
   parametros.push(numeros);
   // the digits searched from the line break on: in the phone only

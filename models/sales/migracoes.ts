@@ -1,7 +1,7 @@
 import { AGORA_NO_BANCO, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
+import { ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
 
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
         atualizado_em DATETIME(3) NOT NULL`;
@@ -371,6 +371,18 @@ export const MIGRACOES_SALES: Migracao[] = [
             ADD UNIQUE KEY robo_suporte_bot_vivo (suporte_bot_vivo)`,
         );
       }
+    },
+  },
+  {
+    name: '0015-sales-contato-sem-acentos',
+    async up(qi) {
+      // the contact searches ignore accents as well as case (`joao` finds `João`): the name in
+      // `contato_busca` is stored with its accented letters plain, as the searched text is. The
+      // table is copied once, its two search indexes built again
+      await qi.sequelize.query(
+        `ALTER TABLE conversa MODIFY contato_busca VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+          GENERATED ALWAYS AS (CONCAT(${semAcentos('LOWER(contato_nome)')}, '\\n', contato_telefone_digitos)) STORED`,
+      );
     },
   },
 ];

@@ -13,6 +13,23 @@ export const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
 export const ID_ASCII = 'CHARACTER SET ascii COLLATE ascii_general_ci';
 
 /**
+ * The lower-case letters of Latin-1 that carry an accent, each with its plain letter: what
+ * `semAcentos` folds (`ã` → `a`, `ç` → `c`, `ü` → `u`). The stored search columns built with it
+ * (sales' `contato_busca`) keep what it folded when they were built: changing the list takes a
+ * migration that builds them again.
+ */
+const LETRAS_ACENTUADAS = [...'àáâãäåçèéêëìíîïñòóôõöùúûüýÿ'].map((letra) => [letra, letra.normalize('NFD')[0]]);
+
+/**
+ * A SQL expression of `texto` (already in lower case) with its accented letters plain: a search
+ * built on it finds `João` by `joao`. Nested REPLACEs, read alike by MariaDB and MySQL, usable in a
+ * generated column; letters outside Latin-1 (`ő`, `ş`) keep their accent.
+ */
+export function semAcentos(texto: string): string {
+  return LETRAS_ACENTUADAS.reduce((sql, [acentuada, simples]) => `REPLACE(${sql}, '${acentuada}', '${simples}')`, texto);
+}
+
+/**
  * Whether a column (or, with `indice`, an index) of a table of this database exists: how a migration
  * of more than one statement finds, run again after a stop midway, what it already did (MySQL has no
  * `ADD COLUMN IF NOT EXISTS`).

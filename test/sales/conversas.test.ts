@@ -219,6 +219,35 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     expect((await get('/conversa/autocomplete', { busca: `Simo\u0303es ${tag}` })).body.itens.map((x: any) => x.id)).toEqual([composto.id]);
   });
 
+  it('accents are ignored as well as case, both ways: `joao` finds João, `JOÃO` finds Joao', async () => {
+    const tag = unico('Acento');
+    const acentuado = await conversa({ contato: novoContato({ nome: `João Conceição ${tag}` }) });
+    const simples = await conversa({ contato: novoContato({ nome: `Joao Simoes ${tag}` }) });
+    const ids = async (contato: string) => (await get('/conversa/filtro', { contato })).body.map((x: any) => x.id).sort();
+    expect(await ids(`joao ${tag}`)).toEqual([]); // the tag is after the surname
+    expect(await ids(`conceicao ${tag}`)).toEqual([acentuado.id]);
+    expect(await ids(`CONCEIÇÃO ${tag}`)).toEqual([acentuado.id]);
+    expect(await ids(`simões ${tag}`)).toEqual([simples.id]);
+    const doAutocomplete = await get('/conversa/autocomplete', { busca: 'JOÃO', tamanho: 10_000 });
+    expect(doAutocomplete.body.itens.map((x: any) => x.id)).toEqual(expect.arrayContaining([acentuado.id, simples.id]));
+    // only accents go: another letter is still another letter
+    expect(await ids(`conceicoo ${tag}`)).toEqual([]);
+  });
+
+  it('migration 0015 builds the stored search text again without accents, so names stored before are found', async () => {
+    const tag = unico('SemAcento');
+    const antiga = await conversa({ contato: novoContato({ nome: `Zé Açaí ${tag}` }) });
+    const qi = banco('sales').getQueryInterface();
+    // the column as migration 0002 built it
+    await qi.sequelize.query(
+      `ALTER TABLE conversa MODIFY contato_busca VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+        GENERATED ALWAYS AS (CONCAT(LOWER(contato_nome), '\\n', contato_telefone_digitos)) STORED`,
+    );
+    expect((await get('/conversa/filtro', { contato: `ze acai ${tag}` })).body).toEqual([]);
+    await MIGRACOES_SALES.find((m) => m.name === '0015-sales-contato-sem-acentos')!.up(qi);
+    expect((await get('/conversa/filtro', { contato: `ze acai ${tag}` })).body.map((x: any) => x.id)).toEqual([antiga.id]);
+  });
+
   it('migration 0009 composes the names stored decomposed before, so the search finds them', async () => {
     const tag = unico('Antigo');
     const antigo = await conversa({ contato: novoContato({ nome: `Conceic\u0327a\u0303o ${tag}` }) });
