@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
+import { match } from 'path-to-regexp';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
-import { naoEncontradoRota, tratadorDeErros } from './http-errors';
+import { enviarProblema, naoEncontradoRota, tratadorDeErros } from './http-errors';
 import { documentoOpenApi, sempre } from './openapi';
 import { montarRotas, Rota } from './rotas';
 
@@ -97,21 +98,31 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
 }
 
 /**
- * OPTIONS on a route's path answers 204 with the methods it takes in `Allow` (Express answers it by
- * itself only past the last layer, which here is the 404); an unknown path still gets the 404 problem.
+ * A known path asked with a method none of its routes takes: OPTIONS answers 204, any other method
+ * 405 (RFC 9110 §15.5.6), both with `Allow` naming the methods of every route whose path matches
+ * (`/conversa/autocomplete` is also `/conversa/:id`). It runs only where no route answered, so the
+ * routes' own requests never pay for it; an unknown path goes on to the 404.
  */
-function responderOptions(app: Express, rotas: Rota[]): void {
-  const metodos = new Map<string, Set<string>>();
+function metodosDoCaminho(rotas: Rota[]): RequestHandler {
+  const porCaminho = new Map<string, Set<string>>();
   for (const r of rotas) {
-    const doCaminho = metodos.get(r.caminho) ?? new Set<string>();
-    doCaminho.add(r.metodo.toUpperCase());
-    if (r.metodo === 'get') doCaminho.add('HEAD');
-    metodos.set(r.caminho, doCaminho);
+    const metodos = porCaminho.get(r.caminho) ?? new Set<string>();
+    metodos.add(r.metodo.toUpperCase());
+    if (r.metodo === 'get') metodos.add('HEAD');
+    porCaminho.set(r.caminho, metodos);
   }
-  for (const [caminho, lista] of metodos) {
-    const allow = [...lista].sort().join(', ');
-    app.options(caminho, (_req, res) => void res.set('Allow', allow).status(204).end());
-  }
+  // matched as Express's router does (any case, an optional trailing slash); the parameters' values
+  // are not needed, so they are not decoded
+  const caminhos = [...porCaminho].map(([caminho, metodos]) => ({ casa: match(caminho, { decode: false }), metodos }));
+  return (req, res, next) => {
+    const aceitos = new Set<string>();
+    for (const { casa, metodos } of caminhos) if (casa(req.path)) for (const m of metodos) aceitos.add(m);
+    if (!aceitos.size) return next();
+    const allow = [...aceitos].sort().join(', ');
+    res.set('Allow', allow);
+    if (req.method === 'OPTIONS') return void res.status(204).end();
+    enviarProblema(res, 405, 'metodo_nao_permitido', `Este caminho não aceita ${req.method}; aceita ${allow}.`);
+  };
 }
 
 export function criarApp(def: DefinicaoDoServico): Express {
@@ -137,7 +148,7 @@ export function criarApp(def: DefinicaoDoServico): Express {
     return parser;
   };
   montarRotas(app, todas, def.autenticar, corpoJson);
-  responderOptions(app, todas);
+  app.use(metodosDoCaminho(todas));
   app.use(naoEncontradoRota());
   app.use(tratadorDeErros());
   return app;

@@ -51,6 +51,7 @@ const rotas: Rota[] = [
   },
   { metodo: 'get', caminho: '/item/:id', operacao: 'item', resumo: 'item', acesso: 'publico', tratar: (req) => ({ id: req.params.id }) },
   { metodo: 'delete', caminho: '/item/:id', operacao: 'apagar_item', resumo: 'item', acesso: 'publico', tratar: () => undefined },
+  { metodo: 'post', caminho: '/item/especial', operacao: 'item_especial', resumo: 'item', acesso: 'publico', semCorpo: true, tratar: () => ({ especial: true }) },
   {
     metodo: 'get',
     caminho: '/quebra',
@@ -251,7 +252,26 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect((await chamar(base, 'OPTIONS', '/paginas')).headers.get('allow')).toBe('GET, HEAD');
     // every method of a path, a path with a parameter included
     expect((await chamar(base, 'OPTIONS', '/item/42')).headers.get('allow')).toBe('DELETE, GET, HEAD');
+    // a path two routes match (a fixed one and one with a parameter): the methods of both
+    expect((await chamar(base, 'OPTIONS', '/item/especial')).headers.get('allow')).toBe('DELETE, GET, HEAD, POST');
     esperarProblema(await chamar(base, 'OPTIONS', '/nada'), 404);
+  });
+
+  test('a method the path does not take answers 405 with the path\'s methods in Allow; an unknown path still 404', async () => {
+    for (const [metodo, caminho, allow] of [
+      ['GET', '/eco', 'POST'],
+      ['PUT', '/item/42', 'DELETE, GET, HEAD'],
+      ['POST', '/item/42', 'DELETE, GET, HEAD'],
+      ['PUT', '/item/especial', 'DELETE, GET, HEAD, POST'],
+      ['DELETE', '/paginas/', 'GET, HEAD'],
+    ]) {
+      const res = await chamar(base, metodo, caminho);
+      expect(esperarProblema(res, 405).code).toBe('metodo_nao_permitido');
+      expect(res.headers.get('allow')).toBe(allow);
+    }
+    expect((await api.post('/item/especial')).body).toEqual({ especial: true });
+    esperarProblema(await chamar(base, 'PUT', '/nada'), 404);
+    esperarProblema(await chamar(base, 'PUT', '/item/42/mais'), 404);
   });
 
   test('a 500 shows no internals and carries the request id of the response header', async () => {

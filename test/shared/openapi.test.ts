@@ -14,10 +14,7 @@ function rotasMontadas(app: Express): string[] {
   const visitar = (stack: any[]) => {
     for (const camada of stack) {
       if (camada.route) {
-        for (const metodo of Object.keys(camada.route.methods)) {
-          // OPTIONS answers every route's path with its methods (api/shared/app.ts): not an operation
-          if (metodo !== 'options') rotas.push(`${metodo.toUpperCase()} ${caminhoOpenApi(camada.route.path)}`);
-        }
+        for (const metodo of Object.keys(camada.route.methods)) rotas.push(`${metodo.toUpperCase()} ${caminhoOpenApi(camada.route.path)}`);
       } else if (camada.handle?.stack) visitar(camada.handle.stack);
     }
   };
