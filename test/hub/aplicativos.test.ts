@@ -215,11 +215,16 @@ describe('GET /aplicativo/filtro (SPEC 4.4)', () => {
 });
 
 describe('applications are read-only in the hub (SPEC 4.4 rule 4, SPEC §3 Hub application activity)', () => {
-  test('there is no route to create, edit or delete an application: 404, and nothing changes', async () => {
+  test('there is no route to create, edit or delete an application: 405 naming GET alone, and nothing changes', async () => {
     const antes = await filtro();
-    esperarProblema(await hub.api.post('/aplicativo', { token: admin, body: { nome: `${tag} Novo` } }), 404);
-    esperarProblema(await hub.api.patch(`/aplicativo/${alfa.id}`, { token: admin, body: { nome: `${tag} Mudado` } }), 404);
-    esperarProblema(await hub.api.del(`/aplicativo/${alfa.id}`, { token: admin }), 404);
+    for (const res of [
+      await hub.api.post('/aplicativo', { token: admin, body: { nome: `${tag} Novo` } }),
+      await hub.api.patch(`/aplicativo/${alfa.id}`, { token: admin, body: { nome: `${tag} Mudado` } }),
+      await hub.api.del(`/aplicativo/${alfa.id}`, { token: admin }),
+    ]) {
+      expect(esperarProblema(res, 405).code).toBe('metodo_nao_permitido');
+      expect(res.headers.get('allow')).toBe('GET, HEAD');
+    }
     expect(await filtro()).toEqual(antes);
     const documento = (await hub.api.get('/openapi.json')).body;
     const operacoes = Object.entries(documento.paths as Record<string, object>)
