@@ -273,9 +273,15 @@ export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () =>
     const trava = `${nomeDoBanco(servico)}_${nome}`.slice(0, 64);
     const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
     if (obtida !== 1) return null;
-    return await fn();
+    try {
+      return await fn();
+    } finally {
+      // released before the connection closes: the server frees a closed connection's locks only
+      // some time after its QUIT, and a holder starting right after this one would find it held
+      await conexao.query('DO RELEASE_LOCK(?)', [trava]).catch(() => undefined);
+    }
   } finally {
-    // the lock goes with the connection
+    // a lock not released above (the connection broken) goes with the connection
     await conexao.end().catch(() => conexao.destroy());
   }
 }

@@ -49,7 +49,8 @@ export type Rede = [ipaddr.IPv4 | ipaddr.IPv6, number];
  * Names are resolved by c-ares, asking the DNS servers of resolv.conf, and not by the system's
  * getaddrinfo: that runs on libuv's thread pool (4 threads), which WebCrypto's signing and file
  * access share, so a few names whose DNS never answers would stall every delivery of the process.
- * Answers are cached for their TTL; a server that does not answer is given up on after 1.5 s and
+ * Answers are cached for their TTL by c-ares itself (its query cache, on by default since 1.23,
+ * at most an hour); a server that does not answer is given up on after 1.5 s and
  * a second try of 3 s. /etc/hosts is not read (a name there would mostly be private).
  * Exported so tests can point it at a DNS server of their own.
  */

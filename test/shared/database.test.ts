@@ -177,6 +177,27 @@ describe('escreverJuntos: one transaction in one round trip', () => {
     expect(await notas()).toEqual([]);
   });
 
+  test('sozinho: one holder at a time, and the next one right after a holder ends gets the lock', async () => {
+    let segunda: string | null | undefined;
+    const primeira = await database.sozinho('intranet', 'teste-trava', async () => {
+      segunda = await database.sozinho('intranet', 'teste-trava', async () => 'rodou');
+      return 'primeira';
+    });
+    expect([primeira, segunda]).toEqual(['primeira', null]);
+    // one after another with no pause: each finds the lock free (the server frees a closed
+    // connection's locks only some time after it goes)
+    const seguidas: (number | null)[] = [];
+    const livreLogoDepois: number[] = [];
+    const trava = `${sequelize.config.database}_teste-trava`;
+    for (let i = 0; i < 40; i++) {
+      seguidas.push(await database.sozinho('intranet', 'teste-trava', async () => i));
+      const [{ livre }] = await lerLinhas<{ livre: number }>(sequelize, 'SELECT IS_FREE_LOCK(?) AS livre', [trava]);
+      livreLogoDepois.push(Number(livre));
+    }
+    expect(seguidas).toEqual([...Array(40).keys()]);
+    expect(livreLogoDepois).toEqual(Array(40).fill(1));
+  });
+
   test('MYSQL_URL with socketPath connects through the Unix socket of a server on this machine', async () => {
     const [{ socket }] = await lerLinhas<{ socket: string }>(sequelize, 'SELECT @@socket AS socket', []);
     if (!socket || !existsSync(socket)) {
