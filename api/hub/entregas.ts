@@ -360,16 +360,25 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   falha.atrasoMs = atrasoDaProximaTentativa(numero, undefined, falha);
   // from the moment recorded as the attempt's end (atualizada_em): the stored wait is the queue's own
   const proxima = esgotou ? null : new Date(agora.getTime() + falha.atrasoMs);
-  const [, seguiaPendente] = await escreverJuntos(banco('hub'), [
-    [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
-    [
-      // and still in the round it was read in: a job run twice (its lock lost) must not write over
-      // a replay's new round, pushing it to the error queue or delaying it
-      `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
-        WHERE id = ? AND situacao = 'pendente' AND tentativas = ?`,
-      [situacao, numero, proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id, e.tentativas],
-    ],
-  ]);
+  let seguiaPendente: number;
+  try {
+    [, seguiaPendente] = await escreverJuntos(banco('hub'), [
+      [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES (?, ?, ?, ?, ?, ?, ?)`, tentativa],
+      [
+        // and still in the round it was read in: a job run twice (its lock lost) must not write over
+        // a replay's new round, pushing it to the error queue or delaying it
+        `UPDATE entrega SET situacao = ?, tentativas = ?, entregue_em = NULL, proxima_tentativa_em = ?, ultimo_erro = ?, atualizada_em = ?
+          WHERE id = ? AND situacao = 'pendente' AND tentativas = ?`,
+        [situacao, numero, proxima && dataSql(proxima), ultimoErro, dataSql(agora), e.id, e.tentativas],
+      ],
+    ]);
+  } catch (err) {
+    // the request went out and failed, but the database took no record of it: the retry still
+    // waits for the schedule. Thrown as any other error, it would run again within seconds (the
+    // short wait of an error before any attempt), calling a failing subscriber every few seconds
+    log.error({ err: (err as Error).message, entrega_id: e.id }, 'tentativa falha não registrada: a próxima espera a agenda');
+    throw falha;
+  }
   // cancelled meanwhile, or another round under way: nothing more for this job to do
   if (!seguiaPendente) return 'cancelada';
   if (esgotou) return 'fila_de_erro';

@@ -1,12 +1,13 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tentarEntrega } from '../../api/hub/entregas';
+import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { iniciarWorkers } from '../../lib/runner';
 import { Entrega, Evento } from '../../models/hub';
 import { fila } from '../../queues/fila';
-import { filaHubEntrega } from '../../queues/hub-entrega';
+import { atrasoDoJob, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
 import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
 
@@ -93,6 +94,33 @@ test('a failed attempt that ends after a replay started a new round leaves the n
     expect(await Entrega.findByPk(entrega.id)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
   } finally {
     await new Promise((r) => lento.close(r));
+  }
+});
+
+// the request went out and failed, and the database took no record of it: as any other error it
+// would run again within a second or two, calling the failing subscriber over and over unrecorded
+test('a failed attempt the database could not record is retried on the schedule, not within seconds', async () => {
+  const conexao = await novaConexao('hub');
+  const falho = http.createServer((req, res) => {
+    req.resume();
+    // the attempts' table away while the attempt is in flight
+    void conexao.query('RENAME TABLE tentativa_de_entrega TO tentativa_de_entrega_fora').then(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((r) => falho.listen(0, '127.0.0.1', r));
+  try {
+    const c = await t.hub.cenario({ url_de_destino: `http://127.0.0.1:${(falho.address() as AddressInfo).port}/falho`, maximo_de_tentativas: 5 });
+    const { id } = await c.publicar();
+    await fila(filaHubEntrega).drain(true);
+    const entrega = (await Entrega.findOne({ where: { evento_id: id } }))!;
+    const erro = await tentarEntrega(entrega.id).catch((err) => err);
+    expect(erro).toBeInstanceOf(FalhaDeTentativa);
+    // the schedule's first delay (5 s, ±20%), not the 1 s after an error before any attempt
+    expect(atrasoDoJob(1, undefined, erro)).toBeGreaterThanOrEqual(0.8 * config().hub.retryScheduleMs[0]);
+    expect(await Entrega.findByPk(entrega.id)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
+  } finally {
+    await conexao.query('RENAME TABLE tentativa_de_entrega_fora TO tentativa_de_entrega').catch(() => undefined);
+    await conexao.end();
+    await new Promise((r) => falho.close(r));
   }
 });
 
