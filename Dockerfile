@@ -8,6 +8,9 @@ RUN npm run build && npm prune --omit=dev
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# run as it is, the image refuses to start until it is configured: LOCALHOST (open dashboard,
+# generated keys, no SSRF guard) is for one machine, and docker-compose.yml asks for it there
+ENV APP_ENV=PRODUCTION
 # a container listens on every interface of its own network; what reaches it is the host's choice
 ENV LISTEN_HOST=0.0.0.0
 COPY --from=build /app/node_modules ./node_modules

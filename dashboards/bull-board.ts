@@ -3,7 +3,10 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { chaveDoCliente } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
+import { redis } from '../lib/redis';
 import { FILAS } from '../queues';
 import { fila } from '../queues/fila';
 
@@ -13,20 +16,55 @@ function iguais(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Wrong credentials an address may send in a quarter of an hour before it must wait: DASHBOARD_SENHA is not guessed online. */
+export const FALHAS_NO_DASHBOARD = 10;
+
 /**
  * HTTP Basic auth when DASHBOARD_USUARIO/DASHBOARD_SENHA are set (required outside LOCALHOST).
- * The user name ends at the first colon; the password may hold more of them (RFC 7617).
+ * The user name ends at the first colon; the password may hold more of them (RFC 7617). Failures
+ * count per client address in Redis (in memory while Redis is away); past FALHAS_NO_DASHBOARD the
+ * address gets 429, right credentials included, until the quarter of an hour of its first ends.
  */
 export function autenticacaoBasica(usuario: string, senha: string) {
-  return (req: Request, res: Response, next: NextFunction) => {
+  let falhas: RateLimiterRedis | undefined;
+  const obter = () =>
+    (falhas ??= new RateLimiterRedis({
+      storeClient: redis('produtor'),
+      keyPrefix: `${config().queuePrefix}:limite:dashboard-falhas`,
+      points: FALHAS_NO_DASHBOARD,
+      duration: 15 * 60,
+      insuranceLimiter: new RateLimiterMemory({ points: FALHAS_NO_DASHBOARD, duration: 15 * 60 }),
+    }));
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const cliente = chaveDoCliente(req.ip);
+    const anteriores = await obter().get(cliente).catch(() => null);
+    if (anteriores && anteriores.consumedPoints >= FALHAS_NO_DASHBOARD) {
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(anteriores.msBeforeNext / 1000))));
+      return void res.status(429).end();
+    }
     const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
     const credenciais = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString() : '';
     const separador = credenciais.indexOf(':');
     const [u, s] = separador < 0 ? [] : [credenciais.slice(0, separador), credenciais.slice(separador + 1)];
     if (u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha)) return next();
+    // a browser's first request carries no credentials: only a wrong pair counts
+    if (credenciais) await obter().penalty(cliente).catch(() => undefined);
     res.setHeader('WWW-Authenticate', 'Basic realm="filas"');
     res.status(401).end();
   };
+}
+
+/** The names a browser on this machine reaches it by: `localhost` (and its subdomains, RFC 6761) and the loopback addresses. */
+const HOST_LOCAL = /^(([a-z0-9-]+\.)*localhost\.?|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
+
+/**
+ * Without credentials (LOCALHOST) the dashboard answers only requests addressed to this machine
+ * by name: a web page could otherwise point a name of its own at 127.0.0.1 (DNS rebinding) and
+ * drive the queues from the developer's browser as a page of its own origin.
+ */
+export function somenteHostLocal(req: Request, res: Response, next: NextFunction): void {
+  if (HOST_LOCAL.test(req.headers.host ?? '')) return next();
+  res.status(403).type('text/plain').send('Sem DASHBOARD_USUARIO e DASHBOARD_SENHA, o painel só atende por localhost ou 127.0.0.1.');
 }
 
 /**
@@ -54,8 +92,10 @@ export function appDoDashboard(): express.Express {
   });
   const app = express();
   app.disable('x-powered-by');
+  // the failures are counted per client address, believed from the proxies the services believe
+  app.set('trust proxy', config().trustProxy);
   app.get('/saude', (_req, res) => res.json({ status: 'ok' }));
-  if (usuario && senha) app.use(autenticacaoBasica(usuario, senha));
+  app.use(usuario && senha ? autenticacaoBasica(usuario, senha) : somenteHostLocal);
   app.use('/', adaptador.getRouter());
   return app;
 }

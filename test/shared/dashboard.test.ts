@@ -2,7 +2,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import express from 'express';
 import { config, ConfigError } from '../../config';
-import { appDoDashboard, autenticacaoBasica } from '../../dashboards/bull-board';
+import { appDoDashboard, autenticacaoBasica, FALHAS_NO_DASHBOARD } from '../../dashboards/bull-board';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
@@ -49,6 +49,54 @@ test('anything else is 401 with a Basic challenge: wrong or partial password, wr
   for (const headers of casos) {
     const res = await fetch(url, { headers });
     expect({ status: res.status, desafio: res.headers.get('www-authenticate') }).toEqual({ status: 401, desafio: 'Basic realm="filas"' });
+  }
+});
+
+test('past 10 wrong pairs from one address, even the right one gets 429 with Retry-After; requests without credentials do not count', async () => {
+  const redisDaSuiteProdutor = redisDaSuite.redis('produtor');
+  const apagarContagem = async () => {
+    const chaves = await redisDaSuiteProdutor.keys(`${config().queuePrefix}:limite:dashboard-falhas*`);
+    if (chaves.length) await redisDaSuiteProdutor.del(...chaves);
+  };
+  await apagarContagem();
+  try {
+    for (let i = 0; i < 15; i++) expect((await fetch(url)).status).toBe(401);
+    for (let i = 0; i < FALHAS_NO_DASHBOARD; i++) expect((await fetch(url, { headers: basico('operador:chute') })).status).toBe(401);
+    const bloqueada = await fetch(url, { headers: basico('operador:senha:com:dois-pontos') });
+    expect(bloqueada.status).toBe(429);
+    expect(Number(bloqueada.headers.get('retry-after'))).toBeGreaterThan(800);
+  } finally {
+    await apagarContagem();
+  }
+  expect((await fetch(url, { headers: basico('operador:senha:com:dois-pontos') })).status).toBe(200);
+});
+
+/** A request to the dashboard with the Host header a browser would send for `host`. */
+function pedirComHost(porta: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: porta, path: '/api/queues', headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      })
+      .on('error', reject);
+  });
+}
+
+test('without credentials (LOCALHOST) the dashboard answers only requests addressed to this machine by name: no DNS rebinding', async () => {
+  const app = appDoDashboard();
+  const servidorDoPainel = app.listen(0, '127.0.0.1');
+  await new Promise((r) => servidorDoPainel.once('listening', r));
+  try {
+    const porta = (servidorDoPainel.address() as AddressInfo).port;
+    for (const host of [`localhost:${porta}`, 'localhost', `painel.localhost:${porta}`, `127.0.0.1:${porta}`, `[::1]:${porta}`]) {
+      expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 200 });
+    }
+    for (const host of [`ataque.example:${porta}`, 'localhost.ataque.example', `127.0.0.1.nip.io:${porta}`, `192.168.0.10:${porta}`]) {
+      expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 403 });
+    }
+  } finally {
+    await new Promise((r) => servidorDoPainel.close(r));
   }
 });
 
