@@ -59,9 +59,12 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
 /** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known; the cause says why. */
 class IdentityForaDoAlcance extends Error {}
 
-/** Whether a key lookup failed for want of the key set (network, identity's answer), not for the token. */
+/**
+ * Whether a key lookup failed for want of the key set (network, identity's answer: an error, not
+ * JSON, or JSON that is no key set, as a proxy's page of its own), not for the token.
+ */
 const faltouOConjunto = (err: unknown) =>
-  err instanceof errors.JWKSTimeout || !(err instanceof errors.JOSEError) || err.code === 'ERR_JOSE_GENERIC';
+  err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || !(err instanceof errors.JOSEError) || err.code === 'ERR_JOSE_GENERIC';
 
 /** After a failed fetch of the key set, how long the last one is used without trying again. */
 const PAUSA_APOS_FALHA_MS = 30_000;

@@ -33,15 +33,23 @@ const token = (comChave: Chave = chave, kid = 'k1') =>
     .setExpirationTime('1h')
     .sign(comChave);
 
-/** identity's JWKS route, answering `status` (200 with the key set) until closed. */
+/** identity's JWKS route, answering `status` (200 with the key set) until closed; `resposta` changes what a 200 says from then on. */
 async function identityFalso(status = 200, porta = 0) {
+  let corpo = status === 200 ? JSON.stringify(jwks) : '{}';
+  let atendidas = 0;
   const servidor = http.createServer((_req, res) => {
+    atendidas++;
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(status === 200 ? JSON.stringify(jwks) : '{}');
+    res.end(corpo);
   });
   await new Promise<void>((r) => servidor.listen(porta, '127.0.0.1', r));
   const url = new URL(`http://127.0.0.1:${(servidor.address() as AddressInfo).port}/.well-known/jwks.json`);
-  return { url, fechar: () => new Promise<void>((r) => servidor.close(() => r())) };
+  return {
+    url,
+    resposta: (novo: string) => void (corpo = novo),
+    atendidas: () => atendidas,
+    fechar: () => new Promise<void>((r) => servidor.close(() => r())),
+  };
 }
 
 const tipoDoErro = (p: Promise<unknown>) => p.then(() => 'aceito', (err) => (err instanceof ErroDeDominio ? err.tipo : `outro: ${err}`));
@@ -57,6 +65,22 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
   // identity may have added that key since (restarted with a new one): 503, try again
   const outra = (await generateKeyPair('RS256')).privateKey;
   expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('indisponivel');
+});
+
+test('a 200 that is no key set (a proxy\'s page, an error in JSON) counts as the set out of reach: the last one verifies, and the fetch pauses', async () => {
+  const identity = await identityFalso();
+  try {
+    const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50));
+    expect((await autenticar(await token())).tipo).toBe('usuario');
+    identity.resposta('{"erro":"manutenção"}');
+    await new Promise((r) => setTimeout(r, 100));
+    const antes = identity.atendidas();
+    for (let i = 0; i < 10; i++) expect((await autenticar(await token())).tipo).toBe('usuario');
+    // one fetch failed, then the pause: not one per request
+    expect(identity.atendidas() - antes).toBe(1);
+  } finally {
+    await identity.fechar();
+  }
 });
 
 test("identity back with a new key during the pause after a failed fetch: that key's tokens are 503, not 401, until the set is fetched again", async () => {
