@@ -81,14 +81,16 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   // before the row is locked (the hash is slow on purpose)
   const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha) : undefined;
   const decidido = await decidir(usuario.id, { hash: usuario.senha_hash, trocadaEm: usuario.tokens_validos_desde }, confere, agora, novoHash);
+  // the token and the answer say what the row holds as the login was decided, not what it held
+  // before the slow password check: a master demoted meanwhile gets no master token (with the
+  // user's setor, cargo and funcao read before, for the answer)
+  usuario.set(decidido.get({ plain: true }), { raw: true });
   const segundos = config().identity.tokenUsuarioSegundos;
   const access_token = assinar(
     { tipo: 'usuario', master: eMaster(usuario), nome: usuario.nome, email: usuario.email, perfil: usuario.perfil },
     usuario.id,
     segundos,
   );
-  // the answer shows the row as stored, with the user's setor, cargo and funcao read before
-  usuario.set(decidido.get({ plain: true }), { raw: true });
   return { access_token, token_type: 'Bearer', expires_in: segundos, usuario: usuarioJson(usuario) };
 }
 

@@ -182,6 +182,26 @@ test('the right password whose check ends after another attempt set the lock ans
   }
 });
 
+test('the token carries the user as stored when the login is decided: a master demoted, or made a cliente, while the password was checked gets neither in the token', async () => {
+  const u = await id.criarUsuario();
+  await Usuario.update({ master: true }, { where: { id: u.id } });
+  const conexao = await novaConexao('identity');
+  try {
+    await conexao.query('START TRANSACTION');
+    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
+    const login = entrar(u.email, u.senha);
+    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
+    await conexao.query("UPDATE usuario SET master = 0, perfil = 'cliente', nome = 'Nome Novo' WHERE id = ?", [u.id]);
+    await conexao.query('COMMIT');
+    const res = await login;
+    expect(res.status).toBe(200);
+    expect(decodeJwt(res.body.access_token)).toMatchObject({ master: false, perfil: 'cliente', nome: 'Nome Novo' });
+    expect(res.body.usuario).toMatchObject({ perfil: 'cliente', nome: 'Nome Novo' });
+  } finally {
+    await conexao.end();
+  }
+});
+
 test('a password replaced while the login checked the old one answers 401: no token on the old password that the change would not cut off', async () => {
   const u = await id.criarUsuario();
   const nova = 'Senha-Trocada-Durante-1';
