@@ -98,6 +98,7 @@ interface AplicativoDoIdentity {
   id: string;
   nome: string;
   descricao: string | null;
+  ativo: boolean;
 }
 
 async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentity[]> {
@@ -110,8 +111,9 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 }
 
 /**
- * SPEC §3 Hub application activity: new identity applications enter active; names and
- * descriptions follow identity; an application gone from identity (missing from its listing and
+ * SPEC §3 Hub application activity: new identity applications enter active; names, descriptions
+ * and, decided for the hub, whether it is active follow identity (one deactivated there is made
+ * inactive here as one that left, its pending deliveries cancelled); an application gone from identity (missing from its listing and
  * 404 by its id, confirmarSaidas) is deleted, or made inactive while it still owns types or has
  * subscriptions (inactive, it neither publishes nor receives; back in identity, it is active again
  * and its active subscriptions receive the events published from then on). The identity application's own types (`colaborador.*`) are created when it first
@@ -155,15 +157,20 @@ async function sincronizarCom(token: string, aoRecusar: (err: unknown) => void) 
   const r = { criados: 0, atualizados: 0, removidos: 0, desativados: 0 };
   for (const remoto of remotos) {
     const local = porAuth.get(remoto.id);
+    const ativo = remoto.ativo !== false;
     if (!local) {
-      await Aplicativo.create({ identificador_no_auth: remoto.id, nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+      await Aplicativo.create({ identificador_no_auth: remoto.id, nome: remoto.nome, descricao: remoto.descricao, ativo });
       r.criados++;
     } else if (local.deletado_em) {
       await local.restore();
-      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo });
       r.criados++;
-    } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || !local.ativo) {
-      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo: true });
+    } else if (local.ativo && !ativo) {
+      // deactivated in identity: inactive here as one that left, under its row's lock
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao });
+      if (await desativarNoHub(local.id)) r.desativados++;
+    } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || local.ativo !== ativo) {
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo });
       r.atualizados++;
     }
   }
@@ -223,15 +230,37 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
       await a.destroy({ transaction });
       return { saida: 'removidos' as const, canceladas: [] };
     }
-    if (!a.ativo) return undefined;
-    await a.update({ ativo: false }, { transaction });
-    const canceladas: [string, Date | null][] = [];
-    for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: a.id }, attributes: ['id'], transaction })) {
-      canceladas.push([s.id, await cancelarPendentes(s.id, transaction)]);
-    }
-    return { saida: 'desativados' as const, canceladas };
+    const canceladas = await desativar(a, transaction);
+    return canceladas && { saida: 'desativados' as const, canceladas };
   });
-  for (const [assinaturaId, canceladasEm] of decisao?.canceladas ?? []) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
+  removerJobsDasCanceladas(decisao?.canceladas);
   return decisao?.saida;
+}
+
+/** An application deactivated in identity, made inactive here (sairDoHub's inactive branch); whether it was active. */
+async function desativarNoHub(id: string): Promise<boolean> {
+  const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => (a ? desativar(a, transaction) : undefined));
+  removerJobsDasCanceladas(canceladas);
+  return Boolean(canceladas);
+}
+
+/**
+ * Makes an active application inactive and cancels the pending deliveries of each of its
+ * subscriptions, inside the caller's transaction that holds its row; answers what was cancelled
+ * (subscription, cancelled at), or undefined when it was inactive already.
+ */
+async function desativar(a: Aplicativo, transaction: Transaction): Promise<[string, Date | null][] | undefined> {
+  if (!a.ativo) return undefined;
+  await a.update({ ativo: false }, { transaction });
+  const canceladas: [string, Date | null][] = [];
+  for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: a.id }, attributes: ['id'], transaction })) {
+    canceladas.push([s.id, await cancelarPendentes(s.id, transaction)]);
+  }
+  return canceladas;
+}
+
+/** Their jobs, once committed: each finds its delivery cancelled anyway, this only spares the queue. */
+function removerJobsDasCanceladas(canceladas: [string, Date | null][] | undefined): void {
+  for (const [assinaturaId, canceladasEm] of canceladas ?? []) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
 }
 

@@ -75,6 +75,42 @@ async function voltar(app: AplicativoDeTeste) {
   expect(await noHub(app)).toMatchObject({ ativo: true });
 }
 
+describe('deactivated in identity (decided for the hub: whether an application is active follows identity)', () => {
+  test('made inactive at the next listing, its pending deliveries cancelled and nothing more delivered; active there again, it is active here and receives', async () => {
+    falhando.add('/desativado-no-identity');
+    const c = await hub.cenario({ url_de_destino: receptor.url('/desativado-no-identity'), maximo_de_tentativas: 5 });
+    const pendente = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+    await hub.esperarPrimeiraFalha(pendente.id);
+    const mudarNoIdentity = async (ativo: boolean) =>
+      expect((await hub.identity.api.patch(`/aplicativo/${c.assinante.id}`, { token: await hub.admin(), body: { ativo } })).status).toBe(200);
+
+    await mudarNoIdentity(false);
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: false, quantidade_de_assinaturas: 1 });
+    expect(await hub.entrega(pendente.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null, tentativas: 1 });
+    expect((await c.publicar({ n: 2 })).entregas).toBe(0);
+    // listed again while inactive there: it stays inactive
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: false });
+
+    falhando.delete('/desativado-no-identity');
+    await mudarNoIdentity(true);
+    await sincronizar();
+    expect(await noHub(c.assinante)).toMatchObject({ ativo: true });
+    const { id } = await c.publicar({ n: 3 });
+    await esperarAte(() => noCaminho('/desativado-no-identity').some((r) => r.corpo?.id === id), 'the delivery once active again');
+    expect(await hub.assinatura(c.assinatura.id)).toMatchObject({ ativa: true });
+  });
+
+  test('an application new to the hub that identity lists as inactive enters inactive', async () => {
+    const app = await hub.identity.criarAplicativo(`Inativo de início ${Date.now()}`);
+    expect((await hub.identity.api.patch(`/aplicativo/${app.id}`, { token: await hub.admin(), body: { ativo: false } })).status).toBe(200);
+    await sincronizar();
+    const lista = (await hub.api.get('/aplicativo/filtro', { token: await hub.admin(), query: { nome: app.nome } })).body;
+    expect(lista.map((a: any) => [a.identificador_no_auth, a.ativo])).toEqual([[app.id, false]]);
+  });
+});
+
 describe('an inactive application receives nothing', () => {
   test('events published while the subscriber is inactive make no delivery for its subscriptions; other subscribers get theirs, and its subscription stays active', async () => {
     const c = await hub.cenario({ url_de_destino: receptor.url('/sem-entrega') });
