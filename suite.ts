@@ -47,21 +47,36 @@ async function comResultado(comando: string, executar: () => Promise<unknown>, r
   await encerrar();
 }
 
+/**
+ * How many arguments each command takes, least and most: one more or one fewer is a typo, not a
+ * variant (`migrate --help` would otherwise run the migrations, `start --dry-run` the suite).
+ */
+const ARGUMENTOS: Record<string, [number, number]> = {
+  start: [0, 0],
+  api: [1, 1],
+  worker: [1, Infinity],
+  dashboard: [0, 0],
+  migrate: [0, 0],
+  'rotate-hub-key': [0, 0],
+  'import-cnpj': [1, 1],
+  'remove-app-files': [1, 1],
+  'retry-attachment-copies': [0, 2],
+};
+
 async function main(argv: string[]): Promise<void> {
-  const [comando, ...args] = argv;
+  const [comando = 'start', ...args] = argv;
+  const [menos, mais] = ARGUMENTOS[comando] ?? [];
+  if (menos === undefined || args.length < menos || args.length > mais) throw new ConfigError(AJUDA);
   if (COMANDOS_COM_RESULTADO.has(comando)) logsNoStderr();
   config(); // a bad variable stops here, named
   encerrarNoSinal();
   switch (comando) {
     case 'start':
-    case undefined:
       return iniciarTudo();
     case 'api':
-      if (!args[0]) throw new ConfigError(AJUDA);
       await iniciarApi(args[0]);
       return;
     case 'worker':
-      if (!args.length) throw new ConfigError(AJUDA);
       await iniciarWorkers(args);
       await agendarRepetiveis();
       return;
@@ -69,19 +84,23 @@ async function main(argv: string[]): Promise<void> {
       await iniciarDashboard();
       return;
     case 'migrate':
+      // failed until done: a signal that stops it midway exits non-zero (a deploy step must not go on)
+      process.exitCode = 1;
       await migrarTudo();
+      process.exitCode = 0;
       await encerrar();
       return;
     case 'rotate-hub-key': {
+      process.exitCode = 1;
       const { hub } = await import('./api/hub');
       const { rotacionarChave } = await import('./api/hub/assinador');
       await abrirServico(hub);
       process.stdout.write(`${JSON.stringify(await rotacionarChave())}\n`);
+      process.exitCode = 0;
       await encerrar();
       return;
     }
     case 'import-cnpj': {
-      if (!args[0]) throw new ConfigError(AJUDA);
       const diretorio = args[0];
       return comResultado('import-cnpj', () =>
         importarCnpjPelaFila(
@@ -95,7 +114,6 @@ async function main(argv: string[]): Promise<void> {
       );
     }
     case 'remove-app-files': {
-      if (!args[0]) throw new ConfigError(AJUDA);
       // file storage has no application of its own at identity: the operator's master token asks
       const token = config().tokenDoMaster;
       if (!token) throw new ConfigError("remove-app-files: set MASTER_TOKEN to a master's access token from identity (POST /auth/login)");

@@ -1,3 +1,4 @@
+import { ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
 import { files } from './files';
 import { hub } from './hub';
@@ -12,6 +13,6 @@ export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { iden
 
 export function servico(nome: string): Servico {
   const s = SERVICOS_DA_SUITE[nome as NomeDoServico];
-  if (!s) throw new Error(`unknown service "${nome}"; known: ${Object.keys(SERVICOS_DA_SUITE).join(', ')}`);
+  if (!s) throw new ConfigError(`unknown service "${nome}"; known: ${Object.keys(SERVICOS_DA_SUITE).join(', ')}`);
   return s;
 }

@@ -6,7 +6,7 @@ import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { aoEncerrar } from './lifecycle';
+import { aoEncerrar, emSegundoPlano, encerramentoComecou } from './lifecycle';
 import { logger } from './logger';
 
 export interface Migracao {
@@ -223,10 +223,20 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
       if (!(await travar(ESPERA_DA_MIGRACAO_S))) throw new Error(`migration lock ${trava} not obtained in ${ESPERA_DA_MIGRACAO_S} s`);
     }
     try {
-      const feitas = await umzug.up();
-      if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas.map((m) => m.name) }, 'migrações aplicadas');
+      // one at a time, each recorded before the next starts: a shutdown stops between two, and
+      // waits for the one under way (emSegundoPlano) before it closes the database, which would
+      // otherwise leave it applied and unrecorded, to fail at every later start
+      const feitas: string[] = [];
+      for (const { name } of await umzug.pending()) {
+        if (encerramentoComecou()) throw new Error(`migrations of ${servico} stopped by the shutdown before ${name}`);
+        const passo = umzug.up({ to: name });
+        emSegundoPlano(passo);
+        await passo;
+        feitas.push(name);
+      }
+      if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas }, 'migrações aplicadas');
       await preparar();
-      return feitas.map((m) => m.name);
+      return feitas;
     } finally {
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }

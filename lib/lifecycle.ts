@@ -63,6 +63,9 @@ export function emSegundoPlano(trabalho: Promise<unknown>): void {
   emSegundoPlanoAgora.add(p);
 }
 
+/** Whether a shutdown has begun: long work (migrations one after another) starts nothing more. */
+export const encerramentoComecou = (): boolean => encerrando !== undefined;
+
 /** Closes everything once; later calls wait for the first. */
 export function encerrar(): Promise<void> {
   if (!encerrando) {

@@ -1,3 +1,4 @@
+import { ConfigError } from '../config';
 import { DefinicaoDeFila } from './fila';
 import { filaFilesLimpeza } from './files-limpeza';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
@@ -34,6 +35,6 @@ export const FILAS: DefinicaoDeFila[] = [
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {
   const def = FILAS.find((f) => f.nome === nome);
-  if (!def) throw new Error(`unknown queue "${nome}"; known: ${FILAS.map((f) => f.nome).join(', ')}`);
+  if (!def) throw new ConfigError(`unknown queue "${nome}"; known: ${FILAS.map((f) => f.nome).join(', ')}`);
   return def;
 }

@@ -5,7 +5,7 @@ import { NomeDoServico, SERVICOS } from '../../config/services';
 import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
-import { emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
+import { ateOFim, emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
 
 const prefixo = `${process.env.DB_PREFIX}p`;
@@ -63,4 +63,21 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   const linhas = saida.split('\n').filter((l) => l.startsWith('{'));
   expect(linhas.length).toBeGreaterThan(3);
   expect(linhas.map((l) => JSON.parse(l).msg)).toContain('encerrando');
+}, 90_000);
+
+test('the command line: an unknown command, queue or service, or a wrong count of arguments, says so on stderr and exits 1, with no stack and nothing run', async () => {
+  const env = { ...process.env, DB_PREFIX: `${prefixo}c`, QUEUE_PREFIX: `${prefixo}c` };
+  const casos: [string[], RegExp][] = [
+    [['worker', 'nada'], /^unknown queue "nada"; known: .*hub-entrega/],
+    [['api', 'nada'], /^unknown service "nada"; known: identity/],
+    // an extra word is a typo, not a variant: nothing runs (`start --dry-run` would start the suite)
+    [['migrate', '--help'], /^usage: suite <command>/],
+  ];
+  const resultados = await Promise.all(casos.map(([args]) => ateOFim(emProcesso(['suite.ts', ...args], env))));
+  for (const [i, r] of resultados.entries()) {
+    expect({ args: casos[i][0], codigo: r.codigo, saida: r.saida }).toEqual({ args: casos[i][0], codigo: 1, saida: '' });
+    expect(r.erros).toMatch(casos[i][1]);
+    expect(r.erros).not.toMatch(/\bat .*\.ts:\d+|"level":60/);
+  }
+  // three processes loading the suite's code at once, beside the other test files
 }, 90_000);

@@ -1,0 +1,53 @@
+import { abrirBanco, apagarBanco, migrar, Migracao, novaConexao } from '../../lib/database';
+import { encerrar } from '../../lib/lifecycle';
+
+/**
+ * A shutdown that comes while a migration runs (a deploy during a first start, a long index
+ * build) lets that migration end and be recorded, and starts no other: closing the database under
+ * it would leave it applied and unrecorded, and every later start would fail on it.
+ */
+test('a shutdown during a migration waits for it and its record, then stops before the next', async () => {
+  await abrirBanco('intranet', []);
+  let comecou!: () => void;
+  const comecada = new Promise<void>((r) => (comecou = r));
+  let liberar!: () => void;
+  const liberada = new Promise<void>((r) => (liberar = r));
+  const migracoes: Migracao[] = [
+    {
+      name: '0001-longa',
+      async up(qi) {
+        comecou();
+        await liberada;
+        await qi.sequelize.query('CREATE TABLE primeira (id INT PRIMARY KEY) ENGINE=InnoDB');
+      },
+    },
+    {
+      name: '0002-seguinte',
+      async up(qi) {
+        await qi.sequelize.query('CREATE TABLE segunda (id INT PRIMARY KEY) ENGINE=InnoDB');
+      },
+    },
+  ];
+  const migracao = migrar('intranet', migracoes).then(
+    () => 'terminou',
+    (err: Error) => err.message,
+  );
+  await comecada;
+  const encerramento = encerrar();
+  // the shutdown has begun and reached the databases' stage while the migration still runs
+  await new Promise((r) => setTimeout(r, 300));
+  liberar();
+  await encerramento;
+  expect(await migracao).toMatch(/stopped by the shutdown before 0002-seguinte/);
+
+  const conexao = await novaConexao('intranet');
+  try {
+    const [registradas] = await conexao.query('SELECT name FROM schema_migracoes ORDER BY name');
+    expect((registradas as { name: string }[]).map((r) => r.name)).toEqual(['0001-longa']);
+    const [tabelas] = await conexao.query(`SELECT table_name AS nome FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('primeira', 'segunda')`);
+    expect((tabelas as { nome: string }[]).map((t) => t.nome)).toEqual(['primeira']);
+  } finally {
+    await conexao.end();
+    await apagarBanco('intranet');
+  }
+});
