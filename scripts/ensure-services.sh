@@ -9,12 +9,14 @@ set -euo pipefail
 MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
+# URLs, which may hold a password, reach node through its environment: its command line is
+# visible to every user of the machine (ps)
 hostport() { # URL default-port -> "host port socket" (socket: the URL's socketPath, or -)
-  node -e '
-    const u = new URL(process.argv[1]);
-    process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[2]) + " " +
+  URL_DO_SERVICO="$1" node -e '
+    const u = new URL(process.env.URL_DO_SERVICO);
+    process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[1]) + " " +
       (u.searchParams.get("socketPath") || "-"));
-  ' "$1" "$2"
+  ' "$2"
 }
 read -r MYSQL_HOST MYSQL_PORT MYSQL_SOCKET <<<"$(hostport "$MYSQL_URL" 3306)"
 read -r REDIS_HOST REDIS_PORT _ <<<"$(hostport "$REDIS_URL" 6379)"
@@ -62,6 +64,9 @@ ensure_mariadb() {
   if ! command -v mariadbd >/dev/null && [ ! -x "$mariadbd_path" ] && ! command -v mysqld >/dev/null; then
     echo "installing MariaDB (Debian package mariadb-server)"
     apt_install mariadb-server
+    # on a machine with systemd the package starts its own server: a second one would only fail
+    # on the data folder's locks (in a container nothing starts it, and those seconds are lost once)
+    answers_within 5 "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
   fi
   echo "starting MariaDB"
   as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
@@ -133,20 +138,20 @@ ensure_redis() {
 redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
 
 sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
-  node -e '
+  URL_DO_SERVICO="$MYSQL_URL" node -e '
     const mysql = require("mysql2/promise");
-    const u = new URL(process.argv[1]);
+    const u = new URL(process.env.URL_DO_SERVICO);
     const servidor = {
       host: u.hostname.replace(/^\[|\]$/g, ""), port: Number(u.port || 3306), user: decodeURIComponent(u.username || "root"),
       password: decodeURIComponent(u.password), socketPath: u.searchParams.get("socketPath") || undefined,
     };
     mysql.createConnection(servidor).then(async (c) => {
-      const [linhas] = await c.query(process.argv[2]);
+      const [linhas] = await c.query(process.argv[1]);
       await c.end();
       const l = linhas && linhas[0];
       process.stdout.write(l ? String(Object.values(l)[0] ?? "") : "");
     }).catch((e) => { process.stderr.write(e.message + "\n"); process.exit(1); });
-  ' "$MYSQL_URL" "$1"
+  ' "$1"
 }
 
 # Debian's MariaDB lets its root in only as the system's root, through the Unix socket
@@ -178,12 +183,12 @@ ensure_login() {
   fi
   # the URL's user as it is, and user and password as SQL text (no raw line breaks)
   local usuario usuario_sql senha_sql
-  { read -r usuario; read -r usuario_sql; read -r senha_sql; } <<<"$(node -e '
-    const u = new URL(process.argv[1]);
+  { read -r usuario; read -r usuario_sql; read -r senha_sql; } <<<"$(URL_DO_SERVICO="$MYSQL_URL" node -e '
+    const u = new URL(process.env.URL_DO_SERVICO);
     const texto = (s) => `'"'"'${s.replace(/\\/g, "\\\\").replace(/'"'"'/g, "\\'"'"'").replace(/\n/g, "\\n")}'"'"'`;
     const usuario = decodeURIComponent(u.username) || "root";
     process.stdout.write([usuario.replace(/\n/g, " "), texto(usuario), texto(decodeURIComponent(u.password))].join("\n") + "\n");
-  ' "$MYSQL_URL")"
+  ')"
   # accounts of that user with a way in besides the socket: a password of their own (empty counts)
   local com_senha
   com_senha="$(como_root -e "SELECT COUNT(*) FROM mysql.global_priv WHERE User = $usuario_sql
@@ -192,7 +197,8 @@ ensure_login() {
   echo "giving MYSQL_URL's user a login on the local MariaDB"
   if [ "$usuario" = root ]; then
     # only a root whose way in is the socket (or nothing) reaches here
-    como_root -e "ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD($senha_sql)" \
+    # the statements that carry the password go on stdin: sudo logs a command line whole
+    como_root <<<"ALTER USER root@localhost IDENTIFIED VIA unix_socket OR mysql_native_password USING PASSWORD($senha_sql)" \
       || { recusa "giving it failed"; return 1; }
   fi
   local maquinas=(127.0.0.1 ::1) existe
@@ -202,7 +208,7 @@ ensure_login() {
     # rights go only to an account created here
     existe="$(como_root -e "SELECT COUNT(*) FROM mysql.global_priv WHERE User = $usuario_sql AND Host = '$maquina'")"
     [ "$existe" = 0 ] || continue
-    como_root -e "CREATE USER $usuario_sql@'$maquina' IDENTIFIED BY $senha_sql; GRANT ALL PRIVILEGES ON *.* TO $usuario_sql@'$maquina' WITH GRANT OPTION" \
+    como_root <<<"CREATE USER $usuario_sql@'$maquina' IDENTIFIED BY $senha_sql; GRANT ALL PRIVILEGES ON *.* TO $usuario_sql@'$maquina' WITH GRANT OPTION" \
       || { recusa "giving it failed"; return 1; }
   done
   erro="$(sql 'SELECT 1' 2>&1 >/dev/null)" || { echo "MariaDB still refuses MYSQL_URL's login: $erro" >&2; return 1; }

@@ -143,3 +143,20 @@ describe('the Mroonga package of the server version, when its install fails', ()
     expect(r.erros).toContain('could not be had before; not trying again');
   });
 });
+
+test("giving MYSQL_URL's user a login on a fresh local MariaDB: its password goes to the client on stdin, never on a command line (sudo logs them, ps shows them)", () => {
+  const senha = 'S3nh4-secreta';
+  // the client, through the fake sudo: the port asked for, no account with a password, and what it read on stdin
+  falso('mariadb', `case "$*" in *@@port*) echo 3306 ;; *COUNT*) echo 0 ;; *) cat >>"$PASTA/entrada" ;; esac`);
+  const r = rodar(
+    `sql() { [ -e "$PASTA/liberado" ] && return 0; : >"$PASTA/liberado"; echo "Access denied for user" >&2; return 1; }
+    ensure_login`,
+    { MYSQL_URL: `mysql://suite:${senha}@127.0.0.1:3306` },
+  );
+  expect(r.erros).toBe('');
+  expect(r.saida).toContain("giving MYSQL_URL's user a login on the local MariaDB");
+  expect(r.log).toContain('mariadb --protocol=socket');
+  expect(r.log).not.toContain(senha);
+  const entrada = readFileSync(path.join(pasta, 'entrada'), 'utf8');
+  expect(entrada).toContain(`CREATE USER 'suite'@'127.0.0.1' IDENTIFIED BY '${senha}'`);
+});
