@@ -24,7 +24,7 @@ const AJUDA = `usage: suite <command>
   import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
   remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)
   retry-attachment-copies [--conversa <id>]
-                         new attempts, enqueued now, for the sales attachment copies that used up theirs`;
+                         new attempts, enqueued now, for the sales attachment copies that used up theirs or stopped`;
 
 /** Commands that print their result on stdout: their logs go to stderr, so the result can be piped. */
 const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'retry-attachment-copies']);

@@ -51,6 +51,7 @@ export async function varrerAnexos(limite = 1000): Promise<number> {
     where: {
       arquivo_id: null,
       tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA },
+      parada: false,
       atualizado_em: { [Op.lt]: literal(`${AGORA_NO_BANCO} - INTERVAL 1 MINUTE`) },
     },
     attributes: ['id'],
@@ -71,13 +72,13 @@ export class RetomadaRecusada extends Error {}
 const LOTE_DA_RETOMADA = 1000;
 
 /**
- * `suite retry-attachment-copies [--conversa <id>]`: copies stopped after their attempts (no file,
- * `tentativas` at the maximum: their own failures, or a file too large for file storage) of live
- * messages get a fresh set (`tentativas` 0, `adiada_desde` null) and are enqueued now, so an
+ * `suite retry-attachment-copies [--conversa <id>]`: copies stopped (no file, and `tentativas` at
+ * the maximum after their own failures, or `parada` for a file too large for file storage) of live
+ * messages get a fresh set (`tentativas` 0, `parada` and `adiada_desde` cleared) and are enqueued now, so an
  * operator can retry them once the cause is gone (a limit raised, the platform serving again)
  * without editing the database. Attempts first, then the queue: a job run in between would find
  * them spent. Should the queue fail, the sweep enqueues them within minutes (their `tentativas` is
- * below the maximum now). Run again, it finds none of them: copies made, or still trying, are not
+ * below the maximum now, and they are no longer stopped). Run again, it finds none of them: copies made, or still trying, are not
  * touched. Answers how many it gave new attempts.
  */
 export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA_RETOMADA): Promise<number> {
@@ -95,7 +96,7 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
       `SELECT a.id FROM anexo_da_mensagem a
          JOIN conversa c ON c.id = a.conversa_id AND c.deletado_em IS NULL
          JOIN conversa_mensagem m ON m.conversa_id = a.conversa_id AND m.id = a.mensagem_id AND NOT m.apagada
-        WHERE a.arquivo_id IS NULL AND a.tentativas >= ? AND a.id > ? ${conversaId !== undefined ? 'AND a.conversa_id = ?' : ''}
+        WHERE a.arquivo_id IS NULL AND (a.tentativas >= ? OR a.parada) AND a.id > ? ${conversaId !== undefined ? 'AND a.conversa_id = ?' : ''}
         ORDER BY a.id LIMIT ${Number(lote)}`,
       [TENTATIVAS_DE_COPIA, depoisDe, ...(conversaId !== undefined ? [conversaId] : [])],
     );
@@ -103,7 +104,10 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
     const ids = pagina.map((a) => a.id);
     depoisDe = ids[ids.length - 1];
     // checked again as it is written: one copied or re-armed meanwhile is left as it is
-    const [n] = await atualizarAnexos({ tentativas: 0, adiada_desde: null }, { id: ids, arquivo_id: null, tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } });
+    const [n] = await atualizarAnexos(
+      { tentativas: 0, parada: false, adiada_desde: null },
+      { id: ids, arquivo_id: null, [Op.or]: [{ tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } }, { parada: true }] },
+    );
     retomadas += n;
     await enfileirarAgora(ids);
   }
@@ -134,11 +138,12 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
 }
 
 /**
- * How a copy ended, by `estado`. `esgotado`: its attempts all made (or copied, or gone, since it was
- * read); `interrompido`: stopped by the worker's shutdown, its attempt given back (it is no failure
- * of the copy); `adiada`: failed on the suite's own side (FalhaDoNossoLado), its attempt given
- * back, to be tried again on the same schedule, `motivo` saying why; `grande_demais`: file storage
- * refused the attachment as past its size limit, the copy stopped for good, `motivo` saying so.
+ * How a copy ended, by `estado`. `esgotado`: its attempts all made or the copy stopped for good
+ * (`parada`), or copied, or gone, since it was read; `interrompido`: stopped by the worker's
+ * shutdown, its attempt given back (it is no failure of the copy); `adiada`: failed on the suite's
+ * own side (FalhaDoNossoLado), its attempt given back, to be tried again on the same schedule,
+ * `motivo` saying why; `grande_demais`: file storage refused the attachment as past its size
+ * limit, the copy stopped for good (`parada`), `motivo` saying so.
  */
 export type ResultadoDaCopia =
   | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' }
@@ -186,8 +191,9 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
  * not by the job: a crash still counts, and a job run again after one (or queued again by the
  * sweep, its own count back at 1) never makes a seventh. A failure of the attachment's own (its
  * download, file storage refusing the file) throws, and the queue tries again 30 minutes later;
- * but file storage refusing it as past its size limit spends every attempt at once and answers
- * `grande_demais`, since no retry can store it. One of the suite's own side (our credentials
+ * but file storage refusing it as past its size limit stops the copy at once (`parada`) and answers
+ * `grande_demais`, since no retry can store it. A copy stopped so, or with its attempts spent, is
+ * not run again (`esgotado`). One of the suite's own side (our credentials
  * refused, identity or file storage failing or out of reach) gives its attempt back and answers
  * `adiada`: an outage or a secret renewed and not yet set delays the copies, as long as it lasts,
  * instead of using up their attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS
@@ -207,7 +213,7 @@ export async function copiarAnexo(
   if (sinal?.aborted) return { estado: 'interrompido' };
   const [contada] = await atualizarAnexos(
     { tentativas: literal('tentativas + 1') },
-    { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA } },
+    { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA }, parada: false },
   );
   if (!contada) return { estado: 'esgotado' };
   let arquivo: ArquivoGuardado | undefined;
@@ -270,15 +276,16 @@ export async function copiarAnexo(
 }
 
 /**
- * File storage refused the attachment as past its size limit: no attempt can ever store it, so its
- * attempts are spent at once (neither the queue nor the sweep takes it again) instead of downloading
- * it five more times, and `ultimo_erro` says why, with its size: the length its download announced
- * (sent as the upload's, refused by file storage from the headers), else the bytes already passed
- * on, which it has at least. Its limit raised, retomarCopiasEsgotadas tries it again.
+ * File storage refused the attachment as past its size limit: no attempt can ever store it, so the
+ * copy stops at once (`parada`: neither the queue nor the sweep takes it again) instead of
+ * downloading it five more times, its `tentativas` still the attempts made, and `ultimo_erro` says
+ * why, with its size: the length its download announced (sent as the upload's, refused by file
+ * storage from the headers), else the bytes already passed on, which it has at least. Its limit
+ * raised, retomarCopiasEsgotadas tries it again.
  */
 async function desistirDaCopia(anexoId: string, err: ArquivoGrandeDemais, tamanho: number | string): Promise<ResultadoDaCopia> {
   const motivo = `the attachment (${tamanho} bytes) exceeds file storage's size limit; ${err.message}`.slice(0, 500);
-  await atualizarAnexos({ ultimo_erro: motivo, tentativas: TENTATIVAS_DE_COPIA, adiada_desde: null }, { id: anexoId, arquivo_id: null });
+  await atualizarAnexos({ ultimo_erro: motivo, parada: true, adiada_desde: null }, { id: anexoId, arquivo_id: null });
   return { estado: 'grande_demais', motivo };
 }
 

@@ -19,6 +19,11 @@ export class AnexoDaMensagem extends Model {
   @Column({ type: DataType.BIGINT, allowNull: true }) declare tamanho: string | number | null;
   /** copy attempts made so far (SPEC 4.6 rule 7: the first and up to 5 more) */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
+  /**
+   * the copy stopped for good whatever attempts are left (file storage refused the attachment as
+   * past its size limit): neither the queue nor the sweep runs it again until it is re-armed
+   */
+  @Column({ type: DataType.BOOLEAN, allowNull: false, defaultValue: false }) declare parada: boolean;
   @Column({ type: DataType.STRING(500), allowNull: true }) declare ultimo_erro: string | null;
   /**
    * when the copy was first put off by a failure of our side, by the database's clock; null once

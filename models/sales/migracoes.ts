@@ -385,4 +385,17 @@ export const MIGRACOES_SALES: Migracao[] = [
       );
     },
   },
+  {
+    name: '0016-sales-anexo-parada',
+    async up(qi) {
+      // a copy stopped for good before its attempts were spent (file storage refusing the attachment
+      // as past its size limit) is marked so, and `tentativas` keeps counting the attempts made
+      // (DESIGN §7) instead of being set to the maximum to stop it. Copies stopped so before keep
+      // the 6 they were given, which stops them all the same. Appended last, the column costs no
+      // table copy
+      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'parada' }))) {
+        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN parada BOOLEAN NOT NULL DEFAULT 0');
+      }
+    },
+  },
 ];

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import nock from 'nock';
-import { literal } from 'sequelize';
-import { varrerAnexos } from '../../api/sales/anexos';
-import { AGORA_NO_BANCO } from '../../lib/database';
+import { copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
+import { AGORA_NO_BANCO, banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
-import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
 import { SuiteDeTeste } from '../helpers/suite';
 import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 retries a failed copy up to 5 more times; an attachment file storage refuses as
- * past its size limit (413) can never be stored, so its copy stops at the first refusal, its
- * attempts spent, saying why, instead of downloading it five more times. File storage's limit is
+ * past its size limit (413) can never be stored, so its copy stops at the first refusal, marked
+ * `parada` with `tentativas` still counting the one attempt made (DESIGN §7), saying why, instead
+ * of downloading it five more times. File storage's limit is
  * 1 MiB here (FILES_TAMANHO_MAXIMO_MB), a real file storage behind it; the chat platform is nock.
  */
 
@@ -67,11 +67,14 @@ async function copiaTerminada(caminho: string) {
   const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o vídeo', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'video' }] }));
   return esperarAte(async () => {
     const a = await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } });
-    return a && (a.arquivo_id || a.tentativas === TENTATIVAS_DE_COPIA) && a;
+    return a && (a.arquivo_id || a.parada) && a;
   }, 'the copy ended');
 }
 
-/** No further attempt: the job failed for good, and after a few retry intervals nothing ran again. */
+/**
+ * No further attempt: the job failed for good, and after a few retry intervals nothing ran again;
+ * neither the sweep nor a job of the copy run again (a crash's, a sweep's) takes it.
+ */
 async function semMaisTentativas(anexoId: string, contagem: { downloads: number }) {
   // its state first, then the job: one read while still running would show its attempts before the failure
   await esperarAte(async () => (await fila(filaSalesAnexo).getJobState(anexoId)) === 'failed', 'the copy job failed');
@@ -79,19 +82,23 @@ async function semMaisTentativas(anexoId: string, contagem: { downloads: number 
   await dormir(ESPERA_ENTRE_TENTATIVAS_MS * 4);
   expect(contagem.downloads).toBe(1);
   // neither does the sweep take it again, however long it is left
-  await AnexoDaMensagem.update({ atualizado_em: literal(`${AGORA_NO_BANCO} - INTERVAL 1 HOUR`) }, { where: { id: anexoId }, silent: true });
+  // (by hand: an update of the model that sets only atualizado_em writes nothing)
+  await banco('sales').query(`UPDATE anexo_da_mensagem SET atualizado_em = ${AGORA_NO_BANCO} - INTERVAL 1 HOUR WHERE id = ?`, { replacements: [anexoId] });
   await varrerAnexos();
   expect(await (await fila(filaSalesAnexo).getJob(anexoId))?.getState()).toBe('failed');
-  expect((await AnexoDaMensagem.findByPk(anexoId))!.tentativas).toBe(TENTATIVAS_DE_COPIA);
+  expect(await copiarAnexo(anexoId)).toEqual({ estado: 'esgotado' });
+  expect(contagem.downloads).toBe(1);
+  expect((await AnexoDaMensagem.findByPk(anexoId))!).toMatchObject({ tentativas: 1, parada: true });
 }
 
 test('an attachment whose download announces a length past the limit: refused from the headers, the copy stops at the first attempt, saying so', async () => {
   const tamanho = 4 * LIMITE;
   const { contagem } = anexoNaPlataforma('/rails/active_storage/grande/anunciado.mp4', tamanho, true);
   const anexo = await copiaTerminada('/rails/active_storage/grande/anunciado.mp4');
-  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas, adiada_desde: anexo.adiada_desde }).toEqual({
+  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas, parada: anexo.parada, adiada_desde: anexo.adiada_desde }).toEqual({
     arquivo_id: null,
-    tentativas: TENTATIVAS_DE_COPIA,
+    tentativas: 1,
+    parada: true,
     adiada_desde: null,
   });
   expect(anexo.ultimo_erro).toBe(
@@ -101,17 +108,28 @@ test('an attachment whose download announces a length past the limit: refused fr
   expect(contagem.lidos).toBeLessThan(tamanho / 2);
   await semMaisTentativas(anexo.id, contagem);
   expect(await Arquivo.count({ where: { nome: 'anunciado.mp4' } })).toBe(0);
-  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: TENTATIVAS_DE_COPIA });
+  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: 1 });
 });
 
 test('an attachment of unknown length found past the limit while streaming: the 413 is read though the upload was still sending, and the copy stops the same way', async () => {
   const { contagem } = anexoNaPlataforma('/rails/active_storage/grande/sem-tamanho.mp4', 2 * LIMITE, false);
   const anexo = await copiaTerminada('/rails/active_storage/grande/sem-tamanho.mp4');
-  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas }).toEqual({ arquivo_id: null, tentativas: TENTATIVAS_DE_COPIA });
+  expect({ arquivo_id: anexo.arquivo_id, tentativas: anexo.tentativas, parada: anexo.parada }).toEqual({ arquivo_id: null, tentativas: 1, parada: true });
   // the size is what had passed when file storage refused: more than its limit
   const [, passados] = /^the attachment \(at least (\d+) bytes\) exceeds file storage's size limit; file storage answered 413 to the upload: O arquivo passa do limite de 1 MB\.$/.exec(anexo.ultimo_erro ?? '') ?? [];
   expect(Number(passados)).toBeGreaterThan(LIMITE);
   await semMaisTentativas(anexo.id, contagem);
+});
+
+test('refused as too large at its second attempt, after a failure of its download: tentativas keeps counting the two attempts made', async () => {
+  const caminho = '/rails/active_storage/grande/segunda.mp4';
+  nock(CHAT).get(caminho).reply(503);
+  const { contagem } = anexoNaPlataforma(caminho, 2 * LIMITE, true);
+  const anexo = await copiaTerminada(caminho);
+  expect({ tentativas: anexo.tentativas, parada: anexo.parada, arquivo_id: anexo.arquivo_id }).toEqual({ tentativas: 2, parada: true, arquivo_id: null });
+  expect(anexo.ultimo_erro).toContain("exceeds file storage's size limit");
+  expect(contagem.downloads).toBe(1);
+  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ tentativas: 2 });
 });
 
 test('an attachment within the limit is still copied whole, its length declared to file storage', async () => {

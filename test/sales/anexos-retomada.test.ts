@@ -125,6 +125,27 @@ test('a copy stopped with a retry of the queue still delayed runs at once; one s
   expect(await estado(tentando.id)).toEqual({ tentativas: 3, arquivo_id: null });
 });
 
+test('a copy stopped as too large for file storage (parada, one attempt counted) is re-armed once the limit is raised: the mark cleared, a fresh count, copied', async () => {
+  const caminho = '/rails/active_storage/retomada/grande.mp4';
+  const video = () => nock(CHAT).get(caminho).reply(200, Buffer.alloc(4096), { 'content-type': 'video/mp4', 'content-length': '4096' });
+  const limite = config().files.tamanhoMaximoBytes;
+  config().files.tamanhoMaximoBytes = 1024;
+  let anexo;
+  try {
+    video();
+    anexo = await anexoEm(caminho);
+    const parado = anexo.id;
+    await esperarAte(async () => (await AnexoDaMensagem.findByPk(parado))!.parada, 'the copy stopped as too large');
+  } finally {
+    config().files.tamanhoMaximoBytes = limite;
+  }
+  expect(await estado(anexo.id)).toEqual({ tentativas: 1, arquivo_id: null });
+  video();
+  expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(1);
+  const copia = await copiado(anexo.id);
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: copia, tentativas: 1, parada: false, ultimo_erro: null });
+});
+
 test('a conversation that does not exist, or arguments it does not take, change nothing and exit non-zero', async () => {
   const esgotado = await anexoEsgotado('/rails/active_storage/retomada/recusa.pdf');
   const inexistente = '00000000-0000-7000-8000-000000000000';
@@ -157,7 +178,7 @@ test('each stopped copy is retried once a run, page after page, even one that st
     const todosParados = () =>
       esperarAte(async () => {
         const anexos = await AnexoDaMensagem.findAll({ where: { conversa_id: r.conversa_id } });
-        return anexos.length === 3 && anexos.every((a) => a.tentativas === TENTATIVAS_DE_COPIA) && anexos;
+        return anexos.length === 3 && anexos.every((a) => a.parada) && anexos;
       }, 'the three copies stopped');
     const ids = new Set((await todosParados()).map((a) => a.id));
     expect(downloads).toBe(3);
@@ -175,7 +196,7 @@ test('each stopped copy is retried once a run, page after page, even one that st
       retomadas.push(...daqui);
       const resultado = await enfileirar(...args);
       for (const id of daqui) {
-        await esperarAte(async () => (await estado(id)).tentativas === TENTATIVAS_DE_COPIA, 'the copy stopped again before the next page');
+        await esperarAte(async () => (await AnexoDaMensagem.findByPk(id))!.parada, 'the copy stopped again before the next page');
       }
       return resultado;
     });
@@ -186,7 +207,11 @@ test('each stopped copy is retried once a run, page after page, even one that st
     }
     expect(retomadas.sort()).toEqual([...ids].sort());
     expect(downloads).toBe(6);
-    for (const a of await todosParados()) expect(a.ultimo_erro).toContain("exceeds file storage's size limit");
+    for (const a of await todosParados()) {
+      expect(a.ultimo_erro).toContain("exceeds file storage's size limit");
+      // a fresh count: the one attempt of this run
+      expect(a.tentativas).toBe(1);
+    }
   } finally {
     config().files.tamanhoMaximoBytes = limite;
   }

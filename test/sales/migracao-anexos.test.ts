@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import { banco as bancoDoServico, migrar } from '../../lib/database';
+import { MIGRACOES_SALES } from '../../models/sales/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
+
+/**
+ * The migrations of the attachment copies, on a database that already holds attachments: each adds
+ * what it adds with the rows kept, and run again after a stop that left its change made but not
+ * recorded, it changes nothing and does not fail.
+ */
+
+const ANTES = '2026-01-10 03:04:05.678';
+
+/** The database before `nome`, with one attachment stored; answers it, the migration and the attachment's id. */
+async function bancoComAnexo(nome: string) {
+  const banco = bancoAntesDaMigracao('sales', MIGRACOES_SALES, nome);
+  await banco.abrir();
+  const id = randomUUID();
+  await banco.q(
+    `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, endereco, nome, tipo, tentativas, criado_em, atualizado_em)
+      VALUES (?, ?, ?, 'https://chat.exemplo.test/a.pdf', 'a.pdf', 'file', 6, ?, ?)`,
+    [id, randomUUID(), randomUUID(), ANTES, ANTES],
+  );
+  return { banco, migracao: MIGRACOES_SALES[banco.indice], id };
+}
+
+test('0016 marks no copy stopped: the attachments kept as they were, `parada` false; run again, nothing changes', async () => {
+  const { banco, migracao, id } = await bancoComAnexo('0016-sales-anexo-parada');
+  try {
+    expect(await migrar('sales', MIGRACOES_SALES.slice(0, banco.indice + 1))).toEqual([migracao.name]);
+    const linha = async () => (await banco.q('SELECT tentativas, parada FROM anexo_da_mensagem WHERE id = ?', [id]))[0];
+    expect(await linha()).toEqual({ tentativas: 6, parada: 0 });
+    await migracao.up(bancoDoServico('sales').getQueryInterface());
+    expect(await linha()).toEqual({ tentativas: 6, parada: 0 });
+  } finally {
+    await banco.apagar();
+  }
+});
