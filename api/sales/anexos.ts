@@ -5,7 +5,7 @@ import { AGORA_NO_BANCO, banco, dataSql, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
-import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
+import { esperaEntreTentativas, filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { apagarArquivo, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
@@ -74,12 +74,13 @@ const LOTE_DA_RETOMADA = 1000;
 /**
  * `suite retry-attachment-copies [--conversa <id>]`: copies stopped (no file, and `tentativas` at
  * the maximum after their own failures, or `parada` for a file too large for file storage) of live
- * messages get a fresh set (`tentativas` 0, `parada` and `adiada_desde` cleared) and are enqueued now, so an
- * operator can retry them once the cause is gone (a limit raised, the platform serving again)
- * without editing the database. Attempts first, then the queue: a job run in between would find
- * them spent. Should the queue fail, the sweep enqueues them within minutes (their `tentativas` is
- * below the maximum now, and they are no longer stopped). Run again, it finds none of them: copies made, or still trying, are not
- * touched. Answers how many it gave new attempts.
+ * messages get a fresh set (`tentativas` 0; `parada`, `adiada_desde` and `ultima_tentativa_em`
+ * cleared) and are enqueued now, so an operator can retry them once the cause is gone (a limit
+ * raised, the platform serving again) without editing the database. Attempts first, then the
+ * queue: a job run in between would find them spent. Should the queue fail, the sweep enqueues
+ * them within minutes (their `tentativas` is below the maximum now, and they are no longer
+ * stopped). Run again, it finds none of them: copies made, or still trying, are not touched.
+ * Answers how many it gave new attempts.
  */
 export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA_RETOMADA): Promise<number> {
   if (conversaId !== undefined && !(await Conversa.findByPk(conversaId, { attributes: ['id'] }))) {
@@ -105,7 +106,7 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
     depoisDe = ids[ids.length - 1];
     // checked again as it is written: one copied or re-armed meanwhile is left as it is
     const [n] = await atualizarAnexos(
-      { tentativas: 0, parada: false, adiada_desde: null },
+      { tentativas: 0, parada: false, adiada_desde: null, ultima_tentativa_em: null },
       { id: ids, arquivo_id: null, [Op.or]: [{ tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } }, { parada: true }] },
     );
     retomadas += n;
@@ -185,10 +186,29 @@ function contando(bytes: Readable, aoContar: (bytes: number) => void): ContadorD
 }
 
 /**
+ * What is left, in ms, of SALES_ANEXO_RETRY_MS since the copy's last attempt began
+ * (`ultima_tentativa_em`, on the database's clock), before another may start; 0 when none is owed
+ * (no attempt counted, or the copy may not run again at all). The queue's own retry comes that
+ * long after a failure, but a job it brings back at once (moved back to waiting when its worker
+ * died mid-attempt, its attempt counted) or the sweep adds again (its job failed after stalling,
+ * or lost) would otherwise try again at once.
+ */
+export async function esperaAntesDaCopia(anexoId: string): Promise<number> {
+  const [linha] = await lerLinhas<{ restante_us: number | string }>(
+    banco('sales'),
+    `SELECT TIMESTAMPDIFF(MICROSECOND, ${AGORA_NO_BANCO}, ultima_tentativa_em + INTERVAL ? MICROSECOND) AS restante_us
+       FROM anexo_da_mensagem
+      WHERE id = ? AND arquivo_id IS NULL AND tentativas < ? AND NOT parada AND ultima_tentativa_em IS NOT NULL`,
+    [esperaEntreTentativas() * 1000, anexoId, TENTATIVAS_DE_COPIA],
+  );
+  return linha ? Math.max(0, Math.ceil(Number(linha.restante_us) / 1000)) : 0;
+}
+
+/**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
  * as a private file of the sales application, the sales application's token asked for before the
- * download is opened. The attempt is counted in `tentativas` before it starts, by the database and
- * not by the job: a crash still counts, and a job run again after one (or queued again by the
+ * download is opened. The attempt is counted in `tentativas` before it starts (and its start kept in
+ * `ultima_tentativa_em`), by the database and not by the job: a crash still counts, and a job run again after one (or queued again by the
  * sweep, its own count back at 1) never makes a seventh. A failure of the attachment's own (its
  * download, file storage refusing the file) throws, and the queue tries again 30 minutes later;
  * but file storage refusing it as past its size limit stops the copy at once (`parada`) and answers
@@ -212,7 +232,7 @@ export async function copiarAnexo(
   if (anexo.arquivo_id) return { estado: 'ja_copiado' };
   if (sinal?.aborted) return { estado: 'interrompido' };
   const [contada] = await atualizarAnexos(
-    { tentativas: literal('tentativas + 1') },
+    { tentativas: literal('tentativas + 1'), ultima_tentativa_em: literal(AGORA_NO_BANCO) },
     { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA }, parada: false },
   );
   if (!contada) return { estado: 'esgotado' };
@@ -316,12 +336,17 @@ export function cortadaPor(sinal: AbortSignal, err: unknown): boolean {
 
 /**
  * A copy cut by the shutdown, or failed on our side, failed through no fault of its own: its
- * attempt goes back, so shutdowns (a deploy) and outages never use up the six. Should this fail
- * too, the attempt stays spent, as a crash's.
+ * attempt goes back, so shutdowns (a deploy) and outages never use up the six. Its start is
+ * forgotten with it: it began only once no wait was owed, so none is owed now (a copy cut by a
+ * deploy is taken up again at once; one put off is delayed by its job). Should this fail too, the
+ * attempt stays spent, as a crash's.
  */
 async function devolverTentativa(anexoId: string): Promise<void> {
   try {
-    await atualizarAnexos({ tentativas: literal('tentativas - 1') }, { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } });
+    await atualizarAnexos(
+      { tentativas: literal('tentativas - 1'), ultima_tentativa_em: null },
+      { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } },
+    );
   } catch (err) {
     log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa não devolvida');
   }
@@ -427,7 +452,10 @@ async function apagarCopia(arquivoId: string): Promise<void> {
 async function copiarDeNovoSeRegistrada(arquivoId: string): Promise<void> {
   const orfaos = await AnexoDaMensagem.findAll({ where: { arquivo_id: arquivoId }, attributes: ['id'] });
   if (!orfaos.length) return;
-  await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null, tentativas: 0, adiada_desde: null }, { arquivo_id: arquivoId });
+  await atualizarAnexos(
+    { arquivo_id: null, tipo_mime: null, tamanho: null, tentativas: 0, adiada_desde: null, ultima_tentativa_em: null },
+    { arquivo_id: arquivoId },
+  );
   await enfileirarAgora(orfaos.map((a) => a.id)).catch((err: unknown) =>
     log.warn({ err: (err as Error).message, arquivo_id: arquivoId }, 'nova cópia fica para a varredura'),
   );

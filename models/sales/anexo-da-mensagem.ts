@@ -20,6 +20,11 @@ export class AnexoDaMensagem extends Model {
   /** copy attempts made so far (SPEC 4.6 rule 7: the first and up to 5 more) */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare tentativas: number;
   /**
+   * when the last attempt counted in `tentativas` began, by the database's clock; null when none
+   * is (never tried, its last attempt given back, re-armed): the next waits SALES_ANEXO_RETRY_MS from it
+   */
+  @Column({ ...MOMENTO, allowNull: true }) declare ultima_tentativa_em: Date | null;
+  /**
    * the copy stopped for good whatever attempts are left (file storage refused the attachment as
    * past its size limit): neither the queue nor the sweep runs it again until it is re-armed
    */

@@ -398,4 +398,16 @@ export const MIGRACOES_SALES: Migracao[] = [
       }
     },
   },
+  {
+    name: '0017-sales-anexo-ultima-tentativa',
+    async up(qi) {
+      // when the copy's last counted attempt began, by the database's clock: a job the queue brings
+      // back at once (a worker's crash, the sweep) waits what is left of the retry interval since
+      // then. Copies tried before it have none and run as before. Appended last, the column costs
+      // no table copy
+      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'ultima_tentativa_em' }))) {
+        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN ultima_tentativa_em DATETIME(3) NULL');
+      }
+    },
+  },
 ];

@@ -36,3 +36,16 @@ test('0016 marks no copy stopped: the attachments kept as they were, `parada` fa
     await banco.apagar();
   }
 });
+
+test('0017 adds when the last attempt began, unknown (null) for the attachments already tried, which wait for nothing; run again, nothing changes', async () => {
+  const { banco, migracao, id } = await bancoComAnexo('0017-sales-anexo-ultima-tentativa');
+  try {
+    expect(await migrar('sales', MIGRACOES_SALES.slice(0, banco.indice + 1))).toEqual([migracao.name]);
+    const linha = async () => (await banco.q('SELECT tentativas, ultima_tentativa_em FROM anexo_da_mensagem WHERE id = ?', [id]))[0];
+    expect(await linha()).toEqual({ tentativas: 6, ultima_tentativa_em: null });
+    await migracao.up(bancoDoServico('sales').getQueryInterface());
+    expect(await linha()).toEqual({ tentativas: 6, ultima_tentativa_em: null });
+  } finally {
+    await banco.apagar();
+  }
+});
