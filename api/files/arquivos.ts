@@ -233,6 +233,17 @@ export async function arquivosPorIds(aplicativoId: string, ids: string[]): Promi
   return ids.flatMap((id) => (porId.has(id) ? [arquivoJson(porId.get(id)!)] : []));
 }
 
+/**
+ * GET /arquivo/filtro?chave=: the caller's file uploaded with that Idempotency-Key while it exists
+ * (a list of one, or empty), with a fresh URL: a client whose upload's answer was lost finds the
+ * file without sending the bytes again, to keep it or delete it. Another application's key is
+ * never matched (keys are per application).
+ */
+export async function arquivosPelaChave(aplicativoId: string, chave: string): Promise<ArquivoJson[]> {
+  const a = await Arquivo.findOne({ where: { aplicativo_id: aplicativoId, chave_de_idempotencia: chave } });
+  return a ? [arquivoJson(a)] : [];
+}
+
 /** Another application's file is answered exactly as one that does not exist. */
 async function doAplicativo(aplicativoId: string, id: string): Promise<Arquivo> {
   const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId } });

@@ -3,7 +3,7 @@ import { NextFunction, Request, Response } from 'express';
 import { config } from '../../config';
 import { ErroDeDominio } from '../shared/errors';
 import { Rota } from '../shared/rotas';
-import { abrirConteudo, arquivoPorId, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
+import { abrirConteudo, arquivoPorId, arquivosPelaChave, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
 import { disposicaoDeAnexo } from './disposicao';
 import { respostas, schemas } from './schemas';
 
@@ -83,12 +83,17 @@ export function rotasDeFiles(): Rota[] {
       metodo: 'get',
       caminho: '/arquivo/filtro',
       operacao: 'buscar_pelo_filtro_arquivo',
-      resumo: 'Arquivos do aplicativo entre os ids pedidos, cada um com um link de download novo',
-      descricao: 'Para quem guarda muitos ids (anexos de mensagens) e precisa de links de todos numa chamada.',
+      resumo: 'Arquivos do aplicativo entre os ids pedidos, ou o enviado com uma Idempotency-Key, cada um com um link de download novo',
+      descricao: `Com \`ids\`: para quem guarda muitos ids (anexos de mensagens) e precisa de links de todos numa chamada. \
+Com \`chave\`: o arquivo do aplicativo enviado com essa \`Idempotency-Key\` (lista de um, ou vazia), para quem perdeu a resposta do envio \
+e quer achá-lo (para usá-lo ou apagá-lo) sem enviar os bytes de novo. Um dos dois, nunca ambos (400).`,
       acesso: 'aplicativo',
       validar: { query: schemas.filtro },
       resposta: respostas.lista,
-      tratar: (req) => arquivosPorIds(req.principal!.sub, req.entrada.query.ids),
+      tratar: (req) =>
+        req.entrada.query.chave !== undefined
+          ? arquivosPelaChave(req.principal!.sub, req.entrada.query.chave)
+          : arquivosPorIds(req.principal!.sub, req.entrada.query.ids),
     },
     {
       metodo: 'get',

@@ -38,18 +38,24 @@ export const schemas = {
       .description('De 1 a 255 caracteres ASCII visíveis: o envio repetido com a mesma chave devolve o primeiro arquivo.'),
   }),
   pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
+  // by ids or by an upload's key: exactly one of them
   filtro: Joi.object({
     ids: Joi.string()
       .trim()
-      .required()
       .custom((v: string, helpers) => {
         const ids = [...new Set(v.split(',').map(comoId).filter(Boolean))];
         if (!ids.length || ids.length > TAMANHO_MAXIMO || !ids.every(ehId)) return helpers.error('any.invalid');
         return ids;
       })
       .messages({ 'any.invalid': `de 1 a ${TAMANHO_MAXIMO} ids separados por vírgula` })
-      .description(`Ids separados por vírgula (até ${TAMANHO_MAXIMO}).`),
-  }),
+      .description(`Ids separados por vírgula (até ${TAMANHO_MAXIMO}). Informe \`ids\` ou \`chave\`.`),
+    chave: Joi.string()
+      .pattern(FORMA_DA_CHAVE)
+      .messages({ 'string.pattern.base': 'de 1 a 255 caracteres ASCII visíveis' })
+      .description('A `Idempotency-Key` com que o arquivo foi enviado, sem aspas: devolve esse arquivo do aplicativo enquanto existir. Informe `ids` ou `chave`.'),
+  })
+    .xor('ids', 'chave')
+    .messages({ 'object.missing': 'informe ids ou chave', 'object.xor': 'informe ids ou chave, não os dois' }),
   conteudo: Joi.object({
     expira: Joi.number().integer().min(0).required().description('Validade do link, em segundos Unix (vem na `url`).'),
     assinatura: Joi.string().max(200).required().description('HMAC do link (vem na `url`).'),

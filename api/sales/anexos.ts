@@ -6,7 +6,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { esperaEntreTentativas, filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
+import { apagarArquivo, arquivoDaChave, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -14,6 +14,28 @@ const log = logger('sales-anexo');
 
 /** How long one copy may take, download and upload together. */
 const PRAZO_DA_COPIA_MS = 120_000;
+
+/**
+ * How long a listed key (chave_a_apagar) is looked up again before its line goes: an upload of the
+ * key begun before the line was written (the conversation deleted during an attempt) may still be
+ * storing its file, and an attempt lasts at most twice PRAZO_DA_COPIA_MS (its download's deadline,
+ * then its upload's), well within this.
+ */
+const PROCURA_DA_CHAVE_MS = 10 * 60_000;
+
+/** The Idempotency-Key of an attachment's copy in file storage: `anexo-<id>`. */
+const PREFIXO_DA_CHAVE = 'anexo-';
+
+/**
+ * SQL that lists for clean-up (chave_a_apagar) the keys of the attachments `a` that `de` reads (a
+ * FROM and its WHERE) with no copy recorded: an attempt's upload may have been stored with its
+ * answer lost, and no attempt will come to claim it once the attachment is deleted or its copy
+ * given up. A key listed again takes the new moment (PROCURA_DA_CHAVE_MS counts from it).
+ */
+export const listarChavesSemCopia = (de: string) =>
+  `INSERT INTO chave_a_apagar (chave, criado_em)
+     SELECT CONCAT('${PREFIXO_DA_CHAVE}', a.id), ${AGORA_NO_BANCO} FROM ${de} AND a.arquivo_id IS NULL
+   ON DUPLICATE KEY UPDATE criado_em = ${AGORA_NO_BANCO}`;
 
 const jobsDeCopia = (ids: string[]) => ids.map((id) => ({ name: 'copiar', data: { anexo_id: id }, opts: { jobId: id } }));
 
@@ -235,7 +257,12 @@ export async function copiarAnexo(
     { tentativas: literal('tentativas + 1'), ultima_tentativa_em: literal(AGORA_NO_BANCO) },
     { id: anexoId, arquivo_id: null, tentativas: { [Op.lt]: TENTATIVAS_DE_COPIA }, parada: false },
   );
-  if (!contada) return { estado: 'esgotado' };
+  if (!contada) {
+    // a worker that died on the copy's last attempt left no failure to list its key: its job, run
+    // again, does
+    await listarChaveSeParada(anexoId);
+    return { estado: 'esgotado' };
+  }
   let arquivo: ArquivoGuardado | undefined;
   let bytes: ContadorDeBytes | undefined;
   let total: number | null = null;
@@ -248,7 +275,7 @@ export async function copiarAnexo(
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     total = download.tamanho;
     bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
-    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `anexo-${anexoId}`, sinal, token, tamanho: total });
+    arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `${PREFIXO_DA_CHAVE}${anexoId}`, sinal, token, tamanho: total });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
     const alterados = await banco('sales').transaction(async (transaction) => {
@@ -282,16 +309,36 @@ export async function copiarAnexo(
     // the put-off series starts at its first failure of ours and ends at a failure of the
     // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
     await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });
-    if (!nossa) throw err;
-    if (await passouDoAdiamento(anexoId)) {
+    if (nossa && !(await passouDoAdiamento(anexoId))) {
+      await devolverTentativa(anexoId);
+      log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
+      return { estado: 'adiada', motivo: mensagem };
+    }
+    if (nossa) {
       log.error({ err: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: a cópia passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
       // its last attempt spent, the copy is given up: re-armed by hand, it is put off anew
       await atualizarAnexos({ adiada_desde: null }, { id: anexoId, tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } });
-      throw err;
     }
-    await devolverTentativa(anexoId);
-    log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
-    return { estado: 'adiada', motivo: mensagem };
+    await listarChaveSeParada(anexoId);
+    throw err;
+  }
+}
+
+/**
+ * A copy that will not run again (its attempts spent, or stopped) without a file recorded has its
+ * key listed for clean-up (listarChavesSemCopia) and the removal enqueued. Re-armed later, its
+ * copy still runs: a file an attachment records is never removed (apagarCopia). Should this fail,
+ * the failure is logged and the copy's own outcome stands.
+ */
+async function listarChaveSeParada(anexoId: string): Promise<void> {
+  try {
+    const listadas = await lerLinhas(banco('sales'), listarChavesSemCopia('anexo_da_mensagem a WHERE a.id = ? AND (a.tentativas >= ? OR a.parada)'), [
+      anexoId,
+      TENTATIVAS_DE_COPIA,
+    ]);
+    if ((listadas as unknown as { affectedRows: number }).affectedRows) await enfileirarRemocao();
+  } catch (err) {
+    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'chave da cópia abandonada não listada: um envio dela guardado fica no armazenamento');
   }
 }
 
@@ -306,6 +353,7 @@ export async function copiarAnexo(
 async function desistirDaCopia(anexoId: string, err: ArquivoGrandeDemais, tamanho: number | string): Promise<ResultadoDaCopia> {
   const motivo = `the attachment (${tamanho} bytes) exceeds file storage's size limit; ${err.message}`.slice(0, 500);
   await atualizarAnexos({ ultimo_erro: motivo, parada: true, adiada_desde: null }, { id: anexoId, arquivo_id: null });
+  await listarChaveSeParada(anexoId);
   return { estado: 'grande_demais', motivo };
 }
 
@@ -390,9 +438,10 @@ export async function enfileirarRemocao(): Promise<void> {
 const FALHAS_SEGUIDAS_NA_REMOCAO = 3;
 
 /**
- * Removes the pending copies from file storage, oldest listed first, reporting after each. One that
- * fails goes back to the end of the list (its `criado_em` is when it was listed last) and the next
- * ones go on, so one file storage keeps refusing holds back no other (the copies of conversations
+ * Removes the pending copies from file storage, oldest listed first, reporting after each; the
+ * files of the listed keys are found first (procurarCopiasPelaChave) and join them. One that fails
+ * goes back to the end of the list (its `criado_em` is when it was listed last) and the next ones
+ * go on, so one file storage keeps refusing holds back no other (the copies of conversations
  * deleted later would stay stored for good); a few failing in a row stop the run (file storage
  * down). Any failure fails the run at its end, and the job retries.
  * Asked to stop (`sinal`, a worker's shutdown), it stops between two removals: the rest stay
@@ -403,6 +452,7 @@ export async function apagarCopiasPendentes(
   sinal?: AbortSignal,
 ): Promise<number> {
   const sales = banco('sales');
+  const chavesProcuradas = await procurarCopiasPelaChave(sinal);
   const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
   let apagados = 0;
   const falhas: string[] = [];
@@ -423,7 +473,41 @@ export async function apagarCopiasPendentes(
     aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
   if (falhas.length) throw new Error(`${falhas.length} copies could not be removed from file storage (still listed): ${falhas.join(', ')}`);
+  if (!chavesProcuradas) throw new Error('file storage could not be asked for the files of the listed keys (still listed)');
   return apagados;
+}
+
+/**
+ * The keys listed for clean-up (chave_a_apagar), oldest first, each asked of file storage: the file
+ * it holds under the key (an upload stored whose answer was lost) goes on the removal list, which
+ * still checks that no attachment took it since. A key's line goes once PROCURA_DA_CHAVE_MS old,
+ * found or not: an upload of it begun before the line may still be storing, and a later run (the
+ * sweep's, every 10 minutes) finds that file. The first failure (file storage out of reach) ends
+ * the look-ups, the keys waiting for the next run; whether none failed. Asked to stop (`sinal`), it
+ * stops between two.
+ */
+async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
+  const sales = banco('sales');
+  try {
+    const chaves = await lerLinhas<{ chave: string }>(sales, 'SELECT chave FROM chave_a_apagar ORDER BY criado_em LIMIT 500', []);
+    for (const { chave } of chaves) {
+      if (sinal?.aborted) break;
+      const arquivoId = await arquivoDaChave(chave);
+      await sales.transaction(async (transaction) => {
+        if (arquivoId) {
+          await sales.query(`INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ${AGORA_NO_BANCO})`, { replacements: [arquivoId], transaction });
+        }
+        await sales.query(`DELETE FROM chave_a_apagar WHERE chave = ? AND criado_em <= ${AGORA_NO_BANCO} - INTERVAL ? MICROSECOND`, {
+          replacements: [chave, PROCURA_DA_CHAVE_MS * 1000],
+          transaction,
+        });
+      });
+    }
+    return true;
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'procura das cópias pelas chaves falhou: as chaves ficam para a próxima remoção');
+    return false;
+  }
 }
 
 /** One listed copy: removed from file storage unless an attachment took it since, then off the list. */

@@ -129,6 +129,14 @@ export async function urlsDosArquivos(ids: string[]): Promise<Map<string, string
   return urls;
 }
 
+/** The id of the sales application's file uploaded with Idempotency-Key `chave`, while file storage has it; else null. */
+export async function arquivoDaChave(chave: string): Promise<string | null> {
+  const res = await chamar(`/arquivo/filtro?chave=${encodeURIComponent(chave)}`);
+  if (!res.ok) throw new Error(`file storage answered ${res.status} to GET /arquivo/filtro?chave=`);
+  const [arquivo] = (await res.json()) as ArquivoGuardado[];
+  return arquivo?.id ?? null;
+}
+
 /** Removes a file of the sales application; one already gone counts as removed. */
 export async function apagarArquivo(id: string): Promise<void> {
   const res = await chamar(`/arquivo/${encodeURIComponent(id)}`, { method: 'DELETE' });

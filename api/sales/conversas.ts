@@ -6,7 +6,7 @@ import { semAcentos } from '../../models/shared/sql';
 import { ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
-import { enfileirarRemocao } from './anexos';
+import { enfileirarRemocao, listarChavesSemCopia } from './anexos';
 import { condicaoDoTexto, recopiarConversas } from './busca-de-texto';
 import { clientes } from './clientes';
 import { totalDeConversas } from './contagem';
@@ -236,8 +236,9 @@ export async function atualizarConversa(id: string, e: AlteracaoDaConversa): Pro
 /**
  * DELETE /conversa/{id} (SPEC §3): the record is deleted (logically) and its messages and
  * attachments for good, in one transaction, which also records the attachments' copies for
- * removal from file storage (done by the sales-anexo queue). A later message from the chat
- * platform starts a new record.
+ * removal from file storage (done by the sales-anexo queue), and the keys of those not copied,
+ * whose upload may be stored with its answer lost. A later message from the chat platform starts
+ * a new record.
  */
 export async function deletarConversa(id: string): Promise<void> {
   // a webhook upserting the conversation may lock its key before the deletion moves it: a deadlock
@@ -249,7 +250,7 @@ export async function deletarConversa(id: string): Promise<void> {
   if (copias) await enfileirarRemocao();
 }
 
-/** The deletion's transaction; answers how many file copies await removal. */
+/** The deletion's transaction; answers how many file copies (and keys of copies) await removal. */
 function apagarNoBanco(id: string): Promise<number> {
   return emTransacao(sales(), async (conexao) => {
     const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
@@ -260,6 +261,7 @@ function apagarNoBanco(id: string): Promise<number> {
          SELECT arquivo_id, ? FROM anexo_da_mensagem WHERE conversa_id = ? AND arquivo_id IS NOT NULL`,
       [agora, id],
     );
+    const [chaves] = await conexao.query(listarChavesSemCopia('anexo_da_mensagem a WHERE a.conversa_id = ?'), [id]);
     await conexao.query(
       `UPDATE conversa SET deletado_em = ?, atualizado_em = ?,
          suporte_mensagem_apagada_ate = (SELECT MAX(suporte_mensagem_id) FROM conversa_mensagem WHERE conversa_id = ?)
@@ -268,6 +270,6 @@ function apagarNoBanco(id: string): Promise<number> {
     );
     await conexao.query('DELETE FROM anexo_da_mensagem WHERE conversa_id = ?', [id]);
     await conexao.query('DELETE FROM conversa_mensagem WHERE conversa_id = ?', [id]);
-    return (registradas as { affectedRows: number }).affectedRows;
+    return (registradas as { affectedRows: number }).affectedRows + (chaves as { affectedRows: number }).affectedRows;
   });
 }

@@ -3,7 +3,7 @@ import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
 import { novoId } from '../../models/shared/base';
-import { enfileirarCopias, enfileirarRemocao } from './anexos';
+import { enfileirarCopias, enfileirarRemocao, listarChavesSemCopia } from './anexos';
 import { modoDaBusca, recopiarConversas } from './busca-de-texto';
 import { SistemaDoWebhook } from './config-system';
 import { identidadesDosRobos } from './robos';
@@ -323,9 +323,10 @@ function moverContadores(t: TransacaoAgrupada, novas: MensagemDoLote[], agora: s
 /**
  * message_updated of a message already stored: its new text (an edit, or the platform's "deleted"
  * notice). A message deleted in the platform loses its attachments there, and so it does here:
- * their copies go on the removal list, so their links stop working. A deleted message keeps the
- * notice: an edit or a read receipt sent before the deletion may arrive after it. An edit whose copy
- * of the message is older than the one applied (its platform `updated_at`) changes nothing either;
+ * their copies go on the removal list, so their links stop working, and the keys of those not
+ * copied too (an upload stored with its answer lost). A deleted message keeps the notice: an edit
+ * or a read receipt sent before the deletion may arrive after it. An edit whose copy of the
+ * message is older than the one applied (its platform `updated_at`) changes nothing either;
  * a deletion is final in the platform, nothing newer can follow it, so it applies whatever its time.
  */
 function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): void {
@@ -340,6 +341,7 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
          SELECT a.arquivo_id, ? FROM anexo_da_mensagem a ${daMensagem} AND a.arquivo_id IS NOT NULL`,
       [agora, ...mensagem],
     );
+    void t.depois(listarChavesSemCopia(`anexo_da_mensagem a ${daMensagem}`), mensagem);
     void t.depois(`DELETE a FROM anexo_da_mensagem a ${daMensagem}`, mensagem);
   }
   const em = 'CAST(? AS DATETIME(6))';

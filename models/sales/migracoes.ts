@@ -410,4 +410,17 @@ export const MIGRACOES_SALES: Migracao[] = [
       }
     },
   },
+  {
+    name: '0018-sales-chave-a-apagar',
+    async up(qi) {
+      // Idempotency-Keys of copies file storage may hold with no id known here (an upload stored
+      // whose answer was lost) and that no attempt will come to claim: the attachment deleted, or
+      // its copy given up. The removal asks file storage for each key's file and lists it in
+      // arquivo_a_apagar. Run again after a stop, the table is there
+      await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS chave_a_apagar (
+        chave VARCHAR(255) ${ASCII} NOT NULL PRIMARY KEY,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+    },
+  },
 ];

@@ -474,6 +474,50 @@ describe('GET /arquivo/filtro?ids= (many signed URLs in one call, for the sales 
   });
 });
 
+describe('GET /arquivo/filtro?chave= (an upload whose answer was lost, found by its Idempotency-Key)', () => {
+  test("answers the caller's file uploaded with that key, with a fresh url; an unknown key, another application's file with the same key, or a deleted file's key answer an empty list", async () => {
+    // every kind of visible ASCII a key may hold, those a query string must encode included
+    const chave = `perdida+/?&=%,"#-${Date.now()}`;
+    const enviado = await files.enviar(app.token, 'perdido.txt', 'perdido', { tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+    expect(enviado.status).toBe(201);
+    const outro = await files.novoAplicativo();
+    const alheio = await files.enviar(outro.token, 'perdido.txt', 'perdido', { tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+    expect(alheio.status).toBe(201);
+    const achado = await files.api.get('/arquivo/filtro', { token: app.token, query: { chave } });
+    expect(achado.status).toBe(200);
+    expect(achado.body).toEqual([{ ...enviado.body, url: expect.any(String) }]);
+    expect((await files.baixar(achado.body[0].url)).text).toBe('perdido');
+    // the other application finds its own, never this one's
+    expect((await files.api.get('/arquivo/filtro', { token: outro.token, query: { chave } })).body.map((f: any) => f.id)).toEqual([alheio.body.id]);
+    // keys compare exactly
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { chave: chave.toUpperCase() } })).body).toEqual([]);
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { chave: `nunca-${Date.now()}` } })).body).toEqual([]);
+    // sent as a structured-field string, the key is stored bare and found bare
+    const aspas = `aspas-${Date.now()}`;
+    const comAspas = await files.enviar(app.token, 'a.txt', 'a', { headers: { 'idempotency-key': `"${aspas}"` } });
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { chave: aspas } })).body.map((f: any) => f.id)).toEqual([comAspas.body.id]);
+    expect((await files.api.del(`/arquivo/${enviado.body.id}`, { token: app.token })).status).toBe(204);
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { chave } })).body).toEqual([]);
+  });
+
+  test('neither ids nor chave, both, or a key that is empty, longer than 255 or not visible ASCII answers 400 naming what is wrong; a user token 403; nothing changes', async () => {
+    const chave = `valida-${Date.now()}`;
+    const enviado = await files.enviar(app.token, 'v.txt', 'v', { headers: { 'idempotency-key': chave } });
+    const antes = await retrato();
+    const campos = async (query: Record<string, string>) => {
+      const res = await files.api.get('/arquivo/filtro', { token: app.token, query });
+      esperarProblema(res, 400);
+      return res.body.errors.map((e: { campo: string }) => e.campo);
+    };
+    expect(await campos({})).toEqual(['query']);
+    expect(await campos({ ids: enviado.body.id, chave })).toEqual(['query']);
+    for (const ruim of ['', 'x'.repeat(256), 'com espaço', 'acentuação']) expect(await campos({ chave: ruim })).toEqual(['chave']);
+    esperarProblema(await files.api.get('/arquivo/filtro', { token: await files.identity.admin(), query: { chave } }), 403);
+    expect(await retrato()).toEqual(antes);
+    expect((await files.api.get(`/arquivo/${enviado.body.id}`, { token: app.token })).status).toBe(200);
+  });
+});
+
 describe('DESIGN §7 "its own files": another application’s file is 404 on every route (its existence never shown)', () => {
   test('GET and DELETE of another application’s file answer 404, as for an id that never existed, and its bytes stay', async () => {
     const dono = await files.novoAplicativo();

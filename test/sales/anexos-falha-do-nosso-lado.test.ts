@@ -241,6 +241,8 @@ test('a copy whose last attempt a failure of our side spent past the week is giv
   await expect(semFiles(anexo.id)).rejects.toThrow('file storage out of reach');
   expect((await estado(anexo.id)).tentativas).toBe(TENTATIVAS_DE_COPIA);
   expect(await adiadaDesde(anexo.id)).toBeNull();
+  // given up without a file: its key is listed for clean-up
+  expect(await banco('sales').query('SELECT chave FROM chave_a_apagar WHERE chave = ?', { replacements: [`anexo-${anexo.id}`], type: 'SELECT' })).toHaveLength(1);
 
   await AnexoDaMensagem.update({ tentativas: 0 }, { where: { id: anexo.id } });
   expect(await semFiles(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.any(String) });

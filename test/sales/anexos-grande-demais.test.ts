@@ -108,6 +108,8 @@ test('an attachment whose download announces a length past the limit: refused fr
   expect(contagem.lidos).toBeLessThan(tamanho / 2);
   await semMaisTentativas(anexo.id, contagem);
   expect(await Arquivo.count({ where: { nome: 'anunciado.mp4' } })).toBe(0);
+  // stopped without a file: its key is listed for clean-up, should an earlier upload have been stored
+  expect(await banco('sales').query('SELECT chave FROM chave_a_apagar WHERE chave = ?', { replacements: [`anexo-${anexo.id}`], type: 'SELECT' })).toHaveLength(1);
   expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: 1 });
 });
 

@@ -49,3 +49,16 @@ test('0017 adds when the last attempt began, unknown (null) for the attachments 
     await banco.apagar();
   }
 });
+
+test('0018 creates the list of keys to clean, empty; run again, it keeps what is listed', async () => {
+  const { banco, migracao, id } = await bancoComAnexo('0018-sales-chave-a-apagar');
+  try {
+    expect(await migrar('sales', MIGRACOES_SALES.slice(0, banco.indice + 1))).toEqual([migracao.name]);
+    expect(await banco.q('SELECT chave FROM chave_a_apagar')).toEqual([]);
+    await banco.q('INSERT INTO chave_a_apagar (chave, criado_em) VALUES (?, ?)', [`anexo-${id}`, ANTES]);
+    await migracao.up(bancoDoServico('sales').getQueryInterface());
+    expect(await banco.q('SELECT chave FROM chave_a_apagar')).toEqual([{ chave: `anexo-${id}` }]);
+  } finally {
+    await banco.apagar();
+  }
+});

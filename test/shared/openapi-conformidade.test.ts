@@ -512,6 +512,9 @@ describe('files', () => {
     const comEspacos = await c.chamarOp('POST /arquivo', {}, { token, status: 201, query: { nome: ' b.txt\t' }, raw: 'b', headers: { 'content-type': 'text/plain' }, tolerada: true });
     expect(comEspacos.body.nome).toBe('b.txt');
     await c.chamarOp('GET /arquivo/filtro', {}, { token, status: 200, query: { ids: ` ${envio.body.id.toUpperCase()} , ${comEspacos.body.id} ,` } });
+    const comChave = await c.chamarOp('POST /arquivo', {}, { token, status: 201, query: { nome: 'c.txt' }, raw: 'c', headers: { 'content-type': 'text/plain', 'idempotency-key': 'chave-c' } });
+    const pelaChave = await c.chamarOp('GET /arquivo/filtro', {}, { token, status: 200, query: { chave: 'chave-c' } });
+    expect(pelaChave.body.map((a: { id: string }) => a.id)).toEqual([comChave.body.id]);
     await c.chamarOp('GET /arquivo/{id}', { id: envio.body.id }, { token, status: 200 });
     const url = new URL(envio.body.url);
     await c.chamarOp('GET /arquivo/{id}/conteudo', { id: envio.body.id }, { status: 200, query: Object.fromEntries(url.searchParams) });
