@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { AGORA_NO_BANCO, banco, dataSql, lerLinhas } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -132,6 +132,9 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
       { id: ids, arquivo_id: null, [Op.or]: [{ tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } }, { parada: true }] },
     );
     retomadas += n;
+    // re-armed, each will claim what it uploads under its key: listed for clean-up still, the file
+    // of its coming attempt could be removed as it is being recorded
+    await sales.query('DELETE FROM chave_a_apagar WHERE chave IN (?)', { replacements: [ids.map((id) => `${PREFIXO_DA_CHAVE}${id}`)] });
     await enfileirarAgora(ids);
   }
   log.info({ conversa_id: conversaId ?? null, retomadas }, 'cópias esgotadas receberam novas tentativas');
@@ -400,11 +403,14 @@ async function devolverTentativa(anexoId: string): Promise<void> {
   }
 }
 
-/** A copy no attachment refers to goes to the removal list (arquivo_a_apagar) and its queue. */
+/** Puts a copy on the removal list (arquivo_a_apagar), inside `transaction` when given. */
+function listarParaRemocao(arquivoId: string, transaction?: Transaction): Promise<unknown> {
+  return banco('sales').query(`INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ${AGORA_NO_BANCO})`, { replacements: [arquivoId], transaction });
+}
+
+/** A copy no attachment refers to goes to the removal list and its queue. */
 async function apagarDepois(arquivoId: string): Promise<void> {
-  await banco('sales').query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ?)', {
-    replacements: [arquivoId, dataSql(new Date())],
-  });
+  await listarParaRemocao(arquivoId);
   await enfileirarRemocao();
 }
 
@@ -494,9 +500,7 @@ async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
       if (sinal?.aborted) break;
       const arquivoId = await arquivoDaChave(chave);
       await sales.transaction(async (transaction) => {
-        if (arquivoId) {
-          await sales.query(`INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, ${AGORA_NO_BANCO})`, { replacements: [arquivoId], transaction });
-        }
+        if (arquivoId) await listarParaRemocao(arquivoId, transaction);
         await sales.query(`DELETE FROM chave_a_apagar WHERE chave = ? AND criado_em <= ${AGORA_NO_BANCO} - INTERVAL ? MICROSECOND`, {
           replacements: [chave, PROCURA_DA_CHAVE_MS * 1000],
           transaction,
