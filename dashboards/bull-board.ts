@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { chaveDoCliente } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
 import { redis } from '../lib/redis';
@@ -35,20 +35,34 @@ export function autenticacaoBasica(usuario: string, senha: string) {
       duration: 15 * 60,
       insuranceLimiter: new RateLimiterMemory({ points: FALHAS_NO_DASHBOARD, duration: 15 * 60 }),
     }));
+  const esperar = (res: Response, msAntesDaProxima: number) => {
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(msAntesDaProxima / 1000))));
+    res.status(429).end();
+  };
   return async (req: Request, res: Response, next: NextFunction) => {
-    const cliente = chaveDoCliente(req.ip);
-    const anteriores = await obter().get(cliente).catch(() => null);
-    if (anteriores && anteriores.consumedPoints >= FALHAS_NO_DASHBOARD) {
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(anteriores.msBeforeNext / 1000))));
-      return void res.status(429).end();
-    }
     const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
     const credenciais = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString() : '';
     const separador = credenciais.indexOf(':');
     const [u, s] = separador < 0 ? [] : [credenciais.slice(0, separador), credenciais.slice(separador + 1)];
-    if (u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha)) return next();
-    // a browser's first request carries no credentials: only a wrong pair counts
-    if (credenciais) await obter().penalty(cliente).catch(() => undefined);
+    const certas = u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha);
+    // a browser's first request carries no credentials: only a pair is counted or checked against
+    // the count. The pair is compared first and its Redis command sent at once, so the commands of
+    // requests arriving together reach Redis in their order: a right pair sent behind ten wrong
+    // ones finds them counted, however many were sent side by side
+    if (credenciais) {
+      const cliente = chaveDoCliente(req.ip);
+      try {
+        if (!certas) await obter().consume(cliente);
+        else {
+          const falhas = await obter().get(cliente);
+          if (falhas && falhas.consumedPoints >= FALHAS_NO_DASHBOARD) return esperar(res, falhas.msBeforeNext);
+        }
+      } catch (rej) {
+        if (rej instanceof RateLimiterRes) return esperar(res, rej.msBeforeNext);
+        // Redis and the stand-in in memory both failing: the count is skipped, not the check
+      }
+      if (certas) return next();
+    }
     res.setHeader('WWW-Authenticate', 'Basic realm="filas"');
     res.status(401).end();
   };

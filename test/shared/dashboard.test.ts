@@ -53,6 +53,7 @@ test('anything else is 401 with a Basic challenge: wrong or partial password, wr
 });
 
 test('past 10 wrong pairs from one address, even the right one gets 429 with Retry-After; requests without credentials do not count', async () => {
+  await redisDaSuite.esperarRedis();
   const redisDaSuiteProdutor = redisDaSuite.redis('produtor');
   const apagarContagem = async () => {
     const chaves = await redisDaSuiteProdutor.keys(`${config().queuePrefix}:limite:dashboard-falhas*`);
@@ -65,6 +66,24 @@ test('past 10 wrong pairs from one address, even the right one gets 429 with Ret
     const bloqueada = await fetch(url, { headers: basico('operador:senha:com:dois-pontos') });
     expect(bloqueada.status).toBe(429);
     expect(Number(bloqueada.headers.get('retry-after'))).toBeGreaterThan(800);
+    // sent side by side on connections already open, so they arrive together: the right pair
+    // behind two hundred wrong ones is not checked either
+    await apagarContagem();
+    const agente = new http.Agent({ keepAlive: true, maxSockets: 201 });
+    const pedir = (headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        http.get(url, { agent: agente, headers }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject);
+      });
+    let status: number[];
+    try {
+      // the connections opened first, by requests without credentials (not counted)
+      await Promise.all(Array.from({ length: 201 }, () => pedir()));
+      status = await Promise.all([...Array.from({ length: 200 }, () => pedir(basico('operador:chute'))), pedir(basico('operador:senha:com:dois-pontos'))]);
+    } finally {
+      agente.destroy();
+    }
+    expect(status.filter((st) => st === 401)).toHaveLength(FALHAS_NO_DASHBOARD);
+    expect(status[status.length - 1]).toBe(429);
   } finally {
     await apagarContagem();
   }
