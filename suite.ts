@@ -91,14 +91,12 @@ async function main(argv: string[]): Promise<void> {
       await encerrar();
       return;
     case 'rotate-hub-key': {
-      process.exitCode = 1;
       const { hub } = await import('./api/hub');
       const { rotacionarChave } = await import('./api/hub/assinador');
-      await abrirServico(hub);
-      process.stdout.write(`${JSON.stringify(await rotacionarChave())}\n`);
-      process.exitCode = 0;
-      await encerrar();
-      return;
+      return comResultado('rotate-hub-key', async () => {
+        await abrirServico(hub);
+        return rotacionarChave();
+      });
     }
     case 'import-cnpj': {
       const diretorio = args[0];

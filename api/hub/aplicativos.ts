@@ -113,11 +113,12 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
 /**
  * SPEC §3 Hub application activity: new identity applications enter active; names, descriptions
  * and, decided for the hub, whether it is active follow identity (one deactivated there is made
- * inactive here as one that left, its pending deliveries cancelled); an application gone from identity (missing from its listing and
- * 404 by its id, confirmarSaidas) is deleted, or made inactive while it still owns types or has
- * subscriptions (inactive, it neither publishes nor receives; back in identity, it is active again
- * and its active subscriptions receive the events published from then on). The identity application's own types (`colaborador.*`) are created when it first
- * appears (DESIGN §10).
+ * inactive here as one that left, its pending deliveries cancelled); an application gone from
+ * identity (missing from its listing and 404 by its id, confirmarSaidas) is deleted, or made
+ * inactive while it still owns types or has subscriptions (inactive, it neither publishes nor
+ * receives; back in identity, it is active again and its active subscriptions receive the events
+ * published from then on). The identity application's own types (`colaborador.*`) are created
+ * when it first appears (DESIGN §10).
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
