@@ -14,7 +14,7 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
 import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { CHAT, comRespostaDoEnvioPerdida, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
 
 /**
  * A copy file storage stored but whose answer was lost (a time-out, a connection cut) is known to
@@ -78,35 +78,8 @@ async function primeiraRespostaPerdida(caminho: string, bytes: Buffer) {
   return criado;
 }
 
-/**
- * While `agir` runs, file storage is reached through a relay that passes every request on and
- * loses the answer to the first upload (file storage stores it; sales never learns its id).
- */
-async function comRespostaPerdida<T>(agir: () => Promise<T>): Promise<T> {
-  let perdidas = 0;
-  const relay = http.createServer((req, res) => {
-    const ida = http.request(new URL(req.url!, suite.url.files), { method: req.method, headers: req.headers }, (volta) => {
-      if (req.method === 'POST' && perdidas++ === 0) {
-        volta.resume();
-        volta.on('end', () => res.socket?.destroy());
-        return;
-      }
-      res.writeHead(volta.statusCode!, volta.headers);
-      volta.pipe(res);
-    });
-    req.pipe(ida);
-  });
-  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-  const antes = config().servicos.files.url;
-  config().servicos.files.url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-  try {
-    return await agir();
-  } finally {
-    config().servicos.files.url = antes;
-    relay.closeAllConnections();
-    await new Promise((r) => relay.close(r));
-  }
-}
+/** While `agir` runs, the answer to the first upload is lost (comRespostaDoEnvioPerdida). */
+const comRespostaPerdida = <T>(agir: () => Promise<T>) => comRespostaDoEnvioPerdida(suite.url.files, agir);
 
 /** File storage holding `bytes` under the attachment's key, its answer never recorded (as after a lost answer). */
 async function copiaSemResposta(anexoId: string, bytes: Buffer) {

@@ -14,7 +14,7 @@ import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { comRelogioAdiantado } from '../helpers/relogio';
 import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
+import { CHAT, comRespostaDoEnvioPerdida, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -379,38 +379,17 @@ describe('the download of an attachment', () => {
 
 describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => {
   it('an upload file storage kept but whose answer was lost is not stored twice: the next attempt gets that copy (Idempotency-Key)', async () => {
-    // a relay in front of file storage that passes the first upload on and loses its answer
-    let perdidas = 0;
-    const relay = http.createServer((req, res) => {
-      const destino = new URL(req.url!, suite.url.files);
-      const ida = http.request(destino, { method: req.method, headers: req.headers }, (volta) => {
-        if (req.method === 'POST' && perdidas++ === 0) {
-          volta.resume();
-          volta.on('end', () => res.socket?.destroy());
-          return;
-        }
-        res.writeHead(volta.statusCode!, volta.headers);
-        volta.pipe(res);
-      });
-      req.pipe(ida);
-    });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const enderecoDoFiles = config().servicos.files.url;
-    config().servicos.files.url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-    try {
+    // file storage reached through a relay that loses the answer to the first upload
+    await comRespostaDoEnvioPerdida(suite.url.files, async (envios) => {
       const bytes = randomBytes(20_000);
       nock(CHAT).get('/rails/active_storage/resposta-perdida/nota.pdf').times(2).reply(200, bytes, { 'content-type': 'application/pdf' });
       const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/resposta-perdida/nota.pdf`, 'file');
       const anexo = await aguardarCopia(conversaId, 'the copy of the second attempt');
-      expect(perdidas).toBeGreaterThanOrEqual(2);
+      expect(envios()).toBeGreaterThanOrEqual(2);
       expect(anexo.tentativas).toBe(2);
       const guardados = await Arquivo.findAll({ where: { sha256: createHash('sha256').update(bytes).digest('hex') } });
       expect(guardados.map((a) => a.id)).toEqual([anexo.arquivo_id]);
-    } finally {
-      config().servicos.files.url = enderecoDoFiles;
-      relay.closeAllConnections();
-      await new Promise((r) => relay.close(r));
-    }
+    });
   });
 
   it('a copy that file storage kept but the database failed to record is removed from file storage; the retry records its own', async () => {

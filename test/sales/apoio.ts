@@ -1,6 +1,9 @@
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { config } from '../../config';
 import { acessoDe } from '../helpers/acesso';
 import { Resposta } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -264,4 +267,35 @@ export async function suiteDeAnexos(opcoes: { workers?: boolean; env?: Record<st
   const s = salesDe(suite);
   const sistema: { id: string; token: string } = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
   return { suite, s, sistema };
+}
+
+/**
+ * While `agir` runs, file storage (at `enderecoDoFiles`) is reached through a relay that passes
+ * every request on and loses the answer to the first upload: file storage stores it, sales never
+ * learns its id. `agir` gets how many uploads the relay has seen so far.
+ */
+export async function comRespostaDoEnvioPerdida<T>(enderecoDoFiles: string, agir: (envios: () => number) => Promise<T>): Promise<T> {
+  let envios = 0;
+  const relay = http.createServer((req, res) => {
+    const ida = http.request(new URL(req.url!, enderecoDoFiles), { method: req.method, headers: req.headers }, (volta) => {
+      if (req.method === 'POST' && envios++ === 0) {
+        volta.resume();
+        volta.on('end', () => res.socket?.destroy());
+        return;
+      }
+      res.writeHead(volta.statusCode!, volta.headers);
+      volta.pipe(res);
+    });
+    req.pipe(ida);
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  const antes = config().servicos.files.url;
+  config().servicos.files.url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  try {
+    return await agir(() => envios);
+  } finally {
+    config().servicos.files.url = antes;
+    relay.closeAllConnections();
+    await new Promise((r) => relay.close(r));
+  }
 }
