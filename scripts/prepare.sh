@@ -3,6 +3,9 @@
 # (when node_modules is missing or older than the lockfile), MariaDB/MySQL and Redis answering, and,
 # with --build, the compiled suite.
 set -euo pipefail
+# everything it says goes to stderr: `npm run --silent suite -- <command>` leaves stdout to the
+# command's result
+exec 1>&2
 cd "$(dirname "$0")/.."
 
 # Node.js 20.19+ or 22.12+ (package.json "engines"): jose 6 is an ES module the suite require()s,
