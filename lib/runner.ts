@@ -176,9 +176,25 @@ export async function iniciarDashboard(porta = config().dashboard.porta) {
 }
 
 /** `npm start`: every service built so far, every worker and the dashboard, in one process. */
+/**
+ * In one process every service and the dashboard listen on ports of their own: two set to the same
+ * one stop the start before anything opens, naming them, instead of an EADDRINUSE once the first
+ * of them already serves (apart, on hosts of their own, they may share a number).
+ */
+function conferirPortasDistintas(servicos: Servico[]): void {
+  const porPorta = new Map<number, string[]>();
+  const portas: [string, number][] = [...servicos.map((s): [string, number] => [s.nome, config().servicos[s.nome].porta]), ['dashboard', config().dashboard.porta]];
+  for (const [nome, porta] of portas) porPorta.set(porta, [...(porPorta.get(porta) ?? []), nome]);
+  const repetidas = [...porPorta].filter(([, nomes]) => nomes.length > 1);
+  if (repetidas.length) {
+    throw new ConfigError(`one port for more than one part of \`suite start\`: ${repetidas.map(([porta, nomes]) => `${nomes.join(' and ')} on ${porta}`).join('; ')}`);
+  }
+}
+
 export async function iniciarTudo(): Promise<void> {
   conferirCredenciaisDoDashboard();
   const servicos = Object.values(SERVICOS_DA_SUITE);
+  conferirPortasDistintas(servicos);
   for (const s of servicos) await abrirServico(s);
   await iniciarWorkers(FILAS.filter((f) => SERVICOS_DA_SUITE[f.servico]).map((f) => f.nome));
   await agendarRepetiveis();
