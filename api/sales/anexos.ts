@@ -232,9 +232,9 @@ export async function esperaAntesDaCopia(anexoId: string): Promise<number> {
 /**
  * SPEC 4.6 rule 7: downloads the attachment from the chat platform and streams it to file storage
  * as a private file of the sales application, the sales application's token asked for before the
- * download is opened. The attempt is counted in `tentativas` before it starts (and its start kept in
- * `ultima_tentativa_em`), by the database and not by the job: a crash still counts, and a job run again after one (or queued again by the
- * sweep, its own count back at 1) never makes a seventh. A failure of the attachment's own (its
+ * download is opened. The attempt is counted in `tentativas` before it starts (and its start kept
+ * in `ultima_tentativa_em`), by the database and not by the job: a crash still counts, and a job
+ * run again after one (or queued again by the sweep, its own count back at 1) never makes a seventh. A failure of the attachment's own (its
  * download, file storage refusing the file) throws, and the queue tries again 30 minutes later;
  * but file storage refusing it as past its size limit stops the copy at once (`parada`) and answers
  * `grande_demais`, since no retry can store it. A copy stopped so, or with its attempts spent, is
