@@ -231,7 +231,9 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
         if (encerramentoComecou()) throw new Error(`migrations of ${servico} stopped by the shutdown before ${name}`);
         const passo = umzug.up({ to: name });
         emSegundoPlano(passo);
-        await passo;
+        await passo.catch((err: unknown) => {
+          throw comPistaDeJaFeita(err, name, nomeDoBanco(servico));
+        });
         feitas.push(name);
       }
       if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas }, 'migrações aplicadas');
@@ -241,6 +243,32 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
       await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }
   });
+}
+
+/** Errors of a migration whose change is there already (an index, a column, a table made, or one dropped, before). */
+const MUDANCA_JA_FEITA = new Set(['ER_DUP_KEYNAME', 'ER_DUP_FIELDNAME', 'ER_TABLE_EXISTS_ERROR', 'ER_CANT_DROP_FIELD_OR_KEY']);
+
+/**
+ * A migration that fails because its change is there already was most likely made by a process
+ * killed before it recorded it (the server finishes a statement whose client is gone): the error
+ * says so and how to record it, instead of leaving the operator with `Duplicate key name` alone.
+ */
+function comPistaDeJaFeita(err: unknown, migracao: string, bancoDoServico: string): unknown {
+  let causa: unknown = err;
+  for (let i = 0; i < 5 && causa; i++) {
+    const codigo = (causa as { code?: unknown }).code;
+    if (typeof codigo === 'string' && MUDANCA_JA_FEITA.has(codigo)) {
+      return new Error(
+        `${(err as Error).message}. Its change is there already: most likely made by a process stopped before it recorded it ` +
+          `(killed, or past the shutdown's grace). If all of it is there, record it (INSERT INTO ${bancoDoServico}.schema_migracoes (name) ` +
+          `VALUES ('${migracao}')) and start again; if only part of it is, finish or undo that part first.`,
+        { cause: err },
+      );
+    }
+    const c = causa as { cause?: unknown; parent?: unknown; original?: unknown };
+    causa = c.cause ?? c.parent ?? c.original;
+  }
+  return err;
 }
 
 /**

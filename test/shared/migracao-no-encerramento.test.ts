@@ -51,3 +51,30 @@ test('a shutdown during a migration waits for it and its record, then stops befo
     await apagarBanco('intranet');
   }
 });
+
+test('a migration whose change is there already (made by a process killed before its record) fails saying so and how to record it', async () => {
+  const sequelize = await abrirBanco('intranet', []);
+  try {
+    // as a process killed after the server made the table, before the record
+    await sequelize.query('CREATE TABLE ja_feita (id INT PRIMARY KEY) ENGINE=InnoDB');
+    const migracoes: Migracao[] = [
+      {
+        name: '0001-ja-feita',
+        async up(qi) {
+          await qi.sequelize.query('CREATE TABLE ja_feita (id INT PRIMARY KEY) ENGINE=InnoDB');
+        },
+      },
+    ];
+    const erro = (await migrar('intranet', migracoes).catch((e: unknown) => e)) as Error;
+    expect(erro.message).toContain('Migration 0001-ja-feita (up) failed');
+    expect(erro.message).toContain(`INSERT INTO ${sequelize.config.database}.schema_migracoes (name) VALUES ('0001-ja-feita')`);
+    // an error of another kind is left as it is
+    const outra: Migracao[] = [{ name: '0002-quebrada', up: async (qi) => void (await qi.sequelize.query('SELECT * FROM tabela_que_nao_existe')) }];
+    const erroComum = (await migrar('intranet', outra).catch((e: unknown) => e)) as Error;
+    expect(erroComum.message).toMatch(/^Migration 0002-quebrada \(up\) failed/);
+    expect(erroComum.message).not.toContain('schema_migracoes');
+  } finally {
+    await encerrar();
+    await apagarBanco('intranet');
+  }
+});
