@@ -38,7 +38,6 @@ export const schemas = {
       .description('De 1 a 255 caracteres ASCII visíveis: o envio repetido com a mesma chave devolve o primeiro arquivo.'),
   }),
   pagina: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO) }),
-  // by ids or by an upload's key: exactly one of them
   filtro: Joi.object({
     ids: Joi.string()
       .trim()
