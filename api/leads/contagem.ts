@@ -1,4 +1,4 @@
-import { CargasEmCurso } from '../../lib/cache';
+import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
@@ -73,25 +73,24 @@ export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContag
 
 /** Whether any process takes count jobs, read at most every VALIDADE_DOS_WORKERS_MS (CLIENT LIST is no free call). */
 const VALIDADE_DOS_WORKERS_MS = 5_000;
-let workersVistos: { ha: boolean; em: number } | undefined;
+const workersVistos = new CacheComPrazo<'contagem', Promise<boolean>>(() => VALIDADE_DOS_WORKERS_MS, 1);
 let ultimoAvisoSemWorker = 0;
 
 async function haWorkerDeContagem(): Promise<boolean> {
-  if (workersVistos && Date.now() - workersVistos.em < VALIDADE_DOS_WORKERS_MS) return workersVistos.ha;
-  let ha: boolean;
   try {
-    ha = (await fila(filaLeadsContagem).getWorkersCount()) > 0;
+    return await workersVistos.compartilhar('contagem', async () => {
+      const ha = (await fila(filaLeadsContagem).getWorkersCount()) > 0;
+      if (!ha && Date.now() - ultimoAvisoSemWorker > 60_000) {
+        ultimoAvisoSemWorker = Date.now();
+        log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
+      }
+      return ha;
+    });
   } catch (err) {
-    // the question refused (CLIENT LIST left out of an ACL): the queue, as before
+    // the question refused (CLIENT LIST left out of an ACL): the queue, as before, asked again next time
     log.debug({ err: (err as Error).message }, 'workers da contagem não consultados');
     return true;
   }
-  workersVistos = { ha, em: Date.now() };
-  if (!ha && Date.now() - ultimoAvisoSemWorker > 60_000) {
-    ultimoAvisoSemWorker = Date.now();
-    log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
-  }
-  return ha;
 }
 
 /** The counts under way in this process without the queue, by cache key: listings at once share one. */
