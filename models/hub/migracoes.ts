@@ -1,7 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { existeNoEsquema, ID_ASCII, TABELA } from '../shared/sql';
+import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
   migracaoDeAcesso,
@@ -256,7 +256,7 @@ export const MIGRACOES_HUB: Migracao[] = [
       // time, so no publication or purge waits behind one long statement. Run again, it fills only
       // what is still empty
       const s = qi.sequelize;
-      if (!(await existeNoEsquema(qi, 'evento', { coluna: 'tipo' }))) await s.query('ALTER TABLE evento ADD COLUMN tipo VARCHAR(150) NULL');
+      await adicionarColuna(qi, 'evento', 'tipo', 'VARCHAR(150) NULL');
       let depois = '';
       for (;;) {
         const pagina = await s.query<{ id: string }>('SELECT id FROM evento WHERE id > ? ORDER BY id LIMIT 5000', {

@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { existeNoEsquema, TABELA } from '../shared/sql';
+import { adicionarColuna, existeNoEsquema, TABELA } from '../shared/sql';
 
 export const MIGRACOES_IDENTITY: Migracao[] = [
   {
@@ -107,9 +107,7 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       // (another event's, failing the migration, or one before older events)
       // the last statement is one: its key there means it ran to its end
       if (await existeNoEsquema(qi, 'evento_pendente', { indice: 'evento_pendente_sequencia' })) return;
-      if (!(await existeNoEsquema(qi, 'evento_pendente', { coluna: 'sequencia' }))) {
-        await qi.sequelize.query('ALTER TABLE evento_pendente ADD COLUMN sequencia BIGINT NULL AFTER id');
-      }
+      await adicionarColuna(qi, 'evento_pendente', 'sequencia', 'BIGINT NULL AFTER id');
       await qi.sequelize.transaction(async (transaction) => {
         const q = (sql: string) => qi.sequelize.query(sql, { transaction });
         await q('LOCK TABLES evento_pendente WRITE');

@@ -1,7 +1,7 @@
 import { AGORA_NO_BANCO, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
+import { adicionarColuna, ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
 
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
         atualizado_em DATETIME(3) NOT NULL`;
@@ -298,9 +298,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // a robot linked or unlinked by PATCH is the team's choice: a later robot message of the
       // platform no longer links the conversation (0 follows the robot, as before). Appended last,
       // the column costs no table copy
-      if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'robo_escolhido' }))) {
-        await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN robo_escolhido BOOLEAN NOT NULL DEFAULT 0');
-      }
+      await adicionarColuna(qi, 'conversa', 'robo_escolhido', 'BOOLEAN NOT NULL DEFAULT 0');
     },
   },
   {
@@ -311,9 +309,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // team's status. NULL guards nothing: never corrected or, in rows written before a decision
       // with no platform time was marked by the database's clock (registro.ts MARCA_DA_DECISAO),
       // corrected before any time was known. Appended last, the column costs no table copy
-      if (!(await existeNoEsquema(qi, 'conversa', { coluna: 'status_corrigido_sobre' }))) {
-        await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN status_corrigido_sobre DATETIME(6) NULL');
-      }
+      await adicionarColuna(qi, 'conversa', 'status_corrigido_sobre', 'DATETIME(6) NULL');
     },
   },
   {
@@ -323,9 +319,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // database's clock, instead of from the attachment's record, which left older attachments
       // (re-armed by hand, copied again) unprotected. A copy put off before this starts its count at
       // its next put-off. Appended last, the column costs no table copy
-      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'adiada_desde' }))) {
-        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN adiada_desde DATETIME(3) NULL');
-      }
+      await adicionarColuna(qi, 'anexo_da_mensagem', 'adiada_desde', 'DATETIME(3) NULL');
     },
   },
   {
@@ -393,9 +387,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // (DESIGN §7) instead of being set to the maximum to stop it. Copies stopped so before keep
       // the 6 they were given, which stops them all the same. Appended last, the column costs no
       // table copy
-      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'parada' }))) {
-        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN parada BOOLEAN NOT NULL DEFAULT 0');
-      }
+      await adicionarColuna(qi, 'anexo_da_mensagem', 'parada', 'BOOLEAN NOT NULL DEFAULT 0');
     },
   },
   {
@@ -405,9 +397,7 @@ export const MIGRACOES_SALES: Migracao[] = [
       // back at once (a worker's crash, the sweep) waits what is left of the retry interval since
       // then. Copies tried before it have none and run as before. Appended last, the column costs
       // no table copy
-      if (!(await existeNoEsquema(qi, 'anexo_da_mensagem', { coluna: 'ultima_tentativa_em' }))) {
-        await qi.sequelize.query('ALTER TABLE anexo_da_mensagem ADD COLUMN ultima_tentativa_em DATETIME(3) NULL');
-      }
+      await adicionarColuna(qi, 'anexo_da_mensagem', 'ultima_tentativa_em', 'DATETIME(3) NULL');
     },
   },
   {

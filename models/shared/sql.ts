@@ -43,3 +43,11 @@ export async function existeNoEsquema(qi: QueryInterface, tabela: string, o: { c
   );
   return (linhas as unknown[]).length > 0;
 }
+
+/**
+ * A migration's `ALTER TABLE tabela ADD COLUMN coluna definicao`, skipped when the column is there:
+ * run again after a stop midway, the migration goes on from where it was.
+ */
+export async function adicionarColuna(qi: QueryInterface, tabela: string, coluna: string, definicao: string): Promise<void> {
+  if (!(await existeNoEsquema(qi, tabela, { coluna }))) await qi.sequelize.query(`ALTER TABLE ${tabela} ADD COLUMN ${coluna} ${definicao}`);
+}
