@@ -3,10 +3,9 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { chaveDoCliente } from '../api/shared/limite';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { chaveDoCliente, contagemPorEndereco } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
-import { redis } from '../lib/redis';
 import { FILAS } from '../queues';
 import { fila } from '../queues/fila';
 
@@ -26,15 +25,7 @@ export const FALHAS_NO_DASHBOARD = 10;
  * address gets 429, right credentials included, until the quarter of an hour of its first ends.
  */
 export function autenticacaoBasica(usuario: string, senha: string) {
-  let falhas: RateLimiterRedis | undefined;
-  const obter = () =>
-    (falhas ??= new RateLimiterRedis({
-      storeClient: redis('produtor'),
-      keyPrefix: `${config().queuePrefix}:limite:dashboard-falhas`,
-      points: FALHAS_NO_DASHBOARD,
-      duration: 15 * 60,
-      insuranceLimiter: new RateLimiterMemory({ points: FALHAS_NO_DASHBOARD, duration: 15 * 60 }),
-    }));
+  const obter = contagemPorEndereco('dashboard-falhas', FALHAS_NO_DASHBOARD, 15 * 60);
   const esperar = (res: Response, msAntesDaProxima: number) => {
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(msAntesDaProxima / 1000))));
     res.status(429).end();

@@ -21,19 +21,28 @@ export function chaveDoCliente(ip: string | undefined): string {
 }
 
 /**
+ * A count of `pontos` per `duracaoS` seconds by client key, named `nome`, in Redis so every process
+ * shares it, with an in-memory count of the same size standing in while Redis is out of reach;
+ * made at its first use (Redis is not opened before).
+ */
+export function contagemPorEndereco(nome: string, pontos: number, duracaoS: number): () => RateLimiterRedis {
+  let limitador: RateLimiterRedis | undefined;
+  return () =>
+    (limitador ??= new RateLimiterRedis({
+      storeClient: redis('produtor'),
+      keyPrefix: `${config().queuePrefix}:limite:${nome}`,
+      points: pontos,
+      duration: duracaoS,
+      insuranceLimiter: new RateLimiterMemory({ points: pontos, duration: duracaoS }),
+    }));
+}
+
+/**
  * Per-client-address limit of a public route (DESIGN §10), counted in Redis so every process
  * shares it; while Redis is out of reach an in-memory limiter of the same size stands in.
  */
 export function limitePorEndereco(nome: string, porMinuto: number): RequestHandler {
-  let limitador: RateLimiterRedis | undefined;
-  const obter = () =>
-    (limitador ??= new RateLimiterRedis({
-      storeClient: redis('produtor'),
-      keyPrefix: `${config().queuePrefix}:limite:${nome}`,
-      points: porMinuto,
-      duration: 60,
-      insuranceLimiter: new RateLimiterMemory({ points: porMinuto, duration: 60 }),
-    }));
+  const obter = contagemPorEndereco(nome, porMinuto, 60);
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       await obter().consume(chaveDoCliente(req.ip));
