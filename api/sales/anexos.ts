@@ -430,11 +430,17 @@ async function largarCopiaSemRegistro(anexoId: string, arquivoId: string): Promi
 
 /**
  * Copies whose attachment is gone (arquivo_a_apagar, written with the deletion) leave file storage
- * through this queue; when Redis is out of reach the sweep finds them later.
+ * through this queue; when Redis is out of reach the sweep finds them later. A run reads the whole
+ * list, so a burst of deletions needs one: while one waits, more add nothing, and while one runs,
+ * they leave one to follow it (what the running one read may predate them).
  */
 export async function enfileirarRemocao(): Promise<void> {
   try {
-    await fila(filaSalesAnexo).add('apagar', {}, { attempts: 10, backoff: { type: 'exponential', delay: 10_000 } });
+    await fila(filaSalesAnexo).add(
+      'apagar',
+      {},
+      { attempts: 10, backoff: { type: 'exponential', delay: 10_000 }, deduplication: { id: 'apagar', keepLastIfActive: true } },
+    );
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'remoção de cópias fica para a varredura');
   }

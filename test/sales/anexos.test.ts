@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import nock from 'nock';
 import { QueryTypes } from 'sequelize';
-import { apagarCopiasPendentes, copiarAnexo, varrerAnexos } from '../../api/sales/anexos';
+import { apagarCopiasPendentes, copiarAnexo, enfileirarRemocao, varrerAnexos } from '../../api/sales/anexos';
 import { config, loadConfig } from '../../config';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
@@ -650,5 +650,40 @@ describe('SPEC §3: deleting a conversation for good', () => {
     await apagarCopiasPendentes();
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(0);
     expect(await pendentes()).not.toContain(arquivo_id);
+  });
+
+  it('a burst of deletions queues one removal, and one to follow a removal under way: none is missed', async () => {
+    const q = fila(filaSalesAnexo);
+    const remocoesNaFila = async () => (await q.getJobs(['wait', 'paused', 'delayed', 'prioritized'])).filter((j) => j.name === 'apagar').length;
+    await q.pause();
+    try {
+      for (let i = 0; i < 5; i++) await enfileirarRemocao();
+      expect(await remocoesNaFila()).toBe(1);
+    } finally {
+      await q.resume();
+    }
+    await esperarAte(async () => (await remocoesNaFila()) === 0, 'the removal run');
+
+    // a removal held on its last step by a listed copy locked here: it read the list before the deletion below
+    nock(CHAT).get('/rails/active_storage/depois.jpg').reply(200, randomBytes(10), { 'content-type': 'image/jpeg' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/depois.jpg`);
+    const { arquivo_id } = await aguardarCopia(conversaId);
+    const presa = randomUUID();
+    await banco('sales').query('INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, NOW(3) - INTERVAL 1 DAY)', { replacements: [presa] });
+    const trava = await novaConexao('sales');
+    try {
+      await trava.beginTransaction();
+      await trava.query('SELECT * FROM arquivo_a_apagar WHERE arquivo_id = ? FOR UPDATE', [presa]);
+      await enfileirarRemocao();
+      await esperarOutraConexao(trava, 'the removal held on the locked copy', ['DELETE FROM arquivo_a_apagar%']);
+      expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+      for (let i = 0; i < 3; i++) await enfileirarRemocao();
+      expect(await remocoesNaFila()).toBeLessThanOrEqual(1);
+      await trava.rollback();
+    } finally {
+      await trava.end();
+    }
+    await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, "the deleted conversation's copy removed by the run that followed");
+    expect(await pendentes()).not.toContain(presa);
   });
 });
