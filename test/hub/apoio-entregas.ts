@@ -269,22 +269,26 @@ export function hubDe(suite: SuiteDeTeste) {
 export type Hub = ReturnType<typeof hubDe>;
 
 /**
- * For a whole test file: identity and hub with no worker but the application sync, so each queue's
- * content can be read between steps, and a subscriber. Registers the file's beforeAll (start) and
- * afterAll (the subscriber stops, then the suite); the answer is filled in once beforeAll has run.
+ * For a whole test file: identity and hub, and a subscriber answering with `responder`. With
+ * `entregas` (the default) every worker runs, retries a few milliseconds apart; without, no worker
+ * but the application sync, so each queue's content can be read between steps. Registers the
+ * file's beforeAll (start) and afterAll (the subscriber stops, then the suite); the answer is
+ * filled in once beforeAll has run.
  */
-export function hubSemEntregasNesteArquivo(): { hub: Hub; receptor: Receptor } {
-  const t = {} as { hub: Hub; receptor: Receptor };
-  let suite: SuiteDeTeste | undefined;
+export function hubNesteArquivo(
+  opcoes: { entregas?: boolean; env?: Record<string, string>; responder?: Responder } = {},
+): { suite: SuiteDeTeste; hub: Hub; receptor: Receptor } {
+  const { entregas = true, env, responder } = opcoes;
+  const t = {} as { suite: SuiteDeTeste; hub: Hub; receptor: Receptor };
   beforeAll(async () => {
-    suite = await iniciarSuite(['identity', 'hub'], { workers: false });
-    await iniciarWorkers(['hub-aplicativo-sync']);
-    t.receptor = await iniciarReceptor();
-    t.hub = hubDe(suite);
+    t.suite = await iniciarSuite(['identity', 'hub'], { workers: entregas, env: { HUB_RETRY_SCHEDULE_MS: '50,100,150', ...env } });
+    if (!entregas) await iniciarWorkers(['hub-aplicativo-sync']);
+    t.receptor = await iniciarReceptor(responder);
+    t.hub = hubDe(t.suite);
   });
   afterAll(async () => {
     await t.receptor?.fechar();
-    await suite?.encerrar();
+    await t.suite?.encerrar();
   });
   return t;
 }

@@ -9,14 +9,14 @@ import { Entrega, Evento } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { atrasoDoJob, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
-import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { dormir, esperarAte, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * Two requests of the hub at once, each held midway by a lock another connection of the test
  * takes, so they interleave as they can in production.
  */
 
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 beforeEach(() => fila(filaHubEntrega).drain(true));
 

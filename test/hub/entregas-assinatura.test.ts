@@ -1,7 +1,6 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, JWK, jwtVerify } from 'jose';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
+import { esperarAte, hubNesteArquivo, Recebida } from './apoio-entregas';
 
 /**
  * SPEC §5 rule 6 and DESIGN §5: every attempt is signed with the hub's Ed25519 key, as Standard
@@ -10,29 +9,17 @@ import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './a
  * These tests verify as a subscriber would, with `jose` and node:crypto only.
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
-});
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+const t = hubNesteArquivo();
 
 /** What a subscriber knows: the hub's address. */
-const jwksDoHub = () => createRemoteJWKSet(new URL(`${suite.url.hub}/.well-known/jwks.json`));
+const jwksDoHub = () => createRemoteJWKSet(new URL(`${t.suite.url.hub}/.well-known/jwks.json`));
 
 /** The subscriber's one-call check of a webhook-token: the hub's JWKS, its issuer and the expected audience. */
-const verificarToken = (r: Pick<Recebida, 'cabecalhos'>, audience: string, issuer = suite.url.hub) =>
+const verificarToken = (r: Pick<Recebida, 'cabecalhos'>, audience: string, issuer = t.suite.url.hub) =>
   jwtVerify(String(r.cabecalhos['webhook-token']), jwksDoHub(), { issuer, audience });
 
 async function chavesDoHub(): Promise<JWK[]> {
-  return ((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys;
+  return ((await (await fetch(`${t.suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys;
 }
 
 /** Standard Webhooks, asymmetric scheme: some v1a entry verifies "{webhook-id}.{webhook-timestamp}.{body}" with a JWKS key. */
@@ -48,14 +35,14 @@ async function v1aConfere(r: Pick<Recebida, 'cabecalhos'>, corpo: Buffer): Promi
 
 /** One delivered request of a fresh scenario. */
 async function umaEntrega(caminho: string, dados: unknown = { n: 5, texto: 'olá, mundo' }) {
-  const c = await hub.cenario({ url_de_destino: receptor.url(caminho) });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url(caminho) });
   const { id } = await c.publicar(dados);
-  const r = await esperarAte(() => receptor.recebidas.find((x) => x.corpo?.id === id), 'the delivery');
+  const r = await esperarAte(() => t.receptor.recebidas.find((x) => x.corpo?.id === id), 'the delivery');
   return { c, eventoId: id, r };
 }
 
 test('GET /.well-known/jwks.json lists Ed25519 public keys as {kty OKP, crv Ed25519, x, kid, alg EdDSA, use sig} and no private part (DESIGN §5)', async () => {
-  const res = await fetch(`${suite.url.hub}/.well-known/jwks.json`);
+  const res = await fetch(`${t.suite.url.hub}/.well-known/jwks.json`);
   expect(res.status).toBe(200);
   const { keys } = (await res.json()) as { keys: Record<string, unknown>[] };
   expect(keys.length).toBeGreaterThanOrEqual(1);
@@ -82,7 +69,7 @@ test('the delivery body is {id, tipo, versao, aplicativo_origem_id, aplicativo_a
   });
   expect(c.assinante.id).not.toBe(c.assinante.hub.id);
   // webhook-id is the delivery id, the one GET /entrega shows
-  const entrega = await hub.entregaDoEvento(c.assinatura.id, eventoId);
+  const entrega = await t.hub.entregaDoEvento(c.assinatura.id, eventoId);
   expect(r.webhookId).toBe(entrega.id);
 });
 
@@ -90,7 +77,7 @@ test('webhook-token verifies with jose using only the hub JWKS and the subscribe
   const { c, r } = await umaEntrega('/token');
   const token = String(r.cabecalhos['webhook-token']);
   const { payload, protectedHeader } = await jwtVerify(token, jwksDoHub(), {
-    issuer: suite.url.hub,
+    issuer: t.suite.url.hub,
     audience: c.assinante.id,
     typ: 'webhook+jwt',
     algorithms: ['EdDSA'],
@@ -98,7 +85,7 @@ test('webhook-token verifies with jose using only the hub JWKS and the subscribe
   expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: expect.any(String), typ: 'webhook+jwt' });
   expect((await chavesDoHub()).map((k) => k.kid)).toContain(protectedHeader.kid);
   expect(payload).toEqual({
-    iss: suite.url.hub,
+    iss: t.suite.url.hub,
     aud: c.assinante.id,
     sub: c.assinatura.id,
     jti: r.webhookId,
@@ -132,10 +119,10 @@ test('a tampered body fails both checks: v1a no longer verifies and body_sha256 
 
 test('a delivery addressed to another application is rejected by audience: jose throws for the wrong audience, and the body names the real subscriber', async () => {
   const { c, eventoId, r } = await umaEntrega('/para-a');
-  const outro = await hub.aplicativo();
-  await hub.assinar(outro, c.tipo.id, { url_de_destino: receptor.url('/para-b') });
+  const outro = await t.hub.aplicativo();
+  await t.hub.assinar(outro, c.tipo.id, { url_de_destino: t.receptor.url('/para-b') });
   const { id: segundo } = await c.publicar({ n: 2 });
-  const paraB = await esperarAte(() => receptor.recebidas.find((x) => x.corpo?.id === segundo && x.caminho === '/para-b'), 'the delivery to b');
+  const paraB = await esperarAte(() => t.receptor.recebidas.find((x) => x.corpo?.id === segundo && x.caminho === '/para-b'), 'the delivery to b');
 
   // application a receives b's delivery (say, a misrouted request) and checks it against its own id
   await expect(verificarToken(paraB, c.assinante.id)).rejects.toMatchObject({ code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
@@ -155,23 +142,23 @@ test('a token signed by any other key is refused by the hub JWKS', async () => {
   const cabecalho = decodeProtectedHeader(String(r.cabecalhos['webhook-token']));
   const forjado = await new SignJWT({ body_sha256: 'x' })
     .setProtectedHeader({ alg: 'EdDSA', kid: cabecalho.kid!, typ: 'webhook+jwt' })
-    .setIssuer(suite.url.hub)
+    .setIssuer(t.suite.url.hub)
     .setAudience(String(r.corpo.aplicativo_assinante_id))
     .setIssuedAt()
     .setExpirationTime('5m')
     .sign(privateKey);
-  await expect(jwtVerify(forjado, jwksDoHub(), { issuer: suite.url.hub, audience: String(r.corpo.aplicativo_assinante_id) })).rejects.toMatchObject({
+  await expect(jwtVerify(forjado, jwksDoHub(), { issuer: t.suite.url.hub, audience: String(r.corpo.aplicativo_assinante_id) })).rejects.toMatchObject({
     code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
   });
 });
 
 test('every attempt is signed afresh, with the same webhook-id (DESIGN §5)', async () => {
-  const c = await hub.cenario({ url_de_destino: receptor.url('/de-novo'), maximo_de_tentativas: 3 });
-  receptor.responder = (r, vez) => (r.caminho === '/de-novo' && vez === 1 ? 500 : 200);
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/de-novo'), maximo_de_tentativas: 3 });
+  t.receptor.responder = (r, vez) => (r.caminho === '/de-novo' && vez === 1 ? 500 : 200);
   try {
     const { id } = await c.publicar();
     const duas = await esperarAte(() => {
-      const l = receptor.recebidas.filter((x) => x.corpo?.id === id);
+      const l = t.receptor.recebidas.filter((x) => x.corpo?.id === id);
       return l.length === 2 && l;
     }, 'two attempts');
     expect(duas[1].webhookId).toBe(duas[0].webhookId);
@@ -182,6 +169,6 @@ test('every attempt is signed afresh, with the same webhook-id (DESIGN §5)', as
       expect(payload.iat).toBe(Number(r.cabecalhos['webhook-timestamp']));
     }
   } finally {
-    receptor.responder = () => 200;
+    t.receptor.responder = () => 200;
   }
 });

@@ -4,8 +4,7 @@ import { novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, marca, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubNesteArquivo, marca } from './apoio-entregas';
 
 /**
  * Monitoring (DESIGN §5, area `monitoramento`): GET /entrega (page; filters assinatura_id and
@@ -15,36 +14,25 @@ import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, marca, Receptor } from
  * period expires").
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
 /** paths whose calls fail with 500 until taken out */
 const falhando = new Set<string>();
 /** paths answered 200 after 1.2 s */
 const lentos = new Set<string>();
 
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor((r) =>
-    r.caminho === '/demora' || lentos.has(r.caminho) ? { status: 200, atrasoMs: 1200 } : falhando.has(r.caminho) ? 500 : 200,
-  );
-});
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
+const t = hubNesteArquivo({
+  responder: (r) => (r.caminho === '/demora' || lentos.has(r.caminho) ? { status: 200, atrasoMs: 1200 } : falhando.has(r.caminho) ? 500 : 200),
 });
 
-const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+const noCaminho = (caminho: string) => t.receptor.recebidas.filter((r) => r.caminho === caminho);
 
 /** A subscription whose deliveries end in the error queue (one attempt each) while its path fails. */
 async function cenarioComFalhas(caminho: string, quantas: number) {
   falhando.add(caminho);
-  const c = await hub.cenario({ url_de_destino: receptor.url(caminho), maximo_de_tentativas: 1 });
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url(caminho), maximo_de_tentativas: 1 });
   const entregas = [];
   for (let i = 0; i < quantas; i++) {
     const { id } = await c.publicar({ n: i });
-    entregas.push(await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
+    entregas.push(await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
   }
   return { c, entregas };
 }
@@ -64,13 +52,13 @@ const CAMPOS_DA_ENTREGA = [
 
 describe('GET /entrega and GET /entrega/{id}', () => {
   test('a page of deliveries, newest first, filtered by assinatura_id and by situacao', async () => {
-    const boa = await hub.cenario({ url_de_destino: receptor.url('/lista/boa') });
+    const boa = await t.hub.cenario({ url_de_destino: t.receptor.url('/lista/boa') });
     const publicados = [];
     for (let i = 0; i < 3; i++) publicados.push((await boa.publicar({ n: i })).id);
-    for (const id of publicados) await hub.esperarSituacao((await hub.entregaDoEvento(boa.assinatura.id, id)).id, 'entregue');
+    for (const id of publicados) await t.hub.esperarSituacao((await t.hub.entregaDoEvento(boa.assinatura.id, id)).id, 'entregue');
     const { c: ruim, entregas: [falha] } = await cenarioComFalhas('/lista/ruim', 1);
 
-    const pagina = await hub.entregas({ assinatura_id: boa.assinatura.id });
+    const pagina = await t.hub.entregas({ assinatura_id: boa.assinatura.id });
     expect(pagina).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 500, total: 3, estimado: false });
     expect(pagina.itens.map((e: any) => e.evento_id)).toEqual([...publicados].reverse());
     for (const e of pagina.itens) {
@@ -78,34 +66,34 @@ describe('GET /entrega and GET /entrega/{id}', () => {
       expect(e).toMatchObject({ assinatura_id: boa.assinatura.id, situacao: 'entregue', tentativas: 1 });
     }
 
-    const paginada = await hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 2, pagina: 2 });
+    const paginada = await t.hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 2, pagina: 2 });
     expect(paginada).toMatchObject({ pagina: 2, tamanho: 2, total: 3 });
     expect(paginada.itens.map((e: any) => e.evento_id)).toEqual([publicados[0]]);
 
-    expect((await hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'fila_de_erro' })).itens.map((e: any) => e.id)).toEqual([falha.id]);
-    expect((await hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'entregue' })).total).toBe(0);
-    expect((await hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).total).toBe(0);
+    expect((await t.hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'fila_de_erro' })).itens.map((e: any) => e.id)).toEqual([falha.id]);
+    expect((await t.hub.entregas({ assinatura_id: ruim.assinatura.id, situacao: 'entregue' })).total).toBe(0);
+    expect((await t.hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).total).toBe(0);
     // situacao alone spans subscriptions
-    const naFila = (await hub.entregas({ situacao: 'fila_de_erro' })).itens as any[];
+    const naFila = (await t.hub.entregas({ situacao: 'fila_de_erro' })).itens as any[];
     expect(naFila.every((e) => e.situacao === 'fila_de_erro')).toBe(true);
     expect(naFila.map((e) => e.id)).toContain(falha.id);
     // past the count's cap, total stops there and says it is an estimate; the page itself is whole
     const maxima = CONTAGEM_DAS_ENTREGAS.maxima;
     CONTAGEM_DAS_ENTREGAS.maxima = 2;
     try {
-      const estimada = await hub.entregas({ assinatura_id: boa.assinatura.id });
+      const estimada = await t.hub.entregas({ assinatura_id: boa.assinatura.id });
       expect(estimada).toMatchObject({ total: 2, estimado: true });
       expect(estimada.itens).toHaveLength(3);
       // a page starts within the deliveries counted: the third delivery is on no page of one
-      const deUma = async (pagina: number) => (await hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 1, pagina })).itens.map((e: any) => e.evento_id);
+      const deUma = async (pagina: number) => (await t.hub.entregas({ assinatura_id: boa.assinatura.id, tamanho: 1, pagina })).itens.map((e: any) => e.evento_id);
       expect([...(await deUma(1)), ...(await deUma(2))]).toEqual([publicados[2], publicados[1]]);
       expect(await deUma(3)).toEqual([]);
-      expect(await hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).toMatchObject({ total: 0, estimado: false });
+      expect(await t.hub.entregas({ assinatura_id: boa.assinatura.id, situacao: 'fila_de_erro' })).toMatchObject({ total: 0, estimado: false });
     } finally {
       CONTAGEM_DAS_ENTREGAS.maxima = maxima;
     }
     // a page far past the deliveries is empty
-    expect(await hub.entregas({ assinatura_id: boa.assinatura.id, pagina: Number.MAX_SAFE_INTEGER, tamanho: 500 })).toEqual({
+    expect(await t.hub.entregas({ assinatura_id: boa.assinatura.id, pagina: Number.MAX_SAFE_INTEGER, tamanho: 500 })).toEqual({
       itens: [],
       pagina: Number.MAX_SAFE_INTEGER,
       tamanho: 500,
@@ -113,14 +101,14 @@ describe('GET /entrega and GET /entrega/{id}', () => {
       estimado: false,
     });
     // an unknown situacao is a validation error
-    esperarProblema(await hub.api.get('/entrega', { token: await hub.admin(), query: { situacao: 'perdida' } }), 400);
+    esperarProblema(await t.hub.api.get('/entrega', { token: await t.hub.admin(), query: { situacao: 'perdida' } }), 400);
   });
 
   test('GET /entrega/{id} shows the delivery, its event and every attempt; an unknown id is 404', async () => {
     falhando.add('/detalhe');
-    const c = await hub.cenario({ url_de_destino: receptor.url('/detalhe'), maximo_de_tentativas: 2 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/detalhe'), maximo_de_tentativas: 2 });
     const { id } = await c.publicar({ n: 42, texto: 'detalhe' });
-    const entrega = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    const entrega = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
     expect(Object.keys(entrega).sort()).toEqual([...CAMPOS_DA_ENTREGA, 'evento', 'historico'].sort());
     expect(entrega).toMatchObject({ evento_id: id, assinatura_id: c.assinatura.id, situacao: 'fila_de_erro', tentativas: 2 });
     expect(entrega.ultimo_erro).toBe('HTTP 500');
@@ -134,7 +122,7 @@ describe('GET /entrega and GET /entrega/{id}', () => {
       resposta: '{}',
     })));
 
-    esperarProblema(await hub.api.get(`/entrega/${randomUUID()}`, { token: await hub.admin() }), 404);
+    esperarProblema(await t.hub.api.get(`/entrega/${randomUUID()}`, { token: await t.hub.admin() }), 404);
   });
 });
 
@@ -142,49 +130,49 @@ describe('sending again (DESIGN §5)', () => {
   test('POST /entrega/{id}/reenviar of an error-queue delivery starts a new round with the same webhook-id, and it is delivered', async () => {
     const { c, entregas: [falha] } = await cenarioComFalhas('/reenviar', 1);
     falhando.delete('/reenviar');
-    const res = await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await hub.admin() });
+    const res = await t.hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await t.hub.admin() });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ id: falha.id, ultimo_erro: null });
     // pending again (or, with a fast worker, already delivered)
     expect(['pendente', 'entregue']).toContain(res.body.situacao);
 
-    const final = await hub.esperarSituacao(falha.id, 'entregue');
+    const final = await t.hub.esperarSituacao(falha.id, 'entregue');
     expect(noCaminho('/reenviar').map((r) => r.webhookId)).toEqual([falha.id, falha.id]);
     expect(final.historico.map((t: any) => t.status_http)).toEqual([500, 200]);
-    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
+    expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
   });
 
   test('POST /assinatura/{id}/reenviar_falhas sends every error-queue delivery of the subscription again, and only those', async () => {
     const { c, entregas } = await cenarioComFalhas('/falhas', 3);
-    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(3);
+    expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(3);
     falhando.delete('/falhas');
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 9 })).id)).id, 'entregue');
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 9 })).id)).id, 'entregue');
     // another subscription's error queue is not touched
     const { entregas: [alheia] } = await cenarioComFalhas('/falhas-alheias', 1);
 
-    const res = await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() });
+    const res = await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ reenviadas: 3 });
-    for (const e of entregas) await hub.esperarSituacao(e.id, 'entregue');
-    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
+    for (const e of entregas) await t.hub.esperarSituacao(e.id, 'entregue');
+    expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
     await dormir(200);
-    for (const e of entregas) expect(receptor.de(e.id)).toHaveLength(2);
-    expect(receptor.de(entregue.id)).toHaveLength(1);
-    expect((await hub.entrega(alheia.id)).situacao).toBe('fila_de_erro');
+    for (const e of entregas) expect(t.receptor.de(e.id)).toHaveLength(2);
+    expect(t.receptor.de(entregue.id)).toHaveLength(1);
+    expect((await t.hub.entrega(alheia.id)).situacao).toBe('fila_de_erro');
 
     // nothing left to send
-    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 0 });
+    expect((await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() })).body).toEqual({ reenviadas: 0 });
   });
 
   test('reenviar_falhas leaves alone a delivery that left the error queue between its listing and its lock (delivered by a replay of its own)', async () => {
     const { c, entregas: [falha] } = await cenarioComFalhas('/falhas-corrida', 1);
     const outra = await novaConexao('hub');
-    let res: ReturnType<typeof hub.api.post>;
+    let res: ReturnType<typeof t.hub.api.post>;
     try {
       // as a replay of that delivery alone, whose round then succeeds, holds it
       await outra.query('START TRANSACTION');
       await outra.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [falha.id]);
-      res = hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() });
+      res = t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
       await esperarOutraConexao(outra, 'reenviar_falhas waiting on the delivery', ['UPDATE entrega FORCE INDEX (PRIMARY)%']);
       await outra.query("UPDATE entrega SET situacao = 'entregue', entregue_em = NOW(3) WHERE id = ?", [falha.id]);
       await outra.query('COMMIT');
@@ -192,49 +180,49 @@ describe('sending again (DESIGN §5)', () => {
       await outra.end();
     }
     expect((await res!).body).toEqual({ reenviadas: 0 });
-    expect((await hub.entrega(falha.id)).situacao).toBe('entregue');
+    expect((await t.hub.entrega(falha.id)).situacao).toBe('entregue');
     await dormir(300);
-    expect(receptor.de(falha.id)).toHaveLength(1);
+    expect(t.receptor.de(falha.id)).toHaveLength(1);
   });
 
   test('sending a delivered delivery again keeps ultima_entrega_em at its first success while the new round fails (SPEC §6 rule 5)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-entregue'), maximo_de_tentativas: 1 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenviar-entregue'), maximo_de_tentativas: 1 });
     const { id } = await c.publicar();
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
 
     falhando.add('/reenviar-entregue');
-    expect((await hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() })).status).toBe(202);
+    expect((await t.hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await t.hub.admin() })).status).toBe(202);
     // while the new round is pending, and after it failed into the error queue
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
-    const falhou = await hub.esperarSituacao(entregue.id, 'fila_de_erro');
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    const falhou = await t.hub.esperarSituacao(entregue.id, 'fila_de_erro');
     expect(falhou.entregue_em).toBeNull();
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
   });
 
   test('a delivered delivery sent again shows no entregue_em while its new round runs, then the new round\'s', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-de-novo') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenviar-de-novo') });
     const { id } = await c.publicar();
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     lentos.add('/reenviar-de-novo');
-    expect((await hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() })).status).toBe(202);
-    expect(await hub.entrega(entregue.id)).toMatchObject({ situacao: 'pendente', entregue_em: null });
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
-    const deNovo = await hub.esperarSituacao(entregue.id, 'entregue');
+    expect((await t.hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await t.hub.admin() })).status).toBe(202);
+    expect(await t.hub.entrega(entregue.id)).toMatchObject({ situacao: 'pendente', entregue_em: null });
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    const deNovo = await t.hub.esperarSituacao(entregue.id, 'entregue');
     expect(Date.parse(deNovo.entregue_em)).toBeGreaterThan(Date.parse(entregue.entregue_em));
   });
 
   test('reenviar of a delivery the retention purge removes while the replay waits for it answers 404, and queues nothing', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/reenviar-purgada') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenviar-purgada') });
     const { id } = await c.publicar();
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     // another connection holds the row, as the purge does before deleting it
     const purga = await novaConexao('hub');
-    let pedido: ReturnType<typeof hub.api.post> | undefined;
+    let pedido: ReturnType<typeof t.hub.api.post> | undefined;
     try {
       await purga.query('START TRANSACTION');
       await purga.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entregue.id]);
-      pedido = hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await hub.admin() });
+      pedido = t.hub.api.post(`/entrega/${entregue.id}/reenviar`, { token: await t.hub.admin() });
       await esperarOutraConexao(purga, 'the replay waiting on the row', ['%FROM `entrega`%FOR UPDATE', 'UPDATE entrega FORCE INDEX (PRIMARY)%', 'UPDATE assinatura%']);
       await purga.query('DELETE FROM tentativa_de_entrega WHERE entrega_id = ?', [entregue.id]);
       await purga.query('DELETE FROM entrega WHERE id = ?', [entregue.id]);
@@ -244,53 +232,53 @@ describe('sending again (DESIGN §5)', () => {
     }
     esperarProblema(await pedido!, 404);
     await dormir(150);
-    expect(receptor.de(entregue.id)).toHaveLength(1);
+    expect(t.receptor.de(entregue.id)).toHaveLength(1);
   });
 
   test('reenviar of a delivery still pending (its attempt in flight) is 409; an unknown delivery or subscription is 404', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/demora') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/demora') });
     const { id } = await c.publicar();
-    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
+    const entrega = await t.hub.entregaDoEvento(c.assinatura.id, id);
     await esperarAte(() => noCaminho('/demora').length, 'the attempt in flight');
-    expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
-    esperarProblema(await hub.api.post(`/entrega/${entrega.id}/reenviar`, { token: await hub.admin() }), 409);
-    await hub.esperarSituacao(entrega.id, 'entregue');
+    expect((await t.hub.entrega(entrega.id)).situacao).toBe('pendente');
+    esperarProblema(await t.hub.api.post(`/entrega/${entrega.id}/reenviar`, { token: await t.hub.admin() }), 409);
+    await t.hub.esperarSituacao(entrega.id, 'entregue');
     expect(noCaminho('/demora')).toHaveLength(1);
 
-    esperarProblema(await hub.api.post(`/entrega/${randomUUID()}/reenviar`, { token: await hub.admin() }), 404);
-    esperarProblema(await hub.api.post(`/assinatura/${randomUUID()}/reenviar_falhas`, { token: await hub.admin() }), 404);
+    esperarProblema(await t.hub.api.post(`/entrega/${randomUUID()}/reenviar`, { token: await t.hub.admin() }), 404);
+    esperarProblema(await t.hub.api.post(`/assinatura/${randomUUID()}/reenviar_falhas`, { token: await t.hub.admin() }), 404);
   });
 
   test('an inactive subscription has nothing sent again: 409 until it is reactivated', async () => {
     const { c, entregas: [falha] } = await cenarioComFalhas('/inativa', 1);
     falhando.delete('/inativa');
-    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
-    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await hub.admin() }), 409);
-    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() }), 409);
+    await t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await t.hub.admin(), body: { ativa: false } });
+    esperarProblema(await t.hub.api.post(`/entrega/${falha.id}/reenviar`, { token: await t.hub.admin() }), 409);
+    esperarProblema(await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() }), 409);
     await dormir(150);
     expect(noCaminho('/inativa')).toHaveLength(1);
-    expect((await hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
+    expect((await t.hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
 
-    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: true } });
-    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await hub.admin() })).body).toEqual({ reenviadas: 1 });
-    await hub.esperarSituacao(falha.id, 'entregue');
+    await t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await t.hub.admin(), body: { ativa: true } });
+    expect((await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() })).body).toEqual({ reenviadas: 1 });
+    await t.hub.esperarSituacao(falha.id, 'entregue');
   });
 });
 
 describe('access: area monitoramento (DESIGN §5, SPEC §5 rules 1-2)', () => {
   /** An identity collaborator registered at the hub by a master's listing, with `permissoes` when given. */
   async function pessoa(permissoes?: Record<string, string[]>) {
-    const { usuario, token } = await hub.identity.criarUsuarioLogado({ perfil: 'colaborador' });
-    const lista = await hub.api.get('/colaborador', { token: await hub.admin() });
+    const { usuario, token } = await t.hub.identity.criarUsuarioLogado({ perfil: 'colaborador' });
+    const lista = await t.hub.api.get('/colaborador', { token: await t.hub.admin() });
     expect(lista.status).toBe(200);
-    const filtro = await hub.api.get('/colaborador/filtro', { token: await hub.admin(), query: { email: usuario.email } });
+    const filtro = await t.hub.api.get('/colaborador/filtro', { token: await t.hub.admin(), query: { email: usuario.email } });
     const colaborador = (filtro.body as any[]).find((c) => c.auth_id === usuario.id);
     expect(colaborador).toBeDefined();
     if (permissoes) {
-      const perfil = await hub.api.post('/perfil_acesso', { token: await hub.admin(), body: { nome: `Perfil ${marca()}`, permissoes } });
+      const perfil = await t.hub.api.post('/perfil_acesso', { token: await t.hub.admin(), body: { nome: `Perfil ${marca()}`, permissoes } });
       expect(perfil.status).toBe(201);
-      const vinculo = await hub.api.patch(`/colaborador/${colaborador.id}/perfil_acesso`, {
-        token: await hub.admin(),
+      const vinculo = await t.hub.api.patch(`/colaborador/${colaborador.id}/perfil_acesso`, {
+        token: await t.hub.admin(),
         body: { perfil_acesso_id: perfil.body.id },
       });
       expect(vinculo.status).toBe(200);
@@ -300,44 +288,44 @@ describe('access: area monitoramento (DESIGN §5, SPEC §5 rules 1-2)', () => {
 
   test('without a token: 401 on every monitoring route', async () => {
     const id = randomUUID();
-    esperarProblema(await hub.api.get('/entrega'), 401);
-    esperarProblema(await hub.api.get(`/entrega/${id}`), 401);
-    esperarProblema(await hub.api.post(`/entrega/${id}/reenviar`), 401);
-    esperarProblema(await hub.api.post(`/assinatura/${id}/reenviar_falhas`), 401);
+    esperarProblema(await t.hub.api.get('/entrega'), 401);
+    esperarProblema(await t.hub.api.get(`/entrega/${id}`), 401);
+    esperarProblema(await t.hub.api.post(`/entrega/${id}/reenviar`), 401);
+    esperarProblema(await t.hub.api.post(`/assinatura/${id}/reenviar_falhas`), 401);
   });
 
   test('a user with every subscription permission but none in monitoramento gets 403 on the monitoring routes', async () => {
     const { c, entregas: [falha] } = await cenarioComFalhas('/sem-permissao', 1);
     const token = await pessoa({ assinaturas: ['ler', 'criar', 'editar', 'deletar'] });
     // the subscription itself is readable to them (SPEC 4.3 access)
-    expect((await hub.api.get(`/assinatura/${c.assinatura.id}`, { token })).status).toBe(200);
-    esperarProblema(await hub.api.get('/entrega', { token }), 403);
-    esperarProblema(await hub.api.get(`/entrega/${falha.id}`, { token }), 403);
-    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token }), 403);
-    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token }), 403);
-    expect((await hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
+    expect((await t.hub.api.get(`/assinatura/${c.assinatura.id}`, { token })).status).toBe(200);
+    esperarProblema(await t.hub.api.get('/entrega', { token }), 403);
+    esperarProblema(await t.hub.api.get(`/entrega/${falha.id}`, { token }), 403);
+    esperarProblema(await t.hub.api.post(`/entrega/${falha.id}/reenviar`, { token }), 403);
+    esperarProblema(await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token }), 403);
+    expect((await t.hub.entrega(falha.id)).situacao).toBe('fila_de_erro');
   });
 
   test('ler in monitoramento reads deliveries but sending again needs editar there', async () => {
     const { c, entregas: [falha] } = await cenarioComFalhas('/so-leitura', 1);
     const leitor = await pessoa({ monitoramento: ['ler'] });
-    expect((await hub.api.get('/entrega', { token: leitor, query: { assinatura_id: c.assinatura.id } })).body.total).toBe(1);
-    expect((await hub.api.get(`/entrega/${falha.id}`, { token: leitor })).body.id).toBe(falha.id);
-    esperarProblema(await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: leitor }), 403);
-    esperarProblema(await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: leitor }), 403);
+    expect((await t.hub.api.get('/entrega', { token: leitor, query: { assinatura_id: c.assinatura.id } })).body.total).toBe(1);
+    expect((await t.hub.api.get(`/entrega/${falha.id}`, { token: leitor })).body.id).toBe(falha.id);
+    esperarProblema(await t.hub.api.post(`/entrega/${falha.id}/reenviar`, { token: leitor }), 403);
+    esperarProblema(await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: leitor }), 403);
 
     falhando.delete('/so-leitura');
     const editor = await pessoa({ monitoramento: ['ler', 'editar'] });
-    expect((await hub.api.post(`/entrega/${falha.id}/reenviar`, { token: editor })).status).toBe(202);
-    await hub.esperarSituacao(falha.id, 'entregue');
+    expect((await t.hub.api.post(`/entrega/${falha.id}/reenviar`, { token: editor })).status).toBe(202);
+    await t.hub.esperarSituacao(falha.id, 'entregue');
   });
 });
 
 describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () => {
   test('a delivery sent again while the purge runs is not purged: its new round stays, with its attempts', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-reenvio') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao-reenvio') });
     const { id } = await c.publicar();
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     const sequelize = Entrega.sequelize!;
     const antigo = new Date(Date.now() - 31 * 86_400_000);
     await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, entregue.id] });
@@ -362,8 +350,8 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
   });
 
   test("the purge locks a subscription's row only after its batch is deleted, right before the commit: a publication reading the row waits for no more than that", async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-trava') });
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao-trava') });
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
     const antigo = new Date(Date.now() - 31 * 86_400_000);
     await Entrega.sequelize!.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, entregue.id] });
     // another connection reads the subscription with a shared lock, as a publication does
@@ -387,14 +375,14 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     }
     expect((await purga)!.entregas).toBeGreaterThanOrEqual(1);
     expect(await Entrega.count({ where: { id: entregue.id } })).toBe(0);
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
   });
 
   test('purgarHistorico drops finished deliveries, their attempts and events older than the period; pending and recent ones stay', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao') });
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await c.publicar({ n: i })).id);
-    const entregue = async (eventoId: string) => hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, eventoId)).id, 'entregue');
+    const entregue = async (eventoId: string) => t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, eventoId)).id, 'entregue');
     const [velha, velhaPendente, recente] = await Promise.all(ids.map(entregue));
 
     // 31 days ago: one finished, one still pending (its retries go on past any period)
@@ -408,19 +396,19 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
 
     const r = await purgarHistorico(30);
     expect(r.entregas).toBeGreaterThanOrEqual(1);
-    esperarProblema(await hub.api.get(`/entrega/${velha.id}`, { token: await hub.admin() }), 404);
+    esperarProblema(await t.hub.api.get(`/entrega/${velha.id}`, { token: await t.hub.admin() }), 404);
     expect(await TentativaDeEntrega.count({ where: { entrega_id: velha.id } })).toBe(0);
     expect(await Evento.count({ where: { id: velha.evento_id } })).toBe(0);
 
-    expect((await hub.entrega(velhaPendente.id)).situacao).toBe('pendente');
+    expect((await t.hub.entrega(velhaPendente.id)).situacao).toBe('pendente');
     expect(await Evento.count({ where: { id: velhaPendente.evento_id } })).toBe(1);
     expect(await TentativaDeEntrega.count({ where: { entrega_id: velhaPendente.id } })).toBe(1);
-    expect((await hub.entrega(recente.id)).historico).toHaveLength(1);
-    const restantes = (await hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.id);
+    expect((await t.hub.entrega(recente.id)).historico).toHaveLength(1);
+    const restantes = (await t.hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.id);
     expect(restantes.sort()).toEqual([velhaPendente.id, recente.id].sort());
 
     // the purged delivery's success is still the subscription's last one
-    expect((await hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(
+    expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(
       [velha, velhaPendente, recente].map((e) => e.entregue_em).sort().at(-1),
     );
 
@@ -429,12 +417,12 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
       replacements: [antigo, antigo, 'entregue', velhaPendente.id],
     });
     expect(await purgarHistorico(60)).toEqual({ entregas: 0, eventos: 0 });
-    expect((await hub.entrega(velhaPendente.id)).situacao).toBe('entregue');
+    expect((await t.hub.entrega(velhaPendente.id)).situacao).toBe('entregue');
   });
 
   test('a purge reports its counts after each batch (the job progress), and a shutdown stops it between batches, to go on at the next run', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-progresso') });
-    const e = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao-progresso') });
+    const e = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id)).id, 'entregue');
     const antigo = new Date(Date.now() - 31 * 86_400_000);
     await Entrega.sequelize!.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id = ?', { replacements: [antigo, antigo, e.id] });
     await Entrega.sequelize!.query('UPDATE evento SET criado_em = ? WHERE id = ?', { replacements: [antigo, e.evento_id] });
@@ -453,10 +441,10 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
   });
 
   test('the period counts from when a delivery finished: one created long ago but replayed, or put in the error queue, within the period stays with its event', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/retencao-fim') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao-fim') });
     const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
     const [reenviada, naFila, terminada] = await Promise.all(
-      eventos.map(async (e) => hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, e.id)).id, 'entregue')),
+      eventos.map(async (e) => t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, e.id)).id, 'entregue')),
     );
     const sequelize = Entrega.sequelize!;
     const criada = new Date(Date.now() - 40 * 86_400_000);
@@ -471,11 +459,11 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
 
     // (the test before leaves one of its own to purge: the counts are not this test's alone)
     expect(await purgarHistorico(30)).toEqual({ entregas: expect.any(Number), eventos: expect.any(Number) });
-    esperarProblema(await hub.api.get(`/entrega/${terminada.id}`, { token: await hub.admin() }), 404);
+    esperarProblema(await t.hub.api.get(`/entrega/${terminada.id}`, { token: await t.hub.admin() }), 404);
     expect(await Evento.count({ where: { id: terminada.evento_id } })).toBe(0);
-    expect((await hub.entrega(reenviada.id)).historico).toHaveLength(1);
-    expect((await hub.entrega(naFila.id)).situacao).toBe('fila_de_erro');
+    expect((await t.hub.entrega(reenviada.id)).historico).toHaveLength(1);
+    expect((await t.hub.entrega(naFila.id)).situacao).toBe('fila_de_erro');
     expect(await Evento.count({ where: { id: [reenviada.evento_id, naFila.evento_id] } })).toBe(2);
-    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
+    expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
   });
 });

@@ -1,8 +1,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Evento } from '../../models/hub';
 import { Aplicativo as AplicativoDoIdentity, EventoPendente } from '../../models/identity';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { esperarAte, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * The identity outbox lands at the hub (DESIGN §3 and §10 Hub): the hub creates colaborador.criado,
@@ -12,29 +11,17 @@ import { esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entre
  * Identity and hub both run here, each with its workers.
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
-});
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+const t = hubNesteArquivo();
 
 async function tiposDoColaborador() {
-  const res = await hub.api.get('/tipo_de_evento', { token: await hub.admin(), query: { tamanho: 100 } });
+  const res = await t.hub.api.get('/tipo_de_evento', { token: await t.hub.admin(), query: { tamanho: 100 } });
   expect(res.status).toBe(200);
   return (res.body.itens as any[]).filter((t) => t.nome.startsWith('colaborador.'));
 }
 
 // first in the file: the hub has not listed its applications yet, so it knows neither identity nor its types
 test('an event of a change made before the hub synced its applications is accepted without anyone listing them: an application the hub does not know makes it sync (DESIGN §3 outbox)', async () => {
-  const usuario = await hub.identity.criarUsuario({ perfil: 'colaborador' });
+  const usuario = await t.hub.identity.criarUsuario({ perfil: 'colaborador' });
   const enviado = await esperarAte(async () => {
     const e = (await EventoPendente.findAll()).find((x) => x.dados.id === usuario.id);
     return e?.enviado_em && e;
@@ -47,11 +34,11 @@ test('an event of a change made before the hub synced its applications is accept
 }, 30_000);
 
 test('a master listing creates the colaborador.* types, version 1, owned by the identity application (DESIGN §10)', async () => {
-  const assinante = await hub.aplicativo();
+  const assinante = await t.hub.aplicativo();
   expect(assinante.hub.ativo).toBe(true);
   const tipos = await tiposDoColaborador();
   expect(tipos.map((t) => t.nome).sort()).toEqual(['colaborador.atualizado', 'colaborador.criado', 'colaborador.removido']);
-  const dono = (await hub.api.get(`/aplicativo/${tipos[0].aplicativo_id}`, { token: await hub.admin() })).body;
+  const dono = (await t.hub.api.get(`/aplicativo/${tipos[0].aplicativo_id}`, { token: await t.hub.admin() })).body;
   for (const t of tipos) {
     expect(t.aplicativo_id).toBe(dono.id);
     expect(t.versoes).toEqual([{ versao: 1, situacao: 'ativa', criada_em: expect.any(String) }]);
@@ -62,14 +49,14 @@ test('a master listing creates the colaborador.* types, version 1, owned by the 
 });
 
 test('creating a colaborador user at identity delivers colaborador.criado to a subscriber of v1, with dados the user and the identity application as origin (DESIGN §3)', async () => {
-  const assinante = await hub.aplicativo();
+  const assinante = await t.hub.aplicativo();
   const criado = (await tiposDoColaborador()).find((t) => t.nome === 'colaborador.criado');
-  const dono = (await hub.api.get(`/aplicativo/${criado.aplicativo_id}`, { token: await hub.admin() })).body;
-  const assinatura = await hub.assinar(assinante, criado.id, { url_de_destino: receptor.url('/colaboradores') });
+  const dono = (await t.hub.api.get(`/aplicativo/${criado.aplicativo_id}`, { token: await t.hub.admin() })).body;
+  const assinatura = await t.hub.assinar(assinante, criado.id, { url_de_destino: t.receptor.url('/colaboradores') });
 
-  const usuario = await hub.identity.criarUsuario({ perfil: 'colaborador' });
+  const usuario = await t.hub.identity.criarUsuario({ perfil: 'colaborador' });
   const r = await esperarAte(
-    () => receptor.recebidas.find((x) => x.caminho === '/colaboradores' && x.corpo?.dados?.id === usuario.id),
+    () => t.receptor.recebidas.find((x) => x.caminho === '/colaboradores' && x.corpo?.dados?.id === usuario.id),
     'the colaborador.criado delivery',
     20_000,
   );
@@ -80,18 +67,18 @@ test('creating a colaborador user at identity delivers colaborador.criado to a s
     aplicativo_assinante_id: assinante.id,
     dados: { id: usuario.id, email: usuario.email, nome: usuario.nome, perfil: 'colaborador' },
   });
-  const { payload } = await jwtVerify(String(r.cabecalhos['webhook-token']), createRemoteJWKSet(new URL(`${suite.url.hub}/.well-known/jwks.json`)), {
-    issuer: suite.url.hub,
+  const { payload } = await jwtVerify(String(r.cabecalhos['webhook-token']), createRemoteJWKSet(new URL(`${t.suite.url.hub}/.well-known/jwks.json`)), {
+    issuer: t.suite.url.hub,
     audience: assinante.id,
     typ: 'webhook+jwt',
   });
   expect(payload.sub).toBe(assinatura.id);
-  const entrega = await hub.esperarSituacao(r.webhookId, 'entregue');
+  const entrega = await t.hub.esperarSituacao(r.webhookId, 'entregue');
   expect(entrega.evento.dados.email).toBe(usuario.email);
 
   // a cliente user publishes nothing, and the event is delivered once
-  await hub.identity.criarUsuario({ perfil: 'cliente' });
-  const depois = await hub.identity.criarUsuario({ perfil: 'colaborador' });
-  await esperarAte(() => receptor.recebidas.find((x) => x.corpo?.dados?.id === depois.id), 'the next colaborador.criado', 20_000);
-  expect(receptor.recebidas.filter((x) => x.caminho === '/colaboradores').map((x) => x.corpo.dados.email)).toEqual([usuario.email, depois.email]);
+  await t.hub.identity.criarUsuario({ perfil: 'cliente' });
+  const depois = await t.hub.identity.criarUsuario({ perfil: 'colaborador' });
+  await esperarAte(() => t.receptor.recebidas.find((x) => x.corpo?.dados?.id === depois.id), 'the next colaborador.criado', 20_000);
+  expect(t.receptor.recebidas.filter((x) => x.caminho === '/colaboradores').map((x) => x.corpo.dados.email)).toEqual([usuario.email, depois.email]);
 });

@@ -6,8 +6,7 @@ import { dataSql } from '../../lib/database';
 import { Evento, TentativaDeEntrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { atrasoDaProximaTentativa, atrasoDoJob, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubNesteArquivo, Recebida } from './apoio-entregas';
 
 /**
  * Attempts and retries (SPEC §6 rules 3-5; DESIGN §5): an attempt succeeds on a 2xx within
@@ -17,24 +16,12 @@ import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } f
  * recorded with its status, duration, error and the first KiB of the answer.
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
-});
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+const t = hubNesteArquivo();
 afterEach(() => {
-  receptor.responder = () => 200;
+  t.receptor.responder = () => 200;
 });
 
-const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+const noCaminho = (caminho: string) => t.receptor.recebidas.filter((r) => r.caminho === caminho);
 
 describe('the retry schedule, atrasoDaProximaTentativa (DESIGN §5)', () => {
   // a schedule of our own for these pure checks; the suite's own is put back afterwards
@@ -100,13 +87,13 @@ describe('the stored next attempt is the real one (DESIGN §5)', () => {
     // ±20% of 3 s: a second draw would differ by up to 1.2 s
     config().hub.retryScheduleMs = [3000];
     try {
-      receptor.responder = (r, vez) => (r.caminho === '/agenda-unica' && vez === 1 ? 500 : 200);
-      const c = await hub.cenario({ url_de_destino: receptor.url('/agenda-unica'), maximo_de_tentativas: 3 });
-      const entregas = await Promise.all([1, 2].map(async (n) => hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id)));
+      t.receptor.responder = (r, vez) => (r.caminho === '/agenda-unica' && vez === 1 ? 500 : 200);
+      const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/agenda-unica'), maximo_de_tentativas: 3 });
+      const entregas = await Promise.all([1, 2].map(async (n) => t.hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id)));
       for (const e of entregas) {
         // the failed attempt stored its next attempt; the retry job waits in BullMQ's delayed set
         const falha = await esperarAte(async () => {
-          const atual = await hub.entrega(e.id);
+          const atual = await t.hub.entrega(e.id);
           return atual.tentativas === 1 && atual.proxima_tentativa_em !== null && atual;
         }, 'the first failure recorded');
         const job = await esperarAte(async () => {
@@ -116,7 +103,7 @@ describe('the stored next attempt is the real one (DESIGN §5)', () => {
         const guardado = Date.parse(falha.proxima_tentativa_em) - Date.parse(falha.atualizada_em);
         expect({ entrega: e.id, diferenca: Math.abs(job.delay - guardado) <= 2 }).toEqual({ entrega: e.id, diferenca: true });
       }
-      for (const e of entregas) await hub.esperarSituacao(e.id, 'entregue');
+      for (const e of entregas) await t.hub.esperarSituacao(e.id, 'entregue');
     } finally {
       config().hub.retryScheduleMs = agenda;
     }
@@ -126,13 +113,13 @@ describe('the stored next attempt is the real one (DESIGN §5)', () => {
 describe('attempts against a real subscriber', () => {
   test('a subscriber failing twice then answering 200 gets the same webhook-id every time, and the delivery ends entregue with one history entry per attempt (DESIGN §5, SPEC §6 rule 3)', async () => {
     const longa = `erro ${'x'.repeat(1500)}`;
-    receptor.responder = (r, vez) =>
+    t.receptor.responder = (r, vez) =>
       r.caminho === '/falha-duas' && vez <= 2 ? { status: 500, corpo: longa } : { status: 200, corpo: '{"ok":true}' };
-    const c = await hub.cenario({ url_de_destino: receptor.url('/falha-duas'), maximo_de_tentativas: 5 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/falha-duas'), maximo_de_tentativas: 5 });
     const antes = Date.now();
     const { id } = await c.publicar();
-    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-    const final = await hub.esperarSituacao(entrega.id, 'entregue');
+    const entrega = await t.hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await t.hub.esperarSituacao(entrega.id, 'entregue');
 
     const chamadas = noCaminho('/falha-duas');
     expect(chamadas.map((r) => r.webhookId)).toEqual([entrega.id, entrega.id, entrega.id]);
@@ -157,11 +144,11 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('an answer slower than tempo_limite_em_segundos is a failed attempt; the next one delivers (SPEC §6 rule 3)', async () => {
-    receptor.responder = (r, vez) => (r.caminho === '/lento' && vez === 1 ? { status: 200, atrasoMs: 1600 } : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/lento'), tempo_limite_em_segundos: 1, maximo_de_tentativas: 3 });
+    t.receptor.responder = (r, vez) => (r.caminho === '/lento' && vez === 1 ? { status: 200, atrasoMs: 1600 } : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lento'), tempo_limite_em_segundos: 1, maximo_de_tentativas: 3 });
     const { id } = await c.publicar();
-    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-    const final = await hub.esperarSituacao(entrega.id, 'entregue');
+    const entrega = await t.hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await t.hub.esperarSituacao(entrega.id, 'entregue');
     expect(final.tentativas).toBe(2);
     const [primeira, segunda] = final.historico;
     expect(primeira).toMatchObject({ numero: 1, status_http: null, resposta: null, erro: expect.stringMatching(/tempo limite/) });
@@ -173,11 +160,11 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('a redirect is a failure and is not followed (DESIGN §5)', async () => {
-    receptor.responder = (r) => (r.caminho === '/redireciona' ? { status: 302, cabecalhos: { location: receptor.url('/alvo') } } : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/redireciona'), maximo_de_tentativas: 2 });
+    t.receptor.responder = (r) => (r.caminho === '/redireciona' ? { status: 302, cabecalhos: { location: t.receptor.url('/alvo') } } : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/redireciona'), maximo_de_tentativas: 2 });
     const { id } = await c.publicar();
-    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-    const final = await hub.esperarSituacao(entrega.id, 'fila_de_erro');
+    const entrega = await t.hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await t.hub.esperarSituacao(entrega.id, 'fila_de_erro');
     expect(final.historico.map((t: any) => [t.status_http, t.erro])).toEqual([
       [302, expect.stringMatching(/redirecionamento/)],
       [302, expect.stringMatching(/redirecionamento/)],
@@ -189,19 +176,19 @@ describe('attempts against a real subscriber', () => {
 
   test('any 2xx is a success, not only 200: 202, 204 and 299 are recorded entregue at the first attempt, a 300 fails it (DESIGN §5)', async () => {
     // the subscriber answers each event with the status named by its n
-    receptor.responder = (r) => {
+    t.receptor.responder = (r) => {
       if (r.caminho !== '/status') return 200;
       const status = r.corpo.dados.n;
       return { status, corpo: status === 204 ? '' : '{"ok":true}' };
     };
-    const c = await hub.cenario({ url_de_destino: receptor.url('/status'), maximo_de_tentativas: 1 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/status'), maximo_de_tentativas: 1 });
     const status = [202, 204, 299, 300];
     const entregas = [];
-    for (const n of status) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
+    for (const n of status) entregas.push(await t.hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
     const finais = [];
     for (const e of entregas) {
       finais.push(await esperarAte(async () => {
-        const atual = await hub.entrega(e.id);
+        const atual = await t.hub.entrega(e.id);
         return atual.situacao !== 'pendente' && atual;
       }, `delivery ${e.id} finished`));
     }
@@ -218,30 +205,30 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('after maximo_de_tentativas failures the delivery sits in the error queue, counted by entregas_na_fila_de_erro, and is not tried again (SPEC §6 rules 3-4)', async () => {
-    receptor.responder = (r) => (r.caminho === '/sempre-falha' ? 500 : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/sempre-falha'), maximo_de_tentativas: 3 });
+    t.receptor.responder = (r) => (r.caminho === '/sempre-falha' ? 500 : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/sempre-falha'), maximo_de_tentativas: 3 });
     expect(c.assinatura.entregas_na_fila_de_erro).toBe(0);
     const { id } = await c.publicar();
-    const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
-    const final = await hub.esperarSituacao(entrega.id, 'fila_de_erro');
+    const entrega = await t.hub.entregaDoEvento(c.assinatura.id, id);
+    const final = await t.hub.esperarSituacao(entrega.id, 'fila_de_erro');
     expect(final).toMatchObject({ tentativas: 3, ultimo_erro: 'HTTP 500', proxima_tentativa_em: null, entregue_em: null });
     expect(final.historico.map((t: any) => t.numero)).toEqual([1, 2, 3]);
     await dormir(500);
     expect(noCaminho('/sempre-falha')).toHaveLength(3);
-    expect((await hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
+    expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
 
     const segundo = await c.publicar({ n: 2 });
-    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, segundo.id)).id, 'fila_de_erro');
-    const assinatura = await hub.assinatura(c.assinatura.id);
+    await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, segundo.id)).id, 'fila_de_erro');
+    const assinatura = await t.hub.assinatura(c.assinatura.id);
     expect(assinatura.entregas_na_fila_de_erro).toBe(2);
     expect(assinatura.ultima_entrega_em).toBeNull();
   });
 
   test('maximo_de_tentativas 1 means a single attempt', async () => {
-    receptor.responder = (r) => (r.caminho === '/uma-vez' ? 503 : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/uma-vez'), maximo_de_tentativas: 1 });
+    t.receptor.responder = (r) => (r.caminho === '/uma-vez' ? 503 : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/uma-vez'), maximo_de_tentativas: 1 });
     const { id } = await c.publicar();
-    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    const final = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
     expect(final.historico).toHaveLength(1);
     await dormir(300);
     expect(noCaminho('/uma-vez')).toHaveLength(1);
@@ -252,9 +239,9 @@ describe('attempts against a real subscriber', () => {
     await new Promise<void>((r) => fechado.listen(0, '127.0.0.1', r));
     const porta = (fechado.address() as AddressInfo).port;
     await new Promise((r) => fechado.close(r));
-    const c = await hub.cenario({ url_de_destino: `http://localhost:${porta}/ninguem`, maximo_de_tentativas: 2 });
+    const c = await t.hub.cenario({ url_de_destino: `http://localhost:${porta}/ninguem`, maximo_de_tentativas: 2 });
     const { id } = await c.publicar();
-    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    const final = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
     expect(final.historico).toEqual([
       expect.objectContaining({ numero: 1, status_http: null, erro: expect.stringMatching(/falha de conexão/) }),
       expect.objectContaining({ numero: 2, status_http: null, erro: expect.stringMatching(/falha de conexão/) }),
@@ -262,10 +249,10 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('a 429 with a long Retry-After waits at most twice the scheduled delay, not the hour asked (DESIGN §5)', async () => {
-    receptor.responder = (r, vez) => (r.caminho === '/devagar' && vez === 1 ? { status: 429, cabecalhos: { 'retry-after': '3600' } } : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/devagar'), maximo_de_tentativas: 3 });
+    t.receptor.responder = (r, vez) => (r.caminho === '/devagar' && vez === 1 ? { status: 429, cabecalhos: { 'retry-after': '3600' } } : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/devagar'), maximo_de_tentativas: 3 });
     const { id } = await c.publicar();
-    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     const [primeira, segunda] = noCaminho('/devagar');
     // 2 × 50 ms at most, plus the time to record the attempt and hand the job back: seconds at
     // most on a busy machine, against the hour asked
@@ -275,17 +262,17 @@ describe('attempts against a real subscriber', () => {
   test('deliveries answered together are each recorded on its own: its attempt, its count and its own entregue_em (the worker records successes in batches)', async () => {
     // a slow subscriber keeps many attempts in flight, so their successes are recorded together;
     // event n = 7 fails once, inside the same flow
-    receptor.responder = (r, vez) => (r.caminho !== '/juntas' ? 200 : r.corpo?.dados?.n === 7 && vez === 1 ? 500 : { atrasoMs: 40 });
-    const c = await hub.cenario({ url_de_destino: receptor.url('/juntas'), maximo_de_tentativas: 3 });
+    t.receptor.responder = (r, vez) => (r.caminho !== '/juntas' ? 200 : r.corpo?.dados?.n === 7 && vez === 1 ? 500 : { atrasoMs: 40 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/juntas'), maximo_de_tentativas: 3 });
     const publicados = await Promise.all(Array.from({ length: 30 }, (_, n) => c.publicar({ n })));
     const pagina = await esperarAte(async () => {
-      const p = await hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'entregue' });
+      const p = await t.hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'entregue' });
       return p.total === 30 && p;
     }, '30 deliveries entregue');
     expect(new Set(pagina.itens.map((e: any) => e.evento_id))).toEqual(new Set(publicados.map((p) => p.id)));
 
     for (const e of pagina.itens as any[]) {
-      const completa = await hub.entrega(e.id);
+      const completa = await t.hub.entrega(e.id);
       const chamadas = noCaminho('/juntas').filter((r) => r.webhookId === e.id);
       const falhouAntes = chamadas[0].corpo.dados.n === 7;
       expect(chamadas).toHaveLength(falhouAntes ? 2 : 1);
@@ -300,9 +287,9 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('a success written again alone, after its batch failed with the commit perhaps landed, adds no second attempt; a replay\'s attempt 1 is still written', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/de-novo') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/de-novo') });
     const { id } = await c.publicar();
-    const entregue = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const entregue = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     const sucesso = (iniciadaEm: string): Sucesso => ({
       tentativa: [entregue.id, 1, iniciadaEm, 5, 200, null, '{}'],
       entregueEm: dataSql(new Date(entregue.entregue_em)),
@@ -312,7 +299,7 @@ describe('attempts against a real subscriber', () => {
     // the same attempt (number and start time) again: nothing new
     await registrarSucessos([sucesso(dataSql(new Date(entregue.historico[0].iniciada_em)))], true);
     expect(await tentativas()).toBe(1);
-    expect(await hub.entrega(entregue.id)).toMatchObject({ situacao: 'entregue', tentativas: 1, entregue_em: entregue.entregue_em });
+    expect(await t.hub.entrega(entregue.id)).toMatchObject({ situacao: 'entregue', tentativas: 1, entregue_em: entregue.entregue_em });
     // attempt 1 of a replay (numbers start again at 1), started later: written
     const replay = sucesso(dataSql(new Date(Date.parse(entregue.historico[0].iniciada_em) + 60_000)));
     await registrarSucessos([replay], true);
@@ -326,15 +313,15 @@ describe('attempts against a real subscriber', () => {
   });
 
   test('ultima_entrega_em is null until a delivery succeeds, then the time of the last success (SPEC §6 rule 5)', async () => {
-    receptor.responder = (r, vez) => (r.caminho === '/ultima' && vez === 1 ? 500 : 200);
-    const c = await hub.cenario({ url_de_destino: receptor.url('/ultima'), maximo_de_tentativas: 3 });
+    t.receptor.responder = (r, vez) => (r.caminho === '/ultima' && vez === 1 ? 500 : 200);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/ultima'), maximo_de_tentativas: 3 });
     expect(c.assinatura.ultima_entrega_em).toBeNull();
     const antes = Date.now();
     const { id } = await c.publicar();
-    const primeira = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    const primeira = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     // the subscription is updated right after the delivery
     const depois = await esperarAte(async () => {
-      const a = await hub.assinatura(c.assinatura.id);
+      const a = await t.hub.assinatura(c.assinatura.id);
       return a.ultima_entrega_em && a;
     }, 'ultima_entrega_em set');
     expect(depois.ultima_entrega_em).toBe(primeira.entregue_em);
@@ -343,9 +330,9 @@ describe('attempts against a real subscriber', () => {
 
     await dormir(20);
     const outro = await c.publicar({ n: 2 });
-    const segunda = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, outro.id)).id, 'entregue');
+    const segunda = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, outro.id)).id, 'entregue');
     const agora = await esperarAte(async () => {
-      const a = await hub.assinatura(c.assinatura.id);
+      const a = await t.hub.assinatura(c.assinatura.id);
       return a.ultima_entrega_em === segunda.entregue_em && a;
     }, 'ultima_entrega_em moved to the second success');
     expect(Date.parse(agora.ultima_entrega_em)).toBeGreaterThan(Date.parse(depois.ultima_entrega_em));
@@ -361,39 +348,39 @@ describe('the type name an event was published under (docs/decisoes.md: a replay
     const renomeado = new Promise<void>((r) => (liberar = r));
     // the first attempt of events 1 and 2 is held until the type is renamed; it fails, and so does
     // the retry after the rename, putting both in the error queue; a replay is answered 200
-    receptor.responder = async (r, vez) => {
+    t.receptor.responder = async (r, vez) => {
       if (r.caminho !== '/renomeado' || r.corpo?.dados?.n === 3) return 200;
       if (vez === 1) await renomeado;
       return vez <= 2 ? 500 : 200;
     };
-    const c = await hub.cenario({ url_de_destino: receptor.url('/renomeado'), maximo_de_tentativas: 2 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/renomeado'), maximo_de_tentativas: 2 });
     const publicado = c.tipo.nome;
     const [um, dois] = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 })];
-    const [e1, e2] = [await hub.entregaDoEvento(c.assinatura.id, um.id), await hub.entregaDoEvento(c.assinatura.id, dois.id)];
-    await esperarAte(() => receptor.de(e1.id).length === 1 && receptor.de(e2.id).length === 1, 'both first attempts under way');
+    const [e1, e2] = [await t.hub.entregaDoEvento(c.assinatura.id, um.id), await t.hub.entregaDoEvento(c.assinatura.id, dois.id)];
+    await esperarAte(() => t.receptor.de(e1.id).length === 1 && t.receptor.de(e2.id).length === 1, 'both first attempts under way');
     const novo = `${publicado}.renomeado`;
-    const admin = await hub.admin();
-    expect((await hub.api.patch(`/tipo_de_evento/${c.tipo.id}`, { token: admin, body: { nome: novo } })).status).toBe(200);
+    const admin = await t.hub.admin();
+    expect((await t.hub.api.patch(`/tipo_de_evento/${c.tipo.id}`, { token: admin, body: { nome: novo } })).status).toBe(200);
     liberar();
-    for (const e of [e1, e2]) await hub.esperarSituacao(e.id, 'fila_de_erro');
+    for (const e of [e1, e2]) await t.hub.esperarSituacao(e.id, 'fila_de_erro');
 
     // one replayed by id, the other with its subscription's error queue
-    expect((await hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
-    await hub.esperarSituacao(e1.id, 'entregue');
-    expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: admin })).body).toEqual({ reenviadas: 1 });
-    await hub.esperarSituacao(e2.id, 'entregue');
-    for (const e of [e1, e2]) expect(receptor.de(e.id).map(tipos)).toEqual(Array(3).fill([publicado, publicado]));
+    expect((await t.hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
+    await t.hub.esperarSituacao(e1.id, 'entregue');
+    expect((await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: admin })).body).toEqual({ reenviadas: 1 });
+    await t.hub.esperarSituacao(e2.id, 'entregue');
+    for (const e of [e1, e2]) expect(t.receptor.de(e.id).map(tipos)).toEqual(Array(3).fill([publicado, publicado]));
 
-    const tres = await hub.publicar(c.publicador, { tipo: novo, dados: { n: 3 } });
+    const tres = await t.hub.publicar(c.publicador, { tipo: novo, dados: { n: 3 } });
     expect(tres.status).toBe(202);
-    const e3 = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, tres.body.id)).id, 'entregue');
-    expect(receptor.de(e3.id).map(tipos)).toEqual([[novo, novo]]);
+    const e3 = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, tres.body.id)).id, 'entregue');
+    expect(t.receptor.de(e3.id).map(tipos)).toEqual([[novo, novo]]);
 
     // an event stored without its name (by a hub older than migration 0012, during an upgrade)
     // goes out under its type's current name, as every event did before
     await Evento.update({ tipo: null }, { where: { id: um.id } });
-    expect((await hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
-    await esperarAte(() => receptor.de(e1.id).length === 4, 'the second replay');
-    expect(tipos(receptor.de(e1.id)[3])).toEqual([novo, novo]);
+    expect((await t.hub.api.post(`/entrega/${e1.id}/reenviar`, { token: admin })).status).toBe(202);
+    await esperarAte(() => t.receptor.de(e1.id).length === 4, 'the second replay');
+    expect(tipos(t.receptor.de(e1.id)[3])).toEqual([novo, novo]);
   });
 });

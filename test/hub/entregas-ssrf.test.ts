@@ -1,7 +1,6 @@
 import nock from 'nock';
 import { enderecoPrivado } from '../../lib/destino-seguro';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { dormir, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * SSRF guard (DESIGN §5): destinations that resolve to private, loopback or link-local addresses
@@ -10,20 +9,8 @@ import { dormir, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas'
  * (HUB_PERMITIR_DESTINOS_PRIVADOS=false), so a subscriber on localhost is never reached.
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150', HUB_PERMITIR_DESTINOS_PRIVADOS: 'false' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
-});
-afterAll(async () => {
-  nock.cleanAll();
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
+const t = hubNesteArquivo({ env: { HUB_PERMITIR_DESTINOS_PRIVADOS: 'false' } });
+afterAll(() => nock.cleanAll());
 
 describe('enderecoPrivado', () => {
   test.each([
@@ -79,34 +66,34 @@ describe('enderecoPrivado', () => {
 
 describe('deliveries with the guard on', () => {
   test('a subscription to http://localhost is still accepted (SPEC 4.3 rule 7): the guard acts at send time', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/aceita') });
-    expect(c.assinatura.url_de_destino).toBe(receptor.url('/aceita'));
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/aceita') });
+    expect(c.assinatura.url_de_destino).toBe(t.receptor.url('/aceita'));
   });
 
   test('a delivery to localhost fails each attempt saying the private address was refused, and the subscriber gets nothing', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/nome'), maximo_de_tentativas: 2 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/nome'), maximo_de_tentativas: 2 });
     const { id } = await c.publicar();
-    const final = await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
+    const final = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
     // the address it resolved to is not shown (it would map the network behind the hub)
     expect(final.ultimo_erro).toBe('destino em endereço privado recusado');
     const recusada = (numero: number) => expect.objectContaining({ numero, status_http: null, resposta: null, erro: final.ultimo_erro });
     expect(final.historico).toEqual([recusada(1), recusada(2)]);
     await dormir(100);
-    expect(receptor.recebidas).toHaveLength(0);
+    expect(t.receptor.recebidas).toHaveLength(0);
   });
 
   test('an address written as an IP (127.0.0.1, [::1]) is refused before any connection', async () => {
-    const c = await hub.cenario({ url_de_destino: `http://127.0.0.1:${receptor.porta}/ip`, maximo_de_tentativas: 1 });
-    const outro = await hub.assinar(await hub.aplicativo(), c.tipo.id, {
-      url_de_destino: `http://[::1]:${receptor.porta}/ip6`,
+    const c = await t.hub.cenario({ url_de_destino: `http://127.0.0.1:${t.receptor.porta}/ip`, maximo_de_tentativas: 1 });
+    const outro = await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, {
+      url_de_destino: `http://[::1]:${t.receptor.porta}/ip6`,
       maximo_de_tentativas: 1,
     });
     const { id } = await c.publicar();
     for (const assinaturaId of [c.assinatura.id, outro.id]) {
-      const final = await hub.esperarSituacao((await hub.entregaDoEvento(assinaturaId, id)).id, 'fila_de_erro');
+      const final = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(assinaturaId, id)).id, 'fila_de_erro');
       expect(final.historico).toEqual([expect.objectContaining({ status_http: null, duracao_ms: 0, erro: 'destino em endereço privado recusado' })]);
     }
-    expect(receptor.recebidas).toHaveLength(0);
+    expect(t.receptor.recebidas).toHaveLength(0);
   });
 
   test('a public https destination is still delivered', async () => {
@@ -117,9 +104,9 @@ describe('deliveries with the guard on', () => {
         return true;
       })
       .reply(200, { ok: true });
-    const c = await hub.cenario({ url_de_destino: 'https://ganchos.exemplo.com.br/hub' });
+    const c = await t.hub.cenario({ url_de_destino: 'https://ganchos.exemplo.com.br/hub' });
     const { id } = await c.publicar({ n: 3 });
-    await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
+    await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
     expect(escopo.isDone()).toBe(true);
     expect(recebidos).toEqual([expect.objectContaining({ id, dados: { n: 3 } })]);
   });

@@ -1,12 +1,12 @@
 import { banco } from '../../lib/database';
-import { AplicativoDeTeste, ESQUEMA, hubSemEntregasNesteArquivo, marca } from './apoio-entregas';
+import { AplicativoDeTeste, ESQUEMA, hubNesteArquivo, marca } from './apoio-entregas';
 
 /**
  * The suite's ids are lower-case UUIDs, and many clients write them in capitals. Such an id finds
  * its row and is stored in lower case: stored as sent, the hub's own comparisons (owner of a type,
  * the version of a subscription, the counts per application) would take it for another id.
  */
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 async function tipoComDono(donoId: string) {
   const res = await t.hub.api.post('/tipo_de_evento', { token: await t.hub.admin(), body: { nome: `maiusc.${marca()}.evento`, aplicativo_id: donoId } });

@@ -7,7 +7,7 @@ import { iniciarWorkers } from '../../lib/runner';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega, LOTE_MAXIMO } from '../../queues/hub-entrega';
-import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { dormir, esperarAte, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * First attempts travel in batches (queues/hub-entrega.ts, docs/decisoes.md): POST /eventos answers
@@ -19,7 +19,7 @@ import { dormir, esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas
  * content is read between steps.
  */
 
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 const jobs = () => fila(filaHubEntrega).getJobs(['waiting', 'delayed']) as Promise<Job<JobDeEntrega>[]>;
 const esvaziar = () => fila(filaHubEntrega).drain(true);

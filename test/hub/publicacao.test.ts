@@ -7,8 +7,7 @@ import { redis } from '../../lib/redis';
 import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
+import { dormir, esperarAte, hubNesteArquivo, Hub } from './apoio-entregas';
 
 /**
  * POST /eventos (SPEC §4.9, §6 rules 1-2; DESIGN §5 and §10 Hub): the owner of a type publishes
@@ -17,27 +16,15 @@ import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apo
  * `id` is the publisher's idempotency key.
  */
 
-let suite: SuiteDeTeste;
-let hub: Hub;
-let receptor: Receptor;
+const t = hubNesteArquivo();
 
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_RETRY_SCHEDULE_MS: '50,100,150' } });
-  hub = hubDe(suite);
-  receptor = await iniciarReceptor();
-});
-afterAll(async () => {
-  await receptor?.fechar();
-  await suite?.encerrar();
-});
-
-const noCaminho = (caminho: string) => receptor.recebidas.filter((r) => r.caminho === caminho);
+const noCaminho = (caminho: string) => t.receptor.recebidas.filter((r) => r.caminho === caminho);
 const eventosDoTipo = (tipoId: string) => Evento.count({ where: { tipo_de_evento_id: tipoId } });
 
 describe('202 {id, entregas}', () => {
   test('one active subscription: 202 {id, entregas: 1}, and the subscriber receives that event (DESIGN §5, SPEC §6 rule 2)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/um') });
-    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 7 } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/um') });
+    const res = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 7 } });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
     const [recebida] = await esperarAte(() => noCaminho('/um').length && noCaminho('/um'), 'the delivery');
@@ -45,13 +32,13 @@ describe('202 {id, entregas}', () => {
   });
 
   test('several active subscriptions of the version: entregas counts them and each subscriber gets its own delivery (SPEC §6 rule 2)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/varios/0') });
-    for (const i of [1, 2]) await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url(`/varios/${i}`) });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/varios/0') });
+    for (const i of [1, 2]) await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url(`/varios/${i}`) });
 
     const { id, entregas } = await c.publicar({ n: 3 });
     expect(entregas).toBe(3);
     const recebidas = await esperarAte(() => {
-      const r = receptor.recebidas.filter((x) => x.corpo?.id === id);
+      const r = t.receptor.recebidas.filter((x) => x.corpo?.id === id);
       return r.length === 3 && r;
     }, 'three deliveries');
     expect(recebidas.map((r) => r.caminho).sort()).toEqual(['/varios/0', '/varios/1', '/varios/2']);
@@ -59,21 +46,21 @@ describe('202 {id, entregas}', () => {
   });
 
   test('large publications waiting together are all stored: a batch stays under the database packet limit', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/grandes') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/grandes') });
     // the table is locked while two small publications take both writers, so the large ones wait
     // and are written as the next batch: 22 bodies of about 900 KB, past MariaDB's 16 MiB packet
     const trava = await novaConexao('hub');
     await trava.query('LOCK TABLES evento WRITE');
-    const pequenas: ReturnType<typeof hub.publicar>[] = [];
-    let grandes: ReturnType<typeof hub.publicar>[] = [];
+    const pequenas: ReturnType<typeof t.hub.publicar>[] = [];
+    let grandes: ReturnType<typeof t.hub.publicar>[] = [];
     try {
       // one after the other: sent together, they would go as one batch and leave a writer free
       for (const n of [0, 1]) {
-        pequenas.push(hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
+        pequenas.push(t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } }));
         await esperarOutraConexao(trava, `${n + 1} writer(s) waiting on the lock`, ['INSERT INTO evento%'], n + 1);
       }
       const texto = 'x'.repeat(900_000);
-      grandes = Array.from({ length: 22 }, (_, n) => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
+      grandes = Array.from({ length: 22 }, (_, n) => t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
       // time for all of them to reach the hub and wait (checked below: they were written together)
       await dormir(3000);
     } finally {
@@ -107,18 +94,18 @@ describe('202 {id, entregas}', () => {
   });
 
   test('with no subscription the event is accepted with entregas 0', async () => {
-    const publicador = await hub.aplicativo();
-    const tipo = await hub.tipo(publicador);
-    const res = await hub.publicar(publicador, { tipo: tipo.nome, dados: { n: 1 } });
+    const publicador = await t.hub.aplicativo();
+    const tipo = await t.hub.tipo(publicador);
+    const res = await t.hub.publicar(publicador, { tipo: tipo.nome, dados: { n: 1 } });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.any(String), entregas: 0 });
     expect(await eventosDoTipo(tipo.id)).toBe(1);
   });
 
   test('only subscriptions of the exact version get deliveries (SPEC §6 rule 2, §9 rule 3)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/v1') });
-    await hub.versao(c.tipo.id, { type: 'object' });
-    const naV2 = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/v2'), versao_do_esquema: 2 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/v1') });
+    await t.hub.versao(c.tipo.id, { type: 'object' });
+    const naV2 = await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/v2'), versao_do_esquema: 2 });
 
     const v2 = await c.publicar({ qualquer: 'coisa' }, { versao: 2 });
     expect(v2.entregas).toBe(1);
@@ -130,15 +117,15 @@ describe('202 {id, entregas}', () => {
 
     expect(noCaminho('/v2').map((r) => [r.corpo.id, r.corpo.versao])).toEqual([[v2.id, 2]]);
     expect(noCaminho('/v1').map((r) => [r.corpo.id, r.corpo.versao])).toEqual([[v1.id, 1]]);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.evento_id)).toEqual([v1.id]);
-    expect((await hub.entregas({ assinatura_id: naV2.id })).itens.map((e: any) => e.evento_id)).toEqual([v2.id]);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).itens.map((e: any) => e.evento_id)).toEqual([v1.id]);
+    expect((await t.hub.entregas({ assinatura_id: naV2.id })).itens.map((e: any) => e.evento_id)).toEqual([v2.id]);
   });
 
   test('a deactivated subscription gets no delivery, nor does a deleted one (SPEC §3 Subscription activity)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/inativa'), ativa: false });
-    const removida = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/removida') });
-    expect((await hub.api.del(`/assinatura/${removida.id}`, { token: await hub.admin() })).status).toBe(204);
-    const viva = await hub.assinar(await hub.aplicativo(), c.tipo.id, { url_de_destino: receptor.url('/viva') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/inativa'), ativa: false });
+    const removida = await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/removida') });
+    expect((await t.hub.api.del(`/assinatura/${removida.id}`, { token: await t.hub.admin() })).status).toBe(204);
+    const viva = await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/viva') });
 
     const { id, entregas } = await c.publicar();
     expect(entregas).toBe(1);
@@ -146,14 +133,14 @@ describe('202 {id, entregas}', () => {
     await dormir(200);
     expect(noCaminho('/inativa')).toHaveLength(0);
     expect(noCaminho('/removida')).toHaveLength(0);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
-    expect((await hub.entregas({ assinatura_id: removida.id })).total).toBe(0);
-    expect((await hub.entregas({ assinatura_id: viva.id })).itens.map((e: any) => e.evento_id)).toEqual([id]);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
+    expect((await t.hub.entregas({ assinatura_id: removida.id })).total).toBe(0);
+    expect((await t.hub.entregas({ assinatura_id: viva.id })).itens.map((e: any) => e.evento_id)).toEqual([id]);
   });
 
   test('a deprecated version still accepts events (only a switched-off one refuses them, SPEC §9 rule 3)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/depreciada') });
-    const mudou = await hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await hub.admin(), body: { situacao: 'depreciada' } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/depreciada') });
+    const mudou = await t.hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await t.hub.admin(), body: { situacao: 'depreciada' } });
     expect(mudou.status).toBe(200);
     expect((await c.publicar()).entregas).toBe(1);
   });
@@ -167,11 +154,11 @@ describe('a subscription changed while a publication is being written (SPEC §3)
    */
   async function publicarDuranteMudanca(c: Awaited<ReturnType<Hub['cenario']>>, mudanca: string) {
     const outra = await novaConexao('hub');
-    let publicacao: ReturnType<typeof hub.publicar>;
+    let publicacao: ReturnType<typeof t.hub.publicar>;
     try {
       await outra.query('START TRANSACTION');
       await outra.query('SELECT id FROM assinatura WHERE id = ? FOR UPDATE', [c.assinatura.id]);
-      publicacao = hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 } });
+      publicacao = t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 } });
       await esperarOutraConexao(outra, 'the publication waiting on the subscription', ['%JOIN assinatura%LOCK IN SHARE MODE%']);
       await outra.query(`UPDATE assinatura SET ${mudanca} WHERE id = ?`, [c.assinatura.id]);
       await outra.query('COMMIT');
@@ -182,19 +169,19 @@ describe('a subscription changed while a publication is being written (SPEC §3)
   }
 
   test('a deactivation under way when the publication writes: the publication waits for it, its delivery is stored cancelled, and a quick reactivation does not send it', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/desativando') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/desativando') });
     const res = await publicarDuranteMudanca(c, 'ativa = 0');
     expect(res.body).toEqual({ id: expect.any(String), entregas: 1 });
     expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
-    const admin = await hub.admin();
-    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: true } })).status).toBe(200);
+    const admin = await t.hub.admin();
+    expect((await t.hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: admin, body: { ativa: true } })).status).toBe(200);
     await dormir(500);
     expect(noCaminho('/desativando')).toEqual([]);
   });
 
   test('a subscription moved to another version while the publication writes: its delivery of the old version is stored cancelled and never sent (SPEC §6 rule 2)', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/mudando-de-versao') });
-    await hub.versao(c.tipo.id, { type: 'object' });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/mudando-de-versao') });
+    await t.hub.versao(c.tipo.id, { type: 'object' });
     const res = await publicarDuranteMudanca(c, 'versao_do_esquema = 2');
     expect(res.status).toBe(202);
     expect((await Entrega.findOne({ where: { evento_id: res.body.id } }))!.situacao).toBe('cancelada');
@@ -208,8 +195,8 @@ describe('a subscription changed while a publication is being written (SPEC §3)
 
 describe('202 only once enqueued (DESIGN §5, §8)', () => {
   test('Redis refusing the batch job: 503 (a retry too while it lasts), the event and its pending delivery stay stored; once Redis is back a retry with the same id gets 202 with that event, and it is delivered once', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/sem-redis') });
-    const publicar = () => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'durante-a-queda' });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/sem-redis') });
+    const publicar = () => t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'durante-a-queda' });
     const produtor = redis('produtor');
     produtor.disconnect();
     try {
@@ -236,8 +223,8 @@ describe('202 only once enqueued (DESIGN §5, §8)', () => {
 
 describe('202 only once enqueued, for what has deliveries to enqueue', () => {
   test('Redis refusing a batch job: in the same batch, an event with no delivery (no subscription) gets its 202, the one with a delivery its 503', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/lote-sem-redis') });
-    const semAssinatura = await hub.tipo(c.publicador);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote-sem-redis') });
+    const semAssinatura = await t.hub.tipo(c.publicador);
     const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
     const ambos = () =>
       Promise.allSettled([
@@ -269,8 +256,8 @@ describe('202 only once enqueued, for what has deliveries to enqueue', () => {
 
 describe('dados follow the version schema (DESIGN §5)', () => {
   test('dados out of the schema: 400 with errors naming the dados fields, and nothing is stored or delivered', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/esquema') });
-    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { texto: 5, extra: true } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/esquema') });
+    const res = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { texto: 5, extra: true } });
     const problema = esperarProblema(res, 400);
     const campos = (problema.errors as { campo: string; mensagem: string }[]).map((e) => e.campo);
     expect(campos).toContain('dados.texto');
@@ -279,19 +266,19 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     expect(problema.errors).toContainEqual({ campo: 'dados.extra', mensagem: expect.stringContaining('additional properties') });
     expect(campos.every((campo) => campo === 'dados' || campo.startsWith('dados.'))).toBe(true);
 
-    expect(esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: 'texto' }), 400).errors).toEqual([
+    expect(esperarProblema(await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: 'texto' }), 400).errors).toEqual([
       { campo: 'dados', mensagem: expect.any(String) },
     ]);
     await dormir(200);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
     expect(noCaminho('/esquema')).toHaveLength(0);
   });
 
   test('dados JSON text cannot carry back (a number out of range), or nested past 100 levels: 400, nothing stored or delivered', async () => {
     // no `type` on the property: the schema alone would let Infinity through
-    const c = await hub.cenario({ url_de_destino: receptor.url('/forma'), esquema: { type: 'object' } });
-    const bruto = (dados: string) => hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/forma'), esquema: { type: 'object' } });
+    const bruto = (dados: string) => t.hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
     expect(esperarProblema(await bruto('{"n":1e999}'), 400).errors).toEqual([{ campo: 'dados.n', mensagem: 'número fora do alcance' }]);
     expect(esperarProblema(await bruto('{"a":[-1e400]}'), 400).errors).toEqual([{ campo: 'dados.a.0', mensagem: 'número fora do alcance' }]);
     expect(esperarProblema(await bruto('1e999'), 400).errors).toEqual([{ campo: 'dados', mensagem: 'número fora do alcance' }]);
@@ -312,36 +299,36 @@ describe('dados follow the version schema (DESIGN §5)', () => {
 
   test('a schema with its own $id validates every publication, and a next version may keep that $id', async () => {
     const esquema = { $id: 'https://exemplo.com.br/esquemas/pedido.json', type: 'object', required: ['n'], properties: { n: { type: 'integer' } } };
-    const c = await hub.cenario({ url_de_destino: receptor.url('/com-id'), esquema });
-    for (const n of [1, 2]) expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } })).status).toBe(202);
-    esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 'um' } }), 400);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/com-id'), esquema });
+    for (const n of [1, 2]) expect((await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n } })).status).toBe(202);
+    esperarProblema(await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 'um' } }), 400);
 
-    const v2 = await hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await hub.admin(), body: { esquema } });
+    const v2 = await t.hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await t.hub.admin(), body: { esquema } });
     expect(v2.status).toBe(201);
-    expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 2, dados: { n: 3 } })).status).toBe(202);
+    expect((await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 2, dados: { n: 3 } })).status).toBe(202);
   });
 
   test('a version stored before schemas were checked strictly still takes events; a new one may carry `example`', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/antiga') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/antiga') });
     const antigo = { type: 'object', required: ['n'], properties: { n: { type: 'integer' }, doc: { type: 'string', format: 'cpf' } }, 'x-origem': 'erp' };
     await VersaoDeEvento.update({ esquema: antigo }, { where: { tipo_de_evento_id: c.tipo.id, versao: 1 } });
-    expect((await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1, doc: '123' } })).status).toBe(202);
-    esperarProblema(await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { doc: '123' } }), 400);
+    expect((await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1, doc: '123' } })).status).toBe(202);
+    esperarProblema(await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { doc: '123' } }), 400);
 
     const comExemplo = { type: 'object', properties: { n: { type: 'integer', example: 7 } }, example: { n: 7 } };
-    expect((await hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await hub.admin(), body: { esquema: comExemplo } })).status).toBe(201);
+    expect((await t.hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await t.hub.admin(), body: { esquema: comExemplo } })).status).toBe(201);
   });
 
   test('a body without tipo, versao or dados is refused with 400 naming them', async () => {
-    const publicador = await hub.aplicativo();
-    const res = await hub.api.post('/eventos', { token: publicador.token, body: {} });
+    const publicador = await t.hub.aplicativo();
+    const res = await t.hub.api.post('/eventos', { token: publicador.token, body: {} });
     const campos = esperarProblema(res, 400).errors.map((e: { campo: string }) => e.campo);
     expect(campos).toEqual(expect.arrayContaining(['tipo', 'versao', 'dados']));
   });
 
   test('versao as a string ("1") is refused with 400 naming it, nothing stored', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/versao-texto') });
-    const res = await hub.api.post('/eventos', { token: c.publicador.token, body: { tipo: c.tipo.nome, versao: '1', dados: { n: 1 } } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/versao-texto') });
+    const res = await t.hub.api.post('/eventos', { token: c.publicador.token, body: { tipo: c.tipo.nome, versao: '1', dados: { n: 1 } } });
     expect(esperarProblema(res, 400).errors).toEqual([expect.objectContaining({ campo: 'versao' })]);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
@@ -349,48 +336,48 @@ describe('dados follow the version schema (DESIGN §5)', () => {
 
 describe('who may publish (DESIGN §10 Hub, SPEC §4.9)', () => {
   test('without a token: 401', async () => {
-    esperarProblema(await hub.api.post('/eventos', { body: { tipo: 'a.b', versao: 1, dados: {} } }), 401);
+    esperarProblema(await t.hub.api.post('/eventos', { body: { tipo: 'a.b', versao: 1, dados: {} } }), 401);
   });
 
   test("a user's token, even a master's: 403", async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/usuario') });
-    const res = await hub.api.post('/eventos', { token: await hub.admin(), body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/usuario') });
+    const res = await t.hub.api.post('/eventos', { token: await t.hub.admin(), body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } });
     esperarProblema(res, 403);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 
   test('an application that does not own the type: 403, nothing stored', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/alheio') });
-    esperarProblema(await hub.publicar(c.assinante, { tipo: c.tipo.nome, dados: { n: 1 } }), 403);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/alheio') });
+    esperarProblema(await t.hub.publicar(c.assinante, { tipo: c.tipo.nome, dados: { n: 1 } }), 403);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 
   test('an application the hub has not registered yet (never synced): 403', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/nova') });
-    const nova = await hub.identity.criarAplicativo();
-    esperarProblema(await hub.api.post('/eventos', { token: nova.token, body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } }), 403);
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/nova') });
+    const nova = await t.hub.identity.criarAplicativo();
+    esperarProblema(await t.hub.api.post('/eventos', { token: nova.token, body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } }), 403);
   });
 });
 
 describe('the type and version must exist and be on (DESIGN §10: 422 for references in the body)', () => {
   test('an unknown type: 422 naming tipo', async () => {
-    const publicador = await hub.aplicativo();
-    const res = await hub.publicar(publicador, { tipo: 'nao.existe.nunca', dados: { n: 1 } });
+    const publicador = await t.hub.aplicativo();
+    const res = await t.hub.publicar(publicador, { tipo: 'nao.existe.nunca', dados: { n: 1 } });
     expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'tipo', mensagem: expect.any(String) }]);
   });
 
   test('an unknown version of the type: 422 naming versao', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/sem-versao') });
-    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 9, dados: { n: 1 } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/sem-versao') });
+    const res = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, versao: 9, dados: { n: 1 } });
     expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'versao', mensagem: expect.any(String) }]);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 
   test('a switched-off version (desligada): 422, nothing stored or delivered', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/desligada') });
-    const mudou = await hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await hub.admin(), body: { situacao: 'desligada' } });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/desligada') });
+    const mudou = await t.hub.api.patch(`/tipo_de_evento/${c.tipo.id}/versao/1`, { token: await t.hub.admin(), body: { situacao: 'desligada' } });
     expect(mudou.status).toBe(200);
-    const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
+    const res = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 } });
     expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'versao', mensagem: expect.any(String) }]);
     await dormir(150);
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
@@ -400,33 +387,33 @@ describe('the type and version must exist and be on (DESIGN §10: 422 for refere
 
 describe('id is the idempotency key (DESIGN §5)', () => {
   test('the same id twice from the same publisher: the first answer again, one event, one delivery', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/idempotente') });
-    const primeira = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'pedido-42' });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/idempotente') });
+    const primeira = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'pedido-42' });
     expect(primeira.status).toBe(202);
-    const segunda = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 }, id: 'pedido-42' });
+    const segunda = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 }, id: 'pedido-42' });
     expect(segunda.status).toBe(202);
     expect(segunda.body).toEqual(primeira.body);
 
     await esperarAte(() => noCaminho('/idempotente').length, 'the delivery');
     await dormir(300);
     expect(noCaminho('/idempotente').map((r) => r.corpo.dados)).toEqual([{ n: 1 }]);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
     expect(await eventosDoTipo(c.tipo.id)).toBe(1);
   });
 
   test('the same id sent at the same moment creates one event only', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/simultaneo') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/simultaneo') });
     const respostas = await Promise.all(
-      Array.from({ length: 5 }, () => hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'mesmo-instante' })),
+      Array.from({ length: 5 }, () => t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'mesmo-instante' })),
     );
     expect(respostas.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
     expect(await eventosDoTipo(c.tipo.id)).toBe(1);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
   });
 
   test('an id repeated among publications written together is written once, its repeats answered with it, and the batch does not fall back to one write per publication', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/lote-repetido') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote-repetido') });
     const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
     const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-no-lote' : `unico-${n}` });
     // what each reads before its batch is then in the process's caches: the next ones reach their batches together
@@ -443,11 +430,11 @@ describe('id is the idempotency key (DESIGN §5)', () => {
       escritas.mockRestore();
     }
     expect(await eventosDoTipo(c.tipo.id)).toBe(28);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
   });
 
   test('ids that differ only in case or accents are different keys', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/caixa') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/caixa') });
     const ids = ['Ab1', 'aB1', 'pedido-é', 'pedido-e'];
     const respostas = [];
     for (const [n, id] of ids.entries()) respostas.push(await c.publicar({ n }, { id }));
@@ -458,9 +445,9 @@ describe('id is the idempotency key (DESIGN §5)', () => {
   });
 
   test('an id with a lone surrogate (not well-formed Unicode, which the database would store as U+FFFD) is refused with 400 naming id', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/surrogate') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/surrogate') });
     for (const id of ['x\\ud800', 'x\\udc00']) {
-      const res = await hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":{"n":1},"id":"${id}"}` });
+      const res = await t.hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":{"n":1},"id":"${id}"}` });
       expect(esperarProblema(res, 400).errors).toEqual([expect.objectContaining({ campo: 'id' })]);
     }
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
@@ -469,28 +456,28 @@ describe('id is the idempotency key (DESIGN §5)', () => {
   });
 
   test('dados with a lone surrogate, as a value or a key, is refused with 400 naming where: every strict subscriber would refuse it', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/surrogate-nos-dados') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/surrogate-nos-dados') });
     for (const [dados, campo] of [
       ['{"nome":"x\\ud800"}', 'dados.nome'],
       ['{"lista":["ok","\\udc00y"]}', 'dados.lista.1'],
       ['{"\\ud800chave":1}', 'dados'],
     ] as const) {
-      const res = await hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
+      const res = await t.hub.api.post('/eventos', { token: c.publicador.token, raw: `{"tipo":"${c.tipo.nome}","versao":1,"dados":${dados}}` });
       expect({ dados, erros: esperarProblema(res, 400).errors }).toEqual({ dados, erros: [expect.objectContaining({ campo })] });
     }
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 
   test('a different id, no id, or the same id from another publisher is a new event', async () => {
-    const c = await hub.cenario({ url_de_destino: receptor.url('/chaves') });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/chaves') });
     const a = await c.publicar({ n: 1 }, { id: 'a' });
     const b = await c.publicar({ n: 1 }, { id: 'b' });
     const semId1 = await c.publicar({ n: 1 });
     const semId2 = await c.publicar({ n: 1 });
-    const outro = await hub.cenario({ url_de_destino: receptor.url('/chaves-outro') });
+    const outro = await t.hub.cenario({ url_de_destino: t.receptor.url('/chaves-outro') });
     const doOutro = await outro.publicar({ n: 1 }, { id: 'a' });
     expect(new Set([a.id, b.id, semId1.id, semId2.id, doOutro.id]).size).toBe(5);
-    expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(4);
-    expect((await hub.entregas({ assinatura_id: outro.assinatura.id })).total).toBe(1);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(4);
+    expect((await t.hub.entregas({ assinatura_id: outro.assinatura.id })).total).toBe(1);
   });
 });

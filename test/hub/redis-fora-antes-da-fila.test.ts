@@ -1,7 +1,7 @@
 import { redis } from '../../lib/redis';
 import { Evento } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
-import { hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { hubNesteArquivo } from './apoio-entregas';
 
 /**
  * DESIGN §8: Redis out of reach answers 503 at once, and the service works again once it is back.
@@ -11,7 +11,7 @@ import { hubSemEntregasNesteArquivo } from './apoio-entregas';
  * Redis is back. No delivery worker runs here, so nothing else opened the deliveries' queue before.
  */
 
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 test("the process's first publication, made while Redis is away, answers 503 at once; its retry, Redis back, 202", async () => {
   const c = await t.hub.cenario({ url_de_destino: 'https://assinante.example.com/webhook' });

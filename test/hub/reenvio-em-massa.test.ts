@@ -3,7 +3,7 @@ import { banco, novaConexao } from '../../lib/database';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
-import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { esperarAte, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * POST /assinatura/{id}/reenviar_falhas with a large error queue (a subscriber down for hours
@@ -11,7 +11,7 @@ import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
  * waiting for their jobs, which follow a page at a time. No delivery worker runs in this file, so
  * the jobs stay in the queue to be counted.
  */
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 const N = 20_000;
 
 test(`${N} error-queue deliveries: the answer does not wait for their jobs, and every one gets its job`, async () => {

@@ -5,7 +5,7 @@ import { novaConexaoRedis, redis } from '../../lib/redis';
 import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
-import { dormir, hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { dormir, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * POST /entrega/{id}/reenviar while the job of the delivery's last round is still active: that job
@@ -15,7 +15,7 @@ import { dormir, hubSemEntregasNesteArquivo } from './apoio-entregas';
  * here: this file's own worker holds the old job.
  */
 
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 beforeEach(() => fila(filaHubEntrega).drain(true));
 

@@ -9,7 +9,7 @@ import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaHubRetencao } from '../../queues/hub-retencao';
 import { esperarOutraConexao } from '../helpers/espera';
-import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
+import { esperarAte, hubNesteArquivo } from './apoio-entregas';
 
 /**
  * The sweep (`hub-retencao`, job `varrer`, every minute): a pending delivery whose job is gone
@@ -18,7 +18,7 @@ import { esperarAte, hubSemEntregasNesteArquivo } from './apoio-entregas';
  * here, so the queue's content can be read after each sweep.
  */
 
-const t = hubSemEntregasNesteArquivo();
+const t = hubNesteArquivo({ entregas: false });
 
 /** Publishes one event to `n` subscriptions and loses its batch job: `n` pending deliveries with no job. */
 async function entregasSemJob(n: number): Promise<string[]> {
