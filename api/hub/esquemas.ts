@@ -12,7 +12,7 @@ import { caminhoAte } from '../shared/validacao';
  * from before the strict check still takes events. `addUsedSchema` off: a schema's `$id` is not
  * registered, so compiling it again (a new version, another process's change) never collides.
  */
-const opcoes = { allErrors: true, strict: false, addUsedSchema: false, ownProperties: true } as const;
+const opcoes = { strict: false, addUsedSchema: false, ownProperties: true } as const;
 
 /**
  * `uniqueItems` in time that grows with the array, not with its square: ajv compares every pair of
@@ -50,20 +50,102 @@ const uniqueItems = {
   },
 } as const;
 
+/**
+ * `enum` and `const` in time that grows with the value checked, not with the list: ajv compares
+ * the value with each allowed one in turn, so an array of 10,000 items against an enum of 5,000
+ * names took 0.6 s however valid. The allowed values' canonical texts go in a set once per
+ * schema (kept while the schema is).
+ */
+const permitidosPorLista = new WeakMap<object, Set<string>>();
+function permitido(lista: object, valores: unknown[], dado: unknown): boolean {
+  let conjunto = permitidosPorLista.get(lista);
+  if (!conjunto) permitidosPorLista.set(lista, (conjunto = new Set(valores.map(textoCanonico))));
+  return conjunto.has(textoCanonico(dado));
+}
+const enumPorTexto = {
+  keyword: 'enum',
+  schemaType: 'array',
+  errors: true,
+  validate: function validar(valores: unknown[], dado: unknown): boolean {
+    const ok = permitido(valores, valores, dado);
+    (validar as { errors?: unknown[] }).errors = ok ? [] : [{ keyword: 'enum', message: 'must be equal to one of the allowed values', params: { allowedValues: valores } }];
+    return ok;
+  },
+} as const;
+const constPorTexto = {
+  keyword: 'const',
+  errors: true,
+  validate: function validar(valor: unknown, dado: unknown, esquemaPai?: object): boolean {
+    const ok = permitido(esquemaPai ?? [valor], [valor], dado);
+    (validar as { errors?: unknown[] }).errors = ok ? [] : [{ keyword: 'const', message: 'must be equal to constant', params: { allowedValue: valor } }];
+    return ok;
+  },
+} as const;
+
+/**
+ * The `url` format of ajv-formats on RE2: its native expression takes time that grows with the
+ * square of the text (`http://` and 500,000 `a:` would hold the hub for minutes). The same
+ * expression, less the look-aheads RE2 does not read; what they refused (a host in 10/8, 127/8,
+ * 169.254/16, 192.168/16 or 172.16/12) is checked on the address matched.
+ */
+const URL_RE2 = RE2JS.compile(
+  RE2JS.translateRegExp(
+    String.raw`^(?:https?|ftp):\/\/(?:\S+(?::\S*)?@)?(?:((?:[1-9]\d?|1\d\d|2[01]\d|22[0-3])(?:\.(?:1?\d{1,2}|2[0-4]\d|25[0-5])){2}(?:\.(?:[1-9]\d?|1\d\d|2[0-4]\d|25[0-4])))|(?:(?:[a-z0-9\u{00a1}-\u{ffff}]+-)*[a-z0-9\u{00a1}-\u{ffff}]+)(?:\.(?:[a-z0-9\u{00a1}-\u{ffff}]+-)*[a-z0-9\u{00a1}-\u{ffff}]+)*(?:\.(?:[a-z\u{00a1}-\u{ffff}]{2,})))(?::\d{2,5})?(?:\/[^\s]*)?$`,
+  ),
+  RE2JS.CASE_INSENSITIVE,
+);
+const IPV4_RESERVADO = /^(?:(?:10|127)(?:\.\d{1,3}){3}|(?:169\.254|192\.168)(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[0-1])(?:\.\d{1,3}){2})/;
+function ehUrl(texto: string): boolean {
+  const m = URL_RE2.matcher(texto);
+  if (!m.matches()) return false;
+  const ipv4 = m.group(1);
+  return ipv4 === null || !IPV4_RESERVADO.test(ipv4);
+}
+
 /** Errors an answer lists, at most: an array of 500,000 wrong items gave an answer of 26 MB. */
 const ERROS_LISTADOS = 100;
+
+/**
+ * Every error of an event is looked for (ajv's allErrors) only while the errors it could have stay
+ * few: ajv builds each one before the answer keeps the first hundred, and 20,000 empty objects
+ * against one of 20 required properties built 400,000 (72 MB, 0.75 s; a whole body's worth,
+ * gigabytes). The bound is the event's values times the schema's weight (each schema object and
+ * each entry of its lists: a required name, an allowed value); past it, the first error alone.
+ */
+const ERROS_POSSIVEIS_MAXIMO = 20_000;
+
+/** The schema's weight above: its objects and the entries of its arrays, walked with a list. */
+function pesoDoEsquema(esquema: unknown): number {
+  let peso = 0;
+  const pendentes: unknown[] = [esquema];
+  while (pendentes.length) {
+    const no = pendentes.pop();
+    if (Array.isArray(no)) {
+      peso += no.length;
+      pendentes.push(...no);
+    } else if (no && typeof no === 'object') {
+      peso++;
+      pendentes.push(...Object.values(no));
+    }
+  }
+  return peso;
+}
 
 /**
  * A validator instance keeps every schema it ever compiled (refused ones too, in its shared code
  * scope, which removeSchema does not empty): each compile gets an instance of its own, which goes
  * with the compiled function (about 0.1 ms to make).
  */
-function novoValidador(estrito: boolean): Ajv {
+function novoValidador(estrito: boolean, todosOsErros = false): Ajv {
   const code = { regExp: estrito ? padraoLinear : padraoDeVersaoGuardada };
+  const base = { ...opcoes, code, allErrors: todosOsErros };
   // a stored version's unknown format was accepted once: ignored, as then, without a console line per compile
-  const ajv = new Ajv(estrito ? { ...opcoes, code, strictSchema: true } : { ...opcoes, code, logger: false });
+  const ajv = new Ajv(estrito ? { ...base, strictSchema: true } : { ...base, logger: false });
   ajv.removeKeyword('uniqueItems').addKeyword(uniqueItems);
+  ajv.removeKeyword('enum').addKeyword(enumPorTexto);
+  ajv.removeKeyword('const').addKeyword(constPorTexto);
   addFormats(ajv);
+  ajv.addFormat('url', ehUrl);
   if (estrito) ajv.addVocabulary(['example']);
   return ajv;
 }
@@ -106,7 +188,17 @@ const padraoDeVersaoGuardada = Object.assign(
 );
 
 /** Per version: the compiled schema, and which state of the version it compiled (its last change). */
-const compilados = new Map<string, { marca: string; validar: ValidateFunction }>();
+const compilados = new Map<string, Compilado>();
+
+interface Compilado {
+  marca: string;
+  /** stops at the first error */
+  validar: ValidateFunction;
+  /** with every error, compiled the first time an event small enough fails */
+  todos?: ValidateFunction;
+  esquema: Record<string, unknown>;
+  peso: number;
+}
 
 /**
  * Schemas a validation may pass through, at most, counting each `$ref` as the schema it names:
@@ -217,61 +309,72 @@ export function conferirEsquema(esquema: Record<string, unknown>): void {
 const SURROGATE_SOLTO = /\p{Cs}/u;
 
 /**
- * The first text of `dados` (a value or a key) that is not well-formed Unicode, as its field
- * (`dados.a.0`), or null. JSON can carry a lone surrogate (`"\ud800"`), and it would reach every
- * subscriber so: strict parsers refuse it, and each delivery would end in the error queue. Walked
- * with a list of the objects still to look at, as every body is (api/shared/rotas.ts): the field's
- * path is worked out only for the text found (caminhoAte), so an event's walk builds none.
+ * How many values `dados` holds, and the first text of it (a value or a key) that is not
+ * well-formed Unicode, as its field (`dados.a.0`), or null. JSON can carry a lone surrogate
+ * (`"\ud800"`), and it would reach every subscriber so: strict parsers refuse it, and each delivery
+ * would end in the error queue. Walked with a list of the objects still to look at, as every body
+ * is (api/shared/rotas.ts): the field's path is worked out only for the text found (caminhoAte), so
+ * an event's walk builds none.
  */
-function textoMalFormado(dados: unknown): string | null {
+function percorrerDados(dados: unknown): { valores: number; malFormado: string | null } {
   const campo = (onde: object, chave?: string) => ['dados', ...caminhoAte(dados, onde)!, ...(chave === undefined ? [] : [chave])].join('.');
-  if (typeof dados === 'string') return SURROGATE_SOLTO.test(dados) ? 'dados' : null;
+  if (typeof dados === 'string') return { valores: 1, malFormado: SURROGATE_SOLTO.test(dados) ? 'dados' : null };
+  let valores = 1;
   const pendentes: object[] = dados && typeof dados === 'object' ? [dados] : [];
   while (pendentes.length) {
     const valor = pendentes.pop()!;
     const ehLista = Array.isArray(valor);
     for (const chave in valor) {
-      if (!ehLista && SURROGATE_SOLTO.test(chave)) return campo(valor);
+      valores++;
+      if (!ehLista && SURROGATE_SOLTO.test(chave)) return { valores, malFormado: campo(valor) };
       const filho = (valor as Record<string, unknown>)[chave];
       if (typeof filho === 'string') {
-        if (SURROGATE_SOLTO.test(filho)) return campo(valor, chave);
+        if (SURROGATE_SOLTO.test(filho)) return { valores, malFormado: campo(valor, chave) };
       } else if (filho && typeof filho === 'object') pendentes.push(filho);
     }
   }
-  return null;
+  return { valores, malFormado: null };
 }
 
 /**
  * Validates an event's `dados` against its version's schema (`versao` names the version, `marca`
  * its last change: a changed version compiles again, in place of the old; `esquema` is read only
- * then, since reading it parses the stored text); 400 with every schema
- * error. (A number out of JSON's range, which a schema without `type` would let through, never
- * gets here: every body is refused with one, api/shared/rotas.ts.)
+ * then, since reading it parses the stored text); 400 with the schema's errors: every one
+ * (the first hundred listed) while they can be few (ERROS_POSSIVEIS_MAXIMO), else the first. (A
+ * number out of JSON's range, which a schema without `type` would let through, never gets here:
+ * every body is refused with one, api/shared/rotas.ts.)
  */
 export function validarDados(versao: string, marca: string, esquema: () => Record<string, unknown>, dados: unknown): void {
-  const malFormado = textoMalFormado(dados);
+  const { valores, malFormado } = percorrerDados(dados);
   if (malFormado) {
     throw dadosInvalidos('Os dados têm texto que não é Unicode bem formado.', [{ campo: malFormado, mensagem: 'um surrogate solto (\\ud800 a \\udfff sem o seu par)' }]);
   }
   let compilado = compilados.get(versao);
   if (compilado?.marca !== marca) {
-    compilado = { marca, validar: novoValidador(false).compile(esquema()) };
+    const lido = esquema();
+    compilado = { marca, validar: novoValidador(false).compile(lido), esquema: lido, peso: pesoDoEsquema(lido) };
     compilados.set(versao, compilado);
   }
-  const { validar } = compilado;
-  if (!validar(dados)) {
-    const erros = validar.errors ?? [];
-    throw dadosInvalidos(
-      erros.length > ERROS_LISTADOS
+  if (compilado.validar(dados)) return;
+  const todos = valores * compilado.peso <= ERROS_POSSIVEIS_MAXIMO;
+  let erros = compilado.validar.errors ?? [];
+  if (todos) {
+    compilado.todos ??= novoValidador(false, true).compile(compilado.esquema);
+    compilado.todos(dados);
+    erros = compilado.todos.errors ?? erros;
+  }
+  throw dadosInvalidos(
+    !todos
+      ? 'Os dados não seguem o esquema da versão (o primeiro erro abaixo: o evento é grande demais para buscar todos).'
+      : erros.length > ERROS_LISTADOS
         ? `Os dados não seguem o esquema da versão (${erros.length} erros; os primeiros ${ERROS_LISTADOS} abaixo).`
         : 'Os dados não seguem o esquema da versão.',
-      erros.slice(0, ERROS_LISTADOS).map((e) => {
-        // a missing, extra or misnamed property is reported at its parent by ajv: name the property itself
-        const p = e.params as { missingProperty?: string; additionalProperty?: string; propertyName?: string };
-        const propriedade = p.missingProperty ?? p.additionalProperty ?? p.propertyName;
-        const falta = propriedade === undefined ? '' : `/${propriedade}`;
-        return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };
-      }),
-    );
-  }
+    erros.slice(0, ERROS_LISTADOS).map((e) => {
+      // a missing, extra or misnamed property is reported at its parent by ajv: name the property itself
+      const p = e.params as { missingProperty?: string; additionalProperty?: string; propertyName?: string };
+      const propriedade = p.missingProperty ?? p.additionalProperty ?? p.propertyName;
+      const falta = propriedade === undefined ? '' : `/${propriedade}`;
+      return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };
+    }),
+  );
 }

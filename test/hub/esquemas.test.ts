@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import { conferirEsquema, validarDados } from '../../api/hub/esquemas';
 
 setFlagsFromString('--expose-gc');
@@ -99,6 +100,61 @@ describe('what one event may cost the hub, whatever its data or its schema', () 
       { campo: 'dados.l', mensagem: expect.stringContaining('duplicate items') },
     ]);
     expect(errosDe('unicos:3', { type: 'array', uniqueItems: false }, [1, 1])).toBeNull();
+  });
+
+  it('the url format runs in time linear in the text (its native expression grows with the square), with the same verdicts', () => {
+    const comUrl = { type: 'object', properties: { site: { type: 'string', format: 'url' } } };
+    expect(() => conferirEsquema(comUrl)).not.toThrow();
+    const inicio = performance.now();
+    expect(errosDe('url:1', comUrl, { site: `http://${'a:'.repeat(50_000)} ` })?.erros).toEqual([{ campo: 'dados.site', mensagem: 'must match format "url"' }]);
+    // natively, seconds (and minutes for a whole body)
+    expect(performance.now() - inicio).toBeLessThan(2000);
+    const nativo = fullFormats.url as RegExp;
+    const enderecos = [
+      'http://example.com', 'https://sub.exemplo.com.br/caminho?q=1#x', 'ftp://arquivos.gov.br:2121/a', 'HTTPS://EXEMPLO.COM', 'http://usuário:senha@exemplo.com',
+      'http://8.8.8.8/', 'http://10.0.0.1', 'http://127.0.0.1:8080', 'http://192.168.1.1', 'http://172.16.0.1', 'http://172.32.0.1', 'http://169.254.1.1', 'http://100.64.0.1',
+      'http://a@10.0.0.1@b.com', 'http://localhost', 'http://exemplo', 'mailto:a@b.com', 'http://ex ample.com', 'http://exemplo.com:1', 'http://exemplo.com:123456',
+      'http://münchen.de', 'http://-a.com', 'http://a-.com', 'http://223.1.1.1', 'http://224.1.1.1', 'http://1.1.1.255', '', 'http://',
+    ];
+    for (const e of enderecos) expect([e, errosDe('url:1', comUrl, { site: e }) === null]).toEqual([e, nativo.test(e)]);
+  });
+
+  it('enum and const take time that grows with the value, not with the list; values compare as JSON, whatever their key order', () => {
+    const nomes = Array.from({ length: 10_000 }, (_, i) => `municipio-${i}`);
+    const lista = { type: 'array', items: { enum: nomes } };
+    expect(() => conferirEsquema(lista)).not.toThrow();
+    const inicio = performance.now();
+    expect(errosDe('enum:1', lista, Array.from({ length: 40_000 }, (_, i) => nomes[(i * 7) % 10_000]))).toBeNull();
+    // ajv's own comparison, one allowed value after another: 1.5 s on an idle machine
+    expect(performance.now() - inicio).toBeLessThan(500);
+    expect(errosDe('enum:1', lista, ['municipio-1', 'municipio-10000'])?.erros).toEqual([{ campo: 'dados.1', mensagem: 'must be equal to one of the allowed values' }]);
+    const misto = { enum: [1, 'um', null, { a: 1, b: [1, 2] }] };
+    for (const v of [1, 1.0, 'um', null, { b: [1, 2], a: 1 }]) expect(errosDe('enum:2', misto, v)).toBeNull();
+    for (const v of ['1', 2, false, { a: 1 }, [1], { a: 1, b: [2, 1] }]) expect(errosDe('enum:2', misto, v)).not.toBeNull();
+    const fixo = { type: 'array', items: { const: { tipo: 'x', n: [1, 2] } } };
+    expect(errosDe('const:1', fixo, [{ n: [1, 2], tipo: 'x' }, { tipo: 'x', n: [1, 2] }])).toBeNull();
+    expect(errosDe('const:1', fixo, [{ tipo: 'x', n: [1, 2] }, { tipo: 'x' }])?.erros).toEqual([{ campo: 'dados.1', mensagem: 'must be equal to constant' }]);
+    expect(errosDe('const:2', { const: 0 }, 0)).toBeNull();
+    expect(errosDe('const:2', { const: 0 }, '0')).not.toBeNull();
+  });
+
+  it('an event that could have a great many errors gets the first alone, at once and without the memory every one would take', () => {
+    const obrigatorios = Array.from({ length: 20 }, (_, i) => `campo${i}`);
+    const itens = { type: 'array', items: { type: 'object', required: obrigatorios } };
+    coletar();
+    const antes = process.memoryUsage().heapUsed;
+    const inicio = performance.now();
+    const r = errosDe('muitos:1', itens, Array.from({ length: 20_000 }, () => ({})));
+    const pico = process.memoryUsage().heapUsed - antes;
+    expect(r?.erros).toEqual([{ campo: 'dados.0.campo0', mensagem: "must have required property 'campo0'" }]);
+    expect(r?.detalhe).toContain('o primeiro erro');
+    // every error: 400,000 of them, 72 MB and most of a second
+    expect(performance.now() - inicio).toBeLessThan(250);
+    expect(pico / 1e6).toBeLessThan(20);
+    // a small event still gets every one
+    const poucos = errosDe('muitos:1', itens, [{}, { campo0: 1 }]);
+    expect(poucos?.erros).toHaveLength(39);
+    expect(poucos?.detalhe).toBe('Os dados não seguem o esquema da versão.');
   });
 
   it("a property named as an object's built-in (constructor, toString) is the event's own: required, it must be sent; optional, it may be left out", () => {
