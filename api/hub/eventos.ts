@@ -225,6 +225,21 @@ export function esquecerPublicadores(): void {
 }
 
 /**
+ * The publisher, an application the hub holds active (one that left identity publishes nothing),
+ * or 403: the route's permission, checked before its body (DESIGN §10), and again, from the cache,
+ * by the publication.
+ */
+export async function publicadorAtivo(quem: Principal): Promise<Aplicativo> {
+  let app = await publicador(quem.sub);
+  // the mark and the sync under way are read with no await between: a publication joins the sync
+  // under way or finds the mark it left, and never starts a second one within the minute
+  if (!app?.ativo && !recusadosAposSincronizar.obter(quem.sub)) app = await publicadorAposSincronizar(quem);
+  if (!app) throw proibido('O aplicativo não está registrado no hub.');
+  if (!app.ativo) throw proibido('O aplicativo está inativo no hub (saiu do identity) e não publica eventos.');
+  return app;
+}
+
+/**
  * POST /eventos (DESIGN §5): the owner, an active application (one that left identity publishes
  * nothing), publishes in a version that is not switched off; `dados` follows the version's schema;
  * the event and one delivery per active subscription of that version whose subscriber is active
@@ -232,12 +247,7 @@ export function esquecerPublicadores(): void {
  * repeating an `id` gets the first answer and creates nothing.
  */
 export async function publicarEvento(quem: Principal, p: Publicacao): Promise<RespostaDaPublicacao> {
-  let app = await publicador(quem.sub);
-  // the mark and the sync under way are read with no await between: a publication joins the sync
-  // under way or finds the mark it left, and never starts a second one within the minute
-  if (!app?.ativo && !recusadosAposSincronizar.obter(quem.sub)) app = await publicadorAposSincronizar(quem);
-  if (!app) throw proibido('O aplicativo não está registrado no hub.');
-  if (!app.ativo) throw proibido('O aplicativo está inativo no hub (saiu do identity) e não publica eventos.');
+  const app = await publicadorAtivo(quem);
   const repetido = await anterior(app.id, p.id ?? null);
   if (repetido) return confirmarNaFila(repetido);
   const chave = p.id == null ? null : `${app.id}\n${p.id}`;

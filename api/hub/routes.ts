@@ -20,7 +20,7 @@ import {
   listarAssinaturas,
 } from './assinaturas';
 import { entregaPorId, listarEntregas, reenviarEntrega, reenviarFalhas } from './entregas';
-import { publicarEvento } from './eventos';
+import { publicadorAtivo, publicarEvento } from './eventos';
 import { respostas, schemas } from './schemas';
 import { esperarSincronizacao } from './sincronizacao';
 import {
@@ -310,6 +310,7 @@ function rotasDeEntregas(): Rota[] {
       },
       resumo: 'Publica um evento (token de aplicativo dono do tipo)',
       acesso: 'aplicativo',
+      permissao: async (quem) => void (await publicadorAtivo(quem)),
       validar: { body: schemas.publicar },
       status: 202,
       resposta: respostas.publicacao,

@@ -353,6 +353,8 @@ describe('an inactive application publishes nothing', () => {
 
     const res = await hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'depois-de-sair' });
     expect(esperarProblema(res, 403).detail).toMatch(/inativo no hub \(saiu do identity\)/);
+    // permission before input (DESIGN §10): whatever its body, the same 403
+    for (const body of [{}, { tipo: 1, dados: 'x' }]) expect(esperarProblema(await hub.api.post('/eventos', { token: c.publicador.token, body }), 403).detail).toMatch(/inativo/);
     expect(await Evento.count({ where: { tipo_de_evento_id: c.tipo.id } })).toBe(0);
     expect((await hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(0);
     expect(await noHub(c.publicador)).toEqual(antes);
