@@ -20,25 +20,62 @@ interface Esperando {
   transferencia_falhas: number;
 }
 
-/**
- * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would. Only
- * the platform's own answer that the conversation is now open counts: a redirect is not followed
- * (it would carry the API token to another address) and any other answer is a failure.
- */
-async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promise<void> {
+/** A conversation of the chat platform as its API addresses it, with the system's API token. */
+interface NaPlataforma {
+  url: string;
+  token: string;
+}
+
+function naPlataforma(c: Esperando, sistema: ConfigSystem | null): NaPlataforma {
   const acesso = sistema && acessoDe(sistema);
   const conta = c.suporte_conta_id ?? acesso?.contaId ?? null;
   if (!acesso?.tokenApi || conta === null) throw new Error('the chat platform system has no API address, account or token');
-  const res = await fetch(`${acesso.url}/api/v1/accounts/${conta}/conversations/${c.suporte_conversa_id}/toggle_status`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', api_access_token: acesso.tokenApi },
-    body: JSON.stringify({ status: 'open' }),
+  return { url: `${acesso.url}/api/v1/accounts/${conta}/conversations/${c.suporte_conversa_id}`, token: acesso.tokenApi };
+}
+
+/**
+ * A call to the chat platform's API. A redirect is not followed (it would carry the API token to
+ * another address) and only a 2xx with a JSON body is an answer.
+ */
+async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object): Promise<Record<string, unknown>> {
+  const res = await fetch(`${p.url}${caminho}`, {
+    method: corpo ? 'POST' : 'GET',
+    headers: { 'content-type': 'application/json', api_access_token: p.token },
+    body: corpo && JSON.stringify(corpo),
     redirect: 'manual',
     signal: AbortSignal.timeout(10_000),
   });
-  if (!res.ok) throw new Error(`the chat platform answered ${res.status} to toggle_status`);
-  const corpo = (await res.json().catch(() => null)) as { payload?: { current_status?: unknown } } | null;
-  if (corpo?.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
+  if (!res.ok) throw new Error(`the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
+  const json = (await res.json().catch(() => null)) as unknown;
+  if (!json || typeof json !== 'object') throw new Error('the chat platform answered no JSON object');
+  return json as Record<string, unknown>;
+}
+
+/** The conversation's status as the chat platform has it now. */
+async function statusNaPlataforma(p: NaPlataforma): Promise<unknown> {
+  return (await chamarPlataforma(p, '')).status;
+}
+
+/**
+ * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would, if
+ * it is still with the robot there: the stored `pending` may be stale (a status webhook lost) or
+ * the team's own correction (a PATCH, which changes nothing in the platform, SPEC 4.6 rule 6), and
+ * toggling would reopen a conversation resolved there. Answers null once the platform says it is
+ * open, or the platform's status when it was not pending (nothing done). Only the platform's
+ * answer that the conversation is open counts; when the call fails, the platform is asked again,
+ * since a lost answer (a time-out, a cut connection) may hide a change it made.
+ */
+async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promise<string | null> {
+  const p = naPlataforma(c, sistema);
+  const antes = await statusNaPlataforma(p);
+  if (antes !== 'pending') return String(antes);
+  try {
+    const corpo = (await chamarPlataforma(p, '/toggle_status', { status: 'open' })) as { payload?: { current_status?: unknown } };
+    if (corpo.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
+  } catch (err) {
+    if ((await statusNaPlataforma(p).catch(() => null)) !== 'open') throw err;
+  }
+  return null;
 }
 
 /**
@@ -124,8 +161,9 @@ export async function transferirSemResposta(
       // the database failing to read the system is no refusal by the platform: it goes to the outer
       // catch, the conversation's wait unchanged, and the next conversation reads the system again
       if (!lidos.has(sistema)) lidos.set(sistema, await sistemaParaChamar(sistema));
+      let naPlataforma: string | null;
       try {
-        await abrirNoSuporte(c, lidos.get(sistema)!);
+        naPlataforma = await abrirNoSuporte(c, lidos.get(sistema)!);
       } catch (err) {
         falhas++;
         falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);
@@ -134,6 +172,13 @@ export async function transferirSemResposta(
         continue;
       }
       falhasSeguidas.set(sistema, 0);
+      if (naPlataforma !== null) {
+        // not with the robot there: nothing to hand over now; asked again later, as after a
+        // refusal, in case the team gives it back to the robot while this contact still waits
+        log.info({ conversa_id: c.id, status_na_plataforma: naPlataforma }, 'conversa não está com o robô na plataforma: não transferida');
+        await adiar(c, agora);
+        continue;
+      }
       if (await gravarTransferencia(c)) transferidas++;
       else log.warn({ conversa_id: c.id }, 'conversa aberta na plataforma, mas mudou antes de a transferência ser gravada');
     } catch (err) {

@@ -15,6 +15,9 @@ import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, mensagem
 /** The contact may wait 60 s here for the robot (SALES_TRANSFERENCIA_ESPERA_SEGUNDOS). */
 const ESPERA_S = 60;
 const CHAT = 'https://chat.exemplo.test';
+/** Chat platforms of other systems. */
+const QUEBRADO = 'https://quebrado.exemplo.test';
+const OUTRO = 'https://outro-chat.exemplo.test';
 const CONTA = 9;
 
 let suite: SuiteDeTeste;
@@ -27,6 +30,20 @@ beforeAll(async () => {
   sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
 });
 
+/** What the chat platforms say of each conversation (GET conversations/{id}): pending unless set here. */
+const statusNoChat = new Map<number, string>();
+beforeEach(() => {
+  statusNoChat.clear();
+  for (const plataforma of [CHAT, QUEBRADO, OUTRO]) {
+    nock(plataforma)
+      .persist()
+      .get(/^\/api\/v1\/accounts\/\d+\/conversations\/\d+$/)
+      .reply((uri) => {
+        const conversa = Number(uri.split('/').pop());
+        return [200, { id: conversa, status: statusNoChat.get(conversa) ?? 'pending' }];
+      });
+  }
+});
 afterEach(() => nock.cleanAll());
 afterAll(() => suite?.encerrar());
 
@@ -214,7 +231,6 @@ describe('the hand-over trigger', () => {
   });
 
   it('a system whose whole backlog the platform refuses does not take the run\'s places from the others', async () => {
-    const QUEBRADO = 'https://quebrado.exemplo.test';
     const quebrado = await s.criarSistema('suporte', { url: QUEBRADO, conta_id: CONTA, token_api: 'token-da-api' });
     // more refused conversations, all waiting longer, than a run tries of one system
     for (let lote = 0; lote < 11; lote++) {
@@ -236,7 +252,6 @@ describe('the hand-over trigger', () => {
   });
 
   it('systems take turns in a run: another system\'s oldest wait goes right after this one\'s, before its older backlog', async () => {
-    const OUTRO = 'https://outro-chat.exemplo.test';
     const outroSistema = await s.criarSistema('suporte', { url: OUTRO, conta_id: CONTA, token_api: 'token-da-api' });
     const backlog: Awaited<ReturnType<typeof esperando>>[] = [];
     for (let i = 0; i < 3; i++) backlog.push(await esperando({ esperaS: ESPERA_S + 900 - i }));
@@ -487,6 +502,37 @@ describe('the hand-over trigger', () => {
       .reply(200, { payload: { success: true, current_status: 'snoozed' } });
     await transferirSemResposta();
     for (const c of [pagina, outroStatus]) expect(await s.conversaDoSuporte(c.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+  });
+
+  it('a conversation pending here but not with the robot in the platform (resolved there, a status webhook lost or a PATCH) is not reopened: nothing changes here, and it is asked again later', async () => {
+    const resolvida = await esperando({ esperaS: ESPERA_S + 30 });
+    statusNoChat.set(resolvida.conversa, 'resolved');
+    const toggle = abrirNoChat(resolvida.conversa);
+    await transferirSemResposta();
+    expect(toggle.isDone()).toBe(false);
+    expect(await s.conversaDoSuporte(resolvida.conversa)).toMatchObject({ status: 'pending', transferida_em: null, transferida_motivo: null });
+    expect((await adiada(resolvida.registro.id)).transferencia_falhas).toBe(1);
+    // given back to the robot there while the contact still waits: handed over once its wait is asked again
+    statusNoChat.set(resolvida.conversa, 'pending');
+    await transferirSemResposta(new Date(Date.now() + 61_000));
+    expect(toggle.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(resolvida.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a hand-over whose answer was lost is recorded when the platform then says the conversation is open; still pending there, it is tried again later', async () => {
+    const aberta = await esperando({ esperaS: ESPERA_S + 40 });
+    const recusada = await esperando({ esperaS: ESPERA_S + 30 });
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${aberta.conversa}/toggle_status`)
+      .reply(() => {
+        statusNoChat.set(aberta.conversa, 'open');
+        return [502, 'Bad Gateway'];
+      });
+    nock(CHAT).post(`/api/v1/accounts/${CONTA}/conversations/${recusada.conversa}/toggle_status`).replyWithError('socket hang up');
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(aberta.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta', transferida_em: expect.any(String) });
+    expect(await s.conversaDoSuporte(recusada.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    expect((await adiada(recusada.registro.id)).transferencia_falhas).toBe(1);
   });
 
   it('a robot answer that arrives while the run is under way keeps that conversation with the robot', async () => {
