@@ -9,7 +9,8 @@ import { LAYOUTS } from './receita';
  * A CNPJ as written by a person: with or without the mask `NN.NNN.NNN/NNNN-NN`. Since July 2026 the
  * Receita also issues alphanumeric CNPJs (IN RFB 2.229/2024): the first 12 characters may be 0-9 or
  * A-Z, each worth its ASCII code minus 48, with the same mod-11 weights; the two check digits stay
- * numeric. Answers the 14 characters, upper case, or throws a 400 naming what is wrong.
+ * numeric. Answers the 14 characters, upper case, or throws a 400 naming what is wrong (fourteen
+ * zeros too, which the check digits let through).
  */
 export function normalizarCnpj(entrada: string): string {
   // only a-z are upper-cased: Unicode would turn some other letters into ASCII ones (ſ → S, ﬀ → FF)
@@ -19,6 +20,8 @@ export function normalizarCnpj(entrada: string): string {
     throw dadosInvalidos('O CNPJ aceita algarismos (ou letras de A a Z nas 12 primeiras posições) e a máscara NN.NNN.NNN/NNNN-NN.');
   }
   if (cnpj.slice(12) !== digitosVerificadores(cnpj.slice(0, 12))) throw dadosInvalidos('Dígitos verificadores do CNPJ inválidos.');
+  // of the fourteen repeated characters, zeros alone pass the check digits; no CNPJ is that
+  if (cnpj === '00000000000000') throw dadosInvalidos('CNPJ inválido: todos os caracteres são zero.');
   return cnpj;
 }
 

@@ -16,7 +16,11 @@ export const TETO_DA_CONTAGEM = 2_000_000;
 export const PRAZO_DA_CONTAGEM_S = 6;
 /** How long a listing waits for the count job before answering the estimate (queue wait included). */
 const ESPERA_DA_CONTAGEM_MS = (PRAZO_DA_CONTAGEM_S + 2) * 1000;
-/** Exact counts hold until the next import; an estimate from a slow count is retried sooner. */
+/**
+ * Exact counts, and counts past the cap, hold until the next import (the key names the data's
+ * generation); an estimate from a count the time limit cut is retried sooner (the database may
+ * only have been busy).
+ */
 const VALIDADE_DO_CACHE_S = 24 * 60 * 60;
 const VALIDADE_DA_ESTIMATIVA_S = 10 * 60;
 
@@ -35,6 +39,11 @@ const log = logger('leads-contagem');
  * generation a name's list is read for (busca-por-nome.ts).
  */
 export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM, geracao?: string): Promise<Contagem> {
+  return (await contar(filtros, teto, geracao)).contagem;
+}
+
+/** contarEmpresas, and whether the time limit cut it. */
+async function contar(filtros: FiltrosDeEmpresas, teto: number, geracao?: string): Promise<{ contagem: Contagem; cortada: boolean }> {
   const { onde, parametros } = await condicoesComNome(filtros, geracao);
   const estimativa: Contagem = { total: teto, estimado: true };
   const linhas = teto + 1;
@@ -46,9 +55,9 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
   try {
     const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
-    return n > teto ? estimativa : { total: n, estimado: false };
+    return { contagem: n > teto ? estimativa : { total: n, estimado: false }, cortada: false };
   } catch (err) {
-    if (tempoEsgotado(err)) return estimativa;
+    if (tempoEsgotado(err)) return { contagem: estimativa, cortada: true };
     throw err;
   }
 }
@@ -65,9 +74,9 @@ export interface PedidoDeContagem {
 }
 
 /** The job's work: counts and caches the result, so a count that ends after the listing gave up still serves the next one. */
-export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContagem): Promise<Contagem> {
-  const contagem = await contarEmpresas(filtros, TETO_DA_CONTAGEM, geracao);
-  await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', contagem.estimado ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
+export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContagem, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
+  const { contagem, cortada } = await contar(filtros, teto, geracao);
+  await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', cortada ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
 }
 

@@ -204,6 +204,9 @@ describe('normalizarCnpj (SPEC 4.2 rule 1)', () => {
     ['a long s (upper case S)', `12ſBC34501DE${digitosVerificadores('12SBC34501DE')}`],
     ['a dotless i (upper case I)', `12ıBC34501DE${digitosVerificadores('12IBC34501DE')}`],
     ['a ligature whose upper case is two letters', `1ﬀBC34501DE${digitosVerificadores('1FFBC34501DE')}`],
+    // the one CNPJ of a single repeated character whose check digits work out; the Receita issues none
+    ['fourteen zeros', '00000000000000'],
+    ['fourteen zeros with the mask', '00.000.000/0000-00'],
   ])('refuses %s as invalid data (400)', (_caso, entrada) => {
     expect(motivo(entrada)).toBe('dados_invalidos');
   });

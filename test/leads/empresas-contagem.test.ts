@@ -4,6 +4,7 @@ import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
 import { contarEGuardar, contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros } from '../../api/leads/filtros';
 import { chaveNaGeracao, geracaoDosDados, novaGeracaoDosDados, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
+import { config } from '../../config';
 import { redis } from '../../lib/redis';
 import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
@@ -141,6 +142,21 @@ describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', (
     expect(await contarEmpresas({ uf: 'SP' }, n)).toEqual({ total: n, estimado: false });
     expect(await contarEmpresas({}, 1)).toEqual({ total: 1, estimado: true });
     expect(await contarEmpresas({ uf: 'SP' })).toEqual({ total: n, estimado: false });
+  });
+
+  test('a count past the cap is cached as long as an exact one (it cannot change before the next import); one the time limit cut, 10 minutes', async () => {
+    const n = esperados(cadastro, ({ e }: Visao) => e.uf === 'SP').length;
+    const chave = `${config().queuePrefix}:teste:contagem-no-teto`;
+    expect(await contarEGuardar({ filtros: { uf: 'SP' }, chave }, n - 1)).toEqual({ total: n - 1, estimado: true });
+    expect(await redis('produtor').ttl(chave)).toBeGreaterThan(23 * 3600);
+    const cortada = jest.spyOn(database, 'lerDemorado').mockRejectedValueOnce(Object.assign(new Error('Query execution was interrupted (max_statement_time exceeded)'), { errno: 1969 }));
+    try {
+      expect(await contarEGuardar({ filtros: { uf: 'SP' }, chave })).toEqual({ total: TETO_DA_CONTAGEM, estimado: true });
+    } finally {
+      cortada.mockRestore();
+    }
+    expect(await redis('produtor').ttl(chave)).toBeLessThanOrEqual(600);
+    await redis('produtor').del(chave);
   });
 });
 
