@@ -616,14 +616,20 @@ const abrirZip = (caminho: string) =>
     yauzl.open(caminho, { lazyEntries: true, autoClose: false }, (err, zip) => (err ? falha(err) : ok(zip))),
   );
 
-/** The files inside a zip (folders left out), whatever their names. */
+/**
+ * What an archiver adds beside the files: macOS's resource forks (`__MACOSX/`, `._name`) and
+ * hidden files (`.DS_Store`). Loaded, their bytes would become rows under junk keys.
+ */
+const acrescimoDoCompactador = (nome: string) => nome.startsWith('__MACOSX/') || path.posix.basename(nome).startsWith('.');
+
+/** The files inside a zip (folders and what an archiver adds left out), whatever their names. */
 export async function entradasDoZip(caminho: string): Promise<{ zip: ZipFile; entradas: Entry[] }> {
   const zip = await abrirZip(caminho);
   const entradas: Entry[] = [];
   try {
     await new Promise<void>((ok, falha) => {
       zip.on('entry', (e: Entry) => {
-        if (!e.fileName.endsWith('/')) entradas.push(e);
+        if (!e.fileName.endsWith('/') && !acrescimoDoCompactador(e.fileName)) entradas.push(e);
         zip.readEntry();
       });
       zip.once('end', ok);

@@ -233,12 +233,16 @@ export interface ArquivoDaReceita {
   interno?: string;
   /** rows, quoted by csvDaReceita; or the raw text, written byte for byte as ISO-8859-1 */
   linhas: string[][] | string;
+  /** more entries of the zip after that one: name → text */
+  outras?: Record<string, string>;
 }
 
-/** Writes one zip holding one ISO-8859-1 entry. */
-export async function escreverZip(caminho: string, interno: string, texto: string): Promise<void> {
+/** Writes one zip holding one ISO-8859-1 entry, and the `outras` after it. */
+export async function escreverZip(caminho: string, interno: string, texto: string, outras: Record<string, string> = {}): Promise<void> {
   const zip = new yazl.ZipFile();
-  zip.addBuffer(Buffer.from(texto, 'latin1'), interno, { mtime: new Date('2026-01-10T00:00:00Z') });
+  for (const [nome, conteudo] of Object.entries({ [interno]: texto, ...outras })) {
+    zip.addBuffer(Buffer.from(conteudo, 'latin1'), nome, { mtime: new Date('2026-01-10T00:00:00Z') });
+  }
   zip.end();
   await pipeline(zip.outputStream, createWriteStream(caminho));
 }
@@ -250,7 +254,7 @@ export async function escreverZip(caminho: string, interno: string, texto: strin
 export async function escreverZipsDaReceita(dir: string, arquivos: Record<string, ArquivoDaReceita>): Promise<void> {
   for (const [nome, arquivo] of Object.entries(arquivos)) {
     const texto = typeof arquivo.linhas === 'string' ? arquivo.linhas : csvDaReceita(arquivo.linhas);
-    await escreverZip(path.join(dir, `${nome}.zip`), arquivo.interno ?? nomeInternoReal(nome), texto);
+    await escreverZip(path.join(dir, `${nome}.zip`), arquivo.interno ?? nomeInternoReal(nome), texto, arquivo.outras);
   }
 }
 

@@ -27,6 +27,7 @@ import {
   linhaDoSimples,
   linhasDeCodigos,
   MesDaReceita,
+  nomeInternoReal,
   novoCnpj,
   tudoNulo,
 } from './apoio';
@@ -417,6 +418,24 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
       },
     );
     expect(await registro(cnpj)).toMatchObject({ tem_empresa: true, empresa_razao_social: 'DENTRO DA PASTA' });
+  });
+
+  test("what an archiver adds beside the file (macOS's __MACOSX/ and ._ resource forks, .DS_Store) is not loaded as rows", async () => {
+    const cnpj = novoCnpj();
+    const lixo = 'Mac OS X        \u0002\u0000;"ATTR";"com.apple.quarantine"\n';
+    await importarMes(
+      {},
+      {
+        Estabelecimentos0: { linhas: [linhaDeEstabelecimento({ cnpj })], outras: { [`__MACOSX/._${nomeInternoReal('Estabelecimentos0')}`]: lixo } },
+        Empresas0: {
+          linhas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), razao_social: 'SO A EMPRESA' })],
+          outras: { '.DS_Store': lixo, 'pasta/._EMPRECSV': lixo },
+        },
+      },
+    );
+    expect(await registro(cnpj)).toMatchObject({ tem_empresa: true, empresa_razao_social: 'SO A EMPRESA' });
+    const [[{ n }]] = (await banco('leads').query("SELECT COUNT(*) AS n FROM empresa WHERE cnpj_basico LIKE 'Mac%' OR razao_social LIKE '%ATTR%'")) as any;
+    expect(Number(n)).toBe(0);
   });
 
   test('several parts of a kind (Estabelecimentos0.zip, Estabelecimentos1.zip...) are loaded together', async () => {
