@@ -4,7 +4,7 @@ import { Connection, createConnection, createPool, Pool, PoolConnection } from '
 import { Model, ModelStatic, QueryInterface, QueryTypes, Transaction } from 'sequelize';
 import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
-import { config } from '../config';
+import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
 import { aoEncerrar, emSegundoPlano, encerramentoComecou } from './lifecycle';
 import { logger } from './logger';
@@ -107,18 +107,32 @@ export async function esperarBanco(prazoMs = 30_000): Promise<void> {
   }
 }
 
-/** A statement on the server itself, outside any service's database (create or drop one). */
-async function noServidor(sql: string): Promise<void> {
+/** A statement on the server itself, outside any service's database (create or drop one), after `antes`. */
+async function noServidor(sql: string, antes?: (conexao: Connection) => Promise<void>): Promise<void> {
   const conexao = await createConnection(servidor());
   try {
+    await antes?.(conexao);
     await conexao.query(sql);
   } finally {
     await conexao.end();
   }
 }
 
-export function criarBanco(servico: NomeDoServico): Promise<void> {
-  return noServidor(`CREATE DATABASE IF NOT EXISTS \`${nomeDoBanco(servico)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+export async function criarBanco(servico: NomeDoServico): Promise<void> {
+  await noServidor(`CREATE DATABASE IF NOT EXISTS \`${nomeDoBanco(servico)}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`, conferirModoSql);
+}
+
+/**
+ * Values reach every statement escaped with backslashes (mysql2's and Sequelize's escaping): a
+ * server whose sql_mode holds NO_BACKSLASH_ESCAPES reads `\'` as a backslash and the end of the
+ * string, so a value could end its string and write SQL of its own. Such a server is refused, on
+ * the connection given (a new one has the server's global mode).
+ */
+export async function conferirModoSql(conexao: Connection): Promise<void> {
+  const [[{ modo }]] = (await conexao.query('SELECT @@SESSION.sql_mode AS modo')) as unknown as [{ modo: string }[]];
+  if (/\bNO_BACKSLASH_ESCAPES\b/i.test(modo)) {
+    throw new ConfigError('the MySQL/MariaDB server has NO_BACKSLASH_ESCAPES in its sql_mode: take it out (SET GLOBAL sql_mode, or the server\'s configuration) for the suite to connect');
+  }
 }
 
 export function apagarBanco(servico: NomeDoServico): Promise<void> {

@@ -1,7 +1,8 @@
 import net from 'node:net';
+import { createConnection } from 'mysql2/promise';
 import { existsSync } from 'node:fs';
 import { QueryTypes } from 'sequelize';
-import { config, resetConfig } from '../../config';
+import { config, ConfigError, resetConfig } from '../../config';
 import * as database from '../../lib/database';
 import { migrarTudo } from '../../lib/runner';
 import { abrirBanco, apagarBanco, emTransacaoAgrupada, esperarBanco, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
@@ -235,6 +236,24 @@ describe('escreverJuntos: one transaction in one round trip', () => {
       process.env.MYSQL_URL = original;
       resetConfig();
       await apagarBanco('tracing');
+    }
+  });
+});
+
+/** Values are escaped with backslashes: a server that reads them otherwise is refused before any use. */
+describe('conferirModoSql', () => {
+  test("a connection whose sql_mode holds NO_BACKSLASH_ESCAPES is refused with what to change; the server's usual modes pass", async () => {
+    const conexao = await createConnection(database.servidorDaUrl(config().mysqlUrl));
+    try {
+      await expect(database.conferirModoSql(conexao)).resolves.toBeUndefined();
+      await conexao.query("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',NO_BACKSLASH_ESCAPES')");
+      await expect(database.conferirModoSql(conexao)).rejects.toThrow(expect.objectContaining({ name: 'Error', message: expect.stringContaining('NO_BACKSLASH_ESCAPES') }));
+      await expect(database.conferirModoSql(conexao)).rejects.toBeInstanceOf(ConfigError);
+      // what the refusal prevents: the escaped quote no longer keeps the value inside its string
+      const lido = await conexao.query("SELECT CONCAT('a', ?) AS texto", ["' , 'b"]).then(([linhas]) => (linhas as { texto: string }[])[0].texto, () => 'SQL quebrado');
+      expect(lido).toBe('SQL quebrado');
+    } finally {
+      await conexao.end();
     }
   });
 });
