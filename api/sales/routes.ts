@@ -222,13 +222,19 @@ function rotasDeConversas(): Rota[] {
   ];
 }
 
-/** The systems that call the webhooks: administered by a master (DESIGN §10). */
+/**
+ * The systems that call the webhooks: administered by a master (DESIGN §10). A change writes
+ * credentials that outlive the request (the webhook's token, the platform's secrets): identity
+ * confirms the master first, so one demoted since their token was issued cannot give themselves a
+ * webhook token for good.
+ */
 function rotasDeConfigSystem(): Rota[] {
   const paramsId = { params: schemas.paramsId };
   const base = { acesso: 'usuario' as const, permissao: somenteMaster };
+  const escrita = { ...base, permissao: controle.masterConfirmado };
   return [
     {
-      ...base,
+      ...escrita,
       metodo: 'post',
       caminho: '/config_system',
       operacao: 'criar_config_system',
@@ -259,7 +265,7 @@ function rotasDeConfigSystem(): Rota[] {
       tratar: (req) => configSystemPorId(req.entrada.params.id),
     },
     {
-      ...base,
+      ...escrita,
       metodo: 'patch',
       caminho: '/config_system/:id',
       operacao: 'atualizar_pelo_id_config_system',
@@ -269,7 +275,7 @@ function rotasDeConfigSystem(): Rota[] {
       tratar: (req) => atualizarConfigSystem(req.entrada.params.id, req.entrada.body),
     },
     {
-      ...base,
+      ...escrita,
       metodo: 'delete',
       caminho: '/config_system/:id',
       operacao: 'deletar_pelo_id_config_system',

@@ -3,7 +3,8 @@ import { ConfigSystem, Robo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { idDoSuporte, RFC3339, Sales, salesDe, unico } from './apoio';
+import { identityDe } from '../helpers/identity';
+import { eventoDeMensagem, idDoSuporte, RFC3339, Sales, salesDe, unico } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -91,6 +92,23 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     esperarProblema(await s.api.post('/config_system', { token, body: { tipo: 'suporte', nome: 'x' } }), 403);
     esperarProblema(await s.api.get('/config_system', { token }), 403);
     esperarProblema(await s.api.get('/config_system'), 401);
+  });
+
+  it("a master demoted in identity writes no system with the token issued before (its webhook token would outlive the token's 8 hours); reading still goes by the token", async () => {
+    const identity = identityDe(suite.url.identity);
+    const { usuario, token } = await identity.criarUsuarioLogado({ e_master: true });
+    const c = await s.criarSistema('suporte', { url: 'https://rebaixado.test' });
+    const criar = () => s.api.post('/config_system', { token, body: { tipo: 'suporte', nome: unico('Sistema') } });
+    expect((await criar()).status).toBe(201);
+    expect((await identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    const antes = await ConfigSystem.count();
+    esperarProblema(await criar(), 403);
+    esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token, body: { renovar_token: true } }), 403);
+    esperarProblema(await s.api.del(`/config_system/${c.id}`, { token }), 403);
+    expect(await ConfigSystem.count()).toBe(antes);
+    // the webhook still takes the token it had
+    expect((await s.registrar(c, eventoDeMensagem({ conversa: idDoSuporte() }))).conversa_id).toEqual(expect.any(String));
+    expect((await s.api.get(`/config_system/${c.id}`, { token })).status).toBe(200);
   });
 
   it('PATCH changes what is sent (null clears a secret); DELETE hides it; an unknown id answers 404', async () => {

@@ -47,6 +47,12 @@ export interface ControleDeAcesso {
    * master (the next master listing removes them); without identity's answer, 503.
    */
   masterNoIdentity(principal: Principal, authId: string): Promise<boolean>;
+  /**
+   * A master caller that identity still takes as master, for a change that outlives the request (a
+   * credential written): the token's word holds for its 8 hours after a demotion. 403 when identity
+   * says no; without its answer, 503.
+   */
+  masterConfirmado: Permissao;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
@@ -123,6 +129,10 @@ export function criarControleDeAcesso(
       const frescas = principal.tipo !== 'usuario' || principal.perfil === 'cliente' ? {} : await buscar(principal.sub);
       if (!frescas[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
       return frescas;
+    },
+    async masterConfirmado(principal) {
+      if (!principal.master) throw proibido('Somente um usuário master.');
+      await confirmarMaster(principal);
     },
     async masterNoIdentity(principal, authId) {
       if (!principal.master) throw new Error('só um master lê outra pessoa no identity');
