@@ -1,4 +1,7 @@
 import { acessoIntranet } from '../../api/intranet/acesso';
+import * as leituraDoIdentity from '../../api/shared/leitura-do-identity';
+import { nomeDoBanco, novaConexao } from '../../lib/database';
+import { dormir } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
@@ -82,6 +85,42 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     const colaborador = await usuario({ nome: `${tag} Vendedora` });
     await it.sincronizar();
     expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([colaborador.id]);
+  });
+
+  test('one sync at a time across processes, identity read under the lock: one waiting for another reads identity after it', async () => {
+    const tag = unico('Vez');
+    const trava = await novaConexao('intranet');
+    try {
+      const [[{ obtida }]] = (await trava.query('SELECT GET_LOCK(?, 0) AS obtida', [`${nomeDoBanco('intranet')}_colaborador-sync`])) as any;
+      expect(obtida).toBe(1);
+      // a run under way elsewhere holds the lock; this one waits, and reads identity only after it
+      const sincronizacao = acessoIntranet.sincronizar(admin);
+      let terminou = false;
+      void sincronizacao.then(() => (terminou = true), () => (terminou = true));
+      await dormir(300);
+      expect(terminou).toBe(false);
+      const depois = await usuario({ nome: `${tag} Depois` });
+      await trava.query('DO RELEASE_LOCK(?)', [`${nomeDoBanco('intranet')}_colaborador-sync`]);
+      await sincronizacao;
+      expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([depois.id]);
+    } finally {
+      await trava.end();
+    }
+  });
+
+  test("an answer of identity not shaped as its list of collaborators (a proxy's page, items without ids) mirrors nothing: nobody is marked deleted", async () => {
+    const tag = unico('Forma');
+    const pessoa = await usuario({ nome: `${tag} Fica` });
+    await it.sincronizar();
+    for (const resposta of [[{ nome: 'sem id', email: 'x@y.z', e_master: false }], { itens: [] }, [{ id: 'a', nome: 'A', email: 'a@b.c', e_master: 'false' }]]) {
+      const leitura = jest.spyOn(leituraDoIdentity, 'lerDoIdentity').mockResolvedValueOnce(resposta);
+      try {
+        await expect(acessoIntranet.sincronizar(admin)).rejects.toThrow(/not as expected/);
+      } finally {
+        leitura.mockRestore();
+      }
+    }
+    expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([pessoa.id]);
   });
 
   test('a non-master listing does not sync; the next master listing does', async () => {

@@ -1,5 +1,7 @@
+import Joi from 'joi';
 import { ModelStatic } from 'sequelize';
 import { config } from '../../../config';
+import { sozinho } from '../../../lib/database';
 import { logger } from '../../../lib/logger';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
@@ -25,6 +27,29 @@ export interface OpcoesDoModuloDeAcesso {
 }
 
 const ID_DO_JOB_DE_SYNC = 'sincronizar';
+/** How long a sync waits for another one under way (a mirror of thousands takes seconds). */
+const ESPERA_PELA_OUTRA_SINCRONIZACAO_S = 60;
+
+const LISTA_DO_IDENTITY = Joi.array()
+  .items(
+    Joi.object({
+      id: Joi.string().required(),
+      nome: Joi.string().allow('').required(),
+      email: Joi.string().allow('').required(),
+      e_master: Joi.boolean().strict().required(),
+      setor: Joi.string().allow('', null),
+      cargo: Joi.string().allow('', null),
+      funcao: Joi.string().allow('', null),
+    }).unknown(true),
+  )
+  .required();
+
+/** identity's collaborators as it lists them, or an error naming what is off. */
+function listaDoIdentity(resposta: unknown): UsuarioDoIdentity[] {
+  const { error, value } = LISTA_DO_IDENTITY.validate(resposta, { convert: false });
+  if (error) throw new Error(`identity's collaborator list is not as expected: ${error.message}`);
+  return value as UsuarioDoIdentity[];
+}
 /** The module's own area (SPEC 4.5): any action in it reads the collaborators. */
 export const AREA_DO_MODULO = 'colaboradores';
 
@@ -40,11 +65,27 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   const colaboradores = criarColaboradores(o.Colaborador, o.PerfilAcesso, controle.conferirAlcance, (authId) => controle.invalidar(authId));
   const log = logger('acesso').child({ fila: o.filaDeSync.nome });
 
-  /** The processor's work: reads identity's collaborators with the master's token and mirrors them. */
+  /**
+   * The processor's work: reads identity's collaborators with the master's token and mirrors them.
+   * One run at a time across processes, identity read under the lock: a run BullMQ hands to a
+   * second worker while a stalled first one still runs would otherwise write its older reading
+   * last, and undo a removal or a demotion until the next listing. A list not shaped as identity's
+   * (a proxy's answer, a changed route) is refused before it is mirrored: taken as the whole of
+   * identity, it would mark every collaborator deleted.
+   */
   async function sincronizar(token: string) {
-    const usuarios = await lerDoIdentity<UsuarioDoIdentity[]>('/usuario/filtro?perfil=colaborador', token);
-    const inicial = await perfis.semearAcessoInicial(o.areas);
-    return colaboradores.espelhar(usuarios, inicial.id);
+    const espelho = await sozinho(
+      o.filaDeSync.servico,
+      'colaborador-sync',
+      async () => {
+        const usuarios = listaDoIdentity(await lerDoIdentity<unknown>('/usuario/filtro?perfil=colaborador', token));
+        const inicial = await perfis.semearAcessoInicial(o.areas);
+        return colaboradores.espelhar(usuarios, inicial.id);
+      },
+      ESPERA_PELA_OUTRA_SINCRONIZACAO_S,
+    );
+    if (!espelho) throw new Error(`another collaborator sync held the lock for ${ESPERA_PELA_OUTRA_SINCRONIZACAO_S} s`);
+    return espelho;
   }
 
   /**
