@@ -16,8 +16,12 @@ export interface DefinicaoDeCadastro<M extends Model> {
   oQue: string;
   colunaDoNome: string;
   colunasDaBusca: string[];
-  /** of those, columns of ASCII text: a search with other characters cannot match them (nor be compared with them) */
-  colunasAscii?: string[];
+  /**
+   * of those, columns that hold a normal form (a CNPJ: upper case, without its mask): the search
+   * as that column is compared with it, or null when it cannot match there (the database also
+   * refuses to compare an ASCII column with text outside ASCII)
+   */
+  formaDaBusca?: Record<string, (busca: string) => string | null>;
   campos: string[];
   /** BIGINT columns, which the driver reads as text: answered as numbers */
   numeros?: string[];
@@ -52,9 +56,12 @@ export function criarCadastro<M extends Model>(d: DefinicaoDeCadastro<M>) {
 
   return {
     async listar(pagina: number, tamanho: number, busca?: string): Promise<PaginaNumerada<Json>> {
-      // the database refuses to compare an ASCII column with text outside ASCII (a mix of collations)
-      const colunas = busca && /[^\x00-\x7f]/.test(busca) ? d.colunasDaBusca.filter((c) => !d.colunasAscii?.includes(c)) : d.colunasDaBusca;
-      const where: WhereOptions = busca ? { [Op.or]: colunas.map((c) => ({ [c]: { [Op.like]: contem(busca) } })) } : {};
+      const naColuna = (c: string) => (busca === undefined ? null : d.formaDaBusca?.[c] ? d.formaDaBusca[c](busca) : busca);
+      const condicoes = d.colunasDaBusca.flatMap((c) => {
+        const texto = naColuna(c);
+        return texto === null ? [] : [{ [c]: { [Op.like]: contem(texto) } }];
+      });
+      const where: WhereOptions = busca ? { [Op.or]: condicoes } : {};
       const { rows, count } = await d.modelo.findAndCountAll({
         where,
         order: [

@@ -7,6 +7,7 @@ export const clientes = criarCadastro({
   oQue: 'Cliente',
   colunaDoNome: 'razao_social',
   colunasDaBusca: ['razao_social', 'cnpj'],
-  colunasAscii: ['cnpj'],
+  // stored upper case and without its mask (schemas.ts): `12abc` and `11.222.333` find it too
+  formaDaBusca: { cnpj: (busca) => (/^[0-9A-Za-z.\/\-\s]+$/.test(busca) ? busca.replace(/[.\/\-\s]/g, '').toUpperCase() || null : null) },
   campos: ['razao_social', 'cnpj', 'telefone', 'email'],
 });

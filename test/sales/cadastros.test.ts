@@ -295,4 +295,15 @@ describe('a customer\'s fields', () => {
     esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', cnpj: '123' } }), 400);
     esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', email: 'não é e-mail' } }), 400);
   });
+
+  it('the search finds a CNPJ as a person types it: any case, with or without its mask', async () => {
+    const base = `9${Math.random().toString(36).slice(2, 7).toUpperCase()}`;
+    const cnpj = `${base}${'A'.repeat(12 - base.length)}35`.slice(0, 14);
+    const c = await s.criar('cliente', { razao_social: unico('Com CNPJ'), cnpj: cnpj.toLowerCase() });
+    const mascarado = `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
+    for (const busca of [cnpj.slice(0, 6).toLowerCase(), cnpj.slice(0, 6), mascarado.toLowerCase(), mascarado.slice(0, 7)]) {
+      const r = await s.api.get('/cliente', { token: admin, query: { busca } });
+      expect([busca, r.body.itens.map((i: any) => i.id)]).toEqual([busca, [c.id]]);
+    }
+  });
 });
