@@ -298,8 +298,10 @@ function lerConversa(c: any, contaDoEvento: number | null | undefined, remetente
     suporteConversaId: c.id,
     contaId: contaDoEvento ?? c.account_id ?? contaDasMensagens(c.messages),
     contatoId: contato?.id ?? c.contact_inbox?.contact_id ?? null,
-    // composed (NFC), as a search is: a name sent decomposed (`a` + combining tilde) is the same name
-    contatoNome: cortar(String(contato?.name ?? '').normalize('NFC'), 255),
+    // composed (NFC), as a search is: a name sent decomposed (`a` + combining tilde) is the same
+    // name; control characters as spaces, as a search has them: a line break would also split the
+    // name from the phone in `contato_busca`, where the digits searched are looked for after it
+    contatoNome: cortar(String(contato?.name ?? '').normalize('NFC').replace(/\p{Cc}/gu, ' '), 255),
     contatoTelefone: String(contato?.phone_number ?? '').slice(0, 40),
     status: c.status,
     etapaId: etapaDe(c.custom_attributes?.etapa_id)?.slice(0, 64) ?? null,

@@ -413,4 +413,14 @@ export const MIGRACOES_SALES: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0019-sales-contato-sem-controles',
+    async up(qi) {
+      // contact names are stored with their control characters as spaces (suporte.ts): a line
+      // break in one split `contato_busca` in two, so its name was not found whole and the digits
+      // searched were looked for in its second half. The names stored before are cleaned once; run
+      // again, it finds none
+      await qi.sequelize.query(`UPDATE conversa SET contato_nome = REGEXP_REPLACE(contato_nome, '\\\\p{Cc}', ' ') WHERE contato_nome REGEXP '\\\\p{Cc}'`);
+    },
+  },
 ];

@@ -284,6 +284,11 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     expect(porDigitos).not.toContain(digitosNoNome.id);
     // digits alone match the name too, as any text does
     expect(await ids('60613')).toEqual(expect.arrayContaining([digitosNoNome.id, digitosNoTelefone.id]));
+    // a name sent with a line break or a tab is stored with spaces: found whole, and its digits are still no phone
+    const quebrado = await conversa({ contato: novoContato({ nome: `Ana\n${tag}\t60613`, telefone: '+55 11 3333-4444' }) });
+    expect((await get(`/conversa/${quebrado.id}`)).body.contato_nome).toBe(`Ana ${tag} 60613`);
+    expect(await ids(`ana ${tag.toLowerCase()}`)).toEqual([quebrado.id]);
+    expect(await ids('Ponto 60613')).not.toContain(quebrado.id);
   });
 
   it('`texto` finds a substring of any message of the conversation, in any case', async () => {
