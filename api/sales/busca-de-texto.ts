@@ -74,6 +74,7 @@ type Conexao = Awaited<ReturnType<typeof novaConexao>>;
 
 /** The delete trigger is created last, after the copy: the three together mean a finished build. */
 const GATILHOS = ['insercao', 'alteracao', 'remocao'];
+const NOMES_DOS_GATILHOS = GATILHOS.map((g) => `${TABELA}_${g}`);
 
 export interface OpcoesDaConstrucao {
   /** runs between the copy and the last trigger (tests: a write made while the index is built) */
@@ -96,13 +97,13 @@ async function temTabela(conexao: Conexao): Promise<boolean> {
 async function temGatilhos(conexao: Conexao): Promise<boolean> {
   const [linhas] = await conexao.query(
     'SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME IN (?)',
-    [GATILHOS.map((g) => `${TABELA}_${g}`)],
+    [NOMES_DOS_GATILHOS],
   );
   return Number((linhas as { n: number }[])[0].n) === GATILHOS.length;
 }
 
 async function apagarGatilhos(conexao: Conexao): Promise<void> {
-  for (const gatilho of GATILHOS) await conexao.query(`DROP TRIGGER IF EXISTS ${TABELA}_${gatilho}`);
+  for (const gatilho of NOMES_DOS_GATILHOS) await conexao.query(`DROP TRIGGER IF EXISTS ${gatilho}`);
 }
 
 /** The triggers first: with them gone, no message write touches the table. */
@@ -207,9 +208,26 @@ export async function condicaoDoTexto(texto: string, parametros: unknown[]): Pro
   return 'EXISTS (SELECT 1 FROM conversa_mensagem mm WHERE mm.conversa_id = c.id AND mm.conteudo LIKE ?)';
 }
 
-/** The index's search, or nothing when it fails (the messages are read instead). */
+/**
+ * The index's search, or nothing when it fails or the index is not whole (the messages are read
+ * instead). Whole means its three triggers are there, as a finished build leaves them: another
+ * process rebuilding it (at its start, when a trigger or the table was missing) drops them first
+ * and creates the last once every message is copied, and meanwhile the table holds only part of
+ * them, so a search there would miss conversations. Asked before every search: a rebuild this
+ * process did not start is seen at once.
+ */
 async function pesquisarNoIndice(texto: string): Promise<{ conversa_id: string; suporte_mensagem_id: string }[] | undefined> {
   try {
+    const [{ gatilhos }] = await lerDemorado<{ gatilhos: number | string }>(
+      banco('sales'),
+      `SELECT COUNT(*) AS gatilhos FROM information_schema.TRIGGERS
+        WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'conversa_mensagem' AND TRIGGER_NAME IN (?)`,
+      [NOMES_DOS_GATILHOS],
+    );
+    if (Number(gatilhos) !== GATILHOS.length) {
+      log.warn('índice de texto incompleto (sendo refeito?): lendo as mensagens');
+      return undefined;
+    }
     return await lerDemorado(
       banco('sales'),
       // the id as text: a chat-platform id past 2^53 would lose digits as a number
