@@ -51,24 +51,32 @@ async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object
   return json as Record<string, unknown>;
 }
 
-/** The conversation's status as the chat platform has it now. */
+/** The conversation's status as the chat platform has it now; undefined when it does not say. */
 async function statusNaPlataforma(p: NaPlataforma): Promise<unknown> {
   return (await chamarPlataforma(p, '')).status;
 }
 
+/** Statuses of the platform in which the conversation is no longer with the robot nor with the team's queue. */
+const FORA_DA_FILA = new Set(['resolved', 'snoozed']);
+
 /**
- * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would, if
- * it is still with the robot there: the stored `pending` may be stale (a status webhook lost) or
- * the team's own correction (a PATCH, which changes nothing in the platform, SPEC 4.6 rule 6), and
- * toggling would reopen a conversation resolved there. Answers null once the platform says it is
- * open, or the platform's status when it was not pending (nothing done). Only the platform's
- * answer that the conversation is open counts; when the call fails, the platform is asked again,
- * since a lost answer (a time-out, a cut connection) may hide a change it made.
+ * Opens the conversation in the chat platform (Chatwoot's toggle_status), as the team would,
+ * unless the platform says it has left the robot otherwise: the stored `pending` may be stale (a
+ * status webhook lost) or the team's own correction (a PATCH, which changes nothing in the
+ * platform, SPEC 4.6 rule 6), and toggling would reopen a conversation resolved or snoozed there.
+ * Answers null when the hand-over stands (opened now, or already open there: an earlier call
+ * whose answer was lost), or the platform's status when it left the conversation as it is. A
+ * platform that does not tell the status (an agent bot's token, refused the conversation's
+ * reading by Chatwoot versions that allow bots only a few calls; an answer without it) is
+ * toggled as before. Only the platform's answer that the conversation is open counts; when the
+ * toggle fails, the platform is asked again, since a lost answer (a time-out, a cut connection) may
+ * hide a change it made.
  */
 async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promise<string | null> {
   const p = naPlataforma(c, sistema);
-  const antes = await statusNaPlataforma(p);
-  if (antes !== 'pending') return String(antes);
+  const antes = await statusNaPlataforma(p).catch(() => undefined);
+  if (antes === 'open') return null;
+  if (typeof antes === 'string' && FORA_DA_FILA.has(antes)) return antes;
   try {
     const corpo = (await chamarPlataforma(p, '/toggle_status', { status: 'open' })) as { payload?: { current_status?: unknown } };
     if (corpo.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
@@ -173,9 +181,9 @@ export async function transferirSemResposta(
       }
       falhasSeguidas.set(sistema, 0);
       if (naPlataforma !== null) {
-        // not with the robot there: nothing to hand over now; asked again later, as after a
+        // resolved or snoozed there: nothing to hand over now; asked again later, as after a
         // refusal, in case the team gives it back to the robot while this contact still waits
-        log.info({ conversa_id: c.id, status_na_plataforma: naPlataforma }, 'conversa não está com o robô na plataforma: não transferida');
+        log.info({ conversa_id: c.id, status_na_plataforma: naPlataforma }, 'conversa resolvida ou adiada na plataforma: não transferida');
         await adiar(c, agora);
         continue;
       }

@@ -30,8 +30,11 @@ beforeAll(async () => {
   sistema = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
 });
 
-/** What the chat platforms say of each conversation (GET conversations/{id}): pending unless set here. */
-const statusNoChat = new Map<number, string>();
+/**
+ * What the chat platforms say of each conversation (GET conversations/{id}): pending unless set
+ * here; a number answers that HTTP status instead, `null` a conversation without its status.
+ */
+const statusNoChat = new Map<number, string | number | null>();
 beforeEach(() => {
   statusNoChat.clear();
   for (const plataforma of [CHAT, QUEBRADO, OUTRO]) {
@@ -40,7 +43,9 @@ beforeEach(() => {
       .get(/^\/api\/v1\/accounts\/\d+\/conversations\/\d+$/)
       .reply((uri) => {
         const conversa = Number(uri.split('/').pop());
-        return [200, { id: conversa, status: statusNoChat.get(conversa) ?? 'pending' }];
+        const status = statusNoChat.has(conversa) ? statusNoChat.get(conversa) : 'pending';
+        if (typeof status === 'number') return [status, { error: 'Access to this endpoint is not authorized for bots' }];
+        return [200, status === null ? { id: conversa } : { id: conversa, status }];
       });
   }
 });
@@ -517,6 +522,24 @@ describe('the hand-over trigger', () => {
     await transferirSemResposta(new Date(Date.now() + 61_000));
     expect(toggle.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(resolvida.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it("the platform's status decides: snoozed there, left alone; open there already, recorded without a call; not told (an agent bot's token refused the reading, no status in the answer), opened as before", async () => {
+    const adiadaNoChat = await esperando({ esperaS: ESPERA_S + 50 });
+    const jaAberta = await esperando({ esperaS: ESPERA_S + 40 });
+    const botRecusado = await esperando({ esperaS: ESPERA_S + 30 });
+    const semStatus = await esperando({ esperaS: ESPERA_S + 20 });
+    statusNoChat.set(adiadaNoChat.conversa, 'snoozed');
+    statusNoChat.set(jaAberta.conversa, 'open');
+    statusNoChat.set(botRecusado.conversa, 401);
+    statusNoChat.set(semStatus.conversa, null);
+    const toggles = [adiadaNoChat, jaAberta, botRecusado, semStatus].map((c) => abrirNoChat(c.conversa));
+    await transferirSemResposta();
+    expect(toggles.map((t) => t.isDone())).toEqual([false, false, true, true]);
+    expect(await s.conversaDoSuporte(adiadaNoChat.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    for (const c of [jaAberta, botRecusado, semStatus]) {
+      expect(await s.conversaDoSuporte(c.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    }
   });
 
   it('a hand-over whose answer was lost is recorded when the platform then says the conversation is open; still pending there, it is tried again later', async () => {
