@@ -314,6 +314,9 @@ export function novaConexao(servico: NomeDoServico): Promise<Connection> {
   return createConnection({ ...servidor(), database: nomeDoBanco(servico), timezone: 'Z' });
 }
 
+/** The server-wide name of `sozinho`'s lock `nome` of a service: its database's name first, within MySQL's 64 characters. */
+export const nomeDaTrava = (servico: NomeDoServico, nome: string) => `${nomeDoBanco(servico)}_${nome}`.slice(0, 64);
+
 /**
  * Runs `fn` holding the service database's named lock `nome`, on a connection of its own for as
  * long as `fn` runs; answers null, without running it, when another holder (in this process or any
@@ -322,7 +325,7 @@ export function novaConexao(servico: NomeDoServico): Promise<Connection> {
 export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>, esperaS = 0): Promise<T | null> {
   const conexao = await novaConexao(servico);
   try {
-    const trava = `${nomeDoBanco(servico)}_${nome}`.slice(0, 64);
+    const trava = nomeDaTrava(servico, nome);
     const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
     if (obtida !== 1) return null;
     try {

@@ -36,14 +36,9 @@ const log = logger('leads-contagem');
  * The count itself: stops at the cap + 1 row and under a time limit enforced by the database, so a
  * filter that matches most of the registry costs at most 6 seconds. Past the cap, the total is the
  * cap and an estimate (`teto` is SPEC's 2,000,000; tests pass a small one). `geracao`: the data's
- * generation a name's list is read for (busca-por-nome.ts).
+ * generation a name's list is read for (busca-por-nome.ts). `cortada`: the time limit ended it.
  */
-export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM, geracao?: string): Promise<Contagem> {
-  return (await contar(filtros, teto, geracao)).contagem;
-}
-
-/** contarEmpresas, and whether the time limit cut it. */
-async function contar(filtros: FiltrosDeEmpresas, teto: number, geracao?: string): Promise<{ contagem: Contagem; cortada: boolean }> {
+export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM, geracao?: string): Promise<{ contagem: Contagem; cortada: boolean }> {
   const { onde, parametros } = await condicoesComNome(filtros, geracao);
   const estimativa: Contagem = { total: teto, estimado: true };
   const linhas = teto + 1;
@@ -75,7 +70,7 @@ export interface PedidoDeContagem {
 
 /** The job's work: counts and caches the result, so a count that ends after the listing gave up still serves the next one. */
 export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContagem, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
-  const { contagem, cortada } = await contar(filtros, teto, geracao);
+  const { contagem, cortada } = await contarEmpresas(filtros, teto, geracao);
   await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', cortada ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
 }

@@ -213,30 +213,34 @@ export async function condicaoDoTexto(texto: string, parametros: unknown[]): Pro
  * instead). Whole means its three triggers are there, as a finished build leaves them: another
  * process rebuilding it (at its start, when a trigger or the table was missing) drops them first
  * and creates the last once every message is copied, and meanwhile the table holds only part of
- * them, so a search there would miss conversations. Asked before every search: a rebuild this
- * process did not start is seen at once.
+ * them, so a search there would miss conversations. Asked before and after every search: a
+ * rebuild this process did not start is seen at once, even one begun during the search (a build
+ * takes longer than a search, so it cannot also end in between).
  */
 async function pesquisarNoIndice(texto: string): Promise<{ conversa_id: string; suporte_mensagem_id: string }[] | undefined> {
   try {
-    const [{ gatilhos }] = await lerDemorado<{ gatilhos: number | string }>(
-      banco('sales'),
-      `SELECT COUNT(*) AS gatilhos FROM information_schema.TRIGGERS
-        WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'conversa_mensagem' AND TRIGGER_NAME IN (?)`,
-      [NOMES_DOS_GATILHOS],
-    );
-    if (Number(gatilhos) !== GATILHOS.length) {
-      log.warn('índice de texto incompleto (sendo refeito?): lendo as mensagens');
-      return undefined;
-    }
-    return await lerDemorado(
+    if (!(await indiceInteiro())) return undefined;
+    const achadas = await lerDemorado<{ conversa_id: string; suporte_mensagem_id: string }>(
       banco('sales'),
       // the id as text: a chat-platform id past 2^53 would lose digits as a number
       `SELECT conversa_id, CAST(suporte_mensagem_id AS CHAR) AS suporte_mensagem_id FROM ${TABELA}
         WHERE MATCH(conteudo) AGAINST(? IN BOOLEAN MODE) LIMIT ?`,
       [frase(texto), MAXIMO_PELO_INDICE + 1],
     );
+    return (await indiceInteiro()) ? achadas : undefined;
   } catch (err) {
     log.error({ err: (err as Error).message }, 'busca no índice de texto falhou: lendo as mensagens');
     return undefined;
   }
+}
+
+/** Whether the index's three triggers are there (pesquisarNoIndice). */
+async function indiceInteiro(): Promise<boolean> {
+  const [{ gatilhos }] = await lerDemorado<{ gatilhos: number | string }>(
+    banco('sales'),
+    `SELECT COUNT(*) AS gatilhos FROM information_schema.TRIGGERS
+      WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'conversa_mensagem' AND TRIGGER_NAME IN (?)`,
+    [NOMES_DOS_GATILHOS],
+  );
+  return Number(gatilhos) === GATILHOS.length;
 }

@@ -3,7 +3,7 @@ import { Job } from 'bullmq';
 import { Op } from 'sequelize';
 import { reenfileirarEsquecidas } from '../../api/hub/entregas';
 import { processarHubRetencao } from '../../jobs/hub-retencao';
-import { banco, dataSql, nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, dataSql, nomeDaTrava, novaConexao } from '../../lib/database';
 import { Entrega, Evento } from '../../models/hub';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
@@ -246,7 +246,7 @@ test('a purge due while another is running ends at once, so it never holds the q
   const outra = await novaConexao('hub');
   try {
     // as a purge under way holds it
-    const [[{ obtida }]] = (await outra.query('SELECT GET_LOCK(?, 0) AS obtida', [`${nomeDoBanco('hub')}_purga`.slice(0, 64)])) as any;
+    const [[{ obtida }]] = (await outra.query('SELECT GET_LOCK(?, 0) AS obtida', [nomeDaTrava('hub', 'purga')])) as any;
     expect(obtida).toBe(1);
     const inicio = Date.now();
     expect(await processarHubRetencao({ name: 'purgar' } as Job)).toEqual({ ignorada: 'outra limpeza em andamento' });

@@ -1,6 +1,6 @@
 import { acessoIntranet } from '../../api/intranet/acesso';
 import * as leituraDoIdentity from '../../api/shared/leitura-do-identity';
-import { nomeDoBanco, novaConexao } from '../../lib/database';
+import { nomeDaTrava, novaConexao } from '../../lib/database';
 import { dormir } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -91,7 +91,7 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     const tag = unico('Vez');
     const trava = await novaConexao('intranet');
     try {
-      const [[{ obtida }]] = (await trava.query('SELECT GET_LOCK(?, 0) AS obtida', [`${nomeDoBanco('intranet')}_colaborador-sync`])) as any;
+      const [[{ obtida }]] = (await trava.query('SELECT GET_LOCK(?, 0) AS obtida', [nomeDaTrava('intranet', 'sincronizar-colaboradores')])) as any;
       expect(obtida).toBe(1);
       // a run under way elsewhere holds the lock; this one waits, and reads identity only after it
       const sincronizacao = acessoIntranet.sincronizar(admin);
@@ -100,7 +100,7 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
       await dormir(300);
       expect(terminou).toBe(false);
       const depois = await usuario({ nome: `${tag} Depois` });
-      await trava.query('DO RELEASE_LOCK(?)', [`${nomeDoBanco('intranet')}_colaborador-sync`]);
+      await trava.query('DO RELEASE_LOCK(?)', [nomeDaTrava('intranet', 'sincronizar-colaboradores')]);
       await sincronizacao;
       expect((await registrados(tag)).map((c) => c.auth_id)).toEqual([depois.id]);
     } finally {

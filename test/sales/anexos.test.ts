@@ -655,6 +655,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
   it('a burst of deletions queues one removal, and one to follow a removal under way: none is missed', async () => {
     const q = fila(filaSalesAnexo);
     const remocoesNaFila = async () => (await q.getJobs(['wait', 'paused', 'delayed', 'prioritized'])).filter((j) => j.name === 'apagar').length;
+    const remocoes = async () => (await q.getJobs(['active', 'wait', 'paused', 'delayed', 'prioritized'])).filter((j) => j.name === 'apagar').length;
     await q.pause();
     try {
       for (let i = 0; i < 5; i++) await enfileirarRemocao();
@@ -678,7 +679,8 @@ describe('SPEC §3: deleting a conversation for good', () => {
       await esperarOutraConexao(trava, 'the removal held on the locked copy', ['DELETE FROM arquivo_a_apagar%']);
       expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
       for (let i = 0; i < 3; i++) await enfileirarRemocao();
-      expect(await remocoesNaFila()).toBeLessThanOrEqual(1);
+      // the run under way alone: the one to follow is made when it ends
+      expect(await remocoes()).toBe(1);
       await trava.rollback();
     } finally {
       await trava.end();

@@ -76,7 +76,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   async function sincronizar(token: string) {
     const espelho = await sozinho(
       o.filaDeSync.servico,
-      'colaborador-sync',
+      'sincronizar-colaboradores',
       async () => {
         const usuarios = listaDoIdentity(await lerDoIdentity<unknown>('/usuario/filtro?perfil=colaborador', token));
         const inicial = await perfis.semearAcessoInicial(o.areas);
