@@ -32,6 +32,8 @@ const mensagemDoGateway = Joi.object({
     })
       .unknown(true)
       .required(),
+    // seconds since 1970, when the message was sent; anything else is taken as not said
+    messageTimestamp: Joi.any(),
   })
     .unknown(true)
     .required(),
@@ -78,25 +80,38 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   const mensageiroId = await mensageiroDe(e.sender);
   // READ COMMITTED: the phone's conversations are found without gap locks, which a chat webhook
   // creating a conversation would wait on; a deadlock left (the same rows in another order) is retried
-  const vinculadas = await repetirEmConflito('vínculo do gateway', () => vincular(sistema.id, chave, mensageiroId));
-  return { conversas_vinculadas: vinculadas };
+  const vinculadas = await repetirEmConflito('vínculo do gateway', () => vincular(sistema.id, chave, mensageiroId, momentoDaMensagem(e.data.messageTimestamp)));
+  return vinculadas === null ? { conversas_vinculadas: 0, ignorado: 'mensagem mais antiga que a do vínculo do telefone' } : { conversas_vinculadas: vinculadas };
+}
+
+/** The message's `messageTimestamp` (whole seconds, a number or its digits) as a date; null when it says none. */
+function momentoDaMensagem(valor: unknown): Date | null {
+  const segundos = typeof valor === 'number' ? valor : typeof valor === 'string' && /^\d{1,12}$/.test(valor) ? Number(valor) : NaN;
+  return Number.isSafeInteger(segundos) && segundos > 0 ? new Date(segundos * 1000) : null;
 }
 
 /**
  * The phone's link to the gateway and messaging number, kept and copied to its running conversations.
- * `mensageiroId` undefined (the event did not name its number): the gateway alone is written.
+ * `mensageiroId` undefined (the event did not name its number): the gateway alone is written. The
+ * event of a message older than the one that wrote the link changes nothing (null): the gateway's
+ * instances, one per number, send their events apart, and a late one would move the phone back
+ * to the number the contact left. Events that do not say when (`mensagemEm` null), and links kept
+ * before the time was, apply in arrival order, as before.
  */
-function vincular(gatewayId: string, chave: string, mensageiroId: string | null | undefined): Promise<number> {
+function vincular(gatewayId: string, chave: string, mensageiroId: string | null | undefined, mensagemEm: Date | null): Promise<number | null> {
   const agora = dataSql(new Date());
   const conhecido = mensageiroId !== undefined;
   return emTransacao(banco('sales'), async (conexao) => {
+    const [linhas] = await conexao.query('SELECT mensagem_em FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chave]);
+    const anterior = (linhas as { mensagem_em: Date | null }[])[0]?.mensagem_em;
+    if (mensagemEm && anterior && mensagemEm < anterior) return null;
     // IF(?, new, old): an unknown number keeps the one stored (a new phone starts without one)
     await conexao.query(
-      `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, atualizado_em)
-       VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
+      `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, mensagem_em, atualizado_em)
+       VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
          config_system_mensageiro_id = IF(?, VALUES(config_system_mensageiro_id), config_system_mensageiro_id),
-         atualizado_em = VALUES(atualizado_em)`,
-      [chave, gatewayId, mensageiroId ?? null, agora, conhecido],
+         mensagem_em = COALESCE(VALUES(mensagem_em), mensagem_em), atualizado_em = VALUES(atualizado_em)`,
+      [chave, gatewayId, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora, conhecido],
     );
     const [r] = await conexao.query(
       `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id), atualizado_em = ?

@@ -11,5 +11,7 @@ export class ContatoGateway extends Model {
   @Column({ type: DataType.STRING(40), primaryKey: true }) declare telefone_chave: string;
   @Column({ type: DataType.CHAR(36), allowNull: false }) declare config_system_gateway_id: string;
   @Column({ type: DataType.CHAR(36), allowNull: true }) declare config_system_mensageiro_id: string | null;
+  /** when the message whose event wrote the link was sent (its `messageTimestamp`): an older one's event, arriving later, changes nothing */
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare mensagem_em: Date | null;
   @Column(MOMENTO) declare atualizado_em: Date;
 }

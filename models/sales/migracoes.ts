@@ -423,4 +423,14 @@ export const MIGRACOES_SALES: Migracao[] = [
       await qi.sequelize.query(`UPDATE conversa SET contato_nome = REGEXP_REPLACE(contato_nome, '\\\\p{Cc}', ' ') WHERE contato_nome REGEXP '\\\\p{Cc}'`);
     },
   },
+  {
+    name: '0020-sales-contato-gateway-mensagem-em',
+    async up(qi) {
+      // when the message whose gateway event wrote a phone's link was sent: two instances (two
+      // numbers) send their events apart, and an older message's event arriving after a newer one's
+      // moved the phone back to the number the contact had left. Links kept before have none and
+      // take the next event, as before. Appended last, the column costs no table copy
+      await adicionarColuna(qi, 'contato_gateway', 'mensagem_em', 'DATETIME(3) NULL');
+    },
+  },
 ];
