@@ -67,7 +67,7 @@ async function arquivosDoDiretorio(diretorio: string): Promise<ArquivoDaImportac
     throw dadosInvalidos(`Diretório ilegível: ${diretorio}`);
   });
   const arquivos: ArquivoDaImportacao[] = [];
-  for (const nome of nomes.sort()) {
+  for (const nome of emOrdemDasPartes(nomes)) {
     const layout = layoutDoArquivo(nome);
     if (!layout) continue;
     const caminho = path.join(diretorio, nome);
@@ -81,6 +81,15 @@ async function arquivosDoDiretorio(diretorio: string): Promise<ArquivoDaImportac
     throw dadosInvalidos(`Faltam partes do mês em ${diretorio}: ${faltando.join(', ')}. Nada foi importado: cada tipo de arquivo substitui a tabela inteira.`);
   }
   return arquivos;
+}
+
+/**
+ * The files in the order they load, each kind's parts by their number (`Estabelecimentos2` before
+ * `Estabelecimentos10`): of a key repeated across parts the first loaded is kept.
+ */
+export function emOrdemDasPartes(nomes: string[]): string[] {
+  const ordem = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+  return [...nomes].sort((a, b) => ordem.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**

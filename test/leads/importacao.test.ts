@@ -3,7 +3,7 @@ import path from 'node:path';
 import { QueryTypes } from 'sequelize';
 import * as codigos from '../../api/leads/codigos';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
-import { ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
+import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -1023,6 +1023,14 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
     expect(await tabelasDeTrabalho()).toEqual([]);
     expect(partesQueFaltam(['Socios0.zip', 'Socios1.zip', 'Simples.zip', 'Cnaes.zip', 'socios3.zip'])).toEqual(['Socios2.zip']);
+    // parts load by their number: of a key repeated across them the first loaded is kept
+    expect(emOrdemDasPartes(['Estabelecimentos10.zip', 'Empresas1.zip', 'Estabelecimentos2.zip', 'Estabelecimentos1.zip', 'Cnaes.zip'])).toEqual([
+      'Cnaes.zip',
+      'Empresas1.zip',
+      'Estabelecimentos1.zip',
+      'Estabelecimentos2.zip',
+      'Estabelecimentos10.zip',
+    ]);
     // a stray name does not make millions of names
     const estranha = partesQueFaltam(['Empresas0.zip', 'Empresas5.zip', 'Empresas20260101.zip']);
     expect(estranha).toEqual([...[1, 2, 3, 4, 6, 7, 8, 9, 10, 11].map((n) => `Empresas${n}.zip`), 'mais 20260089 de Empresas']);
