@@ -253,6 +253,18 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   const chave = p.id == null ? null : `${app.id}\n${p.id}`;
   const emVoo = chave === null ? undefined : publicacoesEmVoo.get(chave);
   if (emVoo) return emVoo;
+  // listed before its first wait (the type, version and subscriptions it reads), so a repeat
+  // arriving meanwhile waits for this one's answer instead of reaching a batch beside it
+  const publicacao = publicarNova(app, p);
+  if (chave !== null) {
+    publicacoesEmVoo.set(chave, publicacao);
+    publicacao.finally(() => publicacoesEmVoo.delete(chave)).catch(() => undefined);
+  }
+  return publicacao;
+}
+
+/** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
+async function publicarNova(app: Aplicativo, p: Publicacao): Promise<RespostaDaPublicacao> {
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
     TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
   );
@@ -269,32 +281,25 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   );
   const dados = JSON.stringify(p.dados);
   // the type's own spelling of its name (the lookup ignores case), as deliveries always carried it
-  const publicacao = lotes
-    .guardar({
-      peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
-      aplicativoId: app.id,
-      idDoPublicador: p.id ?? null,
-      tipoId: tipo.id,
-      tipo: tipo.nome,
-      versao: p.versao,
-      dados,
-    })
-    .then((r) => {
-      if (r instanceof ErroDeDominio) throw r;
-      return r;
-    });
-  if (chave !== null) {
-    publicacoesEmVoo.set(chave, publicacao);
-    publicacao.finally(() => publicacoesEmVoo.delete(chave)).catch(() => undefined);
-  }
-  return publicacao;
+  const r = await lotes.guardar({
+    peso: pesoDaPublicacao(dados, assinaturas, tipo.nome),
+    aplicativoId: app.id,
+    idDoPublicador: p.id ?? null,
+    tipoId: tipo.id,
+    tipo: tipo.nome,
+    versao: p.versao,
+    dados,
+  });
+  if (r instanceof ErroDeDominio) throw r;
+  return r;
 }
 
 /**
  * Publications of this process on their way to a batch, by publisher and `id`: a repeat sent
  * while the first still waits (a retry after the publisher's own time-out) gets its answer, as a
- * repeat of a stored one does. Written too, the two met in their batches' unique key, and one
- * batch went back to writing its publications one by one, up to 500 of every publisher's.
+ * repeat of a stored one does, its refusal too (a 400 or 422 of its body: one `id`, one
+ * publication). Written too, the two met in their batches' unique key, and one batch went back to
+ * writing its publications one by one, up to 500 of every publisher's.
  */
 const publicacoesEmVoo = new Map<string, Promise<RespostaDaPublicacao>>();
 

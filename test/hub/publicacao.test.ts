@@ -433,6 +433,23 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
   });
 
+  test('repeats of an id sent together while the type, version and subscriptions are still to be read (cold caches) wait for the first: no batch goes back to one write per publication', async () => {
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote-frio') });
+    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
+    const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-a-frio' : `frio-${n}` });
+    const escritas = jest.spyOn(database, 'escreverJuntos');
+    try {
+      const respostas = await Promise.all(Array.from({ length: 30 }, (_, n) => publicar(n)));
+      expect(new Set(respostas.filter((_, n) => n % 10 === 0).map((r) => r.id)).size).toBe(1);
+      expect(new Set(respostas.map((r) => r.id)).size).toBe(28);
+      const deEventos = escritas.mock.calls.filter(([, comandos]) => comandos.some(([sql]) => /INSERT INTO evento/.test(sql)));
+      expect(deEventos.length).toBeLessThan(10);
+    } finally {
+      escritas.mockRestore();
+    }
+    expect(await eventosDoTipo(c.tipo.id)).toBe(28);
+  });
+
   test('ids that differ only in case or accents are different keys', async () => {
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/caixa') });
     const ids = ['Ab1', 'aB1', 'pedido-é', 'pedido-e'];
