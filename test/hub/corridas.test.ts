@@ -10,6 +10,7 @@ import { fila } from '../../queues/fila';
 import { atrasoDoJob, FalhaDeTentativa, filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
 import { dormir, esperarAte, hubNesteArquivo } from './apoio-entregas';
+import { reconectarProdutor } from '../helpers/redis';
 
 /**
  * Two requests of the hub at once, each held midway by a lock another connection of the test
@@ -43,7 +44,7 @@ test('two publications of one id at once while Redis refuses the batch job: neit
     respostas = await Promise.all([a, b]);
   } finally {
     await conexao.end();
-    await produtor.connect();
+    await reconectarProdutor();
   }
   const [evento] = await Evento.findAll({ where: { tipo_de_evento_id: c.tipo.id } });
   const pendentes = await Entrega.count({ where: { evento_id: evento.id, situacao: 'pendente' } });

@@ -8,6 +8,7 @@ import { Entrega, Evento, VersaoDeEvento } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { dormir, esperarAte, hubNesteArquivo, Hub } from './apoio-entregas';
+import { reconectarProdutor } from '../helpers/redis';
 
 /**
  * POST /eventos (SPEC §4.9, §6 rules 1-2; DESIGN §5 and §10 Hub): the owner of a type publishes
@@ -204,7 +205,7 @@ describe('202 only once enqueued (DESIGN §5, §8)', () => {
       // the repeat finds the stored event, but cannot promise it is enqueued either
       esperarProblema(await publicar(), 503);
     } finally {
-      await produtor.connect();
+      await reconectarProdutor();
     }
     const [guardado] = await Evento.findAll({ where: { tipo_de_evento_id: c.tipo.id } });
     expect(await Entrega.count({ where: { evento_id: guardado.id, situacao: 'pendente' } })).toBe(1);
@@ -241,7 +242,7 @@ describe('202 only once enqueued, for what has deliveries to enqueue', () => {
     try {
       respostas = await ambos();
     } finally {
-      await produtor.connect();
+      await reconectarProdutor();
     }
     const [comEntrega, semEntrega] = respostas;
     // published without an id: a retry would be a second event, and the answer says so

@@ -2,6 +2,7 @@ import { redis } from '../../lib/redis';
 import { Evento } from '../../models/hub';
 import { esperarProblema } from '../helpers/http';
 import { hubNesteArquivo } from './apoio-entregas';
+import { reconectarProdutor } from '../helpers/redis';
 
 /**
  * DESIGN §8: Redis out of reach answers 503 at once, and the service works again once it is back.
@@ -24,7 +25,7 @@ test("the process's first publication, made while Redis is away, answers 503 at 
     expect(res && { status: res.status, rapida: Date.now() - inicio < 5000 }).toEqual({ status: 503, rapida: true });
     esperarProblema(res!, 503);
   } finally {
-    await produtor.connect();
+    await reconectarProdutor();
   }
   // stored, and taken once Redis is back: the retry with the same id answers 202 with that event
   const repetida = await publicar();

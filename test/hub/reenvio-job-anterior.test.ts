@@ -6,6 +6,7 @@ import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { dormir, hubNesteArquivo } from './apoio-entregas';
+import { reconectarProdutor } from '../helpers/redis';
 
 /**
  * POST /entrega/{id}/reenviar while the job of the delivery's last round is still active: that job
@@ -109,7 +110,7 @@ test('a replay whose job Redis refuses still answers 202 with its new round (com
   try {
     res = await t.hub.api.post(`/entrega/${id}/reenviar`, { token });
   } finally {
-    await produtor.connect();
+    await reconectarProdutor();
   }
   const gravada = await Entrega.findByPk(id);
   expect({ status: res.status, resposta: res.body.situacao, gravada: gravada?.situacao, tentativas: gravada?.tentativas }).toEqual({
