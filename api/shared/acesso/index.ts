@@ -50,6 +50,7 @@ function listaDoIdentity(resposta: unknown): UsuarioDoIdentity[] {
   if (error) throw new Error(`identity's collaborator list is not as expected: ${error.message}`);
   return value as UsuarioDoIdentity[];
 }
+
 /** The module's own area (SPEC 4.5): any action in it reads the collaborators. */
 export const AREA_DO_MODULO = 'colaboradores';
 
