@@ -319,11 +319,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboard: { porta: value.DASHBOARD_PORT, usuario: value.DASHBOARD_USUARIO, senha: value.DASHBOARD_SENHA },
     tokenDoMaster: value.MASTER_TOKEN,
     identity: {
-      adminEmail: value.IDENTITY_ADMIN_EMAIL?.toLowerCase(),
+      // in the form the routes keep addresses in (api/identity/schemas.ts): NFC, lower case
+      adminEmail: value.IDENTITY_ADMIN_EMAIL?.normalize('NFC').toLowerCase(),
       adminSenha: value.IDENTITY_ADMIN_SENHA,
       masterEmails: String(value.MASTER_EMAILS)
         .split(/[\s,;]+/)
-        .map((e) => e.trim().toLowerCase())
+        .map((e) => e.trim().normalize('NFC').toLowerCase())
         .filter(Boolean),
       chavePrivadaArquivo: value.IDENTITY_CHAVE_PRIVADA_ARQUIVO,
       chavesDeVerificacaoArquivos: itensDaLista(value.IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS, path.delimiter),

@@ -2,7 +2,19 @@ import Joi from 'joi';
 import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, pagina, tamanho, texto } from '../shared/paginacao';
 
-const email = () => Joi.string().trim().lowercase().max(254).email({ tlds: { allow: false } });
+/**
+ * An address in one form (RFC 6532 §3.1: NFC), so `é` typed as one character or as `e` and a
+ * combining accent is one address, and without invisible or control characters (`admin\u200b@...`
+ * would look like another user's address everywhere it is shown).
+ */
+const email = () =>
+  Joi.string()
+    .trim()
+    .normalize('NFC')
+    .lowercase()
+    .max(254)
+    .email({ tlds: { allow: false } })
+    .pattern(/[\p{Cc}\p{Cf}]/u, { invert: true, name: 'sem caracteres invisíveis ou de controle' });
 const perfil = () => Joi.string().valid('colaborador', 'cliente');
 const senha = () => Joi.string().min(8).max(200);
 const refOpcional = () => id().allow(null);

@@ -113,6 +113,22 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     }
   });
 
+  test('an address is one address however its accents are encoded (RFC 6532: NFC): composed or decomposed, 409 for the second and the same login; invisible characters are refused', async () => {
+    const m = marca();
+    const composto = `jos\u00e9.${m}@suite.test`;
+    const decomposto = `jose\u0301.${m}@suite.test`;
+    const a = await id.criarUsuario({ email: decomposto, perfil: 'cliente' });
+    expect(a.email).toBe(composto);
+    esperarProblema(await id.api.post('/usuario', { token: admin, body: { nome: 'Outra', email: composto, perfil: 'cliente' } }), 409);
+    expect(decodeJwt(await id.login(composto, a.senha)).sub).toBe(a.id);
+    expect(decodeJwt(await id.login(decomposto, a.senha)).sub).toBe(a.id);
+    for (const email of [`invisivel\u200b.${m}@suite.test`, `controle\u0007.${m}@suite.test`]) {
+      const erros = esperarProblema(await id.api.post('/usuario', { token: admin, body: { nome: 'Invisível', email, perfil: 'cliente' } }), 400).errors;
+      expect(erros.length).toBeGreaterThan(0);
+      expect(erros.map((e: { campo: string }) => e.campo)).toEqual(erros.map(() => 'email'));
+    }
+  });
+
   test('two simultaneous creations with one e-mail: one 201, one 409 (DESIGN §4)', async () => {
     const m = marca();
     const body = { nome: `Corrida ${m}`, email: `${m}@suite.test`, perfil: 'cliente' };
