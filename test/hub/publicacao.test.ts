@@ -413,43 +413,33 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(1);
   });
 
-  test('an id repeated among publications written together is written once, its repeats answered with it, and the batch does not fall back to one write per publication', async () => {
-    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote-repetido') });
-    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
-    const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-no-lote' : `unico-${n}` });
-    // what each reads before its batch is then in the process's caches: the next ones reach their batches together
-    await publicar(1);
-    const escritas = jest.spyOn(database, 'escreverJuntos');
-    try {
-      const respostas = await Promise.all(Array.from({ length: 30 }, (_, n) => publicar(n)));
-      expect(new Set(respostas.filter((_, n) => n % 10 === 0).map((r) => r.id)).size).toBe(1);
-      expect(new Set(respostas.map((r) => r.id)).size).toBe(28);
-      // a batch or a few, not the thirty writes of a batch gone back to one at a time
-      const deEventos = escritas.mock.calls.filter(([, comandos]) => comandos.some(([sql]) => /INSERT INTO evento/.test(sql)));
-      expect(deEventos.length).toBeLessThan(10);
-    } finally {
-      escritas.mockRestore();
-    }
-    expect(await eventosDoTipo(c.tipo.id)).toBe(28);
-    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
-  });
-
-  test('repeats of an id sent together while the type, version and subscriptions are still to be read (cold caches) wait for the first: no batch goes back to one write per publication', async () => {
-    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lote-frio') });
-    const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
-    const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-a-frio' : `frio-${n}` });
-    const escritas = jest.spyOn(database, 'escreverJuntos');
-    try {
-      const respostas = await Promise.all(Array.from({ length: 30 }, (_, n) => publicar(n)));
-      expect(new Set(respostas.filter((_, n) => n % 10 === 0).map((r) => r.id)).size).toBe(1);
-      expect(new Set(respostas.map((r) => r.id)).size).toBe(28);
-      const deEventos = escritas.mock.calls.filter(([, comandos]) => comandos.some(([sql]) => /INSERT INTO evento/.test(sql)));
-      expect(deEventos.length).toBeLessThan(10);
-    } finally {
-      escritas.mockRestore();
-    }
-    expect(await eventosDoTipo(c.tipo.id)).toBe(28);
-  });
+  test.each([
+    // what each reads before its batch is in the process's caches: the thirty reach their batches together
+    ['with the type, version and subscriptions in the caches', true],
+    // the first of an id is listed in flight before those reads, so its repeats wait for it
+    ['while the type, version and subscriptions are still to be read (cold caches)', false],
+  ])(
+    'an id repeated among publications sent together, %s, is written once, its repeats answered with it, and no batch falls back to one write per publication',
+    async (_caso, aquecido) => {
+      const c = await t.hub.cenario({ url_de_destino: t.receptor.url(`/lote-repetido-${aquecido}`) });
+      const quem = { sub: c.publicador.id, tipo: 'aplicativo' as const, master: false, nome: c.publicador.nome, emitidoEm: 0, token: c.publicador.token };
+      const publicar = (n: number) => publicarEvento(quem, { tipo: c.tipo.nome, versao: 1, dados: { n }, id: n % 10 === 0 ? 'repetido-no-lote' : `unico-${n}` });
+      if (aquecido) await publicar(1);
+      const escritas = jest.spyOn(database, 'escreverJuntos');
+      try {
+        const respostas = await Promise.all(Array.from({ length: 30 }, (_, n) => publicar(n)));
+        expect(new Set(respostas.filter((_, n) => n % 10 === 0).map((r) => r.id)).size).toBe(1);
+        expect(new Set(respostas.map((r) => r.id)).size).toBe(28);
+        // a batch or a few, not the thirty writes of a batch gone back to one at a time
+        const deEventos = escritas.mock.calls.filter(([, comandos]) => comandos.some(([sql]) => /INSERT INTO evento/.test(sql)));
+        expect(deEventos.length).toBeLessThan(10);
+      } finally {
+        escritas.mockRestore();
+      }
+      expect(await eventosDoTipo(c.tipo.id)).toBe(28);
+      expect((await t.hub.entregas({ assinatura_id: c.assinatura.id })).total).toBe(28);
+    },
+  );
 
   test('ids that differ only in case or accents are different keys', async () => {
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/caixa') });
