@@ -11,8 +11,7 @@ import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia } from './apoio';
 
 /**
  * A copy whose recording failed goes to the removal list (arquivo_a_apagar); the retry, with the
@@ -20,20 +19,12 @@ import { CHAT, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, sui
  * leave the removal list, or the removal deletes the file the attachment points to.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos({ workers: false }));
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo({ workers: false });
 
 /** A message with one attachment at `pasta/nome` on the chat platform, its copy job taken out (the test copies it). */
 async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1) {
-  const r = await s.registrar(
-    sistema,
+  const r = await t.s.registrar(
+    t.sistema,
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/${pasta}/${nome}`, file_type: 'file' }] }),
   );
   const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;

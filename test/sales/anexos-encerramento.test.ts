@@ -11,8 +11,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fecharWorker, fila, iniciarWorker } from '../../queues/fila';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 (a failed copy is retried up to 5 more times) against the worker's shutdown
@@ -21,21 +20,12 @@ import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apo
  * runs here unless a test starts one: the copies are called directly, or by the test's own worker.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos({ workers: false }));
-});
-
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo({ workers: false });
 
 /** A message with one attachment at `caminho` of the chat platform; answers the attachment's record. */
 async function anexoEm(caminho: string, nome: string) {
-  const r = await s.registrar(
-    sistema,
+  const r = await t.s.registrar(
+    t.sistema,
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}/${nome}`, file_type: 'file' }] }),
   );
   return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
@@ -87,9 +77,9 @@ describe('the abort signal stops a copy under way, and its attempt is given back
     const pedidoRecebido = new Promise<void>((r) => (pedido = r));
     const mudo = http.createServer(() => pedido());
     const origem = await escutar(mudo);
-    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const proprio = await t.s.criarSistema('suporte', { url: origem, conta_id: 1 });
     try {
-      const r = await s.registrar(
+      const r = await t.s.registrar(
         proprio,
         eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: idDoSuporte(), data_url: `${origem}/rails/active_storage/parado.pdf`, file_type: 'file' }] }),
       );

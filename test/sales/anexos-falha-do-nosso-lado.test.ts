@@ -15,8 +15,7 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
 import type { Registro } from '../helpers/registros';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte } from './apoio';
 
 const mockRegistros: Registro[] = [];
 jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('sales-anexo', ['error'], () => mockRegistros));
@@ -29,16 +28,8 @@ jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').l
  * an attempt, logged as an error naming the cause: an outage delays copies instead of losing them.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos());
-});
+const t = anexosNesteArquivo();
 beforeEach(() => mockRegistros.splice(0));
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
 
 /** A PDF the chat platform serves at `caminho` for as long as the test runs; answers how many times it was downloaded. */
 function pdfNoChat(caminho: string): () => number {
@@ -52,7 +43,7 @@ function pdfNoChat(caminho: string): () => number {
 
 /** A message with one attachment at `endereco`; answers the attachment's record. */
 async function anexoEm(endereco: string, o: { sistema?: { id: string; token: string } } = {}) {
-  const r = await s.registrar(o.sistema ?? sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
+  const r = await t.s.registrar(o.sistema ?? t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
   return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
 }
 
@@ -106,7 +97,7 @@ async function comEndereco<T>(servico: 'files' | 'identity', url: string, agir: 
 test("identity refusing the sales application's credentials (its secret renewed, not yet set): the copy waits on the same schedule, spending no attempt however long, says why, and is copied once the secret is set", async () => {
   const aplicativo = (await Aplicativo.findOne({ where: { servico_da_suite: 'sales' } }))!;
   const renovar = async () => {
-    const res = await s.identity.api.post(`/aplicativo/${aplicativo.id}/segredo`, { token: await s.admin() });
+    const res = await t.s.identity.api.post(`/aplicativo/${aplicativo.id}/segredo`, { token: await t.s.admin() });
     expect(res.status).toBe(200);
     return res.body.client_secret as string;
   };
@@ -325,7 +316,7 @@ test("the attachment's own failures spend their attempts as before, between runs
   });
   const origem = await escutar(plataforma);
   try {
-    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const proprio = await t.s.criarSistema('suporte', { url: origem, conta_id: 1 });
     const anexo = await anexoForaDaFila(`${origem}/rails/active_storage/proprio/dados.bin`, { sistema: proprio });
 
     await expect(copiarAnexo(anexo.id)).rejects.toThrow("the attachment's address answered 503");
@@ -351,9 +342,9 @@ test("the attachment's own failures spend their attempts as before, between runs
 
 test('a system switched off for now (ativo false) is not called: its copies wait, no attempt spent, and are copied once it is active again', async () => {
   const downloads = pdfNoChat('/rails/active_storage/pausado/nota.pdf');
-  const pausado = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-do-pausado' });
+  const pausado = await t.s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-do-pausado' });
   const anexo = await anexoForaDaFila(`${CHAT}/rails/active_storage/pausado/nota.pdf`, { sistema: pausado });
-  const ativar = async (ativo: boolean) => expect((await s.api.patch(`/config_system/${pausado.id}`, { token: await s.admin(), body: { ativo } })).status).toBe(200);
+  const ativar = async (ativo: boolean) => expect((await t.s.api.patch(`/config_system/${pausado.id}`, { token: await t.s.admin(), body: { ativo } })).status).toBe(200);
   await ativar(false);
   for (let vez = 0; vez < TENTATIVAS_DE_COPIA + 1; vez++) {
     expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('system is inactive') });
@@ -376,7 +367,7 @@ test('a copy that fails lets go of its download at once, not at the end of its t
   });
   const origem = await escutar(plataforma);
   try {
-    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const proprio = await t.s.criarSistema('suporte', { url: origem, conta_id: 1 });
     const anexo = await anexoForaDaFila(`${origem}/rails/active_storage/grande/video.mp4`, { sistema: proprio });
     expect(await comEndereco('files', await enderecoFechado(), () => copiarAnexo(anexo.id))).toEqual({ estado: 'adiada', motivo: expect.any(String) });
     await esperarAte(() => fechada, 'the download let go', 2000);

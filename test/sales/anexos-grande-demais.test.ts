@@ -8,8 +8,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 retries a failed copy up to 5 more times; an attachment file storage refuses as
@@ -21,15 +20,7 @@ import { CHAT, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, Sales,
 
 const LIMITE = 1024 * 1024;
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos({ env: { FILES_TAMANHO_MAXIMO_MB: '1' } }));
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo({ env: { FILES_TAMANHO_MAXIMO_MB: '1' } });
 
 /**
  * The chat platform serving `tamanho` random bytes at `caminho`, 16 KiB every millisecond as over a real
@@ -64,7 +55,7 @@ function anexoNaPlataforma(caminho: string, tamanho: number, anunciado: boolean)
 
 /** A message with one attachment at `caminho` of the chat platform; answers the attachment's record once its copy ended. */
 async function copiaTerminada(caminho: string) {
-  const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o vídeo', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'video' }] }));
+  const r = await t.s.registrar(t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o vídeo', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'video' }] }));
   return esperarAte(async () => {
     const a = await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } });
     return a && (a.arquivo_id || a.parada) && a;
@@ -110,7 +101,7 @@ test('an attachment whose download announces a length past the limit: refused fr
   expect(await Arquivo.count({ where: { nome: 'anunciado.mp4' } })).toBe(0);
   // stopped without a file: its key is listed for clean-up, should an earlier upload have been stored
   expect(await banco('sales').query('SELECT chave FROM chave_a_apagar WHERE chave = ?', { replacements: [`anexo-${anexo.id}`], type: 'SELECT' })).toHaveLength(1);
-  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: 1 });
+  expect((await t.s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ arquivo_id: null, url: null, tentativas: 1 });
 });
 
 test('an attachment of unknown length found past the limit while streaming: the 413 is read though the upload was still sending, and the copy stops the same way', async () => {
@@ -131,14 +122,14 @@ test('refused as too large at its second attempt, after a failure of its downloa
   expect({ tentativas: anexo.tentativas, parada: anexo.parada, arquivo_id: anexo.arquivo_id }).toEqual({ tentativas: 2, parada: true, arquivo_id: null });
   expect(anexo.ultimo_erro).toContain("exceeds file storage's size limit");
   expect(contagem.downloads).toBe(1);
-  expect((await s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ tentativas: 2 });
+  expect((await t.s.mensagens(anexo.conversa_id))[0].anexos[0]).toMatchObject({ tentativas: 2 });
 });
 
 test('an attachment within the limit is still copied whole, its length declared to file storage', async () => {
   const { bytes } = anexoNaPlataforma('/rails/active_storage/normal/curto.mp4', LIMITE, true);
   const anexo = await copiaTerminada('/rails/active_storage/normal/curto.mp4');
   expect({ tentativas: anexo.tentativas, tamanho: Number(anexo.tamanho), ultimo_erro: anexo.ultimo_erro }).toEqual({ tentativas: 1, tamanho: LIMITE, ultimo_erro: null });
-  const [m] = await s.mensagens(anexo.conversa_id);
+  const [m] = await t.s.mensagens(anexo.conversa_id);
   const baixado = await fetch(m.anexos[0].url);
   expect(Buffer.from(await baixado.arrayBuffer()).equals(bytes)).toBe(true);
 });

@@ -13,8 +13,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, comRespostaDoEnvioPerdida, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, comRespostaDoEnvioPerdida, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
  * A copy file storage stored but whose answer was lost (a time-out, a connection cut) is known to
@@ -25,15 +24,7 @@ import { CHAT, comRespostaDoEnvioPerdida, eventoDeMensagem, idDoSuporte, Sales, 
  * the chat platform is nock.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos());
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo();
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const guardados = (bytes: Buffer) => Arquivo.count({ where: { sha256: sha256(bytes) } });
@@ -46,7 +37,7 @@ const envelhecerChave = (anexoId: string, intervalo: string) =>
 /** A message with one attachment at `caminho` of the chat platform, in a conversation of its own; answers its event and the attachment. */
 async function anexoEm(caminho: string) {
   const criada = eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'file' }] });
-  const r = await s.registrar(sistema, criada);
+  const r = await t.s.registrar(t.sistema, criada);
   return { criada, anexo: (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))! };
 }
 
@@ -79,7 +70,7 @@ async function primeiraRespostaPerdida(caminho: string, bytes: Buffer) {
 }
 
 /** While `agir` runs, the answer to the first upload is lost (comRespostaDoEnvioPerdida). */
-const comRespostaPerdida = <T>(agir: () => Promise<T>) => comRespostaDoEnvioPerdida(suite.url.files, agir);
+const comRespostaPerdida = <T>(agir: () => Promise<T>) => comRespostaDoEnvioPerdida(t.suite.url.files, agir);
 
 /** File storage holding `bytes` under the attachment's key, its answer never recorded (as after a lost answer). */
 async function copiaSemResposta(anexoId: string, bytes: Buffer) {
@@ -102,7 +93,7 @@ test('an upload stored whose answer was lost, its conversation deleted before th
   const bytes = randomBytes(5000);
   await semNovaTentativa(async () => {
     const { anexo } = await primeiraRespostaPerdida('/rails/active_storage/orfao/conversa.pdf', bytes);
-    expect((await s.api.del(`/conversa/${anexo.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+    expect((await t.s.api.del(`/conversa/${anexo.conversa_id}`, { token: await t.s.admin() })).status).toBe(204);
     expect(await chavesListadas()).toContain(`anexo-${anexo.id}`);
     await esperarAte(async () => (await guardados(bytes)) === 0, 'the copy found by its key removed');
     // its retry, when it comes, finds the attachment gone
@@ -117,7 +108,7 @@ test('the same when the message is deleted in the chat platform before the next 
     const { criada, anexo } = await primeiraRespostaPerdida('/rails/active_storage/orfao/mensagem.pdf', bytes);
     // what Chatwoot sends when a message is deleted: its notice, deleted: true, no attachments
     const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
-    expect(await s.registrar(sistema, apagada)).toMatchObject({ conversa_id: anexo.conversa_id });
+    expect(await t.s.registrar(t.sistema, apagada)).toMatchObject({ conversa_id: anexo.conversa_id });
     expect(await AnexoDaMensagem.findByPk(anexo.id)).toBeNull();
     await esperarAte(async () => (await guardados(bytes)) === 0, 'the copy found by its key removed');
     await fila(filaSalesAnexo).remove(anexo.id);
@@ -163,7 +154,7 @@ test('a key whose file is not found yet stays listed for as long as an upload of
   const bytes = randomBytes(5000);
   // a conversation deleted while its attachment's copy was under way: nothing stored yet
   const anexo = await anexoForaDaFila('/rails/active_storage/orfao/em-curso.pdf');
-  expect((await s.api.del(`/conversa/${anexo.conversa_id}`, { token: await s.admin() })).status).toBe(204);
+  expect((await t.s.api.del(`/conversa/${anexo.conversa_id}`, { token: await t.s.admin() })).status).toBe(204);
   const chave = `anexo-${anexo.id}`;
   expect(await chavesListadas()).toContain(chave);
   await apagarCopiasPendentes();

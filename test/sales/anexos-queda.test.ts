@@ -11,8 +11,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fecharWorker, fila, iniciarWorker } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte } from '../helpers/espera';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
  * SPEC 4.6 rule 7 (a failed copy is retried every 30 minutes, up to 5 more times) when a worker
@@ -24,23 +23,11 @@ import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apo
 
 const ESPERA_MS = 4000;
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos({ workers: false, env: { SALES_ANEXO_RETRY_MS: String(ESPERA_MS) } }));
-});
-// a delayed reply left waiting (a copy cut by the shutdown) keeps its timer: aborted, nothing outlives the test
-afterEach(() => {
-  nock.abortPendingRequests();
-  nock.cleanAll();
-});
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo({ workers: false, env: { SALES_ANEXO_RETRY_MS: String(ESPERA_MS) } });
 
 /** A message with one attachment at `endereco`, its copy's job waiting in the queue; answers the attachment. */
 async function anexoEm(endereco: string, o: { sistema?: { id: string; token: string } } = {}) {
-  const r = await s.registrar(o.sistema ?? sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
+  const r = await t.s.registrar(o.sistema ?? t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: 'file' }] }));
   return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
 }
 
@@ -85,7 +72,7 @@ test('a worker dies mid-copy: its job, taken up again as stalled, waits what is 
   let vivo: Worker | undefined;
   let primeiraCopia: Promise<unknown> = Promise.resolve();
   try {
-    const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
+    const proprio = await t.s.criarSistema('suporte', { url: origem, conta_id: 1 });
     const anexo = await anexoEm(`${origem}/rails/active_storage/queda/nota.pdf`, { sistema: proprio });
     // a worker whose lock lapses a second after its process is gone (the stalled check, which the
     // queue's workers run at most once per interval between them all, as often as the next one's)

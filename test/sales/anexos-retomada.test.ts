@@ -6,8 +6,7 @@ import * as filas from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
 import { ateOFim, emProcesso } from '../helpers/processo';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
  * `suite retry-attachment-copies [--conversa <id>]` (README, docs/sales.md): copies stopped after
@@ -15,15 +14,7 @@ import { CHAT, eventoDeMensagem, idDoSuporte, Sales, suiteDeAnexos } from './apo
  * once the cause is gone without editing the database; copies made or still trying are left alone.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos());
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo();
 
 /** `suite retry-attachment-copies …` as an operator runs it, on this file's databases and queues. */
 function comando(...args: string[]) {
@@ -36,7 +27,7 @@ function comandoCom(env: NodeJS.ProcessEnv, ...args: string[]) {
 
 /** A message with one attachment at `caminho` of the chat platform, in a conversation of its own; answers the attachment. */
 async function anexoEm(caminho: string) {
-  const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'file' }] }));
+  const r = await t.s.registrar(t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'file' }] }));
   return (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
 }
 
@@ -171,8 +162,8 @@ test('each stopped copy is retried once a run, page after page, even one that st
       .get(/\/rails\/active_storage\/paginas\//)
       .reply(200, () => (downloads++, Buffer.alloc(4096)), { 'content-type': 'video/mp4', 'content-length': '4096' });
     const caminhos = [1, 2, 3].map((i) => `/rails/active_storage/paginas/video-${i}.mp4`);
-    const r = await s.registrar(
-      sistema,
+    const r = await t.s.registrar(
+      t.sistema,
       eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'três vídeos', anexos: caminhos.map((c) => ({ id: idDoSuporte(), data_url: `${CHAT}${c}`, file_type: 'video' })) }),
     );
     const todosParados = () =>

@@ -13,24 +13,14 @@ import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { comRelogioAdiantado } from '../helpers/relogio';
-import { SuiteDeTeste } from '../helpers/suite';
-import { CHAT, comRespostaDoEnvioPerdida, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia, Sales, suiteDeAnexos } from './apoio';
+import { anexosNesteArquivo, CHAT, comRespostaDoEnvioPerdida, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia } from './apoio';
 
-let suite: SuiteDeTeste;
-let s: Sales;
-let sistema: { id: string; token: string };
-
-beforeAll(async () => {
-  ({ suite, s, sistema } = await suiteDeAnexos());
-});
-
-afterEach(() => nock.cleanAll());
-afterAll(() => suite?.encerrar());
+const t = anexosNesteArquivo();
 
 /** A message with one attachment at `caminho` of the chat platform (or another address); answers its conversation id. */
 async function mensagemComAnexo(endereco: string, tipo = 'image') {
-  const r = await s.registrar(
-    sistema,
+  const r = await t.s.registrar(
+    t.sistema,
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o anexo', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: tipo }] }),
   );
   return r.conversa_id as string;
@@ -55,7 +45,7 @@ async function pendentes(): Promise<string[]> {
 }
 
 async function anexoDe(conversaId: string) {
-  const [m] = await s.mensagens(conversaId);
+  const [m] = await t.s.mensagens(conversaId);
   return m.anexos[0];
 }
 
@@ -82,7 +72,7 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
       arquivo_id: expect.any(String),
       tipo_mime: 'image/jpeg',
       tamanho: bytes.length,
-      url: expect.stringContaining(`${suite.url.files}/arquivo/${anexo.arquivo_id}/conteudo?`),
+      url: expect.stringContaining(`${t.suite.url.files}/arquivo/${anexo.arquivo_id}/conteudo?`),
       tentativas: 1,
     });
     const download = await fetch(anexo.url);
@@ -97,9 +87,9 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
       { id: idDoSuporte(), file_type: 'location', coordinates_lat: -23.5, coordinates_long: -46.6, fallback_title: 'Aqui', data_url: null },
       { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/rails/active_storage/cartao.jpg` },
     ];
-    const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'meu contato', anexos }));
+    const r = await t.s.registrar(t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'meu contato', anexos }));
     expect(r.mensagens_novas).toBe(1);
-    const [m] = await s.mensagens(r.conversa_id);
+    const [m] = await t.s.mensagens(r.conversa_id);
     expect(m).toMatchObject({ conteudo: 'meu contato', quantidade_anexos: 1, anexos: [expect.objectContaining({ endereco: `${CHAT}/rails/active_storage/cartao.jpg`, tipo: 'image' })] });
     await esperarAte(async () => (await anexoDe(r.conversa_id)).arquivo_id, 'the copy');
   });
@@ -114,10 +104,10 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
       { id: idDoSuporte(), file_type: 'file', data_url: 'não é um endereço' },
       { id: idDoSuporte(), file_type: 'file', data_url: `${CHAT}/${'a'.repeat(2000)}` },
     ];
-    const r = await s.registrar(sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'dois anexos bons', anexos }));
+    const r = await t.s.registrar(t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'dois anexos bons', anexos }));
     expect(r.mensagens_novas).toBe(1);
     const copiados = await esperarAte(async () => {
-      const [m] = await s.mensagens(r.conversa_id);
+      const [m] = await t.s.mensagens(r.conversa_id);
       return m.anexos.every((a: { arquivo_id: string | null }) => a.arquivo_id) && m;
     }, 'both copies');
     expect(copiados).toMatchObject({ conteudo: 'dois anexos bons', quantidade_anexos: 2 });
@@ -196,9 +186,9 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect(expira(segunda.url) - Date.now() / 1000).toBeLessThanOrEqual(15 * 60);
     const arquivo_id = primeira.arquivo_id;
     const arquivo = await Arquivo.findByPk(arquivo_id);
-    const outro = await s.identity.criarAplicativo();
+    const outro = await t.s.identity.criarAplicativo();
     expect(arquivo!.aplicativo_id).not.toBe(outro.id);
-    const alheio = await fetch(`${suite.url.files}/arquivo/${arquivo_id}`, { headers: { authorization: `Bearer ${outro.token}` } });
+    const alheio = await fetch(`${t.suite.url.files}/arquivo/${arquivo_id}`, { headers: { authorization: `Bearer ${outro.token}` } });
     expect(alheio.status).toBe(404);
   });
 
@@ -306,12 +296,12 @@ describe('the download of an attachment', () => {
 
   it('a chat platform served under a path has its attachments under that path', async () => {
     const BASE = 'https://plataforma.exemplo.test';
-    const sob = await s.criarSistema('suporte', { url: `${BASE}/chat`, conta_id: 1, token_api: 'token-sob-caminho' });
+    const sob = await t.s.criarSistema('suporte', { url: `${BASE}/chat`, conta_id: 1, token_api: 'token-sob-caminho' });
     const chat = nock(BASE)
       .get('/chat/rails/active_storage/blobs/redirect/p1/nota.txt')
       .matchHeader('api_access_token', 'token-sob-caminho')
       .reply(200, 'nota', { 'content-type': 'text/plain' });
-    const r = await s.registrar(sob, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${BASE}/chat/rails/active_storage/blobs/redirect/p1/nota.txt`, file_type: 'file' }] }));
+    const r = await t.s.registrar(sob, eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${BASE}/chat/rails/active_storage/blobs/redirect/p1/nota.txt`, file_type: 'file' }] }));
     expect(await aguardarCopia(r.conversa_id, 'the copy under the path')).toMatchObject({ tamanho: 4 });
     expect(chat.isDone()).toBe(true);
   });
@@ -363,8 +353,8 @@ describe('the download of an attachment', () => {
       expect(await anexoDe(alheio)).toMatchObject({ arquivo_id: null });
       expect((await AnexoDaMensagem.findOne({ where: { conversa_id: alheio } }))!.ultimo_erro).toContain('private');
 
-      const proprio = await s.criarSistema('suporte', { url: origem, conta_id: 1 });
-      const r = await s.registrar(
+      const proprio = await t.s.criarSistema('suporte', { url: origem, conta_id: 1 });
+      const r = await t.s.registrar(
         proprio,
         eventoDeMensagem({ conversa: idDoSuporte(), anexos: [{ id: 1, data_url: `${origem}/rails/active_storage/blobs/anexo.txt`, file_type: 'file' }] }),
       );
@@ -380,7 +370,7 @@ describe('the download of an attachment', () => {
 describe('SPEC 4.6 rule 7: a failed copy is retried, up to 5 more times', () => {
   it('an upload file storage kept but whose answer was lost is not stored twice: the next attempt gets that copy (Idempotency-Key)', async () => {
     // file storage reached through a relay that loses the answer to the first upload
-    await comRespostaDoEnvioPerdida(suite.url.files, async (envios) => {
+    await comRespostaDoEnvioPerdida(t.suite.url.files, async (envios) => {
       const bytes = randomBytes(20_000);
       nock(CHAT).get('/rails/active_storage/resposta-perdida/nota.pdf').times(2).reply(200, bytes, { 'content-type': 'application/pdf' });
       const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/resposta-perdida/nota.pdf`, 'file');
@@ -578,7 +568,7 @@ describe('a message deleted in the chat platform', () => {
   async function mensagemCopiada(caminho: string) {
     nock(CHAT).get(caminho).reply(200, randomBytes(100), { 'content-type': 'image/jpeg' });
     const criada = eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'foto', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}${caminho}`, file_type: 'image' }] });
-    const { conversa_id } = await s.registrar(sistema, criada);
+    const { conversa_id } = await t.s.registrar(t.sistema, criada);
     const { arquivo_id } = await aguardarCopia(conversa_id);
     return { criada, conversa_id, arquivo_id };
   }
@@ -587,8 +577,8 @@ describe('a message deleted in the chat platform', () => {
     const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/rails/active_storage/apagada.jpg');
     // what Chatwoot sends when a message is deleted: its notice, deleted: true, no attachments
     const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
-    expect(await s.registrar(sistema, apagada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
-    const [m] = await s.mensagens(conversa_id);
+    expect(await t.s.registrar(t.sistema, apagada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
+    const [m] = await t.s.mensagens(conversa_id);
     expect(m).toMatchObject({ conteudo: 'This message was deleted', quantidade_anexos: 0, anexos: [] });
     // the copy leaves file storage, then the removal list
     await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0 && !(await pendentes()).includes(arquivo_id), 'the copy removed');
@@ -604,7 +594,7 @@ describe('a message deleted in the chat platform', () => {
       await copia.beginTransaction();
       await copia.query('UPDATE anexo_da_mensagem SET arquivo_id = ? WHERE id = ?', [arquivo_id, anexo.id]);
       const apagada = { ...criada, event: 'message_updated', content: 'This message was deleted', content_attributes: { deleted: true }, attachments: [] };
-      const webhook = s.registrar(sistema, apagada);
+      const webhook = t.s.registrar(t.sistema, apagada);
       await esperarOutraConexao(copia, 'the deletion waiting on the attachment', ['%anexo_da_mensagem%']);
       await copia.commit();
       expect(await webhook).toMatchObject({ conversa_id });
@@ -616,8 +606,8 @@ describe('a message deleted in the chat platform', () => {
 
   it('an edit keeps the attachments', async () => {
     const { criada, conversa_id, arquivo_id } = await mensagemCopiada('/rails/active_storage/editada.jpg');
-    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'foto do pedido' });
-    const [m] = await s.mensagens(conversa_id);
+    await t.s.registrar(t.sistema, { ...criada, event: 'message_updated', content: 'foto do pedido' });
+    const [m] = await t.s.mensagens(conversa_id);
     expect(m).toMatchObject({ conteudo: 'foto do pedido', quantidade_anexos: 1, anexos: [expect.objectContaining({ arquivo_id })] });
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
   });
@@ -629,7 +619,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
     const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/privado.jpg`);
     const { arquivo_id } = await aguardarCopia(conversaId);
     expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
-    expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+    expect((await t.s.api.del(`/conversa/${conversaId}`, { token: await t.s.admin() })).status).toBe(204);
     await esperarAte(async () => (await Arquivo.count({ where: { id: arquivo_id } })) === 0, 'the copy removed');
   });
 
@@ -640,7 +630,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
     const urlDoFiles = config().servicos.files.url;
     config().servicos.files.url = 'http://127.0.0.1:9';
     try {
-      expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+      expect((await t.s.api.del(`/conversa/${conversaId}`, { token: await t.s.admin() })).status).toBe(204);
       expect(await pendentes()).toContain(arquivo_id);
       await expect(apagarCopiasPendentes()).rejects.toThrow();
       expect(await Arquivo.count({ where: { id: arquivo_id } })).toBe(1);
@@ -677,7 +667,7 @@ describe('SPEC §3: deleting a conversation for good', () => {
       await trava.query('SELECT * FROM arquivo_a_apagar WHERE arquivo_id = ? FOR UPDATE', [presa]);
       await enfileirarRemocao();
       await esperarOutraConexao(trava, 'the removal held on the locked copy', ['DELETE FROM arquivo_a_apagar%']);
-      expect((await s.api.del(`/conversa/${conversaId}`, { token: await s.admin() })).status).toBe(204);
+      expect((await t.s.api.del(`/conversa/${conversaId}`, { token: await t.s.admin() })).status).toBe(204);
       for (let i = 0; i < 3; i++) await enfileirarRemocao();
       // the run under way alone: the one to follow is made when it ends
       expect(await remocoes()).toBe(1);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
+import nock from 'nock';
 import { config } from '../../config';
 import { acessoDe } from '../helpers/acesso';
 import { Resposta } from '../helpers/http';
@@ -256,17 +257,32 @@ export const CHAT = 'https://chat.exemplo.test';
 export const ESPERA_ENTRE_TENTATIVAS_MS = 300;
 
 /**
- * The suite of the attachment-copy tests: identity, sales and file storage, copies retried
+ * For a whole attachment-copy test file: identity, sales and file storage, copies retried
  * ESPERA_ENTRE_TENTATIVAS_MS apart, and a chat-platform system at CHAT with an API token.
+ * Registers the file's beforeAll (start), afterEach (the chat platform's nock interceptors gone,
+ * a delayed reply still waiting aborted so its timer outlives no test) and afterAll (the suite
+ * stops); the answer is filled in once beforeAll has run.
  */
-export async function suiteDeAnexos(opcoes: { workers?: boolean; env?: Record<string, string> } = {}) {
-  const suite = await iniciarSuite(['identity', 'sales', 'files'], {
-    ...opcoes,
-    env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS), ...opcoes.env },
+export function anexosNesteArquivo(opcoes: { workers?: boolean; env?: Record<string, string> } = {}): {
+  suite: SuiteDeTeste;
+  s: Sales;
+  sistema: { id: string; token: string };
+} {
+  const t = {} as { suite: SuiteDeTeste; s: Sales; sistema: { id: string; token: string } };
+  beforeAll(async () => {
+    t.suite = await iniciarSuite(['identity', 'sales', 'files'], {
+      ...opcoes,
+      env: { SALES_ANEXO_RETRY_MS: String(ESPERA_ENTRE_TENTATIVAS_MS), ...opcoes.env },
+    });
+    t.s = salesDe(t.suite);
+    t.sistema = await t.s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
   });
-  const s = salesDe(suite);
-  const sistema: { id: string; token: string } = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api-do-chat' });
-  return { suite, s, sistema };
+  afterEach(() => {
+    nock.abortPendingRequests();
+    nock.cleanAll();
+  });
+  afterAll(() => t.suite?.encerrar());
+  return t;
 }
 
 /**
