@@ -24,27 +24,22 @@ async function bancoComAnexo(nome: string) {
   return { banco, migracao: MIGRACOES_SALES[banco.indice], id };
 }
 
-test('0016 marks no copy stopped: the attachments kept as they were, `parada` false; run again, nothing changes', async () => {
-  const { banco, migracao, id } = await bancoComAnexo('0016-sales-anexo-parada');
+test.each([
+  ['0016 marks no copy stopped: the attachments kept as they were, `parada` false', '0016-sales-anexo-parada', 'parada', 0],
+  [
+    '0017 adds when the last attempt began, unknown (null) for the attachments already tried, which wait for nothing',
+    '0017-sales-anexo-ultima-tentativa',
+    'ultima_tentativa_em',
+    null,
+  ],
+])('%s; run again, nothing changes', async (_caso, nome, coluna, esperado) => {
+  const { banco, migracao, id } = await bancoComAnexo(nome);
   try {
     expect(await migrar('sales', MIGRACOES_SALES.slice(0, banco.indice + 1))).toEqual([migracao.name]);
-    const linha = async () => (await banco.q('SELECT tentativas, parada FROM anexo_da_mensagem WHERE id = ?', [id]))[0];
-    expect(await linha()).toEqual({ tentativas: 6, parada: 0 });
+    const linha = async () => (await banco.q(`SELECT tentativas, ${coluna} FROM anexo_da_mensagem WHERE id = ?`, [id]))[0];
+    expect(await linha()).toEqual({ tentativas: 6, [coluna]: esperado });
     await migracao.up(bancoDoServico('sales').getQueryInterface());
-    expect(await linha()).toEqual({ tentativas: 6, parada: 0 });
-  } finally {
-    await banco.apagar();
-  }
-});
-
-test('0017 adds when the last attempt began, unknown (null) for the attachments already tried, which wait for nothing; run again, nothing changes', async () => {
-  const { banco, migracao, id } = await bancoComAnexo('0017-sales-anexo-ultima-tentativa');
-  try {
-    expect(await migrar('sales', MIGRACOES_SALES.slice(0, banco.indice + 1))).toEqual([migracao.name]);
-    const linha = async () => (await banco.q('SELECT tentativas, ultima_tentativa_em FROM anexo_da_mensagem WHERE id = ?', [id]))[0];
-    expect(await linha()).toEqual({ tentativas: 6, ultima_tentativa_em: null });
-    await migracao.up(bancoDoServico('sales').getQueryInterface());
-    expect(await linha()).toEqual({ tentativas: 6, ultima_tentativa_em: null });
+    expect(await linha()).toEqual({ tentativas: 6, [coluna]: esperado });
   } finally {
     await banco.apagar();
   }
