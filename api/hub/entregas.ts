@@ -8,7 +8,7 @@ import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { Aplicativo, Assinatura, Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
-import { SituacaoDaEntrega } from '../../models/hub/entrega';
+import { SITUACOES_DA_ENTREGA, SituacaoDaEntrega } from '../../models/hub/entrega';
 import { iso } from '../../models/shared/base';
 import { fila } from '../../queues/fila';
 import { atrasoDaProximaTentativa, FalhaDeTentativa, filaHubEntrega, LOTE_MAXIMO, RETENTATIVAS_DO_LOTE } from '../../queues/hub-entrega';
@@ -637,35 +637,59 @@ export async function listarEntregas(
   pagina: number,
   tamanho: number,
 ): Promise<PaginaNumerada<EntregaJson> & { estimado: boolean }> {
-  const where: WhereOptions = {};
-  if (f.assinatura_id) Object.assign(where, { assinatura_id: f.assinatura_id });
-  if (f.situacao) Object.assign(where, { situacao: f.situacao });
-  const condicoes = Object.keys(where).map((coluna) => `${coluna} = ?`);
+  // only the filters given: an empty one is no condition
+  const filtro: FiltroDeEntregas = {
+    ...(f.assinatura_id && { assinatura_id: f.assinatura_id }),
+    ...(f.situacao && { situacao: f.situacao }),
+  };
   const maxima = CONTAGEM_DAS_ENTREGAS.maxima;
   // a page starts within the deliveries a count reaches: a deeper one would make the database
   // walk the whole history to its offset (any user who reads deliveries could ask for page 2^53)
   const inicio = offset(pagina, tamanho);
-  const [linhas, [{ n }]] = await Promise.all([
-    inicio < maxima
-      ? Entrega.findAll({
-          where,
-          order: [
-            ['criada_em', 'DESC'],
-            ['id', 'DESC'],
-          ],
-          offset: inicio,
-          limit: tamanho,
-        })
-      : [],
+  const [ids, [{ n }]] = await Promise.all([
+    inicio < maxima ? idsDaPagina(filtro, inicio, tamanho) : [],
     lerLinhas<{ n: number | string }>(
       banco('hub'),
-      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM entrega ${condicoes.length ? `WHERE ${condicoes.join(' AND ')}` : ''} LIMIT ${maxima + 1}) t`,
-      Object.values(where),
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM entrega ${condicoesDe(filtro)} LIMIT ${maxima + 1}) t`,
+      Object.values(filtro),
     ),
   ]);
   const total = Math.min(Number(n), maxima);
+  const linhas = ids.length ? await Entrega.findAll({ where: { id: ids } }) : [];
+  const porId = new Map(linhas.map((e) => [e.id, e]));
+  // a delivery purged between the two reads is left out of its page
+  const itens = ids.flatMap((id) => porId.get(id) ?? []).map(entregaJson);
   // past the count, the page is empty (a deeper one, read whole, is not shown either)
-  return { itens: inicio < total ? linhas.map(entregaJson) : [], pagina, tamanho, total, estimado: Number(n) > maxima };
+  return { itens: inicio < total ? itens : [], pagina, tamanho, total, estimado: Number(n) > maxima };
+}
+
+type FiltroDeEntregas = { assinatura_id?: string; situacao?: SituacaoDaEntrega };
+
+const condicoesDe = (filtro: FiltroDeEntregas) => {
+  const condicoes = Object.keys(filtro).map((coluna) => `${coluna} = ?`);
+  return condicoes.length ? `WHERE ${condicoes.join(' AND ')}` : '';
+};
+
+/**
+ * The ids of a page, newest first, read from an index alone; its rows are read after, by id
+ * (reading whole rows to skip the earlier pages cost up to a second on a deep page of a cold
+ * history). A subscription's deliveries in every situation are the newest of each situation merged:
+ * its index is (assinatura_id, situacao, criada_em), which orders one situation at a time, and
+ * sorting them all cost seconds for a subscription holding a few percent of two million deliveries
+ * (docs/desempenho.md).
+ */
+async function idsDaPagina(filtro: FiltroDeEntregas, inicio: number, tamanho: number): Promise<string[]> {
+  const ordem = 'ORDER BY criada_em DESC, id DESC';
+  const ler = async (sql: string, parametros: unknown[]) =>
+    (await lerLinhas<{ id: string }>(banco('hub'), sql, parametros)).map((l) => l.id);
+  if (filtro.assinatura_id && !filtro.situacao) {
+    const porSituacao = `(SELECT id, criada_em FROM entrega WHERE assinatura_id = ? AND situacao = ? ${ordem} LIMIT ${inicio + tamanho})`;
+    return ler(
+      `SELECT id FROM (${SITUACOES_DA_ENTREGA.map(() => porSituacao).join(' UNION ALL ')}) u ${ordem} LIMIT ${inicio}, ${tamanho}`,
+      SITUACOES_DA_ENTREGA.flatMap((situacao) => [filtro.assinatura_id, situacao]),
+    );
+  }
+  return ler(`SELECT id FROM entrega ${condicoesDe(filtro)} ${ordem} LIMIT ${inicio}, ${tamanho}`, Object.values(filtro));
 }
 
 export async function entregaPorId(id: string) {

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { SITUACOES_DA_ENTREGA } from '../../models/hub/entrega';
 import { paginaNumerada, sempre } from '../shared/openapi';
 import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
 
@@ -56,7 +57,7 @@ export const schemas = {
     pagina: pagina(),
     tamanho: tamanho(10, 500),
     assinatura_id: id().empty(''),
-    situacao: Joi.string().valid('pendente', 'entregue', 'fila_de_erro', 'cancelada').empty(''),
+    situacao: Joi.string().valid(...SITUACOES_DA_ENTREGA).empty(''),
   }),
 };
 

@@ -8,7 +8,8 @@ import { Evento } from './evento';
  * or `fila_de_erro` (attempts exhausted); `cancelada` when its subscription was deactivated or
  * deleted, or its subscriber made inactive. Its id is the `webhook-id`, the same on every attempt.
  */
-export type SituacaoDaEntrega = 'pendente' | 'entregue' | 'fila_de_erro' | 'cancelada';
+export const SITUACOES_DA_ENTREGA = ['pendente', 'entregue', 'fila_de_erro', 'cancelada'] as const;
+export type SituacaoDaEntrega = (typeof SITUACOES_DA_ENTREGA)[number];
 
 @Table({ tableName: 'entrega', underscored: true, timestamps: true, createdAt: 'criada_em', updatedAt: 'atualizada_em' })
 export class Entrega extends Model {

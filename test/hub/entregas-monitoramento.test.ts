@@ -104,6 +104,41 @@ describe('GET /entrega and GET /entrega/{id}', () => {
     esperarProblema(await t.hub.api.get('/entrega', { token: await t.hub.admin(), query: { situacao: 'perdida' } }), 400);
   });
 
+  test("a subscription's deliveries in every situation, listed together, are one order across pages: newest first, then by id", async () => {
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/lista/mistura') });
+    const { id: eventoId } = await c.publicar({ n: 0 });
+    const [publicada] = (await t.hub.entregas({ assinatura_id: c.assinatura.id })).itens;
+    await t.hub.esperarSituacao(publicada.id, 'entregue');
+    // the seven newest are delivered, the rest interleave the four situations; pairs share a millisecond
+    const base = Date.now() + 60_000;
+    const situacoes = ['pendente', 'entregue', 'fila_de_erro', 'cancelada'] as const;
+    const linhas = Array.from({ length: 15 }, (_, i) => ({
+      id: randomUUID(),
+      evento_id: eventoId,
+      assinatura_id: c.assinatura.id,
+      situacao: i < 7 ? 'entregue' : situacoes[i % 4],
+      criada_em: new Date(base - Math.floor(i / 2) * 1000),
+      atualizada_em: new Date(base),
+    }));
+    await Entrega.sequelize!.getQueryInterface().bulkInsert('entrega', linhas);
+    const esperada = [
+      ...[...linhas].sort((a, b) => b.criada_em.getTime() - a.criada_em.getTime() || (a.id < b.id ? 1 : -1)).map((l) => l.id),
+      publicada.id,
+    ];
+
+    const paginas = [];
+    for (let pagina = 1; pagina <= 4; pagina++) {
+      const p = await t.hub.entregas({ assinatura_id: c.assinatura.id, tamanho: 5, pagina });
+      expect(p).toMatchObject({ total: 16, pagina, tamanho: 5 });
+      paginas.push(...p.itens.map((e: any) => e.id));
+    }
+    expect(paginas).toEqual(esperada);
+    expect((await t.hub.entregas({ assinatura_id: c.assinatura.id, tamanho: 500 })).itens.map((e: any) => e.id)).toEqual(esperada);
+    // a situation's own listing keeps the same order
+    const naFila = (await t.hub.entregas({ assinatura_id: c.assinatura.id, situacao: 'fila_de_erro', tamanho: 2, pagina: 2 })).itens;
+    expect(naFila.map((e: any) => e.id)).toEqual(esperada.filter((id) => linhas.find((l) => l.id === id)?.situacao === 'fila_de_erro').slice(2, 4));
+  });
+
   test('GET /entrega/{id} shows the delivery, its event and every attempt; an unknown id is 404', async () => {
     falhando.add('/detalhe');
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/detalhe'), maximo_de_tentativas: 2 });
