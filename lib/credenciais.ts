@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { config } from '../config';
 import { NomeDoServico, SERVICOS } from '../config/services';
@@ -12,18 +13,38 @@ export type Credenciais = Partial<Record<NomeDoServico, { clientId: string; clie
 
 const arquivo = () => path.resolve(config().dataDir, `${config().dbPrefix}-credenciais.json`);
 
+/**
+ * No file yet is no credentials; a file that cannot be read or parsed is an error, not "none":
+ * identity's start would take it for a first start and renew every suite application's secret.
+ */
 export async function lerCredenciaisLocais(): Promise<Credenciais> {
+  let texto: string;
   try {
-    return JSON.parse(await readFile(arquivo(), 'utf8')) as Credenciais;
+    texto = await readFile(arquivo(), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new Error(`cannot read the suite's credentials file ${arquivo()} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return JSON.parse(texto) as Credenciais;
   } catch {
-    return {};
+    throw new Error(`the suite's credentials file ${arquivo()} is not JSON: remove it and start identity again`);
   }
 }
 
+/**
+ * Written whole under another name, then renamed over the file: every service reads it on each
+ * token request, and one reading while it was rewritten in place found it empty.
+ */
 export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
   await mkdir(path.dirname(arquivo()), { recursive: true });
-  await writeFile(arquivo(), JSON.stringify(c, null, 2), { mode: 0o600 });
-  await chmod(arquivo(), 0o600);
+  const provisorio = `${arquivo()}.${randomBytes(6).toString('hex')}`;
+  try {
+    await writeFile(provisorio, JSON.stringify(c, null, 2), { mode: 0o600 });
+    await rename(provisorio, arquivo());
+  } finally {
+    await rm(provisorio, { force: true });
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { config, resetConfig } from '../../config';
-import { credenciaisDe, gravarCredenciaisLocais, idDoAplicativoDe } from '../../lib/credenciais';
+import { credenciaisDe, gravarCredenciaisLocais, idDoAplicativoDe, lerCredenciaisLocais } from '../../lib/credenciais';
 
 /**
  * Outside LOCALHOST a suite application's credentials come from the environment only. A service
@@ -49,4 +49,43 @@ test('the file LOCALHOST generates is read there, and never outside it', async (
   } finally {
     await rm(pasta, { recursive: true, force: true });
   }
+});
+
+describe('the LOCALHOST credentials file', () => {
+  let pasta: string;
+  beforeEach(async () => {
+    pasta = await mkdtemp(path.join(tmpdir(), 'credenciais-'));
+    process.env.DATA_DIR = pasta;
+    delete process.env.IDENTITY_CLIENT_ID;
+    delete process.env.IDENTITY_CLIENT_SECRET;
+    resetConfig();
+  });
+  afterEach(() => rm(pasta, { recursive: true, force: true }));
+
+  test('rewritten while the services read it, every reading finds it whole (identity rewrites it at each start)', async () => {
+    const credenciais = { identity: { clientId: 'app-identity', clientSecret: 'x'.repeat(200_000) } };
+    await gravarCredenciaisLocais(credenciais);
+    let escrevendo = true;
+    const escritas = (async () => {
+      for (let i = 0; i < 40; i++) await gravarCredenciaisLocais(credenciais);
+      escrevendo = false;
+    })();
+    let leituras = 0;
+    while (escrevendo) {
+      expect((await credenciaisDe('identity'))?.clientId).toBe('app-identity');
+      leituras++;
+    }
+    await escritas;
+    expect(leituras).toBeGreaterThan(0);
+    expect(await readdir(pasta)).toHaveLength(1);
+  });
+
+  test('no file is no credentials; a file that cannot be parsed is an error naming it, not "none"', async () => {
+    expect(await lerCredenciaisLocais()).toEqual({});
+    await gravarCredenciaisLocais({ identity: { clientId: 'app-identity', clientSecret: 's' } });
+    const [nome] = await readdir(pasta);
+    await writeFile(path.join(pasta, nome), '{"identity": {"clientId"');
+    await expect(lerCredenciaisLocais()).rejects.toThrow(`${path.join(pasta, nome)} is not JSON`);
+    await expect(credenciaisDe('identity')).rejects.toThrow('is not JSON');
+  });
 });
