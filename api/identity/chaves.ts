@@ -52,6 +52,10 @@ async function lerChave(variavel: string, arquivo: string, comoChave: (pem: stri
     // crypto's message says nothing useful here, and the file may be a secret
   }
   if (chave?.asymmetricKeyType !== 'rsa') throw new ConfigError(`invalid configuration: ${variavel}: ${arquivo} holds no RSA key in PEM`);
+  // jsonwebtoken refuses to sign with a shorter one and jose to verify with it: the service would
+  // start and then answer 500 to every login
+  const bits = chave.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < 2048) throw new ConfigError(`invalid configuration: ${variavel}: ${arquivo} holds an RSA key of ${bits} bits; tokens need at least 2048`);
   return chave;
 }
 

@@ -203,10 +203,12 @@ const dadosPublicados = (evento: EventoPendente) => ({ ...evento.dados, sequenci
 async function publicar(evento: EventoPendente): Promise<void> {
   await evento.increment('tentativas');
   let erro: string;
+  let token: string | undefined;
   try {
+    token = await tokenDoIdentity();
     const resposta = await fetch(`${config().servicos.hub.url}/eventos`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await tokenDoIdentity()}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ id: evento.id, tipo: evento.tipo, versao: evento.versao, dados: dadosPublicados(evento) }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -216,7 +218,8 @@ async function publicar(evento: EventoPendente): Promise<void> {
     }
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
   } catch (err) {
-    erro = `hub out of reach: ${(err as Error).message}`;
+    // the operator looks where the error points: identity's own token is not the hub's fault
+    erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${(err as Error).message}`;
   }
   await evento.update({ ultimo_erro: erro.slice(0, 1000) });
   throw new Error(erro);

@@ -6,7 +6,7 @@ import { logger } from '../../lib/logger';
 
 const log = logger('credenciais');
 
-const guardados = new Map<NomeDoServico, { clientId: string; token: string; expiraEm: number }>();
+const guardados = new Map<NomeDoServico, { clientId: string; token: string; renovarEm: number }>();
 
 /**
  * Credentials identity refused (a secret renewed at identity and not yet in this service's
@@ -25,14 +25,15 @@ const recusa = (servico: NomeDoServico, configuracao: string) =>
 
 /**
  * A suite service's own application token (client credentials at identity, DESIGN §3), when its
- * secret is registered; undefined otherwise. Reused until a minute before it expires: identity
+ * secret is registered; undefined otherwise. Reused until a minute before it expires, or until three
+ * quarters of its life for a shorter one (IDENTITY_TOKEN_APLICATIVO_SEGUNDOS may be 60): identity
  * limits /auth/token per client address (DESIGN §10), and a token per call would hit that limit.
  */
 export async function tokenDoServico(servico: NomeDoServico): Promise<string | undefined> {
   const c = await credenciaisDe(servico);
   if (!c) return undefined;
   const guardado = guardados.get(servico);
-  if (guardado?.clientId === c.clientId && guardado.expiraEm - 60_000 > Date.now()) return guardado.token;
+  if (guardado?.clientId === c.clientId && guardado.renovarEm > Date.now()) return guardado.token;
   const credenciais = `${c.clientId}\n${c.clientSecret}`;
   const recusada = recusadas.get(servico);
   if (recusada?.credenciais === credenciais && recusada.ate > Date.now()) throw recusa(servico, c.configuracao);
@@ -63,7 +64,8 @@ async function pedirToken(
   }
   if (!res.ok) throw new Error(`identity answered ${res.status} to the ${servico} service's token request`);
   const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
-  guardados.set(servico, { clientId: c.clientId, token: access_token, expiraEm: Date.now() + expires_in * 1000 });
+  const vidaMs = expires_in * 1000;
+  guardados.set(servico, { clientId: c.clientId, token: access_token, renovarEm: Date.now() + vidaMs - Math.min(60_000, vidaMs / 4) });
   return access_token;
 }
 

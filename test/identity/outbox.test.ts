@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { enviar, varrer } from '../../api/identity/outbox';
 import { Aplicativo, EventoPendente } from '../../models/identity';
@@ -332,6 +333,21 @@ test('an event with more than a hundred unsent events of its collaborator before
   expect(await enviar(eventos[eventos.length - 1].id)).toBe('enviado');
   expect(doUsuario(colaboradorId).map((c) => c.corpo.dados.n)).toEqual(eventos.map((_, n) => n));
   expect((await pendentesDo(colaboradorId)).every((e) => e.enviado_em)).toBe(true);
+});
+
+test("identity without an application of its own records that it has no token, not that the hub is out of reach", async () => {
+  const clientId = config().servicos.identity.clientId;
+  const colaboradorId = randomUUID();
+  const [evento] = await EventoPendente.bulkCreate([{ tipo: 'colaborador.atualizado', versao: 1, dados: { id: colaboradorId }, colaborador_id: colaboradorId }]);
+  config().servicos.identity.clientId = randomUUID();
+  try {
+    await expect(enviar(evento.id)).rejects.toThrow('no token to publish with: the identity service has no application of its own');
+  } finally {
+    config().servicos.identity.clientId = clientId;
+  }
+  expect((await evento.reload()).ultimo_erro).toBe('no token to publish with: the identity service has no application of its own (IDENTITY_CLIENT_ID)');
+  expect(doUsuario(colaboradorId)).toEqual([]);
+  expect(await enviar(evento.id)).toBe('enviado');
 });
 
 describe('the sweep (varrer): stored events whose job is missing or finished go back to the queue', () => {

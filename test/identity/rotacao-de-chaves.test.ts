@@ -85,14 +85,19 @@ test('without the old key listed, its token is refused with 401 by identity and 
   await expect(autenticadorRemoto()(tokenAntigo)).rejects.toMatchObject({ tipo: 'nao_autenticado' });
 });
 
-test('an unreadable file or one without an RSA PEM key stops the start naming the variable and the file, never its contents', async () => {
+test('an unreadable file, one without an RSA PEM key or with one under 2048 bits stops the start naming the variable and the file, never its contents', async () => {
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const { privateKey: curtaPrivada, publicKey: curtaChavePublica } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+  const curta = curtaPrivada.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const curtaPublica = curtaChavePublica.export({ type: 'spki', format: 'pem' }) as string;
   const casos: [string, string[], RegExp][] = [
     [nova, [path.join(pasta, 'nao-existe.pem')], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: cannot read .*nao-existe\.pem \(ENOENT\)$/],
     [nova, [arquivo('lixo.pem', 'segredo-que-nao-e-pem')], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: .*lixo\.pem holds no RSA key in PEM$/],
     [nova, [arquivo('ec.pem', ec)], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: .*ec\.pem holds no RSA key in PEM$/],
     [antigaPublica, [], /^invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO: .*antiga\.pub\.pem holds no RSA key in PEM$/],
     [pasta, [], /^invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO: cannot read .* \(EISDIR\)$/],
+    [arquivo('curta.pem', curta), [], /^invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO: .*curta\.pem holds an RSA key of 1024 bits; tokens need at least 2048$/],
+    [nova, [arquivo('curta.pub.pem', curtaPublica)], /^invalid configuration: IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: .*curta\.pub\.pem holds an RSA key of 1024 bits; tokens need at least 2048$/],
   ];
   for (const [privada, anteriores, mensagem] of casos) {
     const erro = await reiniciarChaves(privada, anteriores).then(() => undefined, (e: unknown) => e);

@@ -78,6 +78,21 @@ test('a refused token is forgotten only while it is the one held: a newer one, a
   }
 });
 
+test('a token is reused even at the shortest lifetime identity allows (60 s): the service asks for the next one with a quarter of it left', async () => {
+  const segundos = config().identity.tokenAplicativoSegundos;
+  config().identity.tokenAplicativoSegundos = 60;
+  const pedidos = jest.spyOn(globalThis, 'fetch');
+  try {
+    esquecerTokenDoServico('hub');
+    const token = await tokenDoServico('hub');
+    expect(await tokenDoServico('hub')).toBe(token);
+    expect(pedidos).toHaveBeenCalledTimes(1);
+  } finally {
+    pedidos.mockRestore();
+    config().identity.tokenAplicativoSegundos = segundos;
+  }
+});
+
 test('callers at once share one token request: one call to identity, one token for all; a refusal is logged once for all of them', async () => {
   const chamadas = jest.spyOn(globalThis, 'fetch');
   const pedidosDeToken = () => chamadas.mock.calls.filter(([url]) => String(url).endsWith('/auth/token')).length;
