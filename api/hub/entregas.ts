@@ -680,8 +680,9 @@ const condicoesDe = (filtro: FiltroDeEntregas) => {
  */
 async function idsDaPagina(filtro: FiltroDeEntregas, inicio: number, tamanho: number): Promise<string[]> {
   const ordem = 'ORDER BY criada_em DESC, id DESC';
+  // as text: the page's LIMIT makes each text its own, and prepared ones would stay on the server
   const ler = async (sql: string, parametros: unknown[]) =>
-    (await lerLinhas<{ id: string }>(banco('hub'), sql, parametros)).map((l) => l.id);
+    (await lerPorTexto<{ id: string }>(banco('hub'), sql, parametros)).map((l) => l.id);
   if (filtro.assinatura_id && !filtro.situacao) {
     const porSituacao = `(SELECT id, criada_em FROM entrega WHERE assinatura_id = ? AND situacao = ? ${ordem} LIMIT ${inicio + tamanho})`;
     return ler(
