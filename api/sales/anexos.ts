@@ -1,5 +1,5 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { literal, Op, Transaction, WhereOptions } from 'sequelize';
+import { BaseError, literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO, banco, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
@@ -308,7 +308,10 @@ export async function copiarAnexo(
     }
     if (err instanceof ArquivoGrandeDemais) return desistirDaCopia(anexoId, err, total ?? `at least ${bytes?.bytes ?? 0}`);
     const mensagem = (err as Error).message.slice(0, 500);
-    const nossa = err instanceof FalhaDoNossoLado;
+    // the database failing (reading the conversation, recording the copy) is no fault of the
+    // attachment's: the copy file storage kept is listed for removal above, and the next attempt,
+    // with the same Idempotency-Key, gets it back while it is there
+    const nossa = err instanceof FalhaDoNossoLado || err instanceof BaseError;
     // the put-off series starts at its first failure of ours and ends at a failure of the
     // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
     await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });
