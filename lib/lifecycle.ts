@@ -66,8 +66,11 @@ export function emSegundoPlano(trabalho: Promise<unknown>): void {
 /** Whether a shutdown has begun: long work (migrations one after another) starts nothing more. */
 export const encerramentoComecou = (): boolean => encerrando !== undefined;
 
-/** Closes everything once; later calls wait for the first. */
-export function encerrar(): Promise<void> {
+/**
+ * Closes everything once; later calls wait for the first. Async, so a setting in error (its grace
+ * period) rejects the promise instead of throwing where a caller only catches rejections.
+ */
+export async function encerrar(): Promise<void> {
   if (!encerrando) {
     fimDoPrazo = Date.now() + config().shutdownGraceMs;
     encerrando = (async () => {

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { config } from '../config';
+import { config, ConfigError } from '../config';
 
 let raiz: pino.Logger | undefined;
 /** Log lines go to stdout, or stderr for a command whose stdout is its result (logsNoStderr). */
@@ -26,10 +26,24 @@ export function logsNoStderr(): void {
   descritor = 2;
 }
 
+/**
+ * The configured level. Loggers are made as modules load, before a command reads its settings: a
+ * setting in error is reported there, in one line, as a configuration error (suite.ts), not here
+ * as a crash while loading.
+ */
+function nivel(): string {
+  try {
+    return config().logLevel;
+  } catch (err) {
+    if (err instanceof ConfigError) return 'info';
+    throw err;
+  }
+}
+
 /** The root logger's options: level, fields, and what never reaches a log line. */
 export function opcoesDoRegistro(): pino.LoggerOptions {
   return {
-    level: config().logLevel,
+    level: nivel(),
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: [
@@ -41,6 +55,8 @@ export function opcoesDoRegistro(): pino.LoggerOptions {
       'token',
       // a database error carries its whole statement with the values (phones, messages, hashes)
       ...['err', 'err.original', 'err.parent'].flatMap((e) => [`${e}.sql`, `${e}.parameters`]),
+      // a Redis error carries its command's arguments: AUTH's is the password
+      'err.command.args',
     ],
   };
 }

@@ -4,6 +4,7 @@ import { QueryTypes } from 'sequelize';
 import { abrirBanco, apagarBanco, lerPorTexto } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 import { opcoesDoRegistro } from '../../lib/logger';
+import { novaConexaoRedis } from '../../lib/redis';
 
 /**
  * What never reaches a log line: a failed statement's text and values travel on the database
@@ -57,4 +58,21 @@ test("a mysql2 statement's error (the hot paths' plain statements) is logged wit
   registro.error({ err }, 'falhou');
   expect(JSON.parse(linhas[0]).err.code).toBe('ER_NO_SUCH_TABLE');
   expect(linhas.join('')).not.toContain(TELEFONE);
+});
+
+test("a Redis command's error is logged without the command's arguments (AUTH's is the password)", async () => {
+  const r = novaConexaoRedis('worker', 'teste-do-registro');
+  try {
+    const segredo = `segredo-${process.pid}`;
+    // a real error reply: ioredis puts the failed command, its arguments included, on the error
+    const err = await erroDe(() => r.call('hset', segredo));
+    expect((err as Error & { command: unknown }).command).toEqual({ name: 'hset', args: [segredo] });
+    registro.error({ err }, 'falhou');
+    const [linha] = linhas.map((l) => JSON.parse(l));
+    expect(linha.err.message).toMatch(/wrong number of arguments/);
+    expect(linha.err.command.name).toBe('hset');
+    expect(linhas.join('')).not.toContain(segredo);
+  } finally {
+    r.disconnect();
+  }
 });

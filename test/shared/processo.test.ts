@@ -65,19 +65,21 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   expect(linhas.map((l) => JSON.parse(l).msg)).toContain('encerrando');
 }, 90_000);
 
-test('the command line: an unknown command, queue or service, or a wrong count of arguments, says so on stderr and exits 1, with no stack and nothing run', async () => {
+test('the command line: an unknown command, queue or service, a wrong count of arguments or a setting in error says so on stderr and exits 1, with no stack and nothing run', async () => {
   const env = { ...process.env, DB_PREFIX: `${prefixo}c`, QUEUE_PREFIX: `${prefixo}c` };
-  const casos: [string[], RegExp][] = [
+  const casos: [string[], RegExp, Record<string, string>?][] = [
     [['worker', 'nada'], /^unknown queue "nada"; known: .*hub-entrega/],
     [['api', 'nada'], /^unknown service "nada"; known: identity/],
     // an extra word is a typo, not a variant: nothing runs (`start --dry-run` would start the suite)
     [['migrate', '--help'], /^usage: suite <command>/],
+    // a setting in error, read as the modules load (their loggers' level): one line, no stack
+    [['start'], /^invalid configuration: SHUTDOWN_GRACE_MS: "SHUTDOWN_GRACE_MS" must be a number\n$/, { SHUTDOWN_GRACE_MS: 'abc' }],
   ];
-  const resultados = await Promise.all(casos.map(([args]) => ateOFim(emProcesso(['suite.ts', ...args], env))));
+  const resultados = await Promise.all(casos.map(([args, , ajustes]) => ateOFim(emProcesso(['suite.ts', ...args], { ...env, ...ajustes }))));
   for (const [i, r] of resultados.entries()) {
     expect({ args: casos[i][0], codigo: r.codigo, saida: r.saida }).toEqual({ args: casos[i][0], codigo: 1, saida: '' });
     expect(r.erros).toMatch(casos[i][1]);
     expect(r.erros).not.toMatch(/\bat .*\.ts:\d+|"level":60/);
   }
-  // three processes loading the suite's code at once, beside the other test files
+  // four processes loading the suite's code at once, beside the other test files
 }, 90_000);
