@@ -1,8 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign, webcrypto } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { importPKCS8, JWK, SignJWT } from 'jose';
 import { Op, Transaction } from 'sequelize';
-import { config } from '../../config';
+import { config, ConfigError } from '../../config';
+import { lerArquivoDeChave } from '../../lib/arquivo-de-chave';
 import { banco, sozinho } from '../../lib/database';
 import { ChaveDoHub } from '../../models/hub';
 
@@ -54,6 +54,17 @@ function novaChavePem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
+/**
+ * HUB_CHAVE_PRIVADA_ARQUIVO's PEM, refused unless it holds an Ed25519 private key: another kind
+ * would be stored for good (the file is read only while no key is stored) and every delivery would
+ * then fail to be signed, with no attempt recorded. The message names the file, never its contents.
+ */
+async function chaveDoArquivo(arquivo: string): Promise<string> {
+  const { pem, chave } = await lerArquivoDeChave('HUB_CHAVE_PRIVADA_ARQUIVO', arquivo, createPrivateKey);
+  if (chave?.asymmetricKeyType !== 'ed25519') throw new ConfigError(`invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO: ${arquivo} holds no Ed25519 private key in PEM`);
+  return pem;
+}
+
 async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
   const c = chaveDoPem(pem, undefined, assinaDesde, null);
   await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde }, transaction });
@@ -73,7 +84,7 @@ export async function carregarChavesDoHub(): Promise<void> {
       if (!arquivo && config().ambiente !== 'LOCALHOST') {
         throw new Error('HUB_CHAVE_PRIVADA_ARQUIVO is required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
       }
-      await guardar(arquivo ? await readFile(arquivo, 'utf8') : novaChavePem(), new Date(0));
+      await guardar(arquivo ? await chaveDoArquivo(arquivo) : novaChavePem(), new Date(0));
       return true;
     };
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');

@@ -1,9 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { JSONWebKeySet, JWK } from 'jose';
 import { config, ConfigError } from '../../config';
+import { lerArquivoDeChave } from '../../lib/arquivo-de-chave';
 import { ChaveDeAssinatura } from '../../models/identity';
 
 /**
@@ -35,22 +35,11 @@ function chaveDe(privada: KeyObject, kid?: string): Chave {
 }
 
 /**
- * A configured key file, read at start: unreadable, or no RSA key in PEM, stops the start with the
- * variable and the file named, never the file's contents.
+ * A configured key file, read at start: unreadable, or no RSA key of at least 2048 bits in PEM,
+ * stops the start with the variable and the file named, never the file's contents.
  */
 async function lerChave(variavel: string, arquivo: string, comoChave: (pem: string) => KeyObject, dica = ''): Promise<KeyObject> {
-  let pem: string;
-  try {
-    pem = await readFile(arquivo, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`invalid configuration: ${variavel}: cannot read ${arquivo} (${(err as NodeJS.ErrnoException).code ?? 'error'})${dica}`);
-  }
-  let chave: KeyObject | undefined;
-  try {
-    chave = comoChave(pem);
-  } catch {
-    // crypto's message says nothing useful here, and the file may be a secret
-  }
+  const { chave } = await lerArquivoDeChave(variavel, arquivo, comoChave, dica);
   if (chave?.asymmetricKeyType !== 'rsa') throw new ConfigError(`invalid configuration: ${variavel}: ${arquivo} holds no RSA key in PEM`);
   // jsonwebtoken refuses to sign with a shorter one and jose to verify with it: the service would
   // start and then answer 500 to every login

@@ -135,7 +135,7 @@ test('processes starting together on an empty key table store one first key betw
   }
 });
 
-test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: without it the start stops naming it, with it that key signs (DESIGN §2)', async () => {
+test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: without it, or with a file holding no Ed25519 key, the start stops naming it; with it that key signs (DESIGN §2)', async () => {
   const guardadas = await ChaveDoHub.findAll();
   const real = configDaSuite.config();
   const comAmbiente = (chavePrivadaArquivo?: string) =>
@@ -147,6 +147,23 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_PRIVADA_ARQUIVO/);
     semArquivo.mockRestore();
     expect(await ChaveDoHub.count()).toBe(0);
+
+    // a key of another kind, or no key, stops the start naming the file, and nothing is stored
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    for (const [nome, conteudo, mensagem] of [
+      ['rsa.pem', rsa, /^invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO: .*rsa\.pem holds no Ed25519 private key in PEM$/],
+      ['lixo.pem', 'segredo-que-nao-e-pem', /^invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO: .*lixo\.pem holds no Ed25519 private key in PEM$/],
+      ['nao-existe.pem', undefined, /^invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO: cannot read .*nao-existe\.pem \(ENOENT\)$/],
+    ] as const) {
+      if (conteudo) writeFileSync(path.join(pasta, nome), conteudo, { mode: 0o600 });
+      const errada = comAmbiente(path.join(pasta, nome));
+      const erro = await carregarChavesDoHub().then(() => undefined, (e: unknown) => e);
+      errada.mockRestore();
+      expect(erro).toBeInstanceOf(configDaSuite.ConfigError);
+      expect((erro as Error).message).toMatch(mensagem);
+      expect((erro as Error).message).not.toMatch(/segredo|BEGIN/);
+      expect(await ChaveDoHub.count()).toBe(0);
+    }
 
     const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
