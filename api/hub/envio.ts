@@ -78,6 +78,9 @@ function enviar(
     let respondeu = false;
     /** the answer's status, once its status line came (a body still arriving may time out) */
     let statusRecebido: number | null = null;
+    /** its body's first bytes, kept also when it never ends (timed out, cut): they often say why */
+    let partes: Buffer[] | null = null;
+    const respostaAteAqui = () => (partes ? Buffer.concat(partes).subarray(0, LIMITE_DA_RESPOSTA).toString('utf8') : null);
     const fim = (r: Omit<ResultadoDoEnvio, 'duracaoMs'>) => {
       if (terminou) return;
       terminou = true;
@@ -96,30 +99,30 @@ function enviar(
       (res) => {
         respondeu = true;
         statusRecebido = res.statusCode ?? null;
-        const partes: Buffer[] = [];
+        const recebidas: Buffer[] = [];
+        partes = recebidas;
         let tamanho = 0;
         res.on('data', (p: Buffer) => {
-          if (tamanho < LIMITE_DA_RESPOSTA) partes.push(p);
+          if (tamanho < LIMITE_DA_RESPOSTA) recebidas.push(p);
           tamanho += p.length;
         });
         res.on('end', () => {
           const status = res.statusCode ?? 0;
-          const resposta = Buffer.concat(partes).subarray(0, LIMITE_DA_RESPOSTA).toString('utf8');
           const ok = status >= 200 && status < 300;
           fim({
             status,
-            resposta,
+            resposta: respostaAteAqui() ?? '',
             erro: ok ? null : status >= 300 && status < 400 ? `redirecionamento ${status} não é seguido` : `HTTP ${status}`,
             retryAfterMs: status === 429 || status === 503 ? retryAfter(res.headers['retry-after'] as string | undefined) : undefined,
           });
         });
-        res.on('error', (err) => fim({ status: res.statusCode ?? null, erro: err.message, resposta: null }));
+        res.on('error', (err) => fim({ status: res.statusCode ?? null, erro: err.message, resposta: respostaAteAqui() }));
       },
     );
     // counted from the attempt's start: a call made again (below) shares its time-out
     const relogio = setTimeout(() => {
       req.destroy();
-      fim({ status: statusRecebido, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: null });
+      fim({ status: statusRecebido, erro: `tempo limite de ${tempoLimiteMs} ms esgotado`, resposta: respostaAteAqui() });
     }, inicio + tempoLimiteMs - Date.now());
     req.on('error', (err: NodeJS.ErrnoException) => {
       // the hub closed it, shutting down: the subscriber may be handling the call, so it is not made

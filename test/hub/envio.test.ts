@@ -39,6 +39,11 @@ beforeAll(async () => {
       if (corpo.startsWith('{"lento"')) setTimeout(() => res.end('ok'), 1000);
       // the status line at once, the body never: the attempt times out with the status known
       else if (corpo.startsWith('{"sem_fim"')) res.writeHead(202).write('começo');
+      // an error page begun, then the connection cut
+      else if (corpo.startsWith('{"cortada"')) {
+        res.writeHead(500).write('erro: banco fora');
+        setTimeout(() => req.socket.destroy(), 50);
+      }
       else res.end('ok');
     });
   });
@@ -70,11 +75,19 @@ test('a new connection closed before any answer still fails the attempt', async 
   expect(porConexao.size).toBe(1);
 });
 
-test('an answer whose body does not arrive in time fails the attempt, and keeps the status it had sent', async () => {
+test('an answer whose body does not arrive in time fails the attempt, and keeps the status and the body it had sent', async () => {
   server.closeAllConnections();
   fecharNa = 0;
   const r = await enviarPost(url, '{"sem_fim":1}', {}, 300);
-  expect(r).toMatchObject({ status: 202, erro: 'tempo limite de 300 ms esgotado' });
+  expect(r).toMatchObject({ status: 202, erro: 'tempo limite de 300 ms esgotado', resposta: 'começo' });
+});
+
+test('an answer cut mid-body fails the attempt and keeps what came of it', async () => {
+  server.closeAllConnections();
+  fecharNa = 0;
+  const r = await enviarPost(url, '{"cortada":1}', {}, 5000);
+  expect(r).toMatchObject({ status: 500, resposta: 'erro: banco fora' });
+  expect(r.erro).toEqual(expect.any(String));
 });
 
 test('an attempt cut by the hub shutting down is not sent again on a new connection: the subscriber may be handling it', async () => {
