@@ -70,15 +70,21 @@ export function enviarProblema(res: Response, status: number, code: string, deta
   res.status(status).type('application/problem+json').send(JSON.stringify(corpo));
 }
 
+/** How a stream piped into an answer fails when the client closed the connection first. */
+const CLIENTE_SAIU = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
 /** Translates what reaches Express into an RFC 9457 problem; a 500 never shows internals. */
 export function tratadorDeErros() {
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const requestId = String(req.id ?? '');
     if (res.headersSent) {
+      // the answer was under way (a file streamed): the client sees it cut. A failure of ours (the
+      // disk failing mid-read) is logged, or nobody would know; a client that left is not a failure
+      if (!CLIENTE_SAIU.has((err as NodeJS.ErrnoException)?.code ?? '')) logger('http').error({ err, request_id: requestId }, 'resposta interrompida');
       res.destroy();
       return;
     }
-    const requestId = String(req.id ?? '');
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
       if (err.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.retryAfterSegundos));

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +13,12 @@ import { Autenticador } from '../../api/shared/auth';
 import { naoAutenticado } from '../../api/shared/errors';
 import { pagina, tamanho } from '../../api/shared/paginacao';
 import { Rota } from '../../api/shared/rotas';
+import { esperarAte } from '../helpers/espera';
 import { chamar, cliente, esperarProblema } from '../helpers/http';
+import type { Registro } from '../helpers/registros';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('http', ['error'], () => mockRegistros));
 
 /** The shared HTTP layer alone (DESIGN §4), on a service of its own with a fake key check. */
 const autenticar: Autenticador = async (token) => {
@@ -126,6 +133,20 @@ const rotas: Rota[] = [
     resumo: 'a missing file is no database out of reach',
     acesso: 'publico',
     tratar: async () => readFile(SOCKET_AUSENTE),
+  },
+  {
+    metodo: 'get',
+    caminho: '/fluxo/:como',
+    operacao: 'fluxo',
+    resumo: 'a body streamed that breaks off (the disk failing) or never ends (the client leaves)',
+    acesso: 'publico',
+    tratar: async (req, res) => {
+      const fonte = new Readable({ read() {} });
+      fonte.push('começo');
+      if (req.params.como === 'quebrado') setTimeout(() => fonte.destroy(Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' })), 50);
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      await pipeline(fonte, res);
+    },
   },
 ];
 
@@ -282,6 +303,38 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
     // the route had said caches could keep its answer: not this one
     expect(res.headers.get('cache-control')).toBeNull();
+  });
+});
+
+describe('a streamed answer that breaks off', () => {
+  const interrompidas = () => mockRegistros.filter((r) => r.args[1] === 'resposta interrompida');
+  const recebido = (caminho: string, aoComecar: (req: http.ClientRequest) => void = () => undefined) =>
+    new Promise<{ bytes: string; erro?: string }>((resolve) => {
+      const req = http.get(`${base}${caminho}`, (res) => {
+        let bytes = '';
+        res.on('data', (p) => ((bytes += p), aoComecar(req)));
+        res.on('error', (err) => resolve({ bytes, erro: err.message }));
+        res.on('end', () => resolve({ bytes }));
+      });
+      req.on('error', (err) => resolve({ bytes: '', erro: err.message }));
+    });
+
+  test('failing on our side (the disk mid-read) is logged with the request id, and the client sees the answer cut', async () => {
+    mockRegistros.splice(0);
+    const r = await recebido('/fluxo/quebrado');
+    expect(r).toEqual({ bytes: 'começo', erro: expect.any(String) });
+    await esperarAte(() => interrompidas().length === 1, 'the failure logged');
+    const [campos] = interrompidas()[0].args as [Record<string, any>];
+    expect(campos.err.code).toBe('EIO');
+    expect(campos.request_id).toEqual(expect.any(String));
+  });
+
+  test('a client that leaves mid-answer is not logged as a failure', async () => {
+    mockRegistros.splice(0);
+    await recebido('/fluxo/lento', (req) => req.destroy());
+    // the server's side of it: the pipeline failing as the connection closes, handed to the error handler
+    await new Promise((r) => setTimeout(r, 200));
+    expect(interrompidas()).toEqual([]);
   });
 });
 
