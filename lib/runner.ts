@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Worker } from 'bullmq';
 import { servico, SERVICOS_DA_SUITE } from '../api';
 import { Servico } from '../api/shared/servico';
 import { config, ConfigError } from '../config';
@@ -102,13 +104,17 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
   const q = fila(filaLeadsImportacao);
   const eventos = eventosDaFila(filaLeadsImportacao);
   await eventos.waitUntilReady();
+  const jobId = randomUUID();
+  jobsDoComando.add(jobId);
   let proprio = false;
   const assumir = () => {
     proprio = true;
-    iniciarWorker(filaLeadsImportacao, PROCESSADORES[filaLeadsImportacao.nome]);
+    if (workerDoComando) workerDoComando.resume();
+    else workerDoComando = iniciarWorkerDoComando();
   };
-  if ((await q.getWorkersCount()) === 0) assumir();
-  const job = await q.add('importar', { diretorio: dir });
+  // this process's worker, paused after an earlier run of the command (tests run it more than once)
+  if (workerDoComando || (await q.getWorkersCount()) === 0) assumir();
+  const job = await q.add('importar', { diretorio: dir }, { jobId });
   const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && aoProgredir(data);
   eventos.on('progress', ouvir);
   let esperando = true;
@@ -135,7 +141,30 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     esperando = false;
     clearInterval(vigia);
     eventos.off('progress', ouvir);
+    jobsDoComando.delete(jobId);
   }
+}
+
+/** The import worker `import-cnpj` started in this process, if it did, and the jobs it enqueued. */
+let workerDoComando: Worker | undefined;
+const jobsDoComando = new Set<string>();
+
+/**
+ * The import worker of `import-cnpj`: it stops taking jobs once the command's own has ended. The
+ * command ends with its job, and BullMQ hands a worker the next waiting job as it records one's end:
+ * another `import-cnpj`'s, taken then, would be cut by this process's exit.
+ */
+function iniciarWorkerDoComando(): Worker {
+  const processar = PROCESSADORES[filaLeadsImportacao.nome];
+  const worker = iniciarWorker(filaLeadsImportacao, async (job, token, sinal) => {
+    try {
+      return await processar(job, token, sinal);
+    } finally {
+      // not waiting for the job under way (this one): paused now, its end fetches no other
+      if (job.id && jobsDoComando.has(job.id)) await worker.pause(true);
+    }
+  });
+  return worker;
 }
 
 /**

@@ -118,3 +118,24 @@ test('the worker running the import is killed and none is left: `import-cnpj` ta
   const situacoes = await sql<{ situacao: string }>('SELECT situacao FROM importacao WHERE diretorio = ? ORDER BY situacao', [dir]);
   expect(situacoes.map((s) => s.situacao)).toEqual(['concluida', 'interrompida']);
 }, 90_000);
+
+test("the worker `import-cnpj` runs for itself takes no job after its own: another import-cnpj's, waiting, is not taken up to be cut by this command's exit", async () => {
+  const cnpj = novoCnpj();
+  const leitor = await novaConexao('leads');
+  let outro: Awaited<ReturnType<ReturnType<typeof fila>['add']>> | undefined;
+  try {
+    // this command's import held at its swap while another command's job comes to wait behind it
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    const esta = importarCnpjPelaFila(await mes(cnpj, 'ESTE'), () => undefined);
+    await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
+    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await mes(cnpj, 'OUTRO') });
+    await leitor.query('UNLOCK TABLES');
+    expect((await esta) as { linhas: Record<string, number> }).toMatchObject({ linhas: { estabelecimento: 1 } });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await outro.getState()).toBe('waiting');
+    expect(await nomeFantasia(cnpj)).toBe('ESTE');
+  } finally {
+    await leitor.end();
+    await outro?.remove();
+  }
+}, 60_000);
