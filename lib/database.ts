@@ -232,9 +232,15 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
     };
     if (!(await travar(0))) {
       // another process is migrating or preparing (a large table's new index, the sales text
-      // index's first build can take minutes): wait for it rather than race its seeds
+      // index's first build can take minutes): wait for it rather than race its seeds, a second
+      // at a time, so a shutdown meanwhile ends the wait (the database closes only once this
+      // connection is back)
       logger('migracoes').info({ servico }, 'outro processo migra ou prepara este serviço; aguardando');
-      if (!(await travar(ESPERA_DA_MIGRACAO_S))) throw new Error(`migration lock ${trava} not obtained in ${ESPERA_DA_MIGRACAO_S} s`);
+      const ate = Date.now() + ESPERA_DA_MIGRACAO_S * 1000;
+      while (!(await travar(1))) {
+        if (encerramentoComecou()) throw new Error(`the shutdown stopped the wait for migration lock ${trava}`);
+        if (Date.now() >= ate) throw new Error(`migration lock ${trava} not obtained in ${ESPERA_DA_MIGRACAO_S} s`);
+      }
     }
     try {
       // one at a time, each recorded before the next starts: a shutdown stops between two, and

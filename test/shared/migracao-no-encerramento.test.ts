@@ -1,4 +1,4 @@
-import { abrirBanco, apagarBanco, migrar, Migracao, novaConexao } from '../../lib/database';
+import { abrirBanco, apagarBanco, migrar, Migracao, nomeDoBanco, novaConexao } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 
 /**
@@ -75,6 +75,28 @@ test('a migration whose change is there already (made by a process killed before
     expect(erroComum.message).not.toContain('schema_migracoes');
   } finally {
     await encerrar();
+    await apagarBanco('intranet');
+  }
+});
+
+test('a shutdown while waiting for another process that migrates ends the wait at once, and the process closes', async () => {
+  await abrirBanco('intranet', []);
+  const outro = await novaConexao('intranet');
+  try {
+    // another process migrating this service, for as long as it takes
+    await outro.query('SELECT GET_LOCK(?, 0)', [`migracao_${nomeDoBanco('intranet')}`.slice(0, 64)]);
+    const migracao = migrar('intranet', [{ name: '0001-qualquer', up: async () => undefined }]).then(
+      () => 'terminou',
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const inicio = Date.now();
+    const fechou = await Promise.race([encerrar().then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]);
+    expect(fechou).toBe(true);
+    expect(Date.now() - inicio).toBeLessThan(3000);
+    expect(await migracao).toMatch(/^the shutdown stopped the wait for migration lock migracao_/);
+  } finally {
+    await outro.end();
     await apagarBanco('intranet');
   }
 });
