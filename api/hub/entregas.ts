@@ -1004,8 +1004,9 @@ export async function purgarHistorico(
     });
     if (!velhos.length) break;
     depoisDe = velhos[velhos.length - 1].id;
+    // one row per event, not per delivery left (an event of many subscriptions held back)
     const comEntregas = new Set(
-      (await Entrega.findAll({ where: { evento_id: velhos.map((e) => e.id) }, attributes: ['evento_id'] })).map((e) => e.evento_id),
+      (await Entrega.findAll({ where: { evento_id: velhos.map((e) => e.id) }, attributes: ['evento_id'], group: ['evento_id'] })).map((e) => e.evento_id),
     );
     const ids = velhos.map((e) => e.id).filter((id) => !comEntregas.has(id));
     if (ids.length) eventos += await Evento.destroy({ where: { id: ids } });
