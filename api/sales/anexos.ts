@@ -433,8 +433,8 @@ async function largarCopiaSemRegistro(anexoId: string, arquivoId: string): Promi
 
 /**
  * Copies whose attachment is gone (arquivo_a_apagar, written with the deletion) leave file storage
- * through this queue; when Redis is out of reach the sweep finds them later. A run reads the whole
- * list, so a burst of deletions needs one: while one waits, more add nothing, and while one runs,
+ * through this queue; when Redis is out of reach the sweep finds them later. A run reads the list
+ * (REMOCAO.porVez lines, and queues the next run when it took that many), so a burst of deletions needs one: while one waits, more add nothing, and while one runs,
  * they leave one to follow it (what the running one read may predate them).
  */
 export async function enfileirarRemocao(): Promise<void> {
@@ -452,6 +452,9 @@ export async function enfileirarRemocao(): Promise<void> {
 /** Removals failing in a row after which file storage is taken as down: the run stops there. */
 const FALHAS_SEGUIDAS_NA_REMOCAO = 3;
 
+/** How many listed copies a removal run takes (tests lower it). */
+export const REMOCAO = { porVez: 500 };
+
 /**
  * Removes the pending copies from file storage, oldest listed first, reporting after each; the
  * files of the listed keys are found first (procurarCopiasPelaChave) and join them. One that fails
@@ -468,7 +471,7 @@ export async function apagarCopiasPendentes(
 ): Promise<number> {
   const sales = banco('sales');
   const chavesProcuradas = await procurarCopiasPelaChave(sinal);
-  const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500', []);
+  const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, `SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT ${REMOCAO.porVez}`, []);
   let apagados = 0;
   const falhas: string[] = [];
   let seguidas = 0;
@@ -487,6 +490,8 @@ export async function apagarCopiasPendentes(
     }
     aoProgredir({ apagados: ++apagados, de: pendentes.length });
   }
+  // a full list may have more behind it: another run follows at once, not at the next sweep
+  if (pendentes.length === REMOCAO.porVez && !sinal?.aborted && seguidas < FALHAS_SEGUIDAS_NA_REMOCAO) await enfileirarRemocao();
   if (falhas.length) throw new Error(`${falhas.length} copies could not be removed from file storage (still listed): ${falhas.join(', ')}`);
   if (!chavesProcuradas) throw new Error('file storage could not be asked for the files of the listed keys (still listed)');
   return apagados;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import nock from 'nock';
-import { apagarCopiasPendentes, copiarAnexo } from '../../api/sales/anexos';
+import { apagarCopiasPendentes, copiarAnexo, REMOCAO } from '../../api/sales/anexos';
 import * as arquivos from '../../api/sales/arquivos';
 import { Worker } from 'bullmq';
 import { config } from '../../config';
@@ -149,4 +149,29 @@ test('a copy recorded while its file was being removed is copied again at once, 
   expect({ arquivo_id: depois.arquivo_id, tentativas: depois.tentativas, job: await q.getJobState(anexo.id) }).toEqual({ arquivo_id: null, tentativas: 0, job: 'waiting' });
   await q.remove(anexo.id);
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+});
+
+test('a removal run that takes a full list queues another at once: what is behind it does not wait for the sweep', async () => {
+  const sales = banco('sales');
+  const ids = ['cheia a', 'cheia b', 'cheia c'];
+  await sales.query(`INSERT INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES ${ids.map((_, i) => `(?, NOW(3) - INTERVAL ${10 - i} SECOND)`).join(', ')}`, { replacements: ids });
+  const q = fila(filaSalesAnexo);
+  const remocoes = async () => (await q.getJobs(['waiting', 'delayed', 'prioritized'])).filter((j) => j.name === 'apagar');
+  const porVez = REMOCAO.porVez;
+  REMOCAO.porVez = 2;
+  // file storage's side of each removal answered at once: what is looked at here is the list
+  const espiao = jest.spyOn(arquivos, 'apagarArquivo').mockResolvedValue(undefined as never);
+  try {
+    for (const j of await remocoes()) await j.remove();
+    expect(await apagarCopiasPendentes()).toBe(2);
+    expect(await remocoes()).toHaveLength(1);
+    for (const j of await remocoes()) await j.remove();
+    // the last one: a list not full queues none
+    expect(await apagarCopiasPendentes()).toBe(1);
+    expect(await remocoes()).toEqual([]);
+  } finally {
+    REMOCAO.porVez = porVez;
+    espiao.mockRestore();
+    await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [ids] });
+  }
 });
