@@ -14,6 +14,13 @@ export interface DefinicaoDeFila {
   opcoesDoWorker?: Omit<WorkerOptions, 'connection' | 'prefix'>;
 }
 
+/**
+ * Every job keeps the stacks of its last failures only: BullMQ keeps one per failed attempt and
+ * rewrites them all at each, and the identity outbox retries for as long as the hub refuses (every
+ * 5 minutes, for days), which filled a `noeviction` Redis.
+ */
+export const PILHAS_POR_JOB = 5;
+
 const filas = new Map<string, Queue>();
 const eventos = new Map<string, QueueEvents>();
 
@@ -26,7 +33,7 @@ export function fila(def: DefinicaoDeFila, conexao: 'produtor' | 'painel' = 'pro
   const chave = `${conexao}:${def.nome}`;
   let q = filas.get(chave);
   if (!q) {
-    q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: def.opcoesDosJobs });
+    q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: { stackTraceLimit: PILHAS_POR_JOB, ...def.opcoesDosJobs } });
     q.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro na fila'));
     filas.set(chave, q);
     const aberta = q;

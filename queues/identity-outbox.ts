@@ -15,7 +15,8 @@ export const filaIdentityOutbox: DefinicaoDeFila = {
     attempts: 1_000_000,
     backoff: { type: 'limitado', delay: 1000 },
     removeOnComplete: { age: 24 * 3600, count: 1000 },
-    removeOnFail: { age: 7 * 24 * 3600 },
+    // a week of failures, at most the last 5,000 (each with its stacks and log lines)
+    removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
   },
   opcoesDoWorker: {
     concurrency: 4,

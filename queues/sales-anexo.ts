@@ -22,7 +22,8 @@ export const filaSalesAnexo: DefinicaoDeFila = {
     attempts: TENTATIVAS_DE_COPIA,
     backoff: { type: 'espaco_fixo' },
     removeOnComplete: { age: 24 * 3600, count: 1000 },
-    removeOnFail: { age: 7 * 24 * 3600 },
+    // a week of failures, at most the last 5,000 (each with its stacks and log lines)
+    removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
     keepLogs: 48,
   },
   opcoesDoWorker: {

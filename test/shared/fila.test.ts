@@ -1,6 +1,6 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, progressoEspacado, reenfileirar } from '../../queues/fila';
+import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
 import { agendarRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
@@ -176,4 +176,24 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
   // the sweep's next run, as BullMQ scheduled it
   const [proxima] = (await fila(filaIdentityOutbox).getJobs(['delayed', 'waiting', 'prioritized'])).filter((j) => j.name === 'varrer');
   expect({ tentativas: proxima?.opts.attempts, padraoDaFila: filaIdentityOutbox.opcoesDosJobs.attempts }).toEqual({ tentativas: 1, padraoDaFila: 1_000_000 });
+});
+
+test('a job failing attempt after attempt keeps the stacks of its last failures only (the outbox retries for days)', async () => {
+  const def = { ...definicao(), opcoesDosJobs: { attempts: PILHAS_POR_JOB + 3, removeOnComplete: false, removeOnFail: false } };
+  let tentativas = 0;
+  const worker = iniciarWorker(def, async () => {
+    tentativas++;
+    throw new Error(`falha ${tentativas}`);
+  });
+  try {
+    const job = await fila(def).add('falhar', {});
+    await esperarAte(async () => (await job.getState()) === 'failed', 'the job failed for good');
+    const guardado = (await fila(def).getJob(job.id!))!;
+    expect(tentativas).toBe(PILHAS_POR_JOB + 3);
+    expect((guardado.stacktrace ?? []).map((p) => p.split('\n')[0])).toEqual(
+      Array.from({ length: PILHAS_POR_JOB }, (_, i) => `Error: falha ${i + 4}`),
+    );
+  } finally {
+    await fecharWorker(worker);
+  }
 });
