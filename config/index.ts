@@ -296,11 +296,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     porClientId.set(id, SERVICOS[nome].env);
   }
   if (ambiente !== 'LOCALHOST') {
-    const faltando = NOMES_DOS_SERVICOS.filter((n) => !servicos[n].url).map((n) => `${SERVICOS[n].env}_URL`);
+    // all in one message: an operator setting up a host learns them in one start, not one a start
+    const faltando = [
+      ...NOMES_DOS_SERVICOS.filter((n) => !servicos[n].url).map((n) => `${SERVICOS[n].env}_URL`),
+      ...(value.IDENTITY_CHAVE_PRIVADA_ARQUIVO ? [] : ['IDENTITY_CHAVE_PRIVADA_ARQUIVO']),
+    ];
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
-    if (!value.IDENTITY_CHAVE_PRIVADA_ARQUIVO) {
-      throw new ConfigError('invalid configuration: IDENTITY_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST');
-    }
   }
   return {
     ambiente,

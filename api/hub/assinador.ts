@@ -82,7 +82,7 @@ export async function carregarChavesDoHub(): Promise<void> {
       if ((await ChaveDoHub.count()) > 0) return true;
       const arquivo = config().hub.chavePrivadaArquivo;
       if (!arquivo && config().ambiente !== 'LOCALHOST') {
-        throw new Error('HUB_CHAVE_PRIVADA_ARQUIVO is required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
+        throw new ConfigError('invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
       }
       await guardar(arquivo ? await chaveDoArquivo(arquivo) : novaChavePem(), new Date(0));
       return true;

@@ -76,8 +76,10 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(redes.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['10.20.0.0/16', 'fd00:1::/64']);
   });
 
-  test('outside LOCALHOST every service address and the signing key must be given', () => {
-    expect(() => loadConfig({ APP_ENV: 'PRODUCTION' })).toThrow(/IDENTITY_URL.*HUB_URL/);
+  test('outside LOCALHOST every service address and the signing key must be given, all missing named in one message', () => {
+    expect(() => loadConfig({ APP_ENV: 'PRODUCTION' })).toThrow(
+      'invalid configuration: IDENTITY_URL, LEADS_URL, HUB_URL, INTRANET_URL, SALES_URL, AI_URL, TRACING_URL, FILES_URL, IDENTITY_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST',
+    );
     const urls = Object.fromEntries(
       ['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((s) => [`${s}_URL`, `https://${s.toLowerCase()}.example.com/`]),
     );
