@@ -1,4 +1,7 @@
+import { rename } from 'node:fs/promises';
+import path from 'node:path';
 import { sincronizarAplicativos } from '../../api/hub/aplicativos';
+import { esquecerTokenDoServico } from '../../api/shared/token-do-servico';
 import { esquecerPublicadores } from '../../api/hub/eventos';
 import * as sincronizacao from '../../api/hub/sincronizacao';
 import { config } from '../../config';
@@ -484,6 +487,24 @@ describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
     for (const p of lidas) {
       expect(p.autorizacao).not.toBe(`Bearer ${pessoa.token}`);
       expect(doPayload(p.autorizacao!.replace(/^Bearer /, ''))).toMatchObject({ tipo: 'aplicativo', sub: hubNoIdentity });
+    }
+  });
+
+  test('with no hub secret registered, a non-master listing answers from what the hub holds, without reading identity', async () => {
+    const [pessoa] = await hub.pessoas(undefined);
+    const arquivo = path.resolve(config().dataDir, `${config().dbPrefix}-credenciais.json`);
+    // as on a host where the hub's credentials were never given: no file, no <SERVICE>_CLIENT_SECRET
+    await rename(arquivo, `${arquivo}.fora`);
+    esquecerTokenDoServico('hub');
+    try {
+      expect(await sincronizarAplicativos()).toEqual({ ignorado: 'sem token: o segredo do hub não está registrado' });
+      const desde = relay.pedidos.length;
+      const res = await hub.api.get('/aplicativo', { token: pessoa.token, query: { tamanho: 1000 } });
+      expect(res.status).toBe(200);
+      expect(res.body.total).toBeGreaterThan(0);
+      expect(relay.pedidos.slice(desde)).toEqual([]);
+    } finally {
+      await rename(`${arquivo}.fora`, arquivo);
     }
   });
 

@@ -320,11 +320,12 @@ describe('dados follow the version schema (DESIGN §5)', () => {
     expect((await t.hub.api.post(`/tipo_de_evento/${c.tipo.id}/versao`, { token: await t.hub.admin(), body: { esquema: comExemplo } })).status).toBe(201);
   });
 
-  test('a body without tipo, versao or dados is refused with 400 naming them', async () => {
+  test('a body without tipo, versao or dados is refused with 400 naming them, nothing stored', async () => {
     const publicador = await t.hub.aplicativo();
     const res = await t.hub.api.post('/eventos', { token: publicador.token, body: {} });
     const campos = esperarProblema(res, 400).errors.map((e: { campo: string }) => e.campo);
     expect(campos).toEqual(expect.arrayContaining(['tipo', 'versao', 'dados']));
+    expect(await Evento.count({ where: { aplicativo_origem_id: publicador.hub.id } })).toBe(0);
   });
 
   test('versao as a string ("1") is refused with 400 naming it, nothing stored', async () => {
@@ -353,18 +354,20 @@ describe('who may publish (DESIGN §10 Hub, SPEC §4.9)', () => {
     expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 
-  test('an application the hub has not registered yet (never synced): 403', async () => {
+  test('an application the hub has not registered yet (never synced): 403, nothing stored', async () => {
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/nova') });
     const nova = await t.hub.identity.criarAplicativo();
     esperarProblema(await t.hub.api.post('/eventos', { token: nova.token, body: { tipo: c.tipo.nome, versao: 1, dados: { n: 1 } } }), 403);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(0);
   });
 });
 
 describe('the type and version must exist and be on (DESIGN §10: 422 for references in the body)', () => {
-  test('an unknown type: 422 naming tipo', async () => {
+  test('an unknown type: 422 naming tipo, nothing stored', async () => {
     const publicador = await t.hub.aplicativo();
     const res = await t.hub.publicar(publicador, { tipo: 'nao.existe.nunca', dados: { n: 1 } });
     expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'tipo', mensagem: expect.any(String) }]);
+    expect(await Evento.count({ where: { aplicativo_origem_id: publicador.hub.id } })).toBe(0);
   });
 
   test('an unknown version of the type: 422 naming versao', async () => {

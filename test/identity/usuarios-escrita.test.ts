@@ -66,14 +66,18 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     expect((await buscar(m)).body).toEqual([]);
   });
 
-  test('refuses a malformed JSON body with 400 (DESIGN §4)', async () => {
-    esperarProblema(await id.api.post('/usuario', { token: admin, raw: '{"nome": "x",' }), 400);
+  test('refuses a malformed JSON body with 400, creating nothing (DESIGN §4)', async () => {
+    const m = marca();
+    esperarProblema(await id.api.post('/usuario', { token: admin, raw: `{"nome": "x", "email": "${m}@suite.test", "perfil": "cliente",` }), 400);
+    expect((await buscar(m)).body).toEqual([]);
   });
 
-  test('refuses a body over 1 MiB with 413 (DESIGN §4)', async () => {
+  test('refuses a body over 1 MiB with 413, creating nothing (DESIGN §4)', async () => {
+    const m = marca();
     const imagem = `https://x.test/${'a'.repeat(1024 * 1024)}`;
-    const body = { nome: 'Grande', email: `${marca()}@suite.test`, perfil: 'cliente', imagem };
+    const body = { nome: 'Grande', email: `${m}@suite.test`, perfil: 'cliente', imagem };
     esperarProblema(await id.api.post('/usuario', { token: admin, body }), 413);
+    expect((await buscar(m)).body).toEqual([]);
   });
 
   test('an unknown setor_id, cargo_id or funcao_id answers 422 and creates nothing (DESIGN §4)', async () => {

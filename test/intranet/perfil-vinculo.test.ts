@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { esperarProblema } from '../helpers/http';
 import { acessoIntranet } from '../../api/intranet/acesso';
+import { config } from '../../config';
 import { Colaborador } from '../../models/intranet';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
@@ -66,6 +67,22 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     esperarProblema(await it.api.get('/colaborador/total', { token }), 403);
   });
 
+  test("a change made by another process reaches this one's reads once the access cache lapses (SPEC 4.5 rule 7: within 5 minutes; 1 s here)", async () => {
+    const { token, colaborador } = await it.pessoa({ permissoes: { colaboradores: ['ler'] } });
+    const segundos = config().acesso.cacheSegundos;
+    config().acesso.cacheSegundos = 1;
+    try {
+      expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+      // another process's change: written to the database, this process's cache not told
+      await Colaborador.update({ perfil_acesso_id: null }, { where: { id: colaborador.id } });
+      expect((await it.api.get('/colaborador/total', { token })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1100));
+      esperarProblema(await it.api.get('/colaborador/total', { token }), 403);
+    } finally {
+      config().acesso.cacheSegundos = segundos;
+    }
+  });
+
   test('a collaborator who is an identity master does not accept a profile: 409, and nothing changes (SPEC §7, DESIGN §4)', async () => {
     const usuario = await it.identity.criarUsuario({ e_master: true });
     await it.sincronizar();
@@ -125,9 +142,11 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     // writes; the link's own question to identity was answered before the person became master
     // there, so it is made here past that question, with what a master may grant
     const ler = Colaborador.findAll.bind(Colaborador);
+    let vinculado = false;
     const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
       const linhas = await ler(...args);
       expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
+      vinculado = true;
       return linhas;
     });
     try {
@@ -135,6 +154,8 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     } finally {
       leitura.mockRestore();
     }
+    // the link was made between the sync's read and its write (or the race was not set up at all)
+    expect(vinculado).toBe(true);
     expect(await lerComoAdmin(colaborador.id)).toMatchObject({ master: true, perfil_acesso_id: null });
   });
 

@@ -1,4 +1,5 @@
-import { novaConexao } from '../../lib/database';
+import { QueryTypes } from 'sequelize';
+import { banco, novaConexao } from '../../lib/database';
 import { ConfigSystem, Robo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -87,11 +88,13 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(await ConfigSystem.count()).toBe(antes);
   });
 
-  it('only a master administers systems (403); no token 401', async () => {
+  it('only a master administers systems (403, nothing stored); no token 401', async () => {
     const { token } = await s.pessoa({ permissoes: { clientes: ['ler', 'criar', 'editar', 'deletar'] } });
+    const antes = await ConfigSystem.count({ paranoid: false });
     esperarProblema(await s.api.post('/config_system', { token, body: { tipo: 'suporte', nome: 'x' } }), 403);
     esperarProblema(await s.api.get('/config_system', { token }), 403);
     esperarProblema(await s.api.get('/config_system'), 401);
+    expect(await ConfigSystem.count({ paranoid: false })).toBe(antes);
   });
 
   it("a master demoted in identity writes no system with the token issued before (its webhook token would outlive the token's 8 hours); reading still goes by the token", async () => {
@@ -118,6 +121,7 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(r.body).toMatchObject({ nome: 'Novo nome', url: 'https://a.test', tem_segredo_hmac: false });
     expect(r.body.token).toBeUndefined();
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { tipo: 'gateway' } }), 400);
+    expect((await ConfigSystem.findByPk(c.id))!.tipo).toBe('suporte');
     expect((await s.api.del(`/config_system/${c.id}`, { token: admin })).status).toBe(204);
     esperarProblema(await s.api.get(`/config_system/${c.id}`, { token: admin }), 404);
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'x' } }), 404);
@@ -196,7 +200,9 @@ describe.each([
     }
   });
 
-  it('bad input 400; a reader cannot write (403); without the area 403', async () => {
+  it('bad input 400; a reader cannot write (403); without the area 403; nothing refused is stored', async () => {
+    const linhas = async () => Number(((await banco('sales').query(`SELECT COUNT(*) AS n FROM ${recurso}`, { type: QueryTypes.SELECT })) as { n: number }[])[0].n);
+    const antes = await linhas();
     esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: {} }), 400);
     esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: { [campoDoNome]: 'x', desconhecido: true } }), 400);
     const leitor = await s.pessoa({ permissoes: { clientes: ['ler'] } });
@@ -204,6 +210,7 @@ describe.each([
     esperarProblema(await s.api.post(`/${recurso}`, { token: leitor.token, body: { [campoDoNome]: 'x' } }), 403);
     const semArea = await s.pessoa({ permissoes: null });
     esperarProblema(await s.api.get(`/${recurso}`, { token: semArea.token }), 403);
+    expect(await linhas()).toBe(antes);
   });
 });
 

@@ -131,9 +131,11 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
 });
 
 describe('SPEC 4.6 rule 2: POST /conversa', () => {
-  it('always answers 403, even to a master; 401 without a token', async () => {
+  it('always answers 403, even to a master; 401 without a token; nothing is stored', async () => {
+    const antes = await Conversa.count({ paranoid: false });
     esperarProblema(await s.api.post('/conversa', { token: admin, body: { contato_nome: 'x' } }), 403);
     esperarProblema(await s.api.post('/conversa', {}), 401);
+    expect(await Conversa.count({ paranoid: false })).toBe(antes);
   });
 
   it('the body is never read: malformed JSON or one past the size limit still answers 403 (401 without a token)', async () => {
@@ -535,9 +537,12 @@ describe('SPEC 4.6 access: area clientes', () => {
     expect((await get(`/conversa/${c.id}/mensagens`, {}, leitor.token)).status).toBe(200);
     expect((await get('/conversa/filtro', {}, leitor.token)).status).toBe(200);
     expect((await get('/conversa/autocomplete', {}, leitor.token)).status).toBe(200);
+    const antes = (await Conversa.findByPk(c.id))!.get({ plain: true });
     esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: leitor.token, body: { status: 'open' } }), 403);
     esperarProblema(await s.api.del(`/conversa/${c.id}`, { token: leitor.token }), 403);
     esperarProblema(await s.api.post('/conversa', { token: leitor.token }), 403);
+    // refused, nothing changed
+    expect((await Conversa.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
 
     const editor = await s.pessoa({ permissoes: { clientes: ['editar'] } });
     expect((await s.api.patch(`/conversa/${c.id}`, { token: editor.token, body: { status: 'open' } })).status).toBe(200);
@@ -559,6 +564,8 @@ describe('SPEC 4.6 access: area clientes', () => {
   it('the order of checks: a reader without editar gets 403 before a bad body is looked at', async () => {
     const leitor = await s.pessoa({ permissoes: { clientes: ['ler'] } });
     const c = await conversa();
+    const antes = (await Conversa.findByPk(c.id))!.get({ plain: true });
     esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: leitor.token, body: { status: 'fechada' } }), 403);
+    expect((await Conversa.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
   });
 });

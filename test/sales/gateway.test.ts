@@ -48,8 +48,12 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
       config_system_mensageiro_nome: 'WhatsApp vendas',
     });
     expect(await s.conversaDoSuporte(resolvida)).toMatchObject({ config_system_gateway_id: null, config_system_mensageiro_id: null });
+    // the filter by gateway (SPEC 4.6 rule 4, exact value): this conversation, not its unlinked sibling, and none of another gateway
     const filtro = await s.api.get('/conversa/filtro', { token: await s.admin(), query: { config_system_gateway_id: gateway.id } });
-    expect(filtro.body.map((c: any) => c.suporte_conversa_id)).toContain(andamento);
+    const encontradas = filtro.body.map((c: any) => c.suporte_conversa_id);
+    expect(encontradas).toContain(andamento);
+    expect(encontradas).not.toContain(resolvida);
+    expect(filtro.body.every((c: any) => c.config_system_gateway_id === gateway.id)).toBe(true);
   });
 
   it('a resolved conversation that reopens takes the link the gateway gave its phone meanwhile (the contact came back on another number)', async () => {

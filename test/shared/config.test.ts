@@ -42,6 +42,9 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(() => loadConfig({ DASHBOARD_SENHA: 'uma-senha-longa' })).toThrow(/DASHBOARD_USUARIO/);
     expect(() => loadConfig({ DASHBOARD_USUARIO: 'ops' })).toThrow(/DASHBOARD_SENHA/);
     expect(loadConfig({ DASHBOARD_USUARIO: 'ops', DASHBOARD_SENHA: 'uma-senha-longa' }).dashboard).toMatchObject({ usuario: 'ops', senha: 'uma-senha-longa' });
+    // SPEC 4.5 rule 7: a change of access takes effect within 5 minutes in every process
+    expect(loadConfig({}).acesso.cacheSegundos).toBe(300);
+    expect(() => loadConfig({ ACESSO_CACHE_SEGUNDOS: '301' })).toThrow(/ACESSO_CACHE_SEGUNDOS/);
   });
 
   test("each service has its own application: two <SERVICE>_CLIENT_IDs naming one stop the start, naming both variables", () => {
