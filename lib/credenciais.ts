@@ -43,7 +43,8 @@ export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
     await writeFile(provisorio, JSON.stringify(c, null, 2), { mode: 0o600 });
     await rename(provisorio, arquivo());
   } finally {
-    await rm(provisorio, { force: true });
+    // gone once renamed; a failure to remove it must not hide the write's own
+    await rm(provisorio, { force: true }).catch(() => undefined);
   }
 }
 

@@ -228,7 +228,10 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
         transaction,
         type: QueryTypes.SELECT,
       });
-      return linha?.obtida === 1;
+      // NULL is an error of the server's (its statement killed), not a wait that ended: asked
+      // again at once, the wait below would spin
+      if (linha?.obtida == null) throw new Error(`migration lock ${trava}: the server answered no result`);
+      return linha.obtida === 1;
     };
     if (!(await travar(0))) {
       // another process is migrating or preparing (a large table's new index, the sales text
@@ -610,6 +613,33 @@ export const codigoDoBanco = (err: unknown): string | undefined => {
 
 /** A lock the statement waited for past the server's limit (innodb_lock_wait_timeout, lock_wait_timeout). */
 export const esperaPorTravaEsgotada = (err: unknown) => codigoDoBanco(err) === 'ER_LOCK_WAIT_TIMEOUT';
+
+/** Sequelize's errors of a connection it could not make or get from its pool. */
+const CONEXAO_DO_SEQUELIZE = new Set([
+  'SequelizeConnectionError',
+  'SequelizeConnectionRefusedError',
+  'SequelizeConnectionAcquireTimeoutError',
+  'SequelizeConnectionTimedOutError',
+  'SequelizeHostNotFoundError',
+  'SequelizeHostNotReachableError',
+]);
+
+/**
+ * A statement another connection stopped (KILL QUERY: the CNPJ import's swap stopping reads that
+ * hold it up), wrapped by Sequelize or not: a failure of the moment, like a busy database.
+ */
+const consultaInterrompida = (err: unknown): boolean => {
+  const e = err as { errno?: number; parent?: unknown } | undefined;
+  return e?.errno === 1317 || (!!e?.parent && consultaInterrompida(e.parent));
+};
+
+/**
+ * The database out of reach or too busy to answer for now (no connection, a lock waited for past
+ * its limit, a statement stopped): a failure of the moment, not of what was asked (a request
+ * answers 503; an attachment's copy is put off without spending an attempt).
+ */
+export const bancoIndisponivel = (err: unknown): boolean =>
+  CONEXAO_DO_SEQUELIZE.has((err as Error)?.name ?? '') || bancoForaDoAlcance(err) || consultaInterrompida(err) || esperaPorTravaEsgotada(err);
 
 /**
  * Runs a whole transaction (`trabalho`) again when the database rolled it back for a deadlock: two

@@ -104,23 +104,24 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
   const q = fila(filaLeadsImportacao);
   const eventos = eventosDaFila(filaLeadsImportacao);
   await eventos.waitUntilReady();
-  const jobId = randomUUID();
-  jobsDoComando.add(jobId);
+  const idDoJob = randomUUID();
   let proprio = false;
   const assumir = () => {
     proprio = true;
     if (workerDoComando) workerDoComando.resume();
     else workerDoComando = iniciarWorkerDoComando();
   };
-  // this process's worker, paused after an earlier run of the command (tests run it more than once)
-  if (workerDoComando || (await q.getWorkersCount()) === 0) assumir();
-  const job = await q.add('importar', { diretorio: dir }, { jobId });
-  const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && aoProgredir(data);
+  const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === idDoJob && aoProgredir(data);
   eventos.on('progress', ouvir);
   let esperando = true;
-  const vigia = proprio
-    ? undefined
-    : setInterval(() => {
+  let vigia: NodeJS.Timeout | undefined;
+  try {
+    jobsDoComando.add(idDoJob);
+    // this process's worker, paused after an earlier run of the command (tests run it more than once)
+    if (workerDoComando || (await q.getWorkersCount()) === 0) assumir();
+    const job = await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
+    if (!proprio) {
+      vigia = setInterval(() => {
         q.getWorkersCount().then(
           (n) => {
             // none once the wait is over: the command is closing, and the worker would outlive the close
@@ -132,7 +133,7 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
           () => undefined, // Redis a moment away: the next look tells
         );
       }, VIGILANCIA_DOS_WORKERS_MS);
-  try {
+    }
     return await job.waitUntilFinished(eventos);
   } catch (err) {
     if ((err as Error).message !== FALHA_POR_PARADA) throw err;
@@ -141,7 +142,11 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     esperando = false;
     clearInterval(vigia);
     eventos.off('progress', ouvir);
-    jobsDoComando.delete(jobId);
+    jobsDoComando.delete(idDoJob);
+    // the worker this command started takes nothing more, and an import it took that was not this
+    // command's (another operator's, waiting when it took the queue over) runs to its end before
+    // the command exits, which would cut it. Paused already when it ran this command's job
+    if (proprio) await workerDoComando?.pause();
   }
 }
 

@@ -21,6 +21,9 @@ export interface DefinicaoDeFila {
  */
 export const PILHAS_POR_JOB = 5;
 
+/** The job options a queue's jobs get unless an add says otherwise: the queue's own, over the suite's. */
+export const opcoesDosJobsDe = (def: DefinicaoDeFila): JobsOptions => ({ stackTraceLimit: PILHAS_POR_JOB, ...def.opcoesDosJobs });
+
 const filas = new Map<string, Queue>();
 const eventos = new Map<string, QueueEvents>();
 
@@ -33,7 +36,7 @@ export function fila(def: DefinicaoDeFila, conexao: 'produtor' | 'painel' = 'pro
   const chave = `${conexao}:${def.nome}`;
   let q = filas.get(chave);
   if (!q) {
-    q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: { stackTraceLimit: PILHAS_POR_JOB, ...def.opcoesDosJobs } });
+    q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: opcoesDosJobsDe(def) });
     q.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro na fila'));
     filas.set(chave, q);
     const aberta = q;

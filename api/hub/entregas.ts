@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import { IndexHints, LOCK, Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
-import { banco, dataSql, escreverJuntos, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
@@ -648,7 +648,7 @@ export async function listarEntregas(
   const inicio = offset(pagina, tamanho);
   const [ids, [{ n }]] = await Promise.all([
     inicio < maxima ? idsDaPagina(filtro, inicio, tamanho) : [],
-    lerLinhas<{ n: number | string }>(
+    lerDemorado<{ n: number | string }>(
       banco('hub'),
       `SELECT COUNT(*) AS n FROM (SELECT 1 FROM entrega ${condicoesDe(filtro)} LIMIT ${maxima + 1}) t`,
       Object.values(filtro),
@@ -680,9 +680,10 @@ const condicoesDe = (filtro: FiltroDeEntregas) => {
  */
 async function idsDaPagina(filtro: FiltroDeEntregas, inicio: number, tamanho: number): Promise<string[]> {
   const ordem = 'ORDER BY criada_em DESC, id DESC';
-  // as text: the page's LIMIT makes each text its own, and prepared ones would stay on the server
+  // as text (the page's LIMIT makes each text its own, and prepared ones would stay on the server),
+  // on the pool of the reads that may take long: a burst of pages never holds the lookups by id up
   const ler = async (sql: string, parametros: unknown[]) =>
-    (await lerPorTexto<{ id: string }>(banco('hub'), sql, parametros)).map((l) => l.id);
+    (await lerDemorado<{ id: string }>(banco('hub'), sql, parametros)).map((l) => l.id);
   if (filtro.assinatura_id && !filtro.situacao) {
     const porSituacao = `(SELECT id, criada_em FROM entrega WHERE assinatura_id = ? AND situacao = ? ${ordem} LIMIT ${inicio + tamanho})`;
     return ler(

@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { BaseError, literal, Op, Transaction, WhereOptions } from 'sequelize';
+import { literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { AGORA_NO_BANCO, banco, lerLinhas } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, bancoIndisponivel, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -167,7 +167,7 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
  * How a copy ended, by `estado`. `esgotado`: its attempts all made or the copy stopped for good
  * (`parada`), or copied, or gone, since it was read; `interrompido`: stopped by the worker's
  * shutdown, its attempt given back (it is no failure of the copy); `adiada`: failed on the suite's
- * own side (FalhaDoNossoLado), its attempt given back, to be tried again on the same schedule,
+ * own side (FalhaDoNossoLado, or the database for now), its attempt given back, to be tried again on the same schedule,
  * `motivo` saying why; `grande_demais`: file storage refused the attachment as past its size
  * limit, the copy stopped for good (`parada`), `motivo` saying so.
  */
@@ -239,7 +239,8 @@ export async function esperaAntesDaCopia(anexoId: string): Promise<number> {
  * but file storage refusing it as past its size limit stops the copy at once (`parada`) and answers
  * `grande_demais`, since no retry can store it. A copy stopped so, or with its attempts spent, is
  * not run again (`esgotado`). One of the suite's own side (our credentials
- * refused, identity or file storage failing or out of reach) gives its attempt back and answers
+ * refused, identity or file storage failing or out of reach, the database out of reach or too busy
+ * for now) gives its attempt back and answers
  * `adiada`: an outage or a secret renewed and not yet set delays the copies, as long as it lasts,
  * instead of using up their attempts for a fault not theirs, up to SALES_ANEXO_ADIAMENTO_MAXIMO_MS
  * (7 days) after the copy was first put off (`adiada_desde`): past that, one counts as the
@@ -308,10 +309,11 @@ export async function copiarAnexo(
     }
     if (err instanceof ArquivoGrandeDemais) return desistirDaCopia(anexoId, err, total ?? `at least ${bytes?.bytes ?? 0}`);
     const mensagem = (err as Error).message.slice(0, 500);
-    // the database failing (reading the conversation, recording the copy) is no fault of the
-    // attachment's: the copy file storage kept is listed for removal above, and the next attempt,
-    // with the same Idempotency-Key, gets it back while it is there
-    const nossa = err instanceof FalhaDoNossoLado || err instanceof BaseError;
+    // the database out of reach or too busy for now (reading the conversation, recording the copy)
+    // is no fault of the attachment's: the copy file storage kept is listed for removal above, and
+    // the next attempt, with the same Idempotency-Key, gets it back while it is there. An error of
+    // the database that would come again (a value refused) is the copy's own, and spends attempts
+    const nossa = err instanceof FalhaDoNossoLado || bancoIndisponivel(err);
     // the put-off series starts at its first failure of ours and ends at a failure of the
     // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
     await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });

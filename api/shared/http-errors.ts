@@ -1,7 +1,7 @@
 import { NextFunction, Request, Response } from 'express';
 import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
 import { logger } from '../../lib/logger';
-import { bancoForaDoAlcance, esperaPorTravaEsgotada } from '../../lib/database';
+import { bancoIndisponivel } from '../../lib/database';
 import { ErroDeDominio, TipoDeErro } from './errors';
 
 const STATUS: Record<TipoDeErro, number> = {
@@ -70,7 +70,11 @@ export function enviarProblema(res: Response, status: number, code: string, deta
   res.status(status).type('application/problem+json').send(JSON.stringify(corpo));
 }
 
-/** How a stream piped into an answer fails when the client closed the connection first. */
+/**
+ * How a stream piped into an answer fails when the client closed the connection first. Judged by
+ * the error: an answer's only source here is a stored file, which fails with the disk's own codes
+ * (an upstream's connection reset would pass for a client that left).
+ */
 const CLIENTE_SAIU = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
 
 /** Translates what reaches Express into an RFC 9457 problem; a 500 never shows internals. */
@@ -127,25 +131,6 @@ export function tratadorDeErros() {
   };
 }
 
-/** Sequelize's errors of a connection it could not make or get from its pool. */
-const CONEXAO_DO_SEQUELIZE = new Set([
-  'SequelizeConnectionError',
-  'SequelizeConnectionRefusedError',
-  'SequelizeConnectionAcquireTimeoutError',
-  'SequelizeConnectionTimedOutError',
-  'SequelizeHostNotFoundError',
-  'SequelizeHostNotReachableError',
-]);
-
-/**
- * A statement another connection stopped (KILL QUERY: the CNPJ import's swap stopping reads that
- * hold it up), wrapped by Sequelize or not: a failure of the moment, answered 503 like a busy database.
- */
-const consultaInterrompida = (err: unknown): boolean => {
-  const e = err as { errno?: number; parent?: unknown } | undefined;
-  return e?.errno === 1317 || (!!e?.parent && consultaInterrompida(e.parent));
-};
-
 /**
  * Database or Redis out of reach, or too busy to answer (a lock waited for past its limit: busy,
  * not broken): 503 rather than 500 (DESIGN §8: producers fail fast).
@@ -154,10 +139,7 @@ function isIndisponivel(err: unknown): boolean {
   const nome = (err as Error)?.name ?? '';
   const msg = (err as Error)?.message ?? '';
   return (
-    CONEXAO_DO_SEQUELIZE.has(nome) ||
-    bancoForaDoAlcance(err) ||
-    consultaInterrompida(err) ||
-    esperaPorTravaEsgotada(err) ||
+    bancoIndisponivel(err) ||
     nome === 'MaxRetriesPerRequestError' ||
     // ioredis: no connection, or a producer's command unanswered past its deadline (lib/redis.ts)
     /Stream isn't writeable|Connection is closed|ECONNREFUSED|Command timed out/.test(msg)

@@ -4,9 +4,9 @@ import { apagarCopiasPendentes, copiarAnexo, REMOCAO } from '../../api/sales/ane
 import * as arquivos from '../../api/sales/arquivos';
 import { Worker } from 'bullmq';
 import { config } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, novaConexao } from '../../lib/database';
 import { novaConexaoRedis } from '../../lib/redis';
-import { esperarAte } from '../helpers/espera';
+import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
@@ -22,14 +22,14 @@ import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte, recusarRegistr
 const t = anexosNesteArquivo({ workers: false });
 
 /** A message with one attachment at `pasta/nome` on the chat platform, its copy job taken out (the test copies it). */
-async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1) {
+async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1, atrasoMs = 0) {
   const r = await t.s.registrar(
     t.sistema,
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/${pasta}/${nome}`, file_type: 'file' }] }),
   );
   const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
   await fila(filaSalesAnexo).remove(anexo.id);
-  nock(CHAT).get(`/rails/active_storage/${pasta}/${nome}`).times(vezes).reply(200, Buffer.from(bytes), { 'content-type': 'application/pdf' });
+  nock(CHAT).get(`/rails/active_storage/${pasta}/${nome}`).times(vezes).delay(atrasoMs).reply(200, Buffer.from(bytes), { 'content-type': 'application/pdf' });
   return anexo;
 }
 
@@ -40,9 +40,7 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
   const voltarARegistrar = await recusarRegistroDaCopia(sales, '/orfao2/');
   try {
     // first attempt: file storage keeps the copy, recording it fails -> the copy goes to arquivo_a_apagar
-    // (the database's failure is the suite's own: the attempt is given back, the copy put off)
-    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/falha simulada/) });
-    expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(0);
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
   } finally {
     await voltarARegistrar();
   }
@@ -56,6 +54,35 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
   expect(aApagar.map((l) => l.arquivo_id)).not.toContain(registrado);
   await apagarCopiasPendentes();
   expect(await Arquivo.findByPk(registrado)).not.toBeNull();
+});
+
+test('the database stopping the recording of a copy (a statement killed) is the suite\'s failure: the attempt is given back, the copy put off, and the next attempt records the copy file storage kept', async () => {
+  const nome = `morta-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('morta', nome, '%PDF-morta', 2, 500);
+  const trava = await novaConexao('sales');
+  try {
+    // once the attempt is counted, while the download is on its way, the attachment's row is held,
+    // so the recording waits; then its statement is stopped, as a server restarting or an
+    // operator's KILL would
+    const copia = copiarAnexo(anexo.id);
+    await esperarAte(async () => (await AnexoDaMensagem.findByPk(anexo.id))!.tentativas === 1, 'the attempt counted');
+    await trava.query('START TRANSACTION');
+    await trava.query('SELECT id FROM anexo_da_mensagem WHERE id = ? FOR UPDATE', [anexo.id]);
+    await esperarOutraConexao(trava, 'the recording waiting for the row', ['UPDATE `anexo_da_mensagem` SET `arquivo_id`%']);
+    const [[{ id }]] = (await trava.query(
+      "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'UPDATE `anexo_da_mensagem` SET `arquivo_id`%'",
+    )) as unknown as [{ id: number }[]];
+    await trava.query(`KILL QUERY ${Number(id)}`);
+    await trava.query('ROLLBACK');
+    expect(await copia).toEqual({ estado: 'adiada', motivo: expect.stringMatching(/interrupted/i) });
+    expect((await AnexoDaMensagem.findByPk(anexo.id))!.tentativas).toBe(0);
+  } finally {
+    await trava.end();
+  }
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  const registrada = (await AnexoDaMensagem.findByPk(anexo.id))!;
+  expect(registrada.tentativas).toBe(1);
+  expect((await Arquivo.findAll({ where: { nome } })).map((a) => a.id)).toEqual([registrada.arquivo_id]);
 });
 
 test('a listed copy an attachment refers to by the time its removal comes is not removed, only taken off the list', async () => {

@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import express from 'express';
 import { config, ConfigError } from '../../config';
 import { appDoDashboard, autenticacaoBasica, FALHAS_NO_DASHBOARD } from '../../dashboards/bull-board';
-import { fila } from '../../queues/fila';
+import { fila, opcoesDosJobsDe } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { encerrar } from '../../lib/lifecycle';
@@ -143,7 +143,7 @@ test("the dashboard's queues keep each queue's job defaults, on a connection wit
     for (const def of [filaHubEntrega, filaSalesAnexo]) {
       const res = await fetch(`${base}/api/queues/${def.nome}/default-job-options`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual(JSON.parse(JSON.stringify(def.opcoesDosJobs)));
+      expect(await res.json()).toEqual(JSON.parse(JSON.stringify(opcoesDosJobsDe(def))));
       const conexao = await fila(def, 'painel').client;
       expect(conexao.options.commandTimeout).toBeUndefined();
     }

@@ -1,5 +1,6 @@
 import { abrirBanco, apagarBanco, migrar, Migracao, nomeDoBanco, novaConexao } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
+import { esperarOutraConexao } from '../helpers/espera';
 
 /**
  * A shutdown that comes while a migration runs (a deploy during a first start, a long index
@@ -89,7 +90,7 @@ test('a shutdown while waiting for another process that migrates ends the wait a
       () => 'terminou',
       (err: Error) => err.message,
     );
-    await new Promise((r) => setTimeout(r, 1500));
+    await esperarOutraConexao(outro, 'the migration waiting for the lock', ['SELECT GET_LOCK%']);
     const inicio = Date.now();
     const fechou = await Promise.race([encerrar().then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]);
     expect(fechou).toBe(true);
