@@ -10,7 +10,7 @@ import { NomeDoServico } from '../config/services';
 import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bull-board';
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
-import { eventosDaFila, fila, iniciarWorker } from '../queues/fila';
+import { emCursoNoWorker, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
@@ -20,6 +20,7 @@ import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, esperarBanco, migrar } from './database';
 import { escutar } from './http-server';
+import { logger } from './logger';
 import { esperarRedis } from './redis';
 
 /** Every process of the suite is made of these parts (DESIGN §1 commands). */
@@ -143,10 +144,25 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     clearInterval(vigia);
     eventos.off('progress', ouvir);
     jobsDoComando.delete(idDoJob);
-    // the worker this command started takes nothing more, and an import it took that was not this
-    // command's (another operator's, waiting when it took the queue over) runs to its end before
-    // the command exits, which would cut it. Paused already when it ran this command's job
-    if (proprio) await workerDoComando?.pause();
+    if (proprio && workerDoComando) await largarAFila(workerDoComando);
+  }
+}
+
+/**
+ * The worker `import-cnpj` started takes nothing more, and an import it took that was not the
+ * command's (another operator's, waiting when it took the queue over) runs to its end before the
+ * command exits, which would cut it. Waited for by its processor, not through Redis (which may be
+ * what failed); a failure here never hides the command's own outcome.
+ */
+async function largarAFila(worker: Worker): Promise<void> {
+  try {
+    await worker.pause(true);
+    const { promessas, ids } = emCursoNoWorker(worker);
+    if (!promessas.length) return;
+    logger('import-cnpj').warn({ jobs: ids }, 'uma importação de outro comando corre neste processo: o comando espera que termine');
+    await Promise.allSettled(promessas);
+  } catch (err) {
+    logger('import-cnpj').warn({ err: (err as Error).message }, 'o worker do comando não parou');
   }
 }
 

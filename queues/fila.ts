@@ -199,6 +199,12 @@ export class FalhaEsperada extends Error {}
 /** Each worker's jobs under way (their run, and the job's id), so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Map<Promise<unknown>, string | undefined>>();
 
+/** The jobs `worker` (started by iniciarWorker) is running now: their processors' promises and ids. */
+export const emCursoNoWorker = (worker: Worker): { promessas: Promise<unknown>[]; ids: (string | undefined)[] } => {
+  const emCurso = jobsEmCurso.get(worker) ?? new Map<Promise<unknown>, string | undefined>();
+  return { promessas: [...emCurso.keys()], ids: [...emCurso.values()] };
+};
+
 /** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
 export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Worker {
   const emCurso = new Map<Promise<unknown>, string | undefined>();

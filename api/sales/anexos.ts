@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
-import { literal, Op, Transaction, WhereOptions } from 'sequelize';
+import { BaseError, literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { AGORA_NO_BANCO, banco, bancoIndisponivel, lerLinhas } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, bancoIndisponivel, codigoDoBanco, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -309,11 +309,7 @@ export async function copiarAnexo(
     }
     if (err instanceof ArquivoGrandeDemais) return desistirDaCopia(anexoId, err, total ?? `at least ${bytes?.bytes ?? 0}`);
     const mensagem = (err as Error).message.slice(0, 500);
-    // the database out of reach or too busy for now (reading the conversation, recording the copy)
-    // is no fault of the attachment's: the copy file storage kept is listed for removal above, and
-    // the next attempt, with the same Idempotency-Key, gets it back while it is there. An error of
-    // the database that would come again (a value refused) is the copy's own, and spends attempts
-    const nossa = err instanceof FalhaDoNossoLado || bancoIndisponivel(err);
+    const nossa = err instanceof FalhaDoNossoLado || bancoPorOra(err);
     // the put-off series starts at its first failure of ours and ends at a failure of the
     // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
     await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });
@@ -418,6 +414,15 @@ async function apagarDepois(arquivoId: string): Promise<void> {
   await listarParaRemocao(arquivoId);
   await enfileirarRemocao();
 }
+
+/**
+ * The sales database out of reach or too busy for now (reading the conversation, recording the
+ * copy): no fault of the attachment's. The copy file storage kept is listed for removal, and the
+ * next attempt, with the same Idempotency-Key, gets it back while it is there. Only Sequelize's
+ * errors are the database's (the download's own socket errors carry the same codes), and one that
+ * would come again (a value refused) is the copy's own and spends attempts.
+ */
+const bancoPorOra = (err: unknown): boolean => err instanceof BaseError && (bancoIndisponivel(err) || codigoDoBanco(err) === 'ER_LOCK_DEADLOCK');
 
 /**
  * File storage kept the copy but recording it failed: the next attempt uploads again, so this one

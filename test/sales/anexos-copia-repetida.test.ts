@@ -7,6 +7,7 @@ import { config } from '../../config';
 import { banco, novaConexao } from '../../lib/database';
 import { novaConexaoRedis } from '../../lib/redis';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
+import { portaLivre } from '../helpers/processo';
 import { Arquivo } from '../../models/files';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
@@ -22,14 +23,20 @@ import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte, recusarRegistr
 const t = anexosNesteArquivo({ workers: false });
 
 /** A message with one attachment at `pasta/nome` on the chat platform, its copy job taken out (the test copies it). */
-async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1, atrasoMs = 0) {
+async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1, antesDeResponder: Promise<unknown> = Promise.resolve()) {
   const r = await t.s.registrar(
     t.sistema,
     eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/${pasta}/${nome}`, file_type: 'file' }] }),
   );
   const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
   await fila(filaSalesAnexo).remove(anexo.id);
-  nock(CHAT).get(`/rails/active_storage/${pasta}/${nome}`).times(vezes).delay(atrasoMs).reply(200, Buffer.from(bytes), { 'content-type': 'application/pdf' });
+  nock(CHAT)
+    .get(`/rails/active_storage/${pasta}/${nome}`)
+    .times(vezes)
+    .reply(async () => {
+      await antesDeResponder;
+      return [200, Buffer.from(bytes), { 'content-type': 'application/pdf' }];
+    });
   return anexo;
 }
 
@@ -58,16 +65,18 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
 
 test('the database stopping the recording of a copy (a statement killed) is the suite\'s failure: the attempt is given back, the copy put off, and the next attempt records the copy file storage kept', async () => {
   const nome = `morta-${randomBytes(4).toString('hex')}.pdf`;
-  const anexo = await anexoSemJob('morta', nome, '%PDF-morta', 2, 500);
+  let travada!: () => void;
+  const anexo = await anexoSemJob('morta', nome, '%PDF-morta', 2, new Promise<void>((r) => (travada = r)));
   const trava = await novaConexao('sales');
   try {
-    // once the attempt is counted, while the download is on its way, the attachment's row is held,
-    // so the recording waits; then its statement is stopped, as a server restarting or an
+    // once the attempt is counted, the download is answered only after the attachment's row is
+    // held, so the recording waits; then its statement is stopped, as a server restarting or an
     // operator's KILL would
     const copia = copiarAnexo(anexo.id);
     await esperarAte(async () => (await AnexoDaMensagem.findByPk(anexo.id))!.tentativas === 1, 'the attempt counted');
     await trava.query('START TRANSACTION');
     await trava.query('SELECT id FROM anexo_da_mensagem WHERE id = ? FOR UPDATE', [anexo.id]);
+    travada();
     await esperarOutraConexao(trava, 'the recording waiting for the row', ['UPDATE `anexo_da_mensagem` SET `arquivo_id`%']);
     const [[{ id }]] = (await trava.query(
       "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'UPDATE `anexo_da_mensagem` SET `arquivo_id`%'",
@@ -83,6 +92,18 @@ test('the database stopping the recording of a copy (a statement killed) is the 
   const registrada = (await AnexoDaMensagem.findByPk(anexo.id))!;
   expect(registrada.tentativas).toBe(1);
   expect((await Arquivo.findAll({ where: { nome } })).map((a) => a.id)).toEqual([registrada.arquivo_id]);
+});
+
+test("a download host refusing the connection is the attachment's failure, not the database's (its socket error has a connection code too): the attempt is spent", async () => {
+  const porta = await portaLivre();
+  const r = await t.s.registrar(
+    t.sistema,
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue', anexos: [{ id: idDoSuporte(), data_url: `http://127.0.0.1:${porta}/recusado.pdf`, file_type: 'file' }] }),
+  );
+  const anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: r.conversa_id } }))!;
+  await fila(filaSalesAnexo).remove(anexo.id);
+  await expect(copiarAnexo(anexo.id)).rejects.toThrow(/ECONNREFUSED/);
+  expect((await AnexoDaMensagem.findByPk(anexo.id))!).toMatchObject({ tentativas: 1, adiada_desde: null });
 });
 
 test('a listed copy an attachment refers to by the time its removal comes is not removed, only taken off the list', async () => {
