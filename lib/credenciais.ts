@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { config } from '../config';
 import { NomeDoServico, SERVICOS } from '../config/services';
@@ -32,12 +32,22 @@ export async function lerCredenciaisLocais(): Promise<Credenciais> {
   }
 }
 
+/** A copy being written: the file's name and a random suffix. */
+const PROVISORIO = /^\.[0-9a-f]{12}$/;
+
 /**
  * Written whole under another name, then renamed over the file: every service reads it on each
- * token request, and one reading while it was rewritten in place found it empty.
+ * token request, and one reading while it was rewritten in place found it empty. Copies a process
+ * killed mid-write left behind (secrets, however private) go first; identity writes the file under
+ * its start's lock, so no other write is under way.
  */
 export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
-  await mkdir(path.dirname(arquivo()), { recursive: true });
+  const pasta = path.dirname(arquivo());
+  const nome = path.basename(arquivo());
+  await mkdir(pasta, { recursive: true });
+  for (const outro of await readdir(pasta)) {
+    if (outro.startsWith(nome) && PROVISORIO.test(outro.slice(nome.length))) await rm(path.join(pasta, outro), { force: true });
+  }
   const provisorio = `${arquivo()}.${randomBytes(6).toString('hex')}`;
   try {
     await writeFile(provisorio, JSON.stringify(c, null, 2), { mode: 0o600 });

@@ -80,6 +80,15 @@ describe('the LOCALHOST credentials file', () => {
     expect(await readdir(pasta)).toHaveLength(1);
   });
 
+  test('a copy left half-written by a process killed before its rename is removed at the next write; other files stay', async () => {
+    await gravarCredenciaisLocais({ identity: { clientId: 'app-identity', clientSecret: 's' } });
+    const [nome] = await readdir(pasta);
+    await writeFile(path.join(pasta, `${nome}.0123456789ab`), '{"identity": {"clientSecret": "segredo-velho"', { mode: 0o600 });
+    await writeFile(path.join(pasta, 'outro.json'), '{}');
+    await gravarCredenciaisLocais({ identity: { clientId: 'app-identity', clientSecret: 't' } });
+    expect((await readdir(pasta)).sort()).toEqual([nome, 'outro.json'].sort());
+  });
+
   test('no file is no credentials; a file that cannot be parsed is an error naming it, not "none"', async () => {
     expect(await lerCredenciaisLocais()).toEqual({});
     await gravarCredenciaisLocais({ identity: { clientId: 'app-identity', clientSecret: 's' } });
