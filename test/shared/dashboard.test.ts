@@ -9,6 +9,7 @@ import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { encerrar } from '../../lib/lifecycle';
 import { iniciarDashboard, iniciarTudo } from '../../lib/runner';
 import * as redisDaSuite from '../../lib/redis';
+import { limparDados } from '../helpers/suite';
 
 /** The dashboard's HTTP Basic check (required outside LOCALHOST, DASHBOARD_USUARIO/DASHBOARD_SENHA). */
 
@@ -25,8 +26,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => servidor.close(r));
-  // the Redis connections a test below opened
+  // the Redis connections a test below opened, then the keys its queues wrote (their `meta`)
   await encerrar();
+  await limparDados([]);
 });
 
 const basico = (credenciais: string) => ({ authorization: `Basic ${Buffer.from(credenciais).toString('base64')}` });
