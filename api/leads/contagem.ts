@@ -97,6 +97,9 @@ async function haWorkerDeContagem(): Promise<boolean> {
   }
 }
 
+/** How many counts may wait in the queue before a listing stops adding its own (tests lower it). */
+export const CONTAGENS_NA_FILA = { maxima: 200 };
+
 /** The counts under way in this process without the queue, by cache key: listings at once share one. */
 const contandoAqui = new CargasEmCurso<string, Contagem>();
 
@@ -118,6 +121,13 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
   // here instead, under the same limit, once for concurrent listings of the same filters
   if (!(await haWorkerDeContagem())) return contandoAqui.compartilhar(chave, () => contarEGuardar(pedido));
+  // filter sets arriving faster than the workers count them (about one a second each) would grow
+  // the queue without end, counts run long after their listings answered: past a backlog, a
+  // listing answers the estimate at once and queues nothing (listed again later, it is counted)
+  if ((await q.getWaitingCount()) >= CONTAGENS_NA_FILA.maxima) {
+    log.warn({ filtros: chaveDosFiltros(filtros), fila: CONTAGENS_NA_FILA.maxima }, 'contagens demais na fila: total estimado sem contar');
+    return ESTIMATIVA;
+  }
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
     return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;

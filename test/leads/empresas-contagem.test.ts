@@ -1,7 +1,7 @@
 import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
-import { contarEGuardar, contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { CONTAGENS_NA_FILA, contarEGuardar, contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros } from '../../api/leads/filtros';
 import { chaveNaGeracao, geracaoDosDados, novaGeracaoDosDados, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { config } from '../../config';
@@ -123,6 +123,27 @@ function ouvirJobsDeContagem() {
     },
   };
 }
+
+test('past a backlog of waiting counts, a listing answers the estimate at once and queues no count; below it, it is counted', async () => {
+  const maxima = CONTAGENS_NA_FILA.maxima;
+  const ouvidos = ouvirJobsDeContagem();
+  CONTAGENS_NA_FILA.maxima = 0;
+  try {
+    // a filter set no listing asked for before: not in the cache
+    const consulta = { uf: 'SP', capital_social_min: '1234.56' } as Consulta;
+    const inicio = Date.now();
+    expect(await listar(consulta)).toMatchObject(ESTIMATIVA);
+    expect(Date.now() - inicio).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ouvidos.vistos).toEqual([]);
+    CONTAGENS_NA_FILA.maxima = maxima;
+    expect((await listar(consulta)).estimado).toBe(false);
+    expect(ouvidos.vistos).toHaveLength(1);
+  } finally {
+    CONTAGENS_NA_FILA.maxima = maxima;
+    ouvidos.parar();
+  }
+});
 
 describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', () => {
   test('total is the number of matches over every page, estimado false, below the cap', async () => {
