@@ -46,7 +46,8 @@ export async function gravarCredenciaisLocais(c: Credenciais): Promise<void> {
   const nome = path.basename(arquivo());
   await mkdir(pasta, { recursive: true });
   for (const outro of await readdir(pasta)) {
-    if (outro.startsWith(nome) && PROVISORIO.test(outro.slice(nome.length))) await rm(path.join(pasta, outro), { force: true });
+    // best effort: one that cannot be removed must not stop identity's start
+    if (outro.startsWith(nome) && PROVISORIO.test(outro.slice(nome.length))) await rm(path.join(pasta, outro), { force: true }).catch(() => undefined);
   }
   const provisorio = `${arquivo()}.${randomBytes(6).toString('hex')}`;
   try {

@@ -99,6 +99,7 @@ async function haWorkerDeContagem(): Promise<boolean> {
 
 /** How many counts may wait in the queue before a listing stops adding its own (tests lower it). */
 export const CONTAGENS_NA_FILA = { maxima: 200 };
+let ultimoAvisoDeFilaCheia = 0;
 
 /** The counts under way in this process without the queue, by cache key: listings at once share one. */
 const contandoAqui = new CargasEmCurso<string, Contagem>();
@@ -125,7 +126,12 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   // the queue without end, counts run long after their listings answered: past a backlog, a
   // listing answers the estimate at once and queues nothing (listed again later, it is counted)
   if ((await q.getWaitingCount()) >= CONTAGENS_NA_FILA.maxima) {
-    log.warn({ filtros: chaveDosFiltros(filtros), fila: CONTAGENS_NA_FILA.maxima }, 'contagens demais na fila: total estimado sem contar');
+    if (Date.now() - ultimoAvisoDeFilaCheia > 60_000) {
+      ultimoAvisoDeFilaCheia = Date.now();
+      // once a minute, as the overload lasts: the queue paused on the dashboard, or its workers
+      // stopped, keeps it full too
+      log.warn({ fila: filaLeadsContagem.nome, maxima: CONTAGENS_NA_FILA.maxima }, 'contagens demais esperando na fila: listagens respondem o total estimado sem contar');
+    }
     return ESTIMATIVA;
   }
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });

@@ -8,6 +8,8 @@ import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
 import { EventoPendente } from '../../models/identity';
+import { fila } from '../../queues/fila';
+import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 import { redis } from '../../lib/redis';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -32,11 +34,15 @@ beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub'], { env: { HUB_ESPERA_SYNC_MS: String(ESPERA_MS) } });
   // identity's first events (the initial master's) reach the hub at start, and their publisher's
   // check syncs with the hub's own token: done before the tests count whose token reads identity
-  await esperarAte(async () => (await EventoPendente.count({ where: { enviado_em: null } })) === 0, "identity's first events at the hub", 30_000);
+  await esperarAte(async () => (await EventoPendente.count({ where: { enviado_em: null } })) === 0, "identity's first events at the hub", 20_000);
+  await esperarAte(async () => {
+    const jobs = await fila(filaHubAplicativoSync).getJobCounts('active', 'waiting', 'delayed');
+    return Object.values(jobs).every((n) => n === 0);
+  }, 'their sync done', 20_000);
   relay = await identityPorRetransmissor(suite.url.identity);
   hub = hubDe(suite);
   admin = await hub.admin();
-});
+}, 90_000);
 afterAll(async () => {
   await relay?.fechar();
   await suite.encerrar();
