@@ -78,16 +78,29 @@ export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContag
 /** Whether any process takes count jobs, read at most every VALIDADE_DOS_WORKERS_MS (CLIENT LIST is no free call). */
 const VALIDADE_DOS_WORKERS_MS = 5_000;
 const workersVistos = new CacheComPrazo<'contagem', Promise<boolean>>(() => VALIDADE_DOS_WORKERS_MS, 1);
-let ultimoAvisoSemWorker = 0;
+
+/** A warning for a state that lasts: said once a minute while it lasts, not once per listing. */
+function umaVezPorMinuto(avisar: () => void): () => void {
+  let ultimo = 0;
+  return () => {
+    if (Date.now() - ultimo <= 60_000) return;
+    ultimo = Date.now();
+    avisar();
+  };
+}
+const avisarSemWorker = umaVezPorMinuto(() =>
+  log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)'),
+);
+// the queue paused on the dashboard, or its workers stopped, keeps it full too
+const avisarFilaCheia = umaVezPorMinuto(() =>
+  log.warn({ fila: filaLeadsContagem.nome, maxima: CONTAGENS_NA_FILA.maxima }, 'contagens demais esperando na fila: listagens respondem o total estimado sem contar'),
+);
 
 async function haWorkerDeContagem(): Promise<boolean> {
   try {
     return await workersVistos.compartilhar('contagem', async () => {
       const ha = (await fila(filaLeadsContagem).getWorkersCount()) > 0;
-      if (!ha && Date.now() - ultimoAvisoSemWorker > 60_000) {
-        ultimoAvisoSemWorker = Date.now();
-        log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)');
-      }
+      if (!ha) avisarSemWorker();
       return ha;
     });
   } catch (err) {
@@ -99,7 +112,6 @@ async function haWorkerDeContagem(): Promise<boolean> {
 
 /** How many counts may wait in the queue before a listing stops adding its own (tests lower it). */
 export const CONTAGENS_NA_FILA = { maxima: 200 };
-let ultimoAvisoDeFilaCheia = 0;
 
 /** The counts under way in this process without the queue, by cache key: listings at once share one. */
 const contandoAqui = new CargasEmCurso<string, Contagem>();
@@ -126,12 +138,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   // the queue without end, counts run long after their listings answered: past a backlog, a
   // listing answers the estimate at once and queues nothing (listed again later, it is counted)
   if ((await q.getWaitingCount()) >= CONTAGENS_NA_FILA.maxima) {
-    if (Date.now() - ultimoAvisoDeFilaCheia > 60_000) {
-      ultimoAvisoDeFilaCheia = Date.now();
-      // once a minute, as the overload lasts: the queue paused on the dashboard, or its workers
-      // stopped, keeps it full too
-      log.warn({ fila: filaLeadsContagem.nome, maxima: CONTAGENS_NA_FILA.maxima }, 'contagens demais esperando na fila: listagens respondem o total estimado sem contar');
-    }
+    avisarFilaCheia();
     return ESTIMATIVA;
   }
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });

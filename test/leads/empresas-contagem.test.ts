@@ -28,6 +28,10 @@ import {
   semear,
   Visao,
 } from './apoio-empresas';
+import type { Registro } from '../helpers/registros';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('leads-contagem', ['warn'], () => mockRegistros));
 
 /*
  * SPEC 4.2 rule 4 and DESIGN §6/§8: `total` of GET /api/empresas is counted by a queue job
@@ -132,8 +136,12 @@ test('past a backlog of waiting counts, a listing answers the estimate at once a
     // a filter set no listing asked for before: not in the cache
     const consulta = { uf: 'SP', capital_social_min: '1234.56' } as Consulta;
     const inicio = Date.now();
+    mockRegistros.splice(0);
     expect(await listar(consulta)).toMatchObject(ESTIMATIVA);
     expect(Date.now() - inicio).toBeLessThan(2000);
+    // said once while the backlog lasts, not once per listing
+    expect(await listar({ ...consulta, tamanho: 3 })).toMatchObject(ESTIMATIVA);
+    expect(mockRegistros.filter((r) => r.args[1] === 'contagens demais esperando na fila: listagens respondem o total estimado sem contar')).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 200));
     expect(ouvidos.vistos).toEqual([]);
     CONTAGENS_NA_FILA.maxima = maxima;
