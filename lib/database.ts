@@ -614,6 +614,9 @@ export const codigoDoBanco = (err: unknown): string | undefined => {
 /** A lock the statement waited for past the server's limit (innodb_lock_wait_timeout, lock_wait_timeout). */
 export const esperaPorTravaEsgotada = (err: unknown) => codigoDoBanco(err) === 'ER_LOCK_WAIT_TIMEOUT';
 
+/** A transaction the server rolled back for a deadlock (repetirEmConflito runs it again). */
+export const impasseDeTravas = (err: unknown) => codigoDoBanco(err) === 'ER_LOCK_DEADLOCK';
+
 /** Sequelize's errors of a connection it could not make or get from its pool. */
 const CONEXAO_DO_SEQUELIZE = new Set([
   'SequelizeConnectionError',
@@ -652,7 +655,7 @@ export async function repetirEmConflito<T>(descricao: string, trabalho: () => Pr
     try {
       return await trabalho();
     } catch (err) {
-      if (tentativa > 3 || codigoDoBanco(err) !== 'ER_LOCK_DEADLOCK') throw err;
+      if (tentativa > 3 || !impasseDeTravas(err)) throw err;
       logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }

@@ -1,7 +1,7 @@
 import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { BaseError, literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { AGORA_NO_BANCO, banco, bancoIndisponivel, codigoDoBanco, lerLinhas } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, bancoIndisponivel, impasseDeTravas, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -422,7 +422,7 @@ async function apagarDepois(arquivoId: string): Promise<void> {
  * errors are the database's (the download's own socket errors carry the same codes), and one that
  * would come again (a value refused) is the copy's own and spends attempts.
  */
-const bancoPorOra = (err: unknown): boolean => err instanceof BaseError && (bancoIndisponivel(err) || codigoDoBanco(err) === 'ER_LOCK_DEADLOCK');
+const bancoPorOra = (err: unknown): boolean => err instanceof BaseError && (bancoIndisponivel(err) || impasseDeTravas(err));
 
 /**
  * File storage kept the copy but recording it failed: the next attempt uploads again, so this one
