@@ -16,6 +16,8 @@ interface Esperando {
   suporte_conta_id: number | null;
   suporte_conversa_id: number;
   ultima_mensagem_do_contato_em: Date;
+  /** the contact's first message still unanswered (INICIO_DA_ESPERA) */
+  espera_desde: Date;
   /** refusals since the contact's last message (an earlier wait's do not count) */
   transferencia_falhas: number;
 }
@@ -93,9 +95,19 @@ async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promi
  * message, as the hand-over recorded it), never against `transferida_em`, our own clock: with the
  * two clocks apart, a new message would be taken for an old one, or an old one for a new one.
  */
-const AINDA_ESPERANDO = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em < ?
+const SEM_RESPOSTA = `c.deletado_em IS NULL
   AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
   AND (c.transferida_contato_em IS NULL OR c.transferida_contato_em < c.ultima_mensagem_do_contato_em)`;
+
+/**
+ * When the contact began to wait: their first message after the robot's last answer (one in the
+ * same second answers it) and after the last message a hand-over covered. A contact who writes
+ * again while waiting ("anyone there?") does not start the wait over.
+ */
+const INICIO_DA_ESPERA = `(SELECT MIN(m.criada_em) FROM conversa_mensagem m
+   WHERE m.conversa_id = c.id AND m.autor = 'contato'
+     AND (c.ultima_mensagem_do_robo_em IS NULL OR m.criada_em > c.ultima_mensagem_do_robo_em)
+     AND (c.transferida_contato_em IS NULL OR m.criada_em > c.transferida_contato_em))`;
 
 /** A refused hand-over waits 1 minute before the next try, then twice as long each time, up to an hour. */
 export function esperaAposFalhas(falhas: number): number {
@@ -144,7 +156,7 @@ export async function transferirSemResposta(
   const porSistema = await Promise.all(sistemas.map((sistema) => esperandoNoSistema(sistema.id, limite, agora)));
   const esperando = porSistema
     .flatMap((lista) => lista.map((c, vez) => ({ c, vez })))
-    .sort((a, b) => a.vez - b.vez || a.c.ultima_mensagem_do_contato_em.getTime() - b.c.ultima_mensagem_do_contato_em.getTime())
+    .sort((a, b) => a.vez - b.vez || a.c.espera_desde.getTime() - b.c.espera_desde.getTime())
     .map(({ c }) => c);
   let transferidas = 0;
   let falhas = 0;
@@ -162,7 +174,7 @@ export async function transferirSemResposta(
       // the robot may have answered (or the team taken it) since the list was read
       const [aindaEspera] = await lerPorTexto<{ id: string }>(
         sales,
-        `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}`,
+        `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA} AND ${INICIO_DA_ESPERA} < ?`,
         [c.id, limite],
       );
       if (!aindaEspera) continue;
@@ -206,13 +218,15 @@ function esperandoNoSistema(sistemaId: string, limite: string, agora: Date): Pro
   return lerPorTexto<Esperando>(
     banco('sales'),
     `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
+        ${INICIO_DA_ESPERA} AS espera_desde,
         IF(c.transferencia_falhou_contato_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
        FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
-      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${AINDA_ESPERANDO}
+      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA}
         AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
         AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < c.ultima_mensagem_do_contato_em)
-      ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
-    [sistemaId, limite, dataSql(agora)],
+      HAVING espera_desde < ?
+      ORDER BY espera_desde LIMIT ${POR_SISTEMA_E_RODADA}`,
+    [sistemaId, dataSql(agora), limite],
   );
 }
 

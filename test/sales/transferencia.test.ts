@@ -137,6 +137,40 @@ describe('the hand-over trigger', () => {
     }
   });
 
+  it('the wait runs from the first message the robot left unanswered: a contact writing again while waiting does not start it over', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', conteudo: 'alguém aí?', criadaEm: segundosAtras(10) }));
+    const chat = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(chat.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ id: registro.id, status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a wait starts after the robot\'s last answer, and after the messages an earlier hand-over covered', async () => {
+    // handed over, given back to the robot, and the contact wrote again just now
+    const { conversa: devolvida } = await esperando({ esperaS: ESPERA_S + 30 });
+    abrirNoChat(devolvida);
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(devolvida)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa: devolvida, status: 'pending' }), account: { id: CONTA, name: 'Conta' } });
+    await s.registrar(sistema, eventoDeMensagem({ conversa: devolvida, conta: CONTA, status: 'pending', criadaEm: segundosAtras(5) }));
+    // answered long ago; the contact wrote again within the wait, twice
+    const robo = { tipo: 'outgoing' as const, remetente: { id: 3, type: 'agent_bot' as const } };
+    const { conversa: respondida } = await esperando({ esperaS: ESPERA_S + 90 });
+    await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', ...robo, criadaEm: segundosAtras(ESPERA_S + 60) }));
+    for (const atras of [ESPERA_S - 20, 5]) {
+      await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', criadaEm: segundosAtras(atras) }));
+    }
+
+    const chamadas: string[] = [];
+    nock(CHAT).post(/toggle_status/).times(10).reply((uri) => (chamadas.push(uri), [200, { payload: { current_status: 'open' } }]));
+    await transferirSemResposta();
+    for (const conversa of [respondida, devolvida]) {
+      expect(chamadas.some((u) => u.includes(`/conversations/${conversa}/`))).toBe(false);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending' });
+    }
+  });
+
   it("a robot answer within the same second counts whichever of the platform's copies arrives first: the one in a conversation event (whole seconds) before the message event (milliseconds)", async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
