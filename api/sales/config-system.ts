@@ -65,11 +65,25 @@ function conferirSegredoHmac(tipo: TipoDeSistema, segredo: string | null | undef
   }
 }
 
+const semBarraFinal = (url: string | null) => url?.replace(/\/+$/, '') ?? null;
+
+/**
+ * The chat platform's API token goes to the system's `url` (the hand-over, attachment downloads):
+ * a new address without the token sent again would carry the stored one, which nobody can read
+ * back, to wherever the change points (`null` clears it).
+ */
+function conferirTokenAoMudarUrl(c: ConfigSystem, e: AlteracaoDoConfigSystem): void {
+  if (e.url === undefined || semBarraFinal(e.url) === (c.url ?? null) || !c.token_api_cifrado || e.token_api !== undefined) return;
+  throw dadosInvalidos('Mudar url exige enviar token_api de novo (ou null para apagá-lo).', [
+    { campo: 'token_api', mensagem: 'obrigatório ao mudar url' },
+  ]);
+}
+
 /** The columns a create or update writes; `undefined` leaves a column as it is, `null` clears it. */
 function colunas(e: AlteracaoDoConfigSystem): Record<string, unknown> {
   const c: Record<string, unknown> = {};
   if (e.nome !== undefined) c.nome = e.nome;
-  if (e.url !== undefined) c.url = e.url?.replace(/\/+$/, '') ?? null;
+  if (e.url !== undefined) c.url = semBarraFinal(e.url);
   if (e.conta_id !== undefined) c.conta_id = e.conta_id;
   if (e.numero !== undefined) c.numero = e.numero === null ? null : digitos(e.numero);
   if (e.ativo !== undefined) c.ativo = e.ativo;
@@ -120,6 +134,7 @@ export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSyst
   const token = e.renovar_token ? novoToken() : undefined;
   const c = await mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
     conferirSegredoHmac(c.tipo, e.segredo_hmac);
+    conferirTokenAoMudarUrl(c, e);
     return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
   });
   paraWebhooks.esquecer(id);

@@ -127,6 +127,21 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'x' } }), 404);
   });
 
+  it('a new url needs the API token sent again (the stored one would go to the new address): 400 naming token_api, nothing changes; with it, or with null, it applies', async () => {
+    const c = await s.criarSistema('suporte', { url: 'https://chat.loja.test', conta_id: 1, token_api: 'token-da-loja' });
+    const mudar = (body: Record<string, unknown>) => s.api.patch(`/config_system/${c.id}`, { token: admin, body });
+    const antes = (await ConfigSystem.findByPk(c.id))!.get({ plain: true });
+    const p = esperarProblema(await mudar({ url: 'https://outro.test', nome: 'Outro' }), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'token_api' })]);
+    expect((await ConfigSystem.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
+    // the same address (a trailing slash is no change) and other fields need nothing
+    expect((await mudar({ url: 'https://chat.loja.test/', nome: 'Loja' })).body).toMatchObject({ url: 'https://chat.loja.test', tem_token_api: true });
+    expect((await mudar({ url: 'https://novo.test', token_api: 'token-novo' })).body).toMatchObject({ url: 'https://novo.test', tem_token_api: true });
+    expect((await mudar({ url: 'https://sem-token.test', token_api: null })).body).toMatchObject({ url: 'https://sem-token.test', tem_token_api: false });
+    // with no token stored there is nothing to carry away
+    expect((await mudar({ url: 'https://livre.test' })).body).toMatchObject({ url: 'https://livre.test', tem_token_api: false });
+  });
+
   it('a change (a new token) or a second deletion arriving while a deletion is under way answers 404 and leaves the deleted system as it was', async () => {
     const c = await s.criarSistema('suporte', { url: 'https://corrida.test' });
     const tokenAntes = Buffer.from((await ConfigSystem.findByPk(c.id))!.token_hash);
