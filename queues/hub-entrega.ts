@@ -86,7 +86,8 @@ export function atrasoDoJob(tentativasFeitas: number, _tipo?: string, erro?: Err
 
 /**
  * HUB_RETRY_SCHEDULE_MS with ±20% jitter, the last delay repeating; a Retry-After is honoured up to
- * twice the scheduled delay.
+ * twice the scheduled delay, jittered too: deliveries a subscriber turned away together with a long
+ * Retry-After must not all come back at one instant.
  */
 export function atrasoDaProximaTentativa(tentativasFeitas: number, _tipo?: string, erro?: Error): number {
   const agenda = config().hub.retryScheduleMs;
@@ -94,5 +95,5 @@ export function atrasoDaProximaTentativa(tentativasFeitas: number, _tipo?: strin
   const comJitter = Math.round(base * (0.8 + Math.random() * 0.4));
   const pedido = erro instanceof FalhaDeTentativa ? erro.retryAfterMs : undefined;
   if (pedido === undefined) return comJitter;
-  return Math.min(Math.max(pedido, comJitter), 2 * base);
+  return Math.min(Math.max(pedido, comJitter), 2 * comJitter);
 }

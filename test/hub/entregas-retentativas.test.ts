@@ -63,6 +63,9 @@ describe('the retry schedule, atrasoDaProximaTentativa (DESIGN §5)', () => {
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(1500)))).toBe(1500);
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(3_600_000)))).toBe(2000);
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(3, 'agenda', depois(3_600_000)))).toBe(8000);
+    // the cap carries the jitter: deliveries turned away together with a long Retry-After spread out
+    expect(comSorteio(0, () => atrasoDaProximaTentativa(1, 'agenda', depois(3_600_000)))).toBe(1600);
+    expect(comSorteio(0.999999, () => atrasoDaProximaTentativa(1, 'agenda', depois(3_600_000)))).toBe(2400);
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(1, 'agenda', depois(0)))).toBe(1000);
     // any other failure follows the schedule alone
     expect(comSorteio(0.5, () => atrasoDaProximaTentativa(2, 'agenda', new FalhaDeTentativa('HTTP 500')))).toBe(2000);
