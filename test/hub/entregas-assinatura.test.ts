@@ -154,7 +154,10 @@ test('a token signed by any other key is refused by the hub JWKS', async () => {
 
 test('every attempt is signed afresh, with the same webhook-id (DESIGN §5)', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/de-novo'), maximo_de_tentativas: 3 });
-  t.receptor.responder = (r, vez) => (r.caminho === '/de-novo' && vez === 1 ? 500 : 200);
+  // the first attempt answers in the next second, so the second is made in a later one than the
+  // first was signed in: its timestamp, signature and token must be its own, not the first's again
+  const proximoSegundo = () => new Promise((r) => setTimeout(r, 1050 - (Date.now() % 1000)));
+  t.receptor.responder = async (r, vez) => (r.caminho === '/de-novo' && vez === 1 ? (await proximoSegundo(), 500) : 200);
   try {
     const { id } = await c.publicar();
     const duas = await esperarAte(() => {
@@ -162,6 +165,8 @@ test('every attempt is signed afresh, with the same webhook-id (DESIGN §5)', as
       return l.length === 2 && l;
     }, 'two attempts');
     expect(duas[1].webhookId).toBe(duas[0].webhookId);
+    expect(Number(duas[1].cabecalhos['webhook-timestamp'])).toBeGreaterThan(Number(duas[0].cabecalhos['webhook-timestamp']));
+    for (const cabecalho of ['webhook-signature', 'webhook-token']) expect(duas[1].cabecalhos[cabecalho]).not.toBe(duas[0].cabecalhos[cabecalho]);
     for (const r of duas) {
       expect(await v1aConfere(r, r.bruto)).toBe(true);
       const { payload } = await verificarToken(r, c.assinante.id);
