@@ -1,4 +1,4 @@
-import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
+import { Op, QueryTypes, Transaction, UniqueConstraintError, WhereOptions } from 'sequelize';
 import { banco } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
@@ -180,9 +180,9 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
     if (!tipo) throw referenciaInvalida('tipo_de_evento_id', 'Tipo de evento não encontrado.');
     await conferirVersao(tipo.id, e.versao_do_esquema, transaction);
     const par = { aplicativo_assinante_id: app.id, tipo_de_evento_id: tipo.id };
-    if (await Assinatura.findOne({ where: par, attributes: ['id'], transaction })) {
-      throw conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
-    }
+    const jaAssina = () => conflito('O aplicativo já assina este tipo de evento; para mudar a versão, altere a assinatura existente.');
+    if (await Assinatura.findOne({ where: par, attributes: ['id'], transaction })) throw jaAssina();
+    // a creation of the same pair committed after the check above: the unique key tells
     const a = await Assinatura.create(
       {
         ...par,
@@ -193,7 +193,9 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
         tempo_limite_em_segundos: e.tempo_limite_em_segundos ?? 5,
       },
       { transaction },
-    );
+    ).catch((err) => {
+      throw err instanceof UniqueConstraintError ? jaAssina() : err;
+    });
     return a.id;
   });
   esquecerAssinaturas();

@@ -91,6 +91,14 @@ describe('POST /assinatura: references (SPEC 4.3 rule 6, SPEC §7, DESIGN §4: 4
     expect(await doTipo(tipo)).toEqual([]);
   });
 
+  test('a deleted event type answers 422 naming tipo_de_evento_id, as an unknown one', async () => {
+    const tipo = await novoTipo();
+    expect((await hub.api.del(`/tipo_de_evento/${tipo.id}`, { token: admin })).status).toBe(204);
+    const problema = esperarProblema(await criar(corpo(tipo)), 422);
+    expect(problema.errors).toEqual([expect.objectContaining({ campo: 'tipo_de_evento_id' })]);
+    expect(await doTipo(tipo)).toEqual([]);
+  });
+
   test('an unknown event type answers 422 naming tipo_de_evento_id', async () => {
     const antes = await hub.todasAsAssinaturas();
     const problema = esperarProblema(await criar({ ...corpo({ id: randomUUID() }) }), 422);
@@ -381,6 +389,18 @@ describe('racing writes keep the rules (SPEC §3, SPEC 4.3 rule 6)', () => {
     expect(esperarProblema(await pedido, 422).errors).toEqual([expect.objectContaining({ campo: 'aplicativo_assinante_id' })]);
     const [linhas] = await conexao.query('SELECT id FROM assinatura WHERE aplicativo_assinante_id = ?', [sumindo.id]);
     expect(linhas).toEqual([]);
+  });
+
+  test('two creations of one pair at once: the one that passed the check before the other committed meets the unique key, 409 with the rule\'s own message; one subscription', async () => {
+    const tipo = await novoTipo();
+    await conexao.query('START TRANSACTION');
+    await assinarDireto(assinante.id, tipo.id);
+    const pedido = criar(corpo(tipo));
+    await esperarOutraConexao(conexao, 'the creation waiting on the unique key', ['INSERT INTO `assinatura`%']);
+    await conexao.query('COMMIT');
+
+    expect(esperarProblema(await pedido, 409)).toMatchObject({ code: 'conflito', detail: expect.stringContaining('já assina este tipo de evento') });
+    expect(await doTipo(tipo)).toHaveLength(1);
   });
 
   test('a type deleted while a subscription to it is being stored is kept: 409, as for any type with subscriptions', async () => {
