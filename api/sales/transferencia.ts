@@ -37,15 +37,16 @@ function naPlataforma(c: Esperando, sistema: ConfigSystem | null): NaPlataforma 
 
 /**
  * A call to the chat platform's API. A redirect is not followed (it would carry the API token to
- * another address) and only a 2xx with a JSON body is an answer.
+ * another address) and only a 2xx with a JSON body is an answer. `sinal` (a worker's shutdown)
+ * cuts a call under way: a run stopping does not wait out the platform's time-outs.
  */
-async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object): Promise<Record<string, unknown>> {
+async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object, sinal?: AbortSignal): Promise<Record<string, unknown>> {
   const res = await fetch(`${p.url}${caminho}`, {
     method: corpo ? 'POST' : 'GET',
     headers: { 'content-type': 'application/json', api_access_token: p.token },
     body: corpo && JSON.stringify(corpo),
     redirect: 'manual',
-    signal: AbortSignal.timeout(10_000),
+    signal: sinal ? AbortSignal.any([AbortSignal.timeout(10_000), sinal]) : AbortSignal.timeout(10_000),
   });
   if (!res.ok) throw new Error(`the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
   const json = (await res.json().catch(() => null)) as unknown;
@@ -54,8 +55,8 @@ async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object
 }
 
 /** The conversation's status as the chat platform has it now; undefined when it does not say. */
-async function statusNaPlataforma(p: NaPlataforma): Promise<unknown> {
-  return (await chamarPlataforma(p, '')).status;
+async function statusNaPlataforma(p: NaPlataforma, sinal?: AbortSignal): Promise<unknown> {
+  return (await chamarPlataforma(p, '', undefined, sinal)).status;
 }
 
 /** Statuses of the platform in which the conversation is no longer with the robot nor with the team's queue. */
@@ -74,16 +75,16 @@ const FORA_DA_FILA = new Set(['resolved', 'snoozed']);
  * toggle fails, the platform is asked again, since a lost answer (a time-out, a cut connection) may
  * hide a change it made.
  */
-async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null): Promise<string | null> {
+async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null, sinal?: AbortSignal): Promise<string | null> {
   const p = naPlataforma(c, sistema);
-  const antes = await statusNaPlataforma(p).catch(() => undefined);
+  const antes = await statusNaPlataforma(p, sinal).catch(() => undefined);
   if (antes === 'open') return null;
   if (typeof antes === 'string' && FORA_DA_FILA.has(antes)) return antes;
   try {
-    const corpo = (await chamarPlataforma(p, '/toggle_status', { status: 'open' })) as { payload?: { current_status?: unknown } };
+    const corpo = (await chamarPlataforma(p, '/toggle_status', { status: 'open' }, sinal)) as { payload?: { current_status?: unknown } };
     if (corpo.payload?.current_status !== 'open') throw new Error('the chat platform did not answer that the conversation is open');
   } catch (err) {
-    if ((await statusNaPlataforma(p).catch(() => null)) !== 'open') throw err;
+    if ((await statusNaPlataforma(p, sinal).catch(() => null)) !== 'open') throw err;
   }
   return null;
 }
@@ -183,8 +184,11 @@ export async function transferirSemResposta(
       if (!lidos.has(sistema)) lidos.set(sistema, await sistemaParaChamar(sistema));
       let naPlataforma: string | null;
       try {
-        naPlataforma = await abrirNoSuporte(c, lidos.get(sistema)!);
+        naPlataforma = await abrirNoSuporte(c, lidos.get(sistema)!, sinal);
       } catch (err) {
+        // cut by the shutdown, not refused: the wait stays as it was, for the next run (which
+        // asks the platform first, so a toggle that did land is recorded then)
+        if (sinal?.aborted) break;
         falhas++;
         falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);
         log.warn({ err: (err as Error).message, conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');

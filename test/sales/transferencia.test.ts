@@ -116,6 +116,29 @@ describe('the hand-over trigger', () => {
     expect(chat.isDone()).toBe(true);
   });
 
+  it('a stop during a call to the platform cuts the call: the run ends at once, the wait is no refusal, and the next run hands it over', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    const parar = new AbortController();
+    let paradaEm = 0;
+    nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
+      .reply(async () => {
+        parar.abort();
+        paradaEm = Date.now();
+        await new Promise((r) => setTimeout(r, 3_000));
+        return [200, { payload: { current_status: 'open' } }];
+      });
+    await transferirSemResposta(undefined, undefined, parar.signal);
+    expect(paradaEm).toBeGreaterThan(0);
+    expect(Date.now() - paradaEm).toBeLessThan(1_500);
+    expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    const chat = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(chat.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
   it('leaves alone a contact still within the wait, one the robot answered, and conversations not with the robot', async () => {
     const recente = await esperando({ esperaS: ESPERA_S - 20 });
     const respondida = await esperando({ esperaS: ESPERA_S + 30, roboRespondeu: true });
