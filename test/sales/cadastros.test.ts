@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
 import { ConfigSystem, Robo } from '../../models/sales';
@@ -94,7 +95,13 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     esperarProblema(await s.api.post('/config_system', { token, body: { tipo: 'suporte', nome: 'x' } }), 403);
     esperarProblema(await s.api.get('/config_system', { token }), 403);
     esperarProblema(await s.api.get('/config_system'), 401);
-    expect(await ConfigSystem.count({ paranoid: false })).toBe(antes);
+    const c = await s.criarSistema('suporte', { url: 'https://so-do-master.test' });
+    const guardado = (await ConfigSystem.findByPk(c.id))!.get({ plain: true });
+    esperarProblema(await s.api.get(`/config_system/${c.id}`, { token }), 403);
+    esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token, body: { nome: 'x', renovar_token: true } }), 403);
+    esperarProblema(await s.api.del(`/config_system/${c.id}`, { token }), 403);
+    expect((await ConfigSystem.findByPk(c.id))!.get({ plain: true })).toEqual(guardado);
+    expect(await ConfigSystem.count({ paranoid: false })).toBe(antes + 1);
   });
 
   it("a master demoted in identity writes no system with the token issued before (its webhook token would outlive the token's 8 hours); reading still goes by the token", async () => {
@@ -220,12 +227,19 @@ describe.each([
     const antes = await linhas();
     esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: {} }), 400);
     esperarProblema(await s.api.post(`/${recurso}`, { token: admin, body: { [campoDoNome]: 'x', desconhecido: true } }), 400);
+    const existente = await s.criar(recurso, { [campoDoNome]: unico('Intocado'), ...novosExtras() });
     const leitor = await s.pessoa({ permissoes: { clientes: ['ler'] } });
     expect((await s.api.get(`/${recurso}`, { token: leitor.token })).status).toBe(200);
     esperarProblema(await s.api.post(`/${recurso}`, { token: leitor.token, body: { [campoDoNome]: 'x' } }), 403);
+    esperarProblema(await s.api.patch(`/${recurso}/${existente.id}`, { token: leitor.token, body: { [campoDoNome]: 'x' } }), 403);
+    esperarProblema(await s.api.del(`/${recurso}/${existente.id}`, { token: leitor.token }), 403);
     const semArea = await s.pessoa({ permissoes: null });
     esperarProblema(await s.api.get(`/${recurso}`, { token: semArea.token }), 403);
-    expect(await linhas()).toBe(antes);
+    // an id never created: 404 to a change and to a deletion
+    esperarProblema(await s.api.patch(`/${recurso}/${randomUUID()}`, { token: admin, body: { [campoDoNome]: 'x' } }), 404);
+    esperarProblema(await s.api.del(`/${recurso}/${randomUUID()}`, { token: admin }), 404);
+    expect((await s.api.get(`/${recurso}/${existente.id}`, { token: admin })).body).toEqual(existente);
+    expect(await linhas()).toBe(antes + 1);
   });
 });
 
