@@ -121,10 +121,14 @@ let saindo = false;
 /**
  * SIGTERM/SIGINT close the process in order (encerrarESair). So does a rejection or an exception
  * nothing handled, logged first (`fatal`, with its stack), exiting 1: Node would print a bare stack
- * and die with its connections and jobs open. Failures during the close are logged too.
+ * and die with its connections and jobs open. Failures during the close are logged too. A signal
+ * again during the close changes nothing: a Ctrl-C reaches both `npm start` and the process npm
+ * passes it on to, and a second signal left to Node's default would kill the close half done
+ * (the grace period still bounds it).
  */
 export function encerrarNoSinal(): void {
   const aoSinal = (sinal: string) => {
+    if (saindo) return;
     logger('lifecycle').info({ sinal }, 'encerrando');
     encerrarESair();
   };
@@ -134,8 +138,8 @@ export function encerrarNoSinal(): void {
     process.exitCode = 1;
     encerrarESair();
   };
-  process.once('SIGTERM', () => aoSinal('SIGTERM'));
-  process.once('SIGINT', () => aoSinal('SIGINT'));
+  process.on('SIGTERM', () => aoSinal('SIGTERM'));
+  process.on('SIGINT', () => aoSinal('SIGINT'));
   process.on('unhandledRejection', aoFalhar('rejeição não tratada'));
   process.on('uncaughtException', aoFalhar('exceção não tratada'));
 }

@@ -32,7 +32,14 @@ answers() { # host port [socket]: the Unix socket when one is named, else TCP
 }
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; return; fi
+  if ! command -v sudo >/dev/null || ! sudo -n true 2>/dev/null; then
+    echo "this step needs root ($1): run as root, or with sudo that does not ask for a password" >&2
+    return 1
+  fi
+  sudo -n "$@"
+}
 
 answers_within() { # seconds host port [socket]
   for _ in $(seq 1 "$1"); do
@@ -53,8 +60,9 @@ where() { # host port [socket] -> what was checked ([::1]:3306, as in a URL)
 apt_updated=0
 apt_install() {
   command -v apt-get >/dev/null || { echo "no apt-get: install $* yourself" >&2; exit 1; }
-  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  # another apt at work (a fresh machine's automatic upgrades, a second run) is waited for, not failed on
+  if [ "$apt_updated" = 0 ]; then as_root apt-get -o DPkg::Lock::Timeout=300 update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
 }
 
 mariadbd_path=/usr/sbin/mariadbd
@@ -83,18 +91,21 @@ ensure_mariadb() {
   fi
   # the system's service listens where its own configuration says (127.0.0.1:3306 on Debian),
   # whatever MYSQL_URL asks
-  local por_servico=0
+  local por_servico=0 mariadb_log="/run/mysqld/suite-$MYSQL_PORT.err"
   if [ -x "$mariadbd_path" ]; then
     # matched by a pid file of this port's own: any other mariadbd (a container's, another port's)
     # is no reason not to start
-    as_root start-stop-daemon --start --background --pidfile "/run/mysqld/suite-$MYSQL_PORT.pid" --make-pidfile \
-      --exec "$mariadbd_path" -- --user=mysql --port="$MYSQL_PORT" "${server_args[@]}" \
+    # --oknodo: one this script started before, still starting, is waited for below; its errors go
+    # to a log of its own, shown if it does not come up
+    as_root start-stop-daemon --start --oknodo --background --pidfile "/run/mysqld/suite-$MYSQL_PORT.pid" --make-pidfile \
+      --exec "$mariadbd_path" -- --user=mysql --port="$MYSQL_PORT" --log-error="$mariadb_log" "${server_args[@]}" \
       || { por_servico=1; as_root service mariadb start; }
   else
     por_servico=1
     as_root service mysql start
   fi
   wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" || {
+    [ "$por_servico" = 1 ] || as_root tail -n 15 "$mariadb_log" >&2 || true
     if [ "$por_servico" = 1 ] && { [ "$MYSQL_PORT" != 3306 ] || [ "$MYSQL_HOST" = "::1" ] || [ "$MYSQL_SOCKET" != "-" ]; }; then
       echo "(the system's MariaDB service was started, and it listens where its configuration says, 127.0.0.1:3306 on Debian, not at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET"): set MYSQL_URL to its address, or its bind-address and port to MYSQL_URL's)" >&2
     else
@@ -132,8 +143,27 @@ ensure_redis() {
   redis_bind=127.0.0.1
   [ "$REDIS_HOST" = "::1" ] && redis_bind=::1
   redis-server --daemonize yes --bind "$redis_bind" --port "$REDIS_PORT" --maxmemory-policy noeviction \
-    --save "" --appendonly yes --dir "$redis_dir"
-  wait_for Redis "$REDIS_HOST" "$REDIS_PORT"
+    --save "" --appendonly yes --dir "$redis_dir" --logfile "$redis_dir/redis.log"
+  wait_for Redis "$REDIS_HOST" "$REDIS_PORT" || { tail -n 15 "$redis_dir/redis.log" >&2 || true; return 1; }
+}
+
+# Something answering on Redis's port is not yet a Redis that takes REDIS_URL (a password it
+# lacks, protected mode, another program): checked with a PING as the suite connects.
+ensure_redis_login() {
+  local erro
+  erro="$(URL_DO_SERVICO="$REDIS_URL" node -e '
+    const Redis = require("ioredis");
+    const r = new Redis(process.env.URL_DO_SERVICO, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // the first error says why (NOAUTH...); the promise only says the connection closed
+    let motivo;
+    r.on("error", (e) => { motivo ??= e.message; });
+    r.connect().then(() => r.ping()).then(
+      () => r.disconnect(),
+      (e) => { process.stderr.write(motivo ?? e.message); r.disconnect(); process.exitCode = 1; },
+    );
+  ' 2>&1 >/dev/null)" && return 0
+  echo "Redis at $(where "$REDIS_HOST" "$REDIS_PORT") refuses REDIS_URL's connection: $erro" >&2
+  return 1
 }
 redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
 
@@ -273,6 +303,7 @@ main() {
   cd "$(dirname "$0")/.."
   ensure_mariadb
   ensure_redis
+  ensure_redis_login
   ensure_login
   if is_local "$MYSQL_HOST"; then
     ensure_mroonga || echo "warning: no Mroonga engine; the sales text search reads the messages instead" >&2

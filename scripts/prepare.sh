@@ -8,6 +8,14 @@ set -euo pipefail
 exec 1>&2
 cd "$(dirname "$0")/.."
 
+# `npm start` and `npm test` started together would both install into node_modules and both start
+# a database server: the second waits for the first's preparation, then finds it done
+exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"
+if ! flock -n 9; then
+  echo "waiting for another preparation of the suite (npm start or npm test) to end"
+  flock 9
+fi
+
 # Node.js 20.19+ or 22.12+ (package.json "engines"): jose 6 is an ES module the suite require()s,
 # which Node before those versions refuses with an error that names neither. Debian 12's own
 # nodejs is 18.

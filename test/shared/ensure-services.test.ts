@@ -55,7 +55,22 @@ test('a MYSQL_URL of [::1] is read as host ::1, named [::1]:port, and a MariaDB 
   );
   expect(r.erros).toBe('');
   expect(r.saida).toBe(`::1 ${porta} - [::1]:${porta}\nstarting MariaDB\n`);
-  expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --bind-address=::1\n`);
+  expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --log-error=/run/mysqld/suite-${porta}.err --bind-address=::1\n`);
+});
+
+test("something answering on Redis's port that does not take REDIS_URL (a password it lacks) stops the script with the server's reason; the suite's Redis passes", () => {
+  // a Redis that wants a password (NOAUTH to every command), in a process of its own: rodar blocks this one
+  const r = rodar(
+    `node -e 'const s = require("net").createServer((c) => c.on("data", () => c.write("-NOAUTH Authentication required.\\r\\n")));
+      s.listen(0, "127.0.0.1", () => console.log(s.address().port))' >"$PASTA/porta" &
+    echo $! >"$PASTA/pid"
+    trap 'kill "$(cat "$PASTA/pid")"' EXIT
+    until [ -s "$PASTA/porta" ]; do sleep 0.1; done
+    REDIS_URL="redis://127.0.0.1:$(cat "$PASTA/porta")" ensure_redis_login`,
+  );
+  expect(r.codigo).toBe(1);
+  expect(r.erros).toContain("refuses REDIS_URL's connection: NOAUTH Authentication required.");
+  expect(rodar('ensure_redis_login', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' })).toMatchObject({ codigo: 0, erros: '' });
 });
 
 test('a MariaDB started as the system service, which listens where its own configuration says, is named as such when MYSQL_URL asks for another address', async () => {

@@ -66,3 +66,14 @@ test('a failure during a close begun by SIGTERM still makes the exit code 1', as
   );
   expect(codigo).toBe(1);
 }, 30_000);
+
+test('a second signal during the close (a Ctrl-C reaching npm and the process it passes it on to) lets the close finish and exit 0', async () => {
+  const { codigo, erros } = await processoCom(
+    `l.aoEncerrar('filas', 'fila de teste', async () => { await new Promise((r) => setTimeout(r, 300)); console.error('FECHADA'); });
+     process.kill(process.pid, 'SIGINT');
+     setTimeout(() => process.kill(process.pid, 'SIGINT'), 50);
+     setTimeout(() => process.kill(process.pid, 'SIGTERM'), 100);`,
+  );
+  expect(codigo).toBe(0);
+  expect(erros.match(/FECHADA/g)).toHaveLength(1);
+}, 30_000);
