@@ -10,10 +10,13 @@ cd "$(dirname "$0")/.."
 
 # `npm start` and `npm test` started together would both install into node_modules and both start
 # a database server: the second waits for the first's preparation, then finds it done
-exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"
-if ! flock -n 9; then
-  echo "waiting for another preparation of the suite (npm start or npm test) to end"
-  flock 9
+# (flock is util-linux's, on every Debian; elsewhere the two are not kept apart)
+if command -v flock >/dev/null; then
+  exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"
+  if ! flock -n 9; then
+    echo "waiting for another preparation of the suite (npm start or npm test) to end"
+    flock 9
+  fi
 fi
 
 # Node.js 20.19+ or 22.12+ (package.json "engines"): jose 6 is an ES module the suite require()s,
