@@ -35,7 +35,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then
   npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 fi
-bash scripts/ensure-services.sh
+# without the lock's descriptor: a server it starts in the background would inherit it and hold the lock for good
+bash scripts/ensure-services.sh 9>&-
 if [ "${1:-}" = "--build" ]; then
   npm run --silent build
 fi
