@@ -73,7 +73,8 @@ const semBarraFinal = (url: string | null) => url?.replace(/\/+$/, '') ?? null;
  * back, to wherever the change points (`null` clears it).
  */
 function conferirTokenAoMudarUrl(c: ConfigSystem, e: AlteracaoDoConfigSystem): void {
-  if (e.url === undefined || semBarraFinal(e.url) === (c.url ?? null) || !c.token_api_cifrado || e.token_api !== undefined) return;
+  // no address (null) sends it nowhere; a later address must come with it again
+  if (!e.url || semBarraFinal(e.url) === (c.url ?? null) || !c.token_api_cifrado || e.token_api !== undefined) return;
   throw dadosInvalidos('Mudar url exige enviar token_api de novo (ou null para apagá-lo).', [
     { campo: 'token_api', mensagem: 'obrigatório ao mudar url' },
   ]);

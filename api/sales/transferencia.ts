@@ -18,7 +18,7 @@ interface Esperando {
   ultima_mensagem_do_contato_em: Date;
   /** the contact's first message still unanswered (INICIO_DA_ESPERA) */
   espera_desde: Date;
-  /** refusals since the contact's last message (an earlier wait's do not count) */
+  /** refusals of this wait (an earlier wait's do not count) */
   transferencia_falhas: number;
 }
 
@@ -96,7 +96,7 @@ async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null, sinal?
  * message, as the hand-over recorded it), never against `transferida_em`, our own clock: with the
  * two clocks apart, a new message would be taken for an old one, or an old one for a new one.
  */
-const SEM_RESPOSTA = `c.deletado_em IS NULL
+const SEM_RESPOSTA = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em IS NOT NULL
   AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
   AND (c.transferida_contato_em IS NULL OR c.transferida_contato_em < c.ultima_mensagem_do_contato_em)`;
 
@@ -132,7 +132,7 @@ export interface ProgressoDaTransferencia {
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
  * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
- * always fail do not keep the others waiting; a new message of the contact starts over. Each
+ * always fail do not keep the others waiting; a new wait (the robot answered, the contact wrote again) starts over. Each
  * system has its own places in a run, and one that fails three times in a row is left alone for
  * the rest of it, so a system the platform refuses never holds back the others. Conversations of
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
@@ -219,18 +219,20 @@ export async function transferirSemResposta(
 
 /** A system's conversations waiting for a hand-over that may be tried now, oldest wait first. */
 function esperandoNoSistema(sistemaId: string, limite: string, agora: Date): Promise<Esperando[]> {
+  // the wait's start read once per conversation (its refusals, and their back-off, are that wait's)
   return lerPorTexto<Esperando>(
     banco('sales'),
-    `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
-        ${INICIO_DA_ESPERA} AS espera_desde,
-        IF(c.transferencia_falhou_contato_em >= c.ultima_mensagem_do_contato_em, c.transferencia_falhas, 0) AS transferencia_falhas
-       FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
-      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA}
-        AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < c.ultima_mensagem_do_contato_em)
-      HAVING espera_desde < ?
-      ORDER BY espera_desde LIMIT ${POR_SISTEMA_E_RODADA}`,
-    [sistemaId, dataSql(agora), limite],
+    `SELECT e.id, e.config_system_suporte_id, e.suporte_conta_id, e.suporte_conversa_id, e.ultima_mensagem_do_contato_em, e.espera_desde,
+        IF(e.transferencia_falhou_contato_em >= e.espera_desde, e.transferencia_falhas, 0) AS transferencia_falhas
+       FROM (SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
+                c.transferencia_falhas, c.transferencia_falhou_contato_em, c.transferencia_tentar_apos, ${INICIO_DA_ESPERA} AS espera_desde
+               FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
+              WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA}
+                AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL) e
+      WHERE e.espera_desde < ?
+        AND (e.transferencia_tentar_apos IS NULL OR e.transferencia_tentar_apos <= ? OR e.transferencia_falhou_contato_em < e.espera_desde)
+      ORDER BY e.espera_desde LIMIT ${POR_SISTEMA_E_RODADA}`,
+    [sistemaId, limite, dataSql(agora)],
   );
 }
 
@@ -238,12 +240,12 @@ async function adiar(c: Esperando, agora: Date): Promise<void> {
   const falhas = c.transferencia_falhas + 1;
   // a run slowed by time-outs counts the wait from the refusal, not from its start
   const falhouEm = new Date(Math.max(agora.getTime(), Date.now()));
-  // the refused wait is kept by its contact message's platform time: a later message starts over
+  // the refused wait is kept by its start's platform time: a wait that begins later starts over
   await escreverJuntos(banco('sales'), [
     [
       `UPDATE conversa SET transferencia_falhas = ?, transferencia_falhou_em = ?, transferencia_falhou_contato_em = ?,
           transferencia_tentar_apos = ? WHERE id = ?`,
-      [falhas, dataSql(falhouEm), dataSql(c.ultima_mensagem_do_contato_em), dataSql(new Date(falhouEm.getTime() + esperaAposFalhas(falhas))), c.id],
+      [falhas, dataSql(falhouEm), dataSql(c.espera_desde), dataSql(new Date(falhouEm.getTime() + esperaAposFalhas(falhas))), c.id],
     ],
   ]);
 }

@@ -147,6 +147,10 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect((await mudar({ url: 'https://sem-token.test', token_api: null })).body).toMatchObject({ url: 'https://sem-token.test', tem_token_api: false });
     // with no token stored there is nothing to carry away
     expect((await mudar({ url: 'https://livre.test' })).body).toMatchObject({ url: 'https://livre.test', tem_token_api: false });
+    // no address sends the token nowhere; the next address needs it again
+    expect((await mudar({ token_api: 'token-guardado' })).body).toMatchObject({ tem_token_api: true });
+    expect((await mudar({ url: null })).body).toMatchObject({ url: null, tem_token_api: true });
+    esperarProblema(await mudar({ url: 'https://depois.test' }), 400);
   });
 
   it('a change (a new token) or a second deletion arriving while a deletion is under way answers 404 and leaves the deleted system as it was', async () => {

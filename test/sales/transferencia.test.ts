@@ -270,6 +270,23 @@ describe('the hand-over trigger', () => {
     expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 1, transferencia_tentar_apos: new Date(t0.getTime() + 60_000) });
   });
 
+  it('a contact writing again within a refused wait does not hasten its next try, and its next refusal counts as the second', async () => {
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    const t0 = new Date();
+    abrirNoChat(conversa, 503);
+    await transferirSemResposta(t0);
+    const primeira = await adiada(registro.id);
+    expect(primeira).toMatchObject({ transferencia_falhas: 1 });
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', conteudo: 'alguém aí?', criadaEm: segundosAtras(5) }));
+    const cedo = abrirNoChat(conversa, 503);
+    await transferirSemResposta(new Date(t0.getTime() + 10_000));
+    expect(cedo.isDone()).toBe(false);
+    expect(await adiada(registro.id)).toEqual(primeira);
+    await transferirSemResposta(new Date(primeira.transferencia_tentar_apos.getTime() + 1_000));
+    expect(cedo.isDone()).toBe(true);
+    expect(await adiada(registro.id)).toMatchObject({ transferencia_falhas: 2 });
+  });
+
   it('the wait after refusals doubles from 1 minute and stops growing at an hour', () => {
     expect([1, 2, 3, 4, 6, 7, 30].map(esperaAposFalhas)).toEqual([60_000, 120_000, 240_000, 480_000, 1_920_000, 3_600_000, 3_600_000]);
   });
@@ -517,13 +534,17 @@ describe('the hand-over trigger', () => {
       expect(outraVez.isDone()).toBe(false);
     });
 
-    it('a refusal counts for the wait it was for, by the platform\'s time: a message stamped before our refusal but after the refused wait starts over', async () => {
+    it('a refusal counts for the wait it was for, by the platform\'s time: a new wait stamped before our refusal but after the refused one starts over', async () => {
       const { conversa, registro } = await esperando({ esperaS: 3600 });
       const recusa = abrirNoChat(conversa, 500);
       await transferirSemResposta();
       expect(recusa.isDone()).toBe(true);
       expect(await adiada(registro.id)).toMatchObject({ transferencia_falhas: 1 });
-      // the contact writes again; the platform's clock, behind ours, stamps it before our refusal
+      // the robot answers and the contact writes again; the platform's clock, behind ours, stamps both before our refusal
+      await s.registrar(
+        sistema,
+        eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(ESPERA_S + 40) }),
+      );
       await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 30) }));
       const novaEspera = abrirNoChat(conversa, 503);
       const t0 = new Date(Date.now() + 5_000);
