@@ -100,12 +100,12 @@ export async function encerrar(): Promise<void> {
 /**
  * Closes in order and exits with the code the process has set (0 unless a command said otherwise:
  * an import stopped midway has not succeeded; 1 after a failure nothing handled); a forced exit
- * after the grace period. Once: a failure meanwhile starts no other close (a second SIGTERM or
- * SIGINT ends the process at once, Node's own way).
+ * after the grace period. Once: a failure or a signal meanwhile starts no other close.
  */
 function encerrarESair(): void {
   if (saindo) return;
   saindo = true;
+  saindoDesde = Date.now();
   const forcar = setTimeout(() => {
     logger('lifecycle').error('encerramento passou do prazo: saída forçada');
     process.exit(1);
@@ -117,18 +117,23 @@ function encerrarESair(): void {
   );
 }
 let saindo = false;
+let saindoDesde = 0;
 
 /**
  * SIGTERM/SIGINT close the process in order (encerrarESair). So does a rejection or an exception
  * nothing handled, logged first (`fatal`, with its stack), exiting 1: Node would print a bare stack
- * and die with its connections and jobs open. Failures during the close are logged too. A signal
- * again during the close changes nothing: a Ctrl-C reaches both `npm start` and the process npm
- * passes it on to, and a second signal left to Node's default would kill the close half done
- * (the grace period still bounds it).
+ * and die with its connections and jobs open. Failures during the close are logged too. A Ctrl-C
+ * reaches both `npm start` and the process npm passes it on to: a signal again within a second
+ * of the close's start is that one, and changes nothing; one later is someone who will not wait,
+ * and ends the process at once (exit 1).
  */
 export function encerrarNoSinal(): void {
   const aoSinal = (sinal: string) => {
-    if (saindo) return;
+    if (saindo) {
+      if (Date.now() - saindoDesde < 1000) return;
+      logger('lifecycle').warn({ sinal }, 'sinal de novo durante o encerramento: saída imediata');
+      process.exit(1);
+    }
     logger('lifecycle').info({ sinal }, 'encerrando');
     encerrarESair();
   };

@@ -32,10 +32,13 @@ answers() { # host port [socket]: the Unix socket when one is named, else TCP
 }
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
 # sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
+sem_sudo_dito=0
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; return; fi
-  if ! command -v sudo >/dev/null || ! sudo -n true 2>/dev/null; then
-    echo "this step needs root ($1): run as root, or with sudo that does not ask for a password" >&2
+  if ! command -v sudo >/dev/null; then
+    # said once: a run may try several steps as root before one it cannot do without
+    [ "$sem_sudo_dito" = 1 ] || echo "some steps need root ($1 first): run as root, or install sudo allowing them without a password" >&2
+    sem_sudo_dito=1
     return 1
   fi
   sudo -n "$@"
@@ -60,8 +63,19 @@ where() { # host port [socket] -> what was checked ([::1]:3306, as in a URL)
 apt_updated=0
 apt_install() {
   command -v apt-get >/dev/null || { echo "no apt-get: install $* yourself" >&2; exit 1; }
-  # another apt at work (a fresh machine's automatic upgrades, a second run) is waited for, not failed on
-  if [ "$apt_updated" = 0 ]; then as_root apt-get -o DPkg::Lock::Timeout=300 update -qq; apt_updated=1; fi
+  # another apt at work (a fresh machine's automatic upgrades) is waited for, not failed on: the
+  # install's dpkg lock by apt itself, the package lists' lock (which that option does not cover)
+  # by trying again while apt says it is held
+  if [ "$apt_updated" = 0 ]; then
+    local erros
+    for tentativa in $(seq 1 30); do
+      erros="$(as_root apt-get update -qq 2>&1 >/dev/null)" && break
+      if [[ "$erros" != *"Could not get lock"* ]] || [ "$tentativa" = 30 ]; then echo "$erros" >&2; return 1; fi
+      [ "$tentativa" = 1 ] && echo "apt is busy (another apt-get, the automatic upgrades): waiting for it" >&2
+      sleep 10
+    done
+    apt_updated=1
+  fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
 }
 
@@ -153,9 +167,11 @@ ensure_redis_login() {
   local erro
   erro="$(URL_DO_SERVICO="$REDIS_URL" node -e '
     const Redis = require("ioredis");
-    const r = new Redis(process.env.URL_DO_SERVICO, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
     // the first error says why (NOAUTH...); the promise only says the connection closed
     let motivo;
+    const r = new Redis(process.env.URL_DO_SERVICO, { lazyConnect: true, connectTimeout: 3000, commandTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // a program that takes the connection and never answers: the ready check has no time-out of its own
+    setTimeout(() => { process.stderr.write(motivo ?? "no answer in 5 seconds"); process.exit(1); }, 5000).unref();
     r.on("error", (e) => { motivo ??= e.message; });
     r.connect().then(() => r.ping()).then(
       () => r.disconnect(),

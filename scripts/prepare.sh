@@ -10,12 +10,13 @@ cd "$(dirname "$0")/.."
 
 # `npm start` and `npm test` started together would both install into node_modules and both start
 # a database server: the second waits for the first's preparation, then finds it done
-# (flock is util-linux's, on every Debian; elsewhere the two are not kept apart)
-if command -v flock >/dev/null; then
-  exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"
+# (flock is util-linux's, on every Debian; elsewhere, or with no writable temporary folder, the two
+# are not kept apart)
+if command -v flock >/dev/null && { exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"; } 2>/dev/null; then
   if ! flock -n 9; then
     echo "waiting for another preparation of the suite (npm start or npm test) to end"
-    flock 9
+    # an install from scratch (packages, MariaDB) takes minutes, not a quarter of an hour
+    flock -w 900 9 || { echo "the other preparation has not ended in 15 minutes" >&2; exit 1; }
   fi
 fi
 

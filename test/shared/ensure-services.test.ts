@@ -70,6 +70,16 @@ test("something answering on Redis's port that does not take REDIS_URL (a passwo
   );
   expect(r.codigo).toBe(1);
   expect(r.erros).toContain("refuses REDIS_URL's connection: NOAUTH Authentication required.");
+  // one that takes the connection and never answers does not hold the script
+  const mudo = rodar(
+    `node -e 'const s = require("net").createServer(() => undefined); s.listen(0, "127.0.0.1", () => console.log(s.address().port))' >"$PASTA/porta-do-mudo" &
+    echo $! >"$PASTA/pid-do-mudo"
+    trap 'kill "$(cat "$PASTA/pid-do-mudo")"' EXIT
+    until [ -s "$PASTA/porta-do-mudo" ]; do sleep 0.1; done
+    REDIS_URL="redis://127.0.0.1:$(cat "$PASTA/porta-do-mudo")" ensure_redis_login`,
+  );
+  expect(mudo.codigo).toBe(1);
+  expect(mudo.erros).toContain("refuses REDIS_URL's connection: no answer in 5 seconds");
   expect(rodar('ensure_redis_login', { REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' })).toMatchObject({ codigo: 0, erros: '' });
 });
 

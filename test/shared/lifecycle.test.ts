@@ -77,3 +77,15 @@ test('a second signal during the close (a Ctrl-C reaching npm and the process it
   expect(codigo).toBe(0);
   expect(erros.match(/FECHADA/g)).toHaveLength(1);
 }, 30_000);
+
+test('a signal given a while into the close is someone who will not wait: the process ends at once, exiting 1', async () => {
+  const inicio = Date.now();
+  const { codigo, erros } = await processoCom(
+    `l.aoEncerrar('filas', 'fila de teste', async () => { await new Promise((r) => setTimeout(r, 1500)); console.error('FECHADA'); });
+     process.kill(process.pid, 'SIGTERM');
+     setTimeout(() => process.kill(process.pid, 'SIGINT'), 1100);`,
+  );
+  expect(codigo).toBe(1);
+  expect(erros).not.toContain('FECHADA');
+  expect(Date.now() - inicio).toBeLessThan(10_000);
+}, 30_000);
