@@ -48,14 +48,36 @@ export function fila(def: DefinicaoDeFila, conexao: 'produtor' | 'painel' = 'pro
   return q;
 }
 
+/** The fields of the jobs' reports that say how far a job got: done, of. */
+const FEITO_DE = [
+  ['feitas', 'de'],
+  ['apagados', 'de'],
+  ['vistas', 'de'],
+  ['bytes', 'total'],
+] as const;
+
+/** How far a report says its job got, 0 to 100, when it says so (`percentual`, or done of a total). */
+function percentualDoRelatorio(relatorio: object): number | undefined {
+  const r = relatorio as Record<string, unknown>;
+  if (typeof r.percentual === 'number') return r.percentual;
+  for (const [feito, de] of FEITO_DE) {
+    const [a, b] = [r[feito], r[de]];
+    if (typeof a === 'number' && typeof b === 'number' && b > 0) return Math.min(100, Math.floor((a / b) * 100));
+  }
+  return undefined;
+}
+
 /**
- * A long job's progress callback: each report becomes the job's progress on the dashboard. A
+ * A long job's progress callback: each report becomes the job's progress on the dashboard, with
+ * `progress` (0 to 100), which Bull Board draws on the job's card, when the report tells it. A
  * report that cannot be written (Redis a moment out of reach) is let go: the next one replaces it.
  */
 export const progressoNoPainel =
   (job: Job) =>
-  (progresso: object): void =>
-    void job.updateProgress({ ...progresso }).catch(() => undefined);
+  (progresso: object): void => {
+    const percentual = percentualDoRelatorio(progresso);
+    void job.updateProgress({ ...progresso, ...(percentual === undefined ? {} : { progress: percentual }) }).catch(() => undefined);
+  };
 
 /**
  * progressoNoPainel at most once per `intervaloMs`, for jobs that are most often short and

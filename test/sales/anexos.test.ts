@@ -222,7 +222,7 @@ describe('progress of the attachment jobs (the dashboard shows it)', () => {
       if (progresso?.bytes !== undefined && progresso.bytes !== vistos.at(-1)?.bytes) vistos.push(progresso);
       return progresso?.bytes === total;
     }, 'the progress of the whole copy');
-    expect(vistos.at(-1)).toEqual({ bytes: total, total });
+    expect(vistos.at(-1)).toEqual({ bytes: total, total, progress: 100 });
     // at least one report while the copy was under way, and bytes never going back
     expect(vistos.some((p) => p.bytes > 0 && p.bytes < total)).toBe(true);
     expect(vistos.map((p) => p.bytes)).toEqual([...vistos.map((p) => p.bytes)].sort((a, b) => a - b));

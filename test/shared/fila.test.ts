@@ -1,6 +1,6 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, reenfileirar } from '../../queues/fila';
+import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
 import { agendarRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
@@ -166,6 +166,23 @@ test('progressoEspacado writes a job’s progress at most once per interval: a s
   reportar({ feitas: 3 });
   reportar({ feitas: 4 });
   expect(escritos).toEqual([{ feitas: 3 }]);
+});
+
+test('a report that says how far its job got carries `progress`, 0 to 100, which Bull Board draws on the job card', async () => {
+  const escritos: object[] = [];
+  const reportar = progressoNoPainel({ updateProgress: async (p: object) => void escritos.push(p) } as unknown as Job);
+  for (const r of [{ fase: 'carga', percentual: 42 }, { feitas: 1, de: 3 }, { apagados: 5, de: 5 }, { vistas: 0, de: 0 }, { bytes: 10, total: null }, { bytes: 600, total: 500 }, { entregas: 3, eventos: 1 }]) {
+    reportar(r);
+  }
+  expect(escritos).toEqual([
+    { fase: 'carga', percentual: 42, progress: 42 },
+    { feitas: 1, de: 3, progress: 33 },
+    { apagados: 5, de: 5, progress: 100 },
+    { vistas: 0, de: 0 },
+    { bytes: 10, total: null },
+    { bytes: 600, total: 500, progress: 100 },
+    { entregas: 3, eventos: 1 },
+  ]);
 });
 
 test("repeatable jobs run once, not with their queue's retries: the next run is the retry (an outbox sweep would otherwise retry for days)", async () => {
