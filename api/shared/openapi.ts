@@ -239,6 +239,13 @@ function respostasDeErro(rota: Rota) {
   }
   // the database, Redis or (checking a token) the identity service out of reach
   if (!rota.semDependencias) r['503'] ??= problema('Uma dependência do serviço está indisponível; tente de novo');
+  // every 423, 429 and 503 says when to try again (api/shared/http-errors.ts, limite.ts)
+  for (const status of ['423', '429', '503']) {
+    if (!r[status]) continue;
+    (r[status] as Record<string, unknown>).headers = {
+      'Retry-After': { description: 'Segundos a esperar antes de tentar de novo', required: true, schema: { type: 'integer', minimum: 1 } },
+    };
+  }
   return r;
 }
 

@@ -115,9 +115,13 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
   test('rate-limited public routes document their 429; the listing its 503; uploads 413/415; the signed download 403', async () => {
     const leads = await documento('leads');
     expect(Object.keys(leads.paths['/api/cnpj/{cnpj}'].get.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '429']));
+    // each says when to try again, as every 429 and 503 sends it
+    const retryAfter = { 'Retry-After': expect.objectContaining({ required: true, schema: { type: 'integer', minimum: 1 } }) };
+    for (const status of ['429', '503']) expect(leads.paths['/api/cnpj/{cnpj}'].get.responses[status].headers).toEqual(retryAfter);
     expect(Object.keys(leads.paths['/api/empresas'].get.responses)).toEqual(expect.arrayContaining(['503']));
     const identity = await documento('identity');
     for (const caminho of ['/auth/login', '/auth/token']) expect(Object.keys(identity.paths[caminho].post.responses)).toContain('429');
+    expect(identity.paths['/auth/login'].post.responses['423'].headers).toEqual(retryAfter);
     // a route reading JSON may answer 415; a webhook, whose system is its credential, never 404
     expect(Object.keys(identity.paths['/auth/login'].post.responses)).toContain('415');
     const sales = await documento('sales');
