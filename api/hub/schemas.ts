@@ -13,6 +13,10 @@ const imutavel = (campo: string) =>
   Joi.any().forbidden().messages({ 'any.unknown': `${campo} não muda: crie outra assinatura` });
 const situacaoDaVersao = () => Joi.string().valid('ativa', 'depreciada', 'desligada');
 
+/** SPEC 4.3 rule 7, checked by assinaturas.ts (conferirUrl); said here for the OpenAPI document. */
+const urlDeDestino = () =>
+  Joi.string().trim().max(500).description('https; http só para localhost, 127.0.0.1 e [::1]; sem usuário ou senha na URL');
+
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   paramsVersao: Joi.object({ id: id().required(), versao: Joi.number().integer().min(1).required() }),
@@ -23,7 +27,7 @@ export const schemas = {
   criarAssinatura: Joi.object({
     aplicativo_assinante_id: id().required(),
     tipo_de_evento_id: id().required(),
-    url_de_destino: Joi.string().trim().max(500).required(),
+    url_de_destino: urlDeDestino().required(),
     versao_do_esquema: Joi.number().strict().integer().min(1).required(),
     ativa: Joi.boolean().strict().allow(null),
     maximo_de_tentativas: Joi.number().strict().integer().min(1).max(20).allow(null),
@@ -32,7 +36,7 @@ export const schemas = {
   atualizarAssinatura: Joi.object({
     aplicativo_assinante_id: imutavel('aplicativo_assinante_id'),
     tipo_de_evento_id: imutavel('tipo_de_evento_id'),
-    url_de_destino: Joi.string().trim().max(500).allow(null),
+    url_de_destino: urlDeDestino().allow(null),
     versao_do_esquema: Joi.number().strict().integer().min(1).allow(null),
     ativa: Joi.boolean().strict().allow(null),
     maximo_de_tentativas: Joi.number().strict().integer().min(1).max(20).allow(null),

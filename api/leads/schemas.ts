@@ -10,7 +10,10 @@ export const schemas = {
       .try(Joi.array().items(Joi.string().allow('')).max(4), Joi.string())
       .custom((v: string | string[]) => (Array.isArray(v) ? v.join('/') : v))
       .required()
-      .description('14 caracteres, com ou sem a máscara NN.NNN.NNN/NNNN-NN (a barra como está ou como %2F)'),
+      .description(
+        '14 caracteres, com ou sem a máscara NN.NNN.NNN/NNNN-NN (a barra como está ou como %2F): os 12 primeiros dígitos ou letras ' +
+          '(CNPJ alfanumérico, em qualquer caixa), os 2 últimos dígitos verificadores, que são conferidos (400 quando não batem)',
+      ),
   }),
   empresas: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO), ...esquemaDosFiltros }),
 };

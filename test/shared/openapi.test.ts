@@ -124,6 +124,10 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(identity.paths['/auth/login'].post.responses['423'].headers).toEqual(retryAfter);
     // a route reading JSON may answer 415; a webhook, whose system is its credential, never 404
     expect(Object.keys(identity.paths['/auth/login'].post.responses)).toContain('415');
+    // rules the schema cannot say are said in words: a subscription's address, a CNPJ's check digits
+    const hub = await documento('hub');
+    expect(hub.paths['/assinatura'].post.requestBody.content['application/json'].schema.properties.url_de_destino.description).toMatch(/^https; http só para localhost/);
+    expect(leads.paths['/api/cnpj/{cnpj}'].get.parameters[0].description).toContain('verificadores, que são conferidos');
     const sales = await documento('sales');
     for (const caminho of ['/webhooks/suporte/{config_id}', '/webhooks/gateway/{config_id}']) {
       expect(Object.keys(sales.paths[caminho].post.responses)).toEqual(expect.arrayContaining(['401', '415']));
