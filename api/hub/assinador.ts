@@ -4,6 +4,7 @@ import { Op, Transaction } from 'sequelize';
 import { config, ConfigError } from '../../config';
 import { lerArquivoDeChave } from '../../lib/arquivo-de-chave';
 import { banco, sozinho } from '../../lib/database';
+import { logger } from '../../lib/logger';
 import { ChaveDoHub } from '../../models/hub';
 
 /**
@@ -32,6 +33,8 @@ export const PUBLICADA_ANTES_DE_ASSINAR_MS = 60 * 60_000;
 export const ASSINAM_JUNTAS_MS = 60 * 60_000;
 /** How old the keys a process holds may get before it reads them again (tests lower it). */
 export const RECARGA_DAS_CHAVES = { ms: 60_000 };
+
+const log = logger('hub-chaves');
 
 let chaves: Chave[] = [];
 let carregadasEm = 0;
@@ -65,6 +68,32 @@ async function chaveDoArquivo(arquivo: string): Promise<string> {
   return pem;
 }
 
+/**
+ * HUB_CHAVE_PRIVADA_ARQUIVO is read for the first key only: a file replaced later, to change the
+ * key as identity's file changes identity's, changes nothing. Each time the keys are read the file
+ * is looked at, and a key in it that the hub never stored (or a file that cannot be read) is said
+ * once, instead of leaving the operator to believe the new key signs.
+ */
+async function conferirArquivoDaChave(): Promise<void> {
+  const arquivo = config().hub.chavePrivadaArquivo;
+  if (!arquivo) return;
+  let kid: string;
+  try {
+    kid = chaveDoPem(await chaveDoArquivo(arquivo), undefined, new Date(0), null).kid;
+  } catch (err) {
+    if (arquivoVisto !== ILEGIVEL) log.warn({ arquivo, err: (err as Error).message }, 'HUB_CHAVE_PRIVADA_ARQUIVO não pôde ser lido; o hub assina com as chaves que guardou');
+    arquivoVisto = ILEGIVEL;
+    return;
+  }
+  if (kid === arquivoVisto) return;
+  arquivoVisto = kid;
+  if ((await ChaveDoHub.count({ where: { kid } })) > 0) return;
+  log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido para a primeira chave; para trocar de chave, use rotate-hub-key');
+}
+/** The file's key last looked at (its kid), so each is said once. */
+let arquivoVisto: string | undefined;
+const ILEGIVEL = '(ilegível)';
+
 async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
   const c = chaveDoPem(pem, undefined, assinaDesde, null);
   await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde }, transaction });
@@ -89,6 +118,7 @@ export async function carregarChavesDoHub(): Promise<void> {
     };
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
+  await conferirArquivoDaChave();
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
     where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },

@@ -8,7 +8,11 @@ import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, 
 import * as configDaSuite from '../../config';
 import { ChaveDoHub } from '../../models/hub';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { Registro } from '../helpers/registros';
 import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('hub-chaves', ['warn'], () => mockRegistros));
 
 /**
  * Key rotation (DESIGN §5, `suite rotate-hub-key`): the new key is listed before it signs; then
@@ -169,8 +173,22 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
     const comArquivo = comAmbiente(path.join(pasta, 'hub.pem'));
     await carregarChavesDoHub();
-    comArquivo.mockRestore();
     expect((await ChaveDoHub.findAll()).map((c) => c.chave_privada_pem)).toEqual([pem]);
+    expect(mockRegistros).toEqual([]);
+
+    // the file replaced later changes nothing, and the next reading of the keys says so, once
+    const outra = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    writeFileSync(path.join(pasta, 'hub.pem'), outra, { mode: 0o600 });
+    await carregarChavesDoHub();
+    await carregarChavesDoHub();
+    expect((await ChaveDoHub.findAll()).map((c) => c.chave_privada_pem)).toEqual([pem]);
+    expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringMatching(/^HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou.*rotate-hub-key$/)]);
+    // a file gone: said once too, and the hub goes on with its keys
+    rmSync(path.join(pasta, 'hub.pem'));
+    await carregarChavesDoHub();
+    await carregarChavesDoHub();
+    comArquivo.mockRestore();
+    expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringContaining('nunca guardou'), expect.stringContaining('não pôde ser lido')]);
   } finally {
     jest.restoreAllMocks();
     rmSync(pasta, { recursive: true, force: true });
