@@ -40,6 +40,11 @@ beforeAll(async () => {
       // the status line at once, the body never: the attempt times out with the status known
       else if (corpo.startsWith('{"sem_fim"')) res.writeHead(202).write('começo');
       // an error page begun, then the connection cut
+      // a status and a Retry-After named in the body: {"status":503,"retry_after":"..."}
+      else if (corpo.startsWith('{"status"')) {
+        const { status, retry_after } = JSON.parse(corpo);
+        res.writeHead(status, { 'retry-after': retry_after }).end('volte depois');
+      }
       else if (corpo.startsWith('{"cortada"')) {
         res.writeHead(500).write('erro: banco fora');
         setTimeout(() => req.socket.destroy(), 50);
@@ -103,4 +108,17 @@ test('an attempt cut by the hub shutting down is not sent again on a new connect
   expect(r).toMatchObject({ status: null, erro: 'tentativa interrompida pelo encerramento do hub', interrompido: true });
   await new Promise((ok) => setTimeout(ok, 200));
   expect(chegadas.get(corpo)).toBe(1);
+});
+
+test('a Retry-After is read from a 429 or 503, in seconds or as an HTTP date, and ignored on any other status or when unreadable', async () => {
+  const com = (status: number, retry_after: string) => enviarPost(url, JSON.stringify({ status, retry_after }), {}, 5000);
+  expect((await com(503, '7')).retryAfterMs).toBe(7000);
+  const data = await com(429, new Date(Date.now() + 30_000).toUTCString());
+  // an HTTP date has whole seconds: 29 to 30 s from now
+  expect(data.retryAfterMs).toBeGreaterThan(28_000);
+  expect(data.retryAfterMs).toBeLessThanOrEqual(30_000);
+  expect((await com(503, new Date(Date.now() - 60_000).toUTCString())).retryAfterMs).toBe(0);
+  expect((await com(503, 'amanhã')).retryAfterMs).toBeUndefined();
+  expect((await com(500, '7')).retryAfterMs).toBeUndefined();
+  expect((await com(200, '7')).retryAfterMs).toBeUndefined();
 });
