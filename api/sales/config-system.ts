@@ -1,12 +1,14 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Op } from 'sequelize';
 import { CacheComPrazo } from '../../lib/cache';
+import { sozinho } from '../../lib/database';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
-import { dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
+import { conflito, dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { comoId, ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
-import { digitos } from './telefone';
+import { chaveDoTelefone, digitos, variantesDoTelefone } from './telefone';
 
 /** A configured system as the administration routes answer it: its secrets never, only whether they are set. */
 export interface ConfigSystemJson {
@@ -93,11 +95,36 @@ function colunas(e: AlteracaoDoConfigSystem): Record<string, unknown> {
   return c;
 }
 
+/**
+ * One live messaging system per number: of two, the gateway's events would name the older alone
+ * (gateway.ts). A number matches with or without a Brazilian mobile's ninth digit, as the gateway
+ * matches it. Checked and written under one named lock, so two systems given one number at once
+ * cannot both pass.
+ */
+async function comNumeroUnico<T>(tipo: TipoDeSistema, numero: string | null | undefined, proprio: string | null, escrever: () => Promise<T>): Promise<T> {
+  if (tipo !== 'mensageiro' || !numero) return escrever();
+  const feito = await sozinho(
+    'sales',
+    'config_system_numero',
+    async () => {
+      const outro = await ConfigSystem.findOne({
+        where: { tipo: 'mensageiro', numero: variantesDoTelefone(chaveDoTelefone(numero)), ...(proprio ? { id: { [Op.ne]: proprio } } : {}) },
+        attributes: ['id'],
+      });
+      if (outro) throw conflito(`O sistema mensageiro ${outro.id} já tem este número.`, 'numero');
+      return { valor: await escrever() };
+    },
+    10,
+  );
+  if (!feito) throw new Error('named lock config_system_numero held past 10 s');
+  return feito.valor;
+}
+
 /** POST /config_system: the token is generated when not sent, and shown in this answer only. */
 export async function criarConfigSystem(e: DadosDoConfigSystem): Promise<ConfigSystemJson> {
   conferirSegredoHmac(e.tipo, e.segredo_hmac);
   const token = e.token ?? novoToken();
-  const c = await ConfigSystem.create({ tipo: e.tipo, token_hash: resumoDoToken(token), ...colunas(e) });
+  const c = await comNumeroUnico(e.tipo, e.numero, null, () => ConfigSystem.create({ tipo: e.tipo, token_hash: resumoDoToken(token), ...colunas(e) }));
   return comoJson(c, token);
 }
 
@@ -133,11 +160,14 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
  */
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
   const token = e.renovar_token ? novoToken() : undefined;
-  const c = await mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
-    conferirSegredoHmac(c.tipo, e.segredo_hmac);
-    conferirTokenAoMudarUrl(c, e);
-    return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
-  });
+  // a number given to a messaging system is checked against the others' (a system's type never changes)
+  const mudar = () =>
+    mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
+      conferirSegredoHmac(c.tipo, e.segredo_hmac);
+      conferirTokenAoMudarUrl(c, e);
+      return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
+    });
+  const c = e.numero ? await comNumeroUnico((await existente(id)).tipo, e.numero, id, mudar) : await mudar();
   paraWebhooks.esquecer(id);
   return comoJson(c, token);
 }

@@ -23,6 +23,9 @@ import { robos } from './robos';
 import { respostas, schemas } from './schemas';
 import { entregaAssinada, receberEventoDoSuporte } from './webhook-suporte';
 
+/** The OpenAPI meaning of a config_system's 409. */
+const NUMERO_EM_USO = 'Outro sistema mensageiro vivo já tem este número';
+
 const AREA = 'clientes';
 const { controle } = acessoSales;
 const ler = controle.lerEmQualquer(AREA);
@@ -242,6 +245,7 @@ function rotasDeConfigSystem(): Rota[] {
       validar: { body: schemas.criarConfigSystem },
       status: 201,
       resposta: respostas.configSystem,
+      outrasRespostas: { '409': NUMERO_EM_USO },
       tratar: (req) => criarConfigSystem(req.entrada.body),
     },
     {
@@ -272,6 +276,7 @@ function rotasDeConfigSystem(): Rota[] {
       resumo: 'Altera um sistema; renovar_token emite um novo token do webhook',
       validar: { ...paramsId, body: schemas.atualizarConfigSystem },
       resposta: respostas.configSystem,
+      outrasRespostas: { '409': NUMERO_EM_USO },
       tratar: (req) => atualizarConfigSystem(req.entrada.params.id, req.entrada.body),
     },
     {

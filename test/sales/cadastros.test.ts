@@ -65,6 +65,30 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(p.errors).toEqual([expect.objectContaining({ campo: 'segredo_hmac' })]);
   });
 
+  it('a messaging number belongs to one live messaging system (with or without the ninth digit): 409 naming numero, nothing stored; free again once that one is deleted', async () => {
+    // a mobile's eight digits begin with 6 to 9: only then is the ninth digit optional
+    const numero = `552198${String(Date.now()).slice(-7)}`;
+    const semNono = `5521${numero.slice(5)}`;
+    const primeiro = await s.criarSistema('mensageiro', { numero });
+    const antes = await ConfigSystem.count();
+    for (const outro of [numero, `+${semNono.slice(0, 2)} (${semNono.slice(2, 4)}) ${semNono.slice(4)}`]) {
+      const p = esperarProblema(await s.api.post('/config_system', { token: admin, body: { tipo: 'mensageiro', nome: 'Outro', numero: outro } }), 409);
+      expect(p.errors).toEqual([expect.objectContaining({ campo: 'numero' })]);
+    }
+    // given by a change too; another type may carry it, and the system itself keeps it
+    const segundo = await s.criarSistema('mensageiro', { numero: `5521${String(Date.now() + 1).slice(-8)}` });
+    esperarProblema(await s.api.patch(`/config_system/${segundo.id}`, { token: admin, body: { numero } }), 409);
+    expect((await ConfigSystem.findByPk(segundo.id))!.numero).toBe(segundo.numero);
+    expect((await s.api.patch(`/config_system/${primeiro.id}`, { token: admin, body: { numero, nome: 'Mesmo número' } })).status).toBe(200);
+    expect(await ConfigSystem.count()).toBe(antes + 1);
+    // two at once: one is stored
+    const deDois = `5531${String(Date.now()).slice(-8)}`;
+    const juntos = await Promise.all([1, 2].map(() => s.api.post('/config_system', { token: admin, body: { tipo: 'mensageiro', nome: 'Junto', numero: deDois } })));
+    expect(juntos.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect((await s.api.del(`/config_system/${primeiro.id}`, { token: admin })).status).toBe(204);
+    expect((await s.api.patch(`/config_system/${segundo.id}`, { token: admin, body: { numero } })).status).toBe(200);
+  });
+
   it('bad input answers 400 naming the field and creates nothing', async () => {
     const antes = await ConfigSystem.count();
     const casos: [Record<string, unknown>, string][] = [
