@@ -67,7 +67,7 @@ apt_install() {
   # install's dpkg lock by apt itself, the package lists' lock (which that option does not cover)
   # by trying again while apt says it is held
   if [ "$apt_updated" = 0 ]; then
-    local erros
+    local erros tentativa
     for tentativa in $(seq 1 30); do
       erros="$(as_root apt-get update -qq 2>&1 >/dev/null)" && break
       if [[ "$erros" != *"Could not get lock"* ]] || [ "$tentativa" = 30 ]; then echo "$erros" >&2; return 1; fi

@@ -132,9 +132,9 @@ export interface ProgressoDaTransferencia {
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
  * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
- * always fail do not keep the others waiting; a new wait (the robot answered, the contact wrote again) starts over. Each
- * system has its own places in a run, and one that fails three times in a row is left alone for
- * the rest of it, so a system the platform refuses never holds back the others. Conversations of
+ * always fail do not keep the others waiting; a new wait (the robot answered, the contact wrote
+ * again) starts over. Each system has its own places in a run, and one that fails three times in a
+ * row is left alone for the rest of it, so a system the platform refuses never holds back the others. Conversations of
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
  * tried.
  */
