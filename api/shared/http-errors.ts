@@ -1,4 +1,4 @@
-import { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
 import { logger } from '../../lib/logger';
 import { bancoIndisponivel } from '../../lib/database';

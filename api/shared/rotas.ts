@@ -1,4 +1,4 @@
-import { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IRouter, NextFunction, Request, RequestHandler, Response } from 'express';
 import Joi from 'joi';
 import './express';
 import { emSegundoPlano } from '../../lib/lifecycle';
