@@ -1,5 +1,5 @@
 
-import { Transaction } from 'sequelize';
+import { Transaction, UniqueConstraintError } from 'sequelize';
 import { banco } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
@@ -77,14 +77,19 @@ async function nomeLivre(nome: string, exceto?: string, transaction?: Transactio
   // database compares names
   if (TIPOS_DO_IDENTITY.includes(nome.toLowerCase())) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
   const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
-  if (outro && outro.id !== exceto) throw conflito('Já existe um tipo de evento com este nome.');
+  if (outro && outro.id !== exceto) throw nomeEmUso();
 }
+const nomeEmUso = () => conflito('Já existe um tipo de evento com este nome.');
+/** A name taken by a write committed after nomeLivre looked: the unique key tells, as the rule does. */
+const comoNomeEmUso = (err: unknown) => {
+  throw err instanceof UniqueConstraintError ? nomeEmUso() : err;
+};
 
 export async function criarTipo(e: { nome: string; descricao?: string | null; aplicativo_id: string }) {
   const id = await banco('hub').transaction(async (transaction) => {
     const app = await aplicativoAtivo(e.aplicativo_id, transaction);
     await nomeLivre(e.nome, undefined, transaction);
-    const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao || null, aplicativo_id: app.id }, { transaction });
+    const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao || null, aplicativo_id: app.id }, { transaction }).catch(comoNomeEmUso);
     return t.id;
   });
   return tipoPorId(id);
@@ -94,13 +99,15 @@ function conferirTipoDoIdentity(t: TipoDeEvento, acao: string): void {
   if (TIPOS_DO_IDENTITY.includes(t.nome)) throw conflito(`O tipo ${t.nome} é publicado pelo identity e não pode ser ${acao}.`);
 }
 
+/** Under the type's lock: a rename or a deletion arriving meanwhile sees this one (a deleted type answers 404). */
 export async function atualizarTipo(id: string, e: { nome?: string; descricao?: string | null }) {
-  const t = await existente(id);
-  if (e.nome !== undefined && e.nome !== t.nome) {
-    conferirTipoDoIdentity(t, 'renomeado');
-    await nomeLivre(e.nome, id);
-  }
-  await t.update(e.descricao === undefined ? e : { ...e, descricao: e.descricao || null });
+  await mudarSobTrava(TipoDeEvento, id, 'Tipo de evento', async (t, transaction) => {
+    if (e.nome !== undefined && e.nome !== t.nome) {
+      conferirTipoDoIdentity(t, 'renomeado');
+      await nomeLivre(e.nome, id, transaction);
+    }
+    await t.update(e.descricao === undefined ? e : { ...e, descricao: e.descricao || null }, { transaction }).catch(comoNomeEmUso);
+  });
   esquecerContratos();
   return tipoPorId(id);
 }

@@ -143,6 +143,33 @@ describe('PATCH and DELETE /tipo_de_evento/{id} (DESIGN §5)', () => {
     expect((await hub.api.patch(`/tipo_de_evento/${b.id}`, { token: admin, body: { nome: b.nome } })).status).toBe(200);
   });
 
+  test('a rename arriving while a deletion is under way waits for it and answers 404; one racing another rename to the same name meets the unique key: 409, as the rule says', async () => {
+    const conexao = await novaConexao('hub');
+    try {
+      const sumindo = await hub.criarTipo(dono.id);
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE tipo_de_evento SET deletado_em = NOW(3) WHERE id = ?', [sumindo.id]);
+      const renomear = hub.api.patch(`/tipo_de_evento/${sumindo.id}`, { token: admin, body: { nome: nomeNovo('tarde') } });
+      await esperarOutraConexao(conexao, 'the rename waiting on the type', ['%FROM `tipo_de_evento`%FOR UPDATE%']);
+      await conexao.query('COMMIT');
+      esperarProblema(await renomear, 404);
+      const [[linha]] = (await conexao.query('SELECT nome FROM tipo_de_evento WHERE id = ?', [sumindo.id])) as any;
+      expect(linha.nome).toBe(sumindo.nome);
+
+      const [a, b] = [await hub.criarTipo(dono.id), await hub.criarTipo(dono.id)];
+      const disputado = nomeNovo('disputado');
+      await conexao.query('START TRANSACTION');
+      await conexao.query('UPDATE tipo_de_evento SET nome = ? WHERE id = ?', [disputado, a.id]);
+      const outro = hub.api.patch(`/tipo_de_evento/${b.id}`, { token: admin, body: { nome: disputado } });
+      await esperarOutraConexao(conexao, 'the rename waiting on the name', ['UPDATE `tipo_de_evento`%']);
+      await conexao.query('COMMIT');
+      expect(esperarProblema(await outro, 409).detail).toBe('Já existe um tipo de evento com este nome.');
+      expect((await ler(b.id)).body.nome).toBe(b.nome);
+    } finally {
+      await conexao.end();
+    }
+  });
+
   test('a type with live subscriptions cannot be deleted: 409, and it stays; once they are gone it can', async () => {
     const [assinante] = await hub.aplicativos(`${tag} Assinante`);
     const tipo = await hub.criarTipo(dono.id);
