@@ -125,7 +125,7 @@ describe('the hand-over trigger', () => {
       .reply(async () => {
         parar.abort();
         paradaEm = Date.now();
-        await new Promise((r) => setTimeout(r, 3_000));
+        await new Promise((r) => setTimeout(r, 3_000).unref());
         return [200, { payload: { current_status: 'open' } }];
       });
     await transferirSemResposta(undefined, undefined, parar.signal);
