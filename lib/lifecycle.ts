@@ -102,10 +102,10 @@ export async function encerrar(): Promise<void> {
  * an import stopped midway has not succeeded; 1 after a failure nothing handled); a forced exit
  * after the grace period. Once: a failure or a signal meanwhile starts no other close.
  */
-function encerrarESair(): void {
+function encerrarESair(sinal = false): void {
   if (saindo) return;
   saindo = true;
-  saindoDesde = Date.now();
+  fechandoPorSinalDesde = sinal ? performance.now() : undefined;
   const forcar = setTimeout(() => {
     logger('lifecycle').error('encerramento passou do prazo: saída forçada');
     process.exit(1);
@@ -117,25 +117,27 @@ function encerrarESair(): void {
   );
 }
 let saindo = false;
-let saindoDesde = 0;
+/** when a signal began the close (undefined: a failure began it, or none) */
+let fechandoPorSinalDesde: number | undefined;
 
 /**
  * SIGTERM/SIGINT close the process in order (encerrarESair). So does a rejection or an exception
  * nothing handled, logged first (`fatal`, with its stack), exiting 1: Node would print a bare stack
  * and die with its connections and jobs open. Failures during the close are logged too. A Ctrl-C
  * reaches both `npm start` and the process npm passes it on to: a signal again within a second
- * of the close's start is that one, and changes nothing; one later is someone who will not wait,
- * and ends the process at once (exit 1).
+ * of the close's start is that one, and changes nothing; one later, during a close a signal
+ * began, is someone who will not wait, and ends the process at once (exit 1).
  */
 export function encerrarNoSinal(): void {
   const aoSinal = (sinal: string) => {
     if (saindo) {
-      if (Date.now() - saindoDesde < 1000) return;
+      // a close a failure began goes on: a supervisor's signal then is no one losing patience
+      if (fechandoPorSinalDesde === undefined || performance.now() - fechandoPorSinalDesde < 1000) return;
       logger('lifecycle').warn({ sinal }, 'sinal de novo durante o encerramento: saída imediata');
       process.exit(1);
     }
     logger('lifecycle').info({ sinal }, 'encerrando');
-    encerrarESair();
+    encerrarESair(true);
   };
   const aoFalhar = (tipo: string) => (err: unknown) => {
     logger('lifecycle').fatal({ err }, tipo);

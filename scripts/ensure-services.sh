@@ -69,7 +69,8 @@ apt_install() {
   if [ "$apt_updated" = 0 ]; then
     local erros tentativa
     for tentativa in $(seq 1 30); do
-      erros="$(as_root apt-get update -qq 2>&1 >/dev/null)" && break
+      # in English whatever the locale: the lock's message is matched below
+      erros="$(as_root env LC_ALL=C apt-get update -qq 2>&1 >/dev/null)" && break
       if [[ "$erros" != *"Could not get lock"* ]] || [ "$tentativa" = 30 ]; then echo "$erros" >&2; return 1; fi
       [ "$tentativa" = 1 ] && echo "apt is busy (another apt-get, the automatic upgrades): waiting for it" >&2
       sleep 10
@@ -169,8 +170,8 @@ ensure_redis_login() {
     const Redis = require("ioredis");
     // the first error says why (NOAUTH...); the promise only says the connection closed
     let motivo;
-    const r = new Redis(process.env.URL_DO_SERVICO, { lazyConnect: true, connectTimeout: 3000, commandTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    // a program that takes the connection and never answers: the ready check has no time-out of its own
+    const r = new Redis(process.env.URL_DO_SERVICO, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // a program that takes the connection and never answers: bounded here, whatever ioredis asks first
     setTimeout(() => { process.stderr.write(motivo ?? "no answer in 5 seconds"); process.exit(1); }, 5000).unref();
     r.on("error", (e) => { motivo ??= e.message; });
     r.connect().then(() => r.ping()).then(

@@ -86,8 +86,10 @@ async function conferirArquivoDaChave(): Promise<void> {
     return;
   }
   if (kid === arquivoVisto) return;
+  const guardada = (await ChaveDoHub.count({ where: { kid } })) > 0;
+  // marked once the count answered: a database failure there leaves it to the next reading
   arquivoVisto = kid;
-  if ((await ChaveDoHub.count({ where: { kid } })) > 0) return;
+  if (guardada) return;
   log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido para a primeira chave; para trocar de chave, use rotate-hub-key');
 }
 /** The file's key last looked at (its kid), so each is said once. */

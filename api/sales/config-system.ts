@@ -4,7 +4,7 @@ import { CacheComPrazo } from '../../lib/cache';
 import { sozinho } from '../../lib/database';
 import { ConfigSystem, TipoDeSistema } from '../../models/sales';
 import { iso } from '../../models/shared/base';
-import { conflito, dadosInvalidos, naoAutenticado, naoEncontrado } from '../shared/errors';
+import { conflito, dadosInvalidos, emAndamento, naoAutenticado, naoEncontrado } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { comoId, ehId, offset, PaginaNumerada } from '../shared/paginacao';
 import { cifrar, decifrar, resumoDoToken } from './cifra';
@@ -116,7 +116,8 @@ async function comNumeroUnico<T>(tipo: TipoDeSistema, numero: string | null | un
     },
     10,
   );
-  if (!feito) throw new Error('named lock config_system_numero held past 10 s');
+  // another change of numbers held the lock past 10 s: a busy moment, tried again
+  if (!feito) throw emAndamento('Outra alteração de números de sistemas está em curso; tente de novo.', 5);
   return feito.valor;
 }
 
@@ -160,14 +161,16 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
  */
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
   const token = e.renovar_token ? novoToken() : undefined;
-  // a number given to a messaging system is checked against the others' (a system's type never changes)
+  // a number given to a messaging system is checked against the others' (a system's type never
+  // changes); one it already has is not, so a client sending the whole record again is not refused
   const mudar = () =>
     mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
       conferirSegredoHmac(c.tipo, e.segredo_hmac);
       conferirTokenAoMudarUrl(c, e);
       return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
     });
-  const c = e.numero ? await comNumeroUnico((await existente(id)).tipo, e.numero, id, mudar) : await mudar();
+  const atual = e.numero ? await existente(id) : null;
+  const c = atual && digitos(e.numero) !== atual.numero ? await comNumeroUnico(atual.tipo, e.numero, id, mudar) : await mudar();
   paraWebhooks.esquecer(id);
   return comoJson(c, token);
 }

@@ -7,7 +7,7 @@ import { MARCA_DA_DECISAO } from './registro';
 
 const log = logger('sales-transferencia');
 
-/** Conversations tried per system and run, oldest wait first; the rest go in the next run. */
+/** Conversations tried per system and run (esperandoNoSistema says which); the rest go in the next run. */
 const POR_SISTEMA_E_RODADA = 200;
 
 interface Esperando {

@@ -80,7 +80,12 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     esperarProblema(await s.api.patch(`/config_system/${segundo.id}`, { token: admin, body: { numero } }), 409);
     expect((await ConfigSystem.findByPk(segundo.id))!.numero).toBe(segundo.numero);
     expect((await s.api.patch(`/config_system/${primeiro.id}`, { token: admin, body: { numero, nome: 'Mesmo número' } })).status).toBe(200);
-    expect(await ConfigSystem.count()).toBe(antes + 1);
+    // systems that shared a number before the rule: the whole record sent again is not refused
+    const base = Number(String(Date.now()).slice(-8));
+    const repetidos = [await s.criarSistema('mensageiro', { numero: `5541${base}` }), await s.criarSistema('mensageiro', { numero: `5541${base + 1}` })];
+    await ConfigSystem.update({ numero: repetidos[0].numero }, { where: { id: repetidos[1].id } });
+    expect((await s.api.patch(`/config_system/${repetidos[1].id}`, { token: admin, body: { nome: 'Inteiro de novo', numero: repetidos[0].numero } })).status).toBe(200);
+    expect(await ConfigSystem.count()).toBe(antes + 3);
     // two at once: one is stored
     const deDois = `5531${String(Date.now()).slice(-8)}`;
     const juntos = await Promise.all([1, 2].map(() => s.api.post('/config_system', { token: admin, body: { tipo: 'mensageiro', nome: 'Junto', numero: deDois } })));

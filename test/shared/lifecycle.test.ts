@@ -81,11 +81,21 @@ test('a second signal during the close (a Ctrl-C reaching npm and the process it
 test('a signal given a while into the close is someone who will not wait: the process ends at once, exiting 1', async () => {
   const inicio = Date.now();
   const { codigo, erros } = await processoCom(
-    `l.aoEncerrar('filas', 'fila de teste', async () => { await new Promise((r) => setTimeout(r, 1500)); console.error('FECHADA'); });
+    `l.aoEncerrar('filas', 'fila de teste', async () => { await new Promise((r) => setTimeout(r, 4000)); console.error('FECHADA'); });
      process.kill(process.pid, 'SIGTERM');
-     setTimeout(() => process.kill(process.pid, 'SIGINT'), 1100);`,
+     setTimeout(() => process.kill(process.pid, 'SIGINT'), 2000);`,
   );
   expect(codigo).toBe(1);
   expect(erros).not.toContain('FECHADA');
   expect(Date.now() - inicio).toBeLessThan(10_000);
+}, 30_000);
+
+test('a signal during a close a failure began lets that close finish (exit 1 all the same)', async () => {
+  const { codigo, erros } = await processoCom(
+    `l.aoEncerrar('filas', 'fila de teste', async () => { await new Promise((r) => setTimeout(r, 2500)); console.error('FECHADA'); });
+     Promise.reject(new Error('esquecida'));
+     setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);`,
+  );
+  expect(codigo).toBe(1);
+  expect(erros).toContain('FECHADA');
 }, 30_000);
