@@ -1,10 +1,10 @@
-import { Op, QueryTypes, Transaction, UniqueConstraintError, WhereOptions } from 'sequelize';
+import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { banco } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
-import { mudarSobTrava } from '../shared/sob-trava';
+import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { cancelarPendentes, removerJobs } from './entregas';
 import { esquecerAssinaturas } from './eventos';
@@ -193,9 +193,7 @@ export async function criarAssinatura(e: CriarAssinatura): Promise<AssinaturaJso
         tempo_limite_em_segundos: e.tempo_limite_em_segundos ?? 5,
       },
       { transaction },
-    ).catch((err) => {
-      throw err instanceof UniqueConstraintError ? jaAssina() : err;
-    });
+    ).catch(comoConflitoDaRegra(jaAssina));
     return a.id;
   });
   esquecerAssinaturas();

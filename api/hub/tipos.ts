@@ -1,11 +1,11 @@
 
-import { Transaction, UniqueConstraintError } from 'sequelize';
+import { Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
-import { mudarSobTrava } from '../shared/sob-trava';
+import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { conferirEsquema } from './esquemas';
 import { esquecerContratos } from './eventos';
@@ -81,9 +81,7 @@ async function nomeLivre(nome: string, exceto?: string, transaction?: Transactio
 }
 const nomeEmUso = () => conflito('Já existe um tipo de evento com este nome.');
 /** A name taken by a write committed after nomeLivre looked: the unique key tells, as the rule does. */
-const comoNomeEmUso = (err: unknown) => {
-  throw err instanceof UniqueConstraintError ? nomeEmUso() : err;
-};
+const comoNomeEmUso = comoConflitoDaRegra(nomeEmUso);
 
 export async function criarTipo(e: { nome: string; descricao?: string | null; aplicativo_id: string }) {
   const id = await banco('hub').transaction(async (transaction) => {

@@ -1,4 +1,4 @@
-import { Model, ModelStatic, Transaction } from 'sequelize';
+import { Model, ModelStatic, Transaction, UniqueConstraintError } from 'sequelize';
 import { decidirSobTrava } from '../../lib/database';
 import { naoEncontrado } from './errors';
 
@@ -18,3 +18,14 @@ export function mudarSobTrava<M extends Model, T>(
     return mudar(linha, transaction);
   });
 }
+
+/**
+ * For a write's `.catch`: a unique key the write met is the conflict the rule names (a write of
+ * the same key committed after the rule's own check looked), not the generic 409; any other error
+ * goes on as it came.
+ */
+export const comoConflitoDaRegra =
+  (conflito: () => Error) =>
+  (err: unknown): never => {
+    throw err instanceof UniqueConstraintError ? conflito() : err;
+  };
