@@ -54,6 +54,9 @@ afterAll(() => suite?.encerrar());
 
 const segundosAtras = (n: number) => new Date(Date.now() - n * 1000);
 
+/** What a robot's message carries: every robot of these tests answers as the same agent bot. */
+const DO_ROBO = { tipo: 'outgoing' as const, remetente: { id: 3, type: 'agent_bot' as const } };
+
 /** A conversation with the robot whose contact wrote `esperaS` seconds ago; `roboRespondeu` adds the robot's answer after it. */
 async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?: string; doSistema?: { id: string; token: string } }) {
   const conversa = idDoSuporte();
@@ -63,7 +66,7 @@ async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?:
   if (o.roboRespondeu) {
     await s.registrar(
       alvo,
-      eventoDeMensagem({ conversa, contato, conta: CONTA, status: o.status ?? 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(o.esperaS - 1) }),
+      eventoDeMensagem({ conversa, contato, conta: CONTA, status: o.status ?? 'pending', ...DO_ROBO, criadaEm: segundosAtras(o.esperaS - 1) }),
     );
   }
   return { conversa, registro: await s.conversaDoSuporte(conversa) };
@@ -178,9 +181,8 @@ describe('the hand-over trigger', () => {
     await s.registrar(sistema, { ...eventoDeConversa('conversation_status_changed', { conversa: devolvida, status: 'pending' }), account: { id: CONTA, name: 'Conta' } });
     await s.registrar(sistema, eventoDeMensagem({ conversa: devolvida, conta: CONTA, status: 'pending', criadaEm: segundosAtras(5) }));
     // answered long ago; the contact wrote again within the wait, twice
-    const robo = { tipo: 'outgoing' as const, remetente: { id: 3, type: 'agent_bot' as const } };
     const { conversa: respondida } = await esperando({ esperaS: ESPERA_S + 90 });
-    await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', ...robo, criadaEm: segundosAtras(ESPERA_S + 60) }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', ...DO_ROBO, criadaEm: segundosAtras(ESPERA_S + 60) }));
     for (const atras of [ESPERA_S - 20, 5]) {
       await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', criadaEm: segundosAtras(atras) }));
     }
@@ -212,7 +214,7 @@ describe('the hand-over trigger', () => {
     });
     await s.registrar(
       sistema,
-      eventoDeMensagem({ conversa, contato, conta: CONTA, mensagem: idDaResposta, conteudo: 'Olá! Como posso ajudar?', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: resposta }),
+      eventoDeMensagem({ conversa, contato, conta: CONTA, mensagem: idDaResposta, conteudo: 'Olá! Como posso ajudar?', ...DO_ROBO, criadaEm: resposta }),
     );
     const registro = await s.conversaDoSuporte(conversa);
     expect((await s.mensagens(registro.id)).map((m: any) => m.autor)).toEqual(['contato', 'robo']);
@@ -260,7 +262,7 @@ describe('the hand-over trigger', () => {
     // since then the robot answered, and the contact wrote again
     await s.registrar(
       sistema,
-      eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(ESPERA_S + 20) }),
+      eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', ...DO_ROBO, criadaEm: segundosAtras(ESPERA_S + 20) }),
     );
     await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 10) }));
     const t0 = new Date(Date.now() + 5_000);
@@ -358,7 +360,7 @@ describe('the hand-over trigger', () => {
     abrirNoChat(boa.conversa, 200, () =>
       s.registrar(
         ilegivel,
-        eventoDeMensagem({ conversa: respondida.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
+        eventoDeMensagem({ conversa: respondida.conversa, conta: CONTA, status: 'pending', ...DO_ROBO }),
       ),
     );
     const r = await transferirSemResposta();
@@ -543,7 +545,7 @@ describe('the hand-over trigger', () => {
       // the robot answers and the contact writes again; the platform's clock, behind ours, stamps both before our refusal
       await s.registrar(
         sistema,
-        eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' }, criadaEm: segundosAtras(ESPERA_S + 40) }),
+        eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', ...DO_ROBO, criadaEm: segundosAtras(ESPERA_S + 40) }),
       );
       await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 30) }));
       const novaEspera = abrirNoChat(conversa, 503);
@@ -643,7 +645,7 @@ describe('the hand-over trigger', () => {
     abrirNoChat(primeira.conversa, 200, () =>
       s.registrar(
         sistema,
-        eventoDeMensagem({ conversa: segunda.conversa, conta: CONTA, status: 'pending', tipo: 'outgoing', remetente: { id: 3, type: 'agent_bot' } }),
+        eventoDeMensagem({ conversa: segunda.conversa, conta: CONTA, status: 'pending', ...DO_ROBO }),
       ),
     );
     const segundaNoChat = abrirNoChat(segunda.conversa);
