@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { JobType, Queue } from 'bullmq';
+import { cargaRitmada } from './carga-ritmada';
 import type { EnderecosDoHubBench } from './hub-servidor';
 import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
 import IORedis from 'ioredis';
@@ -482,17 +483,39 @@ export interface Carga {
   max: number;
   /** a few non-2xx status codes with their counts */
   codigos: Record<string, number>;
+  /** at an offered rate: how late the load generator sent its requests (ms), charged to the latency */
+  atrasoDoGerador?: { p99: number; max: number };
+  /** at an offered rate: events accepted in its warm-up, not in the figures */
+  aceitosNoAquecimento?: number;
 }
 
 /**
- * POST /eventos with autocannon: `duracao` seconds, or `quantidade` requests, optionally at
- * `taxa` requests per second overall. Every request is a new event (no idempotency `id`).
+ * POST /eventos as fast as the hub answers (autocannon): `duracao` seconds, or `quantidade`
+ * requests; or, with `taxa`, that many a second for `duracao` seconds, each due at its time
+ * (bench/carga-ritmada.ts). Every request is a new event (no idempotency `id`).
  */
 export async function publicar(
   c: Cenario,
   token: string,
   o: { conexoes: number; duracao?: number; quantidade?: number; taxa?: number },
 ): Promise<Carga> {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' };
+  const body = JSON.stringify({ tipo: c.tipo.nome, versao: 1, dados: DADOS });
+  if (o.taxa) {
+    const r = await cargaRitmada({ url: `${c.e.hub}/eventos`, method: 'POST', headers, corpo: () => body, taxa: o.taxa, segundos: o.duracao ?? 10, conexoes: o.conexoes });
+    const codigos = Object.fromEntries(Object.entries(r.codigos).filter(([k]) => !k.startsWith('2')));
+    return {
+      aceitos: r['2xx'],
+      non2xx: r.non2xx,
+      erros: r.errors,
+      segundos: r.segundos,
+      eventosPorSeg: r['2xx'] / r.segundos,
+      ...r.latency,
+      codigos,
+      atrasoDoGerador: r.atrasoDoGerador,
+      aceitosNoAquecimento: r.aceitosNoAquecimento,
+    };
+  }
   const inicio = performance.now();
   const inst = autocannon({
     url: `${c.e.hub}/eventos`,
@@ -500,10 +523,9 @@ export async function publicar(
     connections: o.conexoes,
     pipelining: 1,
     ...(o.quantidade !== undefined ? { amount: o.quantidade } : { duration: o.duracao ?? 10 }),
-    ...(o.taxa ? { overallRate: o.taxa } : {}),
     timeout: 30,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ tipo: c.tipo.nome, versao: 1, dados: DADOS }),
+    headers,
+    body,
   }) as unknown as Execucao;
   emCurso = inst;
   const r = await Promise.resolve(inst).finally(() => {

@@ -124,15 +124,20 @@ export async function ocupacaoDaMaquina(ms: number): Promise<number | undefined>
   return (100 * (b.ocupado - a.ocupado)) / (b.total - a.total);
 }
 
+/** What `medirComCpu` reads of a load's result (autocannon's, or bench/carga-ritmada's). */
+interface ResultadoDeCarga {
+  requests: { total: number };
+}
+
 /** A load run against a server, with who was busy during it and the server's CPU per answer. */
-export interface CargaComCpu {
-  r: autocannon.Result;
+export interface CargaComCpu<R extends ResultadoDeCarga = autocannon.Result> {
+  r: R;
   cpu: ReturnType<typeof usoDeCpu>;
   usPorReq?: number;
 }
 
 /** Runs `carga` (a load generator against the server `pid`), sampling the CPU before and after it. */
-export async function medirComCpu(pid: number, carga: () => Promise<autocannon.Result>): Promise<CargaComCpu> {
+export async function medirComCpu<R extends ResultadoDeCarga>(pid: number, carga: () => Promise<R>): Promise<CargaComCpu<R>> {
   const antes = amostrarCpu(pid);
   const r = await carga();
   const depois = amostrarCpu(pid);
@@ -140,7 +145,7 @@ export async function medirComCpu(pid: number, carga: () => Promise<autocannon.R
 }
 
 /** Who was busy during a run, in one line; `unidade` names what the server answered (a request, an event). */
-export function cpuDaCarga({ cpu, usPorReq }: CargaComCpu, unidade: string): string {
+export function cpuDaCarga({ cpu, usPorReq }: CargaComCpu<ResultadoDeCarga>, unidade: string): string {
   return (
     `CPU: server ${fpct(cpu.servidor)} (${usPorReq === undefined ? '-' : f0(usPorReq)} µs per ${unidade}), ` +
     `load generator ${fpct(cpu.gerador)}, database ${fpct(cpu.banco)}, redis ${fpct(cpu.redis)}, others ${fpct(cpu.outros)}`
