@@ -302,7 +302,6 @@ function conferirCusto(raiz: unknown): void {
     try {
       padroes += re2(padrao).programSize();
     } catch (err) {
-      // one ajv never compiled (a definition nothing refers to) reaches RE2 here first
       throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: `pattern "${padrao.slice(0, 100)}": ${(err as Error).message}` }]);
     }
   };
@@ -323,13 +322,15 @@ function conferirCusto(raiz: unknown): void {
  * the reason.
  */
 export function conferirEsquema(esquema: Record<string, unknown>): void {
+  // the cost first: ajv copies a ref's schema into every place that names it, so many refs to one
+  // large definition would have it generate millions of checks before the count refused them
+  conferirCusto(esquema);
   let validar: ValidateFunction;
   try {
     validar = novoValidador(true).compile(esquema);
   } catch (err) {
     throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: (err as Error).message }]);
   }
-  conferirCusto(esquema);
   // an async schema validates through a promise, which a synchronous check would take for success
   if ((validar as { $async?: boolean }).$async) throw dadosInvalidos('O esquema não é um JSON Schema válido.', [{ campo: 'esquema', mensagem: '$async não é aceito' }]);
 }
