@@ -146,6 +146,7 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
   const { tabela } = arquivo.layout;
   const carga: Record<string, number> = { [tabela]: 0 };
   let linhasLidas = 0;
+  let linhasForaDoLayout = 0;
   try {
     for (const entrada of entradas) {
       const cnaes = conexoes.cnaes ? new CnaesSecundarios() : undefined;
@@ -171,6 +172,7 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
         if (secundarios.status === 'rejected') throw secundarios.reason;
         carga[tabela] += dados.value;
         linhasLidas += limpeza.linhasLidas;
+        linhasForaDoLayout += limpeza.linhasForaDoLayout;
         if (secundarios.value !== undefined) carga[CNAES_SECUNDARIOS] = (carga[CNAES_SECUNDARIOS] ?? 0) + secundarios.value;
       } finally {
         // a load that failed before reading the file leaves the stream paused: release it
@@ -186,7 +188,17 @@ async function carregarZip(conexoes: Conexoes, arquivo: ArquivoDaImportacao, aoL
   // a file with no line (a download cut to nothing) would leave its part out of the month, or
   // replace its kind's live table with an empty one: no real file is empty. Lines read, not rows
   // loaded: a part whose every key an earlier part already holds loads none, and is no empty file
-  if (!linhasLidas) throw new Error(`${path.basename(arquivo.caminho)} holds no line: nothing was changed`);
+  const nome = path.basename(arquivo.caminho);
+  if (!linhasLidas) throw new Error(`${nome} holds no line: nothing was changed`);
+  // a file of another layout (another kind under this name, another separator) would load its
+  // lines as garbage, or drop them all, and replace the live table: refused. A few lines out of
+  // place are a real month's (a `";"` inside a name shifts its row)
+  if (linhasForaDoLayout * 2 > linhasLidas) {
+    throw new Error(
+      `${nome}: ${linhasForaDoLayout} of ${linhasLidas} lines are not in the layout of ${tabela} (${arquivo.layout.colunas.length} fields separated by ";"): nothing was changed`,
+    );
+  }
+  if (linhasForaDoLayout) log.warn({ arquivo: nome, linhas: linhasLidas, foraDoLayout: linhasForaDoLayout }, 'linhas fora do layout');
   return carga;
 }
 

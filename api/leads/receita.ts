@@ -280,6 +280,17 @@ export class LimpezaDeCampos extends Transform {
   private inicioDaLinha = 0; // where the line being read starts in `saida`: it goes downstream once whole
   /** lines read that are not blank, whether the load then keeps them or not */
   linhasLidas = 0;
+  /**
+   * lines not in the layout: more fields than its columns and a trailing `;`, or a key that is no
+   * CNPJ base (8 letters or digits) where the layout has one, or an establishment whose CNPJ is not
+   * three well-formed parts (dropped). A few in a real month (a `";"` inside a name); most of a
+   * file, and it is not the kind its name says (importacao.ts refuses it). A row with fewer fields
+   * is kept, the missing ones null (docs/leads.md)
+   */
+  linhasForaDoLayout = 0;
+  /** the layout's first column is the CNPJ base */
+  private readonly chaveEhCnpjBasico: boolean;
+  private chaveMalformada = false;
   private readonly colunasDosCnaes?: ColunasDosCnaes;
   private readonly linhasDosCnaes = new Escrita();
   private readonly cnpj = Buffer.allocUnsafe(14);
@@ -293,6 +304,7 @@ export class LimpezaDeCampos extends Transform {
   ) {
     super();
     this.tipos = layout.colunas.map((c) => c.tipo);
+    this.chaveEhCnpjBasico = layout.colunas[0]?.nome === 'cnpj_basico';
     if (cnaes) {
       const posicao = (nome: string) => layout.colunas.findIndex((c) => c.nome === nome);
       this.colunasDosCnaes = { partes: PARTES_DO_CNPJ.map((p) => posicao(p.nome)), secundaria: posicao('cnae_fiscal_secundaria') };
@@ -440,7 +452,10 @@ export class LimpezaDeCampos extends Transform {
     }
     this.fimDoCampo();
     this.linhasLidas++;
-    if (this.colunasDosCnaes && this.tamanhoDoCnpj !== 14) {
+    const cnpjMalformado = this.colunasDosCnaes !== undefined && this.tamanhoDoCnpj !== 14;
+    if (cnpjMalformado || this.chaveMalformada || this.coluna > this.tipos.length + 1) this.linhasForaDoLayout++;
+    this.chaveMalformada = false;
+    if (cnpjMalformado) {
       // an establishment whose CNPJ is not three well-formed parts (the tail of a line a quoted line
       // break cut, a key left empty) would go live under a key no lookup can ask for: dropped
       this.saida.tamanho = this.inicioDaLinha;
@@ -469,6 +484,7 @@ export class LimpezaDeCampos extends Transform {
     if (tipo === 'ddd') while (inicio < fim && campo[inicio] === ZERO) inicio++;
     if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= A_MINUSCULO - A_MAIUSCULO;
     if (this.colunasDosCnaes) this.guardarParaOsCnaes(inicio, fim);
+    else if (this.coluna === 0 && this.chaveEhCnpjBasico) this.chaveMalformada = fim - inicio !== 8 || !alfanumerico(campo, inicio, fim);
 
     const saida = this.saida.reservar(2 * (fim - inicio) + 5);
     let n = this.saida.tamanho;

@@ -850,6 +850,31 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
   });
 
+  test("a file in another layout (another kind's lines under its name, another separator) fails the import and changes nothing; a few lines out of place are loaded", async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const antes = await registro(cnpj);
+    const mes = dois(cnpj, 'MES 2');
+    for (const [nome, linhas, tabela, campos] of [
+      // every line dropped (no well-formed CNPJ in its place): the live table would have gone empty
+      ['Estabelecimentos0', csvDaReceita(mes.empresas), 'estabelecimento', 30],
+      // loaded as garbage under the first field
+      ['Socios0', csvDaReceita(mes.socios).replaceAll('";"', '","'), 'socio', 11],
+    ] as const) {
+      const dir = await diretorioDoMes(mes);
+      await escreverZipsDaReceita(dir, { [nome]: { linhas } });
+      const erro = await recusa(() => importarCnpj(dir));
+      const n = nome === 'Socios0' ? 2 : 1;
+      expect(erro.mensagem).toBe(`${nome}.zip: ${n} of ${n} lines are not in the layout of ${tabela} (${campos} fields separated by ";"): nothing was changed`);
+      expect(await registro(cnpj)).toEqual(antes);
+      expect(await tabelasDeTrabalho()).toEqual([]);
+    }
+    // one line of three out of place (two fields too many): the month loads, that line as well as the database can
+    const dir = await diretorioDoMes({ ...mes, socios: [...mes.socios, [...mes.socios[0], 'A MAIS', 'OUTRO']] });
+    await importarCnpj(dir);
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
+  });
+
   test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
