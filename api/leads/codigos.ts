@@ -1,16 +1,20 @@
 import { banco, lerLinhas } from '../../lib/database';
 import { CacheComPrazo } from '../../lib/cache';
 import { TABELAS_DE_CODIGOS } from '../../models/leads';
+import { geracaoDosDados } from './geracao';
 
 export type TabelaDeCodigos = (typeof TABELAS_DE_CODIGOS)[number];
 export type Descricoes = Record<TabelaDeCodigos, Map<string, string | null>>;
 
 /**
  * The Receita's code tables (CNAEs, municipalities, countries...: a few thousand rows in all) kept
- * in each process, so a lookup reads its record without joining them. API processes see a new
- * month's descriptions at most a minute after the import.
+ * in each process, so a lookup reads its record without joining them. Kept under the data's
+ * generation (geracao.ts), which an import swaps in with the tables: a process sees a new month's
+ * descriptions when it sees its generation, at most VALIDADE_DA_GERACAO_MS after the swap, not a
+ * minute later (its lookups meanwhile answered the new rows with last month's descriptions, and
+ * public caches kept them for an hour).
  */
-const cache = new CacheComPrazo<'codigos', Promise<Descricoes>>(() => 60_000);
+const cache = new CacheComPrazo<string, Promise<Descricoes>>(() => 60_000, 4);
 
 async function carregar(): Promise<Descricoes> {
   const sequelize = banco('leads');
@@ -24,6 +28,4 @@ async function carregar(): Promise<Descricoes> {
 }
 
 /** The same load is shared by every lookup that asks while it runs; a failed one is retried by the next. */
-export const descricoesDosCodigos = (): Promise<Descricoes> => cache.compartilhar('codigos', carregar);
-
-export const esquecerCodigos = () => cache.esquecer();
+export const descricoesDosCodigos = async (): Promise<Descricoes> => cache.compartilhar(await geracaoDosDados(), carregar);

@@ -9,7 +9,6 @@ import { limiteDeConcorrencia } from '../../lib/concorrencia';
 import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
-import { esquecerCodigos } from './codigos';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
 import { ehMariaDb } from './sql';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
@@ -410,11 +409,11 @@ export async function importarCnpj(
     }
 
     // The new month is live, under its new generation: what follows is tidying up, each step on its
-    // own, and its failure fails nothing. This process forgets what it keeps about last month (codes,
-    // the generation it read) first; other processes see the new month within their own terms.
+    // own, and its failure fails nothing. This process forgets the generation it read first (what it
+    // keeps about last month, its codes among them, is kept under it); other processes see the new
+    // month within VALIDADE_DA_GERACAO_MS.
     const arrumar = (passo: string, fn: () => Promise<unknown>) =>
       fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
-    esquecerCodigos();
     esquecerGeracao();
     await arrumar('registro', () =>
       sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {

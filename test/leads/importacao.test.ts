@@ -1,7 +1,7 @@
 import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { QueryTypes } from 'sequelize';
-import * as codigos from '../../api/leads/codigos';
+import * as geracao from '../../api/leads/geracao';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
@@ -16,6 +16,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import {
   ArquivoDaReceita,
   cnpjValido,
+  CODIGOS_PADRAO,
   csvDaReceita,
   diretorios,
   escreverMes,
@@ -1014,7 +1015,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     const antes = await total();
     // the first step after the swap throws: nothing of the tidy-up runs, as if the process had been
     // killed there (this process then reads the generation as another one would)
-    const morte = jest.spyOn(codigos, 'esquecerCodigos').mockImplementation(() => {
+    const morte = jest.spyOn(geracao, 'esquecerGeracao').mockImplementation(() => {
       throw new Error('processo encerrado');
     });
     try {
@@ -1029,6 +1030,18 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await total()).toBe(antes + 1);
     // what the tidy-up would have dropped (the next import would too)
     for (const t of await tabelasDeTrabalho()) await banco('leads').query(`DROP TABLE ${t}`);
+  });
+
+  test("another process serves a new month's code descriptions with its rows, within VALIDADE_DA_GERACAO_MS of the swap", async () => {
+    const cnpj = novoCnpj();
+    await importarMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, cnae_fiscal_principal: '6204000' })] });
+    expect((await registro(cnpj)).cnae_fiscal_principal_descricao).toBe(CODIGOS_PADRAO.cnaes['6204000']);
+    // the swap as another process's import makes it: the table and the generation change, and this
+    // process is not told
+    await banco('leads').query("UPDATE cnae SET descricao = 'CONSULTORIA (MES 2)' WHERE codigo = '6204000'");
+    await banco('leads').query(`UPDATE ${geracao.TABELA_DA_GERACAO} SET geracao = UUID() WHERE id = 1`);
+    await dormir(VALIDADE_DA_GERACAO_MS);
+    expect((await registro(cnpj)).cnae_fiscal_principal_descricao).toBe('CONSULTORIA (MES 2)');
   });
 
   test('a month missing a numbered part (a failed download) is refused, naming the part, and the data stays', async () => {
