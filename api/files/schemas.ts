@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paginaNumerada, restricaoNoDocumento, sempre } from '../shared/openapi';
-import { comoId, ehId, id, pagina, tamanho } from '../shared/paginacao';
+import { comoId, ehId, id, inteiroEscrito, pagina, tamanho } from '../shared/paginacao';
 
 export const TAMANHO_PADRAO = 10;
 export const TAMANHO_MAXIMO = 100;
@@ -56,7 +56,7 @@ export const schemas = {
     .xor('ids', 'chave')
     .messages({ 'object.missing': 'informe ids ou chave', 'object.xor': 'informe ids ou chave, não os dois' }),
   conteudo: Joi.object({
-    expira: Joi.number().integer().min(0).required().description('Validade do link, em segundos Unix (vem na `url`).'),
+    expira: inteiroEscrito(Joi.number().min(0)).required().description('Validade do link, em segundos Unix (vem na `url`).'),
     assinatura: Joi.string().max(200).required().description('HMAC do link (vem na `url`).'),
   }),
 };

@@ -68,8 +68,9 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
   return new Promise((resolve, reject) => {
     const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookup : undefined }, (res) => {
       const status = res.statusCode ?? 0;
+      // the body of a redirect or an error is not read: closed, not drained (a host may send no end)
       if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
+        res.destroy();
         if (saltos >= REDIRECIONAMENTOS) return reject(new Error(`more than ${REDIRECIONAMENTOS} redirects`));
         // a Location no URL can be made of fails this copy, not the process (this runs outside the promise's own try)
         const destino = URL.parse(res.headers.location, url.href);
@@ -77,7 +78,7 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
         return resolve(baixarAnexo(destino.toString(), a, saltos + 1, saiuDoSuporte || !doSuporte));
       }
       if (status < 200 || status >= 300) {
-        res.resume();
+        res.destroy();
         return reject(new Error(`the attachment's address answered ${status}`));
       }
       const comprimento = res.headers['content-length'];

@@ -223,10 +223,13 @@ function nomeDoAnexo(a: { id?: unknown; data_url?: unknown; extension?: unknown 
   } catch {
     // an undecodable name falls back to the id
   }
-  // eslint-disable-next-line no-control-regex
-  const nome = cortar(ultimo.normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 255).trim();
-  return nome || cortar(`anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`, 255);
+  return limpo(ultimo) || limpo(`anexo-${a.id ?? 'sem-id'}${a.extension ? `.${String(a.extension).replace(/^\./, '')}` : ''}`);
 }
+
+/** A name file storage takes: NFC, control characters as spaces, a lone surrogate as U+FFFD, trimmed, at most 255 units. */
+const limpo = (nome: string) =>
+  // eslint-disable-next-line no-control-regex
+  cortar(nome.replace(/\p{Cs}/gu, '\uFFFD').normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 255).trim();
 
 /** An attachment's address the copy can download: http(s), as the URL parser reads it (`ação.jpg`, `a|b` included), up to the 2,000 characters stored. */
 function baixavel(valor: unknown): boolean {

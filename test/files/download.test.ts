@@ -101,9 +101,10 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
     }
   });
 
-  test('a url without its expiry or signature is a malformed request: 400', async () => {
+  test('a url without its expiry or signature, or with an expiry not written as digits, is a malformed request: 400', async () => {
     const base = `${suite.url.files}/arquivo/${arquivo.id}/conteudo`;
-    for (const query of ['', '?expira=1', `?assinatura=abc`, '?expira=amanha&assinatura=abc']) {
+    const expira = new URL(arquivo.url).searchParams.get('expira');
+    for (const query of ['', '?expira=1', `?assinatura=abc`, '?expira=amanha&assinatura=abc', `?expira=${expira}.0&assinatura=abc`, '?expira=1.8e9&assinatura=abc']) {
       esperarProblema(await files.baixar(base + query), 400);
     }
   });

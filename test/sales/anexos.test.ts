@@ -18,10 +18,10 @@ import { anexosNesteArquivo, CHAT, comRespostaDoEnvioPerdida, ESPERA_ENTRE_TENTA
 const t = anexosNesteArquivo();
 
 /** A message with one attachment at `caminho` of the chat platform (or another address); answers its conversation id. */
-async function mensagemComAnexo(endereco: string, tipo = 'image') {
+async function mensagemComAnexo(endereco: string, tipo = 'image', extension?: string) {
   const r = await t.s.registrar(
     t.sistema,
-    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o anexo', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: tipo }] }),
+    eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue o anexo', anexos: [{ id: idDoSuporte(), data_url: endereco, file_type: tipo, ...(extension ? { extension } : {}) }] }),
   );
   return r.conversa_id as string;
 }
@@ -122,12 +122,14 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     const casos = [
       { caminho: '/rails/active_storage/blobs/a/nota%0Afiscal%09maio.pdf', nome: 'nota fiscal maio.pdf' },
       { caminho: '/rails/active_storage/blobs/b/%20%20', nome: expect.stringMatching(/^anexo-\d+$/) },
+      // the name made of the id and the payload's extension is cleaned alike: a line break, a lone surrogate
+      { caminho: '/rails/active_storage/blobs/d/%20', extensao: 'p\ndf\ud800', nome: expect.stringMatching(/^anexo-\d+\.p df\ufffd$/) },
       // 284 UTF-16 units: cut at 254, not through the 128th emoji
       { caminho: `/rails/active_storage/blobs/c/${longo}`, nome: '😀'.repeat(127) },
     ];
     for (const caso of casos) {
       nock(CHAT).get(caso.caminho).reply(200, randomBytes(64), { 'content-type': 'application/octet-stream' });
-      const conversaId = await mensagemComAnexo(`${CHAT}${caso.caminho}`, 'file');
+      const conversaId = await mensagemComAnexo(`${CHAT}${caso.caminho}`, 'file', caso.extensao);
       const anexo = await esperarAte(async () => {
         const a = await anexoDe(conversaId);
         return (a.arquivo_id || a.tentativas > 1) && a;
