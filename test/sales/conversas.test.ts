@@ -212,6 +212,16 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     }
   });
 
+  it('characters outside the basic plane (emoji) are stored and found like any other: the name, the message, both searches', async () => {
+    const tag = unico('Emoji');
+    const c = await conversa({ contato: novoContato({ nome: `Ana 😀 ${tag}` }), conteudo: `oi 👍🏽 ${tag}` });
+    expect((await s.api.get(`/conversa/${c.id}`, { token: admin })).body.contato_nome).toBe(`Ana 😀 ${tag}`);
+    expect((await s.mensagens(c.id)).map((m: any) => m.conteudo)).toEqual([`oi 👍🏽 ${tag}`]);
+    expect((await get('/conversa/filtro', { contato: `😀 ${tag}` })).body.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await get('/conversa/filtro', { texto: `👍🏽 ${tag}` })).body.map((x: any) => x.id)).toEqual([c.id]);
+    expect((await get('/conversa/autocomplete', { busca: `Ana 😀 ${tag}` })).body.itens.map((x: any) => x.id)).toEqual([c.id]);
+  });
+
   it('a name sent decomposed (a letter and its combining accent) is the same name as composed, both ways', async () => {
     const tag = unico('Nfd');
     const decomposto = await conversa({ contato: novoContato({ nome: `Joa\u0303o ${tag}` }) });

@@ -106,6 +106,26 @@ describe('DESIGN §7: a message_created webhook records the conversation and the
     expect(c).toMatchObject({ suporte_conversa_id: 10, status: 'open', contato_nome: 'little-haze-776', contato_telefone: '' });
   });
 
+  it("takes the other documented samples as they are: the API channel's (every id 0, no meta, no `private`), the update of the sample's message, a status change without `account`", async () => {
+    const api = await s.registrar(sistema, fixture('chatwoot', 'docs-2020_api-channel_message_created.json'));
+    expect(api.mensagens_novas).toBe(1);
+    expect(await s.conversaDoSuporte(0)).toMatchObject({ suporte_conversa_id: 0, status: 'open', contato_nome: 'contact-name', quantidade_mensagens: 1 });
+    expect((await s.mensagens(api.conversa_id)).map((m: any) => [m.conteudo, m.autor])).toEqual([['This is a incoming message from API Channel', 'contato']]);
+
+    // the sample's message 118 of conversation 10, recorded by the test above, edited: no new message
+    const editada = await s.registrar(sistema, fixture('chatwoot', 'docs-2022_message_updated.json'));
+    expect(editada).toMatchObject({ mensagens_novas: 0 });
+    const dez = await s.conversaDoSuporte(10);
+    expect(dez.quantidade_mensagens).toBe(1);
+    // its copy of the conversation carries the inbox's template message (type 3, no sender), which the contact sees
+    expect(await s.webhook(sistema, fixture('chatwoot', 'docs-2022_conversation_status_changed.json'))).toMatchObject({ status: 200 });
+    expect(await s.conversaDoSuporte(10)).toMatchObject({ status: 'open', quantidade_mensagens: 2 });
+    expect((await s.mensagens(dez.id)).map((m: any) => [m.conteudo, m.autor])).toEqual([
+      ['hi', 'contato'],
+      ['Get notified by email', 'robo'],
+    ]);
+  });
+
   it('stores a repeated webhook once: same answer id, no new message, counters unchanged', async () => {
     const conversa = idDoSuporte();
     const evento = eventoDeMensagem({ conversa });
@@ -1159,6 +1179,21 @@ describe('DESIGN §10: X-Chatwoot-Signature when the system has an HMAC secret',
     const r = await enviar(corpo, { 'x-chatwoot-timestamp': String(carimbo), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, carimbo, corpo) });
     expect(r.status).toBe(200);
     expect(r.body.mensagens_novas).toBe(1);
+  });
+
+  it('the signature is of the bytes as sent, not of the JSON they parse to: a body written as Rails writes it (escaped <, > and &, indented, keys in its own order, emoji) is taken', async () => {
+    const conversa = idDoSuporte();
+    const evento = eventoDeMensagem({ conversa, conteudo: 'preço <b>R$ 10</b> & frete 😀' });
+    const corpo = JSON.stringify({ event: evento.event, ...evento }, null, 2)
+      .replace(/</g, '\\u003c')
+      .replace(/>/g, '\\u003e')
+      .replace(/&/g, '\\u0026')
+      .replace(/\//g, '\\/');
+    expect(corpo).not.toBe(JSON.stringify(JSON.parse(corpo)));
+    const carimbo = Math.floor(Date.now() / 1000);
+    const r = await enviar(corpo, { 'x-chatwoot-timestamp': String(carimbo), 'x-chatwoot-signature': assinaturaDoChatwoot(segredo, carimbo, corpo) });
+    expect(r.status).toBe(200);
+    expect((await s.mensagens(r.body.conversa_id)).map((m: any) => m.conteudo)).toEqual(['preço <b>R$ 10</b> & frete 😀']);
   });
 
   it('no signature, a wrong one, another body, or a timestamp over five minutes old answers 401 and stores nothing', async () => {
