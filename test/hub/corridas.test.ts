@@ -58,6 +58,41 @@ test('two publications of one id at once while Redis refuses the batch job: neit
 
 // replays of different deliveries of one subscription are independent: each keeps the last
 // success in the subscription's row, and none may fail on the others' locks
+// another hub process stores the same publisher's `id` while this one's batch writes it: the batch
+// fails on the unique key, each publication goes alone, the repeat gets the other's answer
+test("an id another process stores while this process's batch writes it: that publication answers the other's event, the batch's others are stored all the same", async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/outro-processo') });
+  const base = await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 0 } });
+  expect(base.status).toBe(202);
+  const conexao = await novaConexao('hub');
+  let respostas;
+  let daOutra: string;
+  try {
+    // the other process's row, not yet committed: this process's lookup of the id finds nothing,
+    // and its batch's insert of the same key waits for it
+    await conexao.beginTransaction();
+    await conexao.query('CREATE TEMPORARY TABLE outra AS SELECT * FROM evento WHERE id = ?', [base.body.id]);
+    daOutra = base.body.id.replace(/^.{8}/, 'ffffffff');
+    await conexao.query("UPDATE outra SET id = ?, id_do_publicador = 'do-outro-processo'", [daOutra]);
+    await conexao.query('INSERT INTO evento SELECT * FROM outra');
+    const publicacoes = [
+      t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 1 }, id: 'do-outro-processo' }),
+      t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 }, id: 'so-deste' }),
+      t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 3 } }),
+    ];
+    await esperarOutraConexao(conexao, "a batch waiting on the other process's key", ['%INSERT INTO evento%']);
+    await conexao.commit();
+    respostas = await Promise.all(publicacoes);
+  } finally {
+    await conexao.end();
+  }
+  expect(respostas.map((r) => r.status)).toEqual([202, 202, 202]);
+  expect(respostas[0].body.id).toBe(daOutra);
+  const deste = await Evento.findAll({ where: { tipo_de_evento_id: c.tipo.id }, attributes: ['id', 'id_do_publicador'] });
+  expect(deste.map((e) => e.id).sort()).toEqual([base.body.id, daOutra, respostas[1].body.id, respostas[2].body.id].sort());
+  expect(await Entrega.count({ where: { evento_id: [respostas[1].body.id, respostas[2].body.id] } })).toBe(2);
+});
+
 test('replays of delivered deliveries of one subscription, all at once, all answer 202', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvios-juntos') });
   const ids: string[] = [];
