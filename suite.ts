@@ -104,8 +104,8 @@ async function main(argv: string[]): Promise<void> {
         importarCnpjPelaFila(
           diretorio,
           (p) => {
-            const { fase, percentual, arquivo } = p as { fase: string; percentual: number; arquivo?: string };
-            process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}\n`);
+            const { fase, percentual, arquivo, indexando } = p as { fase: string; percentual: number; arquivo?: string; indexando?: string[] };
+            process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}${indexando ? ` (índices: ${indexando.join(', ')})` : ''}\n`);
           },
           () => process.stderr.write('import-cnpj: no worker serves the import queue any more (stopped?): this process runs one and takes the job over\n'),
         ),

@@ -29,11 +29,20 @@ import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArqu
  */
 
 export interface Progresso {
+  /** loading while any file is, then indexing the last tables, then the swap: never back */
   fase: 'carregando' | 'indexando' | 'trocando' | 'concluida';
   percentual: number;
+  /** the file read last, while files are read */
   arquivo?: string;
+  /** tables whose indexes are being built (an establishments' build takes minutes on a real month) */
+  indexando?: string[];
   linhas: Record<string, number>;
+  /** since the import began: told again at least every PULSO.ms, so a long wait or index build shows alive */
+  segundos: number;
 }
+
+/** How often the progress is told again while nothing else changes it (tests lower it). */
+export const PULSO = { ms: 5000 };
 
 export interface ResultadoDaImportacao {
   id: string;
@@ -281,15 +290,45 @@ export async function importarCnpj(
     await sequelize.query('INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, ?, ?, ?)', {
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
+    const segundos = () => Math.round((Date.now() - inicio) / 1000);
+    let pulso: NodeJS.Timeout | undefined;
     try {
       const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
 
-      // Copies without secondary indexes: each index is built after the load in one sorted pass,
-      // many times faster than updating it row by row.
+      // Progress: reading the files is 80%, indexing the tables 15%, the swap the rest. The kinds
+      // load side by side and each is indexed once its files are in: the phase is loading while
+      // any kind still loads.
+      const total = bytesDe(arquivos) || 1;
+      let feitos = 0;
+      let indexadas = 0;
+      let ultimoAviso = 0;
+      let ultimoArquivo: string | undefined;
+      const porCarregar = new Set(porTabela.keys());
+      const emIndexacao = new Set<string>();
+      const percentual = () => Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
+      const avisar = (arquivo?: string, forcar = false) => {
+        if (arquivo) ultimoArquivo = arquivo;
+        if (!forcar && Date.now() - ultimoAviso < 1000) return;
+        ultimoAviso = Date.now();
+        const carregando = porCarregar.size > 0;
+        aoProgredir({
+          fase: carregando ? 'carregando' : 'indexando',
+          percentual: percentual(),
+          ...(carregando && { arquivo: ultimoArquivo }),
+          ...(emIndexacao.size && { indexando: [...emIndexacao] }),
+          linhas: { ...linhas },
+          segundos: segundos(),
+        });
+      };
+      // from here on, told at least every PULSO.ms: waiting for a previous run's leftovers, an index build
+      pulso = setInterval(() => avisar(undefined, true), PULSO.ms);
+
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
       const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela))), TABELA_DA_GERACAO];
       await apagarSobras(controle, todas.flatMap((t) => [`${t}_nova`, `${t}_antiga`]));
+      // Copies without secondary indexes: each index is built after the load in one sorted pass,
+      // many times faster than updating it row by row.
       const indices = new Map<string, string[]>();
       for (const t of tabelas) {
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
@@ -302,17 +341,6 @@ export async function importarCnpj(
       // this run's id names the generation its month starts
       await controle.query(`INSERT INTO ${TABELA_DA_GERACAO}_nova (id, geracao) VALUES (1, ?)`, [id]);
 
-      // Progress: reading the files is 80%, indexing the tables 15%, the swap the rest.
-      const total = bytesDe(arquivos) || 1;
-      let feitos = 0;
-      let indexadas = 0;
-      let ultimoAviso = 0;
-      const avisar = (fase: Progresso['fase'], arquivo?: string, forcar = false) => {
-        if (!forcar && Date.now() - ultimoAviso < 1000) return;
-        ultimoAviso = Date.now();
-        const percentual = Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
-        aoProgredir({ fase, percentual, arquivo, linhas: { ...linhas } });
-      };
 
       // Every file on a connection of its own, a few at a time (a month has dozens of parts);
       // each table is indexed as soon as its last file is in.
@@ -362,7 +390,7 @@ export async function importarCnpj(
                   const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
                   const aoLer = (bytes: number) => {
                     feitos += bytes * fracao;
-                    avisar('carregando', path.basename(arquivo.caminho));
+                    avisar(path.basename(arquivo.caminho));
                   };
                   const carga =
                     tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
@@ -374,14 +402,17 @@ export async function importarCnpj(
               ),
             );
           await todasAcabaram(lista.map(carregarArquivo));
-          avisar('indexando', tabela, true);
+          porCarregar.delete(tabela);
           // a table's indexes come before the loads still waiting: the last of them ends the import
           const indexar = (t: string) =>
             tarefa(
               () =>
                 conexoes.com(async (conexao) => {
+                  emIndexacao.add(t);
+                  avisar(undefined, true);
                   await criarIndices(conexao, t, indices.get(t)!);
                   linhas[t] -= await apagarLinhasSemChave(conexao, t);
+                  emIndexacao.delete(t);
                 }),
               true,
             );
@@ -393,9 +424,11 @@ export async function importarCnpj(
       // from the swap on the month is as good as live: a shutdown waits for it
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
-      avisar('trocando', undefined, true);
+      clearInterval(pulso);
+      aoProgredir({ fase: 'trocando', percentual: percentual(), linhas: { ...linhas }, segundos: segundos() });
       await trocarTabelas(controle, tabelas);
     } catch (err) {
+      clearInterval(pulso);
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
       await controle.query('SET SESSION lock_wait_timeout = 2').catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
@@ -422,10 +455,10 @@ export async function importarCnpj(
     );
     await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
     await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
-    aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas } });
-    const segundos = (Date.now() - inicio) / 1000;
-    log.info({ id, linhas, segundos }, 'importação concluída');
-    return { id, linhas, segundos };
+    aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas }, segundos: segundos() });
+    const duracao = (Date.now() - inicio) / 1000;
+    log.info({ id, linhas, segundos: duracao }, 'importação concluída');
+    return { id, linhas, segundos: duracao };
   });
 }
 
