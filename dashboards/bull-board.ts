@@ -2,17 +2,16 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { chaveDoCliente, contagemPorEndereco } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
 import { fila } from '../queues/fila';
 
+/** Compared by their digests, in a time that tells neither their lengths nor where they differ. */
 function iguais(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
 /** Wrong credentials an address may send in a quarter of an hour before it must wait: DASHBOARD_SENHA is not guessed online. */
@@ -35,7 +34,8 @@ export function autenticacaoBasica(usuario: string, senha: string) {
     const credenciais = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString() : '';
     const separador = credenciais.indexOf(':');
     const [u, s] = separador < 0 ? [] : [credenciais.slice(0, separador), credenciais.slice(separador + 1)];
-    const certas = u !== undefined && s !== undefined && iguais(u, usuario) && iguais(s, senha);
+    // both compared whatever the first gives: a wrong user name answers no sooner than a wrong password
+    const certas = u !== undefined && s !== undefined && [iguais(u, usuario), iguais(s, senha)].every(Boolean);
     // a browser's first request carries no credentials: only a pair is counted or checked against
     // the count. The pair is compared first and its Redis command sent at once, so the commands of
     // requests arriving together reach Redis in their order: a right pair sent behind ten wrong
@@ -100,6 +100,13 @@ export function appDoDashboard(): express.Express {
   // the failures are counted per client address, believed from the proxies the services believe
   app.set('trust proxy', config().trustProxy);
   app.get('/saude', (_req, res) => res.json({ status: 'ok' }));
+  // never inside another site's frame: a page a user visits could otherwise click the board's
+  // buttons (clean, retry, remove) through an invisible one, with the browser's own credentials
+  app.use((_req, res, next) => {
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    next();
+  });
   app.use(usuario && senha ? autenticacaoBasica(usuario, senha) : somenteHostLocal);
   app.use('/', adaptador.getRouter());
   return app;

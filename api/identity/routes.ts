@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { Response } from 'express';
 import { config } from '../../config';
 import { Principal } from '../shared/principal';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
@@ -65,6 +66,12 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
 }
 
 /** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */
+/** A token answer is kept by no cache on its way (RFC 6749 §5.1). */
+function semCache<T>(res: Response, resposta: Promise<T>): Promise<T> {
+  res.setHeader('Cache-Control', 'no-store');
+  return resposta;
+}
+
 export function rotasDoIdentity(): Rota[] {
   // one budget per route: a burst of wrong passwords from an address must not stop the services
   // behind it from getting their application tokens, nor the other way round
@@ -86,7 +93,7 @@ export function rotasDoIdentity(): Rota[] {
       },
       validar: { body: schemas.login },
       resposta: respostas.token.keys({ usuario: respostas.usuario }),
-      tratar: (req) => entrar(req.entrada.body.email, req.entrada.body.senha),
+      tratar: (req, res) => semCache(res, entrar(req.entrada.body.email, req.entrada.body.senha)),
     },
     {
       metodo: 'post',
@@ -98,7 +105,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: { '429': LIMITE_EXCEDIDO, '401': 'client_id ou client_secret inválidos' },
       validar: { body: schemas.token },
       resposta: respostas.token,
-      tratar: (req) => tokenDeAplicativo(req.entrada.body.client_id, req.entrada.body.client_secret),
+      tratar: (req, res) => semCache(res, tokenDeAplicativo(req.entrada.body.client_id, req.entrada.body.client_secret)),
     },
     {
       metodo: 'get',

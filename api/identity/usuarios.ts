@@ -318,8 +318,10 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
       throw conflito('Um usuário master não pode tirar de si mesmo o master (nem trocar o e-mail pelo qual a lista de masters do ambiente o faz master).');
     }
     u.set(mudancas);
-    // a new password cuts off, at identity, every token of the user issued before (login.ts)
-    if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date() });
+    // a new password cuts off, at identity, every token of the user issued before (login.ts), and
+    // lifts a login lock: the way a master lets in at once a user whom wrong attempts (anyone's: the
+    // login is public) locked out
+    if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date(), bloqueado_ate: null, falhas_de_login: 0 });
     // nothing collaborators see changed (a password replaced by another, or no field at all): no
     // event; a first password changes `tem_senha`, which they see
     const temSenhaMudou = Boolean(u.previous('senha_hash')) !== Boolean(u.senha_hash);

@@ -13,6 +13,8 @@ export interface ArquivoGuardado {
   tipo_mime: string;
   tamanho: number;
   url: string;
+  /** the upload was answered with the file an earlier one stored under the same Idempotency-Key (`Idempotent-Replayed`) */
+  repetido?: boolean;
 }
 
 /**
@@ -105,7 +107,7 @@ export async function guardarArquivo(
     sinal,
     token,
   );
-  if (res.status === 201) return (await res.json()) as ArquivoGuardado;
+  if (res.status === 201) return { ...((await res.json()) as ArquivoGuardado), repetido: res.headers.get('idempotent-replayed') === 'true' };
   const erro = `file storage answered ${res.status} to the upload`;
   if (res.status === 413) {
     // its problem's detail names the limit; the connection may be gone before the body is read

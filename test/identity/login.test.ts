@@ -138,6 +138,29 @@ describe('5 failures in a row lock the login for 15 minutes (DESIGN §3, §10)',
   });
 });
 
+test('a master setting a new password lifts the lock at once (anyone may lock a login: it is public)', async () => {
+  const u = await id.criarUsuario();
+  for (let i = 0; i < 5; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  esperarProblema(await entrar(u.email, u.senha), 423);
+  const mudou = await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Senha-Nova-Depois-1' } });
+  expect(mudou.status).toBe(200);
+  expect(mudou.body.bloqueado_ate).toBeNull();
+  expect((await entrar(u.email, 'Senha-Nova-Depois-1')).status).toBe(200);
+  // and the count starts afresh: four failures do not lock again
+  for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  expect((await ler(u.id)).bloqueado_ate).toBeNull();
+});
+
+test('token answers, and their refusals, are kept by no cache (RFC 6749 §5.1): Cache-Control no-store', async () => {
+  const ok = await entrar(pessoa.email, pessoa.senha);
+  expect(ok.status).toBe(200);
+  expect(ok.headers.get('cache-control')).toBe('no-store');
+  expect((await entrar(pessoa.email, 'Errada-Errada-9')).headers.get('cache-control')).toBe('no-store');
+  const app = await id.api.post('/auth/token', { body: { client_id: '00000000-0000-7000-8000-000000000000', client_secret: 'x'.repeat(43) } });
+  expect(app.status).toBe(401);
+  expect(app.headers.get('cache-control')).toBe('no-store');
+});
+
 test('after a lock ends, the count starts again: one failure does not lock (DESIGN §3)', async () => {
   const u = await id.criarUsuario({ senha: undefined });
   await Usuario.update({ bloqueado_ate: new Date(Date.now() - 1000), falhas_de_login: 4 }, { where: { id: u.id } });

@@ -63,6 +63,37 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
   expect(await Arquivo.findByPk(registrado)).not.toBeNull();
 });
 
+test('a replayed copy removed as unrecorded right after this attempt recorded it (its removal checked just before): the attachment is put back and copied anew, its attempt given back', async () => {
+  const sales = banco('sales');
+  const nome = `removida-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('removida', nome, '%PDF-removida', 3);
+  const voltarARegistrar = await recusarRegistroDaCopia(sales, '/removida/');
+  try {
+    await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
+  } finally {
+    await voltarARegistrar();
+  }
+  const listada = ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+  expect(listada).toHaveLength(1);
+  // the removal of the listed copy as it runs beside the retry: it found no attachment holding the
+  // copy (before the retry recorded it) and removes it once the retry has
+  const leitura = jest.spyOn(arquivos, 'arquivoDaChave').mockImplementationOnce(async (chave) => {
+    await arquivos.apagarArquivo(listada[0]);
+    return jest.requireActual('../../api/sales/arquivos').arquivoDaChave(chave);
+  });
+  try {
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('removed meanwhile') });
+  } finally {
+    leitura.mockRestore();
+  }
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null, tentativas: 1 });
+  // the next attempt stores a new copy and records it
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  const copiado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  expect(copiado).not.toBe(listada[0]);
+  expect(await Arquivo.findByPk(copiado)).not.toBeNull();
+});
+
 test('the database stopping the recording of a copy (a statement killed) is the suite\'s failure: the attempt is given back, the copy put off, and the next attempt records the copy file storage kept', async () => {
   const nome = `morta-${randomBytes(4).toString('hex')}.pdf`;
   let travada!: () => void;

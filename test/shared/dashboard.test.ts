@@ -121,6 +121,29 @@ test('without credentials (LOCALHOST) the dashboard answers only requests addres
   }
 });
 
+test("the board never renders inside another site's frame (clickjacking its buttons): every answer says so, a refusal too", async () => {
+  const app = appDoDashboard();
+  const servidorDoPainel = app.listen(0, '127.0.0.1');
+  await new Promise((r) => servidorDoPainel.once('listening', r));
+  try {
+    const porta = (servidorDoPainel.address() as AddressInfo).port;
+    for (const [host, status] of [[`localhost:${porta}`, 200], [`ataque.example:${porta}`, 403]] as const) {
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: porta, path: '/', headers: { host } }, resolve).on('error', reject);
+      });
+      res.resume();
+      expect({ host, status: res.statusCode, quadro: res.headers['x-frame-options'], csp: res.headers['content-security-policy'] }).toEqual({
+        host,
+        status,
+        quadro: 'DENY',
+        csp: "frame-ancestors 'none'",
+      });
+    }
+  } finally {
+    await new Promise((r) => servidorDoPainel.close(r));
+  }
+});
+
 test('outside LOCALHOST without its credentials, `suite start` and `suite dashboard` stop before opening anything, with a configuration error', async () => {
   const c = config();
   const antes = { ambiente: c.ambiente, dashboard: { ...c.dashboard } };
