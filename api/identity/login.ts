@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
+import { redis } from '../../lib/redis';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
@@ -24,6 +25,50 @@ const bloqueado = (ate: Date, agora: Date) =>
   new ErroDeDominio('bloqueado', `Login bloqueado até ${ate.toISOString()}.`, undefined, {
     retryAfterSegundos: Math.ceil((ate.getTime() - agora.getTime()) / 1000),
   });
+
+/**
+ * An e-mail no user has is locked as a user's login is (five failures, the fifth answering 401,
+ * then 423 for 15 minutes): otherwise a known e-mail answered 423 from its sixth attempt and an
+ * unknown one never did, telling who has an account. Counted in Redis under the e-mail's digest
+ * (no address kept), in one script so that a burst is counted as a user's is. Answers the lock's
+ * remaining ms when already locked (the attempt is not counted), else 0.
+ */
+const FALHA_DE_DESCONHECIDO = `
+local resta = redis.call('PTTL', KEYS[2])
+if resta > 0 then return resta end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n >= tonumber(ARGV[2]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+end
+return 0`;
+
+/** Failures of an unknown e-mail count for a day, as a user's count until a success. */
+const CONTAGEM_DE_DESCONHECIDO_MS = 24 * 3600_000;
+
+const chavesDoDesconhecido = (email: string) => {
+  const base = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
+  return { falhas: `${base}:falhas`, bloqueio: `${base}:bloqueio` };
+};
+
+/** The lock of an unknown e-mail, before its (slow) password check, as a user's is read first. */
+async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promise<void> {
+  const resta = await redis('produtor')
+    .pttl(chavesDoDesconhecido(email).bloqueio)
+    .catch(() => -2);
+  if (resta > 0) throw bloqueado(new Date(agora.getTime() + resta), agora);
+}
+
+/** Counts a failure of an unknown e-mail: 401, or 423 when a lock was set meanwhile. Redis out of reach: 401 uncounted. */
+async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
+  const { falhas, bloqueio } = chavesDoDesconhecido(email);
+  const resta = await redis('produtor')
+    .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_DESCONHECIDO_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS)
+    .then(Number, () => 0);
+  if (resta > 0) throw bloqueado(new Date(agora.getTime() + resta), agora);
+  throw credenciaisInvalidas();
+}
 
 /** The user's password as the login read it before checking it: its hash, and when it last changed. */
 interface SenhaLida {
@@ -75,8 +120,9 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   const agora = new Date();
   // a lock already known answers before the costly password check
   if (usuario?.bloqueado_ate && usuario.bloqueado_ate > agora) throw bloqueado(usuario.bloqueado_ate, agora);
+  if (!usuario) await conferirBloqueioDoDesconhecido(email, agora);
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
-  if (!usuario) throw credenciaisInvalidas();
+  if (!usuario) return falhaDoDesconhecido(email, agora);
   // a hash of another cost is made again with the password just proven: only a right password pays,
   // before the row is locked (the hash is slow on purpose)
   const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha) : undefined;

@@ -138,6 +138,27 @@ describe('5 failures in a row lock the login for 15 minutes (DESIGN §3, §10)',
   });
 });
 
+test('an e-mail no user has is locked alike (no hint of who exists): five 401s, then 423 with Retry-After; a burst counted as a user\'s', async () => {
+  const quem = async (email: string) => {
+    const statuses = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await entrar(email, `Errada-${i}-Senha`);
+      statuses.push(res.status);
+      if (res.status === 423) expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    }
+    return statuses;
+  };
+  const existe = await id.criarUsuario();
+  const ninguem = `ninguem-${Date.now()}@exemplo.test`;
+  expect(await quem(ninguem)).toEqual(await quem(existe.email));
+  expect(await quem(ninguem)).toEqual([423, 423, 423, 423, 423, 423]);
+  // the same e-mail written otherwise is the same e-mail
+  esperarProblema(await entrar(`  ${ninguem.toUpperCase()} `, 'Outra-Errada-1'), 423);
+  const outro = `rajada-${Date.now()}@exemplo.test`;
+  const rajada = await Promise.all(Array.from({ length: 8 }, (_, i) => entrar(outro, `Rajada-${i}-Errada`)));
+  expect(rajada.map((r) => r.status).sort()).toEqual([401, 401, 401, 401, 401, 423, 423, 423]);
+});
+
 test('a master setting a new password lifts the lock at once (anyone may lock a login: it is public)', async () => {
   const u = await id.criarUsuario();
   for (let i = 0; i < 5; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
