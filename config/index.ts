@@ -102,6 +102,9 @@ export interface Config {
   };
 }
 
+/** scrypt's log2 N for passwords outside LOCALHOST: OWASP's minimum for r = 8 and p = 5, the suite's (its list trades N against p) */
+const SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST = 14;
+
 const servicoKeys: Record<string, Joi.Schema> = {};
 for (const nome of NOMES_DOS_SERVICOS) {
   const p = SERVICOS[nome].env;
@@ -302,6 +305,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(value.IDENTITY_CHAVE_PRIVADA_ARQUIVO ? [] : ['IDENTITY_CHAVE_PRIVADA_ARQUIVO']),
     ];
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
+    // `true` believes the first X-Forwarded-For address, which the client writes: each request could
+    // name a fresh address and pass every per-address limit (logins, the CNPJ lookup, the dashboard)
+    if (value.TRUST_PROXY === true) {
+      throw new ConfigError('invalid configuration: TRUST_PROXY=true outside LOCALHOST believes any X-Forwarded-For a client writes; name the proxies (addresses, CIDRs) or their hop count');
+    }
+    if (value.IDENTITY_SENHA_CUSTO < SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST) {
+      throw new ConfigError(`invalid configuration: IDENTITY_SENHA_CUSTO must be at least ${SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST} outside LOCALHOST (lower costs are for tests)`);
+    }
   }
   return {
     ambiente,

@@ -91,6 +91,16 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
+  test('outside LOCALHOST, TRUST_PROXY=true (any X-Forwarded-For believed) and a password cost below 14 stop the start; in LOCALHOST both are taken', () => {
+    const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
+    const fora = { APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
+    expect(() => loadConfig({ ...fora, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY=true outside LOCALHOST/);
+    expect(() => loadConfig({ ...fora, APP_ENV: 'SANDBOX', IDENTITY_SENHA_CUSTO: '12' })).toThrow(/IDENTITY_SENHA_CUSTO must be at least 14/);
+    expect(loadConfig({ ...fora, TRUST_PROXY: '10.0.0.0/8, loopback', IDENTITY_SENHA_CUSTO: '15' }).trustProxy).toBe('10.0.0.0/8, loopback');
+    expect(loadConfig({ ...fora, TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'true', IDENTITY_SENHA_CUSTO: '10' }).trustProxy).toBe(true);
+  });
+
   test('IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS lists files as PATH does, by the path delimiter: a comma is part of a name; none by default', () => {
     expect(loadConfig({}).identity.chavesDeVerificacaoArquivos).toEqual([]);
     const lista = ['/run/secrets/a.pem', ' /run/secrets/chave,antiga.pub.pem', ''].join(path.delimiter);

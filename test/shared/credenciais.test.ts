@@ -17,7 +17,7 @@ afterEach(() => {
 
 function producao(extra: Record<string, string>) {
   for (const s of ['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES']) process.env[`${s}_URL`] = `https://${s.toLowerCase()}.example.com`;
-  Object.assign(process.env, { APP_ENV: 'PRODUCTION', IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' });
+  Object.assign(process.env, { APP_ENV: 'PRODUCTION', IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem', IDENTITY_SENHA_CUSTO: '14' });
   delete process.env.IDENTITY_CLIENT_ID;
   delete process.env.IDENTITY_CLIENT_SECRET;
   Object.assign(process.env, extra);
