@@ -42,6 +42,10 @@ export interface ResultadoDaCargaRitmada {
   errors: number;
   /** 2xx answers to the warm-up's requests, left out of the figures (what they wrote is the server's all the same) */
   aceitosNoAquecimento: number;
+  /** the warm-up's other answers and errors, for the checks of what the server stored */
+  falhasNoAquecimento: number;
+  /** every answer, the warm-up's included: the server's CPU over the whole load is spent on these */
+  respondidas: number;
   /** how late the generator itself sent a request after it was due, at the p99 and worst (ms): a busy generator shows here */
   atrasoDoGerador: { p99: number; max: number };
 }
@@ -51,7 +55,8 @@ const maior = (valores: number[]) => valores.reduce((m, v) => Math.max(m, v), -I
 /** Sends `taxa` × (`aquecimento` + `segundos`) requests, each at its due time, and waits for every answer; figures of the measured ones. */
 export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDaCargaRitmada> {
   const url = new URL(o.url);
-  const pool = new Pool(url.origin, { connections: o.conexoes, pipelining: 1, keepAliveTimeout: 60_000 });
+  // an answer not begun, or not ended, within 30 s is an error (autocannon's time-out in these benchmarks)
+  const pool = new Pool(url.origin, { connections: o.conexoes, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const intervaloMs = 1000 / o.taxa;
   const primeiroMedido = Math.round(o.taxa * (o.aquecimento ?? 1));
   const total = primeiroMedido + Math.round(o.taxa * o.segundos);
@@ -60,6 +65,7 @@ export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDa
   const codigos: Record<number, number> = {};
   let erros = 0;
   let aceitosNoAquecimento = 0;
+  let falhasNoAquecimento = 0;
   const emVoo: Promise<void>[] = [];
 
   const enviar = (i: number, devidoEm: number) => {
@@ -72,6 +78,7 @@ export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDa
           await r.body.dump();
           if (!medido) {
             if (r.statusCode < 300 && r.statusCode >= 200) aceitosNoAquecimento++;
+            else falhasNoAquecimento++;
             return;
           }
           latencias.push(performance.now() - devidoEm);
@@ -79,6 +86,7 @@ export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDa
         })
         .catch(() => {
           if (medido) erros++;
+          else falhasNoAquecimento++;
         }),
     );
   };
@@ -115,6 +123,8 @@ export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDa
     non2xx: latencias.length - ok,
     errors: erros,
     aceitosNoAquecimento,
+    falhasNoAquecimento,
+    respondidas: latencias.length + erros + aceitosNoAquecimento + falhasNoAquecimento,
     atrasoDoGerador: { p99: percentil(atrasos, 99), max: maior(atrasos) },
   };
 }

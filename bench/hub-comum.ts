@@ -9,7 +9,7 @@
  *   - setup over HTTP, as a client would: admin login, applications at identity, a master's
  *     GET /aplicativo at the hub to sync them, an event type with a version, subscriptions, the
  *     publisher's token;
- *   - publishing with autocannon, the deliveries counted in the run's database, CPU and RSS from /proc;
+ *   - publishing with autocannon (as fast as the hub answers) or bench/carga-ritmada.ts (at a rate), the deliveries counted in the run's database, CPU and RSS from /proc;
  *   - clean-up: children stopped with SIGTERM, databases `<prefix>_identity` / `<prefix>_hub`
  *     and Redis keys `<prefix>*` dropped, the temp DATA_DIR removed (also on Ctrl-C).
  *
@@ -485,8 +485,9 @@ export interface Carga {
   codigos: Record<string, number>;
   /** at an offered rate: how late the load generator sent its requests (ms), charged to the latency */
   atrasoDoGerador?: { p99: number; max: number };
-  /** at an offered rate: events accepted in its warm-up, not in the figures */
+  /** at an offered rate: events accepted in its warm-up, not in the figures, and its other answers and errors */
   aceitosNoAquecimento?: number;
+  falhasNoAquecimento?: number;
 }
 
 /**
@@ -514,6 +515,7 @@ export async function publicar(
       codigos,
       atrasoDoGerador: r.atrasoDoGerador,
       aceitosNoAquecimento: r.aceitosNoAquecimento,
+      falhasNoAquecimento: r.falhasNoAquecimento,
     };
   }
   const inicio = performance.now();

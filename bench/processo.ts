@@ -124,9 +124,10 @@ export async function ocupacaoDaMaquina(ms: number): Promise<number | undefined>
   return (100 * (b.ocupado - a.ocupado)) / (b.total - a.total);
 }
 
-/** What `medirComCpu` reads of a load's result (autocannon's, or bench/carga-ritmada's). */
+/** What `medirComCpu` reads of a load's result (autocannon's, or bench/carga-ritmada's, whose `respondidas` counts its warm-up too). */
 interface ResultadoDeCarga {
   requests: { total: number };
+  respondidas?: number;
 }
 
 /** A load run against a server, with who was busy during it and the server's CPU per answer. */
@@ -141,7 +142,7 @@ export async function medirComCpu<R extends ResultadoDeCarga>(pid: number, carga
   const antes = amostrarCpu(pid);
   const r = await carga();
   const depois = amostrarCpu(pid);
-  return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.requests.total) };
+  return { r, cpu: usoDeCpu(antes, depois), usPorReq: usPorRequisicao(antes, depois, r.respondidas ?? r.requests.total) };
 }
 
 /** Who was busy during a run, in one line; `unidade` names what the server answered (a request, an event). */

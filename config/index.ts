@@ -114,6 +114,9 @@ for (const nome of NOMES_DOS_SERVICOS) {
   servicoKeys[`${p}_CLIENT_SECRET`] = Joi.string().max(200);
 }
 
+/** A `trust proxy` list holding a range of every address (`0.0.0.0/0`, `::/0`): `true` by another name. */
+const confiaEmTodos = (v: unknown) => typeof v === 'string' && v.split(',').some((e) => /\/0+$/.test(e.trim()));
+
 /** Express's names for address ranges a `trust proxy` list may hold. */
 const FAIXAS_NOMEADAS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -307,8 +310,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
     // `true` believes the first X-Forwarded-For address, which the client writes: each request could
     // name a fresh address and pass every per-address limit (logins, the CNPJ lookup, the dashboard)
-    if (value.TRUST_PROXY === true) {
-      throw new ConfigError('invalid configuration: TRUST_PROXY=true outside LOCALHOST believes any X-Forwarded-For a client writes; name the proxies (addresses, CIDRs) or their hop count');
+    if (value.TRUST_PROXY === true || confiaEmTodos(value.TRUST_PROXY)) {
+      throw new ConfigError('invalid configuration: TRUST_PROXY=true (or a range of every address) outside LOCALHOST believes any X-Forwarded-For a client writes; name the proxies (addresses, CIDRs) or their hop count');
     }
     if (value.IDENTITY_SENHA_CUSTO < SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST) {
       throw new ConfigError(`invalid configuration: IDENTITY_SENHA_CUSTO must be at least ${SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST} outside LOCALHOST (lower costs are for tests)`);

@@ -65,13 +65,13 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
   ];
 }
 
-/** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */
 /** A token answer is kept by no cache on its way (RFC 6749 §5.1). */
 function semCache<T>(res: Response, resposta: Promise<T>): Promise<T> {
   res.setHeader('Cache-Control', 'no-store');
   return resposta;
 }
 
+/** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */
 export function rotasDoIdentity(): Rota[] {
   // one budget per route: a burst of wrong passwords from an address must not stop the services
   // behind it from getting their application tokens, nor the other way round

@@ -305,6 +305,7 @@ export async function importarCnpj(
       let ultimoArquivo: string | undefined;
       const porCarregar = new Set(porTabela.keys());
       const emIndexacao = new Set<string>();
+      let trocando = false;
       const percentual = () => Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
       const avisar = (arquivo?: string, forcar = false) => {
         if (arquivo) ultimoArquivo = arquivo;
@@ -312,7 +313,7 @@ export async function importarCnpj(
         ultimoAviso = Date.now();
         const carregando = porCarregar.size > 0;
         aoProgredir({
-          fase: carregando ? 'carregando' : 'indexando',
+          fase: trocando ? 'trocando' : carregando ? 'carregando' : 'indexando',
           percentual: percentual(),
           ...(carregando && { arquivo: ultimoArquivo }),
           ...(emIndexacao.size && { indexando: [...emIndexacao] }),
@@ -410,9 +411,12 @@ export async function importarCnpj(
                 conexoes.com(async (conexao) => {
                   emIndexacao.add(t);
                   avisar(undefined, true);
-                  await criarIndices(conexao, t, indices.get(t)!);
-                  linhas[t] -= await apagarLinhasSemChave(conexao, t);
-                  emIndexacao.delete(t);
+                  try {
+                    await criarIndices(conexao, t, indices.get(t)!);
+                    linhas[t] -= await apagarLinhasSemChave(conexao, t);
+                  } finally {
+                    emIndexacao.delete(t);
+                  }
                 }),
               true,
             );
@@ -424,8 +428,9 @@ export async function importarCnpj(
       // from the swap on the month is as good as live: a shutdown waits for it
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
-      clearInterval(pulso);
-      aoProgredir({ fase: 'trocando', percentual: percentual(), linhas: { ...linhas }, segundos: segundos() });
+      // the swap may wait for reads holding the live tables, minutes at worst: still told
+      trocando = true;
+      avisar(undefined, true);
       await trocarTabelas(controle, tabelas);
     } catch (err) {
       clearInterval(pulso);
@@ -441,24 +446,29 @@ export async function importarCnpj(
       throw err;
     }
 
-    // The new month is live, under its new generation: what follows is tidying up, each step on its
-    // own, and its failure fails nothing. This process forgets the generation it read first (what it
-    // keeps about last month, its codes among them, is kept under it); other processes see the new
-    // month within VALIDADE_DA_GERACAO_MS.
-    const arrumar = (passo: string, fn: () => Promise<unknown>) =>
-      fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
-    esquecerGeracao();
-    await arrumar('registro', () =>
-      sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
-        replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
-      }),
-    );
-    await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
-    await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
-    aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas }, segundos: segundos() });
-    const duracao = (Date.now() - inicio) / 1000;
-    log.info({ id, linhas, segundos: duracao }, 'importação concluída');
-    return { id, linhas, segundos: duracao };
+    try {
+      // The new month is live, under its new generation: what follows is tidying up, each step on its
+      // own, and its failure fails nothing. This process forgets the generation it read first (what it
+      // keeps about last month, its codes among them, is kept under it); other processes see the new
+      // month within VALIDADE_DA_GERACAO_MS.
+      const arrumar = (passo: string, fn: () => Promise<unknown>) =>
+        fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
+      esquecerGeracao();
+      await arrumar('registro', () =>
+        sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {
+          replacements: ['concluida', JSON.stringify(linhas), dataSql(new Date()), id],
+        }),
+      );
+      await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
+      await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
+      aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas }, segundos: segundos() });
+      const duracao = (Date.now() - inicio) / 1000;
+      log.info({ id, linhas, segundos: duracao }, 'importação concluída');
+      return { id, linhas, segundos: duracao };
+    } finally {
+      // told until the tidy-up ends (the old tables' drop may wait), and never after
+      clearInterval(pulso);
+    }
   });
 }
 

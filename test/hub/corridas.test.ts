@@ -56,8 +56,6 @@ test('two publications of one id at once while Redis refuses the batch job: neit
   });
 });
 
-// replays of different deliveries of one subscription are independent: each keeps the last
-// success in the subscription's row, and none may fail on the others' locks
 // another hub process stores the same publisher's `id` while this one's batch writes it: the batch
 // fails on the unique key, each publication goes alone, the repeat gets the other's answer
 test("an id another process stores while this process's batch writes it: that publication answers the other's event, the batch's others are stored all the same", async () => {
@@ -80,6 +78,8 @@ test("an id another process stores while this process's batch writes it: that pu
       t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 2 }, id: 'so-deste' }),
       t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: 3 } }),
     ];
+    // the batch's insert under way (it comes after the publications' lookups of the id, which found
+    // nothing), held by the uncommitted row's lock until the commit below
     await esperarOutraConexao(conexao, "a batch waiting on the other process's key", ['%INSERT INTO evento%']);
     await conexao.commit();
     respostas = await Promise.all(publicacoes);
@@ -93,6 +93,8 @@ test("an id another process stores while this process's batch writes it: that pu
   expect(await Entrega.count({ where: { evento_id: [respostas[1].body.id, respostas[2].body.id] } })).toBe(2);
 });
 
+// replays of different deliveries of one subscription are independent: each keeps the last
+// success in the subscription's row, and none may fail on the others' locks
 test('replays of delivered deliveries of one subscription, all at once, all answer 202', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/reenvios-juntos') });
   const ids: string[] = [];

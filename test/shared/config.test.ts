@@ -94,7 +94,9 @@ describe('configuration is validated at start (DESIGN §2)', () => {
   test('outside LOCALHOST, TRUST_PROXY=true (any X-Forwarded-For believed) and a password cost below 14 stop the start; in LOCALHOST both are taken', () => {
     const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
     const fora = { APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
-    expect(() => loadConfig({ ...fora, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY=true outside LOCALHOST/);
+    expect(() => loadConfig({ ...fora, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY=true \(or a range of every address\) outside LOCALHOST/);
+    expect(() => loadConfig({ ...fora, TRUST_PROXY: '10.0.0.1, 0.0.0.0/0' })).toThrow(/TRUST_PROXY=true/);
+    expect(() => loadConfig({ ...fora, TRUST_PROXY: '::/0' })).toThrow(/TRUST_PROXY=true/);
     expect(() => loadConfig({ ...fora, APP_ENV: 'SANDBOX', IDENTITY_SENHA_CUSTO: '12' })).toThrow(/IDENTITY_SENHA_CUSTO must be at least 14/);
     expect(loadConfig({ ...fora, TRUST_PROXY: '10.0.0.0/8, loopback', IDENTITY_SENHA_CUSTO: '15' }).trustProxy).toBe('10.0.0.0/8, loopback');
     expect(loadConfig({ ...fora, TRUST_PROXY: '2' }).trustProxy).toBe(2);
