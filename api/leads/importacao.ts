@@ -44,6 +44,92 @@ export interface Progresso {
 /** How often the progress is told again while nothing else changes it (tests lower it). */
 export const PULSO = { ms: 5000 };
 
+/**
+ * An import's progress, told to `aoProgredir`: reading the files is 80%, indexing the tables 15%,
+ * the swap the rest. The kinds load side by side and each is indexed once its files are in, so the
+ * phase is loading while any kind still loads. Told at most once a second as bytes are read, at
+ * once when a phase or a table changes, and again every PULSO.ms until `parar`: a wait for a
+ * previous run's leftovers, an index build or the swap's retries show alive.
+ */
+class Andamento {
+  private readonly inicio = Date.now();
+  private feitos = 0;
+  private tiposIndexados = 0;
+  private ultimoAviso = 0;
+  private ultimoArquivo: string | undefined;
+  private readonly porCarregar: Set<string>;
+  /** kinds of file the import loads, each indexed once its files are in */
+  private readonly tipos: number;
+  private readonly emIndexacao = new Set<string>();
+  private fase: 'carregando' | 'trocando' = 'carregando';
+  private readonly pulso = setInterval(() => this.avisar(true), PULSO.ms);
+
+  constructor(
+    private readonly bytes: number,
+    tipos: Iterable<string>,
+    private readonly linhas: Record<string, number>,
+    private readonly aoProgredir: (p: Progresso) => void,
+  ) {
+    this.porCarregar = new Set(tipos);
+    this.tipos = this.porCarregar.size;
+  }
+
+  /** `bytes` more of the files read, the last of them from `arquivo` */
+  lido(bytes: number, arquivo: string): void {
+    this.feitos += bytes;
+    this.ultimoArquivo = arquivo;
+    this.avisar();
+  }
+
+  carregada(tipo: string): void {
+    this.porCarregar.delete(tipo);
+  }
+
+  indexando(tabela: string): void {
+    this.emIndexacao.add(tabela);
+    this.avisar(true);
+  }
+
+  indexada(tabela: string): void {
+    this.emIndexacao.delete(tabela);
+  }
+
+  tipoIndexado(): void {
+    this.tiposIndexados++;
+  }
+
+  trocando(): void {
+    this.fase = 'trocando';
+    this.avisar(true);
+  }
+
+  concluida(): void {
+    this.aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...this.linhas }, segundos: this.segundos() });
+  }
+
+  parar(): void {
+    clearInterval(this.pulso);
+  }
+
+  private segundos(): number {
+    return Math.round((Date.now() - this.inicio) / 1000);
+  }
+
+  private avisar(forcar = false): void {
+    if (!forcar && Date.now() - this.ultimoAviso < 1000) return;
+    this.ultimoAviso = Date.now();
+    const carregando = this.porCarregar.size > 0;
+    this.aoProgredir({
+      fase: this.fase === 'trocando' ? 'trocando' : carregando ? 'carregando' : 'indexando',
+      percentual: Math.min(95, Math.floor((this.feitos / (this.bytes || 1)) * 80 + (this.tiposIndexados / this.tipos) * 15)),
+      ...(carregando && { arquivo: this.ultimoArquivo }),
+      ...(this.emIndexacao.size && { indexando: [...this.emIndexacao] }),
+      linhas: { ...this.linhas },
+      segundos: this.segundos(),
+    });
+  }
+}
+
 export interface ResultadoDaImportacao {
   id: string;
   linhas: Record<string, number>;
@@ -290,40 +376,9 @@ export async function importarCnpj(
     await sequelize.query('INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, ?, ?, ?)', {
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
-    const segundos = () => Math.round((Date.now() - inicio) / 1000);
-    let pulso: NodeJS.Timeout | undefined;
+    const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
+    const andamento = new Andamento(bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
     try {
-      const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
-
-      // Progress: reading the files is 80%, indexing the tables 15%, the swap the rest. The kinds
-      // load side by side and each is indexed once its files are in: the phase is loading while
-      // any kind still loads.
-      const total = bytesDe(arquivos) || 1;
-      let feitos = 0;
-      let indexadas = 0;
-      let ultimoAviso = 0;
-      let ultimoArquivo: string | undefined;
-      const porCarregar = new Set(porTabela.keys());
-      const emIndexacao = new Set<string>();
-      let trocando = false;
-      const percentual = () => Math.min(95, Math.floor((feitos / total) * 80 + (indexadas / porTabela.size) * 15));
-      const avisar = (arquivo?: string, forcar = false) => {
-        if (arquivo) ultimoArquivo = arquivo;
-        if (!forcar && Date.now() - ultimoAviso < 1000) return;
-        ultimoAviso = Date.now();
-        const carregando = porCarregar.size > 0;
-        aoProgredir({
-          fase: trocando ? 'trocando' : carregando ? 'carregando' : 'indexando',
-          percentual: percentual(),
-          ...(carregando && { arquivo: ultimoArquivo }),
-          ...(emIndexacao.size && { indexando: [...emIndexacao] }),
-          linhas: { ...linhas },
-          segundos: segundos(),
-        });
-      };
-      // from here on, told at least every PULSO.ms: waiting for a previous run's leftovers, an index build
-      pulso = setInterval(() => avisar(undefined, true), PULSO.ms);
-
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
       const todas = [...new Set(LAYOUTS.flatMap((l) => tabelasDoTipo(l.tabela))), TABELA_DA_GERACAO];
@@ -341,7 +396,6 @@ export async function importarCnpj(
       }
       // this run's id names the generation its month starts
       await controle.query(`INSERT INTO ${TABELA_DA_GERACAO}_nova (id, geracao) VALUES (1, ?)`, [id]);
-
 
       // Every file on a connection of its own, a few at a time (a month has dozens of parts);
       // each table is indexed as soon as its last file is in.
@@ -389,10 +443,7 @@ export async function importarCnpj(
                   await conexao.query('SET @numero_base = ?, @numero_da_linha = 0', [indice * LINHAS_POR_ARQUIVO]);
                   // Progress counts the zip's share of the total as its entries are read.
                   const fracao = arquivo.bytes / (await tamanhoDescomprimido(arquivo.caminho));
-                  const aoLer = (bytes: number) => {
-                    feitos += bytes * fracao;
-                    avisar(path.basename(arquivo.caminho));
-                  };
+                  const aoLer = (bytes: number) => andamento.lido(bytes * fracao, path.basename(arquivo.caminho));
                   const carga =
                     tabelasDoTipo(tabela).includes(CNAES_SECUNDARIOS)
                       ? await conexoes.com((cnaes) => carregarZip({ dados: conexao, cnaes }, arquivo, aoLer))
@@ -403,25 +454,24 @@ export async function importarCnpj(
               ),
             );
           await todasAcabaram(lista.map(carregarArquivo));
-          porCarregar.delete(tabela);
+          andamento.carregada(tabela);
           // a table's indexes come before the loads still waiting: the last of them ends the import
           const indexar = (t: string) =>
             tarefa(
               () =>
                 conexoes.com(async (conexao) => {
-                  emIndexacao.add(t);
-                  avisar(undefined, true);
+                  andamento.indexando(t);
                   try {
                     await criarIndices(conexao, t, indices.get(t)!);
                     linhas[t] -= await apagarLinhasSemChave(conexao, t);
                   } finally {
-                    emIndexacao.delete(t);
+                    andamento.indexada(t);
                   }
                 }),
               true,
             );
           await todasAcabaram(tabelasDoTipo(tabela).map(indexar));
-          indexadas++;
+          andamento.tipoIndexado();
         }),
       );
 
@@ -429,11 +479,10 @@ export async function importarCnpj(
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
       // the swap may wait for reads holding the live tables, minutes at worst: still told
-      trocando = true;
-      avisar(undefined, true);
+      andamento.trocando();
       await trocarTabelas(controle, tabelas);
     } catch (err) {
-      clearInterval(pulso);
+      andamento.parar();
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
       await controle.query('SET SESSION lock_wait_timeout = 2').catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
@@ -461,13 +510,13 @@ export async function importarCnpj(
       );
       await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
       await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
-      aoProgredir({ fase: 'concluida', percentual: 100, linhas: { ...linhas }, segundos: segundos() });
+      andamento.concluida();
       const duracao = (Date.now() - inicio) / 1000;
       log.info({ id, linhas, segundos: duracao }, 'importação concluída');
       return { id, linhas, segundos: duracao };
     } finally {
       // told until the tidy-up ends (the old tables' drop may wait), and never after
-      clearInterval(pulso);
+      andamento.parar();
     }
   });
 }

@@ -24,7 +24,9 @@ let ultimoOcteto = 10;
 /** A documentation address (RFC 5737) no other test uses. */
 const novoEndereco = () => ({ 'x-forwarded-for': `203.0.113.${ultimoOcteto++}` });
 const login = (body: unknown, headers?: Record<string, string>) => id.api.post('/auth/login', { body, headers });
-const errada = { email: 'ninguem@suite.test', senha: 'Senha-Errada-1' };
+/** A login that fails: a new e-mail each time, so that no lock of an unknown e-mail (five failures) answers 423 before the limit does. */
+let tentativas = 0;
+const errada = () => ({ email: `ninguem-${++tentativas}@suite.test`, senha: 'Senha-Errada-1' });
 
 function esperarLimite(res: Resposta) {
   esperarProblema(res, 429);
@@ -36,9 +38,9 @@ function esperarLimite(res: Resposta) {
 
 test('the 4th login from the same address within a minute answers 429 with Retry-After, as problem+json', async () => {
   const statuses = [];
-  for (let i = 0; i < 3; i++) statuses.push((await login(errada)).status);
+  for (let i = 0; i < 3; i++) statuses.push((await login(errada())).status);
   expect(statuses).toEqual([401, 401, 401]);
-  esperarLimite(await login(errada));
+  esperarLimite(await login(errada()));
 });
 
 test('past the limit even the right credentials answer 429 (the limit comes first)', async () => {
@@ -66,8 +68,8 @@ test('POST /auth/token is limited as well', async () => {
 
 test('/auth/login and /auth/token count apart: a spent login budget leaves the application token available', async () => {
   const endereco = novoEndereco();
-  for (let i = 0; i < 3; i++) await login(errada, endereco);
-  esperarLimite(await login(errada, endereco));
+  for (let i = 0; i < 3; i++) await login(errada(), endereco);
+  esperarLimite(await login(errada(), endereco));
   const app = await id.api.post('/auth/token', { body: { client_id: 'x', client_secret: 'y' }, headers: endereco });
   expect(app.status).toBe(401);
 });
@@ -101,7 +103,7 @@ test('password hashes run two at a time in the process; past 32 waiting, a hash 
   try {
     const checagens = Promise.allSettled(Array.from({ length: HASHES_SIMULTANEOS + HASHES_NA_ESPERA + 6 }, () => senhaConfere('Uma-Senha-1', null)));
     // every place taken: a login now is refused before its password is checked
-    esperarLimite(await login(errada, novoEndereco()));
+    esperarLimite(await login(errada(), novoEndereco()));
     while (emCurso > 0 || retidos.length) {
       retidos.splice(0).forEach((liberar) => liberar());
       await new Promise((r) => setTimeout(r, 5));
@@ -114,5 +116,5 @@ test('password hashes run two at a time in the process; past 32 waiting, a hash 
     espiao.mockRestore();
   }
   // the places given back: a login goes through to its password check again
-  esperarProblema(await login(errada, novoEndereco()), 401);
+  esperarProblema(await login(errada(), novoEndereco()), 401);
 });

@@ -40,17 +40,21 @@ async function anexoSemJob(pasta: string, nome: string, bytes: string, vezes = 1
   return anexo;
 }
 
+/** A first attempt whose copy file storage keeps and whose recording fails: the copy goes to arquivo_a_apagar. */
+async function primeiraCopiaSemRegistro(anexoId: string, pasta: string): Promise<void> {
+  const voltarARegistrar = await recusarRegistroDaCopia(banco('sales'), `/${pasta}/`);
+  try {
+    await expect(copiarAnexo(anexoId)).rejects.toThrow(/falha simulada/);
+  } finally {
+    await voltarARegistrar();
+  }
+}
+
 test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
   const sales = banco('sales');
   const nome = `orfao-${randomBytes(4).toString('hex')}.pdf`;
   const anexo = await anexoSemJob('orfao2', nome, '%PDF-replay', 2);
-  const voltarARegistrar = await recusarRegistroDaCopia(sales, '/orfao2/');
-  try {
-    // first attempt: file storage keeps the copy, recording it fails -> the copy goes to arquivo_a_apagar
-    await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
-  } finally {
-    await voltarARegistrar();
-  }
+  await primeiraCopiaSemRegistro(anexo.id, 'orfao2');
   // second attempt, before the removal job ran: the same key is replayed and the copy recorded
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
@@ -67,12 +71,7 @@ test('a replayed copy removed as unrecorded right after this attempt recorded it
   const sales = banco('sales');
   const nome = `removida-${randomBytes(4).toString('hex')}.pdf`;
   const anexo = await anexoSemJob('removida', nome, '%PDF-removida', 3);
-  const voltarARegistrar = await recusarRegistroDaCopia(sales, '/removida/');
-  try {
-    await expect(copiarAnexo(anexo.id)).rejects.toThrow(/falha simulada/);
-  } finally {
-    await voltarARegistrar();
-  }
+  await primeiraCopiaSemRegistro(anexo.id, 'removida');
   const listada = ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
   expect(listada).toHaveLength(1);
   // the removal of the listed copy as it runs beside the retry: it found no attachment holding the

@@ -104,29 +104,29 @@ function pedirComHost(porta: number, host: string): Promise<number> {
   });
 }
 
-test('without credentials (LOCALHOST) the dashboard answers only requests addressed to this machine by name: no DNS rebinding', async () => {
-  const app = appDoDashboard();
-  const servidorDoPainel = app.listen(0, '127.0.0.1');
+/** The dashboard as `suite start` serves it in LOCALHOST (no credentials), on a free port, for `fn`. */
+async function comPainelAberto(fn: (porta: number) => Promise<void>): Promise<void> {
+  const servidorDoPainel = appDoDashboard().listen(0, '127.0.0.1');
   await new Promise((r) => servidorDoPainel.once('listening', r));
   try {
-    const porta = (servidorDoPainel.address() as AddressInfo).port;
+    await fn((servidorDoPainel.address() as AddressInfo).port);
+  } finally {
+    await new Promise((r) => servidorDoPainel.close(r));
+  }
+}
+
+test('without credentials (LOCALHOST) the dashboard answers only requests addressed to this machine by name: no DNS rebinding', () =>
+  comPainelAberto(async (porta) => {
     for (const host of [`localhost:${porta}`, 'localhost', `painel.localhost:${porta}`, `127.0.0.1:${porta}`, `[::1]:${porta}`]) {
       expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 200 });
     }
     for (const host of [`ataque.example:${porta}`, 'localhost.ataque.example', `127.0.0.1.nip.io:${porta}`, `192.168.0.10:${porta}`]) {
       expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 403 });
     }
-  } finally {
-    await new Promise((r) => servidorDoPainel.close(r));
-  }
-});
+  }));
 
-test("the board never renders inside another site's frame (clickjacking its buttons): every answer says so, a refusal too", async () => {
-  const app = appDoDashboard();
-  const servidorDoPainel = app.listen(0, '127.0.0.1');
-  await new Promise((r) => servidorDoPainel.once('listening', r));
-  try {
-    const porta = (servidorDoPainel.address() as AddressInfo).port;
+test("the board never renders inside another site's frame (clickjacking its buttons): every answer says so, a refusal too", () =>
+  comPainelAberto(async (porta) => {
     for (const [host, status] of [[`localhost:${porta}`, 200], [`ataque.example:${porta}`, 403]] as const) {
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         http.get({ host: '127.0.0.1', port: porta, path: '/', headers: { host } }, resolve).on('error', reject);
@@ -139,10 +139,7 @@ test("the board never renders inside another site's frame (clickjacking its butt
         csp: "frame-ancestors 'none'",
       });
     }
-  } finally {
-    await new Promise((r) => servidorDoPainel.close(r));
-  }
-});
+  }));
 
 test('outside LOCALHOST without its credentials, `suite start` and `suite dashboard` stop before opening anything, with a configuration error', async () => {
   const c = config();
