@@ -65,7 +65,7 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
   ];
 }
 
-/** A token answer is kept by no cache on its way (RFC 6749 §5.1). */
+/** An answer carrying a credential (a token, an application's secret) is kept by no cache on its way (RFC 6749 §5.1). */
 function semCache<T>(res: Response, resposta: Promise<T>): Promise<T> {
   res.setHeader('Cache-Control', 'no-store');
   return resposta;
@@ -248,7 +248,7 @@ export function rotasDoIdentity(): Rota[] {
       validar: { body: schemas.criarAplicativo },
       status: 201,
       resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
-      tratar: (req) => criarAplicativo(req.entrada.body),
+      tratar: (req, res) => semCache(res, criarAplicativo(req.entrada.body)),
     },
     {
       metodo: 'post',
@@ -259,7 +259,7 @@ export function rotasDoIdentity(): Rota[] {
       permissao: soMaster,
       validar: { params: schemas.paramsId },
       resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
-      tratar: (req) => renovarSegredo(req.entrada.params.id),
+      tratar: (req, res) => semCache(res, renovarSegredo(req.entrada.params.id)),
     },
     {
       metodo: 'patch',

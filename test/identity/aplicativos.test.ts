@@ -42,6 +42,8 @@ describe('POST /aplicativo (DESIGN §10)', () => {
     expect(res.body.client_secret).toEqual(expect.any(String));
     expect(res.body.client_secret.length).toBeGreaterThanOrEqual(32);
     expect(res.body.criado_em).toMatch(RFC3339);
+    // the secret travels once, kept by no cache on its way
+    expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
   test('an empty description is no description (null), on POST and on PATCH', async () => {
@@ -132,6 +134,7 @@ describe('POST /auth/token (DESIGN §3, §10: client credentials)', () => {
     expect(renovado.status).toBe(200);
     expect(renovado.body).toMatchObject({ id: app.id, client_id: app.id });
     expect(renovado.body.client_secret).not.toBe(app.client_secret);
+    expect(renovado.headers.get('cache-control')).toBe('no-store');
     esperarProblema(await token(app.client_id, app.client_secret), 401);
     expect((await token(app.client_id, renovado.body.client_secret)).status).toBe(200);
   });
