@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Progresso } from './api/leads/importacao';
 import { config, ConfigError } from './config';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger, logsNoStderr } from './lib/logger';
@@ -104,7 +105,7 @@ async function main(argv: string[]): Promise<void> {
         importarCnpjPelaFila(
           diretorio,
           (p) => {
-            const { fase, percentual, arquivo, indexando } = p as { fase: string; percentual: number; arquivo?: string; indexando?: string[] };
+            const { fase, percentual, arquivo, indexando } = p as Progresso;
             process.stderr.write(`import-cnpj: ${fase} ${percentual}%${arquivo ? ` ${arquivo}` : ''}${indexando ? ` (índices: ${indexando.join(', ')})` : ''}\n`);
           },
           () => process.stderr.write('import-cnpj: no worker serves the import queue any more (stopped?): this process runs one and takes the job over\n'),

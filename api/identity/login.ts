@@ -47,8 +47,9 @@ return 0`;
 /** Failures of an unknown e-mail count for a day, as a user's count until a success. */
 const CONTAGEM_DE_DESCONHECIDO_MS = 24 * 3600_000;
 
+/** `email` as the login's schema hands it over: trimmed, NFC, lower case (one address, one count). */
 const chavesDoDesconhecido = (email: string) => {
-  const base = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(email.trim().toLowerCase()).digest('hex')}`;
+  const base = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(email).digest('hex')}`;
   return { falhas: `${base}:falhas`, bloqueio: `${base}:bloqueio` };
 };
 
