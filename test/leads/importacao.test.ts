@@ -1,5 +1,6 @@
 import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import * as geracao from '../../api/leads/geracao';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
@@ -61,6 +62,19 @@ async function registro(cnpj: string): Promise<Record<string, any>> {
   const res = await buscar(cnpj);
   expect({ cnpj, status: res.status }).toEqual({ cnpj, status: 200 });
   return res.body;
+}
+
+/** A previous run's work table held by a statement of a run cut short: its connection, to unlock and end. */
+async function sobraPresa(): Promise<Connection> {
+  const sobra = await novaConexao('leads');
+  try {
+    await sobra.query('CREATE TABLE estabelecimento_nova LIKE estabelecimento');
+    await sobra.query('LOCK TABLES estabelecimento_nova WRITE');
+    return sobra;
+  } catch (err) {
+    await sobra.end();
+    throw err;
+  }
 }
 
 async function sql<T = Record<string, unknown>>(texto: string, parametros: unknown[] = []): Promise<T[]> {
@@ -880,12 +894,10 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
     const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
-    const sobra = await novaConexao('leads');
+    const sobra = await sobraPresa();
     const espera = ESPERA_PELAS_SOBRAS.segundos;
     ESPERA_PELAS_SOBRAS.segundos = 1;
     try {
-      await sobra.query('CREATE TABLE estabelecimento_nova LIKE estabelecimento');
-      await sobra.query('LOCK TABLES estabelecimento_nova WRITE');
       const inicio = Date.now();
       const erro = await recusa(() => importarCnpj(dir));
       expect(erro.mensagem).toContain('still in use');
@@ -1141,13 +1153,11 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
   test('a long step tells its progress again every PULSO.ms, its seconds moving: a wait for a previous run\'s leftovers shows alive', async () => {
     const dir = await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj: novoCnpj() })] });
     const progresso: Progresso[] = [];
-    const sobra = await novaConexao('leads');
+    // the import waits for it
+    const sobra = await sobraPresa();
     const pulso = PULSO.ms;
     PULSO.ms = 100;
     try {
-      // a leftover held by a statement of a run cut short: the import waits for it
-      await sobra.query('CREATE TABLE estabelecimento_nova LIKE estabelecimento');
-      await sobra.query('LOCK TABLES estabelecimento_nova WRITE');
       const importacao = importarCnpj(dir, (p) => progresso.push(p));
       await esperarAte(() => progresso.some((p) => p.segundos >= 2), 'two seconds of waiting told');
       const enquantoEspera = [...progresso];
