@@ -108,11 +108,12 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     }
   });
 
-  test("an answer of identity not shaped as its list of collaborators (a proxy's page, items without ids) mirrors nothing: nobody is marked deleted", async () => {
+  test("an answer of identity not shaped as its list of collaborators (a proxy's page, items without ids, one person twice) mirrors nothing: nobody is marked deleted", async () => {
     const tag = unico('Forma');
     const pessoa = await usuario({ nome: `${tag} Fica` });
     await it.sincronizar();
-    for (const resposta of [[{ nome: 'sem id', email: 'x@y.z', e_master: false }], { itens: [] }, [{ id: 'a', nome: 'A', email: 'a@b.c', e_master: 'false' }]]) {
+    const repetida = { id: 'a', nome: 'A', email: 'a@b.c', e_master: false };
+    for (const resposta of [[{ nome: 'sem id', email: 'x@y.z', e_master: false }], { itens: [] }, [{ ...repetida, e_master: 'false' }], [repetida, repetida]]) {
       const leitura = jest.spyOn(leituraDoIdentity, 'lerDoIdentity').mockResolvedValueOnce(resposta);
       try {
         await expect(acessoIntranet.sincronizar(admin)).rejects.toThrow(/not as expected/);

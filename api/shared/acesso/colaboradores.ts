@@ -302,7 +302,7 @@ export function criarColaboradores(
         }
       }
       if (novos.length) {
-        await Colaborador.bulkCreate(novos, { ignoreDuplicates: true });
+        await Colaborador.bulkCreate(novos);
         // a refusal cached before the person was registered must not outlive the registration
         novos.forEach((n) => aoMudarPerfil(n.auth_id as string));
         resultado.criados = novos.length;

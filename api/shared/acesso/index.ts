@@ -42,6 +42,8 @@ const LISTA_DO_IDENTITY = Joi.array()
       funcao: Joi.string().allow('', null),
     }).unknown(true),
   )
+  // identity lists each person once: a repeated id is not its answer (a proxy's, a paging fault)
+  .unique('id')
   .required();
 
 /** identity's collaborators as it lists them, or an error naming what is off. */
