@@ -46,42 +46,66 @@ async function urlsDasCopias(ids: string[], conversaId: string): Promise<Map<str
   }
 }
 
+/** One row of the listing's statement: a message and one of its attachments, if any. */
+interface LinhaDaMensagem extends Omit<MensagemJson, 'id' | 'criada_em' | 'anexos'>, Omit<AnexoJson, 'url' | 'endereco'> {
+  id: string | null;
+  criada_em: Date;
+  anexo_id: string | null;
+  endereco: string | null;
+}
+
 /**
  * GET /conversa/{id}/mensagens (SPEC 4.6 rule 7): the stored messages in sending order (private
- * notes are never stored), each with its attachments.
+ * notes are never stored), each with its attachments. One statement, so one snapshot: a deletion
+ * committing between a check of the conversation and the read of its messages answered 200 with
+ * none, or messages without their attachments.
  */
 export async function mensagensDaConversa(conversaId: string): Promise<MensagemJson[]> {
-  const sales = banco('sales');
-  const [conversa] = await lerLinhas(sales, 'SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL', [conversaId]);
-  if (!conversa) throw naoEncontrado('Conversa');
-  const [mensagens, anexos] = await Promise.all([
-    lerLinhas<Omit<MensagemJson, 'criada_em' | 'anexos'> & { criada_em: Date }>(
-      sales,
-      `SELECT id, conversa_id, suporte_mensagem_id, autor, conteudo, etapa_id, criada_em, quantidade_anexos
-         FROM conversa_mensagem WHERE conversa_id = ? ORDER BY criada_em, suporte_mensagem_id`,
-      [conversaId],
-    ),
-    lerLinhas<Omit<AnexoJson, 'url'> & { mensagem_id: string }>(
-      sales,
-      `SELECT mensagem_id, endereco, nome, tipo, arquivo_id, tipo_mime, tamanho, tentativas
-         FROM anexo_da_mensagem WHERE conversa_id = ? ORDER BY criado_em, id`,
-      [conversaId],
-    ),
-  ]);
+  const linhas = await lerLinhas<LinhaDaMensagem>(
+    banco('sales'),
+    `SELECT m.id, m.conversa_id, m.suporte_mensagem_id, m.autor, m.conteudo, m.etapa_id, m.criada_em, m.quantidade_anexos,
+            a.id AS anexo_id, a.endereco, a.nome, a.tipo, a.arquivo_id, a.tipo_mime, a.tamanho, a.tentativas
+       FROM conversa c
+       LEFT JOIN conversa_mensagem m ON m.conversa_id = c.id
+       LEFT JOIN anexo_da_mensagem a ON a.mensagem_id = m.id
+      WHERE c.id = ? AND c.deletado_em IS NULL
+      ORDER BY m.criada_em, m.suporte_mensagem_id, a.criado_em, a.id`,
+    [conversaId],
+  );
+  if (!linhas.length) throw naoEncontrado('Conversa');
   const urls = await urlsDasCopias(
-    anexos.flatMap((a) => (a.arquivo_id ? [a.arquivo_id] : [])),
+    linhas.flatMap((l) => (l.arquivo_id ? [l.arquivo_id] : [])),
     conversaId,
   );
-  const porMensagem = new Map<string, AnexoJson[]>();
-  for (const { mensagem_id, ...a } of anexos) {
-    const lista = porMensagem.get(mensagem_id) ?? [];
-    lista.push({ ...a, tamanho: a.tamanho === null ? null : Number(a.tamanho), url: a.arquivo_id ? (urls.get(a.arquivo_id) ?? null) : null });
-    porMensagem.set(mensagem_id, lista);
+  const mensagens: MensagemJson[] = [];
+  for (const l of linhas) {
+    if (l.id === null) continue; // the conversation has no message
+    let m = mensagens[mensagens.length - 1];
+    if (m?.id !== l.id) {
+      m = {
+        id: l.id,
+        conversa_id: l.conversa_id,
+        suporte_mensagem_id: Number(l.suporte_mensagem_id),
+        autor: l.autor,
+        conteudo: l.conteudo,
+        etapa_id: l.etapa_id,
+        criada_em: iso(l.criada_em)!,
+        quantidade_anexos: l.quantidade_anexos,
+        anexos: [],
+      };
+      mensagens.push(m);
+    }
+    if (l.anexo_id === null) continue;
+    m.anexos.push({
+      endereco: l.endereco!,
+      nome: l.nome,
+      tipo: l.tipo,
+      arquivo_id: l.arquivo_id,
+      tipo_mime: l.tipo_mime,
+      tamanho: l.tamanho === null ? null : Number(l.tamanho),
+      tentativas: l.tentativas,
+      url: l.arquivo_id ? (urls.get(l.arquivo_id) ?? null) : null,
+    });
   }
-  return mensagens.map((m) => ({
-    ...m,
-    suporte_mensagem_id: Number(m.suporte_mensagem_id),
-    criada_em: iso(m.criada_em)!,
-    anexos: porMensagem.get(m.id) ?? [],
-  }));
+  return mensagens;
 }

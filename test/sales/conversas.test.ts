@@ -1,5 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
+import { deletarConversa } from '../../api/sales/conversas';
+import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
@@ -535,6 +537,35 @@ describe('SPEC 4.6 rule 7: GET /conversa/{id}/mensagens', () => {
         tentativas: expect.any(Number),
       },
     ]);
+  });
+
+  it('a deletion committing while the messages are read: they are answered as they were, never as an empty list', async () => {
+    const c = await conversa({ conteudo: 'primeira' });
+    await s.registrar(sistema, eventoDeMensagem({ conversa: c.suporteConversaId, conteudo: 'segunda' }));
+    const antes = await s.mensagens(c.id);
+    expect(antes.map((m) => m.conteudo)).toEqual(['primeira', 'segunda']);
+
+    const lerLinhas = database.lerLinhas;
+    let apagada = false;
+    // the deletion commits right after the listing's first statement
+    const espiao = jest.spyOn(database, 'lerLinhas').mockImplementation(async (...args: Parameters<typeof lerLinhas>) => {
+      const linhas = await lerLinhas(...args);
+      if (!apagada && args[1].includes('conversa')) {
+        apagada = true;
+        await deletarConversa(c.id);
+      }
+      return linhas;
+    });
+    let res;
+    try {
+      res = await get(`/conversa/${c.id}/mensagens`);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(apagada).toBe(true);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(antes);
+    esperarProblema(await get(`/conversa/${c.id}/mensagens`), 404);
   });
 });
 
