@@ -8,6 +8,7 @@ import { apagarCopiasPendentes, copiarAnexo, enfileirarRemocao, varrerAnexos } f
 import { config, loadConfig } from '../../config';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
+import { Aplicativo as AplicativoDoIdentity } from '../../models/identity';
 import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
@@ -188,8 +189,10 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect(expira(segunda.url) - Date.now() / 1000).toBeLessThanOrEqual(15 * 60);
     const arquivo_id = primeira.arquivo_id;
     const arquivo = await Arquivo.findByPk(arquivo_id);
+    // a private file of the sales application, which another application does not see
+    const vendas = await AplicativoDoIdentity.findOne({ where: { servico_da_suite: 'sales' } });
+    expect(arquivo!.aplicativo_id).toBe(vendas!.id);
     const outro = await t.s.identity.criarAplicativo();
-    expect(arquivo!.aplicativo_id).not.toBe(outro.id);
     const alheio = await fetch(`${t.suite.url.files}/arquivo/${arquivo_id}`, { headers: { authorization: `Bearer ${outro.token}` } });
     expect(alheio.status).toBe(404);
   });

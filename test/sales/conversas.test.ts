@@ -1,3 +1,4 @@
+import nock from 'nock';
 import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
 import { deletarConversa } from '../../api/sales/conversas';
@@ -5,10 +6,10 @@ import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
-import { esperarOutraConexao } from '../helpers/espera';
+import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { CAMPOS_DA_CONVERSA, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
+import { CAMPOS_DA_CONVERSA, CHAT, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -76,6 +77,25 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     const depois = await get('/conversa');
     expect(depois.body.total).toBe(antes.body.total - 1);
     expect(depois.body.itens.map((i: any) => i.id)).not.toContain(c.id);
+  });
+
+  it('a deleted conversation is gone from the filter, by every field, and from the autocomplete (SPEC §3, DESIGN §4)', async () => {
+    const tag = unico('Apagada');
+    const cliente = await s.criar('cliente', { razao_social: `${tag} Ltda` });
+    const c = await conversa({ contato: novoContato({ nome: `${tag} Contato` }), conteudo: `${tag} texto` });
+    expect((await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id } })).status).toBe(200);
+    const consultas: Record<string, string | number>[] = [
+      { suporte_conversa_id: c.suporteConversaId },
+      { cliente_id: cliente.id },
+      { contato: tag },
+      { texto: `${tag} texto` },
+    ];
+    for (const query of consultas) expect((await get('/conversa/filtro', query)).body.map((i: any) => i.id)).toEqual([c.id]);
+    expect((await get('/conversa/autocomplete', { busca: tag })).body).toMatchObject({ total: 1, itens: [expect.objectContaining({ id: c.id })] });
+
+    expect((await s.api.del(`/conversa/${c.id}`, { token: admin })).status).toBe(204);
+    for (const query of consultas) expect((await get('/conversa/filtro', query)).body).toEqual([]);
+    expect((await get('/conversa/autocomplete', { busca: tag })).body).toMatchObject({ total: 0, itens: [] });
   });
 
   it('the total stays exact through status changes, deletions and the consolidation of the counts', async () => {
@@ -390,7 +410,28 @@ describe('SPEC 4.6 rule 6: PATCH /conversa/{id}', () => {
     expect(semData).toEqual({ ...antesSemData, cliente_id: cliente.id, cliente_razao_social: 'Cliente Patch', robo_id: robo.id, robo_nome: 'Robô Patch', status: 'resolved' });
 
     const r3 = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: null } });
-    expect(r3.body).toMatchObject({ cliente_id: null, cliente_razao_social: null, robo_id: robo.id });
+    const { atualizado_em: _c, ...r3SemData } = r3.body;
+    expect(r3SemData).toEqual({ ...semData, cliente_id: null, cliente_razao_social: null });
+  });
+
+  it('nothing changes in the chat platform: a conversation of a system with its API configured calls nothing there (SPEC §3)', async () => {
+    const comApi = await s.criarSistema('suporte', { url: CHAT, conta_id: 1, token_api: 'token-da-api' });
+    const r = await s.registrar(comApi, eventoDeMensagem({ conversa: idDoSuporte(), status: 'pending' }));
+    const chamadas: string[] = [];
+    // fetch's requests carry their host themselves, node:http's in their options
+    const anotar = (req: { method?: string; path?: string; hostname?: string; options?: { hostname?: string } }) =>
+      chamadas.push(`${req.method} ${req.hostname ?? req.options?.hostname} ${req.path}`);
+    nock.emitter.on('no match', anotar);
+    try {
+      for (const status of ['open', 'resolved', 'snoozed', 'pending']) {
+        const res = await s.api.patch(`/conversa/${r.conversa_id}`, { token: admin, body: { status } });
+        expect(res.body.status).toBe(status);
+      }
+      await dormir(300); // a call made in the background would be under way by now
+    } finally {
+      nock.emitter.removeListener('no match', anotar);
+    }
+    expect(chamadas.filter((c) => c.includes('chat.exemplo.test'))).toEqual([]);
   });
 
   it('a customer or robot that does not exist answers 422; a bad status or another field 400; nothing changes', async () => {
