@@ -220,10 +220,12 @@ describe('PATCH and DELETE /aplicativo/{id} (DESIGN §3)', () => {
     expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body.ativo).toBe(true);
   });
 
-  test('PATCH and DELETE are master only: an application token gets 403', async () => {
+  test('PATCH and DELETE are master only: an application token gets 403, and nothing changes', async () => {
     const app = await id.criarAplicativo();
-    esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: app.token, body: { nome: 'x' } }), 403);
+    const antes = (await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body;
+    esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: app.token, body: { nome: 'x', ativo: false } }), 403);
     esperarProblema(await id.api.del(`/aplicativo/${app.id}`, { token: app.token }), 403);
+    expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body).toEqual(antes);
   });
 
   test("the suite's own applications (servico_da_suite) cannot be deleted or deactivated (409)", async () => {

@@ -31,7 +31,7 @@ export const CAMPOS_DO_USUARIO = [
 ];
 
 /** DESIGN §4: RFC 3339 UTC. */
-export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 export const chavesOrdenadas = (o: object) => Object.keys(o).sort();
 

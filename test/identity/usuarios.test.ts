@@ -302,6 +302,12 @@ describe('GET /usuario/{id} (SPEC 4.1 buscar_pelo_id_usuario, SPEC 5.3)', () => 
     esperarProblema(await id.api.get('/usuario/0190a3c4-0000-7000-8000-000000000000', { token: admin }), 404);
   });
 
+  test('without a token, or with one that is not a token, 401 (SPEC §5)', async () => {
+    const u = await semSenha();
+    esperarProblema(await id.api.get(`/usuario/${u.id}`), 401);
+    esperarProblema(await id.api.get(`/usuario/${u.id}`, { token: 'nao-e-um-token' }), 401);
+  });
+
   test('a deleted user answers 404 (DESIGN §4: deleted records vanish from every read)', async () => {
     const u = await semSenha();
     expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
