@@ -24,6 +24,8 @@ export const marca = (prefixo = 'm') => `${prefixo}${randomBytes(5).toString('he
 
 /** One request the subscriber received, raw body kept byte for byte (signatures are over it). */
 export interface Recebida {
+  /** the HTTP method (DESIGN §5: a delivery is a POST) */
+  metodo: string;
   caminho: string;
   cabecalhos: http.IncomingHttpHeaders;
   bruto: Buffer;
@@ -58,7 +60,7 @@ export async function iniciarReceptor(responder: Responder = () => 200) {
         corpo = undefined;
       }
       const webhookId = String(req.headers['webhook-id'] ?? '');
-      const r: Recebida = { caminho: req.url!, cabecalhos: req.headers, bruto, corpo, webhookId, em: Date.now() };
+      const r: Recebida = { metodo: req.method!, caminho: req.url!, cabecalhos: req.headers, bruto, corpo, webhookId, em: Date.now() };
       recebidas.push(r);
       const vez = recebidas.filter((x) => x.webhookId === webhookId).length;
       let saida: RespostaDoReceptor;

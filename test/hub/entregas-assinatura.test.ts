@@ -53,8 +53,10 @@ test('GET /.well-known/jwks.json lists Ed25519 public keys as {kty OKP, crv Ed25
   }
 });
 
-test('the delivery body is {id, tipo, versao, aplicativo_origem_id, aplicativo_assinante_id, criado_em, dados} with identity ids (DESIGN §5, §10)', async () => {
+test('a delivery is a POST of JSON whose body is {id, tipo, versao, aplicativo_origem_id, aplicativo_assinante_id, criado_em, dados} with identity ids (DESIGN §5, §10)', async () => {
   const { c, eventoId, r } = await umaEntrega('/corpo');
+  // a POST of JSON to url_de_destino: a subscriber routes on the method as well as the path
+  expect(r.metodo).toBe('POST');
   expect(r.cabecalhos['content-type']).toMatch(/^application\/json/);
   expect(Object.keys(r.corpo).sort()).toEqual(['aplicativo_assinante_id', 'aplicativo_origem_id', 'criado_em', 'dados', 'id', 'tipo', 'versao']);
   expect(r.corpo).toEqual({

@@ -1,5 +1,5 @@
 import { importarCnpj } from '../../api/leads/importacao';
-import { chaveDoCliente } from '../../api/shared/limite';
+import { chaveDoCliente, contagemPorEndereco } from '../../api/shared/limite';
 import { cliente, esperarProblema, Resposta } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { cnpjValido, diretorios, escreverMes, linhaDeEstabelecimento } from './apoio';
@@ -67,6 +67,15 @@ test('the count is per client address: another address still gets the record', a
   const res = await buscar(CNPJ, novoEndereco());
   expect(res.status).toBe(200);
   expect(res.body.cnpj).toBe(CNPJ);
+});
+
+test('the count is kept in Redis, shared by every process: what another process counted refuses this one', async () => {
+  const endereco = novoEndereco();
+  // the same count as another process of the service would make it: its own limiter object
+  const deOutroProcesso = contagemPorEndereco('leads-cnpj', 3, 60)();
+  for (let i = 0; i < 3; i++) await deOutroProcesso.consume(endereco['x-forwarded-for']);
+  esperarLimite(await buscar(CNPJ, endereco));
+  expect((await buscar(CNPJ, novoEndereco())).status).toBe(200);
 });
 
 test('other routes of the service are not limited by it', async () => {

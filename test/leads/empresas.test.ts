@@ -118,9 +118,17 @@ describe('access (SPEC §5: any permission of area empresas; DESIGN §3 and §4)
     },
   );
 
-  test('the seeded profile Acesso inicial, given by the master listing, reads empresas: 200 (DESIGN §3)', async () => {
+  test('the seeded profile Acesso inicial, given by the master listing, reads empresas and only reads (DESIGN §3)', async () => {
     const { token } = await leads.pessoa();
     expect((await leads.listar(token)).status).toBe(200);
+    const perfis = await leads.api.get('/perfil_acesso/filtro', { token: master, query: { nome: 'Acesso inicial' } });
+    expect(perfis.body).toEqual([
+      expect.objectContaining({ nome: 'Acesso inicial', permissoes: { empresas: ['ler'], colaboradores: ['ler'] }, sistema: true }),
+    ]);
+    const antes = perfis.body[0];
+    esperarProblema(await leads.api.post('/perfil_acesso', { token, body: { nome: 'Meu', permissoes: { empresas: ['ler'] } } }), 403);
+    esperarProblema(await leads.api.patch(`/perfil_acesso/${antes.id}`, { token, body: { permissoes: { empresas: ['editar'] } } }), 403);
+    expect((await leads.api.get(`/perfil_acesso/${antes.id}`, { token: master })).body).toEqual(antes);
   });
 
   test('an identity master lists without any profile or local record (SPEC 5.1)', async () => {

@@ -17,6 +17,13 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.dbConexoesPorPool).toBe(5);
   });
 
+  test('the per-address limits default to 20 logins and 60 CNPJ lookups a minute (DESIGN §10)', () => {
+    // unset: /auth/login and /auth/token, and the public GET /api/cnpj/{cnpj}, get DESIGN's numbers
+    const c = loadConfig({});
+    expect(c.identity.loginLimitePorMinuto).toBe(20);
+    expect(c.leads.cnpjLimitePorMinuto).toBe(60);
+  });
+
   test('a bad value stops with a message naming the variable', () => {
     expect(() => loadConfig({ IDENTITY_PORT: 'abc' })).toThrow(/IDENTITY_PORT/);
     expect(() => loadConfig({ REDIS_URL: 'http://x' })).toThrow(/REDIS_URL/);

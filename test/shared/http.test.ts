@@ -296,12 +296,24 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     esperarProblema(await chamar(base, 'PUT', '/item/42/mais'), 404);
   });
 
-  test('a 500 shows no internals and carries the request id of the response header', async () => {
+  test('a 500 shows no internals and carries the request id of the response header, the one its log line carries (DESIGN §4)', async () => {
+    mockRegistros.splice(0);
     const res = await api.get('/quebra', { headers: { 'x-request-id': 'req-abc-123' } });
     const p = esperarProblema(res, 500);
     expect(res.text).not.toMatch(/SQL|SELECT|usuario|x\.ts/);
     expect(p.request_id).toBe('req-abc-123');
     expect(res.headers.get('x-request-id')).toBe('req-abc-123');
+    // the id support is given finds the failure in the logs, with the internals the body leaves out
+    const errosInternos = () => mockRegistros.filter((r) => r.args[1] === 'erro interno').map((r) => r.args[0] as Record<string, any>);
+    expect(errosInternos()).toEqual([expect.objectContaining({ request_id: 'req-abc-123' })]);
+    expect(errosInternos()[0].err.message).toMatch(/ER_PARSE_ERROR/);
+    // an id the server makes up (none sent) is the same in the body, the header and the log line
+    mockRegistros.splice(0);
+    const gerado = await api.get('/quebra');
+    const id = esperarProblema(gerado, 500).request_id;
+    expect(id).toEqual(expect.any(String));
+    expect(gerado.headers.get('x-request-id')).toBe(id);
+    expect(errosInternos()).toEqual([expect.objectContaining({ request_id: id })]);
     // the route had said caches could keep its answer: not this one
     expect(res.headers.get('cache-control')).toBeNull();
   });

@@ -37,6 +37,11 @@ const OPERACOES_DA_SPEC: Record<string, Record<string, string>> = {
     'GET /usuario/filtro': 'buscar_pelo_filtro_usuario',
     'GET /usuario/{id}': 'buscar_pelo_id_usuario',
   },
+  leads: {
+    // `*cnpj` in the route (a mask's slash may come unencoded), one parameter in the document
+    'GET /api/cnpj/{cnpj}': 'buscar_pelo_id_cnpj',
+    'GET /api/empresas': 'buscar_paginador_cnpj',
+  },
   hub: {
     'GET /assinatura': 'buscar_paginador_assinatura',
     'POST /assinatura': 'criar_assinatura',
@@ -58,6 +63,16 @@ const OPERACOES_DA_SPEC: Record<string, Record<string, string>> = {
     'GET /colaborador/total': 'buscar_total_colaborador',
     'GET /colaborador/{id}': 'buscar_pelo_id_colaborador',
     'PATCH /colaborador/{id}/perfil_acesso': 'vincular_perfil_acesso_colaborador',
+  },
+  sales: {
+    'GET /conversa': 'buscar_paginador_conversa',
+    'POST /conversa': 'criar_conversa',
+    'GET /conversa/autocomplete': 'buscar_auto_complete_conversa',
+    'GET /conversa/filtro': 'buscar_pelo_filtro_conversa',
+    'GET /conversa/{id}': 'buscar_pelo_id_conversa',
+    'PATCH /conversa/{id}': 'atualizar_pelo_id_conversa',
+    'DELETE /conversa/{id}': 'deletar_pelo_id_conversa',
+    'GET /conversa/{id}/mensagens': 'buscar_mensagens_conversa',
   },
 };
 
