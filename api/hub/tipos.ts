@@ -1,6 +1,7 @@
 
 import { Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
+import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
@@ -9,6 +10,8 @@ import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { conferirEsquema } from './esquemas';
 import { esquecerContratos } from './eventos';
+
+const log = logger('hub-tipos');
 
 /** DESIGN §10 event type shape. */
 export interface TipoDeEventoJson {
@@ -176,17 +179,31 @@ const ESQUEMA_DO_COLABORADOR = {
   },
 };
 
-/** DESIGN §10: the identity application's `colaborador.*` types, version 1, created once. */
+/**
+ * DESIGN §10: the identity application's `colaborador.*` types, version 1, created once, and
+ * owned by the application identity runs as now: one given new credentials (IDENTITY_CLIENT_ID)
+ * takes them over, or every event it publishes would be refused as not the owner's, for good
+ * (the types can be neither deleted nor given another owner through the API).
+ */
 export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise<void> {
   const app = await Aplicativo.findOne({ where: { identificador_no_auth: identificadorNoAuth } });
   if (!app) return;
+  let passados = 0;
   for (const nome of TIPOS_DO_IDENTITY) {
-    if (await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] })) continue;
+    const existente = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id', 'aplicativo_id'] });
+    if (existente) {
+      if (existente.aplicativo_id !== app.id) passados += (await TipoDeEvento.update({ aplicativo_id: app.id }, { where: { id: existente.id } }))[0];
+      continue;
+    }
     // the type and its version 1 together, or neither
     await banco('hub').transaction(async (transaction) => {
       const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id }, { transaction });
       await VersaoDeEvento.create({ tipo_de_evento_id: t.id, versao: 1, esquema: ESQUEMA_DO_COLABORADOR, situacao: 'ativa' }, { transaction });
     });
+  }
+  if (passados) {
+    log.warn({ aplicativo_id: app.id, tipos: passados }, 'tipos colaborador.* passados ao aplicativo atual do identity');
+    esquecerContratos();
   }
 }
 

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { config } from '../../config';
 import { Evento } from '../../models/hub';
 import { Aplicativo as AplicativoDoIdentity, EventoPendente } from '../../models/identity';
 import { esperarAte, hubNesteArquivo } from './apoio-entregas';
@@ -82,3 +83,28 @@ test('creating a colaborador user at identity delivers colaborador.criado to a s
   await esperarAte(() => t.receptor.recebidas.find((x) => x.corpo?.dados?.id === depois.id), 'the next colaborador.criado', 20_000);
   expect(t.receptor.recebidas.filter((x) => x.caminho === '/colaboradores').map((x) => x.corpo.dados.email)).toEqual([usuario.email, depois.email]);
 });
+
+// last in the file: identity publishes as another application from here on
+test('identity given an application of its own anew (IDENTITY_CLIENT_ID): the colaborador.* types pass to it at the sync its first event starts, and its events are accepted (DESIGN §10)', async () => {
+  const antigo = (await tiposDoColaborador())[0].aplicativo_id;
+  const novo = await t.hub.identity.criarAplicativo();
+  // IDENTITY_CLIENT_ID as both services read it (config); a config reloaded would lose the suite's ports
+  const servico = config().servicos.identity;
+  const antes = { ...servico };
+  Object.assign(servico, { clientId: novo.client_id, clientSecret: novo.client_secret });
+  try {
+    const usuario = await t.hub.identity.criarUsuario({ perfil: 'colaborador' });
+    const enviado = await esperarAte(async () => {
+      const e = (await EventoPendente.findAll()).find((x) => x.dados.id === usuario.id);
+      return e?.enviado_em && e;
+    }, 'the event accepted by the hub', 20_000);
+    expect(await Evento.count({ where: { id_do_publicador: enviado.id } })).toBe(1);
+    const tipos = await tiposDoColaborador();
+    expect(tipos).toHaveLength(3);
+    const dono = (await t.hub.api.get(`/aplicativo/${tipos[0].aplicativo_id}`, { token: await t.hub.admin() })).body;
+    expect(dono.identificador_no_auth).toBe(novo.client_id);
+    for (const tipo of tipos) expect(tipo.aplicativo_id).not.toBe(antigo);
+  } finally {
+    Object.assign(servico, antes);
+  }
+}, 30_000);
