@@ -298,6 +298,9 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
   return usuarioJson(u);
 }
 
+/** Columns of a user that are not in its shape (SPEC §2), so a change of them alone publishes nothing. */
+const CAMPOS_QUE_NINGUEM_VE = new Set(['senha_hash', 'tokens_validos_desde', 'falhas_de_login']);
+
 export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Principal): Promise<UsuarioJson> {
   await existente(id);
   await conferirReferencias(e);
@@ -322,10 +325,11 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
     // lifts a login lock: the way a master lets in at once a user whom wrong attempts (anyone's: the
     // login is public) locked out
     if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date(), bloqueado_ate: null, falhas_de_login: 0 });
-    // nothing collaborators see changed (a password replaced by another, or no field at all): no
-    // event; a first password changes `tem_senha`, which they see
+    // nothing collaborators see changed (a password replaced by another, with the failed logins it
+    // clears, or no field at all): no event; a first password changes `tem_senha`, and a lock
+    // lifted `bloqueado_ate`, which they see
     const temSenhaMudou = Boolean(u.previous('senha_hash')) !== Boolean(u.senha_hash);
-    const visivel = temSenhaMudou || (u.changed() || []).some((campo) => campo !== 'senha_hash' && campo !== 'tokens_validos_desde');
+    const visivel = temSenhaMudou || (u.changed() || []).some((campo) => !CAMPOS_QUE_NINGUEM_VE.has(campo));
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });

@@ -154,10 +154,12 @@ test('updating a colaborador publishes colaborador.atualizado with the new data'
   expect(chamada.corpo.dados).toEqual({ ...res.body, sequencia: expect.any(Number) });
 });
 
-test('a PATCH that changes nothing collaborators see (same values, or a password replaced by another) publishes nothing', async () => {
+test('a PATCH that changes nothing collaborators see (same values, or a password replaced by another, which also clears failed logins) publishes nothing', async () => {
   const u = await colaborador({ senha: 'Primeira-Senha-Longa-1' });
   await esperarEvento(u.id, 'colaborador.criado');
   expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: u.nome } })).status).toBe(200);
+  // a failed login the new password clears: a count nobody sees, so no change to publish
+  expect((await id.api.post('/auth/login', { body: { email: u.email, senha: 'Senha-Errada-Longa-0' } })).status).toBe(401);
   expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { senha: 'Outra-Senha-Longa-9' } })).status).toBe(200);
   // a later visible change is published, and it is the only atualizado stored
   await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: `${u.nome} Novo` } });
