@@ -5,12 +5,12 @@ import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger, logsNoStderr } from './lib/logger';
 import {
   abrirServico,
-  agendarRepetiveis,
   importarCnpjPelaFila,
   iniciarApi,
   iniciarDashboard,
   iniciarTudo,
   iniciarWorkers,
+  manterRepetiveis,
   migrarTudo,
 } from './lib/runner';
 import { FILAS } from './queues';
@@ -79,7 +79,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'worker':
       await iniciarWorkers(args);
-      await agendarRepetiveis();
+      await manterRepetiveis(args);
       return;
     case 'dashboard':
       await iniciarDashboard();

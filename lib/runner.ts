@@ -10,7 +10,7 @@ import { NomeDoServico } from '../config/services';
 import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bull-board';
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
-import { emCursoNoWorker, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
+import { DefinicaoDeFila, emCursoNoWorker, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
@@ -20,6 +20,7 @@ import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, esperarBanco, migrar } from './database';
 import { escutar } from './http-server';
+import { aoEncerrar } from './lifecycle';
 import { logger } from './logger';
 import { esperarRedis } from './redis';
 
@@ -196,27 +197,55 @@ function iniciarWorkerDoComando(): Worker {
  */
 const DO_AGENDADOR = { attempts: 1 };
 
-/** Repeatable jobs, scheduled idempotently by whichever process starts. */
-export async function agendarRepetiveis(): Promise<void> {
-  if (SERVICOS_DA_SUITE.identity) {
-    await fila(filaIdentityOutbox).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_MS }, { name: 'varrer', opts: DO_AGENDADOR });
-    await fila(filaIdentityOutbox).upsertJobScheduler('purgar', { every: INTERVALO_DA_PURGA_MS }, { name: 'purgar', opts: DO_AGENDADOR });
+/** The suite's repeatable jobs: each queue's key and interval. */
+function repetiveis(): { fila: DefinicaoDeFila; chave: string; cadaMs: number }[] {
+  return [
+    { fila: filaIdentityOutbox, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_MS },
+    { fila: filaIdentityOutbox, chave: 'purgar', cadaMs: INTERVALO_DA_PURGA_MS },
+    { fila: filaHubRetencao, chave: 'purgar', cadaMs: INTERVALO_DA_RETENCAO_MS },
+    { fila: filaHubRetencao, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS },
+    { fila: filaSalesTransferencia, chave: 'transferir', cadaMs: config().sales.transferenciaIntervaloSegundos * 1000 },
+    { fila: filaSalesAnexo, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS },
+    { fila: filaSalesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },
+    { fila: filaFilesLimpeza, chave: 'varrer', cadaMs: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS },
+  ];
+}
+
+/**
+ * Schedules the repeatable jobs of `filas` (every queue of the suite's services by default),
+ * idempotently: a schedule unchanged keeps its next run. Only the queues a process serves, so a
+ * worker of one queue never puts back another queue's interval as its own settings say.
+ */
+export async function agendarRepetiveis(filas: string[] = FILAS.map((f) => f.nome)): Promise<void> {
+  for (const r of repetiveis()) {
+    if (!SERVICOS_DA_SUITE[r.fila.servico] || !filas.includes(r.fila.nome)) continue;
+    // one hand-over run at a time across every worker process: two would call the chat platform twice
+    if (r.fila === filaSalesTransferencia) await fila(r.fila).setGlobalConcurrency(1);
+    await fila(r.fila).upsertJobScheduler(r.chave, { every: r.cadaMs }, { name: r.chave, opts: DO_AGENDADOR });
   }
-  if (SERVICOS_DA_SUITE.hub) {
-    await fila(filaHubRetencao).upsertJobScheduler('purgar', { every: INTERVALO_DA_RETENCAO_MS }, { name: 'purgar', opts: DO_AGENDADOR });
-    await fila(filaHubRetencao).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
-  }
-  if (SERVICOS_DA_SUITE.sales) {
-    const intervalo = config().sales.transferenciaIntervaloSegundos * 1000;
-    // one run at a time across every worker process: two would call the chat platform twice
-    await fila(filaSalesTransferencia).setGlobalConcurrency(1);
-    await fila(filaSalesTransferencia).upsertJobScheduler('transferir', { every: intervalo }, { name: 'transferir', opts: DO_AGENDADOR });
-    await fila(filaSalesAnexo).upsertJobScheduler('varrer', { every: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
-    await fila(filaSalesContagem).upsertJobScheduler('compactar', { every: INTERVALO_DA_CONSOLIDACAO_MS }, { name: 'compactar', opts: DO_AGENDADOR });
-  }
-  if (SERVICOS_DA_SUITE.files) {
-    await fila(filaFilesLimpeza).upsertJobScheduler('varrer', { every: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS }, { name: 'varrer', opts: DO_AGENDADOR });
-  }
+}
+
+/**
+ * How often a process with workers schedules its repeatable jobs again. BullMQ adds a job's next
+ * run when a worker takes the job, and a failure there (Redis away at that moment), Redis coming
+ * back empty or the next run deleted from the dashboard ends the chain: the sweeps that recover
+ * what such an accident lost would never run again until a restart.
+ */
+export const REAGENDAMENTO = { ms: 5 * 60_000 };
+
+/**
+ * Schedules the repeatable jobs of the queues this process serves, now and every REAGENDAMENTO
+ * until the shutdown; answers a function that stops it sooner.
+ */
+export async function manterRepetiveis(filas: string[]): Promise<() => void> {
+  await agendarRepetiveis(filas);
+  const vez = setInterval(() => {
+    agendarRepetiveis(filas).catch((err) => logger('worker').warn({ err: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'));
+  }, REAGENDAMENTO.ms);
+  vez.unref();
+  const parar = () => clearInterval(vez);
+  aoEncerrar('workers', 'repetiveis', async () => parar());
+  return parar;
 }
 
 export async function iniciarDashboard(porta = config().dashboard.porta) {
@@ -246,8 +275,9 @@ export async function iniciarTudo(): Promise<void> {
   const servicos = Object.values(SERVICOS_DA_SUITE);
   conferirPortasDistintas(servicos);
   for (const s of servicos) await abrirServico(s);
-  await iniciarWorkers(FILAS.filter((f) => SERVICOS_DA_SUITE[f.servico]).map((f) => f.nome));
-  await agendarRepetiveis();
+  const filas = FILAS.filter((f) => SERVICOS_DA_SUITE[f.servico]).map((f) => f.nome);
+  await iniciarWorkers(filas);
+  await manterRepetiveis(filas);
   for (const s of servicos) await iniciarApi(s.nome);
   await iniciarDashboard();
 }

@@ -2,8 +2,9 @@ import { Job } from 'bullmq';
 import { config } from '../../config';
 import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
-import { agendarRepetiveis } from '../../lib/runner';
+import { agendarRepetiveis, manterRepetiveis, REAGENDAMENTO } from '../../lib/runner';
 import { FILAS } from '../../queues';
+import { filaFilesLimpeza } from '../../queues/files-limpeza';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
@@ -206,6 +207,41 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
   // the sweep's next run, as BullMQ scheduled it
   const [proxima] = (await fila(filaIdentityOutbox).getJobs(['delayed', 'waiting', 'prioritized'])).filter((j) => j.name === 'varrer');
   expect({ tentativas: proxima?.opts.attempts, padraoDaFila: filaIdentityOutbox.opcoesDosJobs.attempts }).toEqual({ tentativas: 1, padraoDaFila: 1_000_000 });
+});
+
+/** Every schedule of the suite's queues, as `queue key`. */
+async function agendamentos(): Promise<string[]> {
+  return (await Promise.all(FILAS.map(async (f) => (await fila(f).getJobSchedulers()).map((a) => `${f.nome} ${a.key}`)))).flat().sort();
+}
+
+async function semAgendamentos(): Promise<void> {
+  for (const f of FILAS) for (const a of await fila(f).getJobSchedulers()) await fila(f).removeJobScheduler(a.key!);
+}
+
+test("a worker process schedules its own queues' repeatable jobs only: another queue's interval is not put back by its settings", async () => {
+  await semAgendamentos();
+  await agendarRepetiveis(['sales-anexo', 'files-limpeza']);
+  expect(await agendamentos()).toEqual(['files-limpeza varrer', 'sales-anexo varrer']);
+});
+
+test('a schedule lost (Redis back empty, removed from the dashboard) is put back within REAGENDAMENTO by the workers running, no restart needed', async () => {
+  await semAgendamentos();
+  const antes = REAGENDAMENTO.ms;
+  REAGENDAMENTO.ms = 150;
+  const parar = await manterRepetiveis(['files-limpeza']);
+  try {
+    expect(await agendamentos()).toEqual(['files-limpeza varrer']);
+    await fila(filaFilesLimpeza).removeJobScheduler('varrer');
+    expect(await agendamentos()).toEqual([]);
+    await esperarAte(async () => (await agendamentos()).length > 0, 'the schedule put back', 5_000);
+    expect(await agendamentos()).toEqual(['files-limpeza varrer']);
+    // with its next run queued, as BullMQ keeps it
+    const agendamento = await fila(filaFilesLimpeza).getJobScheduler('varrer');
+    expect((await fila(filaFilesLimpeza).getJob(`repeat:varrer:${agendamento!.next}`))?.name).toBe('varrer');
+  } finally {
+    parar();
+    REAGENDAMENTO.ms = antes;
+  }
 });
 
 test('a job failing attempt after attempt keeps the stacks of its last failures only (the outbox retries for days)', async () => {
