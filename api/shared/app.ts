@@ -76,7 +76,9 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
       tratar: async () => {
         try {
           await def.pronto();
-        } catch {
+        } catch (err) {
+          // the answer names no part; the operator reads which one failed, and why, here
+          logger('http').warn({ servico: def.nome, err: (err as Error).message }, 'não está pronto');
           throw new ErroDeDominio('indisponivel', 'Banco de dados ou Redis sem resposta.');
         }
         return { status: 'pronto' };

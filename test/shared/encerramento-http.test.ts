@@ -41,6 +41,16 @@ function pedir(porta: number, agent: http.Agent): Promise<{ status: number; conn
   });
 }
 
+test('an error the listening server meets (a connection it could not accept: no file descriptor left) is logged, not thrown: the process goes on serving', async () => {
+  const app = express();
+  app.get('/x', (_req, res) => res.json({ ok: true }));
+  const servidor = await escutar(app, 0, 'teste-erro', '127.0.0.1');
+  expect(() => servidor.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }))).not.toThrow();
+  const res = await fetch(`http://127.0.0.1:${(servidor.address() as AddressInfo).port}/x`);
+  expect(await res.json()).toEqual({ ok: true });
+  await new Promise((r) => (servidor.closeAllConnections(), servidor.close(r)));
+});
+
 test('a handler whose client left goes on at the signal, and the databases close only after it', async () => {
   const ordem: string[] = [];
   const app = express();

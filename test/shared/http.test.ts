@@ -19,7 +19,7 @@ import { chamar, cliente, esperarProblema } from '../helpers/http';
 import type { Registro } from '../helpers/registros';
 
 const mockRegistros: Registro[] = [];
-jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('http', ['error'], () => mockRegistros));
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('http', ['error', 'warn'], () => mockRegistros));
 
 /** The shared HTTP layer alone (DESIGN §4), on a service of its own with a fake key check. */
 const autenticar: Autenticador = async (token) => {
@@ -377,8 +377,12 @@ describe('health routes (DESIGN §4)', () => {
     expect((await api.get('/pronto')).status).toBe(200);
     prontoFalha = true;
     // a 503 is the service's failure: it carries the id to quote, as a 500 does
+    mockRegistros.splice(0);
     const fora = await api.get('/pronto', { headers: { 'x-request-id': 'req-pronto-1' } });
     expect(esperarProblema(fora, 503).request_id).toBe('req-pronto-1');
+    // the answer names no part; the log says which failed, and why
+    expect(fora.text).not.toContain('banco fora');
+    expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ err: 'banco fora' })]);
     prontoFalha = false;
     expect((await api.get('/pronto')).status).toBe(200);
   });
