@@ -176,6 +176,10 @@ const envSchema = Joi.object({
     // an option the suite does not read (a TLS setting misspelled) would be ignored without a word
     .custom((v: string, h) => {
       const u = new URL(v);
+      // each service has a database of its own (DB_PREFIX_<service>): a database named here would be ignored
+      if (u.pathname !== '' && u.pathname !== '/') {
+        return h.message({ custom: '{{#label}} names a database, which the suite does not read: each service has its own, named by DB_PREFIX' });
+      }
       const desconhecidas = [...u.searchParams.keys()].filter((k) => !(OPCOES_DA_URL_DO_MYSQL as readonly string[]).includes(k));
       if (desconhecidas.length) return h.message({ custom: `{{#label}} has options the suite does not read (${desconhecidas.join(', ')}); it reads ${OPCOES_DA_URL_DO_MYSQL.join(', ')}` });
       const ssl = u.searchParams.get('ssl');
@@ -210,7 +214,14 @@ const envSchema = Joi.object({
     .messages({ 'string.pattern.base': '{{#label}} must be the access token alone (header.payload.signature), as POST /auth/login answers it' }),
   IDENTITY_ADMIN_EMAIL: Joi.string().email({ tlds: { allow: false } }),
   IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
-  MASTER_EMAILS: Joi.string().allow('').default(''),
+  // a typo would leave the intended master an ordinary user without a word
+  MASTER_EMAILS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((v: string, h) => {
+      const erradas = v.split(/[\s,;]+/).filter((e) => e && Joi.string().email({ tlds: { allow: false } }).validate(e).error);
+      return erradas.length ? h.message({ custom: `{{#label}} has entries that are not e-mail addresses (${erradas.join(', ')})` }) : v;
+    }),
   IDENTITY_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
   IDENTITY_CHAVES_DE_VERIFICACAO_ARQUIVOS: Joi.string(),
   IDENTITY_LOGIN_LIMITE_POR_MINUTO: Joi.number().integer().min(1).default(20),

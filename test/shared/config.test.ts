@@ -133,6 +133,10 @@ describe('configuration is validated at start (DESIGN §2)', () => {
       'caio@x.test',
     ]);
   });
+
+  test('MASTER_EMAILS with an entry that is no e-mail stops the start, naming it: the intended master would be an ordinary user without a word', () => {
+    expect(() => loadConfig({ MASTER_EMAILS: 'ana@x.test, bia.x.test' })).toThrow(/"MASTER_EMAILS" has entries that are not e-mail addresses \(bia\.x\.test\)/);
+  });
 });
 
 test('TRUST_PROXY takes what Express takes: true/false, a hop count, or addresses, CIDRs and named ranges, and each reaches Express as such', async () => {
