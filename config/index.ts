@@ -55,6 +55,8 @@ export interface Config {
     retryScheduleMs: number[];
     retencaoDias: number;
     chavePrivadaArquivo?: string;
+    /** key that encrypts the stored signing keys (HUB_CHAVE_DE_CIFRA; generated in LOCALHOST) */
+    chaveDeCifra?: string;
     /** deliveries to private, loopback or link-local addresses (SSRF guard); LOCALHOST allows them */
     permitirDestinosPrivados: boolean;
     /** private networks deliveries may reach with the guard on (an internal subscriber), none by default */
@@ -263,6 +265,7 @@ const envSchema = Joi.object({
   FILES_DIRETORIO: Joi.string(),
   FILES_PRAZO_DO_ENVIO_S: Joi.number().integer().min(1).max(86_400).default(3600),
   SALES_CHAVE_DE_CIFRA: Joi.string().min(32).max(512),
+  HUB_CHAVE_DE_CIFRA: Joi.string().min(32).max(512),
   SALES_TRANSFERENCIA_ESPERA_SEGUNDOS: Joi.number().integer().min(1).max(86400).default(300),
   SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS: Joi.number().integer().min(1).max(3600).default(60),
   SALES_ANEXO_RETRY_MS: Joi.number().integer().min(1).max(86_400_000).default(30 * 60 * 1000),
@@ -365,6 +368,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryScheduleMs: String(value.HUB_RETRY_SCHEDULE_MS).split(',').map(Number),
       retencaoDias: value.HUB_RETENCAO_DIAS,
       chavePrivadaArquivo: value.HUB_CHAVE_PRIVADA_ARQUIVO,
+      chaveDeCifra: value.HUB_CHAVE_DE_CIFRA,
       permitirDestinosPrivados: value.HUB_PERMITIR_DESTINOS_PRIVADOS ?? ambiente === 'LOCALHOST',
       redesPermitidas: itensDaLista(value.HUB_REDES_PERMITIDAS).map((e) => ipaddr.parseCIDR(e)),
       entregaLockMs: value.HUB_ENTREGA_LOCK_MS,

@@ -3,9 +3,11 @@ import { importPKCS8, JWK, SignJWT } from 'jose';
 import { Op, Transaction } from 'sequelize';
 import { config, ConfigError } from '../../config';
 import { lerArquivoDeChave } from '../../lib/arquivo-de-chave';
+import { Cifra, estaCifrado, PREFIXO_DO_CIFRADO } from '../../lib/cifra';
 import { banco, sozinho } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { ChaveDoHub } from '../../models/hub';
+import { segredoDoServico } from '../../lib/segredo-local';
+import { ChaveDoHub, Segredo } from '../../models/hub';
 
 /**
  * The hub's Ed25519 keys and the two signatures of every attempt (DESIGN §5): Standard Webhooks
@@ -96,9 +98,36 @@ async function conferirArquivoDaChave(): Promise<void> {
 let arquivoVisto: string | undefined;
 const ILEGIVEL = '(ilegível)';
 
+/**
+ * The private keys are stored encrypted (lib/cifra.ts) under HUB_CHAVE_DE_CIFRA (in LOCALHOST, a
+ * key generated on first start): whoever reads a copy of the hub's tables alone (a backup, a
+ * replica) cannot sign deliveries its subscribers would take for the hub's.
+ */
+async function cifraDoHub(): Promise<Cifra> {
+  return new Cifra(await segredoDoServico({ doAmbiente: config().hub.chaveDeCifra, variavel: 'HUB_CHAVE_DE_CIFRA', modelo: Segredo, nome: 'cifra' }));
+}
+
+function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
+  // stored before the keys were encrypted: encrypted as they are read (cifrarAsGuardadasEmClaro)
+  if (!estaCifrado(guardada.chave_privada_pem)) return guardada.chave_privada_pem;
+  try {
+    return c.decifrar(guardada.chave_privada_pem);
+  } catch {
+    throw new ConfigError(`invalid configuration: HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key ${guardada.kid}: it is not the key the hub's keys were stored under`);
+  }
+}
+
+/** Keys an earlier version stored in clear, encrypted (each by a conditional update: processes may race). */
+async function cifrarAsGuardadasEmClaro(c: Cifra): Promise<void> {
+  for (const g of await ChaveDoHub.findAll({ where: { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } } })) {
+    await ChaveDoHub.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) }, { where: { kid: g.kid, chave_privada_pem: g.chave_privada_pem } });
+  }
+}
+
 async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
   const c = chaveDoPem(pem, undefined, assinaDesde, null);
-  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: pem, assina_desde: assinaDesde }, transaction });
+  const chave_privada_pem = (await cifraDoHub()).cifrar(pem);
+  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem, assina_desde: assinaDesde }, transaction });
 }
 
 /**
@@ -121,12 +150,14 @@ export async function carregarChavesDoHub(): Promise<void> {
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
   await conferirArquivoDaChave();
+  const c = await cifraDoHub();
+  await cifrarAsGuardadasEmClaro(c);
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
     where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
     order: [['assina_desde', 'DESC']],
   });
-  chaves = guardadas.map((c) => chaveDoPem(c.chave_privada_pem, c.kid, c.assina_desde, c.aposentada_em));
+  chaves = guardadas.map((g) => chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em));
   carregadasEm = Date.now();
 }
 

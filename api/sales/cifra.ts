@@ -1,14 +1,15 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { config } from '../../config';
+import { Cifra } from '../../lib/cifra';
 import { segredoDoServico } from '../../lib/segredo-local';
 import { Segredo } from '../../models/sales';
 
 /**
  * Secrets the sales service must use itself (a webhook HMAC key, the chat platform's API token)
- * are kept encrypted with AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>`, base64url. The key is
- * SHA-256 of SALES_CHAVE_DE_CIFRA (in LOCALHOST, of a key generated on first start).
+ * are kept encrypted (lib/cifra.ts) under SALES_CHAVE_DE_CIFRA (in LOCALHOST, a key generated on
+ * first start).
  */
-let chave: Buffer | undefined;
+let cifra: Cifra | undefined;
 /** derived once from the same key, for the webhook tokens' keyed hash */
 let chaveDoResumo: Buffer | undefined;
 
@@ -19,11 +20,11 @@ export async function carregarChaveDeCifra(): Promise<void> {
     modelo: Segredo,
     nome: 'cifra',
   });
-  chave = createHash('sha256').update(segredo).digest();
-  chaveDoResumo = createHmac('sha256', chave).update('token-de-webhook').digest();
+  cifra = new Cifra(segredo);
+  chaveDoResumo = cifra.derivar('token-de-webhook');
 }
 
-function carregada(k: Buffer | undefined): Buffer {
+function carregada<T>(k: T | undefined): T {
   if (!k) throw new Error('sales encryption key not loaded');
   return k;
 }
@@ -36,17 +37,6 @@ export function resumoDoToken(token: string): string {
   return createHmac('sha256', carregada(chaveDoResumo)).update(token, 'utf8').digest('hex');
 }
 
-export function cifrar(texto: string): string {
-  const iv = randomBytes(12);
-  const cifra = createCipheriv('aes-256-gcm', carregada(chave), iv);
-  const corpo = Buffer.concat([cifra.update(texto, 'utf8'), cifra.final()]);
-  return ['v1', iv.toString('base64url'), cifra.getAuthTag().toString('base64url'), corpo.toString('base64url')].join('.');
-}
+export const cifrar = (texto: string): string => carregada(cifra).cifrar(texto);
 
-export function decifrar(guardado: string): string {
-  const [versao, iv, tag, corpo] = guardado.split('.');
-  if (versao !== 'v1' || !iv || !tag || corpo === undefined) throw new Error('unknown ciphertext format');
-  const decifra = createDecipheriv('aes-256-gcm', carregada(chave), Buffer.from(iv, 'base64url'));
-  decifra.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decifra.update(Buffer.from(corpo, 'base64url')), decifra.final()]).toString('utf8');
-}
+export const decifrar = (guardado: string): string => carregada(cifra).decifrar(guardado);

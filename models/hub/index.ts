@@ -5,9 +5,10 @@ import { Colaborador } from './colaborador';
 import { Entrega, TentativaDeEntrega } from './entrega';
 import { Evento } from './evento';
 import { PerfilAcesso } from './perfil-acesso';
+import { Segredo } from './segredo';
 import { TipoDeEvento, VersaoDeEvento } from './tipo-de-evento';
 
-export { Aplicativo, Assinatura, ChaveDoHub, Colaborador, Entrega, Evento, PerfilAcesso, TentativaDeEntrega, TipoDeEvento, VersaoDeEvento };
+export { Aplicativo, Assinatura, ChaveDoHub, Colaborador, Entrega, Evento, PerfilAcesso, Segredo, TentativaDeEntrega, TipoDeEvento, VersaoDeEvento };
 export { MIGRACOES_HUB } from './migracoes';
 export const MODELOS_HUB = [
   PerfilAcesso,
@@ -20,4 +21,5 @@ export const MODELOS_HUB = [
   Entrega,
   TentativaDeEntrega,
   ChaveDoHub,
+  Segredo,
 ];

@@ -1,6 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+import { criarTabelaDeSegredo } from '../shared/segredo';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
@@ -270,6 +271,14 @@ export const MIGRACOES_HUB: Migracao[] = [
         );
         depois = pagina[pagina.length - 1].id;
       }
+    },
+  },
+  {
+    name: '0013-hub-segredo',
+    async up(qi) {
+      // LOCALHOST's key that encrypts the signing keys (HUB_CHAVE_DE_CIFRA elsewhere); the keys
+      // stored in clear before are encrypted as the hub next loads them (api/hub/assinador.ts)
+      await qi.sequelize.query(criarTabelaDeSegredo('segredo'));
     },
   },
 ];

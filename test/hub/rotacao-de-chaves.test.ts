@@ -38,6 +38,13 @@ afterAll(async () => {
 const kidsDoJwks = async () =>
   (((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys.map((k) => k.kid!).sort());
 
+/** The public halves the JWKS lists, and the one of a private PEM, as JWK `x`. */
+const publicasDoJwks = async () => (((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys.map((k) => k.x).sort());
+const publicaDe = (pem: string) => (createPublicKey(pem).export({ format: 'jwk' }) as JWK).x;
+
+/** HUB_CHAVE_DE_CIFRA as an operator sets it outside LOCALHOST. */
+const CIFRA_DE_PRODUCAO = 'chave-de-cifra-do-hub-com-mais-de-32-caracteres';
+
 async function chavePublica(kid: string): Promise<KeyObject> {
   const { keys } = (await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
   return createPublicKey({ key: keys.find((k) => k.kid === kid) as any, format: 'jwk' });
@@ -143,7 +150,7 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
   const guardadas = await ChaveDoHub.findAll();
   const real = configDaSuite.config();
   const comAmbiente = (chavePrivadaArquivo?: string) =>
-    jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo } });
+    jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo, chaveDeCifra: CIFRA_DE_PRODUCAO } });
   const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
   try {
     await ChaveDoHub.destroy({ where: {}, truncate: true });
@@ -173,7 +180,7 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
     const comArquivo = comAmbiente(path.join(pasta, 'hub.pem'));
     await carregarChavesDoHub();
-    expect((await ChaveDoHub.findAll()).map((c) => c.chave_privada_pem)).toEqual([pem]);
+    expect(await publicasDoJwks()).toEqual([publicaDe(pem)]);
     expect(mockRegistros).toEqual([]);
 
     // the file replaced later changes nothing, and the next reading of the keys says so, once
@@ -181,7 +188,8 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     writeFileSync(path.join(pasta, 'hub.pem'), outra, { mode: 0o600 });
     await carregarChavesDoHub();
     await carregarChavesDoHub();
-    expect((await ChaveDoHub.findAll()).map((c) => c.chave_privada_pem)).toEqual([pem]);
+    expect(await ChaveDoHub.count()).toBe(1);
+    expect(await publicasDoJwks()).toEqual([publicaDe(pem)]);
     expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringMatching(/^HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou.*rotate-hub-key$/)]);
     // a file gone: said once too, and the hub goes on with its keys
     rmSync(path.join(pasta, 'hub.pem'));
@@ -196,4 +204,52 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
     await carregarChavesDoHub();
   }
+});
+
+describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of the tables alone signs nothing', () => {
+  test('no stored key holds its PEM; each, read back, signs the deliveries the JWKS verifies', async () => {
+    await rotacionarChave();
+    const guardadas = await ChaveDoHub.findAll();
+    expect(guardadas.length).toBeGreaterThanOrEqual(2);
+    for (const g of guardadas) {
+      expect(g.chave_privada_pem).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(g.chave_privada_pem).not.toContain('PRIVATE KEY');
+    }
+    const r = await umaEntrega();
+    const kid = String(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid);
+    expect((await assinadaPor(r, [kid])).entradas).toContain(kid);
+  });
+
+  test('a key an earlier version stored in clear is encrypted when the keys are next read, and goes on being listed', async () => {
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    // retired ten minutes ago: still listed, signing nothing
+    await ChaveDoHub.create({ kid: 'antiga-em-claro', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+    await carregarChavesDoHub();
+    const antiga = await ChaveDoHub.findByPk('antiga-em-claro');
+    expect(antiga!.chave_privada_pem).toMatch(/^v1\./);
+    expect(antiga!.chave_privada_pem).not.toContain('PRIVATE KEY');
+    expect(await publicasDoJwks()).toContain(publicaDe(pem));
+    await ChaveDoHub.destroy({ where: { kid: 'antiga-em-claro' } });
+    await carregarChavesDoHub();
+  });
+
+  test('outside LOCALHOST the start stops without HUB_CHAVE_DE_CIFRA, or with one the keys were not stored under, naming it; nothing is changed', async () => {
+    const real = configDaSuite.config();
+    const antes = (await ChaveDoHub.findAll({ raw: true })).map((c) => c.chave_privada_pem).sort();
+    for (const [chaveDeCifra, mensagem] of [
+      [undefined, /^invalid configuration: HUB_CHAVE_DE_CIFRA required outside LOCALHOST$/],
+      [CIFRA_DE_PRODUCAO, /^invalid configuration: HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key .*: it is not the key the hub's keys were stored under$/],
+    ] as const) {
+      const ambiente = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chaveDeCifra } });
+      try {
+        const erro = await carregarChavesDoHub().then(() => undefined, (e: unknown) => e);
+        expect(erro).toBeInstanceOf(configDaSuite.ConfigError);
+        expect((erro as Error).message).toMatch(mensagem);
+      } finally {
+        ambiente.mockRestore();
+      }
+    }
+    expect((await ChaveDoHub.findAll({ raw: true })).map((c) => c.chave_privada_pem).sort()).toEqual(antes);
+    await carregarChavesDoHub();
+  });
 });

@@ -1,0 +1,6 @@
+import { Table } from 'sequelize-typescript';
+import { SegredoBase, tabelaDeSegredo } from '../shared/segredo';
+
+/** LOCALHOST only: the key that encrypts the delivery signing keys (HUB_CHAVE_DE_CIFRA elsewhere). */
+@Table(tabelaDeSegredo('segredo'))
+export class Segredo extends SegredoBase {}
