@@ -104,7 +104,12 @@ const ILEGIVEL = '(ilegível)';
  * replica) cannot sign deliveries its subscribers would take for the hub's.
  */
 async function cifraDoHub(): Promise<Cifra> {
-  return new Cifra(await segredoDoServico({ doAmbiente: config().hub.chaveDeCifra, variavel: 'HUB_CHAVE_DE_CIFRA', modelo: Segredo, nome: 'cifra' }));
+  const c = new Cifra(await segredoDoServico({ doAmbiente: config().hub.chaveDeCifra, variavel: 'HUB_CHAVE_DE_CIFRA', modelo: Segredo, nome: 'cifra' }));
+  // checked against a key already stored before anything is written with it: a process given
+  // another (a rotation run from elsewhere) would store a key the others cannot read, and stop them
+  const amostra = await ChaveDoHub.findOne({ where: { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } } });
+  if (amostra) pemGuardado(c, amostra);
+  return c;
 }
 
 function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
@@ -117,11 +122,19 @@ function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
   }
 }
 
-/** Keys an earlier version stored in clear, encrypted (each by a conditional update: processes may race). */
-async function cifrarAsGuardadasEmClaro(c: Cifra): Promise<void> {
-  for (const g of await ChaveDoHub.findAll({ where: { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } } })) {
-    await ChaveDoHub.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) }, { where: { kid: g.kid, chave_privada_pem: g.chave_privada_pem } });
-  }
+/**
+ * Keys an earlier version stored in clear, encrypted under a named lock with the key checked
+ * inside it: processes of an upgrade given different keys would otherwise each encrypt some.
+ */
+async function cifrarAsGuardadasEmClaro(): Promise<void> {
+  const emClaro = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
+  if (!(await ChaveDoHub.count({ where: emClaro }))) return;
+  const cifrar = async () => {
+    const c = await cifraDoHub();
+    for (const g of await ChaveDoHub.findAll({ where: emClaro })) await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) });
+    return true;
+  };
+  if (!(await sozinho('hub', 'cifrar_chaves', cifrar, 30))) throw new Error('outro processo cifra as chaves do hub há mais de 30 s');
 }
 
 async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
@@ -150,8 +163,8 @@ export async function carregarChavesDoHub(): Promise<void> {
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
   await conferirArquivoDaChave();
+  await cifrarAsGuardadasEmClaro();
   const c = await cifraDoHub();
-  await cifrarAsGuardadasEmClaro(c);
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
     where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },

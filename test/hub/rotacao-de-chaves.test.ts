@@ -252,4 +252,22 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     expect((await ChaveDoHub.findAll({ raw: true })).map((c) => c.chave_privada_pem).sort()).toEqual(antes);
     await carregarChavesDoHub();
   });
+
+  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read, and a key in clear is not encrypted under it', async () => {
+    const real = configDaSuite.config();
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    await ChaveDoHub.create({ kid: 'em-claro-na-rotacao', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+    const antes = (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
+    const outra = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, hub: { ...real.hub, chaveDeCifra: CIFRA_DE_PRODUCAO } });
+    try {
+      await expect(rotacionarChave()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+      await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+    } finally {
+      outra.mockRestore();
+    }
+    const depois = (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
+    expect(depois).toEqual(antes);
+    await ChaveDoHub.destroy({ where: { kid: 'em-claro-na-rotacao' } });
+    await carregarChavesDoHub();
+  });
 });
