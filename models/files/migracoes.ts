@@ -1,5 +1,4 @@
 import { Migracao } from '../../lib/database';
-import { criarTabelaDeSegredo } from '../shared/segredo';
 import { ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
@@ -18,7 +17,11 @@ export const MIGRACOES_FILES: Migracao[] = [
         criado_em DATETIME(3) NOT NULL,
         KEY arquivo_aplicativo (aplicativo_id, criado_em, id)
       ) ${TABELA}`);
-      await q(criarTabelaDeSegredo('segredo_de_assinatura'));
+      await q(`CREATE TABLE segredo_de_assinatura (
+        nome VARCHAR(64) NOT NULL PRIMARY KEY,
+        valor VARCHAR(200) NOT NULL,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
     },
   },
   {

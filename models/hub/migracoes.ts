@@ -1,7 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { criarTabelaDeSegredo } from '../shared/segredo';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
@@ -278,7 +277,11 @@ export const MIGRACOES_HUB: Migracao[] = [
     async up(qi) {
       // LOCALHOST's key that encrypts the signing keys (HUB_CHAVE_DE_CIFRA elsewhere); the keys
       // stored in clear before are encrypted as the hub next loads them (api/hub/assinador.ts)
-      await qi.sequelize.query(criarTabelaDeSegredo('segredo'));
+      await qi.sequelize.query(`CREATE TABLE segredo (
+        nome VARCHAR(64) NOT NULL PRIMARY KEY,
+        valor VARCHAR(200) NOT NULL,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
     },
   },
 ];

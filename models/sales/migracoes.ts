@@ -1,7 +1,6 @@
 import { AGORA_NO_BANCO, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { criarTabelaDeSegredo } from '../shared/segredo';
 import { adicionarColuna, ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
 
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
@@ -13,7 +12,11 @@ export const MIGRACOES_SALES: Migracao[] = [
     name: '0002-sales',
     async up(qi) {
       const q = (sql: string) => qi.sequelize.query(sql);
-      await q(criarTabelaDeSegredo('segredo'));
+      await q(`CREATE TABLE segredo (
+        nome VARCHAR(64) NOT NULL PRIMARY KEY,
+        valor VARCHAR(200) NOT NULL,
+        criado_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
       // The systems that call the webhooks (DESIGN §7, §10). The webhook token is kept as a keyed
       // hash (HMAC under the service's key: at least 32 characters, it needs no slow hash); the
       // secrets the service must use itself (the HMAC key, the chat platform's API token) are

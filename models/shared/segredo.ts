@@ -1,6 +1,5 @@
 import { Column, DataType, Model } from 'sequelize-typescript';
 import { MOMENTO } from './base';
-import { TABELA } from './sql';
 
 /**
  * LOCALHOST only: a key a service generates on first start and keeps in its own database, so that
@@ -16,9 +15,3 @@ export abstract class SegredoBase extends Model {
 /** Options of such a table's class: written once, never updated. */
 export const tabelaDeSegredo = (nome: string) => ({ tableName: nome, underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false as const });
 
-/** The statement that creates such a table, for the service's migration. */
-export const criarTabelaDeSegredo = (nome: string) => `CREATE TABLE ${nome} (
-        nome VARCHAR(64) NOT NULL PRIMARY KEY,
-        valor VARCHAR(200) NOT NULL,
-        criado_em DATETIME(3) NOT NULL
-      ) ${TABELA}`;
