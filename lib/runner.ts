@@ -20,7 +20,7 @@ import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, esperarBanco, migrar } from './database';
 import { escutar } from './http-server';
-import { aoEncerrar } from './lifecycle';
+import { aoComecarOEncerramento, aoEncerrar } from './lifecycle';
 import { logger } from './logger';
 import { esperarRedis } from './redis';
 
@@ -237,14 +237,23 @@ export const REAGENDAMENTO = { ms: 5 * 60_000 };
  * Schedules the repeatable jobs of the queues this process serves, now and every REAGENDAMENTO
  * until the shutdown; answers a function that stops it sooner.
  */
-export async function manterRepetiveis(filas: string[]): Promise<() => void> {
+export async function manterRepetiveis(filas: string[]): Promise<() => Promise<void>> {
   await agendarRepetiveis(filas);
+  let emCurso: Promise<void> | undefined;
   const vez = setInterval(() => {
-    agendarRepetiveis(filas).catch((err) => logger('worker').warn({ err: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'));
+    // one at a time: while Redis is away, the calls would pile up
+    emCurso ??= agendarRepetiveis(filas)
+      .catch((err) => logger('worker').warn({ err: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'))
+      .finally(() => (emCurso = undefined));
   }, REAGENDAMENTO.ms);
   vez.unref();
-  const parar = () => clearInterval(vez);
-  aoEncerrar('workers', 'repetiveis', async () => parar());
+  const parar = async () => {
+    clearInterval(vez);
+    await emCurso;
+  };
+  // stopped as the shutdown begins; a call under way is waited for before the queues close
+  aoComecarOEncerramento(async () => clearInterval(vez));
+  aoEncerrar('workers', 'repetiveis', parar);
   return parar;
 }
 

@@ -507,8 +507,8 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
 
   // last in the file: the workers here run the scheduled purge at once, which would race the
   // purges of the tests above and take their old deliveries first
-  test('the hub-retencao queue schedules `purgar` every INTERVALO_DA_RETENCAO_MS (run once, as every repeatable job): the purge above runs without anyone calling it (DESIGN §5)', async () => {
-    await agendarRepetiveis();
+  test('the hub-retencao queue schedules `purgar` every INTERVALO_DA_RETENCAO_MS, run once as every repeatable job: the purge above is scheduled, no one has to call it (DESIGN §5)', async () => {
+    await agendarRepetiveis(['hub-retencao']);
     const agendados = await fila(filaHubRetencao).getJobSchedulers();
     expect(agendados.find((a) => a.key === 'purgar')).toMatchObject({ every: INTERVALO_DA_RETENCAO_MS, template: { opts: { attempts: 1 } } });
   });

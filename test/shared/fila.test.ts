@@ -239,9 +239,22 @@ test('a schedule lost (Redis back empty, removed from the dashboard) is put back
     const agendamento = await fila(filaFilesLimpeza).getJobScheduler('varrer');
     expect((await fila(filaFilesLimpeza).getJob(`repeat:varrer:${agendamento!.next}`))?.name).toBe('varrer');
   } finally {
-    parar();
+    await parar();
     REAGENDAMENTO.ms = antes;
   }
+});
+
+test('scheduled again unchanged, as the workers do every REAGENDAMENTO, a schedule keeps its next run: no extra run, no run pushed back', async () => {
+  await semAgendamentos();
+  const q = fila(filaFilesLimpeza);
+  await agendarRepetiveis(['files-limpeza']);
+  const { next: proxima } = (await q.getJobScheduler('varrer'))!;
+  const jobs = async () => (await q.getJobs(['waiting', 'delayed', 'prioritized'])).map((j) => j.id).sort();
+  const antes = await jobs();
+  await agendarRepetiveis(['files-limpeza']);
+  expect((await q.getJobScheduler('varrer'))!.next).toBe(proxima);
+  expect((await q.getJob(`repeat:varrer:${proxima}`))?.name).toBe('varrer');
+  expect(await jobs()).toEqual(antes);
 });
 
 test('a job failing attempt after attempt keeps the stacks of its last failures only (the outbox retries for days)', async () => {
