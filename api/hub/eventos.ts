@@ -3,10 +3,12 @@ import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { banco, chaveDuplicada, dataSql, emPotenciaDeDois, escreverJuntos, lerLinhas, repetirEmConflito } from '../../lib/database';
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
+import { idDoAplicativoDe } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { redis } from '../../lib/redis';
 import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
@@ -146,7 +148,7 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
 }
 
 const publicador = (sub: string) =>
-  publicadores.obterOuCarregar(sub, () => Aplicativo.findOne({ where: { identificador_no_auth: sub }, attributes: ['id', 'ativo'] }));
+  publicadores.obterOuCarregar(sub, () => Aplicativo.findOne({ where: { identificador_no_auth: sub }, attributes: ['id', 'identificador_no_auth', 'ativo'] }));
 
 const chaveDoRecusado = (sub: string) => `${config().queuePrefix}:hub:recusado-apos-sincronizar:${sub}`;
 
@@ -193,14 +195,13 @@ const identitySemResposta = () =>
 function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> {
   return sincronizacoesPorPublicador.compartilhar(quem.sub, async () => {
     const recusadoAte = await recusadoNoHubAte(quem.sub);
-    const comoOutro = { ...quem, master: false };
     const releitura = () => (publicadores.esquecer(quem.sub), publicador(quem.sub));
-    let sincronizacao = recusadoAte === undefined ? await esperarSincronizacao(comoOutro) : undefined;
+    let sincronizacao = recusadoAte === undefined ? await esperarSincronizacao() : undefined;
     let app = await releitura();
     // the sync joined had started before this publication: it may have read identity before the
     // application was made, so a refusal waits for one more sync, which reads identity after it
     if (!app?.ativo && sincronizacao?.jaRodava) {
-      sincronizacao = await esperarSincronizacao(comoOutro);
+      sincronizacao = await esperarSincronizacao();
       app = await releitura();
     }
     if (!app?.ativo) {
@@ -263,13 +264,30 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   return publicacao;
 }
 
+/**
+ * identity given another application (IDENTITY_CLIENT_ID) that the hub already knew publishes
+ * its `colaborador.*` events: the sync of the hub's applications passes those types to it
+ * (criarTiposDoIdentity), and nothing else would start one before a master lists them. True once
+ * it owns the type.
+ */
+async function tiposPassadosAoIdentity(app: Aplicativo, tipo: TipoDeEvento): Promise<boolean> {
+  if (!TIPOS_DO_IDENTITY.includes(tipo.nome) || app.identificador_no_auth !== (await idDoAplicativoDe('identity'))) return false;
+  await esperarSincronizacao();
+  // the sync may have run in another process, whose forgetting does not reach this one
+  esquecerContratos();
+  return (await TipoDeEvento.count({ where: { id: tipo.id, aplicativo_id: app.id } })) > 0;
+}
+
 /** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
 async function publicarNova(app: Aplicativo, p: Publicacao): Promise<RespostaDaPublicacao> {
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
     TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
   );
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
-  if (tipo.aplicativo_id !== app.id) throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
+  if (tipo.aplicativo_id !== app.id) {
+    if (await tiposPassadosAoIdentity(app, tipo)) return publicarNova(app, p);
+    throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
+  }
   const versao = await versoes.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>
     VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipo.id, versao: p.versao } }),
   );

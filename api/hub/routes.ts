@@ -56,7 +56,7 @@ function rotasDeAplicativos(): Rota[] {
       validar: { query: schemas.paginaSemMaximo },
       resposta: respostas.pagina(respostas.aplicativo),
       tratar: async (req) => {
-        await esperarSincronizacao(req.principal!);
+        await esperarSincronizacao(req.principal!.master ? req.principal!.token : undefined);
         return listarAplicativos(req.entrada.query.pagina, req.entrada.query.tamanho);
       },
     },

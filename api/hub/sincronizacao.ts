@@ -3,7 +3,6 @@ import { config } from '../../config';
 import { logger } from '../../lib/logger';
 import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
-import { Principal } from '../shared/principal';
 
 const log = logger('hub-aplicativos');
 
@@ -18,20 +17,21 @@ export interface SincronizacaoEsperada {
 /**
  * SPEC 4.4 rule 3, DESIGN §5: the sync with identity runs as a queue job shared by concurrent
  * callers (listings, and publications of an application the hub does not know yet); each waits
- * for it a bounded time and goes on anyway when identity fails or is slow.
+ * for it a bounded time and goes on anyway when identity fails or is slow. A master's token is
+ * the sync's own (rule 3); without one, the hub's.
  */
-export async function esperarSincronizacao(quem: Principal): Promise<SincronizacaoEsperada> {
+export async function esperarSincronizacao(tokenDoMaster?: string): Promise<SincronizacaoEsperada> {
   let jaRodava = false;
   try {
     // a master's token goes apart from the job's data, which the dashboard shows
-    if (quem.master) await tokenDaFila.guardar(filaHubAplicativoSync, quem.token);
+    if (tokenDoMaster) await tokenDaFila.guardar(filaHubAplicativoSync, tokenDoMaster);
     // one shared job per kind of caller: a master joining a non-master's job would sync with the
     // hub's token instead of its own (rule 3); the queue runs them one after the other
-    const jobId = quem.master ? 'sincronizar-como-master' : 'sincronizar';
+    const jobId = tokenDoMaster ? 'sincronizar-como-master' : 'sincronizar';
     const q = fila(filaHubAplicativoSync);
     // one queued and not started reads identity after this call; one started may have read it before
     jaRodava = Boolean((await Job.fromId(q, jobId))?.processedOn);
-    const job = await q.add('sincronizar', { doChamador: quem.master }, { jobId });
+    const job = await q.add('sincronizar', { doChamador: Boolean(tokenDoMaster) }, { jobId });
     const resultado = await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
     // a sync without the hub's token, or that waited out another's turn, read nothing
     return { jaRodava, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };

@@ -3,7 +3,7 @@ import { Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
-import { SituacaoDaVersao } from '../../models/hub/tipo-de-evento';
+import { SituacaoDaVersao, TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
@@ -71,8 +71,6 @@ async function aplicativoAtivo(id: string, transaction: Transaction): Promise<Ap
   return app;
 }
 
-/** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
-const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'];
 
 async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
   // the identity application's types are created by the hub itself (criarTiposDoIdentity): taken

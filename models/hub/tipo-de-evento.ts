@@ -30,3 +30,6 @@ export class VersaoDeEvento extends Model {
   @Column(MOMENTO) declare criada_em: Date;
   @Column(MOMENTO) declare atualizada_em: Date;
 }
+
+/** identity publishes these by name (DESIGN §10): renaming or deleting one would lose its events */
+export const TIPOS_DO_IDENTITY = ['colaborador.criado', 'colaborador.atualizado', 'colaborador.removido'];

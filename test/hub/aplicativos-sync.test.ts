@@ -427,13 +427,12 @@ describe('a publication by an application the hub does not know yet', () => {
 
   test('esperarSincronizacao says whether the sync it joined was already running', async () => {
     const [pessoa] = await hub.pessoas(undefined);
-    const quem = { sub: pessoa.usuario.id, tipo: 'usuario' as const, master: false, nome: '', emitidoEm: 0, token: pessoa.token };
-    expect(await sincronizacao.esperarSincronizacao(quem)).toEqual({ jaRodava: false, concluida: true });
+    expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: false, concluida: true });
     relay.mudar('atrasado');
     const desde = relay.pedidos.length;
     const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
     await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
-    expect(await sincronizacao.esperarSincronizacao(quem)).toEqual({ jaRodava: true, concluida: true });
+    expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: true, concluida: true });
     expect((await listagem).status).toBe(200);
   });
 

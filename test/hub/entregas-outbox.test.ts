@@ -85,9 +85,11 @@ test('creating a colaborador user at identity delivers colaborador.criado to a s
 });
 
 // last in the file: identity publishes as another application from here on
-test('identity given an application of its own anew (IDENTITY_CLIENT_ID): the colaborador.* types pass to it at the sync its first event starts, and its events are accepted (DESIGN §10)', async () => {
+test('identity given an application of its own anew (IDENTITY_CLIENT_ID), one the hub already knew: its first event refused as not the owner\'s syncs the applications, which pass the colaborador.* types to it, and it is accepted (DESIGN §10)', async () => {
   const antigo = (await tiposDoColaborador())[0].aplicativo_id;
   const novo = await t.hub.identity.criarAplicativo();
+  // known to the hub before identity runs as it: its events start no sync as an unknown publisher's do
+  expect((await t.hub.api.get('/aplicativo', { token: await t.hub.admin(), query: { tamanho: 1000 } })).body.itens.map((a: any) => a.identificador_no_auth)).toContain(novo.client_id);
   // IDENTITY_CLIENT_ID as both services read it (config); a config reloaded would lose the suite's ports
   const servico = config().servicos.identity;
   const antes = { ...servico };
