@@ -126,12 +126,13 @@ function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
  * Keys an earlier version stored in clear, encrypted under a named lock with the key checked
  * inside it: processes of an upgrade given different keys would otherwise each encrypt some.
  */
+const EM_CLARO = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
+
 async function cifrarAsGuardadasEmClaro(): Promise<void> {
-  const emClaro = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
-  if (!(await ChaveDoHub.count({ where: emClaro }))) return;
+  if (!(await ChaveDoHub.count({ where: EM_CLARO }))) return;
   const cifrar = async () => {
     const c = await cifraDoHub();
-    for (const g of await ChaveDoHub.findAll({ where: emClaro })) await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) });
+    for (const g of await ChaveDoHub.findAll({ where: EM_CLARO })) await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) });
     return true;
   };
   if (!(await sozinho('hub', 'cifrar_chaves', cifrar, 30))) throw new Error('outro processo cifra as chaves do hub há mais de 30 s');
@@ -191,6 +192,10 @@ async function atuais(): Promise<Chave[]> {
  * PUBLICADA_APOS_APOSENTAR_MS.
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
+  // with no key encrypted yet, nothing tells this process's HUB_CHAVE_DE_CIFRA is the hub's
+  if (await ChaveDoHub.count({ where: EM_CLARO })) {
+    throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before rotating');
+  }
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
   const pem = novaChavePem();
   // the retirements and the new key are stored together: retired keys without their successor

@@ -268,24 +268,31 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
  * identity given another application (IDENTITY_CLIENT_ID) that the hub already knew publishes
  * its `colaborador.*` events: the sync of the hub's applications passes those types to it
  * (criarTiposDoIdentity), and nothing else would start one before a master lists them. True once
- * it owns the type.
+ * it owns the type; a sync that could not read identity is the publisher's to retry (503).
  */
 async function tiposPassadosAoIdentity(app: Aplicativo, tipo: TipoDeEvento): Promise<boolean> {
   if (!TIPOS_DO_IDENTITY.includes(tipo.nome) || app.identificador_no_auth !== (await idDoAplicativoDe('identity'))) return false;
-  await esperarSincronizacao();
-  // the sync may have run in another process, whose forgetting does not reach this one
-  esquecerContratos();
-  return (await TipoDeEvento.count({ where: { id: tipo.id, aplicativo_id: app.id } })) > 0;
+  // identity retries every refused event: after a sync that left the types where they were (the
+  // hub's IDENTITY_CLIENT_ID another), the next waits a minute, not the next attempt
+  if (Date.now() < passagemRecusadaAte) return false;
+  if (!(await esperarSincronizacao()).concluida) throw identitySemResposta();
+  const passados = (await TipoDeEvento.count({ where: { id: tipo.id, aplicativo_id: app.id } })) > 0;
+  // passed by a sync that may have run in another process, whose forgetting does not reach this one
+  if (passados) tipos.esquecer(tipo.nome);
+  else passagemRecusadaAte = Date.now() + INTERVALO_DAS_SINCRONIZACOES_MS;
+  return passados;
 }
+/** Until when a refused `colaborador.*` event starts no sync in this process. */
+let passagemRecusadaAte = 0;
 
 /** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
-async function publicarNova(app: Aplicativo, p: Publicacao): Promise<RespostaDaPublicacao> {
+async function publicarNova(app: Aplicativo, p: Publicacao, tiposJaPassados = false): Promise<RespostaDaPublicacao> {
   const tipo = await tipos.obterOuCarregar(p.tipo, () =>
     TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
   );
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
   if (tipo.aplicativo_id !== app.id) {
-    if (await tiposPassadosAoIdentity(app, tipo)) return publicarNova(app, p);
+    if (!tiposJaPassados && (await tiposPassadosAoIdentity(app, tipo))) return publicarNova(app, p, true);
     throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
   }
   const versao = await versoes.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>

@@ -89,7 +89,11 @@ test('identity given an application of its own anew (IDENTITY_CLIENT_ID), one th
   const antigo = (await tiposDoColaborador())[0].aplicativo_id;
   const novo = await t.hub.identity.criarAplicativo();
   // known to the hub before identity runs as it: its events start no sync as an unknown publisher's do
-  expect((await t.hub.api.get('/aplicativo', { token: await t.hub.admin(), query: { tamanho: 1000 } })).body.itens.map((a: any) => a.identificador_no_auth)).toContain(novo.client_id);
+  await esperarAte(
+    async () => (await t.hub.api.get('/aplicativo', { token: await t.hub.admin(), query: { tamanho: 1000 } })).body.itens.some((a: any) => a.identificador_no_auth === novo.client_id),
+    'the new application listed by the hub',
+    20_000,
+  );
   // IDENTITY_CLIENT_ID as both services read it (config); a config reloaded would lose the suite's ports
   const servico = config().servicos.identity;
   const antes = { ...servico };

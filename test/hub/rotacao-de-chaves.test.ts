@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeProtectedHeader, JWK } from 'jose';
 import { Op } from 'sequelize';
-import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, rotacionarChave } from '../../api/hub/assinador';
+import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, RECARGA_DAS_CHAVES, rotacionarChave } from '../../api/hub/assinador';
 import * as configDaSuite from '../../config';
 import { ChaveDoHub } from '../../models/hub';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -253,21 +253,38 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     await carregarChavesDoHub();
   });
 
-  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read, and a key in clear is not encrypted under it', async () => {
+  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read; with keys still in clear, any rotation waits for the hub to encrypt them', async () => {
     const real = configDaSuite.config();
-    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    await ChaveDoHub.create({ kid: 'em-claro-na-rotacao', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
-    const antes = (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
-    const outra = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, hub: { ...real.hub, chaveDeCifra: CIFRA_DE_PRODUCAO } });
+    const recarga = RECARGA_DAS_CHAVES.ms;
+    // no reload by a delivery of this process meanwhile, which would encrypt the row in clear below
+    RECARGA_DAS_CHAVES.ms = Infinity;
+    const guardadas = async () => (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
+    const comOutraCifra = () => jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, hub: { ...real.hub, chaveDeCifra: CIFRA_DE_PRODUCAO } });
     try {
-      await expect(rotacionarChave()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+      const antes = await guardadas();
+      const outra = comOutraCifra();
+      try {
+        await expect(rotacionarChave()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+      } finally {
+        outra.mockRestore();
+      }
+      expect(await guardadas()).toEqual(antes);
+
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      await ChaveDoHub.create({ kid: 'em-claro-na-rotacao', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+      const comEmClaro = await guardadas();
+      await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
+      const outraAoCarregar = comOutraCifra();
+      try {
+        await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+      } finally {
+        outraAoCarregar.mockRestore();
+      }
+      expect(await guardadas()).toEqual(comEmClaro);
     } finally {
-      outra.mockRestore();
+      RECARGA_DAS_CHAVES.ms = recarga;
+      await ChaveDoHub.destroy({ where: { kid: 'em-claro-na-rotacao' } });
+      await carregarChavesDoHub();
     }
-    const depois = (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
-    expect(depois).toEqual(antes);
-    await ChaveDoHub.destroy({ where: { kid: 'em-claro-na-rotacao' } });
-    await carregarChavesDoHub();
   });
 });
