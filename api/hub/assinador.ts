@@ -122,12 +122,13 @@ function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
   }
 }
 
-/**
- * Keys an earlier version stored in clear, encrypted under a named lock with the key checked
- * inside it: processes of an upgrade given different keys would otherwise each encrypt some.
- */
+/** Keys an earlier version stored in clear. */
 const EM_CLARO = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
 
+/**
+ * Those keys encrypted, under a named lock with the key checked inside it: processes of an upgrade
+ * given different keys would otherwise each encrypt some.
+ */
 async function cifrarAsGuardadasEmClaro(): Promise<void> {
   if (!(await ChaveDoHub.count({ where: EM_CLARO }))) return;
   const cifrar = async () => {

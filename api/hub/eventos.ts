@@ -264,6 +264,9 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   return publicacao;
 }
 
+/** Until when a refused `colaborador.*` event starts no sync in this process. */
+let passagemRecusadaAte = 0;
+
 /**
  * identity given another application (IDENTITY_CLIENT_ID) that the hub already knew publishes
  * its `colaborador.*` events: the sync of the hub's applications passes those types to it
@@ -282,8 +285,6 @@ async function tiposPassadosAoIdentity(app: Aplicativo, tipo: TipoDeEvento): Pro
   else passagemRecusadaAte = Date.now() + INTERVALO_DAS_SINCRONIZACOES_MS;
   return passados;
 }
-/** Until when a refused `colaborador.*` event starts no sync in this process. */
-let passagemRecusadaAte = 0;
 
 /** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
 async function publicarNova(app: Aplicativo, p: Publicacao, tiposJaPassados = false): Promise<RespostaDaPublicacao> {

@@ -71,7 +71,6 @@ async function aplicativoAtivo(id: string, transaction: Transaction): Promise<Ap
   return app;
 }
 
-
 async function nomeLivre(nome: string, exceto?: string, transaction?: Transaction): Promise<void> {
   // the identity application's types are created by the hub itself (criarTiposDoIdentity): taken
   // first by another application, identity's events would be refused. Without case, as the

@@ -14,4 +14,3 @@ export abstract class SegredoBase extends Model {
 
 /** Options of such a table's class: written once, never updated. */
 export const tabelaDeSegredo = (nome: string) => ({ tableName: nome, underscored: true, timestamps: true, createdAt: 'criado_em', updatedAt: false as const });
-

@@ -259,27 +259,25 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     // no reload by a delivery of this process meanwhile, which would encrypt the row in clear below
     RECARGA_DAS_CHAVES.ms = Infinity;
     const guardadas = async () => (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
-    const comOutraCifra = () => jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, hub: { ...real.hub, chaveDeCifra: CIFRA_DE_PRODUCAO } });
+    /** `agir` with HUB_CHAVE_DE_CIFRA other than the hub's, as a process configured apart */
+    const comOutraCifra = async (agir: () => Promise<unknown>) => {
+      const espiao = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, hub: { ...real.hub, chaveDeCifra: CIFRA_DE_PRODUCAO } });
+      try {
+        return await agir();
+      } finally {
+        espiao.mockRestore();
+      }
+    };
     try {
       const antes = await guardadas();
-      const outra = comOutraCifra();
-      try {
-        await expect(rotacionarChave()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      } finally {
-        outra.mockRestore();
-      }
+      await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
       expect(await guardadas()).toEqual(antes);
 
       const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       await ChaveDoHub.create({ kid: 'em-claro-na-rotacao', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
       const comEmClaro = await guardadas();
       await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
-      const outraAoCarregar = comOutraCifra();
-      try {
-        await expect(carregarChavesDoHub()).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      } finally {
-        outraAoCarregar.mockRestore();
-      }
+      await expect(comOutraCifra(carregarChavesDoHub)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
       expect(await guardadas()).toEqual(comEmClaro);
     } finally {
       RECARGA_DAS_CHAVES.ms = recarga;
