@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { esperarProblema } from '../helpers/http';
+import { chamar, esperarProblema } from '../helpers/http';
 import { acessoIntranet } from '../../api/intranet/acesso';
 import { config } from '../../config';
 import { Colaborador } from '../../models/intranet';
@@ -24,6 +24,25 @@ async function lerComoAdmin(id: string) {
   expect(res.status).toBe(200);
   return res.body;
 }
+
+test('the profile link is the only write on collaborators (SPEC §3): creating, replacing, editing or deleting one answers 405, even to a master, and changes nothing', async () => {
+  const { colaborador } = await it.pessoa();
+  const antes = await lerComoAdmin(colaborador.id);
+  const token = await it.admin();
+  const corpo = { nome: 'Outro Nome', email: 'outro@exemplo.test' };
+  for (const [metodo, caminho, permitidos] of [
+    ['POST', '/colaborador', 'GET, HEAD'],
+    ['PUT', `/colaborador/${colaborador.id}`, 'GET, HEAD'],
+    ['PATCH', `/colaborador/${colaborador.id}`, 'GET, HEAD'],
+    ['DELETE', `/colaborador/${colaborador.id}`, 'GET, HEAD'],
+    ['PUT', vinculo(colaborador.id), 'PATCH'],
+  ] as const) {
+    const res = await chamar(suite.url.intranet, metodo, caminho, { token, body: corpo });
+    esperarProblema(res, 405);
+    expect(res.headers.get('allow')).toBe(permitidos);
+  }
+  expect(await lerComoAdmin(colaborador.id)).toEqual(antes);
+});
 
 describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', () => {
   test('sets a listed profile: the answer, the record by id and the filter carry its id and name', async () => {
