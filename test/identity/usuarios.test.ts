@@ -1,4 +1,5 @@
 import { decodeJwt } from 'jose';
+import { Usuario } from '../../models/identity';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -63,6 +64,18 @@ describe('GET /usuario (SPEC 4.1 buscar_paginador_usuario)', () => {
     expect(res.body.itens).toHaveLength(1);
     expect(chavesOrdenadas(res.body.itens[0])).toEqual(CAMPOS_DO_USUARIO);
     expect(chavesOrdenadas(res.body)).toEqual(['itens', 'pagina', 'tamanho', 'total']);
+  });
+
+  test('tamanho above 500 answers pages of 500 when more match (SPEC §8: maximum 500)', async () => {
+    const m = marca();
+    // stored directly: 501 users through the API would take the test's time for nothing it checks
+    await Usuario.bulkCreate(Array.from({ length: 501 }, (_, i) => ({ nome: `Teto ${m} ${i}`, email: `teto${i}.${m.toLowerCase()}@exemplo.test`, perfil: 'cliente' })));
+    const p1 = await id.api.get('/usuario', { token: admin, query: { busca: m, tamanho: 1000 } });
+    expect(p1.body).toMatchObject({ pagina: 1, tamanho: 500, total: 501 });
+    expect(p1.body.itens).toHaveLength(500);
+    const p2 = await id.api.get('/usuario', { token: admin, query: { busca: m, tamanho: 1000, pagina: 2 } });
+    expect(p2.body.itens).toHaveLength(1);
+    expect(new Set([...p1.body.itens, ...p2.body.itens].map((u: any) => u.id)).size).toBe(501);
   });
 
   test('busca matches a substring of the name, ignoring case (SPEC 4.1)', async () => {
