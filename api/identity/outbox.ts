@@ -217,6 +217,11 @@ async function publicar(evento: EventoPendente): Promise<void> {
       return;
     }
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
+    // a refusal, not an outage: retried like one, it will not pass until someone fixes its cause,
+    // and it holds back the collaborator's later events meanwhile; said louder than a failed job
+    if (resposta.status >= 400 && resposta.status < 500 && resposta.status !== 408 && resposta.status !== 429) {
+      log.error({ evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, erro: erro.slice(0, 1000) }, 'o hub recusa o evento: ele e os seguintes do colaborador esperam até que a causa seja corrigida');
+    }
   } catch (err) {
     // the operator looks where the error points: identity's own token is not the hub's fault
     erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${(err as Error).message}`;

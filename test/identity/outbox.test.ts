@@ -10,7 +10,11 @@ import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { Registro } from '../helpers/registros';
 import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('identity-outbox', ['error'], () => mockRegistros));
 
 /**
  * DESIGN §3: creating, changing or deleting a `colaborador` user publishes colaborador.criado,
@@ -32,6 +36,8 @@ interface Chamada {
 let modo: 'aceitar' | 'recusar' | 'derrubar' = 'aceitar';
 /** collaborators whose `colaborador.criado` the stand-in refuses (503) whatever the mode */
 const recusados = new Set<string>();
+/** names of collaborators whose `colaborador.criado` the stand-in forbids (403), as a hub whose rules refuse it */
+const proibidos = new Set<string>();
 const chamadas: Chamada[] = [];
 
 const hub = http.createServer((req, res) => {
@@ -52,9 +58,10 @@ const hub = http.createServer((req, res) => {
       return;
     }
     const recusar = modo === 'recusar' || (recusados.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
-    chamada.status = recusar ? 503 : 202;
+    const proibir = proibidos.has(corpo?.dados?.nome) && corpo?.tipo === 'colaborador.criado';
+    chamada.status = proibir ? 403 : recusar ? 503 : 202;
     res.writeHead(chamada.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(recusar ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
+    res.end(JSON.stringify(proibir ? { title: 'Proibido' } : recusar ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
   });
 });
 
@@ -317,6 +324,30 @@ test('an event the hub keeps refusing holds back only its own collaborator\'s la
   }
   await esperarEvento(preso.id, 'colaborador.atualizado');
   expect(aceitas(preso.id, 'colaborador.criado')).not.toHaveLength(0);
+});
+
+test('a refusal (4xx) is logged as an error naming the event, an outage (503) only as a failed job: the one waits for someone to fix its cause', async () => {
+  mockRegistros.splice(0);
+  const nome = `Proibido ${randomUUID()}`;
+  proibidos.add(nome);
+  modo = 'recusar';
+  let proibido: { id: string };
+  let fora: { id: string };
+  try {
+    proibido = await colaborador({ nome });
+    fora = await colaborador();
+    await esperarAte(() => doUsuario(proibido.id).some((c) => c.status === 403), 'a forbidden attempt');
+    await esperarAte(() => doUsuario(fora.id).some((c) => c.status === 503), 'a refused attempt');
+    await esperarAte(() => mockRegistros.length > 0, 'the error logged');
+  } finally {
+    proibidos.delete(nome);
+    modo = 'aceitar';
+  }
+  const erros = mockRegistros.map((r) => r.args[0] as Record<string, unknown>);
+  expect(erros.every((e) => e.colaborador_id === proibido.id)).toBe(true);
+  expect(erros[0]).toMatchObject({ tipo: 'colaborador.criado', erro: expect.stringMatching(/^hub answered 403/) });
+  await esperarEvento(proibido.id, 'colaborador.criado');
+  await esperarEvento(fora.id, 'colaborador.criado');
 });
 
 test('an event with more than a hundred unsent events of its collaborator before it is sent after every one of them, in order', async () => {
