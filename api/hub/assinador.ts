@@ -104,12 +104,17 @@ const ILEGIVEL = '(ilegível)';
  * replica) cannot sign deliveries its subscribers would take for the hub's.
  */
 async function cifraDoHub(): Promise<Cifra> {
-  const c = new Cifra(await segredoDoServico({ doAmbiente: config().hub.chaveDeCifra, variavel: 'HUB_CHAVE_DE_CIFRA', modelo: Segredo, nome: 'cifra' }));
-  // checked against a key already stored before anything is written with it: a process given
-  // another (a rotation run from elsewhere) would store a key the others cannot read, and stop them
+  return new Cifra(await segredoDoServico({ doAmbiente: config().hub.chaveDeCifra, variavel: 'HUB_CHAVE_DE_CIFRA', modelo: Segredo, nome: 'cifra' }));
+}
+
+/**
+ * The cipher checked against a key already stored, before anything is written with it: a process
+ * given another key (a rotation run from elsewhere) would store a key the others cannot read, and
+ * stop them all.
+ */
+async function conferirCifra(c: Cifra): Promise<void> {
   const amostra = await ChaveDoHub.findOne({ where: { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } } });
   if (amostra) pemGuardado(c, amostra);
-  return c;
 }
 
 function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
@@ -129,20 +134,19 @@ const EM_CLARO = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` }
  * Those keys encrypted, under a named lock with the key checked inside it: processes of an upgrade
  * given different keys would otherwise each encrypt some.
  */
-async function cifrarAsGuardadasEmClaro(): Promise<void> {
+async function cifrarAsGuardadasEmClaro(c: Cifra): Promise<void> {
   if (!(await ChaveDoHub.count({ where: EM_CLARO }))) return;
   const cifrar = async () => {
-    const c = await cifraDoHub();
+    await conferirCifra(c);
     for (const g of await ChaveDoHub.findAll({ where: EM_CLARO })) await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) });
     return true;
   };
   if (!(await sozinho('hub', 'cifrar_chaves', cifrar, 30))) throw new Error('outro processo cifra as chaves do hub há mais de 30 s');
 }
 
-async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction): Promise<void> {
+async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<void> {
   const c = chaveDoPem(pem, undefined, assinaDesde, null);
-  const chave_privada_pem = (await cifraDoHub()).cifrar(pem);
-  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem, assina_desde: assinaDesde }, transaction });
+  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: cifra.cifrar(pem), assina_desde: assinaDesde }, transaction });
 }
 
 /**
@@ -152,6 +156,7 @@ async function guardar(pem: string, assinaDesde: Date, transaction?: Transaction
  * would sign from then on. Later keys come from `rotate-hub-key`.
  */
 export async function carregarChavesDoHub(): Promise<void> {
+  const c = await cifraDoHub();
   if ((await ChaveDoHub.count()) === 0) {
     const primeira = async () => {
       if ((await ChaveDoHub.count()) > 0) return true;
@@ -159,14 +164,13 @@ export async function carregarChavesDoHub(): Promise<void> {
       if (!arquivo && config().ambiente !== 'LOCALHOST') {
         throw new ConfigError('invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
       }
-      await guardar(arquivo ? await chaveDoArquivo(arquivo) : novaChavePem(), new Date(0));
+      await guardar(arquivo ? await chaveDoArquivo(arquivo) : novaChavePem(), c, new Date(0));
       return true;
     };
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
   await conferirArquivoDaChave();
-  await cifrarAsGuardadasEmClaro();
-  const c = await cifraDoHub();
+  await cifrarAsGuardadasEmClaro(c);
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
     where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
@@ -197,6 +201,8 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
   if (await ChaveDoHub.count({ where: EM_CLARO })) {
     throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before rotating');
   }
+  const c = await cifraDoHub();
+  await conferirCifra(c);
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
   const pem = novaChavePem();
   // the retirements and the new key are stored together: retired keys without their successor
@@ -205,7 +211,7 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
     // a key still retiring from an earlier rotation stops when this one starts: never three at once
     await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
     await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
-    await guardar(pem, assinaDesde, transaction);
+    await guardar(pem, c, assinaDesde, transaction);
   });
   // a reload under way may have read the keys before this commit: it ends first, then this one
   await recarga?.catch(() => undefined);

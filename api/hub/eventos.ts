@@ -264,9 +264,6 @@ export async function publicarEvento(quem: Principal, p: Publicacao): Promise<Re
   return publicacao;
 }
 
-/** Until when a refused `colaborador.*` event starts no sync in this process. */
-let passagemRecusadaAte = 0;
-
 /**
  * identity given another application (IDENTITY_CLIENT_ID) that the hub already knew publishes
  * its `colaborador.*` events: the sync of the hub's applications passes those types to it
@@ -277,25 +274,25 @@ async function tiposPassadosAoIdentity(app: Aplicativo, tipo: TipoDeEvento): Pro
   if (!TIPOS_DO_IDENTITY.includes(tipo.nome) || app.identificador_no_auth !== (await idDoAplicativoDe('identity'))) return false;
   // identity retries every refused event: after a sync that left the types where they were (the
   // hub's IDENTITY_CLIENT_ID another), the next waits a minute, not the next attempt
-  if (Date.now() < passagemRecusadaAte) return false;
+  if (passagemRecusada.obter(app.id)) return false;
   if (!(await esperarSincronizacao()).concluida) throw identitySemResposta();
   const passados = (await TipoDeEvento.count({ where: { id: tipo.id, aplicativo_id: app.id } })) > 0;
   // passed by a sync that may have run in another process, whose forgetting does not reach this one
   if (passados) tipos.esquecer(tipo.nome);
-  else passagemRecusadaAte = Date.now() + INTERVALO_DAS_SINCRONIZACOES_MS;
+  else passagemRecusada.guardar(app.id, true);
   return passados;
 }
+/** identity's applications whose refused `colaborador.*` events start no sync in this process, for a minute. */
+const passagemRecusada = new CacheComPrazo<string, true>(() => INTERVALO_DAS_SINCRONIZACOES_MS);
 
 /** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
-async function publicarNova(app: Aplicativo, p: Publicacao, tiposJaPassados = false): Promise<RespostaDaPublicacao> {
-  const tipo = await tipos.obterOuCarregar(p.tipo, () =>
-    TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }),
-  );
+async function publicarNova(app: Aplicativo, p: Publicacao): Promise<RespostaDaPublicacao> {
+  const tipoPeloNome = () =>
+    tipos.obterOuCarregar(p.tipo, () => TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }));
+  let tipo = await tipoPeloNome();
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
-  if (tipo.aplicativo_id !== app.id) {
-    if (!tiposJaPassados && (await tiposPassadosAoIdentity(app, tipo))) return publicarNova(app, p, true);
-    throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
-  }
+  if (tipo.aplicativo_id !== app.id && (await tiposPassadosAoIdentity(app, tipo))) tipo = await tipoPeloNome();
+  if (!tipo || tipo.aplicativo_id !== app.id) throw proibido('Só o aplicativo dono do tipo publica seus eventos.');
   const versao = await versoes.obterOuCarregar(`${tipo.id}:${p.versao}`, () =>
     VersaoDeEvento.findOne({ where: { tipo_de_evento_id: tipo.id, versao: p.versao } }),
   );

@@ -1,5 +1,5 @@
 
-import { Transaction } from 'sequelize';
+import { Op, Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
@@ -178,29 +178,31 @@ const ESQUEMA_DO_COLABORADOR = {
 
 /**
  * DESIGN §10: the identity application's `colaborador.*` types, version 1, created once, and
- * owned by the application identity runs as now: one given new credentials (IDENTITY_CLIENT_ID)
- * takes them over, or every event it publishes would be refused as not the owner's, for good
- * (the types can be neither deleted nor given another owner through the API).
+ * owned by the application identity runs as now (passarTiposAoIdentity).
  */
 export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise<void> {
   const app = await Aplicativo.findOne({ where: { identificador_no_auth: identificadorNoAuth } });
   if (!app) return;
-  let passados = 0;
   for (const nome of TIPOS_DO_IDENTITY) {
-    const existente = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id', 'aplicativo_id'] });
-    if (existente) {
-      if (existente.aplicativo_id !== app.id) passados += (await TipoDeEvento.update({ aplicativo_id: app.id }, { where: { id: existente.id } }))[0];
-      continue;
-    }
+    if (await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] })) continue;
     // the type and its version 1 together, or neither
     await banco('hub').transaction(async (transaction) => {
       const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id }, { transaction });
       await VersaoDeEvento.create({ tipo_de_evento_id: t.id, versao: 1, esquema: ESQUEMA_DO_COLABORADOR, situacao: 'ativa' }, { transaction });
     });
   }
-  if (passados) {
-    log.warn({ aplicativo_id: app.id, tipos: passados }, 'tipos colaborador.* passados ao aplicativo atual do identity');
-    esquecerContratos();
-  }
+  await passarTiposAoIdentity(app);
+}
+
+/**
+ * identity given new credentials (IDENTITY_CLIENT_ID naming another application) takes its types
+ * over: else every event it publishes would be refused as not the owner's, for good, since the
+ * types can be neither deleted nor given another owner through the API.
+ */
+async function passarTiposAoIdentity(app: Aplicativo): Promise<void> {
+  const [passados] = await TipoDeEvento.update({ aplicativo_id: app.id }, { where: { nome: TIPOS_DO_IDENTITY, aplicativo_id: { [Op.ne]: app.id } } });
+  if (!passados) return;
+  log.warn({ aplicativo_id: app.id, tipos: passados }, 'tipos colaborador.* passados ao aplicativo atual do identity');
+  esquecerContratos();
 }
 

@@ -35,19 +35,30 @@ afterAll(async () => {
   await suite?.encerrar();
 });
 
-const kidsDoJwks = async () =>
-  (((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys.map((k) => k.kid!).sort());
+/** The keys the hub's JWKS lists now. */
+const jwks = async () => ((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys;
+
+const kidsDoJwks = async () => (await jwks()).map((k) => k.kid!).sort();
 
 /** The public halves the JWKS lists, and the one of a private PEM, as JWK `x`. */
-const publicasDoJwks = async () => (((await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] }).keys.map((k) => k.x).sort());
+const publicasDoJwks = async () => (await jwks()).map((k) => k.x).sort();
 const publicaDe = (pem: string) => (createPublicKey(pem).export({ format: 'jwk' }) as JWK).x;
+
+/**
+ * A new key stored in clear, as a version before their encryption stored them: retired ten
+ * minutes ago, so still listed, signing nothing. Answers its PEM.
+ */
+async function guardarEmClaro(kid: string): Promise<string> {
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+  return pem;
+}
 
 /** HUB_CHAVE_DE_CIFRA as an operator sets it outside LOCALHOST. */
 const CIFRA_DE_PRODUCAO = 'chave-de-cifra-do-hub-com-mais-de-32-caracteres';
 
 async function chavePublica(kid: string): Promise<KeyObject> {
-  const { keys } = (await (await fetch(`${suite.url.hub}/.well-known/jwks.json`)).json()) as { keys: JWK[] };
-  return createPublicKey({ key: keys.find((k) => k.kid === kid) as any, format: 'jwk' });
+  return createPublicKey({ key: (await jwks()).find((k) => k.kid === kid) as any, format: 'jwk' });
 }
 
 /** One delivered request. */
@@ -221,9 +232,7 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
   });
 
   test('a key an earlier version stored in clear is encrypted when the keys are next read, and goes on being listed', async () => {
-    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    // retired ten minutes ago: still listed, signing nothing
-    await ChaveDoHub.create({ kid: 'antiga-em-claro', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+    const pem = await guardarEmClaro('antiga-em-claro');
     await carregarChavesDoHub();
     const antiga = await ChaveDoHub.findByPk('antiga-em-claro');
     expect(antiga!.chave_privada_pem).toMatch(/^v1\./);
@@ -273,8 +282,7 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
       await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
       expect(await guardadas()).toEqual(antes);
 
-      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      await ChaveDoHub.create({ kid: 'em-claro-na-rotacao', chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+      await guardarEmClaro('em-claro-na-rotacao');
       const comEmClaro = await guardadas();
       await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
       await expect(comOutraCifra(carregarChavesDoHub)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
