@@ -226,18 +226,13 @@ export async function agendarRepetiveis(filas: string[] = FILAS.map((f) => f.nom
 }
 
 /**
- * How often a process with workers schedules its repeatable jobs again. BullMQ adds a job's next
+ * Schedules the repeatable jobs of the queues this process serves, now and every `cadaMs` until
+ * the shutdown; answers a function that stops it sooner. Again, because BullMQ adds a job's next
  * run when a worker takes the job, and a failure there (Redis away at that moment), Redis coming
  * back empty or the next run deleted from the dashboard ends the chain: the sweeps that recover
  * what such an accident lost would never run again until a restart.
  */
-export const REAGENDAMENTO = { ms: 5 * 60_000 };
-
-/**
- * Schedules the repeatable jobs of the queues this process serves, now and every REAGENDAMENTO
- * until the shutdown; answers a function that stops it sooner.
- */
-export async function manterRepetiveis(filas: string[]): Promise<() => Promise<void>> {
+export async function manterRepetiveis(filas: string[], cadaMs = 5 * 60_000): Promise<() => Promise<void>> {
   await agendarRepetiveis(filas);
   let emCurso: Promise<void> | undefined;
   const vez = setInterval(() => {
@@ -245,7 +240,7 @@ export async function manterRepetiveis(filas: string[]): Promise<() => Promise<v
     emCurso ??= agendarRepetiveis(filas)
       .catch((err) => logger('worker').warn({ err: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'))
       .finally(() => (emCurso = undefined));
-  }, REAGENDAMENTO.ms);
+  }, cadaMs);
   vez.unref();
   const parar = async () => {
     clearInterval(vez);

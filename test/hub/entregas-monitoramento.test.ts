@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CONTAGEM_DAS_ENTREGAS, purgarHistorico } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
-import { agendarRepetiveis } from '../../lib/runner';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
-import { fila } from '../../queues/fila';
-import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS } from '../../queues/hub-retencao';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { dormir, esperarAte, hubNesteArquivo, marca } from './apoio-entregas';
@@ -503,13 +500,5 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     expect((await t.hub.entrega(naFila.id)).situacao).toBe('fila_de_erro');
     expect(await Evento.count({ where: { id: [reenviada.evento_id, naFila.evento_id] } })).toBe(2);
     expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
-  });
-
-  // last in the file: the workers here run the scheduled purge at once, which would race the
-  // purges of the tests above and take their old deliveries first
-  test('the hub-retencao queue schedules `purgar` every INTERVALO_DA_RETENCAO_MS, run once as every repeatable job: the purge above is scheduled, no one has to call it (DESIGN §5)', async () => {
-    await agendarRepetiveis(['hub-retencao']);
-    const agendados = await fila(filaHubRetencao).getJobSchedulers();
-    expect(agendados.find((a) => a.key === 'purgar')).toMatchObject({ every: INTERVALO_DA_RETENCAO_MS, template: { opts: { attempts: 1 } } });
   });
 });

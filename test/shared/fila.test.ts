@@ -2,9 +2,10 @@ import { Job } from 'bullmq';
 import { config } from '../../config';
 import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
-import { agendarRepetiveis, manterRepetiveis, REAGENDAMENTO } from '../../lib/runner';
+import { agendarRepetiveis, manterRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
 import { filaFilesLimpeza } from '../../queues/files-limpeza';
+import { INTERVALO_DA_RETENCAO_MS } from '../../queues/hub-retencao';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
@@ -186,12 +187,23 @@ test('a report that says how far its job got carries `progress`, 0 to 100, which
   ]);
 });
 
+/** Every schedule of the suite's queues: its queue, key, interval and its jobs' options. */
+async function agendados() {
+  const porFila = await Promise.all(
+    FILAS.map(async (f) => (await fila(f).getJobSchedulers()).map((a) => ({ fila: f.nome, chave: a.key, cadaMs: a.every, opts: a.template?.opts }))),
+  );
+  return porFila.flat();
+}
+
+/** Every schedule of the suite's queues, as `queue key`. */
+const agendamentos = async () => (await agendados()).map((a) => `${a.fila} ${a.chave}`).sort();
+
 test("repeatable jobs run once, not with their queue's retries: the next run is the retry (an outbox sweep would otherwise retry for days)", async () => {
   await agendarRepetiveis();
-  const agendados = (await Promise.all(FILAS.map(async (f) => (await fila(f).getJobSchedulers()).map((a) => ({ fila: f.nome, chave: a.key, opts: a.template?.opts }))))).flat();
+  const todos = await agendados();
   // every schedule of agendarRepetiveis, named, so the check below cannot pass over a missing one
   // (a schedule added later is checked by it too, without being listed here)
-  expect(agendados.map((a) => `${a.fila} ${a.chave}`)).toEqual(
+  expect(await agendamentos()).toEqual(
     expect.arrayContaining([
       'identity-outbox varrer',
       'identity-outbox purgar',
@@ -203,16 +215,13 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
       'files-limpeza varrer',
     ]),
   );
-  for (const a of agendados) expect(a).toEqual({ fila: a.fila, chave: a.chave, opts: expect.objectContaining({ attempts: 1 }) });
+  for (const a of todos) expect(a.opts).toEqual(expect.objectContaining({ attempts: 1 }));
+  // the hub's retention purge at its interval (DESIGN §5: no one has to call it)
+  expect(todos.find((a) => a.fila === 'hub-retencao' && a.chave === 'purgar')?.cadaMs).toBe(INTERVALO_DA_RETENCAO_MS);
   // the sweep's next run, as BullMQ scheduled it
   const [proxima] = (await fila(filaIdentityOutbox).getJobs(['delayed', 'waiting', 'prioritized'])).filter((j) => j.name === 'varrer');
   expect({ tentativas: proxima?.opts.attempts, padraoDaFila: filaIdentityOutbox.opcoesDosJobs.attempts }).toEqual({ tentativas: 1, padraoDaFila: 1_000_000 });
 });
-
-/** Every schedule of the suite's queues, as `queue key`. */
-async function agendamentos(): Promise<string[]> {
-  return (await Promise.all(FILAS.map(async (f) => (await fila(f).getJobSchedulers()).map((a) => `${f.nome} ${a.key}`)))).flat().sort();
-}
 
 async function semAgendamentos(): Promise<void> {
   for (const f of FILAS) for (const a of await fila(f).getJobSchedulers()) await fila(f).removeJobScheduler(a.key!);
@@ -224,11 +233,9 @@ test("a worker process schedules its own queues' repeatable jobs only: another q
   expect(await agendamentos()).toEqual(['files-limpeza varrer', 'sales-anexo varrer']);
 });
 
-test('a schedule lost (Redis back empty, removed from the dashboard) is put back within REAGENDAMENTO by the workers running, no restart needed', async () => {
+test('a schedule lost (Redis back empty, removed from the dashboard) is put back by the workers running, within their interval, no restart needed', async () => {
   await semAgendamentos();
-  const antes = REAGENDAMENTO.ms;
-  REAGENDAMENTO.ms = 150;
-  const parar = await manterRepetiveis(['files-limpeza']);
+  const parar = await manterRepetiveis(['files-limpeza'], 150);
   try {
     expect(await agendamentos()).toEqual(['files-limpeza varrer']);
     await fila(filaFilesLimpeza).removeJobScheduler('varrer');
@@ -240,11 +247,10 @@ test('a schedule lost (Redis back empty, removed from the dashboard) is put back
     expect((await fila(filaFilesLimpeza).getJob(`repeat:varrer:${agendamento!.next}`))?.name).toBe('varrer');
   } finally {
     await parar();
-    REAGENDAMENTO.ms = antes;
   }
 });
 
-test('scheduled again unchanged, as the workers do every REAGENDAMENTO, a schedule keeps its next run: no extra run, no run pushed back', async () => {
+test('scheduled again unchanged, as the workers do every 5 minutes, a schedule keeps its next run: no extra run, no run pushed back', async () => {
   await semAgendamentos();
   const q = fila(filaFilesLimpeza);
   await agendarRepetiveis(['files-limpeza']);
