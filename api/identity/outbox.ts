@@ -200,6 +200,9 @@ export async function enviar(id: string): Promise<'enviado' | 'ja_enviado' | 'in
  */
 const dadosPublicados = (evento: EventoPendente) => ({ ...evento.dados, sequencia: Number(evento.sequencia) });
 
+/** A refusal of the event, not an outage: a 4xx, but for a time-out (408) or a rate limit (429). */
+const recusaDoHub = (status: number) => status >= 400 && status < 500 && status !== 408 && status !== 429;
+
 async function publicar(evento: EventoPendente): Promise<void> {
   await evento.increment('tentativas');
   let erro: string;
@@ -217,9 +220,9 @@ async function publicar(evento: EventoPendente): Promise<void> {
       return;
     }
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
-    // a refusal, not an outage: retried like one, it will not pass until someone fixes its cause,
-    // and it holds back the collaborator's later events meanwhile; said louder than a failed job
-    if (resposta.status >= 400 && resposta.status < 500 && resposta.status !== 408 && resposta.status !== 429) {
+    // retried like an outage, but it will not pass until someone fixes its cause, and it holds
+    // back the collaborator's later events meanwhile: said louder than a failed job
+    if (recusaDoHub(resposta.status)) {
       log.error({ evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, erro: erro.slice(0, 1000) }, 'o hub recusa o evento: ele e os seguintes do colaborador esperam até que a causa seja corrigida');
     }
   } catch (err) {

@@ -32,10 +32,10 @@ interface Chamada {
   status: number;
 }
 
-/** How the stand-in hub behaves now: accept (202), refuse (503) or drop the connection. */
-let modo: 'aceitar' | 'recusar' | 'derrubar' = 'aceitar';
-/** collaborators whose `colaborador.criado` the stand-in refuses (503) whatever the mode */
-const recusados = new Set<string>();
+/** How the stand-in hub behaves now: accept (202), be unavailable (503) or drop the connection. */
+let modo: 'aceitar' | 'indisponivel' | 'derrubar' = 'aceitar';
+/** collaborators whose `colaborador.criado` the stand-in answers 503, whatever the mode */
+const indisponiveis = new Set<string>();
 /** names of collaborators whose `colaborador.criado` the stand-in forbids (403), as a hub whose rules refuse it */
 const proibidos = new Set<string>();
 const chamadas: Chamada[] = [];
@@ -57,11 +57,11 @@ const hub = http.createServer((req, res) => {
       req.socket.destroy();
       return;
     }
-    const recusar = modo === 'recusar' || (recusados.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
+    const indisponivel = modo === 'indisponivel' || (indisponiveis.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
     const proibir = proibidos.has(corpo?.dados?.nome) && corpo?.tipo === 'colaborador.criado';
-    chamada.status = proibir ? 403 : recusar ? 503 : 202;
+    chamada.status = proibir ? 403 : indisponivel ? 503 : 202;
     res.writeHead(chamada.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(proibir ? { title: 'Proibido' } : recusar ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
+    res.end(JSON.stringify(proibir ? { title: 'Proibido' } : indisponivel ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
   });
 });
 
@@ -245,9 +245,9 @@ test('a user moving into colaborador publishes criado, moving out publishes remo
 });
 
 test('while the hub answers 503 the event is retried; once it answers 202 it arrives, marked enviado_em, and is not sent again', async () => {
-  modo = 'recusar';
+  modo = 'indisponivel';
   const u = await colaborador();
-  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 2, 'two refused attempts');
+  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 2, 'two attempts answered 503');
   const [pendente] = await pendentesDo(u.id);
   await pendente.reload();
   expect(pendente.enviado_em).toBeNull();
@@ -288,14 +288,14 @@ test('while the hub is out of reach the event waits, and arrives once the hub is
 });
 
 test('after an outage a collaborator\'s events reach the hub in the order they happened, though each job backs off on its own', async () => {
-  modo = 'recusar';
+  modo = 'indisponivel';
   const u = await colaborador();
   // criado's job has backed off a few times: its next try is seconds away
-  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 3, 'three refused attempts of criado');
+  await esperarAte(() => doUsuario(u.id).filter((c) => c.status === 503).length >= 3, 'three attempts of criado answered 503');
   const antes = doUsuario(u.id).length;
   expect((await id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Nome Novo' } })).status).toBe(200);
   expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);
-  // the jobs of atualizado and removido have run once (and been refused) while criado backs off
+  // the jobs of atualizado and removido have run once (and failed) while criado backs off
   await esperarAte(() => doUsuario(u.id).length >= antes + 2, 'the newer events\' jobs tried');
 
   modo = 'aceitar';
@@ -307,20 +307,20 @@ test('after an outage a collaborator\'s events reach the hub in the order they h
   await esperarAte(async () => (await pendentesDo(u.id)).every((e) => e.enviado_em), 'every event marked sent');
 });
 
-test('an event the hub keeps refusing holds back only its own collaborator\'s later events, not other collaborators\'', async () => {
+test('an event the hub keeps failing (503) holds back only its own collaborator\'s later events, not other collaborators\'', async () => {
   const preso = await colaborador();
-  recusados.add(preso.id);
+  indisponiveis.add(preso.id);
   try {
-    await esperarAte(() => doUsuario(preso.id).some((c) => c.status === 503), 'a refused attempt');
+    await esperarAte(() => doUsuario(preso.id).some((c) => c.status === 503), 'an attempt answered 503');
     expect((await id.api.patch(`/usuario/${preso.id}`, { token: admin, body: { nome: 'Ainda Preso' } })).status).toBe(200);
     const livre = await colaborador();
     await esperarEvento(livre.id, 'colaborador.criado');
     await dormir(300);
-    // the later event of the refused collaborator waits for its criado: not even tried (the hub
+    // the later event of the stuck collaborator waits for its criado: not even tried (the hub
     // here would take it)
     expect(doUsuario(preso.id).filter((c) => c.corpo?.tipo === 'colaborador.atualizado')).toHaveLength(0);
   } finally {
-    recusados.delete(preso.id);
+    indisponiveis.delete(preso.id);
   }
   await esperarEvento(preso.id, 'colaborador.atualizado');
   expect(aceitas(preso.id, 'colaborador.criado')).not.toHaveLength(0);
@@ -330,14 +330,14 @@ test('a refusal (4xx) is logged as an error naming the event, an outage (503) on
   mockRegistros.splice(0);
   const nome = `Proibido ${randomUUID()}`;
   proibidos.add(nome);
-  modo = 'recusar';
+  modo = 'indisponivel';
   let proibido: { id: string };
   let fora: { id: string };
   try {
     proibido = await colaborador({ nome });
     fora = await colaborador();
     await esperarAte(() => doUsuario(proibido.id).some((c) => c.status === 403), 'a forbidden attempt');
-    await esperarAte(() => doUsuario(fora.id).some((c) => c.status === 503), 'a refused attempt');
+    await esperarAte(() => doUsuario(fora.id).some((c) => c.status === 503), 'an attempt answered 503');
     await esperarAte(() => mockRegistros.length > 0, 'the error logged');
   } finally {
     proibidos.delete(nome);

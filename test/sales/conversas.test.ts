@@ -588,7 +588,7 @@ describe('SPEC 4.6 rule 7: GET /conversa/{id}/mensagens', () => {
 
     const lerLinhas = database.lerLinhas;
     let apagada = false;
-    // the deletion commits right after the listing's first statement
+    // the deletion commits right after the listing's statement (before: between its two)
     const espiao = jest.spyOn(database, 'lerLinhas').mockImplementation(async (...args: Parameters<typeof lerLinhas>) => {
       const linhas = await lerLinhas(...args);
       if (!apagada && args[1].includes('conversa')) {
