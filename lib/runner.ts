@@ -219,8 +219,8 @@ function repetiveis(): { fila: DefinicaoDeFila; chave: string; cadaMs: number }[
 export async function agendarRepetiveis(filas: string[] = FILAS.map((f) => f.nome)): Promise<void> {
   for (const r of repetiveis()) {
     if (!SERVICOS_DA_SUITE[r.fila.servico] || !filas.includes(r.fila.nome)) continue;
-    // one hand-over run at a time across every worker process: two would call the chat platform twice
-    if (r.fila === filaSalesTransferencia) await fila(r.fila).setGlobalConcurrency(1);
+    // kept in Redis beside the schedule, and lost with it: set again with it
+    if (r.fila.concorrenciaGlobal) await fila(r.fila).setGlobalConcurrency(r.fila.concorrenciaGlobal);
     await fila(r.fila).upsertJobScheduler(r.chave, { every: r.cadaMs }, { name: r.chave, opts: DO_AGENDADOR });
   }
 }

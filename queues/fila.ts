@@ -12,6 +12,8 @@ export interface DefinicaoDeFila {
   descricao: string;
   opcoesDosJobs: JobsOptions;
   opcoesDoWorker?: Omit<WorkerOptions, 'connection' | 'prefix'>;
+  /** jobs running at once across every worker process (BullMQ's global concurrency), set with its schedule */
+  concorrenciaGlobal?: number;
 }
 
 /**
