@@ -78,6 +78,11 @@ export async function mensagensDaConversa(conversaId: string): Promise<MensagemJ
     linhas.flatMap((l) => (l.arquivo_id ? [l.arquivo_id] : [])),
     conversaId,
   );
+  return mensagensDasLinhas(linhas, urls);
+}
+
+/** The statement's rows, in order, folded into messages each holding its attachments. */
+function mensagensDasLinhas(linhas: LinhaDaMensagem[], urls: Map<string, string>): MensagemJson[] {
   const mensagens: MensagemJson[] = [];
   for (const l of linhas) {
     if (l.id === null) continue; // the conversation has no message

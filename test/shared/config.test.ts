@@ -134,6 +134,11 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     ]);
   });
 
+  test('MYSQL_URL naming a database stops the start: each service has a database of its own, and the one named would be ignored', () => {
+    expect(() => loadConfig({ MYSQL_URL: 'mysql://app:x@db.example.com:3306/appdb' })).toThrow(/"MYSQL_URL" names a database/);
+    expect(loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306/' }).mysqlUrl).toContain('db.example.com');
+  });
+
   test('MASTER_EMAILS with an entry that is no e-mail stops the start, naming it: the intended master would be an ordinary user without a word', () => {
     expect(() => loadConfig({ MASTER_EMAILS: 'ana@x.test, bia.x.test' })).toThrow(/"MASTER_EMAILS" has entries that are not e-mail addresses \(bia\.x\.test\)/);
   });

@@ -45,7 +45,4 @@ test('an option MYSQL_URL does not read, or an ssl other than true/false, stops 
   expect(() => loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306?sslCa=ca.pem' })).toThrow(/sslCa must be the absolute path/);
   expect(() => loadConfig({ MYSQL_URL: `mysql://root@db.example.com:3306?ssl=false&sslCa=${encodeURIComponent(arquivo)}` })).toThrow(/ssl=false turns off/);
   expect(loadConfig({ MYSQL_URL: 'mysql://root@localhost?socketPath=%2Frun%2Fmysqld%2Fmysqld.sock' }).mysqlUrl).toContain('socketPath');
-  // each service has a database of its own: one named in the URL would be ignored
-  expect(() => loadConfig({ MYSQL_URL: 'mysql://app:x@db.example.com:3306/appdb' })).toThrow(/"MYSQL_URL" names a database/);
-  expect(loadConfig({ MYSQL_URL: 'mysql://root@db.example.com:3306/' }).mysqlUrl).toContain('db.example.com');
 });
