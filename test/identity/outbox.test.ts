@@ -261,7 +261,8 @@ test('while the hub answers 503 the event is retried; once it answers 202 it arr
   // the job is done for good: no retry is left scheduled that could send it again
   const job = await esperarAte(async () => {
     const j = await fila(filaIdentityOutbox).getJob(pendente.id);
-    return (await j?.getState()) === 'completed' && j;
+    // read again once completed: the first read may be from before, without its return value
+    return (await j?.getState()) === 'completed' && fila(filaIdentityOutbox).getJob(pendente.id);
   }, 'the outbox job completed');
   expect(job.returnvalue).toBe('enviado');
   await dormir(300);
