@@ -52,7 +52,6 @@ export const PULSO = { ms: 5000 };
  * previous run's leftovers, an index build or the swap's retries show alive.
  */
 class Andamento {
-  private readonly inicio = Date.now();
   private feitos = 0;
   private tiposIndexados = 0;
   private ultimoAviso = 0;
@@ -65,6 +64,8 @@ class Andamento {
   private readonly pulso = setInterval(() => this.avisar(true), PULSO.ms);
 
   constructor(
+    /** when the import began (Date.now()), as its result counts it */
+    private readonly inicio: number,
     private readonly bytes: number,
     tipos: Iterable<string>,
     private readonly linhas: Record<string, number>,
@@ -377,7 +378,7 @@ export async function importarCnpj(
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
     const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
-    const andamento = new Andamento(bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
+    const andamento = new Andamento(inicio, bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
     try {
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
