@@ -55,7 +55,7 @@ test('a MYSQL_URL of [::1] is read as host ::1, named [::1]:port, and a MariaDB 
   );
   expect(r.erros).toBe('');
   expect(r.saida).toBe(`::1 ${porta} - [::1]:${porta}\nstarting MariaDB\n`);
-  expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --log-error=/run/mysqld/suite-${porta}.err --bind-address=::1\n`);
+  expect(r.log).toContain(`--exec ${pasta}/bin/mariadbd -- --user=mysql --port=${porta} --log-error=/run/mysqld/suite-${porta}.err --innodb-buffer-pool-size=1G --bind-address=::1\n`);
 });
 
 test("something answering on Redis's port that does not take REDIS_URL (a password it lacks) stops the script with the server's reason; the suite's Redis passes", () => {
