@@ -114,3 +114,32 @@ test('identity given an application of its own anew (IDENTITY_CLIENT_ID), one th
     Object.assign(servico, antes);
   }
 }, 30_000);
+
+// after the test above (the types owned by an application identity no longer runs as)
+test('an event of identity\'s new application refused as not the owner while the sync cannot conclude answers 503 with Retry-After and stores nothing; the same event sent again once it can is accepted (DESIGN §10)', async () => {
+  const outro = await t.hub.aplicativo();
+  const servico = config().servicos.identity;
+  const antes = { ...servico };
+  const espera = config().hub.esperaSyncMs;
+  const evento = { tipo: 'colaborador.criado', id: `o${Date.now()}`, dados: { id: 'u1', nome: 'Ana', email: 'ana@example.com', perfil: 'colaborador' } };
+  Object.assign(servico, { clientId: outro.id });
+  try {
+    // a sync that outlasts the wait is one the publisher does not wait for (HUB_ESPERA_SYNC_MS)
+    config().hub.esperaSyncMs = 1;
+    const recusado = await t.hub.publicar(outro, evento);
+    expect(recusado.status).toBe(503);
+    expect(recusado.headers.get('content-type')).toContain('application/problem+json');
+    expect(recusado.headers.get('retry-after')).toBe('5');
+    expect(await Evento.count({ where: { id_do_publicador: evento.id } })).toBe(0);
+
+    config().hub.esperaSyncMs = espera;
+    const aceito = await t.hub.publicar(outro, evento);
+    expect(aceito.status).toBe(202);
+    expect(await Evento.count({ where: { id_do_publicador: evento.id } })).toBe(1);
+    const tipos = await tiposDoColaborador();
+    for (const tipo of tipos) expect(tipo.aplicativo_id).toBe(outro.hub.id);
+  } finally {
+    config().hub.esperaSyncMs = espera;
+    Object.assign(servico, antes);
+  }
+}, 30_000);
