@@ -3,6 +3,7 @@ import { banco, dataSql, emTransacao, repetirEmConflito } from '../../lib/databa
 import { ConfigSystem } from '../../models/sales';
 import { esquemaPronto, validarCom } from '../shared/validacao';
 import { SistemaDoWebhook } from './config-system';
+import { ADIANTAMENTO_ACEITO_MS } from './suporte';
 import { chaveDoTelefone, variantesDoTelefone } from './telefone';
 
 /**
@@ -84,10 +85,14 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
   return vinculadas === null ? { conversas_vinculadas: 0, ignorado: 'mensagem mais antiga que a do vínculo do telefone' } : { conversas_vinculadas: vinculadas };
 }
 
-/** The message's `messageTimestamp` (whole seconds, a number or its digits) as a date; null when it says none. */
+/**
+ * The message's `messageTimestamp` (whole seconds, a number or its digits) as a date; null when it
+ * says none, or a moment more than ADIANTAMENTO_ACEITO_MS ahead of this server's clock (stored, it
+ * would keep the phone's link from every later message).
+ */
 function momentoDaMensagem(valor: unknown): Date | null {
   const segundos = typeof valor === 'number' ? valor : typeof valor === 'string' && /^\d{1,12}$/.test(valor) ? Number(valor) : NaN;
-  return Number.isSafeInteger(segundos) && segundos > 0 ? new Date(segundos * 1000) : null;
+  return Number.isSafeInteger(segundos) && segundos > 0 && segundos * 1000 <= Date.now() + ADIANTAMENTO_ACEITO_MS ? new Date(segundos * 1000) : null;
 }
 
 /**

@@ -89,6 +89,13 @@ const anexo = Joi.object({
 const PRIMEIRO_SEGUNDO = -30610224000;
 const ULTIMO_SEGUNDO = 253402300799;
 
+/**
+ * How far ahead of this server's clock a platform's time may be and still order its events (clocks
+ * drift apart). Stored, a time far ahead would keep every later event of that conversation,
+ * message or phone out for good.
+ */
+export const ADIANTAMENTO_ACEITO_MS = 10 * 60_000;
+
 const mensagem = Joi.object({
   id: idNumerico.required(),
   content: texto,
@@ -159,9 +166,10 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2}
  * The platform's `updated_at`, which orders the events of one conversation or message (webhooks
  * come in no guaranteed order): unix seconds with a fraction (Chatwoot writes a conversation's so)
  * or an ISO date (a message's, inside `conversation.messages`). Kept to the microsecond as SQL
- * DATETIME(6) text in UTC, which compares as text too. Anything else, or a moment outside the years
- * a date column holds, is no usable time: null, and the event is applied in arrival order as
- * before (not refused: the field is only a guard).
+ * DATETIME(6) text in UTC, which compares as text too. Anything else, a moment before the years a
+ * date column holds, or one more than ADIANTAMENTO_ACEITO_MS ahead of this server's clock, is no
+ * usable time: null, and the event is applied in arrival order as before (not refused: the field
+ * is only a guard).
  */
 export function momentoDaPlataforma(valor: unknown): string | null {
   let segundos: number;
@@ -183,7 +191,7 @@ export function momentoDaPlataforma(valor: unknown): string | null {
     segundos += 1;
     micro -= 1e6;
   }
-  if (segundos < PRIMEIRO_SEGUNDO || segundos > ULTIMO_SEGUNDO) return null;
+  if (segundos < PRIMEIRO_SEGUNDO || segundos * 1000 > Date.now() + ADIANTAMENTO_ACEITO_MS) return null;
   return `${new Date(segundos * 1000).toISOString().slice(0, 19).replace('T', ' ')}.${String(micro).padStart(6, '0')}`;
 }
 

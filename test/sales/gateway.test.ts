@@ -195,17 +195,35 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
       const e = eventoDoGateway(telefone, numero);
       return { ...e, data: { ...e.data, messageTimestamp: segundos } };
     };
-    expect((await s.gateway(gateway, em(outroNumero, 1_800_000_200))).body).toEqual({ conversas_vinculadas: 1 });
-    const tardio = await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, 1_800_000_100));
+    expect((await s.gateway(gateway, em(outroNumero, 1_700_000_200))).body).toEqual({ conversas_vinculadas: 1 });
+    const tardio = await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, 1_700_000_100));
     expect(tardio.body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_mensageiro_id: outro.id });
     expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_mensageiro_id: outro.id });
     // the same second, a later one, or one without a time (or with one that is no time): applied in arrival order
-    expect((await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, '1800000200'))).body).toEqual({ conversas_vinculadas: 1 });
+    expect((await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, '1700000200'))).body).toEqual({ conversas_vinculadas: 1 });
     expect((await s.gateway(gateway, em(outroNumero, undefined))).body).toEqual({ conversas_vinculadas: 1 });
     expect((await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, { low: 5, high: 0 }))).body).toEqual({ conversas_vinculadas: 1 });
-    expect((await s.gateway(gateway, em(outroNumero, 1_800_000_300))).body).toEqual({ conversas_vinculadas: 1 });
+    expect((await s.gateway(gateway, em(outroNumero, 1_700_000_300))).body).toEqual({ conversas_vinculadas: 1 });
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_mensageiro_id: outro.id });
+  });
+
+  it('a messageTimestamp more than ten minutes ahead of the server\'s clock orders nothing: the event links in arrival order, later messages still move the phone, and none too large for a date fails', async () => {
+    const telefone = novoTelefone();
+    const conversa = await conversaCom(telefone);
+    const outroNumero = '+55 11 96666-4444';
+    const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
+    const em = (numero: string, segundos: unknown) => {
+      const e = eventoDoGateway(telefone, numero);
+      return { ...e, data: { ...e.data, messageTimestamp: segundos } };
+    };
+    const agora = Math.floor(Date.now() / 1000);
+    for (const adiante of [agora + 86_400, 253402300799, 9_000_000_000_000_000, '999999999999']) {
+      expect((await s.gateway(gateway, em(outroNumero, adiante))).body).toEqual({ conversas_vinculadas: 1 });
+      expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_mensageiro_id: outro.id });
+      expect((await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, agora - 60))).body).toEqual({ conversas_vinculadas: 1 });
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_mensageiro_id: mensageiro.id });
+    }
   });
 
   it('an event without sender (absent, null, empty or not a phone) leaves the stored messaging number as it was, for the phone and its conversations', async () => {

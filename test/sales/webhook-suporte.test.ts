@@ -549,23 +549,23 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
   it('an older status change arriving after a newer one leaves status, contact and step as the newer set them; the same time again applies, a newer one too', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
-    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, status: 'pending' }), segundos('2026-12-01T10:00:00Z')));
+    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, status: 'pending' }), segundos('2026-11-01T10:00:00Z')));
     await s.registrar(
       sistema,
-      conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved', etapa: 'fim' }), segundos('2026-12-01T10:00:02Z')),
+      conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved', etapa: 'fim' }), segundos('2026-11-01T10:00:02Z')),
     );
     // sent at 10:00:01, delivered late
     const atrasado = conversaEm(
       eventoDeConversa('conversation_status_changed', { conversa, contato: { ...contato, nome: 'Nome Antigo' }, status: 'open', etapa: 'inicio' }),
-      segundos('2026-12-01T10:00:01Z'),
+      segundos('2026-11-01T10:00:01Z'),
     );
     expect(await s.registrar(sistema, atrasado)).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 0 });
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'resolved', contato_nome: contato.nome, etapa_id: 'fim' });
 
     // another copy of the same moment (Chatwoot sends conversation_updated beside the status change)
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'snoozed' }), segundos('2026-12-01T10:00:02Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'snoozed' }), segundos('2026-11-01T10:00:02Z')));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T10:00:03Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-11-01T10:00:03Z')));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
   });
 
@@ -573,22 +573,22 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     const conversa = idDoSuporte();
     const contato = novoContato();
     const status = (valor: string, em: unknown) => s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }), em));
-    await status('resolved', '2026-12-01T10:00:05.500Z');
-    await status('open', '2026-12-01T10:00:05.499Z');
+    await status('resolved', '2026-11-01T10:00:05.500Z');
+    await status('open', '2026-11-01T10:00:05.499Z');
     // the same moment with an offset
-    await status('pending', '2026-12-01T07:00:05.400-03:00');
+    await status('pending', '2026-11-01T07:00:05.400-03:00');
     expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
-    await status('snoozed', segundos('2026-12-01T10:00:06Z', 2));
-    await status('open', segundos('2026-12-01T10:00:06Z', 1));
+    await status('snoozed', segundos('2026-11-01T10:00:06Z', 2));
+    await status('open', segundos('2026-11-01T10:00:06Z', 1));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
   });
 
   it('a message event carrying an older copy of the conversation stores its message but leaves the newer status', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
-    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'primeira', status: 'pending' }), segundos('2026-12-01T11:00:00Z')));
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T11:00:05Z')));
-    const atrasada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'segunda', status: 'pending', criadaEm: new Date('2026-12-01T11:00:03Z') }), segundos('2026-12-01T11:00:03Z'));
+    await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'primeira', status: 'pending', criadaEm: new Date('2026-11-01T11:00:00Z') }), segundos('2026-11-01T11:00:00Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-11-01T11:00:05Z')));
+    const atrasada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'segunda', status: 'pending', criadaEm: new Date('2026-11-01T11:00:03Z') }), segundos('2026-11-01T11:00:03Z'));
     expect(await s.registrar(sistema, atrasada)).toMatchObject({ mensagens_novas: 1 });
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', quantidade_mensagens: 2, ultima_mensagem: 'segunda' });
   });
@@ -598,7 +598,7 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     const contato = novoContato();
     const status = (valor: string, em?: unknown) =>
       s.registrar(sistema, em === undefined ? eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }) : conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }), em));
-    await status('resolved', segundos('2026-12-01T12:00:00Z'));
+    await status('resolved', segundos('2026-11-01T12:00:00Z'));
     await status('open');
     expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
     await status('snoozed', 'ontem');
@@ -606,26 +606,53 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     await status('pending', 1e17);
     expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
     // the time applied is still there: an older copy is left out
-    await status('open', segundos('2026-12-01T11:59:59Z'));
+    await status('open', segundos('2026-11-01T11:59:59Z'));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
+  });
+
+  it('a time more than ten minutes ahead of the server\'s clock orders nothing: its event applies in arrival order, and later events still apply', async () => {
+    const conversa = idDoSuporte();
+    const contato = novoContato();
+    const agora = Date.now() / 1000;
+    const status = (valor: string, em: unknown) => s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: valor }), em));
+    await status('pending', agora - 60);
+    // a day ahead, and the last moment a date column holds: applied, but not kept as the conversation's time
+    await status('resolved', agora + 86_400);
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+    await status('open', agora - 30);
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+    await status('snoozed', '9999-12-31T23:59:59Z');
+    await status('open', agora - 20);
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
+    // a minute ahead (a platform clock a little fast) still orders
+    await status('resolved', agora + 60);
+    await status('pending', agora - 10);
+    expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
+
+    const criada = eventoDeMensagem({ conversa, contato, conteudo: 'v0' });
+    await s.registrar(sistema, criada);
+    await s.registrar(sistema, edicaoEm(criada, 'v1', new Date(Date.now() + 86_400_000).toISOString()));
+    await s.registrar(sistema, edicaoEm(criada, 'v2', new Date(Date.now() - 5_000).toISOString()));
+    const c = await s.conversaDoSuporte(conversa);
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2']);
   });
 
   it('an older edit of a message arriving after a newer one leaves the newer text (its time in the message\'s copy in the conversation, or at the top)', async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
-    const criada = eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-12-01T13:00:00Z') });
-    await s.registrar(sistema, { ...edicaoEm(criada, 'v0', '2026-12-01T13:00:00.000Z'), event: 'message_created' });
-    await s.registrar(sistema, edicaoEm(criada, 'v2', '2026-12-01T13:00:02.000Z'));
-    await s.registrar(sistema, edicaoEm(criada, 'v1', '2026-12-01T13:00:01.000Z'));
+    const criada = eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-11-01T13:00:00Z') });
+    await s.registrar(sistema, { ...edicaoEm(criada, 'v0', '2026-11-01T13:00:00.000Z'), event: 'message_created' });
+    await s.registrar(sistema, edicaoEm(criada, 'v2', '2026-11-01T13:00:02.000Z'));
+    await s.registrar(sistema, edicaoEm(criada, 'v1', '2026-11-01T13:00:01.000Z'));
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ ultima_mensagem: 'v2', quantidade_mensagens: 1 });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2']);
     // the same time again applies
-    await s.registrar(sistema, edicaoEm(criada, 'v2, de novo', '2026-12-01T13:00:02.000Z'));
+    await s.registrar(sistema, edicaoEm(criada, 'v2, de novo', '2026-11-01T13:00:02.000Z'));
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v2, de novo']);
     // at the top of the event, in unix seconds
-    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v3', updated_at: segundos('2026-12-01T13:00:03Z') });
-    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v2,5', updated_at: segundos('2026-12-01T13:00:02.500Z') });
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v3', updated_at: segundos('2026-11-01T13:00:03Z') });
+    await s.registrar(sistema, { ...criada, event: 'message_updated', content: 'v2,5', updated_at: segundos('2026-11-01T13:00:02.500Z') });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v3']);
     expect((await s.conversaDoSuporte(conversa)).ultima_mensagem).toBe('v3');
     // a copy of another message in the conversation says nothing of this one's time
@@ -633,7 +660,7 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
       ...criada,
       event: 'message_updated',
       content: 'v4',
-      conversation: { ...criada.conversation, messages: [{ id: criada.id + 1, updated_at: '2026-12-01T12:00:00.000Z' }] },
+      conversation: { ...criada.conversation, messages: [{ id: criada.id + 1, updated_at: '2026-11-01T12:00:00.000Z' }] },
     });
     expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['v4']);
   });
@@ -642,17 +669,17 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     const conversa = idDoSuporte();
     const contato = novoContato();
     // every event carries its copy of the conversation, the edits' as of the message's creation
-    const criada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-12-01T14:00:00Z') }), segundos('2026-12-01T14:00:00Z'));
+    const criada = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'v0', criadaEm: new Date('2026-11-01T14:00:00Z') }), segundos('2026-11-01T14:00:00Z'));
     await s.registrar(sistema, criada);
     const doSistema = await autenticarWebhook(sistema.id, 'suporte', sistema.token);
     const registrar = (evento: unknown) => registrarEventoDoSuporte(doSistema, lerEventoDoSuporte(evento));
     // the first occupies the conversation's line of batches; the other four wait and go in one batch
     await Promise.all([
-      registrar(conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'pending' }), segundos('2026-12-01T14:00:01Z'))),
-      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-12-01T14:00:03Z'))),
-      registrar(edicaoEm(criada, 'v2', '2026-12-01T14:00:02.000Z')),
-      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T14:00:02Z'))),
-      registrar(edicaoEm(criada, 'v1', '2026-12-01T14:00:01.000Z')),
+      registrar(conversaEm(eventoDeConversa('conversation_updated', { conversa, contato, status: 'pending' }), segundos('2026-11-01T14:00:01Z'))),
+      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-11-01T14:00:03Z'))),
+      registrar(edicaoEm(criada, 'v2', '2026-11-01T14:00:02.000Z')),
+      registrar(conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-11-01T14:00:02Z'))),
+      registrar(edicaoEm(criada, 'v1', '2026-11-01T14:00:01.000Z')),
     ]);
     const c = await s.conversaDoSuporte(conversa);
     expect(c).toMatchObject({ status: 'resolved', ultima_mensagem: 'v2' });
@@ -677,24 +704,24 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
         const e = eventoDeConversa('conversation_status_changed', { conversa, contato, status });
         return em ? conversaEm(e, segundos(em)) : e;
       };
-      await s.registrar(sistema, ev('pending', '2026-12-01T16:00:00Z'));
+      await s.registrar(sistema, ev('pending', '2026-11-01T16:00:00Z'));
       // resolved, then open without a time, then a copy older than the resolved one
-      const seguintes = [ev('snoozed', '2026-12-01T16:00:01Z'), ev('resolved', '2026-12-01T16:00:05Z'), ev('open'), ev('pending', '2026-12-01T16:00:03Z')];
+      const seguintes = [ev('snoozed', '2026-11-01T16:00:01Z'), ev('resolved', '2026-11-01T16:00:05Z'), ev('open'), ev('pending', '2026-11-01T16:00:03Z')];
       // the first occupies the conversation's line of batches; the other three wait and go in one batch
       if (emLote) await Promise.all(seguintes.map(registrar));
       else for (const e of seguintes) await registrar(e);
       return guardada(conversa);
     };
     const umAUm = await cenario(false);
-    expect(umAUm).toEqual({ status: 'open', em: '2026-12-01T16:00:05.000Z' });
+    expect(umAUm).toEqual({ status: 'open', em: '2026-11-01T16:00:05.000Z' });
     expect(await cenario(true)).toEqual(umAUm);
   });
 
   it("the team's status by PATCH stays against copies of the conversation not newer than the one it corrected; a newer change in the platform applies", async () => {
     const conversa = idDoSuporte();
     const contato = novoContato();
-    const t1 = segundos('2026-12-01T17:00:00Z', 250);
-    const { conversa_id } = await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'oi', status: 'pending' }), t1));
+    const t1 = segundos('2026-11-01T17:00:00Z', 250);
+    const { conversa_id } = await s.registrar(sistema, mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'oi', status: 'pending', criadaEm: new Date('2026-11-01T17:00:00Z') }), t1));
     const corrigir = async (status: string) =>
       expect((await s.api.patch(`/conversa/${conversa_id}`, { token: await s.admin(), body: { status } })).status).toBe(200);
     await corrigir('open');
@@ -702,16 +729,16 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     // a message event whose copy of the conversation is the one corrected (same updated_at: a webhook
     // built before the correction and delivered after it; Chatwoot touches the conversation with a new
     // message, so a message sent after the correction carries a newer copy, which applies)
-    const nova = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'alguém aí?', status: 'pending', criadaEm: new Date('2026-12-01T17:00:10Z') }), t1);
+    const nova = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'alguém aí?', status: 'pending', criadaEm: new Date('2026-11-01T17:00:10Z') }), t1);
     expect(await s.registrar(sistema, nova)).toMatchObject({ mensagens_novas: 1 });
     // a copy sent with the first one, delivered late, and an older one
     await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_updated', { conversa, contato: { ...contato, nome: 'Nome Novo' }, status: 'pending' }), t1));
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-12-01T16:59:59Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), segundos('2026-11-01T16:59:59Z')));
     // the copy's other fields still apply: only the status was the team's
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', contato_nome: 'Nome Novo', quantidade_mensagens: 2, ultima_mensagem: 'alguém aí?' });
 
     // the platform changes the status afterwards: the mirror follows it again
-    const t2 = segundos('2026-12-01T17:00:00Z', 251);
+    const t2 = segundos('2026-11-01T17:00:00Z', 251);
     await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }), t2));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
     await corrigir('snoozed');
@@ -719,8 +746,8 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     expect((await s.conversaDoSuporte(conversa)).status).toBe('snoozed');
     // a message written in the platform after the correction carries a newer copy (Chatwoot touches
     // the conversation): mirrored, status included
-    const t3 = segundos('2026-12-01T17:00:00Z', 252);
-    const depois = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'voltei', status: 'resolved', criadaEm: new Date('2026-12-01T17:00:20Z') }), t3);
+    const t3 = segundos('2026-11-01T17:00:00Z', 252);
+    const depois = mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'voltei', status: 'resolved', criadaEm: new Date('2026-11-01T17:00:20Z') }), t3);
     expect(await s.registrar(sistema, depois)).toMatchObject({ mensagens_novas: 1 });
     expect((await s.conversaDoSuporte(conversa)).status).toBe('resolved');
   });
@@ -775,19 +802,19 @@ describe('SPEC §3 (the status mirrors the chat platform): events arriving out o
     const contato = novoContato();
     const primeiro = await s.registrar(
       sistema,
-      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'antiga', status: 'resolved' }), segundos('2026-12-01T15:00:09Z')),
+      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'antiga', status: 'resolved' }), segundos('2026-11-01T15:00:09Z')),
     );
     expect((await s.api.del(`/conversa/${primeiro.conversa_id}`, { token: await s.admin() })).status).toBe(204);
     const nova = await s.registrar(
       sistema,
-      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'nova', status: 'pending' }), segundos('2026-12-01T15:00:05Z')),
+      mensagemEm(eventoDeMensagem({ conversa, contato, conteudo: 'nova', status: 'pending' }), segundos('2026-11-01T15:00:05Z')),
     );
     expect(nova).toMatchObject({ conversa_id: expect.any(String), mensagens_novas: 1 });
     expect(nova.conversa_id).not.toBe(primeiro.conversa_id);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ id: nova.conversa_id, status: 'pending', quantidade_mensagens: 1, ultima_mensagem: 'nova' });
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T15:00:04Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-11-01T15:00:04Z')));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('pending');
-    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-12-01T15:00:06Z')));
+    await s.registrar(sistema, conversaEm(eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'open' }), segundos('2026-11-01T15:00:06Z')));
     expect((await s.conversaDoSuporte(conversa)).status).toBe('open');
   });
 });
