@@ -31,7 +31,9 @@ export class Cifra {
   decifrar(guardado: string): string {
     const [versao, iv, tag, corpo] = guardado.split('.');
     if (versao !== VERSAO || !iv || !tag || corpo === undefined) throw new Error('unknown ciphertext format');
-    const decifra = createDecipheriv('aes-256-gcm', this.chave, Buffer.from(iv, 'base64url'));
+    // the whole 16-byte tag: without the option GCM takes one as short as 4 bytes, which a writer of
+    // the table could forge by trying
+    const decifra = createDecipheriv('aes-256-gcm', this.chave, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
     decifra.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decifra.update(Buffer.from(corpo, 'base64url')), decifra.final()]).toString('utf8');
   }

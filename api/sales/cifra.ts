@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { config } from '../../config';
+import { Op } from 'sequelize';
+import { config, ConfigError } from '../../config';
 import { Cifra } from '../../lib/cifra';
 import { segredoDoServico } from '../../lib/segredo-local';
-import { Segredo } from '../../models/sales';
+import { ConfigSystem, Segredo } from '../../models/sales';
 
 /**
  * Secrets the sales service must use itself (a webhook HMAC key, the chat platform's API token)
@@ -20,8 +21,30 @@ export async function carregarChaveDeCifra(): Promise<void> {
     modelo: Segredo,
     nome: 'cifra',
   });
-  cifra = new Cifra(segredo);
-  chaveDoResumo = cifra.derivar('token-de-webhook');
+  const c = new Cifra(segredo);
+  await conferirCifra(c);
+  cifra = c;
+  chaveDoResumo = c.derivar('token-de-webhook');
+}
+
+/**
+ * A key other than the one the stored secrets were encrypted under (a process given a mistyped
+ * SALES_CHAVE_DE_CIFRA) would refuse every webhook of the systems (their tokens' hashes differ)
+ * and fail where a secret is read: it stops the start instead, checked against one stored secret
+ * (deleted systems' too). Where no system holds a secret there is nothing to check it with.
+ */
+async function conferirCifra(c: Cifra): Promise<void> {
+  const amostra = await ConfigSystem.findOne({
+    where: { [Op.or]: [{ segredo_hmac_cifrado: { [Op.ne]: null } }, { token_api_cifrado: { [Op.ne]: null } }] },
+    attributes: ['id', 'segredo_hmac_cifrado', 'token_api_cifrado'],
+    paranoid: false,
+  });
+  if (!amostra) return;
+  try {
+    c.decifrar((amostra.segredo_hmac_cifrado ?? amostra.token_api_cifrado)!);
+  } catch {
+    throw new ConfigError(`invalid configuration: SALES_CHAVE_DE_CIFRA does not decrypt the stored secrets of system ${amostra.id}: it is not the key they were stored under`);
+  }
 }
 
 function carregada<T>(k: T | undefined): T {

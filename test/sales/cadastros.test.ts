@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryTypes } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
+import * as configDaSuite from '../../config';
+import { carregarChaveDeCifra, cifrar, decifrar } from '../../api/sales/cifra';
 import { ConfigSystem, Robo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -57,6 +59,29 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     const guardado = JSON.stringify(linha.get({ plain: true }));
     for (const segredo of ['um-token-escolhido-pelo-admin-0123', 'outro-segredo', 'outra-api']) expect(guardado).not.toContain(segredo);
     expect(linha.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a start given another SALES_CHAVE_DE_CIFRA than the secrets were stored under stops, naming it, and leaves the key in use as it was; the right key starts', async () => {
+    const criado = await s.criarSistema('suporte', { segredo_hmac: 'segredo-da-chave-conferida' });
+    const real = configDaSuite.config();
+    const outra = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, sales: { ...real.sales, chaveDeCifra: 'outra-chave-de-cifra-0123456789abcdef' } });
+    try {
+      await expect(carregarChaveDeCifra()).rejects.toThrow(/^invalid configuration: SALES_CHAVE_DE_CIFRA does not decrypt the stored secrets of system [0-9a-f-]{36}: it is not the key they were stored under$/);
+    } finally {
+      outra.mockRestore();
+    }
+    // the process kept its key: the system's secret still reads
+    const linha = (await ConfigSystem.findByPk(criado.id))!;
+    expect(decifrar(linha.segredo_hmac_cifrado!)).toBe('segredo-da-chave-conferida');
+    await expect(carregarChaveDeCifra()).resolves.toBeUndefined();
+  });
+
+  it('a stored secret whose authentication tag was cut short is refused, not read', async () => {
+    const inteiro = cifrar('segredo');
+    const [versao, iv, tag, corpo] = inteiro.split('.');
+    const curto = [versao, iv, Buffer.from(tag, 'base64url').subarray(0, 4).toString('base64url'), corpo].join('.');
+    expect(decifrar(inteiro)).toBe('segredo');
+    expect(() => decifrar(curto)).toThrow();
   });
 
   it('a messaging number keeps its digits; an HMAC secret belongs to the chat platform only', async () => {
