@@ -198,22 +198,28 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
     const releitura = () => (publicadores.esquecer(quem.sub), publicador(quem.sub));
     let sincronizacao = recusadoAte === undefined ? await esperarSincronizacao() : undefined;
     let app = await releitura();
-    // the sync joined had started before this publication: it may have read identity before the
-    // application was made, so a refusal waits for one more sync, which reads identity after it
-    if (!app?.ativo && sincronizacao?.jaRodava) {
+    // a sync joined that had started before this publication may have read identity before the
+    // application was made, so a refusal waits for one that started after it: joining the same
+    // sync again (the first wait ran out while it still ran) or another one under way proves
+    // nothing either. Bounded: each wait lasts up to HUB_ESPERA_SYNC_MS.
+    for (let vez = 0; !app?.ativo && sincronizacao?.jaRodava && vez < ESPERAS_POR_UMA_SINCRONIZACAO_POSTERIOR; vez++) {
       sincronizacao = await esperarSincronizacao();
       app = await releitura();
     }
     if (!app?.ativo) {
-      // identity not read (failing, slow, or the hub without its token): nothing says the
-      // application left it, so the publisher is told to try again, and no refusal is kept
-      if (sincronizacao && !sincronizacao.concluida) throw identitySemResposta();
+      // identity not read (failing, slow, or the hub without its token), or read by no sync that
+      // started after this publication: nothing says the application left it, so the publisher is
+      // told to try again, and no refusal is kept
+      if (sincronizacao && (!sincronizacao.concluida || sincronizacao.jaRodava)) throw identitySemResposta();
       recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
       if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);
     }
     return app;
   });
 }
+
+/** Waits after the first for a sync that started after the publication (publicadorAposSincronizar). */
+const ESPERAS_POR_UMA_SINCRONIZACAO_POSTERIOR = 2;
 
 /**
  * For tests standing for another hub process: this one forgets what it knows of publishers (read,

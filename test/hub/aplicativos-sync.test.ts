@@ -425,6 +425,53 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
+  /** `vezes` waits that each join a sync already running, which read identity without `app`. */
+  function juntarSeAJaIniciadas(app: { id: string }, vezes: number) {
+    const real = sincronizacao.esperarSincronizacao;
+    const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao');
+    for (let i = 0; i < vezes; i++) {
+      espiao.mockImplementationOnce(async (quem) => {
+        relay.escondidos.add(app.id);
+        try {
+          await real(quem);
+        } finally {
+          relay.escondidos.delete(app.id);
+        }
+        return { jaRodava: true, concluida: true };
+      });
+    }
+    return espiao;
+  }
+
+  test('a second wait that joins a sync already running again (the first wait ran out while it ran) is no proof either: the refusal waits for a sync that started after the publication', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Nova durante duas sincronizações`);
+    const espiao = juntarSeAJaIniciadas(app, 2);
+    try {
+      // past the publisher's check (403 for an unknown one): the type does not exist
+      expect((await publicar(app.token)).status).toBe(422);
+      expect(espiao).toHaveBeenCalledTimes(3);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
+  });
+
+  test('no sync that started after the publication within its waits: 503 with Retry-After, and no refusal kept', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Nova sem sincronização posterior`);
+    const espiao = juntarSeAJaIniciadas(app, 3);
+    try {
+      const res = await publicar(app.token);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(espiao).toHaveBeenCalledTimes(3);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
+    // the next attempt syncs again, and is accepted
+    expect((await publicar(app.token)).status).toBe(422);
+  });
+
   test('esperarSincronizacao says whether the sync it joined was already running', async () => {
     const [pessoa] = await hub.pessoas(undefined);
     expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: false, concluida: true });
