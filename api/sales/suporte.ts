@@ -154,9 +154,15 @@ const etapaDe = (v: unknown): string | null => (typeof v === 'number' && Number.
  * kept. One precision for both keeps messages in their order (ties by the platform's id) and the
  * robot's answer after the contact's message it answered within the same second.
  */
+/**
+ * A message's `created_at`, to the second. One more than ADIANTAMENTO_ACEITO_MS ahead of this
+ * server's clock is taken as now: kept, it would stay its conversation's last message for good
+ * (first in every listing, and its hand-over marks past every later message).
+ */
 function dataDe(valor: number | string): Date {
   const ms = typeof valor === 'number' ? valor * 1000 : Date.parse(valor);
-  return new Date(Math.floor(ms / 1000) * 1000);
+  const agora = Date.now();
+  return new Date(Math.floor((ms > agora + ADIANTAMENTO_ACEITO_MS ? agora : ms) / 1000) * 1000);
 }
 
 /** An ISO date with its offset, as Rails writes one. */

@@ -1,4 +1,4 @@
-import { AGORA_NO_BANCO, Migracao } from '../../lib/database';
+import { AGORA_NO_BANCO, dataSql, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
@@ -431,6 +431,25 @@ export const MIGRACOES_SALES: Migracao[] = [
       // moved the phone back to the number the contact had left. Links kept before have none and
       // take the next event, as before. Appended last, the column costs no table copy
       await adicionarColuna(qi, 'contato_gateway', 'mensagem_em', 'DATETIME(3) NULL');
+    },
+  },
+  {
+    name: '0021-sales-tempos-adiantados',
+    async up(qi) {
+      // a platform time more than ten minutes ahead of the clock now orders nothing (suporte.ts,
+      // gateway.ts); one stored before held every later event of its conversation, message or
+      // phone out for good. Those are forgotten, and the next event applies in arrival order, as
+      // one that says no time does; run again, it finds none
+      // (the ten minutes of ADIANTAMENTO_ACEITO_MS, api/sales/suporte.ts, as this was written)
+      const limite = dataSql(new Date(Date.now() + 10 * 60_000));
+      for (const [tabela, coluna] of [
+        ['conversa', 'suporte_atualizada_em'],
+        ['conversa', 'status_corrigido_sobre'],
+        ['conversa_mensagem', 'suporte_atualizada_em'],
+        ['contato_gateway', 'mensagem_em'],
+      ]) {
+        await qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = NULL WHERE ${coluna} > ?`, { replacements: [limite] });
+      }
     },
   },
 ];
