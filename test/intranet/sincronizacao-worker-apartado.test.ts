@@ -1,4 +1,5 @@
 import { ChildProcess } from 'node:child_process';
+import { Job } from 'bullmq';
 import { esperarProblema } from '../helpers/http';
 import { esperarAte } from '../helpers/espera';
 import { emProcesso } from '../helpers/processo';
@@ -53,6 +54,24 @@ test("a person refused before a master's listing registered them reads at once a
   expect(await Colaborador.findOne({ where: { auth_id: usuario.id } })).toBeNull();
   // the master's listing waits for the worker's sync, which registers the person with `Acesso inicial`
   await it.sincronizar();
+  expect(await it.colaboradorDe(usuario)).toBeDefined();
+  expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+});
+
+test("the listing's wait failing once the sync has finished (BullMQ finding the finished job already removed) still forgets this process's cached refusals", async () => {
+  const { usuario, token } = await it.identity.criarUsuarioLogado();
+  esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+  const real = Job.prototype.waitUntilFinished;
+  const espiao = jest.spyOn(Job.prototype, 'waitUntilFinished').mockImplementationOnce(async function (this: Job, eventos, ttl) {
+    await real.call(this, eventos, ttl);
+    throw new Error('Missing key for job. isFinished');
+  });
+  try {
+    await it.sincronizar();
+    expect(espiao).toHaveBeenCalledTimes(1);
+  } finally {
+    espiao.mockRestore();
+  }
   expect(await it.colaboradorDe(usuario)).toBeDefined();
   expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
 });

@@ -112,6 +112,9 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       // permissions: this API process forgets its own of the people registered, changed or removed
       if (resultado && resultado.criados + resultado.atualizados + resultado.removidos > 0) controle.invalidar();
     } catch (err) {
+      // slow, failed, or finished and removed before the wait looked (BullMQ then rejects): what
+      // it changed is unknown, so this process forgets its cached permissions as after a change
+      controle.invalidar();
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
     }
   }
