@@ -119,8 +119,10 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
   let vigia: NodeJS.Timeout | undefined;
   try {
     jobsDoComando.add(idDoJob);
-    // this process's worker, paused after an earlier run of the command (tests run it more than once)
-    if (workerDoComando || (await q.getWorkersCount()) === 0) assumir();
+    // this process's worker, paused after an earlier run of the command (tests run it more than
+    // once); CLIENT LIST refused (left out of an ACL, as some managed Redis do) tells nothing, so
+    // the command runs its own, which at worst shares the queue with another
+    if (workerDoComando || (await q.getWorkersCount().catch(() => 0)) === 0) assumir();
     const job = await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
     if (!proprio) {
       vigia = setInterval(() => {

@@ -283,8 +283,9 @@ async function tiposPassadosAoIdentity(app: Aplicativo, tipo: TipoDeEvento): Pro
   if (passagemRecusada.obter(app.id)) return false;
   if (!(await esperarSincronizacao()).concluida) throw identitySemResposta();
   const passados = (await TipoDeEvento.count({ where: { id: tipo.id, aplicativo_id: app.id } })) > 0;
-  // passed by a sync that may have run in another process, whose forgetting does not reach this one
-  if (passados) tipos.esquecer(tipo.nome);
+  // passed by a sync that may have run in another process, whose forgetting does not reach this
+  // one; every name, since the cache keeps each spelling a publisher used (the lookup ignores case)
+  if (passados) tipos.esquecer();
   else passagemRecusada.guardar(app.id, true);
   return passados;
 }

@@ -116,12 +116,13 @@ test('identity given an application of its own anew (IDENTITY_CLIENT_ID), one th
 }, 30_000);
 
 // after the test above (the types owned by an application identity no longer runs as)
-test('an event of identity\'s new application refused as not the owner while the sync cannot conclude answers 503 with Retry-After and stores nothing; the same event sent again once it can is accepted (DESIGN §10)', async () => {
+test('an event of identity\'s new application refused as not the owner while the sync cannot conclude answers 503 with Retry-After and stores nothing; the same event sent again once it can is accepted, whatever the spelling of its type (DESIGN §10)', async () => {
   const outro = await t.hub.aplicativo();
   const servico = config().servicos.identity;
   const antes = { ...servico };
   const espera = config().hub.esperaSyncMs;
-  const evento = { tipo: 'colaborador.criado', id: `o${Date.now()}`, dados: { id: 'u1', nome: 'Ana', email: 'ana@example.com', perfil: 'colaborador' } };
+  // spelled otherwise (the lookup ignores case): the type's cache keeps the publisher's spelling
+  const evento = { tipo: 'Colaborador.Criado', id: `o${Date.now()}`, dados: { id: 'u1', nome: 'Ana', email: 'ana@example.com', perfil: 'colaborador' } };
   Object.assign(servico, { clientId: outro.id });
   try {
     // a sync that outlasts the wait is one the publisher does not wait for (HUB_ESPERA_SYNC_MS)

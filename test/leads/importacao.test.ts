@@ -1,3 +1,4 @@
+import { Queue } from 'bullmq';
 import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
@@ -1098,6 +1099,19 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     await expect(importarCnpjPelaFila(dir, () => undefined)).rejects.toThrow(/Estabelecimentos/);
     await expect(importarCnpjPelaFila(path.join(dir, 'nao-existe'), () => undefined)).rejects.toThrow(/no such directory/);
     expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
+  });
+
+  test('suite import-cnpj where Redis refuses CLIENT LIST (left out of an ACL): the command runs the import with its own worker', async () => {
+    const { dir, cnpj } = await mesGrande();
+    const recusa = jest.spyOn(Queue.prototype, 'getWorkersCount').mockRejectedValue(new Error("NOPERM User suite has no permissions to run the 'client|list' command"));
+    try {
+      const r = (await importarCnpjPelaFila(dir, () => undefined)) as { linhas: Record<string, number> };
+      expect(r.linhas.estabelecimento).toBeGreaterThan(0);
+      expect(recusa).toHaveBeenCalled();
+    } finally {
+      recusa.mockRestore();
+    }
+    expect((await registro(cnpj)).cnpj).toBe(cnpj);
   });
 
   test('two imports at the same time: the second is refused (409 conflict) while the first goes on to the end', async () => {
