@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { ResultSetHeader } from 'mysql2';
 import { banco, dataSql, emTransacao, repetirEmConflito } from '../../lib/database';
 import { ConfigSystem } from '../../models/sales';
 import { esquemaPronto, validarCom } from '../shared/validacao';
@@ -107,17 +108,26 @@ function vincular(gatewayId: string, chave: string, mensageiroId: string | null 
   const agora = dataSql(new Date());
   const conhecido = mensageiroId !== undefined;
   return emTransacao(banco('sales'), async (conexao) => {
-    const [linhas] = await conexao.query('SELECT mensagem_em FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chave]);
-    const anterior = (linhas as { mensagem_em: Date | null }[])[0]?.mensagem_em;
-    if (mensagemEm && anterior && mensagemEm < anterior) return null;
-    // IF(?, new, old): an unknown number keeps the one stored (a new phone starts without one)
-    await conexao.query(
-      `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, mensagem_em, atualizado_em)
-       VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE config_system_gateway_id = VALUES(config_system_gateway_id),
-         config_system_mensageiro_id = IF(?, VALUES(config_system_mensageiro_id), config_system_mensageiro_id),
-         mensagem_em = COALESCE(VALUES(mensagem_em), mensagem_em), atualizado_em = VALUES(atualizado_em)`,
-      [chave, gatewayId, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora, conhecido],
+    // the phone's row as this event has it when there is none, else the row locked as it stands:
+    // read first, a phone two events see for the first time at once was missing for both (READ
+    // COMMITTED locks no missing row), and the second wrote over the first without comparing times
+    // (IGNORE: no row counted for an existing one; ON DUPLICATE KEY counts it found)
+    const [inserido] = await conexao.query(
+      `INSERT IGNORE INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, mensagem_em, atualizado_em)
+       VALUES (?, ?, ?, ?, ?)`,
+      [chave, gatewayId, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora],
     );
+    if (!(inserido as ResultSetHeader).affectedRows) {
+      const [linhas] = await conexao.query('SELECT mensagem_em FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chave]);
+      const anterior = (linhas as { mensagem_em: Date | null }[])[0]?.mensagem_em;
+      if (mensagemEm && anterior && mensagemEm < anterior) return null;
+      // IF(?, new, old): an unknown number keeps the one stored
+      await conexao.query(
+        `UPDATE contato_gateway SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id),
+           mensagem_em = COALESCE(?, mensagem_em), atualizado_em = ? WHERE telefone_chave = ?`,
+        [gatewayId, conhecido, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora, chave],
+      );
+    }
     const [r] = await conexao.query(
       `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id), atualizado_em = ?
         WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'

@@ -124,6 +124,35 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
   });
 
+  it("a phone seen for the first time by two events at once, both past their read: the older message's, writing second, changes nothing", async () => {
+    const telefone = novoTelefone();
+    const conversa = await conversaCom(telefone, 'open');
+    const outro = await s.criarSistema('mensageiro', { numero: '+55 11 96666-3333' });
+    const agora = Math.floor(Date.now() / 1000);
+    const e = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
+    const conexao = await novaConexao('sales');
+    try {
+      // the newer message's writer: a lock on the gap where the phone's row goes holds the older
+      // event's write of it after whatever that event read (its reads take no gap locks); then the
+      // newer link is stored
+      await conexao.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      await conexao.beginTransaction();
+      await conexao.query('SELECT * FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chaveDoTelefone(telefone)]);
+      const antigo = s.gateway(gateway, { ...e, data: { ...e.data, messageTimestamp: agora - 60 } });
+      await esperarOutraConexao(conexao, "the older message's event waiting to write the phone's link", ['%INTO contato_gateway%']);
+      await conexao.query(
+        'INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, mensagem_em, atualizado_em) VALUES (?, ?, ?, ?, NOW(3))',
+        [chaveDoTelefone(telefone), gateway.id, outro.id, new Date((agora - 10) * 1000)],
+      );
+      await conexao.commit();
+      expect((await antigo).body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
+    } finally {
+      await conexao.end();
+    }
+    expect(await ContatoGateway.findByPk(chaveDoTelefone(telefone))).toMatchObject({ config_system_mensageiro_id: outro.id });
+    expect((await s.conversaDoSuporte(conversa)).config_system_mensageiro_id).not.toBe(mensageiro.id);
+  });
+
   it('a Brazilian mobile matches with or without its ninth digit', async () => {
     // an old mobile's eight digits began with 6 to 9
     const oitoDigitos = `${randomInt(6000, 9999)}${randomInt(1000, 9999)}`;
