@@ -27,6 +27,12 @@ afterAll(() => suite?.encerrar());
 
 const novoTelefone = () => `+55 11 9${randomInt(1000, 9999)}-${randomInt(1000, 9999)}`;
 
+/** The gateway's event of a message `telefone` sent through `numero`, stamped `segundos` (its messageTimestamp). */
+function enviadaEm(telefone: string, numero: string, segundos: unknown) {
+  const e = eventoDoGateway(telefone, numero);
+  return { ...e, data: { ...e.data, messageTimestamp: segundos } };
+}
+
 async function conversaCom(telefone: string, status = 'pending') {
   const conversa = idDoSuporte();
   await s.registrar(suporte, eventoDeMensagem({ conversa, contato: novoContato({ telefone }), status }));
@@ -129,7 +135,6 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const conversa = await conversaCom(telefone, 'open');
     const outro = await s.criarSistema('mensageiro', { numero: '+55 11 96666-3333' });
     const agora = Math.floor(Date.now() / 1000);
-    const e = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
     const conexao = await novaConexao('sales');
     try {
       // the newer message's writer: a lock on the gap where the phone's row goes holds the older
@@ -138,7 +143,7 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
       await conexao.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
       await conexao.beginTransaction();
       await conexao.query('SELECT * FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chaveDoTelefone(telefone)]);
-      const antigo = s.gateway(gateway, { ...e, data: { ...e.data, messageTimestamp: agora - 60 } });
+      const antigo = s.gateway(gateway, enviadaEm(telefone, NUMERO_DO_MENSAGEIRO, agora - 60));
       await esperarOutraConexao(conexao, "the older message's event waiting to write the phone's link", ['%INTO contato_gateway%']);
       await conexao.query(
         'INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, mensagem_em, atualizado_em) VALUES (?, ?, ?, ?, NOW(3))',
@@ -220,10 +225,7 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const conversa = await conversaCom(telefone);
     const outroNumero = '+55 11 96666-5555';
     const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
-    const em = (numero: string, segundos: unknown) => {
-      const e = eventoDoGateway(telefone, numero);
-      return { ...e, data: { ...e.data, messageTimestamp: segundos } };
-    };
+    const em = (numero: string, segundos: unknown) => enviadaEm(telefone, numero, segundos);
     expect((await s.gateway(gateway, em(outroNumero, 1_700_000_200))).body).toEqual({ conversas_vinculadas: 1 });
     const tardio = await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, 1_700_000_100));
     expect(tardio.body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
@@ -242,10 +244,7 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     const conversa = await conversaCom(telefone);
     const outroNumero = '+55 11 96666-4444';
     const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
-    const em = (numero: string, segundos: unknown) => {
-      const e = eventoDoGateway(telefone, numero);
-      return { ...e, data: { ...e.data, messageTimestamp: segundos } };
-    };
+    const em = (numero: string, segundos: unknown) => enviadaEm(telefone, numero, segundos);
     const agora = Math.floor(Date.now() / 1000);
     for (const adiante of [agora + 86_400, 253402300799, 9_000_000_000_000_000, '999999999999']) {
       expect((await s.gateway(gateway, em(outroNumero, adiante))).body).toEqual({ conversas_vinculadas: 1 });
