@@ -4,7 +4,7 @@ import { banco, dataSql, emTransacao, repetirEmConflito } from '../../lib/databa
 import { ConfigSystem } from '../../models/sales';
 import { esquemaPronto, validarCom } from '../shared/validacao';
 import { SistemaDoWebhook } from './config-system';
-import { ADIANTAMENTO_ACEITO_MS } from './suporte';
+import { adiantadoDemais } from './tempos';
 import { chaveDoTelefone, variantesDoTelefone } from './telefone';
 
 /**
@@ -93,7 +93,7 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
  */
 function momentoDaMensagem(valor: unknown): Date | null {
   const segundos = typeof valor === 'number' ? valor : typeof valor === 'string' && /^\d{1,12}$/.test(valor) ? Number(valor) : NaN;
-  return Number.isSafeInteger(segundos) && segundos > 0 && segundos * 1000 <= Date.now() + ADIANTAMENTO_ACEITO_MS ? new Date(segundos * 1000) : null;
+  return Number.isSafeInteger(segundos) && segundos > 0 && !adiantadoDemais(segundos * 1000, 'messageTimestamp') ? new Date(segundos * 1000) : null;
 }
 
 /**

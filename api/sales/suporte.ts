@@ -3,6 +3,7 @@ import { AutorDaMensagem, StatusDaConversa } from '../../models/sales';
 import { dadosInvalidos } from '../shared/errors';
 import { esquemaPronto, validarCom } from '../shared/validacao';
 import type { IdentidadesDosRobos } from './robos';
+import { adiantadoDemais, noMaximoAdiantado } from './tempos';
 
 /**
  * The chat platform's webhook payloads (Chatwoot's shape, DESIGN §7), read into what the sales
@@ -89,13 +90,6 @@ const anexo = Joi.object({
 const PRIMEIRO_SEGUNDO = -30610224000;
 const ULTIMO_SEGUNDO = 253402300799;
 
-/**
- * How far ahead of this server's clock a platform's time may be and still order its events (clocks
- * drift apart). Stored, a time far ahead would keep every later event of that conversation,
- * message or phone out for good.
- */
-export const ADIANTAMENTO_ACEITO_MS = 10 * 60_000;
-
 const mensagem = Joi.object({
   id: idNumerico.required(),
   content: texto,
@@ -152,17 +146,12 @@ const etapaDe = (v: unknown): string | null => (typeof v === 'number' && Number.
  * A message's time in whole seconds: the platform writes it with milliseconds in a message event
  * and in whole seconds in the copies a conversation event carries, and whichever arrives first is
  * kept. One precision for both keeps messages in their order (ties by the platform's id) and the
- * robot's answer after the contact's message it answered within the same second.
- */
-/**
- * A message's `created_at`, to the second. One more than ADIANTAMENTO_ACEITO_MS ahead of this
- * server's clock is taken as now: kept, it would stay its conversation's last message for good
- * (first in every listing, and its hand-over marks past every later message).
+ * robot's answer after the contact's message it answered within the same second. A time more than
+ * ADIANTAMENTO_ACEITO_MS ahead is brought back to that.
  */
 function dataDe(valor: number | string): Date {
   const ms = typeof valor === 'number' ? valor * 1000 : Date.parse(valor);
-  const agora = Date.now();
-  return new Date(Math.floor((ms > agora + ADIANTAMENTO_ACEITO_MS ? agora : ms) / 1000) * 1000);
+  return new Date(Math.floor(noMaximoAdiantado(ms, 'created_at') / 1000) * 1000);
 }
 
 /** An ISO date with its offset, as Rails writes one. */
@@ -197,7 +186,7 @@ export function momentoDaPlataforma(valor: unknown): string | null {
     segundos += 1;
     micro -= 1e6;
   }
-  if (segundos < PRIMEIRO_SEGUNDO || segundos * 1000 > Date.now() + ADIANTAMENTO_ACEITO_MS) return null;
+  if (segundos < PRIMEIRO_SEGUNDO || adiantadoDemais(segundos * 1000, 'updated_at')) return null;
   return `${new Date(segundos * 1000).toISOString().slice(0, 19).replace('T', ' ')}.${String(micro).padStart(6, '0')}`;
 }
 

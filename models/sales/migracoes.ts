@@ -1,4 +1,4 @@
-import { AGORA_NO_BANCO, dataSql, Migracao } from '../../lib/database';
+import { AGORA_NO_BANCO, dataSql, LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
@@ -436,19 +436,30 @@ export const MIGRACOES_SALES: Migracao[] = [
   {
     name: '0021-sales-tempos-adiantados',
     async up(qi) {
-      // a platform time more than ten minutes ahead of the clock now orders nothing (suporte.ts,
-      // gateway.ts); one stored before held every later event of its conversation, message or
-      // phone out for good. Those are forgotten, and the next event applies in arrival order, as
-      // one that says no time does; run again, it finds none
-      // (the ten minutes of ADIANTAMENTO_ACEITO_MS, api/sales/suporte.ts, as this was written)
-      const limite = dataSql(new Date(Date.now() + 10 * 60_000));
-      for (const [tabela, coluna] of [
-        ['conversa', 'suporte_atualizada_em'],
-        ['conversa', 'status_corrigido_sobre'],
-        ['conversa_mensagem', 'suporte_atualizada_em'],
-        ['contato_gateway', 'mensagem_em'],
-      ]) {
-        await qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = NULL WHERE ${coluna} > ?`, { replacements: [limite] });
+      // A platform time more than ten minutes ahead of the clock now counts as no time where it
+      // orders events, and as ten minutes ahead where it dates a message (api/sales/tempos.ts).
+      // Stored before, each held every later event of its conversation, message or phone out for
+      // good, or kept a message its conversation's last, and its hand-over marks past every later
+      // one. Those are brought to the same rule; a status the team corrected stays corrected
+      // against the copies stamped up to now. Each statement reads committed rows, locking only
+      // those it changes (webhooks keep running beside it); run again, it finds none.
+      const agora = Date.now();
+      // (the ten minutes of ADIANTAMENTO_ACEITO_MS as this was written; messages keep whole seconds)
+      const limite = dataSql(new Date(Math.floor((agora + 10 * 60_000) / 1000) * 1000));
+      const mudancas: [tabela: string, coluna: string, valor: string | null][] = [
+        ['conversa', 'suporte_atualizada_em', null],
+        ['conversa_mensagem', 'suporte_atualizada_em', null],
+        ['contato_gateway', 'mensagem_em', null],
+        ['conversa', 'status_corrigido_sobre', dataSql(new Date(agora))],
+        ['conversa_mensagem', 'criada_em', limite],
+        ...['ultima_mensagem_em', 'ultima_mensagem_do_contato_em', 'ultima_mensagem_do_robo_em', 'transferida_contato_em', 'transferencia_falhou_contato_em'].map(
+          (coluna): [string, string, string] => ['conversa', coluna, limite],
+        ),
+      ];
+      for (const [tabela, coluna, valor] of mudancas) {
+        await qi.sequelize.transaction(LEITURA_CONFIRMADA, (transaction) =>
+          qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = ? WHERE ${coluna} > ?`, { replacements: [valor, limite], transaction }),
+        );
       }
     },
   },

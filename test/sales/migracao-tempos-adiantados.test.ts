@@ -1,61 +1,84 @@
 import { randomUUID } from 'node:crypto';
-import { banco as bancoDoServico, migrar } from '../../lib/database';
+import { migrar } from '../../lib/database';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
 /**
- * Migration 0021 forgets the platform times stored more than ten minutes ahead of its clock (a
- * conversation's and a message's `suporte_atualizada_em`, the copy a status correction holds,
- * a phone link's `mensagem_em`): kept, each held every later event out for good. Times up to ten
- * minutes ahead, and past ones, stay; run again, it changes nothing.
+ * Migration 0021 brings the platform times stored more than ten minutes ahead of its clock to the
+ * webhook's rule (api/sales/tempos.ts): where they order events (a conversation's and a message's
+ * `suporte_atualizada_em`, a phone link's `mensagem_em`) they become no time; where they date
+ * messages (a message's `criada_em`, its conversation's last-message and hand-over marks) they
+ * become ten minutes ahead; a team's correction of the status holds against the copies stamped
+ * up to the migration. Times up to ten minutes ahead, and past ones, stay.
  */
 const banco = bancoAntesDaMigracao('sales', MIGRACOES_SALES, '0021-sales-tempos-adiantados');
 const { q, indice } = banco;
 
 afterAll(() => banco.apagar());
 
-const ADIANTE = "'9999-12-31 23:59:59'";
-const QUASE = 'UTC_TIMESTAMP(3) + INTERVAL 5 MINUTE';
-const PASSADO = "'2026-01-02 03:04:05'";
+const MARCAS = ['ultima_mensagem_em', 'ultima_mensagem_do_contato_em', 'ultima_mensagem_do_robo_em', 'transferida_contato_em', 'transferencia_falhou_contato_em'];
+const texto = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 let suporteConversa = 1;
-async function conversa(atualizadaEm: string, corrigidoSobre: string) {
+/** A conversation, its message and its phone's link, every time stored `em`. */
+async function conversa(em: Date) {
   const id = randomUUID();
+  const t = texto(em);
   await q(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, contato_nome, contato_telefone, contato_telefone_digitos, status,
-        ultima_mensagem, suporte_atualizada_em, status_corrigido_sobre, criado_em, atualizado_em)
-      VALUES (?, ?, ?, 'Ana', '+55 11 3333-4444', '551133334444', 'pending', '', ${atualizadaEm}, ${corrigidoSobre}, NOW(3), NOW(3))`,
-    [id, randomUUID(), suporteConversa++],
+        ultima_mensagem, suporte_atualizada_em, status_corrigido_sobre, ${MARCAS.join(', ')}, criado_em, atualizado_em)
+      VALUES (?, ?, ?, 'Ana', '+55 11 3333-4444', '551133334444', 'pending', '', ?, ?, ${MARCAS.map(() => '?').join(', ')}, NOW(3), NOW(3))`,
+    [id, randomUUID(), suporteConversa++, t, t, ...MARCAS.map(() => t)],
   );
   await q(
     `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, criada_em, suporte_atualizada_em, criado_em, atualizado_em)
-      VALUES (?, 1, ?, 'contato', 'oi', NOW(3), ${atualizadaEm}, NOW(3), NOW(3))`,
-    [id, randomUUID()],
+      VALUES (?, 1, ?, 'contato', 'oi', ?, ?, NOW(3), NOW(3))`,
+    [id, randomUUID(), t, t],
   );
-  await q(`INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, mensagem_em, atualizado_em) VALUES (?, ?, ${atualizadaEm}, NOW(3))`, [id.slice(0, 13), randomUUID()]);
+  await q('INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, mensagem_em, atualizado_em) VALUES (?, ?, ?, NOW(3))', [id.slice(0, 13), randomUUID(), t]);
   return id;
 }
 
-const tempos = async (id: string) => ({
-  ...(await q('SELECT suporte_atualizada_em IS NULL AS sem_tempo, status_corrigido_sobre IS NULL AS sem_correcao FROM conversa WHERE id = ?', [id]))[0],
-  mensagem_sem_tempo: (await q('SELECT suporte_atualizada_em IS NULL AS n FROM conversa_mensagem WHERE conversa_id = ?', [id]))[0].n,
-  vinculo_sem_tempo: (await q('SELECT mensagem_em IS NULL AS n FROM contato_gateway WHERE telefone_chave = ?', [id.slice(0, 13)]))[0].n,
-});
+const ms = (v: unknown) => (v === null ? null : new Date(`${String(v).replace(' ', 'T')}Z`).getTime());
+async function tempos(id: string) {
+  const [c] = await q(
+    `SELECT ${['suporte_atualizada_em', 'status_corrigido_sobre', ...MARCAS].map((m) => `DATE_FORMAT(${m}, '%Y-%m-%d %H:%i:%s.%f') AS ${m}`).join(', ')} FROM conversa WHERE id = ?`,
+    [id],
+  );
+  const [m] = await q("SELECT DATE_FORMAT(criada_em, '%Y-%m-%d %H:%i:%s.%f') AS criada_em, DATE_FORMAT(suporte_atualizada_em, '%Y-%m-%d %H:%i:%s.%f') AS atualizada FROM conversa_mensagem WHERE conversa_id = ?", [id]);
+  const [v] = await q("SELECT DATE_FORMAT(mensagem_em, '%Y-%m-%d %H:%i:%s.%f') AS em FROM contato_gateway WHERE telefone_chave = ?", [id.slice(0, 13)]);
+  return {
+    conversa: Object.fromEntries(Object.entries(c).map(([k, x]) => [k, ms(x)])),
+    mensagem: { criada_em: ms(m.criada_em), suporte_atualizada_em: ms(m.atualizada) },
+    vinculo: ms(v.em),
+  };
+}
 
-test('platform times more than ten minutes ahead become no time; nearer and past ones stay', async () => {
+test('times more than ten minutes ahead: no time where they order, ten minutes ahead where they date; nearer and past ones stay', async () => {
   await banco.abrir();
-  const adiantada = await conversa(ADIANTE, ADIANTE);
-  const quase = await conversa(QUASE, QUASE);
-  const passada = await conversa(PASSADO, PASSADO);
+  const agora = Date.now();
+  const segundo = (d: number) => Math.floor(d / 1000) * 1000;
+  const adiantadas = [await conversa(new Date('9999-12-31T23:59:59Z')), await conversa(new Date(agora + 20 * 60_000))];
+  const ficam = [new Date(agora + 5 * 60_000), new Date('2026-01-02T03:04:05Z')].map((d) => new Date(segundo(d.getTime())));
+  const ficando = await Promise.all(ficam.map(conversa));
+  const antes = await Promise.all(ficando.map(tempos));
 
+  const inicio = Date.now();
   expect(await migrar('sales', MIGRACOES_SALES.slice(0, indice + 1))).toEqual(['0021-sales-tempos-adiantados']);
+  const fim = Date.now();
 
-  const nenhum = { sem_tempo: 0, sem_correcao: 0, mensagem_sem_tempo: 0, vinculo_sem_tempo: 0 };
-  expect(await tempos(adiantada)).toEqual({ sem_tempo: 1, sem_correcao: 1, mensagem_sem_tempo: 1, vinculo_sem_tempo: 1 });
-  expect(await tempos(quase)).toEqual(nenhum);
-  expect(await tempos(passada)).toEqual(nenhum);
-
-  const depois = await Promise.all([adiantada, quase, passada].map(tempos));
-  await MIGRACOES_SALES[indice].up(bancoDoServico('sales').getQueryInterface());
-  expect(await Promise.all([adiantada, quase, passada].map(tempos))).toEqual(depois);
+  for (const id of adiantadas) {
+    const t = await tempos(id);
+    expect(t.conversa.suporte_atualizada_em).toBeNull();
+    expect(t.mensagem.suporte_atualizada_em).toBeNull();
+    expect(t.vinculo).toBeNull();
+    expect(t.conversa.status_corrigido_sobre).toBeGreaterThanOrEqual(inicio - 1);
+    expect(t.conversa.status_corrigido_sobre).toBeLessThanOrEqual(fim);
+    const limite = t.mensagem.criada_em!;
+    expect(limite).toBeGreaterThanOrEqual(segundo(inicio + 10 * 60_000));
+    expect(limite).toBeLessThanOrEqual(fim + 10 * 60_000);
+    for (const marca of MARCAS) expect([marca, t.conversa[marca]]).toEqual([marca, limite]);
+  }
+  expect(await Promise.all(ficando.map(tempos))).toEqual(antes);
+  expect(antes[0].mensagem.criada_em).toBe(ficam[0].getTime());
 });
