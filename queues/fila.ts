@@ -156,6 +156,24 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   return e;
 }
 
+/** When each queue's workers were last counted here: at most once a minute (CLIENT LIST is no free call). */
+const workersContadosEm = new Map<string, number>();
+
+/**
+ * After a wait for a job of `def` ran out or failed: when no process serves the queue at all (APIs
+ * run apart without `suite worker <queue>`), that is the likely cause, and the log says so. Looked
+ * at once a minute at most, so a lasting state is said once a minute. A Redis that refuses CLIENT
+ * LIST tells nothing, and nothing is said.
+ */
+export async function avisarSeNenhumWorker(def: DefinicaoDeFila): Promise<void> {
+  if (Date.now() - (workersContadosEm.get(def.nome) ?? 0) < 60_000) return;
+  workersContadosEm.set(def.nome, Date.now());
+  const workers = await fila(def)
+    .getWorkersCount()
+    .catch(() => -1);
+  if (workers === 0) logger('filas').error({ fila: def.nome }, `nenhum processo atende a fila ${def.nome}: inicie \`suite worker ${def.nome}\``);
+}
+
 /**
  * The callers' tokens a queue's next job acts with (masters', for the syncs with identity), kept
  * out of the job's data, which the dashboard shows to whoever opens it: in a Redis sorted set of

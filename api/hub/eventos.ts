@@ -199,18 +199,22 @@ function publicadorAposSincronizar(quem: Principal): Promise<Aplicativo | null> 
     let sincronizacao = recusadoAte === undefined ? await esperarSincronizacao() : undefined;
     let app = await releitura();
     // a sync joined that had started before this publication may have read identity before the
-    // application was made, so a refusal waits for one that started after it: joining the same
-    // sync again (the first wait ran out while it still ran) or another one under way proves
-    // nothing either. Bounded: each wait lasts up to HUB_ESPERA_SYNC_MS.
-    for (let vez = 0; !app?.ativo && sincronizacao?.jaRodava && vez < ESPERAS_POR_UMA_SINCRONIZACAO_POSTERIOR; vez++) {
+    // application was made, so a refusal waits for a later run: joining that same run again (the
+    // first wait ran out while it still ran) proves nothing, while any other was made after it,
+    // and so reads identity after the publication came. Bounded: each wait lasts up to
+    // HUB_ESPERA_SYNC_MS.
+    const anterior = sincronizacao?.jaRodava ? sincronizacao.rodada : undefined;
+    let posterior = !sincronizacao?.jaRodava;
+    for (let vez = 0; !app?.ativo && !posterior && vez < ESPERAS_POR_UMA_SINCRONIZACAO_POSTERIOR; vez++) {
       sincronizacao = await esperarSincronizacao();
+      posterior = !sincronizacao.jaRodava || sincronizacao.rodada !== anterior;
       app = await releitura();
     }
     if (!app?.ativo) {
       // identity not read (failing, slow, or the hub without its token), or read by no sync that
       // started after this publication: nothing says the application left it, so the publisher is
       // told to try again, and no refusal is kept
-      if (sincronizacao && (!sincronizacao.concluida || sincronizacao.jaRodava)) throw identitySemResposta();
+      if (sincronizacao && (!sincronizacao.concluida || !posterior)) throw identitySemResposta();
       recusadosAposSincronizar.guardar(quem.sub, true, recusadoAte);
       if (recusadoAte === undefined) await marcarRecusadoNoHub(quem.sub);
     }

@@ -1,7 +1,7 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
-import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
+import { avisarSeNenhumWorker, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 
 const log = logger('hub-aplicativos');
@@ -10,6 +10,8 @@ const log = logger('hub-aplicativos');
 export interface SincronizacaoEsperada {
   /** the sync joined had started before the call: it may have read identity before the caller's reason to sync existed */
   jaRodava: boolean;
+  /** which run that was (its job's creation time): a later call that joins the same run is no newer sync */
+  rodada?: number;
   /** it read identity and brought the hub's applications up to date within the wait; false when it failed, gave up its turn, or is still running */
   concluida: boolean;
 }
@@ -22,6 +24,7 @@ export interface SincronizacaoEsperada {
  */
 export async function esperarSincronizacao(tokenDoMaster?: string): Promise<SincronizacaoEsperada> {
   let jaRodava = false;
+  let rodada: number | undefined;
   try {
     // a master's token goes apart from the job's data, which the dashboard shows
     if (tokenDoMaster) await tokenDaFila.guardar(filaHubAplicativoSync, tokenDoMaster);
@@ -30,13 +33,16 @@ export async function esperarSincronizacao(tokenDoMaster?: string): Promise<Sinc
     const jobId = tokenDoMaster ? 'sincronizar-como-master' : 'sincronizar';
     const q = fila(filaHubAplicativoSync);
     // one queued and not started reads identity after this call; one started may have read it before
-    jaRodava = Boolean((await Job.fromId(q, jobId))?.processedOn);
+    const existente = await Job.fromId(q, jobId);
+    jaRodava = Boolean(existente?.processedOn);
+    rodada = jaRodava ? existente!.timestamp : undefined;
     const job = await q.add('sincronizar', { doChamador: Boolean(tokenDoMaster) }, { jobId });
     const resultado = await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
     // a sync without the hub's token, or that waited out another's turn, read nothing
-    return { jaRodava, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };
+    return { jaRodava, rodada, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };
   } catch (err) {
     log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
-    return { jaRodava, concluida: false };
+    await avisarSeNenhumWorker(filaHubAplicativoSync);
+    return { jaRodava, rodada, concluida: false };
   }
 }

@@ -402,8 +402,8 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(listasNoIdentity(desde)).toHaveLength(1);
   });
 
-  /** `vezes` waits that each join a sync already running, which read identity without `app`. */
-  function juntarSeAJaIniciadas(app: { id: string }, vezes: number) {
+  /** `vezes` waits that each join a sync already running (run `rodada`: the same one unless told), which read identity without `app`. */
+  function juntarSeAJaIniciadas(app: { id: string }, vezes: number, rodadas: number[] = []) {
     const real = sincronizacao.esperarSincronizacao;
     const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao');
     for (let i = 0; i < vezes; i++) {
@@ -414,7 +414,7 @@ describe('a publication by an application the hub does not know yet', () => {
         } finally {
           relay.escondidos.delete(app.id);
         }
-        return { jaRodava: true, concluida: true };
+        return { jaRodava: true, rodada: rodadas[i] ?? 1, concluida: true };
       });
     }
     return espiao;
@@ -447,6 +447,19 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
+  test('a second wait that joins another run, even one already running, decides: made after the first, it read identity after the publication (403 still unknown, refusal kept)', async () => {
+    const app = await hub.identity.criarAplicativo(`${tag} Desconhecida em duas rodadas`);
+    const espiao = juntarSeAJaIniciadas(app, 2, [1, 2]);
+    try {
+      expect((await publicar(app.token)).status).toBe(403);
+      expect(espiao).toHaveBeenCalledTimes(2);
+    } finally {
+      espiao.mockRestore();
+    }
+    expect(await redis().exists(recusadoNoHub(app.id))).toBe(1);
+    await redis().del(recusadoNoHub(app.id));
+  });
+
   test('no sync that started after the publication within its waits: 503 with Retry-After, and no refusal kept', async () => {
     const app = await hub.identity.criarAplicativo(`${tag} Nova sem sincronização posterior`);
     const espiao = juntarSeAJaIniciadas(app, 3);
@@ -463,14 +476,14 @@ describe('a publication by an application the hub does not know yet', () => {
     expect((await publicar(app.token)).status).toBe(422);
   });
 
-  test('esperarSincronizacao says whether the sync it joined was already running', async () => {
+  test('esperarSincronizacao says whether the sync it joined was already running, and which run that was', async () => {
     const [pessoa] = await hub.pessoas(undefined);
     expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: false, concluida: true });
     relay.mudar('atrasado');
     const desde = relay.pedidos.length;
     const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
     await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
-    expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: true, concluida: true });
+    expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: true, rodada: expect.any(Number), concluida: true });
     expect((await listagem).status).toBe(200);
   });
 

@@ -5,7 +5,7 @@ import { sozinho } from '../../../lib/database';
 import { logger } from '../../../lib/logger';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
-import { comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
+import { avisarSeNenhumWorker, comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
 import { lerDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
 import { criarColaboradores, ResultadoDoEspelho, UsuarioDoIdentity } from './colaboradores';
@@ -116,6 +116,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       // it changed is unknown, so this process forgets its cached permissions as after a change
       controle.invalidar();
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
+      await avisarSeNenhumWorker(o.filaDeSync);
     }
   }
 
