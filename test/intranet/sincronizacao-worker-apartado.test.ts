@@ -4,7 +4,7 @@ import { esperarProblema } from '../helpers/http';
 import { esperarAte } from '../helpers/espera';
 import { emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { fila } from '../../queues/fila';
+import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
 import { Colaborador } from '../../models/intranet';
 import { Intranet, intranetDe } from './apoio';
@@ -73,5 +73,18 @@ test("the listing's wait failing once the sync has finished (BullMQ finding the 
     espiao.mockRestore();
   }
   expect(await it.colaboradorDe(usuario)).toBeDefined();
+  expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+});
+
+test("a sync no listing of this process waited for (another API process's listing asked for it) drops this process's cached refusals as it completes", async () => {
+  const { usuario, token } = await it.identity.criarUsuarioLogado();
+  esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
+  // as another API process's master listing asks for it: the master's token apart, the shared job
+  await tokenDaFila.guardar(filaIntranetColaboradorSync, await it.identity.admin());
+  const eventos = eventosDaFila(filaIntranetColaboradorSync);
+  const concluida = new Promise((resolve) => eventos.once('completed', resolve));
+  await fila(filaIntranetColaboradorSync).add('sincronizar', {}, { jobId: 'sincronizar' });
+  await concluida;
+  expect(await Colaborador.findOne({ where: { auth_id: usuario.id } })).not.toBeNull();
   expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
 });

@@ -101,20 +101,28 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * people the total did not count, and one whose name sorts before the cursor would never be
    * listed in that walk.
    */
+  /**
+   * A sync that registered, changed or removed anyone, in whatever process it ran (a worker apart
+   * forgets only its own cache): this process forgets its cached permissions too, as the sync
+   * completes, whether or not a listing here waited for it (one that gave up waiting, or another
+   * process's listing) and before any listing waiting for it goes on.
+   */
+  function esquecerAoSincronizar({ returnvalue }: { returnvalue: unknown }): void {
+    const r = returnvalue as Partial<ResultadoDoEspelho> | null;
+    if (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0) controle.invalidar();
+  }
+  /** the queue's event streams this module listens to (one per process, opened anew after a close) */
+  const ouvidos = new WeakSet<object>();
+
   async function sincronizarAntesDeListar(principal: Principal, cursor?: string): Promise<void> {
     if (!principal.master || cursor) return;
     try {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
       const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
-      const resultado = (await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs)) as ResultadoDoEspelho | null;
-      // the job may have run in a worker process apart, which forgot only its own cached
-      // permissions: this API process forgets its own of the people registered, changed or removed
-      if (resultado && resultado.criados + resultado.atualizados + resultado.removidos > 0) controle.invalidar();
+      // the cached permissions of the people it changed go as it completes (esquecerAoSincronizar)
+      await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
     } catch (err) {
-      // slow, failed, or finished and removed before the wait looked (BullMQ then rejects): what
-      // it changed is unknown, so this process forgets its cached permissions as after a change
-      controle.invalidar();
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
       await avisarSeNenhumWorker(o.filaDeSync);
     }
@@ -142,10 +150,15 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     sincronizar,
     sincronizarAntesDeListar,
     vincularPerfil,
-    /** seeds `Acesso inicial` and opens the queue's completion events so no completion is missed */
+    /** seeds `Acesso inicial` and listens to the queue's completion events, so no completion is missed */
     async preparar() {
       await perfis.semearAcessoInicial(o.areas);
-      await eventosDaFila(o.filaDeSync).waitUntilReady();
+      const eventos = eventosDaFila(o.filaDeSync);
+      if (!ouvidos.has(eventos)) {
+        ouvidos.add(eventos);
+        eventos.on('completed', esquecerAoSincronizar);
+      }
+      await eventos.waitUntilReady();
     },
   };
 }
