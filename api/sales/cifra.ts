@@ -27,24 +27,39 @@ export async function carregarChaveDeCifra(): Promise<void> {
   chaveDoResumo = c.derivar('token-de-webhook');
 }
 
+/** The row keeping a mark of the key the secrets are stored under (derived from it, telling nothing of it). */
+const MARCA_DA_CIFRA = 'marca-da-cifra';
+
+const outraCifra = () =>
+  new ConfigError('invalid configuration: SALES_CHAVE_DE_CIFRA is not the key the sales secrets and webhook tokens were stored under');
+
 /**
- * A key other than the one the stored secrets were encrypted under (a process given a mistyped
- * SALES_CHAVE_DE_CIFRA) would refuse every webhook of the systems (their tokens' hashes differ)
- * and fail where a secret is read: it stops the start instead, checked against one stored secret
- * (deleted systems' too). Where no system holds a secret there is nothing to check it with.
+ * A key other than the one the secrets were stored under (a process given a mistyped
+ * SALES_CHAVE_DE_CIFRA) would refuse every webhook of every system, whose tokens' hashes it
+ * computes differently, and fail where a secret is read: it stops the start instead. The key's
+ * mark, kept on the first start, is compared on every start; a service that kept secrets before
+ * the mark existed checks the key against one of them (deleted systems' too) before keeping it.
  */
 async function conferirCifra(c: Cifra): Promise<void> {
+  const marca = c.derivar(MARCA_DA_CIFRA).toString('base64url');
+  const guardada = await Segredo.findByPk(MARCA_DA_CIFRA);
+  if (guardada) {
+    if (guardada.valor !== marca) throw outraCifra();
+    return;
+  }
   const amostra = await ConfigSystem.findOne({
     where: { [Op.or]: [{ segredo_hmac_cifrado: { [Op.ne]: null } }, { token_api_cifrado: { [Op.ne]: null } }] },
-    attributes: ['id', 'segredo_hmac_cifrado', 'token_api_cifrado'],
+    attributes: ['segredo_hmac_cifrado', 'token_api_cifrado'],
     paranoid: false,
   });
-  if (!amostra) return;
   try {
-    c.decifrar((amostra.segredo_hmac_cifrado ?? amostra.token_api_cifrado)!);
+    if (amostra) c.decifrar((amostra.segredo_hmac_cifrado ?? amostra.token_api_cifrado)!);
   } catch {
-    throw new ConfigError(`invalid configuration: SALES_CHAVE_DE_CIFRA does not decrypt the stored secrets of system ${amostra.id}: it is not the key they were stored under`);
+    throw outraCifra();
   }
+  // two processes starting together: the first insert wins, and the other compares with it
+  await Segredo.bulkCreate([{ nome: MARCA_DA_CIFRA, valor: marca }], { ignoreDuplicates: true });
+  if ((await Segredo.findByPk(MARCA_DA_CIFRA))?.valor !== marca) throw outraCifra();
 }
 
 function carregada<T>(k: T | undefined): T {

@@ -1,6 +1,9 @@
 import { Table } from 'sequelize-typescript';
 import { SegredoBase, tabelaDeSegredo } from '../shared/segredo';
 
-/** LOCALHOST only: the key that encrypts configured systems' secrets (SALES_CHAVE_DE_CIFRA elsewhere). */
+/**
+ * The key that encrypts configured systems' secrets, in LOCALHOST only (SALES_CHAVE_DE_CIFRA
+ * elsewhere), and everywhere a mark derived from it, which tells a process given another key.
+ */
 @Table(tabelaDeSegredo('segredo'))
 export class Segredo extends SegredoBase {}

@@ -3,7 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
 import * as configDaSuite from '../../config';
 import { carregarChaveDeCifra, cifrar, decifrar } from '../../api/sales/cifra';
-import { ConfigSystem, Robo } from '../../models/sales';
+import { ConfigSystem, Robo, Segredo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -61,19 +61,30 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(linha.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('a start given another SALES_CHAVE_DE_CIFRA than the secrets were stored under stops, naming it, and leaves the key in use as it was; the right key starts', async () => {
+  it('a start given another SALES_CHAVE_DE_CIFRA than the secrets and tokens were stored under stops, naming it, and leaves the key in use as it was; the right key starts', async () => {
     const criado = await s.criarSistema('suporte', { segredo_hmac: 'segredo-da-chave-conferida' });
+    const mensagem = /^invalid configuration: SALES_CHAVE_DE_CIFRA is not the key the sales secrets and webhook tokens were stored under$/;
     const real = configDaSuite.config();
-    const outra = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, sales: { ...real.sales, chaveDeCifra: 'outra-chave-de-cifra-0123456789abcdef' } });
-    try {
-      await expect(carregarChaveDeCifra()).rejects.toThrow(/^invalid configuration: SALES_CHAVE_DE_CIFRA does not decrypt the stored secrets of system [0-9a-f-]{36}: it is not the key they were stored under$/);
-    } finally {
-      outra.mockRestore();
-    }
+    const comOutraChave = async (agir: () => Promise<unknown>) => {
+      const outra = jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, sales: { ...real.sales, chaveDeCifra: 'outra-chave-de-cifra-0123456789abcdef' } });
+      try {
+        return await agir();
+      } finally {
+        outra.mockRestore();
+      }
+    };
+    // the key's mark, kept on the first start, tells it: with or without secrets stored
+    expect(await Segredo.findByPk('marca-da-cifra')).not.toBeNull();
+    await expect(comOutraChave(carregarChaveDeCifra)).rejects.toThrow(mensagem);
+    // a service that kept secrets before the mark existed: one of them tells it, and the mark is not kept
+    await Segredo.destroy({ where: { nome: 'marca-da-cifra' } });
+    await expect(comOutraChave(carregarChaveDeCifra)).rejects.toThrow(mensagem);
+    expect(await Segredo.findByPk('marca-da-cifra')).toBeNull();
     // the process kept its key: the system's secret still reads
     const linha = (await ConfigSystem.findByPk(criado.id))!;
     expect(decifrar(linha.segredo_hmac_cifrado!)).toBe('segredo-da-chave-conferida');
     await expect(carregarChaveDeCifra()).resolves.toBeUndefined();
+    expect(await Segredo.findByPk('marca-da-cifra')).not.toBeNull();
   });
 
   it('a stored secret whose authentication tag was cut short is refused, not read', async () => {
