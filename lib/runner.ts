@@ -99,6 +99,13 @@ const FALHA_POR_PARADA = 'job stalled more than allowable limit';
  * queues/leads-importacao.ts), the command saying so: about a minute after the death with the
  * default lock, once the lock has lapsed and two stalled checks have passed.
  */
+/** CLIENT LIST refused by the server's ACL: no workers seen (said once per run); any other failure stands. */
+function semListaDeClientes(err: Error): number {
+  if (!/NOPERM/.test(err.message)) throw err;
+  logger('import-cnpj').warn({ err: err.message }, 'o Redis não diz quantos workers há (CLIENT LIST recusado): o comando roda o seu');
+  return 0;
+}
+
 export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: unknown) => void, aoAssumir: () => void = () => undefined): Promise<unknown> {
   const dir = path.resolve(diretorio);
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(`import-cnpj: no such directory: ${dir}`);
@@ -122,7 +129,8 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     // this process's worker, paused after an earlier run of the command (tests run it more than
     // once); CLIENT LIST refused (left out of an ACL, as some managed Redis do) tells nothing, so
     // the command runs its own, which at worst shares the queue with another
-    if (workerDoComando || (await q.getWorkersCount().catch(() => 0)) === 0) assumir();
+    const workers = workerDoComando ? 0 : await q.getWorkersCount().catch(semListaDeClientes);
+    if (workers === 0) assumir();
     const job = await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
     if (!proprio) {
       vigia = setInterval(() => {

@@ -1101,7 +1101,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1', empresa_razao_social: 'EMPRESA MES 1' });
   });
 
-  test('suite import-cnpj where Redis refuses CLIENT LIST (left out of an ACL): the command runs the import with its own worker', async () => {
+  test('suite import-cnpj where Redis refuses CLIENT LIST (left out of an ACL): the import runs instead of failing, the command taking the queue as one no worker serves', async () => {
     const { dir, cnpj } = await mesGrande();
     const recusa = jest.spyOn(Queue.prototype, 'getWorkersCount').mockRejectedValue(new Error("NOPERM User suite has no permissions to run the 'client|list' command"));
     try {
