@@ -89,6 +89,16 @@ const VIGILANCIA_DOS_WORKERS_MS = 2000;
 const FALHA_POR_PARADA = 'job stalled more than allowable limit';
 
 /**
+ * CLIENT LIST refused by the server's ACL, or the command renamed away (BullMQ itself allows for
+ * both): no workers seen, and said; any other failure stands.
+ */
+function semListaDeClientes(err: Error): number {
+  if (!/NOPERM|unknown command ['`]?client/i.test(err.message)) throw err;
+  logger('import-cnpj').warn({ err: err.message }, 'o Redis não diz quantos workers há (CLIENT LIST recusado): o comando roda o seu');
+  return 0;
+}
+
+/**
  * `suite import-cnpj <dir>`: enqueues the import and waits for it, passing its progress on. When no
  * worker serves the import queue, this process runs one, so the command works on its own too.
  * A worker elsewhere must see the same directory. Only a worker's stalled check sees that the
@@ -99,13 +109,6 @@ const FALHA_POR_PARADA = 'job stalled more than allowable limit';
  * queues/leads-importacao.ts), the command saying so: about a minute after the death with the
  * default lock, once the lock has lapsed and two stalled checks have passed.
  */
-/** CLIENT LIST refused by the server's ACL: no workers seen (said once per run); any other failure stands. */
-function semListaDeClientes(err: Error): number {
-  if (!/NOPERM/.test(err.message)) throw err;
-  logger('import-cnpj').warn({ err: err.message }, 'o Redis não diz quantos workers há (CLIENT LIST recusado): o comando roda o seu');
-  return 0;
-}
-
 export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: unknown) => void, aoAssumir: () => void = () => undefined): Promise<unknown> {
   const dir = path.resolve(diretorio);
   if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(`import-cnpj: no such directory: ${dir}`);

@@ -4,7 +4,8 @@ import { esperarProblema } from '../helpers/http';
 import { esperarAte } from '../helpers/espera';
 import { emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
+import { chaveDoToken, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
+import { redis } from '../../lib/redis';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
 import { Colaborador } from '../../models/intranet';
 import { Intranet, intranetDe } from './apoio';
@@ -87,4 +88,20 @@ test("a sync no listing of this process waited for (another API process's listin
   await concluida;
   expect(await Colaborador.findOne({ where: { auth_id: usuario.id } })).not.toBeNull();
   expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+});
+
+test("a sync that fails, whose writes may be partly in, drops this process's cached permissions too", async () => {
+  const { usuario, token } = await it.identity.criarUsuarioLogado();
+  await it.sincronizar();
+  expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+  // a write of the failing sync's, before it failed: the person's profile taken away
+  await Colaborador.update({ perfil_acesso_id: null }, { where: { auth_id: usuario.id } });
+  expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
+  // no master's token for it: the sync fails
+  await redis().del(chaveDoToken(filaIntranetColaboradorSync));
+  const eventos = eventosDaFila(filaIntranetColaboradorSync);
+  const falhou = new Promise((resolve) => eventos.once('failed', resolve));
+  await fila(filaIntranetColaboradorSync).add('sincronizar', {}, { jobId: 'sincronizar' });
+  await falhou;
+  esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
 });

@@ -92,6 +92,30 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   }
 
   /**
+   * A sync that changed anyone, in whatever process it ran (a worker apart forgets only its own
+   * cache), or failed midway (its changes are written row by row, some may be in): this process
+   * forgets its cached permissions too, as the sync ends, whether or not a listing here waited for
+   * it (one that gave up waiting, or another process's listing).
+   */
+  function esquecerAoSincronizar({ returnvalue }: { returnvalue?: unknown }): void {
+    const r = returnvalue as Partial<ResultadoDoEspelho> | null | undefined;
+    if (r === undefined || (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0)) controle.invalidar();
+  }
+  /** the queue's event streams heard here (eventosDaFila opens a new one after a close) */
+  const ouvidos = new WeakSet<object>();
+
+  /** The sync queue's events, with this module listening to how its syncs end. */
+  function eventosOuvidos() {
+    const eventos = eventosDaFila(o.filaDeSync);
+    if (!ouvidos.has(eventos)) {
+      ouvidos.add(eventos);
+      eventos.on('completed', esquecerAoSincronizar);
+      eventos.on('failed', () => esquecerAoSincronizar({}));
+    }
+    return eventos;
+  }
+
+  /**
    * SPEC 4.5 rule 2: before a master's listing, register what identity has. Runs as a queue job
    * that concurrent listings share (a page and its total asked together cost one sync); the
    * listing waits for it a bounded time and lists anyway when it fails or is slow.
@@ -101,28 +125,19 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * people the total did not count, and one whose name sorts before the cursor would never be
    * listed in that walk.
    */
-  /**
-   * A sync that registered, changed or removed anyone, in whatever process it ran (a worker apart
-   * forgets only its own cache): this process forgets its cached permissions too, as the sync
-   * completes, whether or not a listing here waited for it (one that gave up waiting, or another
-   * process's listing) and before any listing waiting for it goes on.
-   */
-  function esquecerAoSincronizar({ returnvalue }: { returnvalue: unknown }): void {
-    const r = returnvalue as Partial<ResultadoDoEspelho> | null;
-    if (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0) controle.invalidar();
-  }
-  /** the queue's event streams this module listens to (one per process, opened anew after a close) */
-  const ouvidos = new WeakSet<object>();
-
   async function sincronizarAntesDeListar(principal: Principal, cursor?: string): Promise<void> {
     if (!principal.master || cursor) return;
     try {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
       const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
-      // the cached permissions of the people it changed go as it completes (esquecerAoSincronizar)
-      await job.waitUntilFinished(eventosDaFila(o.filaDeSync), config().acesso.esperaSyncMs);
+      // the cached permissions of the people it changed go as it ends (esquecerAoSincronizar),
+      // before this wait, which hears the same events later, goes on
+      await job.waitUntilFinished(eventosOuvidos(), config().acesso.esperaSyncMs);
     } catch (err) {
+      // its end may not have been heard yet (the job finished and was removed before BullMQ
+      // looked, which it reports as an error): forgotten here too, which costs only a reread
+      controle.invalidar();
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
       await avisarSeNenhumWorker(o.filaDeSync);
     }
@@ -150,15 +165,10 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     sincronizar,
     sincronizarAntesDeListar,
     vincularPerfil,
-    /** seeds `Acesso inicial` and listens to the queue's completion events, so no completion is missed */
+    /** seeds `Acesso inicial` and listens to the queue's events, so no sync's end is missed */
     async preparar() {
       await perfis.semearAcessoInicial(o.areas);
-      const eventos = eventosDaFila(o.filaDeSync);
-      if (!ouvidos.has(eventos)) {
-        ouvidos.add(eventos);
-        eventos.on('completed', esquecerAoSincronizar);
-      }
-      await eventos.waitUntilReady();
+      await eventosOuvidos().waitUntilReady();
     },
   };
 }
