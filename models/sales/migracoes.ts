@@ -440,25 +440,37 @@ export const MIGRACOES_SALES: Migracao[] = [
       // orders events, and as ten minutes ahead where it dates a message (api/sales/tempos.ts).
       // Stored before, each held every later event of its conversation, message or phone out for
       // good, or kept a message its conversation's last, and its hand-over marks past every later
-      // one. Those are brought to the same rule; a status the team corrected stays corrected
-      // against the copies stamped up to now. Each statement reads committed rows, locking only
-      // those it changes (webhooks keep running beside it); run again, it finds none.
+      // one. Those are brought to the same rule, a conversation's marks in one statement that
+      // keeps the order the hand-over reads (the robot's answer, or a hand-over, before the
+      // contact's last message stays before it, a second earlier); a status the team corrected
+      // stays corrected against the copies stamped up to now. Each statement reads committed
+      // rows, locking only those it changes (webhooks keep running beside it); run again, it finds
+      // none.
       const agora = Date.now();
       // (the ten minutes of ADIANTAMENTO_ACEITO_MS as this was written; messages keep whole seconds)
-      const limite = dataSql(new Date(Math.floor((agora + 10 * 60_000) / 1000) * 1000));
-      const mudancas: [tabela: string, coluna: string, valor: string | null][] = [
-        ['conversa', 'suporte_atualizada_em', null],
-        ['conversa_mensagem', 'suporte_atualizada_em', null],
-        ['contato_gateway', 'mensagem_em', null],
-        ['conversa', 'status_corrigido_sobre', dataSql(new Date(agora))],
-        ['conversa_mensagem', 'criada_em', limite],
-        ...['ultima_mensagem_em', 'ultima_mensagem_do_contato_em', 'ultima_mensagem_do_robo_em', 'transferida_contato_em', 'transferencia_falhou_contato_em'].map(
-          (coluna): [string, string, string] => ['conversa', coluna, limite],
-        ),
+      const limite = Math.floor((agora + 10 * 60_000) / 1000) * 1000;
+      const [L, antesDoLimite] = [dataSql(new Date(limite)), dataSql(new Date(limite - 1000))];
+      const contato = 'ultima_mensagem_do_contato_em';
+      // a mark at or after the contact's last message stays so, one before it stays before it
+      const comoOContato = (coluna: string) => `${coluna} = IF(${coluna} > :L, IF(${coluna} >= ${contato}, :L, :antes), ${coluna})`;
+      const marcas = ['ultima_mensagem_em', contato, 'ultima_mensagem_do_robo_em', 'transferida_contato_em', 'transferencia_falhou_contato_em'];
+      const comandos: [string, Record<string, string>][] = [
+        [
+          // assigned left to right: the contact's own mark last, the others read it as it was
+          `UPDATE conversa SET ${comoOContato('ultima_mensagem_do_robo_em')}, ${comoOContato('transferida_contato_em')},
+             ${comoOContato('transferencia_falhou_contato_em')}, ${contato} = LEAST(${contato}, :L),
+             ultima_mensagem_em = LEAST(ultima_mensagem_em, :L), suporte_atualizada_em = IF(suporte_atualizada_em > :L, NULL, suporte_atualizada_em),
+             status_corrigido_sobre = IF(status_corrigido_sobre > :L, :agora, status_corrigido_sobre)
+            WHERE ${[...marcas, 'suporte_atualizada_em', 'status_corrigido_sobre'].map((m) => `${m} > :L`).join(' OR ')}`,
+          { agora: dataSql(new Date(agora)) },
+        ],
+        ['UPDATE conversa_mensagem SET suporte_atualizada_em = NULL WHERE suporte_atualizada_em > :L', {}],
+        ['UPDATE conversa_mensagem SET criada_em = :L WHERE criada_em > :L', {}],
+        ['UPDATE contato_gateway SET mensagem_em = NULL WHERE mensagem_em > :L', {}],
       ];
-      for (const [tabela, coluna, valor] of mudancas) {
+      for (const [sql, valores] of comandos) {
         await qi.sequelize.transaction(LEITURA_CONFIRMADA, (transaction) =>
-          qi.sequelize.query(`UPDATE ${tabela} SET ${coluna} = ? WHERE ${coluna} > ?`, { replacements: [valor, limite], transaction }),
+          qi.sequelize.query(sql, { replacements: { L, antes: antesDoLimite, ...valores }, transaction }),
         );
       }
     },

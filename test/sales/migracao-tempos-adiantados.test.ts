@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { migrar } from '../../lib/database';
+import { banco as bancoDoServico, migrar } from '../../lib/database';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { bancoAntesDaMigracao } from '../helpers/migracoes';
 
@@ -20,15 +20,16 @@ const MARCAS = ['ultima_mensagem_em', 'ultima_mensagem_do_contato_em', 'ultima_m
 const texto = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 let suporteConversa = 1;
-/** A conversation, its message and its phone's link, every time stored `em`. */
-async function conversa(em: Date) {
+/** A conversation, its message and its phone's link, every time stored `em` but the marks `outras` names. */
+async function conversa(em: Date, outras: Record<string, Date> = {}) {
   const id = randomUUID();
   const t = texto(em);
+  const marca = (m: string) => (outras[m] ? texto(outras[m]) : t);
   await q(
     `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, contato_nome, contato_telefone, contato_telefone_digitos, status,
         ultima_mensagem, suporte_atualizada_em, status_corrigido_sobre, ${MARCAS.join(', ')}, criado_em, atualizado_em)
       VALUES (?, ?, ?, 'Ana', '+55 11 3333-4444', '551133334444', 'pending', '', ?, ?, ${MARCAS.map(() => '?').join(', ')}, NOW(3), NOW(3))`,
-    [id, randomUUID(), suporteConversa++, t, t, ...MARCAS.map(() => t)],
+    [id, randomUUID(), suporteConversa++, t, t, ...MARCAS.map(marca)],
   );
   await q(
     `INSERT INTO conversa_mensagem (conversa_id, suporte_mensagem_id, id, autor, conteudo, criada_em, suporte_atualizada_em, criado_em, atualizado_em)
@@ -60,7 +61,7 @@ test('times more than ten minutes ahead: no time where they order, ten minutes a
   const segundo = (d: number) => Math.floor(d / 1000) * 1000;
   const adiantadas = [await conversa(new Date('9999-12-31T23:59:59Z')), await conversa(new Date(agora + 20 * 60_000))];
   const ficam = [new Date(agora + 5 * 60_000), new Date('2026-01-02T03:04:05Z')].map((d) => new Date(segundo(d.getTime())));
-  const ficando = await Promise.all(ficam.map(conversa));
+  const ficando = await Promise.all(ficam.map((d) => conversa(d)));
   const antes = await Promise.all(ficando.map(tempos));
 
   const inicio = Date.now();
@@ -81,4 +82,37 @@ test('times more than ten minutes ahead: no time where they order, ten minutes a
   }
   expect(await Promise.all(ficando.map(tempos))).toEqual(antes);
   expect(antes[0].mensagem.criada_em).toBe(ficam[0].getTime());
+
+  // run again, it changes nothing
+  const depois = await Promise.all([...adiantadas, ...ficando].map(tempos));
+  await MIGRACOES_SALES[indice].up(bancoDoServico('sales').getQueryInterface());
+  expect(await Promise.all([...adiantadas, ...ficando].map(tempos))).toEqual(depois);
+});
+
+test("a conversation's marks keep the order the hand-over reads: the robot's answer or a hand-over before the contact's last message stays before it, one at or after it stays so", async () => {
+  const adiante = (s: number) => new Date(Date.UTC(9999, 11, 31, 23, 59, s));
+  // the contact waiting: the robot answered before, a hand-over covered an earlier message
+  const esperando = await conversa(adiante(50), {
+    ultima_mensagem_do_robo_em: adiante(40),
+    ultima_mensagem_do_contato_em: adiante(50),
+    transferida_contato_em: adiante(30),
+    transferencia_falhou_contato_em: adiante(30),
+  });
+  // answered: the robot after the contact, the hand-over covering the contact's last message
+  const atendida = await conversa(adiante(50), { ultima_mensagem_do_robo_em: adiante(55), ultima_mensagem_do_contato_em: adiante(50), transferida_contato_em: adiante(50) });
+  // the contact's last message not ahead: every mark ahead of it stays after it
+  const contatoNoPassado = await conversa(adiante(50), { ultima_mensagem_do_contato_em: new Date('2026-01-02T03:04:05Z') });
+  await MIGRACOES_SALES[indice].up(bancoDoServico('sales').getQueryInterface());
+
+  const e = (await tempos(esperando)).conversa;
+  expect(e.ultima_mensagem_do_robo_em).toBe(e.ultima_mensagem_do_contato_em! - 1000);
+  expect(e.transferida_contato_em).toBe(e.ultima_mensagem_do_contato_em! - 1000);
+  expect(e.transferencia_falhou_contato_em).toBe(e.ultima_mensagem_do_contato_em! - 1000);
+  const a = (await tempos(atendida)).conversa;
+  expect(a.ultima_mensagem_do_robo_em).toBe(a.ultima_mensagem_do_contato_em);
+  expect(a.transferida_contato_em).toBe(a.ultima_mensagem_do_contato_em);
+  const p = (await tempos(contatoNoPassado)).conversa;
+  expect(p.ultima_mensagem_do_contato_em).toBe(Date.parse('2026-01-02T03:04:05Z'));
+  expect(p.ultima_mensagem_do_robo_em).toBeGreaterThan(p.ultima_mensagem_do_contato_em!);
+  expect(p.transferida_contato_em).toBeGreaterThan(p.ultima_mensagem_do_contato_em!);
 });
