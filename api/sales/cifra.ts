@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Op } from 'sequelize';
 import { config, ConfigError } from '../../config';
 import { Cifra } from '../../lib/cifra';
+import { logger } from '../../lib/logger';
 import { segredoDoServico } from '../../lib/segredo-local';
 import { ConfigSystem, Segredo } from '../../models/sales';
 
@@ -56,6 +57,10 @@ async function conferirCifra(c: Cifra): Promise<void> {
     if (amostra) c.decifrar((amostra.segredo_hmac_cifrado ?? amostra.token_api_cifrado)!);
   } catch {
     throw outraCifra();
+  }
+  // systems holding tokens alone: nothing tells this key from the one their hashes were made with
+  if (!amostra && (await ConfigSystem.count({ paranoid: false })) > 0) {
+    logger('sales').warn("marca da SALES_CHAVE_DE_CIFRA guardada sem conferência: nenhum segredo guardado a decifra; se os webhooks responderem 401, a chave não é a dos tokens (apague a linha 'marca-da-cifra' da tabela segredo com o serviço parado)");
   }
   // two processes starting together: the first insert wins, and the other compares with it
   await Segredo.bulkCreate([{ nome: MARCA_DA_CIFRA, valor: marca }], { ignoreDuplicates: true });

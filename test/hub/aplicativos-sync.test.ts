@@ -483,8 +483,19 @@ describe('a publication by an application the hub does not know yet', () => {
     const desde = relay.pedidos.length;
     const listagem = hub.api.get('/aplicativo', { token: pessoa.token });
     await esperarAte(async () => listasNoIdentity(desde).length > 0, 'the non-master’s sync reading identity');
-    expect(await sincronizacao.esperarSincronizacao()).toEqual({ jaRodava: true, rodada: expect.any(Number), concluida: true });
+    // two calls joining the run under way name the same run
+    const [uma, outra] = await Promise.all([sincronizacao.esperarSincronizacao(), sincronizacao.esperarSincronizacao()]);
+    expect(uma).toEqual({ jaRodava: true, rodada: expect.any(Number), concluida: true });
+    expect(outra.rodada).toBe(uma.rodada);
     expect((await listagem).status).toBe(200);
+    // a later run under way is another
+    const desdeASegunda = relay.pedidos.length;
+    const segunda = hub.api.get('/aplicativo', { token: pessoa.token });
+    await esperarAte(async () => listasNoIdentity(desdeASegunda).length > 0, 'the second sync reading identity');
+    const daSegunda = await sincronizacao.esperarSincronizacao();
+    expect(daSegunda.jaRodava).toBe(true);
+    expect(daSegunda.rodada).not.toBe(uma.rodada);
+    expect((await segunda).status).toBe(200);
   });
 
   test('Redis out of reach for the hub’s refusals: the process decides alone, syncing as if none were kept and remembering its own refusal for the minute', async () => {

@@ -220,6 +220,16 @@ describe('message times and types in every form the platform may send', () => {
     expect(c.ultima_mensagem_em).toBe(guardada.criada_em);
   });
 
+  it("a platform clock near the bound keeps its messages' order: one nine minutes ahead, then one eleven minutes ahead (brought back to ten), the second is the last", async () => {
+    const conversa = idDoSuporte();
+    const antes = Date.now();
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: 'nove minutos adiante', criadaEm: new Date(antes + 9 * 60_000) }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: 'onze minutos adiante', criadaEm: new Date(antes + 11 * 60_000) }));
+    const c = await s.conversaDoSuporte(conversa);
+    expect(c.ultima_mensagem).toBe('onze minutos adiante');
+    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nove minutos adiante', 'onze minutos adiante']);
+  });
+
   it('a message_type sent as a number in text ("0", "1") is that type: the message is stored', async () => {
     const conversa = idDoSuporte();
     const entrada = { ...eventoDeMensagem({ conversa }), message_type: '0' };
