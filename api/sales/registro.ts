@@ -1,4 +1,4 @@
-import { AGORA_NO_BANCO, banco, dataSql, emTransacaoAgrupada, lerPorTexto, repetirEmConflito, TransacaoAgrupada, valorPorId } from '../../lib/database';
+import { AGORA_NO_BANCO, banco, dataSql, emTransacaoAgrupada, lerPorTexto, repetirEmConflito, RespostaDoComando, TransacaoAgrupada, valorPorId } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { AutorDaMensagem } from '../../models/sales';
@@ -362,6 +362,37 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
   );
 }
 
+/**
+ * The attachments an edit of a stored message carries that it does not hold yet (by the platform's
+ * id), up to ANEXOS_POR_MENSAGEM in all: Chatwoot creates an e-mail's message first and adds its
+ * attachments in a second save, which reaches us as `message_updated`. One whose platform id is
+ * unknown cannot be told from those it holds, and is left out. Each insert's answer says whether
+ * it went in (its copy is queued after the commit). The batch holds the conversation's row, so no
+ * deletion of it or of its messages runs meanwhile.
+ */
+function acrescentarAnexos(t: TransacaoAgrupada, x: MensagemDoLote, agora: string): { id: string; inserido: Promise<RespostaDoComando> }[] {
+  const novos = x.m.anexos.filter((a) => a.suporteAnexoId !== null);
+  if (x.m.apagada || !novos.length) return [];
+  const daMensagem = 'm.conversa_id = ? AND m.suporte_mensagem_id = ? AND NOT m.apagada';
+  const inseridos = novos.map((a) => {
+    const id = novoId();
+    const inserido = t.depois(
+      `INSERT INTO anexo_da_mensagem (id, mensagem_id, conversa_id, suporte_anexo_id, endereco, nome, tipo, tentativas, criado_em, atualizado_em)
+         SELECT ?, m.id, m.conversa_id, ?, ?, ?, ?, 0, ?, ${AGORA_NO_BANCO} FROM conversa_mensagem m
+          WHERE ${daMensagem}
+            AND NOT EXISTS (SELECT 1 FROM anexo_da_mensagem a WHERE a.mensagem_id = m.id AND a.suporte_anexo_id = ?)
+            AND (SELECT COUNT(*) FROM anexo_da_mensagem a WHERE a.mensagem_id = m.id) < ${ANEXOS_POR_MENSAGEM}`,
+      [id, a.suporteAnexoId, a.endereco, a.nome, a.tipo, agora, x.conversaId, x.m.suporteMensagemId, a.suporteAnexoId],
+    );
+    return { id, inserido };
+  });
+  void t.depois(
+    `UPDATE conversa_mensagem m SET quantidade_anexos = (SELECT COUNT(*) FROM anexo_da_mensagem a WHERE a.mensagem_id = m.id) WHERE ${daMensagem}`,
+    [x.conversaId, x.m.suporteMensagemId],
+  );
+  return inseridos;
+}
+
 /** A new message stored without the attachments it carried past ANEXOS_POR_MENSAGEM (suporte.ts): what its warning names. */
 interface AnexosDeixados {
   sistema: string;
@@ -417,7 +448,7 @@ async function gravarLote(
   assumido = new Map<string, HistoricoApagado>(),
 ): Promise<{ resultados: ResultadoDoWebhook[]; anexos: string[]; copiasARemover: boolean; anexosDeixados: AnexosDeixados[] }> {
   const robos = await identidadesDosRobos();
-  return emTransacaoAgrupada(
+  const gravado = await emTransacaoAgrupada(
     banco('sales'),
     async (t) => {
       const agora = dataSql(new Date());
@@ -452,6 +483,7 @@ async function gravarLote(
       moverContadores(t, novas, agora);
       const atualizadas = mensagens.filter((x) => !x.nova && lote[x.pedido].evento.evento === 'message_updated');
       for (const x of atualizadas) atualizarMensagem(t, x, agora);
+      const anexosDasEdicoes = atualizadas.flatMap((x) => acrescentarAnexos(t, x, agora));
 
       const novasPorPedido = lote.map(() => 0);
       for (const x of novas) novasPorPedido[x.pedido]++;
@@ -468,10 +500,15 @@ async function gravarLote(
               suporte_mensagem_id: x.m.suporteMensagemId, mensagem_id: x.id, gravados: x.m.anexos.length, deixados: x.m.anexosDeixados }]
           : [],
       );
-      return { resultados, anexos, copiasARemover: atualizadas.some((x) => x.m.apagada), anexosDeixados };
+      return { resultados, anexos, anexosDasEdicoes, copiasARemover: atualizadas.some((x) => x.m.apagada), anexosDeixados };
     },
     { leituraConfirmada: true },
   );
+  // committed: the inserts of the edits' attachments have answered
+  const { anexosDasEdicoes, ...gravados } = gravado;
+  const acrescentados: string[] = [];
+  for (const a of anexosDasEdicoes) if (((await a.inserido) as { affectedRows: number }).affectedRows) acrescentados.push(a.id);
+  return { ...gravados, anexos: [...gravados.anexos, ...acrescentados] };
 }
 
 /**

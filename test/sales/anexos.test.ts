@@ -81,6 +81,21 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
+  it("an e-mail's attachments that come in an edit of the stored message (Chatwoot adds them in a second save) are stored and copied; the edit repeated adds none", async () => {
+    const bytes = randomBytes(321);
+    nock(CHAT).get('/rails/active_storage/email/nota.pdf').reply(200, bytes, { 'content-type': 'application/pdf' });
+    const criada = eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'segue a nota' });
+    const { conversa_id } = await t.s.registrar(t.sistema, criada);
+    expect((await t.s.mensagens(conversa_id))[0]).toMatchObject({ quantidade_anexos: 0, anexos: [] });
+    const editada = { ...criada, event: 'message_updated', attachments: [{ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/email/nota.pdf`, file_type: 'file' }] };
+    expect(await t.s.registrar(t.sistema, editada)).toMatchObject({ conversa_id, mensagens_novas: 0 });
+    const copiado = await aguardarCopia(conversa_id);
+    expect(copiado).toMatchObject({ nome: 'nota.pdf', tipo_mime: 'application/pdf', tamanho: bytes.length });
+    await t.s.registrar(t.sistema, editada);
+    const [m] = await t.s.mensagens(conversa_id);
+    expect(m).toMatchObject({ conteudo: 'segue a nota', quantidade_anexos: 1, anexos: [expect.objectContaining({ arquivo_id: copiado.arquivo_id })] });
+  });
+
   it('an attachment with no address (a contact card, a location without a link) is left out; the message and its other attachments are stored', async () => {
     nock(CHAT).get('/rails/active_storage/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
     const anexos = [

@@ -40,7 +40,14 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   processo.stdout.on('data', (d) => (saida += d));
   processo.stderr.on('data', (d) => (saida += d));
   const urlIdentity = `http://localhost:${portas.identity}`;
-  for (const nome of construidos) await esperarPronto(`http://localhost:${portas[nome]}`);
+  // its output shown if it exits first, or never becomes ready
+  const comSaida = {
+    processo,
+    get saida() {
+      return saida;
+    },
+  };
+  for (const nome of construidos) await esperarPronto(`http://localhost:${portas[nome]}`, comSaida);
   expect((await fetch(`http://localhost:${dashboard}/saude`)).status).toBe(200);
   // every queue of the suite shows in Bull Board
   const painel = (await (await fetch(`http://localhost:${dashboard}/api/queues`)).json()) as { queues: { name: string }[] };
