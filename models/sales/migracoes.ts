@@ -452,13 +452,19 @@ export const MIGRACOES_SALES: Migracao[] = [
       const [L, antesDoLimite] = [dataSql(new Date(limite)), dataSql(new Date(limite - 1000))];
       const contato = 'ultima_mensagem_do_contato_em';
       // a mark at or after the contact's last message stays so, one before it stays before it
-      const comoOContato = (coluna: string) => `${coluna} = IF(${coluna} > :L, IF(${coluna} >= ${contato}, :L, :antes), ${coluna})`;
+      const comoOContato = (coluna: string) =>
+        `${coluna} = IF(${contato} > :L AND ${coluna} >= :L AND ${coluna} < ${contato}, :antes, LEAST(${coluna}, :L))`;
+      // a refused hand-over's mark is the start of the wait it refused, after the robot's last
+      // answer and the last hand-over: of the current wait (now starting at :L), or of one before
+      const falhou = 'transferencia_falhou_contato_em';
+      const comoAEspera = `${falhou} = IF(${falhou} > :L, IF(${falhou} > GREATEST(COALESCE(ultima_mensagem_do_robo_em, '1000-01-01'),
+        COALESCE(transferida_contato_em, '1000-01-01')), :L, :antes), ${falhou})`;
       const marcas = ['ultima_mensagem_em', contato, 'ultima_mensagem_do_robo_em', 'transferida_contato_em', 'transferencia_falhou_contato_em'];
       const comandos: [string, Record<string, string>][] = [
         [
-          // assigned left to right: the contact's own mark last, the others read it as it was
-          `UPDATE conversa SET ${comoOContato('ultima_mensagem_do_robo_em')}, ${comoOContato('transferida_contato_em')},
-             ${comoOContato('transferencia_falhou_contato_em')}, ${contato} = LEAST(${contato}, :L),
+          // assigned left to right: each reads the marks after it as they were
+          `UPDATE conversa SET ${comoAEspera}, ${comoOContato('ultima_mensagem_do_robo_em')}, ${comoOContato('transferida_contato_em')},
+             ${contato} = LEAST(${contato}, :L),
              ultima_mensagem_em = LEAST(ultima_mensagem_em, :L), suporte_atualizada_em = IF(suporte_atualizada_em > :L, NULL, suporte_atualizada_em),
              status_corrigido_sobre = IF(status_corrigido_sobre > :L, :agora, status_corrigido_sobre)
             WHERE ${[...marcas, 'suporte_atualizada_em', 'status_corrigido_sobre'].map((m) => `${m} > :L`).join(' OR ')}`,

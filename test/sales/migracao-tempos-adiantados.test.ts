@@ -78,7 +78,9 @@ test('times more than ten minutes ahead: no time where they order, ten minutes a
     const limite = t.mensagem.criada_em!;
     expect(limite).toBeGreaterThanOrEqual(segundo(inicio + 10 * 60_000));
     expect(limite).toBeLessThanOrEqual(fim + 10 * 60_000);
-    for (const marca of MARCAS) expect([marca, t.conversa[marca]]).toEqual([marca, limite]);
+    for (const marca of MARCAS.filter((m) => m !== 'transferencia_falhou_contato_em')) expect([marca, t.conversa[marca]]).toEqual([marca, limite]);
+    // a refusal at the robot's answer is of a wait before the current one (below)
+    expect(t.conversa.transferencia_falhou_contato_em).toBe(limite - 1000);
   }
   expect(await Promise.all(ficando.map(tempos))).toEqual(antes);
   expect(antes[0].mensagem.criada_em).toBe(ficam[0].getTime());
@@ -100,10 +102,19 @@ test("a conversation's marks keep the order the hand-over reads: the robot's ans
   });
   // answered: the robot after the contact, the hand-over covering the contact's last message
   const atendida = await conversa(adiante(50), { ultima_mensagem_do_robo_em: adiante(55), ultima_mensagem_do_contato_em: adiante(50), transferida_contato_em: adiante(50) });
+  // a hand-over refused for the current wait (its start after the robot's answer): still refused for it
+  const recusada = await conversa(adiante(50), {
+    ultima_mensagem_do_robo_em: adiante(40),
+    ultima_mensagem_do_contato_em: adiante(50),
+    transferida_contato_em: adiante(30),
+    transferencia_falhou_contato_em: adiante(45),
+  });
   // the contact's last message not ahead: every mark ahead of it stays after it
   const contatoNoPassado = await conversa(adiante(50), { ultima_mensagem_do_contato_em: new Date('2026-01-02T03:04:05Z') });
   await MIGRACOES_SALES[indice].up(bancoDoServico('sales').getQueryInterface());
 
+  const r = (await tempos(recusada)).conversa;
+  expect(r.transferencia_falhou_contato_em).toBe(r.ultima_mensagem_do_contato_em);
   const e = (await tempos(esperando)).conversa;
   expect(e.ultima_mensagem_do_robo_em).toBe(e.ultima_mensagem_do_contato_em! - 1000);
   expect(e.transferida_contato_em).toBe(e.ultima_mensagem_do_contato_em! - 1000);

@@ -225,9 +225,13 @@ describe('message times and types in every form the platform may send', () => {
     const antes = Date.now();
     await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: 'nove minutos adiante', criadaEm: new Date(antes + 9 * 60_000) }));
     await s.registrar(sistema, eventoDeMensagem({ conversa, conteudo: 'onze minutos adiante', criadaEm: new Date(antes + 11 * 60_000) }));
+    const depois = Date.now();
     const c = await s.conversaDoSuporte(conversa);
     expect(c.ultima_mensagem).toBe('onze minutos adiante');
-    expect((await s.mensagens(c.id)).map((m) => m.conteudo)).toEqual(['nove minutos adiante', 'onze minutos adiante']);
+    const [nove, onze] = await s.mensagens(c.id);
+    expect([nove.conteudo, onze.conteudo]).toEqual(['nove minutos adiante', 'onze minutos adiante']);
+    expect(Date.parse(onze.criada_em)).toBeGreaterThanOrEqual(Math.floor((antes + 10 * 60_000) / 1000) * 1000);
+    expect(Date.parse(onze.criada_em)).toBeLessThanOrEqual(depois + 10 * 60_000);
   });
 
   it('a message_type sent as a number in text ("0", "1") is that type: the message is stored', async () => {
