@@ -171,6 +171,9 @@ function listaDeSegredos(valor: string, h: Joi.CustomHelpers): string | Joi.Erro
     : valor;
 }
 
+/** An e-mail address as the suite takes one (any domain, no list of top-level domains). */
+const EMAIL = Joi.string().email({ tlds: { allow: false } });
+
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),
   MYSQL_URL: Joi.string()
@@ -214,14 +217,14 @@ const envSchema = Joi.object({
   MASTER_TOKEN: Joi.string()
     .pattern(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)
     .messages({ 'string.pattern.base': '{{#label}} must be the access token alone (header.payload.signature), as POST /auth/login answers it' }),
-  IDENTITY_ADMIN_EMAIL: Joi.string().email({ tlds: { allow: false } }),
+  IDENTITY_ADMIN_EMAIL: EMAIL,
   IDENTITY_ADMIN_SENHA: Joi.string().min(8).max(200),
   // a typo would leave the intended master an ordinary user without a word
   MASTER_EMAILS: Joi.string()
     .allow('')
     .default('')
     .custom((v: string, h) => {
-      const erradas = v.split(/[\s,;]+/).filter((e) => e && Joi.string().email({ tlds: { allow: false } }).validate(e).error);
+      const erradas = v.split(/[\s,;]+/).filter((e) => e && EMAIL.validate(e).error);
       return erradas.length ? h.message({ custom: `{{#label}} has entries that are not e-mail addresses (${erradas.join(', ')})` }) : v;
     }),
   IDENTITY_CHAVE_PRIVADA_ARQUIVO: Joi.string(),

@@ -60,3 +60,16 @@ export function opcoesDoRegistro(): pino.LoggerOptions {
     ],
   };
 }
+
+/**
+ * A warning for a state that lasts: `avisar` said once a minute while it lasts, not on every call.
+ * Each function made here keeps its own minute.
+ */
+export function umaVezPorMinuto<A extends unknown[]>(avisar: (...args: A) => void): (...args: A) => void {
+  let ultimo = 0;
+  return (...args) => {
+    if (Date.now() - ultimo <= 60_000) return;
+    ultimo = Date.now();
+    avisar(...args);
+  };
+}

@@ -1,6 +1,7 @@
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
+import { CacheComPrazo } from '../lib/cache';
 import { aoComecarOEncerramento, aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
 import { logger } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
@@ -156,8 +157,8 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   return e;
 }
 
-/** When each queue's workers were last counted here: at most once a minute (CLIENT LIST is no free call). */
-const workersContadosEm = new Map<string, number>();
+/** The queues whose workers were counted here in the last minute (CLIENT LIST is no free call). */
+const workersContados = new CacheComPrazo<string, true>(() => 60_000);
 
 /**
  * After a wait for a job of `def` ran out or failed: when no process serves the queue at all (APIs
@@ -166,8 +167,8 @@ const workersContadosEm = new Map<string, number>();
  * LIST tells nothing, and nothing is said.
  */
 export async function avisarSeNenhumWorker(def: DefinicaoDeFila): Promise<void> {
-  if (Date.now() - (workersContadosEm.get(def.nome) ?? 0) < 60_000) return;
-  workersContadosEm.set(def.nome, Date.now());
+  if (workersContados.obter(def.nome)) return;
+  workersContados.guardar(def.nome, true);
   const workers = await fila(def)
     .getWorkersCount()
     .catch(() => -1);

@@ -1,6 +1,6 @@
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
-import { logger } from '../../lib/logger';
+import { logger, umaVezPorMinuto } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
 import { eventosDaFila, fila } from '../../queues/fila';
@@ -79,15 +79,6 @@ export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContag
 const VALIDADE_DOS_WORKERS_MS = 5_000;
 const workersVistos = new CacheComPrazo<'contagem', Promise<boolean>>(() => VALIDADE_DOS_WORKERS_MS, 1);
 
-/** A warning for a state that lasts: said once a minute while it lasts, not once per listing. */
-function umaVezPorMinuto(avisar: () => void): () => void {
-  let ultimo = 0;
-  return () => {
-    if (Date.now() - ultimo <= 60_000) return;
-    ultimo = Date.now();
-    avisar();
-  };
-}
 const avisarSemWorker = umaVezPorMinuto(() =>
   log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)'),
 );

@@ -1,4 +1,4 @@
-import { logger } from '../../lib/logger';
+import { logger, umaVezPorMinuto } from '../../lib/logger';
 
 /**
  * How far ahead of this server's clock a time the platforms send may be and still count (clocks
@@ -8,14 +8,11 @@ import { logger } from '../../lib/logger';
 export const ADIANTAMENTO_ACEITO_MS = 10 * 60_000;
 
 const log = logger('sales-webhook');
-let ditoEm = 0;
 
 /** A platform sending times that far ahead has its order of events turned off: said once a minute while it lasts. */
-function dizerAdiantado(ms: number, campo: string): void {
-  if (Date.now() - ditoEm < 60_000) return;
-  ditoEm = Date.now();
-  log.warn({ campo, adiantado_ms: ms - Date.now() }, 'tempo da plataforma adiantado demais em relação a este servidor: não ordena os eventos');
-}
+const dizerAdiantado = umaVezPorMinuto((ms: number, campo: string) =>
+  log.warn({ campo, adiantado_ms: ms - Date.now() }, 'tempo da plataforma adiantado demais em relação a este servidor: não ordena os eventos'),
+);
 
 /** Whether the moment `ms` of the platform's `campo` is further ahead than ADIANTAMENTO_ACEITO_MS (then no usable time). */
 export function adiantadoDemais(ms: number, campo: string): boolean {

@@ -91,26 +91,25 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     return espelho;
   }
 
-  /**
-   * A sync that changed anyone, in whatever process it ran (a worker apart forgets only its own
-   * cache), or failed midway (its changes are written row by row, some may be in): this process
-   * forgets its cached permissions too, as the sync ends, whether or not a listing here waited for
-   * it (one that gave up waiting, or another process's listing).
-   */
-  function esquecerAoSincronizar({ returnvalue }: { returnvalue?: unknown }): void {
-    const r = returnvalue as Partial<ResultadoDoEspelho> | null | undefined;
-    if (r === undefined || (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0)) controle.invalidar();
-  }
   /** the queue's event streams heard here (eventosDaFila opens a new one after a close) */
   const ouvidos = new WeakSet<object>();
 
-  /** The sync queue's events, with this module listening to how its syncs end. */
+  /**
+   * The sync queue's events, this module listening to how its syncs end: one that changed anyone,
+   * in whatever process it ran (a worker apart forgets only its own cache), or that failed midway
+   * (it writes row by row, some changes may be in), makes this process forget its cached
+   * permissions too, whether or not a listing here waited for it (one that gave up waiting, or
+   * another process's listing).
+   */
   function eventosOuvidos() {
     const eventos = eventosDaFila(o.filaDeSync);
     if (!ouvidos.has(eventos)) {
       ouvidos.add(eventos);
-      eventos.on('completed', esquecerAoSincronizar);
-      eventos.on('failed', () => esquecerAoSincronizar({}));
+      eventos.on('completed', ({ returnvalue }) => {
+        const r = returnvalue as unknown as Partial<ResultadoDoEspelho> | null;
+        if (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0) controle.invalidar();
+      });
+      eventos.on('failed', () => controle.invalidar());
     }
     return eventos;
   }
@@ -131,7 +130,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
       const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
-      // the cached permissions of the people it changed go as it ends (esquecerAoSincronizar),
+      // the cached permissions of the people it changed go as it ends (eventosOuvidos),
       // before this wait, which hears the same events later, goes on
       await job.waitUntilFinished(eventosOuvidos(), config().acesso.esperaSyncMs);
     } catch (err) {
