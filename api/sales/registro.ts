@@ -439,9 +439,10 @@ function escolherEventos(lote: Pedido[], apagados: Map<string, HistoricoApagado>
 
 /**
  * A batch of chat-platform events in one transaction: conversations, then messages, attachments
- * and counters, each in one statement (the attachments an edit adds, one statement each). The statements travel in three messages (lib/database.ts
- * TransacaoAgrupada): up to the conversations' ids, up to the messages' ids, the rest with the
- * commit. Each event gets the answer it would have had alone.
+ * and counters, each in one statement (the attachments an edit adds, one statement each). The
+ * statements travel in three messages (lib/database.ts TransacaoAgrupada): up to the
+ * conversations' ids, up to the messages' ids, the rest with the commit. Each event gets the
+ * answer it would have had alone.
  */
 async function gravarLote(
   lote: Pedido[],
