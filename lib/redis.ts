@@ -6,13 +6,13 @@ import { logger } from './logger';
 
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
- * (`maxRetriesPerRequest: null`); producers behind HTTP fail fast so a route answers 503
- * instead of hanging when Redis is down. Down includes a server that stops answering on a
+ * (`maxRetriesPerRequest: null`); producers behind HTTP (and the dashboard's and the rate limits'
+ * connections) fail fast so a route answers 503 instead of hanging when Redis is down. Down includes a server that stops answering on a
  * connection still open (paused, partitioned, failing over): a producer's command then fails
  * after PRAZO_DO_COMANDO_MS, a rate limit falls back to its in-memory count, and a route answers 503.
  * Not workers': their commands block on purpose.
  */
-export type TipoDeConexao = 'worker' | 'produtor' | 'painel';
+export type TipoDeConexao = 'worker' | 'produtor' | 'painel' | 'limites';
 
 /** A producer's command answered later than this is taken for Redis out of reach. */
 export const PRAZO_DO_COMANDO_MS = 3000;
@@ -26,6 +26,10 @@ const OPCOES: Record<TipoDeConexao, RedisOptions> = {
   // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a queue,
   // retry every failed job) may take Redis longer than a request's command
   painel: FALHA_LOGO,
+  // the rate limits': a public route counts every request, so the counts of the requests read in
+  // one turn of the event loop leave in one write (auto-pipelining halved Redis's CPU per CNPJ
+  // lookup). Not the queues' connection: BullMQ is not known to work with it.
+  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, enableAutoPipelining: true },
 };
 
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {
@@ -66,13 +70,15 @@ export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
 
 /**
  * Producers refuse commands until connected (no offline queue): wait for the first connection.
- * Once connected, the server's settings are checked (conferirConfiguracaoDoRedis), once a
- * connection, for at most PRAZO_DA_CONFERENCIA_MS: a server (or proxy) that never answers CONFIG
- * only loses its warnings, it does not hold up the start.
+ * Once the producers' connection is up, the server's settings are checked
+ * (conferirConfiguracaoDoRedis), once a connection, for at most PRAZO_DA_CONFERENCIA_MS: a server
+ * (or proxy) that never answers CONFIG only loses its warnings, it does not hold up the start.
+ * Every process waits for that connection first; its other connections reach the same server.
  */
 export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
   const c = redis(tipo);
   if (c.status !== 'ready') await conectado(c, prazoMs);
+  if (tipo !== 'produtor') return;
   let conferencia = conferidas.get(c);
   if (!conferencia) conferidas.set(c, (conferencia = conferirConfiguracaoDoRedis(c)));
   if (!(await dentroDe(conferencia, PRAZO_DA_CONFERENCIA_MS))) {

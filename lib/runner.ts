@@ -46,10 +46,18 @@ export function abrirServico(s: Servico): Promise<void> {
   return p;
 }
 
+/**
+ * A service about to answer HTTP: open, its own start done, and the rate limits' Redis connection
+ * up, so the first requests are counted where every process counts them.
+ */
+async function prepararApi(s: Servico): Promise<void> {
+  await Promise.all([abrirServico(s), esperarRedis('limites')]);
+  await s.aoServir?.();
+}
+
 export async function iniciarApi(nome: string, porta = config().servicos[nome as NomeDoServico]?.porta) {
   const s = servico(nome);
-  await abrirServico(s);
-  await s.aoServir?.();
+  await prepararApi(s);
   return escutar(s.app(), porta, s.nome, config().listenHost, s.prazoDaRequisicaoMs?.());
 }
 
@@ -62,8 +70,7 @@ export async function iniciarApisEmPortasLivres(nomes: NomeDoServico[]): Promise
   const url: Record<string, string> = {};
   for (const nome of ordem) {
     const s = servico(nome);
-    await abrirServico(s);
-    await s.aoServir?.();
+    await prepararApi(s);
     const server = await escutar(s.app(), 0, nome, '127.0.0.1', s.prazoDaRequisicaoMs?.());
     url[nome] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     config().servicos[nome].url = url[nome];
@@ -267,7 +274,7 @@ export async function manterRepetiveis(filas: string[], cadaMs = 5 * 60_000): Pr
 
 export async function iniciarDashboard(porta = config().dashboard.porta) {
   conferirCredenciaisDoDashboard();
-  await esperarRedis();
+  await Promise.all([esperarRedis(), esperarRedis('limites')]);
   return escutar(appDoDashboard(), porta, 'dashboard', config().listenHost);
 }
 

@@ -29,7 +29,7 @@ export function contagemPorEndereco(nome: string, pontos: number, duracaoS: numb
   let limitador: RateLimiterRedis | undefined;
   return () =>
     (limitador ??= new RateLimiterRedis({
-      storeClient: redis('produtor'),
+      storeClient: redis('limites'),
       keyPrefix: `${config().queuePrefix}:limite:${nome}`,
       points: pontos,
       duration: duracaoS,

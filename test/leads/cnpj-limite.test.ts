@@ -43,6 +43,14 @@ function esperarLimite(res: Resposta) {
   return problema;
 }
 
+// first in the file: the first request the service answers
+test('the first lookup after the service starts is counted in Redis, where every process reads the count', async () => {
+  const endereco = novoEndereco();
+  expect((await buscar(CNPJ, endereco)).status).toBe(200);
+  const contagem = await contagemPorEndereco('leads-cnpj', 3, 60)().get(endereco['x-forwarded-for']);
+  expect(contagem?.consumedPoints).toBe(1);
+});
+
 test('the 4th lookup from the same address within a minute answers 429 with Retry-After, as problem+json', async () => {
   const endereco = novoEndereco();
   const statuses = [];
