@@ -1,5 +1,6 @@
-import { UnrecoverableError } from 'bullmq';
+import { Job, UnrecoverableError } from 'bullmq';
 import type { ModuloDeAcesso } from '../api/shared/acesso';
+import { progressoEspacado } from '../queues/fila';
 
 /**
  * Adapter of every `<service>-colaborador-sync` queue: mirrors identity's collaborators with the
@@ -7,8 +8,8 @@ import type { ModuloDeAcesso } from '../api/shared/acesso';
  * an earlier one when identity refuses it.
  */
 export function processadorDeColaboradorSync(acesso: ModuloDeAcesso) {
-  return async () => {
-    const feito = await acesso.sincronizarComTokenDoSync();
+  return async (job: Job) => {
+    const feito = await acesso.sincronizarComTokenDoSync(progressoEspacado(job));
     // lapsed (the job waited over two minutes for a worker) or refused: the next master listing asks again
     if (!feito) throw new UnrecoverableError('no master token identity takes: lapsed or refused');
     return feito.resultado;

@@ -246,6 +246,29 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     });
   });
 
+  test("a sync reports how far it got (its job's progress on the dashboard): identity's people looked at after each one updated, then the counts at the end", async () => {
+    const tag = unico('Progresso');
+    const [a, b, c] = [await usuario({ nome: `${tag} A` }), await usuario({ nome: `${tag} B` }), await usuario({ nome: `${tag} C` })];
+    await it.sincronizar();
+    for (const u of [a, c]) expect((await it.identity.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: `${u.nome} Novo` } })).status).toBe(200);
+    expect((await it.identity.api.del(`/usuario/${b.id}`, { token: admin })).status).toBe(204);
+    const novo = await usuario({ nome: `${tag} D` });
+
+    const relatorios: unknown[] = [];
+    const resultado = await acessoIntranet.sincronizar(admin, (p) => relatorios.push(p));
+    expect(resultado).toEqual({ criados: 1, atualizados: 2, removidos: 1 });
+    const listados: { id: string }[] = (await it.identity.api.get('/usuario/filtro', { token: admin, query: { perfil: 'colaborador' } })).body;
+    const de = listados.length;
+    const posicao = (id: string) => listados.findIndex((u) => u.id === id) + 1;
+    expect(posicao(novo.id)).toBeGreaterThan(0);
+    const [primeiro, segundo] = [posicao(a.id), posicao(c.id)].sort((x, y) => x - y);
+    expect(relatorios).toEqual([
+      { criados: 0, atualizados: 1, removidos: 0, vistas: primeiro, de },
+      { criados: 0, atualizados: 2, removidos: 0, vistas: segundo, de },
+      { criados: 1, atualizados: 2, removidos: 1, vistas: de, de },
+    ]);
+  });
+
   test('a listing that finds nothing changed in identity leaves the record untouched', async () => {
     const tag = unico('Igual');
     await usuario({ nome: `${tag} Fixa` });

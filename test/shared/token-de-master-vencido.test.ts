@@ -60,14 +60,14 @@ describe.each(MODOS)('a master %s in identity, token still valid', (_rotulo, com
     // the token still says master: the intranet lists for it, and its listing joins the queued sync
     expect((await intranet.get('/colaborador', { token: vencido })).status).toBe(200);
 
-    await processarIntranetColaboradorSync();
+    await processarIntranetColaboradorSync({ updateProgress: async () => undefined } as unknown as Job);
     const filtro = await intranet.get('/colaborador/filtro', { token: admin, query: { email: novo.email } });
     expect(filtro.body.map((c: any) => c.auth_id)).toEqual([novo.id]);
 
     // the same holder lists again, alone: the sync still runs, with the token identity took
     const outro = await identity.criarUsuario({ senha: undefined, nome: `Outro ${sufixo()}` });
     expect((await intranet.get('/colaborador', { token: vencido })).status).toBe(200);
-    await processarIntranetColaboradorSync();
+    await processarIntranetColaboradorSync({ updateProgress: async () => undefined } as unknown as Job);
     const depois = await intranet.get('/colaborador/filtro', { token: admin, query: { email: outro.email } });
     expect(depois.body.map((c: any) => c.auth_id)).toEqual([outro.id]);
   });

@@ -45,6 +45,12 @@ export interface ResultadoDoEspelho {
   removidos: number;
 }
 
+/** How far a mirror got: identity's people looked at (`vistas`, `de`) and the counts so far. */
+export interface ProgressoDoEspelho extends ResultadoDoEspelho {
+  vistas: number;
+  de: number;
+}
+
 export interface UsuarioDoIdentity {
   id: string;
   nome: string;
@@ -262,15 +268,21 @@ export function criarColaboradores(
     /**
      * Mirrors the identity collaborators (SPEC 4.5 rule 2, DESIGN §10): registers the new ones
      * (masters without a profile, everyone else with `Acesso inicial`), updates changed ones and
-     * marks as deleted those gone from identity.
+     * marks as deleted those gone from identity. `aoProgredir` hears how many of identity's people
+     * were looked at after each one updated (row by row: a mirror after many changes takes a
+     * while), then the counts once the new ones are registered and the gone ones removed.
      */
-    async espelhar(usuarios: UsuarioDoIdentity[], acessoInicialId: string): Promise<ResultadoDoEspelho> {
+    async espelhar(
+      usuarios: UsuarioDoIdentity[],
+      acessoInicialId: string,
+      aoProgredir?: (p: ProgressoDoEspelho) => void,
+    ): Promise<ResultadoDoEspelho> {
       const locais = await Colaborador.findAll({ paranoid: false });
       const porAuthId = new Map(locais.map((c) => [c.auth_id, c]));
       const vistos = new Set<string>();
       const resultado: ResultadoDoEspelho = { criados: 0, atualizados: 0, removidos: 0 };
       const novos: Record<string, unknown>[] = [];
-      for (const u of usuarios) {
+      for (const [i, u] of usuarios.entries()) {
         vistos.add(u.id);
         const dados = {
           nome: u.nome,
@@ -299,6 +311,7 @@ export function criarColaboradores(
           else await escrever(local, mudancas);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
+          aoProgredir?.({ ...resultado, vistas: i + 1, de: usuarios.length });
         }
       }
       if (novos.length) {
@@ -313,6 +326,7 @@ export function criarColaboradores(
         sumidos.forEach((c) => aoMudarPerfil(c.auth_id));
         resultado.removidos = sumidos.length;
       }
+      aoProgredir?.({ ...resultado, vistas: usuarios.length, de: usuarios.length });
       return resultado;
     },
   };

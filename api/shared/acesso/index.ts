@@ -8,7 +8,7 @@ import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { avisarSeNenhumWorker, comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
 import { lerDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
-import { criarColaboradores, ResultadoDoEspelho, UsuarioDoIdentity } from './colaboradores';
+import { criarColaboradores, ProgressoDoEspelho, ResultadoDoEspelho, UsuarioDoIdentity } from './colaboradores';
 import { criarControleDeAcesso } from './permissoes';
 import { criarPerfis } from './perfis';
 
@@ -76,14 +76,14 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * (a proxy's answer, a changed route) is refused before it is mirrored: taken as the whole of
    * identity, it would mark every collaborator deleted.
    */
-  async function sincronizar(token: string) {
+  async function sincronizar(token: string, aoProgredir?: (p: ProgressoDoEspelho) => void) {
     const espelho = await sozinho(
       o.filaDeSync.servico,
       'sincronizar-colaboradores',
       async () => {
         const usuarios = listaDoIdentity(await lerDoIdentity<unknown>('/usuario/filtro?perfil=colaborador', token));
         const inicial = await perfis.semearAcessoInicial(o.areas);
-        return colaboradores.espelhar(usuarios, inicial.id);
+        return colaboradores.espelhar(usuarios, inicial.id, aoProgredir);
       },
       ESPERA_PELA_OUTRA_SINCRONIZACAO_S,
     );
@@ -157,7 +157,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   return {
     areas: o.areas,
     /** the sync with the newest master token identity still takes; null when none is left */
-    sincronizarComTokenDoSync: () => comTokenDaFila(o.filaDeSync, sincronizar),
+    sincronizarComTokenDoSync: (aoProgredir?: (p: ProgressoDoEspelho) => void) => comTokenDaFila(o.filaDeSync, (token) => sincronizar(token, aoProgredir)),
     controle,
     perfis,
     colaboradores,
