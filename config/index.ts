@@ -104,6 +104,14 @@ export interface Config {
   };
 }
 
+/** https, or http to this machine's own loopback (a sidecar proxy that adds TLS, say). */
+function urlProtegida(url: string): boolean {
+  const u = new URL(url);
+  if (u.protocol === 'https:') return true;
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
+}
+
 /** scrypt's log2 N for passwords outside LOCALHOST: OWASP's minimum for r = 8 and p = 5, the suite's (its list trades N against p) */
 const SENHA_CUSTO_MINIMO_FORA_DO_LOCALHOST = 14;
 
@@ -325,6 +333,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(value.IDENTITY_CHAVE_PRIVADA_ARQUIVO ? [] : ['IDENTITY_CHAVE_PRIVADA_ARQUIVO']),
     ];
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
+    // tokens (masters' among them) and applications' client secrets travel on these addresses
+    const emClaro = NOMES_DOS_SERVICOS.filter((n) => !urlProtegida(servicos[n].url)).map((n) => `${SERVICOS[n].env}_URL`);
+    if (emClaro.length) {
+      throw new ConfigError(`invalid configuration: ${emClaro.join(', ')} must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host only`);
+    }
     // `true` believes the first X-Forwarded-For address, which the client writes: each request could
     // name a fresh address and pass every per-address limit (logins, the CNPJ lookup, the dashboard)
     if (value.TRUST_PROXY === true || confiaEmTodos(value.TRUST_PROXY)) {

@@ -98,6 +98,18 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
+  test('outside LOCALHOST a service address must be https, http taken for a loopback host only, every offender named in one message; LOCALHOST takes http', () => {
+    const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
+    const fora = { APP_ENV: 'SANDBOX', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
+    expect(() => loadConfig({ ...fora, IDENTITY_URL: 'http://identity.interno:4001', HUB_URL: 'http://10.0.0.7:4003' })).toThrow(
+      'invalid configuration: IDENTITY_URL, HUB_URL must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host only',
+    );
+    expect(() => loadConfig({ ...fora, APP_ENV: 'PRODUCTION', FILES_URL: 'http://files.example.com' })).toThrow(/^invalid configuration: FILES_URL must be https/);
+    const local = loadConfig({ ...fora, IDENTITY_URL: 'http://127.0.0.1:4001', HUB_URL: 'http://localhost:4003', SALES_URL: 'http://[::1]:4005' });
+    expect([local.servicos.identity.url, local.servicos.hub.url, local.servicos.sales.url]).toEqual(['http://127.0.0.1:4001', 'http://localhost:4003', 'http://[::1]:4005']);
+    expect(loadConfig({ IDENTITY_URL: 'http://identity.interno:4001' }).servicos.identity.url).toBe('http://identity.interno:4001');
+  });
+
   test('outside LOCALHOST, TRUST_PROXY=true (any X-Forwarded-For believed) and a password cost below 14 stop the start; in LOCALHOST both are taken', () => {
     const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
     const fora = { APP_ENV: 'PRODUCTION', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
