@@ -1,4 +1,4 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors, JSONWebKeySet, jwtVerify, JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, errors, ExportedJWKSCache, JSONWebKeySet, JWKSCacheInput, jwksCache, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
 import { ErroDeDominio, naoAutenticado } from './errors';
@@ -70,19 +70,30 @@ const faltouOConjunto = (err: unknown) =>
 const PAUSA_APOS_FALHA_MS = 30_000;
 
 /**
- * Identity's key set fetched and cached (jose fetches again after `validadeMs`, and on an unknown
- * kid). When a fetch fails, the set fetched last still verifies: a token signed with a known key
- * stays good while identity is out of reach, instead of every token unseen before getting a 401;
- * and for PAUSA_APOS_FALHA_MS no request waits on another fetch (up to 5 s against a host that
- * does not answer). With no set known, the answer is 503 (IdentityForaDoAlcance).
+ * How long after it was fetched the last key set still verifies while identity is out of reach:
+ * a key identity has dropped (rotated out, or leaked) must not sign its way into a service cut
+ * off from identity for good. Past it, every token unseen in the last minute is a 503.
  */
-export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000): JWTVerifyGetKey {
-  const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs });
+export const IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS = 24 * 3600_000;
+
+/**
+ * Identity's key set fetched and cached (jose fetches again after `validadeMs`, and on an unknown
+ * kid). When a fetch fails, the set fetched last still verifies, for `idadeMaximaMs` after it was
+ * fetched: a token signed with a known key stays good while identity is out of reach, instead of
+ * every token unseen before getting a 401; and for PAUSA_APOS_FALHA_MS no request waits on another
+ * fetch (up to 5 s against a host that does not answer). With no set known, or the last one too
+ * old, the answer is 503 (IdentityForaDoAlcance).
+ */
+export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000, idadeMaximaMs = IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS): JWTVerifyGetKey {
+  // jose writes the set and the time of its fetch here
+  const buscado: Partial<ExportedJWKSCache> = {};
+  const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs, [jwksCache]: buscado as JWKSCacheInput });
   let falhouEm = -Infinity;
   let ultimaFalha: unknown;
   const dasUltimas: JWTVerifyGetKey = async (cabecalho, token) => {
     const ultimas = remotas.jwks();
     if (!ultimas) throw new IdentityForaDoAlcance('key set not fetched', { cause: ultimaFalha });
+    if (Date.now() - (buscado.uat ?? 0) > idadeMaximaMs) throw new IdentityForaDoAlcance('last key set fetched too long ago', { cause: ultimaFalha });
     try {
       return await createLocalJWKSet(ultimas)(cabecalho, token);
     } catch (err) {

@@ -67,6 +67,17 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
   expect(await tipoDoErro(autenticar(await token(outra, 'k9')))).toBe('indisponivel');
 });
 
+test('the last key set verifies for a bounded time after it was fetched: past it, with identity still out of reach, tokens are 503', async () => {
+  const identity = await identityFalso();
+  const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50, 600));
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  await identity.fechar();
+  await new Promise((r) => setTimeout(r, 100));
+  expect((await autenticar(await token())).tipo).toBe('usuario');
+  await new Promise((r) => setTimeout(r, 600));
+  expect(await tipoDoErro(autenticar(await token()))).toBe('indisponivel');
+});
+
 test('a 200 that is no key set (a proxy\'s page, an error in JSON) counts as the set out of reach: the last one verifies, and the fetch pauses', async () => {
   const identity = await identityFalso();
   try {
