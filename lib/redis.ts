@@ -26,10 +26,14 @@ const OPCOES: Record<TipoDeConexao, RedisOptions> = {
   // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a queue,
   // retry every failed job) may take Redis longer than a request's command
   painel: FALHA_LOGO,
-  // the rate limits': a public route counts every request, so the counts of the requests read in
-  // one turn of the event loop leave in one write (auto-pipelining halved Redis's CPU per CNPJ
-  // lookup). Not the queues' connection: BullMQ is not known to work with it.
-  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, enableAutoPipelining: true },
+  // the public routes' rate limits: every request is counted, so the counts of the requests read
+  // in one turn of the event loop leave in one write (auto-pipelining halved Redis's CPU per CNPJ
+  // lookup). It sends one batch at a time, so a Redis that stops answering would hold each next
+  // batch behind the last one's deadline: a connection silent that long is dropped instead, and
+  // until it is back every count falls to the in-memory one at once. Not the queues' connection:
+  // BullMQ is not known to work with auto-pipelining; nor a count whose order matters (the
+  // dashboard's, where a read must come after the failures sent before it).
+  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, socketTimeout: PRAZO_DO_COMANDO_MS, enableAutoPipelining: true },
 };
 
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {

@@ -274,7 +274,7 @@ export async function manterRepetiveis(filas: string[], cadaMs = 5 * 60_000): Pr
 
 export async function iniciarDashboard(porta = config().dashboard.porta) {
   conferirCredenciaisDoDashboard();
-  await Promise.all([esperarRedis(), esperarRedis('limites')]);
+  await esperarRedis();
   return escutar(appDoDashboard(), porta, 'dashboard', config().listenHost);
 }
 

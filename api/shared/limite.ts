@@ -23,13 +23,15 @@ export function chaveDoCliente(ip: string | undefined): string {
 /**
  * A count of `pontos` per `duracaoS` seconds by client key, named `nome`, in Redis so every process
  * shares it, with an in-memory count of the same size standing in while Redis is out of reach;
- * made at its first use (Redis is not opened before).
+ * made at its first use (Redis is not opened before). On the rate limits' connection, whose
+ * commands may reach Redis after others sent later (lib/redis.ts); `conexao` 'produtor' for a
+ * count that must be read in the order of its requests.
  */
-export function contagemPorEndereco(nome: string, pontos: number, duracaoS: number): () => RateLimiterRedis {
+export function contagemPorEndereco(nome: string, pontos: number, duracaoS: number, conexao: 'limites' | 'produtor' = 'limites'): () => RateLimiterRedis {
   let limitador: RateLimiterRedis | undefined;
   return () =>
     (limitador ??= new RateLimiterRedis({
-      storeClient: redis('limites'),
+      storeClient: redis(conexao),
       keyPrefix: `${config().queuePrefix}:limite:${nome}`,
       points: pontos,
       duration: duracaoS,

@@ -72,6 +72,9 @@ test('a Redis that stops answering: the rate-limited lookup falls back to its in
     const limite = PRAZO_DO_COMANDO_MS + 2000;
     const consulta = await dentroDe(leads.get(`/api/cnpj/${cnpj}`), limite);
     expect(consulta?.status).toBe(404);
+    // the rate limits' connection, silent that long, was dropped: the next lookups are counted in
+    // memory at once, not each one behind another deadline
+    for (let i = 0; i < 3; i++) expect((await dentroDe(leads.get(`/api/cnpj/${cnpj}`), 1000))?.status).toBe(404);
     // its count is cached in Redis: unanswered, the listing is a dependency away (503), not an internal error
     const listagem = await dentroDe(leads.get('/api/empresas', { token: master, query: { uf: 'SP' } }), limite);
     expect(listagem?.status).toBe(503);
