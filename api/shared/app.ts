@@ -4,6 +4,7 @@ import Joi from 'joi';
 import { match } from 'path-to-regexp';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
+import { dentroDe } from '../../lib/lifecycle';
 import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
 import { enviarProblema, naoEncontradoRota, tratadorDeErros } from './http-errors';
@@ -75,7 +76,10 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
       outrasRespostas: { '503': 'Banco de dados ou Redis sem resposta' },
       tratar: async () => {
         try {
-          await def.pronto();
+          // a frozen server never answers, nor fails: the probe is told in time
+          const conferencia = def.pronto();
+          if (!(await dentroDe(conferencia, PRAZO_DA_PRONTIDAO_MS))) throw new Error(`sem resposta em ${PRAZO_DA_PRONTIDAO_MS} ms`);
+          await conferencia;
         } catch (err) {
           // the answer names no part; the operator reads which one failed, and why, here
           logger('http').warn({ servico: def.nome, err: (err as Error).message }, 'não está pronto');
@@ -126,6 +130,9 @@ function metodosDoCaminho(rotas: Rota[]): RequestHandler {
     enviarProblema(res, 405, 'metodo_nao_permitido', `Este caminho não aceita ${req.method}; aceita ${allow}.`);
   };
 }
+
+/** How long readiness waits for its dependencies before answering 503. */
+export const PRAZO_DA_PRONTIDAO_MS = 2000;
 
 export function criarApp(def: DefinicaoDoServico): Express {
   const app = express();

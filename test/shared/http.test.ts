@@ -9,7 +9,7 @@ import { createConnection } from 'mysql2/promise';
 import { DatabaseError, HostNotFoundError, Sequelize } from 'sequelize';
 import http from 'node:http';
 import Joi from 'joi';
-import { criarApp } from '../../api/shared/app';
+import { criarApp, PRAZO_DA_PRONTIDAO_MS } from '../../api/shared/app';
 import { Autenticador } from '../../api/shared/auth';
 import { naoAutenticado } from '../../api/shared/errors';
 import { pagina, tamanho } from '../../api/shared/paginacao';
@@ -28,6 +28,8 @@ const autenticar: Autenticador = async (token) => {
 };
 
 let prontoFalha = false;
+/** a dependency that stops answering (a frozen server): its check never settles */
+let prontoSemResposta = false;
 const SOCKET_AUSENTE = path.join(tmpdir(), `sem-banco-${process.pid}.sock`);
 const rotas: Rota[] = [
   {
@@ -161,6 +163,7 @@ beforeAll(async () => {
     rotas,
     autenticar,
     pronto: async () => {
+      if (prontoSemResposta) await new Promise(() => undefined);
       if (prontoFalha) throw new Error('banco fora');
     },
   });
@@ -385,5 +388,19 @@ describe('health routes (DESIGN §4)', () => {
     expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ err: 'banco fora' })]);
     prontoFalha = false;
     expect((await api.get('/pronto')).status).toBe(200);
+  });
+
+  test('/pronto answers 503 within its deadline when a dependency stops answering, instead of hanging with it', async () => {
+    prontoSemResposta = true;
+    try {
+      mockRegistros.splice(0);
+      const inicio = Date.now();
+      esperarProblema(await api.get('/pronto'), 503);
+      expect(Date.now() - inicio).toBeGreaterThanOrEqual(PRAZO_DA_PRONTIDAO_MS - 50);
+      expect(Date.now() - inicio).toBeLessThan(PRAZO_DA_PRONTIDAO_MS + 1500);
+      expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ err: expect.stringMatching(/sem resposta/) })]);
+    } finally {
+      prontoSemResposta = false;
+    }
   });
 });
