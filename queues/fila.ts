@@ -204,10 +204,13 @@ export const tokenDaFila = {
 export const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:tokens-dos-chamadores:${def.nome}`;
 const TOKENS_GUARDADOS = 10;
 
-/** Identity refused (401, 403) a caller's token a job acted with. */
+/**
+ * Identity refused (401, 403) a caller's token a job acted with. Its status is not named `status`:
+ * the error handler answers a caller with an error's own `status`, and this is no fault of theirs.
+ */
 export class TokenRecusado extends Error {
   constructor(
-    readonly status: 401 | 403,
+    readonly statusDoIdentity: 401 | 403,
     mensagem: string,
   ) {
     super(mensagem);

@@ -126,7 +126,7 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
   // the hub's own token refused is not reused: the next sync asks for a new one (identity may have
   // new keys), whether the listing or a departure's confirmation, which the sync outlives, was refused
   const aoRecusar = (err: unknown) => {
-    if (!tokenDoChamador && err instanceof TokenRecusado && err.status === 401) esquecerTokenDoServico('hub', token);
+    if (!tokenDoChamador && err instanceof TokenRecusado && err.statusDoIdentity === 401) esquecerTokenDoServico('hub', token);
   };
   // one at a time across the hub's processes: a master's sync and another's, on two workers, would
   // both create an application new to both, and the second would fail on its unique key

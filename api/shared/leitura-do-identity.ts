@@ -1,10 +1,13 @@
 import { config } from '../../config';
 import { TokenRecusado } from '../../queues/fila';
 
-/** Identity answered a GET with an error other than a refused token (404: no such record). */
+/**
+ * Identity answered a GET with an error other than a refused token (404: no such record). Its
+ * status is not named `status`: the error handler answers a caller with an error's own `status`.
+ */
 export class RespostaDeErroDoIdentity extends Error {
   constructor(
-    readonly status: number,
+    readonly statusDoIdentity: number,
     mensagem: string,
   ) {
     super(mensagem);
@@ -37,7 +40,7 @@ export async function lerDoIdentitySeExistir<T>(caminho: string, token: string):
   try {
     return await lerDoIdentity<T>(caminho, token);
   } catch (err) {
-    if (err instanceof RespostaDeErroDoIdentity && err.status === 404) return null;
+    if (err instanceof RespostaDeErroDoIdentity && err.statusDoIdentity === 404) return null;
     throw err;
   }
 }

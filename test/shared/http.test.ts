@@ -12,6 +12,8 @@ import Joi from 'joi';
 import { criarApp, PRAZO_DA_PRONTIDAO_MS } from '../../api/shared/app';
 import { Autenticador } from '../../api/shared/auth';
 import { naoAutenticado } from '../../api/shared/errors';
+import { RespostaDeErroDoIdentity } from '../../api/shared/leitura-do-identity';
+import { TokenRecusado } from '../../queues/fila';
 import { pagina, tamanho } from '../../api/shared/paginacao';
 import { Rota } from '../../api/shared/rotas';
 import { esperarAte } from '../helpers/espera';
@@ -72,6 +74,19 @@ const rotas: Rota[] = [
       // a route that lets caches keep its answers, failing: the failure must not be kept
       res.setHeader('Cache-Control', 'public, max-age=3600');
       throw new Error("ER_PARSE_ERROR: You have an error in your SQL syntax near 'SELECT * FROM usuario' at /app/x.ts:1:2");
+    },
+  },
+  // identity refusing the service's own token, or answering an error, while the route read from it:
+  // the service's failure, not the caller's
+  {
+    metodo: 'get',
+    caminho: '/identity-recusou/:qual',
+    operacao: 'identity_recusou',
+    resumo: 'identity refused what the service asked',
+    acesso: 'publico',
+    tratar: (req) => {
+      if (req.params.qual === 'token') throw new TokenRecusado(401, 'identity refused the token (401) to GET /usuario/filtro');
+      throw new RespostaDeErroDoIdentity(404, 'identity answered 404 to GET /usuario/x');
     },
   },
   // the database out of reach, for real: a Unix socket not there (yet), as MYSQL_URL's socketPath may name
@@ -320,6 +335,15 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     // the route had said caches could keep its answer: not this one
     expect(res.headers.get('cache-control')).toBeNull();
   });
+});
+
+test("identity refusing the service's own token or answering an error is the service's failure: 500, not the caller's 401 or 404", async () => {
+  for (const qual of ['token', 'resposta']) {
+    const res = await api.get(`/identity-recusou/${qual}`);
+    esperarProblema(res, 500);
+    expect(res.headers.get('www-authenticate')).toBeNull();
+    expect(res.text).not.toMatch(/identity|usuario/);
+  }
 });
 
 describe('a streamed answer that breaks off', () => {
