@@ -30,17 +30,20 @@ const bloqueado = (ate: Date, agora: Date) =>
  * An e-mail no user has is locked as a user's login is (five failures, the fifth answering 401,
  * then 423 for 15 minutes): otherwise a known e-mail answered 423 from its sixth attempt and an
  * unknown one never did, telling who has an account. Counted in Redis under the e-mail's digest
- * (no address kept), in one script so that a burst is counted as a user's is. Answers the lock's
- * remaining ms when already locked (the attempt is not counted), else 0.
+ * (no address kept), in one script so that a burst is counted as a user's is. The lock keeps its
+ * end as a user's row does (the locking attempt's start plus BLOQUEIO_MS, to the millisecond), so
+ * every 423 names the same instant: one computed from the time left would move from call to call,
+ * and tell an unknown e-mail from a user's. Answers that end when already locked (the attempt is
+ * not counted), else 0.
  */
 const FALHA_DE_DESCONHECIDO = `
-local resta = redis.call('PTTL', KEYS[2])
-if resta > 0 then return resta end
+local fim = tonumber(redis.call('GET', KEYS[2]))
+if fim and fim > tonumber(ARGV[4]) then return fim end
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 if n >= tonumber(ARGV[2]) then
   redis.call('DEL', KEYS[1])
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+  redis.call('SET', KEYS[2], tostring(tonumber(ARGV[4]) + tonumber(ARGV[3])), 'PX', ARGV[3])
 end
 return 0`;
 
@@ -55,19 +58,22 @@ const chavesDoDesconhecido = (email: string) => {
 
 /** The lock of an unknown e-mail, before its (slow) password check, as a user's is read first. */
 async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promise<void> {
-  const resta = await redis('produtor')
-    .pttl(chavesDoDesconhecido(email).bloqueio)
-    .catch(() => -2);
-  if (resta > 0) throw bloqueado(new Date(agora.getTime() + resta), agora);
+  const fim = await redis('produtor')
+    .get(chavesDoDesconhecido(email).bloqueio)
+    .then(Number, () => 0);
+  if (fim > agora.getTime()) throw bloqueado(new Date(fim), agora);
 }
 
-/** Counts a failure of an unknown e-mail: 401, or 423 when a lock was set meanwhile. Redis out of reach: 401 uncounted. */
+/**
+ * Counts a failure of an unknown e-mail (`agora`: the attempt's start): 401, or 423 when a lock was
+ * set meanwhile. Redis out of reach: 401 uncounted.
+ */
 async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
-  const resta = await redis('produtor')
-    .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_DESCONHECIDO_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS)
+  const fim = await redis('produtor')
+    .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_DESCONHECIDO_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS, agora.getTime())
     .then(Number, () => 0);
-  if (resta > 0) throw bloqueado(new Date(agora.getTime() + resta), agora);
+  if (fim > 0) throw bloqueado(new Date(fim), agora);
   throw credenciaisInvalidas();
 }
 

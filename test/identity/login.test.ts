@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { hashDeSenha } from '../../api/identity/senhas';
 import { config } from '../../config';
 import { novaConexao } from '../../lib/database';
+import { redis } from '../../lib/redis';
 import { Usuario } from '../../models/identity';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -157,6 +159,33 @@ test('an e-mail no user has is locked alike (no hint of who exists): five 401s, 
   const outro = `rajada-${Date.now()}@exemplo.test`;
   const rajada = await Promise.all(Array.from({ length: 8 }, (_, i) => entrar(outro, `Rajada-${i}-Errada`)));
   expect(rajada.map((r) => r.status).sort()).toEqual([401, 401, 401, 401, 401, 423, 423, 423]);
+});
+
+test('every 423 of a lock names the same instant, the locking attempt\'s start plus 15 minutes, for a user and for an e-mail no user has alike', async () => {
+  const fimDoBloqueio = async (email: string) => {
+    let inicioDaQuinta = 0;
+    for (let i = 0; i < 5; i++) {
+      inicioDaQuinta = Date.now();
+      esperarProblema(await entrar(email, `Errada-${i}-Senha`), 401);
+    }
+    const fimDaQuinta = Date.now();
+    const instantes = new Set<string>();
+    for (let i = 0; i < 3; i++) instantes.add(/até (\S+)\.$/.exec(esperarProblema(await entrar(email, 'Outra-Errada-1'), 423).detail!)![1]);
+    expect(instantes.size).toBe(1);
+    const [fim] = [...instantes].map((t) => new Date(t).getTime());
+    expect(fim).toBeGreaterThanOrEqual(inicioDaQuinta + 15 * 60_000);
+    expect(fim).toBeLessThanOrEqual(fimDaQuinta + 15 * 60_000);
+    return [...instantes][0];
+  };
+  const u = await id.criarUsuario();
+  const doUsuario = await fimDoBloqueio(u.email);
+  expect(doUsuario).toBe((await ler(u.id)).bloqueado_ate);
+  // an unknown e-mail's lock keeps its end as the row does, not a time left that each call would
+  // add to its own clock (a 423 moving by a millisecond from call to call told who had no account)
+  const ninguem = `ninguem-instante-${Date.now()}@exemplo.test`;
+  const doDesconhecido = await fimDoBloqueio(ninguem);
+  const chave = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(ninguem).digest('hex')}:bloqueio`;
+  expect(new Date(Number(await redis('produtor').get(chave))).toISOString()).toBe(doDesconhecido);
 });
 
 test('a master setting a new password lifts the lock at once (anyone may lock a login: it is public)', async () => {
