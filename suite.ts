@@ -24,11 +24,12 @@ const AJUDA = `usage: suite <command>
   rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
   import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
   remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)
+  unlock-login <email>   lift the login lock of <email> and restart its count of failures (a master locked out)
   retry-attachment-copies [--conversa <id>]
                          new attempts, enqueued now, for the sales attachment copies that used up theirs or stopped`;
 
 /** Commands that print their result on stdout: their logs go to stderr, so the result can be piped. */
-const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'retry-attachment-copies']);
+const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'unlock-login', 'retry-attachment-copies']);
 
 /**
  * A one-shot command's run: its result as a JSON line on stdout, exit code 0. Failed until known
@@ -61,6 +62,7 @@ const ARGUMENTOS: Record<string, [number, number]> = {
   'rotate-hub-key': [0, 0],
   'import-cnpj': [1, 1],
   'remove-app-files': [1, 1],
+  'unlock-login': [1, 1],
   'retry-attachment-copies': [0, 2],
 };
 
@@ -129,6 +131,18 @@ async function main(argv: string[]): Promise<void> {
           ),
         }),
         RemocaoRecusada,
+      );
+    }
+    case 'unlock-login': {
+      const { identity } = await import('./api/identity');
+      const { desbloquearLogin, DesbloqueioRecusado } = await import('./api/identity/login');
+      return comResultado(
+        'unlock-login',
+        async () => {
+          await abrirServico(identity);
+          return desbloquearLogin(args[0]);
+        },
+        DesbloqueioRecusado,
       );
     }
     case 'retry-attachment-copies': {

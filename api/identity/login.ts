@@ -7,6 +7,7 @@ import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
 import { hashDeSenha, hashDesatualizado, senhaConfere } from './senhas';
+import { email as emailValido } from './schemas';
 import { eMaster, porEmail, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
@@ -75,6 +76,35 @@ async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
     .then(Number, () => 0);
   if (fim > 0) throw bloqueado(new Date(fim), agora);
   throw credenciaisInvalidas();
+}
+
+/** `unlock-login` refused: nothing was changed. */
+export class DesbloqueioRecusado extends Error {}
+
+export interface Desbloqueio {
+  email: string;
+  /** the user of that e-mail, or null for an e-mail no user has */
+  usuario_id: string | null;
+  estava_bloqueado: boolean;
+}
+
+/**
+ * `suite unlock-login <email>`: lifts the login lock of `email` and restarts its count of failures,
+ * as a master's new password does, but without one. Anyone may lock a login (it is public), the
+ * masters' among them: when every master is locked out, this is the way back in without SQL. An
+ * e-mail no user has is unlocked alike (its lock lives in Redis).
+ */
+export async function desbloquearLogin(dado: string): Promise<Desbloqueio> {
+  const { value: email, error } = emailValido().required().validate(dado);
+  if (error) throw new DesbloqueioRecusado(`not an e-mail address: ${error.message}`);
+  const agora = new Date();
+  const { falhas, bloqueio } = chavesDoDesconhecido(email);
+  const fimDoDesconhecido = Number(await redis('produtor').get(bloqueio));
+  await redis('produtor').del(falhas, bloqueio);
+  const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id', 'bloqueado_ate'] });
+  if (u) await Usuario.update({ bloqueado_ate: null, falhas_de_login: 0 }, { where: { id: u.id } });
+  const estava_bloqueado = u ? u.bloqueado_ate !== null && u.bloqueado_ate > agora : fimDoDesconhecido > agora.getTime();
+  return { email, usuario_id: u?.id ?? null, estava_bloqueado };
 }
 
 /** The user's password as the login read it before checking it: its hash, and when it last changed. */

@@ -7,7 +7,7 @@ import { id, pagina, tamanho, texto } from '../shared/paginacao';
  * combining accent is one address, and without invisible or control characters (`admin\u200b@...`
  * would look like another user's address everywhere it is shown).
  */
-const email = () =>
+export const email = () =>
   Joi.string()
     .trim()
     .normalize('NFC')
