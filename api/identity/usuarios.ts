@@ -248,27 +248,32 @@ async function mudarUsuario(
  */
 export async function publicarMastersDoAmbiente(): Promise<number> {
   const atuais = [...new Set(config().identity.masterEmails)].sort();
-  const eventos: string[] = [];
-  await banco('identity').transaction(async (transaction) => {
-    const [publicada] = await banco('identity').query<{ emails: string }>('SELECT emails FROM master_emails_publicados WHERE id = 1 FOR UPDATE', {
-      transaction,
-      type: QueryTypes.SELECT,
-    });
-    const anteriores = JSON.parse(publicada.emails) as string[];
-    const mudaram = [...atuais.filter((e) => !anteriores.includes(e)), ...anteriores.filter((e) => !atuais.includes(e))];
-    if (!mudaram.length) return;
-    // under the rows' lock, as any change of them: a PATCH made meanwhile by a process still running
-    // is stored before or after this event, never overtaken by an older copy of the user
-    const travados = await Usuario.findAll({
-      where: { perfil: 'colaborador', [Op.and]: [where(col('email_unico'), { [Op.in]: mudaram })] },
-      attributes: ['id'],
-      transaction,
-      lock: transaction.LOCK.UPDATE,
-    });
-    const usuarios = await Usuario.findAll({ where: { id: travados.map((u) => u.id) }, include: comCadastros, order: [['id', 'ASC']], transaction });
-    for (const u of usuarios) eventos.push(await registrarEvento('colaborador.atualizado', { ...usuarioJson(u) }, transaction));
-    await banco('identity').query('UPDATE master_emails_publicados SET emails = ? WHERE id = 1', { replacements: [JSON.stringify(atuais)], transaction });
-  });
+  // a PATCH locking its target's row, then its author's, may deadlock with this walk of several rows:
+  // tried again, as every transaction that locks rows (else the API's start fails on it)
+  const eventos = await repetirEmConflito('publicar masters do ambiente', () =>
+    banco('identity').transaction(async (transaction) => {
+      const guardados: string[] = [];
+      const [publicada] = await banco('identity').query<{ emails: string }>('SELECT emails FROM master_emails_publicados WHERE id = 1 FOR UPDATE', {
+        transaction,
+        type: QueryTypes.SELECT,
+      });
+      const anteriores = JSON.parse(publicada.emails) as string[];
+      const mudaram = [...atuais.filter((e) => !anteriores.includes(e)), ...anteriores.filter((e) => !atuais.includes(e))];
+      if (!mudaram.length) return guardados;
+      // under the rows' lock, as any change of them: a PATCH made meanwhile by a process still running
+      // is stored before or after this event, never overtaken by an older copy of the user
+      const travados = await Usuario.findAll({
+        where: { perfil: 'colaborador', [Op.and]: [where(col('email_unico'), { [Op.in]: mudaram })] },
+        attributes: ['id'],
+        transaction,
+        lock: transaction.LOCK.UPDATE,
+      });
+      const usuarios = await Usuario.findAll({ where: { id: travados.map((u) => u.id) }, include: comCadastros, order: [['id', 'ASC']], transaction });
+      for (const u of usuarios) guardados.push(await registrarEvento('colaborador.atualizado', { ...usuarioJson(u) }, transaction));
+      await banco('identity').query('UPDATE master_emails_publicados SET emails = ? WHERE id = 1', { replacements: [JSON.stringify(atuais)], transaction });
+      return guardados;
+    }),
+  );
   await enfileirar(eventos);
   return eventos.length;
 }
