@@ -24,8 +24,7 @@ export const FALHAS_NO_DASHBOARD = 10;
  * address gets 429, right credentials included, until the quarter of an hour of its first ends.
  */
 export function autenticacaoBasica(usuario: string, senha: string) {
-  // on the producers' connection, which sends each command as it comes: see below
-  const obter = contagemPorEndereco('dashboard-falhas', FALHAS_NO_DASHBOARD, 15 * 60, 'produtor');
+  const obter = contagemPorEndereco('dashboard-falhas', FALHAS_NO_DASHBOARD, 15 * 60);
   const esperar = (res: Response, msAntesDaProxima: number) => {
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(msAntesDaProxima / 1000))));
     res.status(429).end();

@@ -16,6 +16,8 @@ export type TipoDeConexao = 'worker' | 'produtor' | 'painel' | 'limites';
 
 /** A producer's command answered later than this is taken for Redis out of reach. */
 export const PRAZO_DO_COMANDO_MS = 3000;
+/** The rate limits' connection, silent this long while it waits for an answer, is dropped. */
+export const SILENCIO_DOS_LIMITES_MS = 2000;
 
 const compartilhadas = new Map<TipoDeConexao, IORedis>();
 
@@ -29,11 +31,11 @@ const OPCOES: Record<TipoDeConexao, RedisOptions> = {
   // the public routes' rate limits: every request is counted, so the counts of the requests read
   // in one turn of the event loop leave in one write (auto-pipelining halved Redis's CPU per CNPJ
   // lookup). It sends one batch at a time, so a Redis that stops answering would hold each next
-  // batch behind the last one's deadline: a connection silent that long is dropped instead, and
-  // until it is back every count falls to the in-memory one at once. Not the queues' connection:
-  // BullMQ is not known to work with auto-pipelining; nor a count whose order matters (the
-  // dashboard's, where a read must come after the failures sent before it).
-  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, socketTimeout: PRAZO_DO_COMANDO_MS, enableAutoPipelining: true },
+  // batch behind the last one's deadline: a connection silent for SILENCIO_DOS_LIMITES_MS is dropped
+  // instead, before any command's own deadline fires (else the batch sent in between waited one
+  // more), and until it is back every count falls to the in-memory one at once. Not the queues'
+  // connection: BullMQ is not known to work with auto-pipelining; nor a count whose order matters.
+  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, socketTimeout: SILENCIO_DOS_LIMITES_MS, enableAutoPipelining: true },
 };
 
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {

@@ -23,11 +23,12 @@ export function chaveDoCliente(ip: string | undefined): string {
 /**
  * A count of `pontos` per `duracaoS` seconds by client key, named `nome`, in Redis so every process
  * shares it, with an in-memory count of the same size standing in while Redis is out of reach;
- * made at its first use (Redis is not opened before). On the rate limits' connection, whose
- * commands may reach Redis after others sent later (lib/redis.ts); `conexao` 'produtor' for a
- * count that must be read in the order of its requests.
+ * made at its first use (Redis is not opened before). On the producers' connection, which sends
+ * each command as it comes, so a read of the count follows the increments sent before it;
+ * `conexao` 'limites' for a count only ever incremented, whose commands may then be sent together
+ * (lib/redis.ts).
  */
-export function contagemPorEndereco(nome: string, pontos: number, duracaoS: number, conexao: 'limites' | 'produtor' = 'limites'): () => RateLimiterRedis {
+export function contagemPorEndereco(nome: string, pontos: number, duracaoS: number, conexao: 'limites' | 'produtor' = 'produtor'): () => RateLimiterRedis {
   let limitador: RateLimiterRedis | undefined;
   return () =>
     (limitador ??= new RateLimiterRedis({
@@ -44,7 +45,7 @@ export function contagemPorEndereco(nome: string, pontos: number, duracaoS: numb
  * shares it; while Redis is out of reach an in-memory limiter of the same size stands in.
  */
 export function limitePorEndereco(nome: string, porMinuto: number): RequestHandler {
-  const obter = contagemPorEndereco(nome, porMinuto, 60);
+  const obter = contagemPorEndereco(nome, porMinuto, 60, 'limites');
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       await obter().consume(chaveDoCliente(req.ip));

@@ -47,7 +47,7 @@ function esperarLimite(res: Resposta) {
 test('the first lookup after the service starts is counted in Redis, where every process reads the count', async () => {
   const endereco = novoEndereco();
   expect((await buscar(CNPJ, endereco)).status).toBe(200);
-  const contagem = await contagemPorEndereco('leads-cnpj', 3, 60)().get(endereco['x-forwarded-for']);
+  const contagem = await contagemPorEndereco('leads-cnpj', 3, 60, 'limites')().get(endereco['x-forwarded-for']);
   expect(contagem?.consumedPoints).toBe(1);
 });
 
@@ -80,7 +80,7 @@ test('the count is per client address: another address still gets the record', a
 test('the count is kept in Redis, shared by every process: what another process counted refuses this one', async () => {
   const endereco = novoEndereco();
   // the same count as another process of the service would make it: its own limiter object
-  const deOutroProcesso = contagemPorEndereco('leads-cnpj', 3, 60)();
+  const deOutroProcesso = contagemPorEndereco('leads-cnpj', 3, 60, 'limites')();
   for (let i = 0; i < 3; i++) await deOutroProcesso.consume(endereco['x-forwarded-for']);
   esperarLimite(await buscar(CNPJ, endereco));
   expect((await buscar(CNPJ, novoEndereco())).status).toBe(200);
