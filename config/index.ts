@@ -104,7 +104,7 @@ export interface Config {
   };
 }
 
-/** https, or http to this machine's own loopback (a sidecar proxy that adds TLS, say). */
+/** https, or http to this machine's own loopback (a local proxy that adds TLS, say). */
 function urlProtegida(url: string): boolean {
   const u = new URL(url);
   if (u.protocol === 'https:') return true;
@@ -255,6 +255,7 @@ const envSchema = Joi.object({
   HUB_RETENCAO_DIAS: Joi.number().integer().min(1).default(30),
   HUB_CHAVE_PRIVADA_ARQUIVO: Joi.string(),
   HUB_PERMITIR_DESTINOS_PRIVADOS: Joi.boolean(),
+  PERMITIR_HTTP_ENTRE_SERVICOS: Joi.boolean().default(false),
   HUB_REDES_PERMITIDAS: Joi.string().custom(listaDeRedes, 'CIDR list'),
   // renewed every half lock while the job runs: a lock shorter than a stall of the worker's event
   // loop (or of its Redis) has the job taken for a dead worker's and sent twice
@@ -335,8 +336,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (faltando.length) throw new ConfigError(`invalid configuration: ${faltando.join(', ')} required outside LOCALHOST`);
     // tokens (masters' among them) and applications' client secrets travel on these addresses
     const emClaro = NOMES_DOS_SERVICOS.filter((n) => !urlProtegida(servicos[n].url)).map((n) => `${SERVICOS[n].env}_URL`);
-    if (emClaro.length) {
-      throw new ConfigError(`invalid configuration: ${emClaro.join(', ')} must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host only`);
+    if (emClaro.length && !value.PERMITIR_HTTP_ENTRE_SERVICOS) {
+      throw new ConfigError(
+        `invalid configuration: ${emClaro.join(', ')} must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host, or everywhere with PERMITIR_HTTP_ENTRE_SERVICOS=true where the network encrypts it (a service mesh's mTLS)`,
+      );
     }
     // `true` believes the first X-Forwarded-For address, which the client writes: each request could
     // name a fresh address and pass every per-address limit (logins, the CNPJ lookup, the dashboard)

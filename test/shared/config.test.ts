@@ -98,12 +98,16 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.hub.url).toBe('https://hub.example.com');
   });
 
-  test('outside LOCALHOST a service address must be https, http taken for a loopback host only, every offender named in one message; LOCALHOST takes http', () => {
+  test('outside LOCALHOST a service address must be https, http taken for a loopback host or when the operator says the network encrypts, every offender named in one message; LOCALHOST takes http', () => {
     const urls = Object.fromEntries(['IDENTITY', 'LEADS', 'HUB', 'INTRANET', 'SALES', 'AI', 'TRACING', 'FILES'].map((x) => [`${x}_URL`, `https://${x.toLowerCase()}.example.com`]));
     const fora = { APP_ENV: 'SANDBOX', ...urls, IDENTITY_CHAVE_PRIVADA_ARQUIVO: '/run/secrets/chave.pem' };
-    expect(() => loadConfig({ ...fora, IDENTITY_URL: 'http://identity.interno:4001', HUB_URL: 'http://10.0.0.7:4003' })).toThrow(
-      'invalid configuration: IDENTITY_URL, HUB_URL must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host only',
+    const emClaro = { IDENTITY_URL: 'http://identity.interno:4001', HUB_URL: 'http://10.0.0.7:4003' };
+    expect(() => loadConfig({ ...fora, ...emClaro })).toThrow(
+      'invalid configuration: IDENTITY_URL, HUB_URL must be https outside LOCALHOST (tokens and client secrets travel on them); http is taken for a loopback host, or everywhere with PERMITIR_HTTP_ENTRE_SERVICOS=true where the network encrypts it (a service mesh\'s mTLS)',
     );
+    // a network that encrypts on its own (a mesh's mTLS): the operator says so
+    expect(loadConfig({ ...fora, ...emClaro, PERMITIR_HTTP_ENTRE_SERVICOS: 'true' }).servicos.identity.url).toBe('http://identity.interno:4001');
+    expect(() => loadConfig({ ...fora, ...emClaro, PERMITIR_HTTP_ENTRE_SERVICOS: 'false' })).toThrow(/must be https/);
     expect(() => loadConfig({ ...fora, APP_ENV: 'PRODUCTION', FILES_URL: 'http://files.example.com' })).toThrow(/^invalid configuration: FILES_URL must be https/);
     const local = loadConfig({ ...fora, IDENTITY_URL: 'http://127.0.0.1:4001', HUB_URL: 'http://localhost:4003', SALES_URL: 'http://[::1]:4005' });
     expect([local.servicos.identity.url, local.servicos.hub.url, local.servicos.sales.url]).toEqual(['http://127.0.0.1:4001', 'http://localhost:4003', 'http://[::1]:4005']);
