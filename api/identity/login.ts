@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
+import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { Autenticador, autenticadorLocal } from '../shared/auth';
@@ -8,7 +9,7 @@ import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
 import { hashDeSenha, hashDesatualizado, senhaConfere } from './senhas';
 import { email as emailValido } from './schemas';
-import { eMaster, porEmail, usuarioJson, UsuarioJson } from './usuarios';
+import { eMaster, porEmail, SEM_BLOQUEIO, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
 export const FALHAS_ATE_BLOQUEIO = 5;
@@ -20,12 +21,24 @@ export interface RespostaDeToken {
   expires_in: number;
 }
 
+const log = logger('identity-login');
+
 const credenciaisInvalidas = () => naoAutenticado('E-mail ou senha inválidos.');
 
 const bloqueado = (ate: Date, agora: Date) =>
   new ErroDeDominio('bloqueado', `Login bloqueado até ${ate.toISOString()}.`, undefined, {
     retryAfterSegundos: Math.ceil((ate.getTime() - agora.getTime()) / 1000),
   });
+
+/**
+ * Lua setting `fim` to the end (ms) of the unknown e-mail's lock kept at `chave`, 0 when none;
+ * `agora` is the attempt's start. The key keeps its end; one an earlier version wrote holds '1',
+ * its end then read from its time left.
+ */
+const fimDoBloqueioEmLua = (chave: string, agora: string) => `
+local v = redis.call('GET', ${chave})
+local fim = 0
+if v == '1' then fim = tonumber(${agora}) + redis.call('PTTL', ${chave}) elseif v then fim = tonumber(v) end`;
 
 /**
  * An e-mail no user has is locked as a user's login is (five failures, the fifth answering 401,
@@ -37,9 +50,8 @@ const bloqueado = (ate: Date, agora: Date) =>
  * and tell an unknown e-mail from a user's. Answers that end when already locked (the attempt is
  * not counted), else 0.
  */
-const FALHA_DE_DESCONHECIDO = `
-local fim = tonumber(redis.call('GET', KEYS[2]))
-if fim and fim > tonumber(ARGV[4]) then return fim end
+const FALHA_DE_DESCONHECIDO = `${fimDoBloqueioEmLua('KEYS[2]', 'ARGV[4]')}
+if fim > tonumber(ARGV[4]) then return fim end
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 if n >= tonumber(ARGV[2]) then
@@ -47,6 +59,9 @@ if n >= tonumber(ARGV[2]) then
   redis.call('SET', KEYS[2], tostring(tonumber(ARGV[4]) + tonumber(ARGV[3])), 'PX', ARGV[3])
 end
 return 0`;
+
+const FIM_DO_BLOQUEIO_DE_DESCONHECIDO = `${fimDoBloqueioEmLua('KEYS[1]', 'ARGV[1]')}
+return fim`;
 
 /** Failures of an unknown e-mail count for a day, as a user's count until a success. */
 const CONTAGEM_DE_DESCONHECIDO_MS = 24 * 3600_000;
@@ -57,11 +72,13 @@ const chavesDoDesconhecido = (email: string) => {
   return { falhas: `${base}:falhas`, bloqueio: `${base}:bloqueio` };
 };
 
+/** When the lock of an unknown e-mail ends (ms; 0 or past: none). */
+const fimDoBloqueioDoDesconhecido = (email: string, agora: Date): Promise<number> =>
+  redis('produtor').eval(FIM_DO_BLOQUEIO_DE_DESCONHECIDO, 1, chavesDoDesconhecido(email).bloqueio, agora.getTime()).then(Number);
+
 /** The lock of an unknown e-mail, before its (slow) password check, as a user's is read first. */
 async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promise<void> {
-  const fim = await redis('produtor')
-    .get(chavesDoDesconhecido(email).bloqueio)
-    .then(Number, () => 0);
+  const fim = await fimDoBloqueioDoDesconhecido(email, agora).catch(() => 0);
   if (fim > agora.getTime()) throw bloqueado(new Date(fim), agora);
 }
 
@@ -92,18 +109,27 @@ export interface Desbloqueio {
  * `suite unlock-login <email>`: lifts the login lock of `email` and restarts its count of failures,
  * as a master's new password does, but without one. Anyone may lock a login (it is public), the
  * masters' among them: when every master is locked out, this is the way back in without SQL. An
- * e-mail no user has is unlocked alike (its lock lives in Redis).
+ * e-mail no user has is unlocked alike (its lock lives in Redis); a user's is in its row, so
+ * Redis out of reach does not stop it.
  */
 export async function desbloquearLogin(dado: string): Promise<Desbloqueio> {
   const { value: email, error } = emailValido().required().validate(dado);
   if (error) throw new DesbloqueioRecusado(`not an e-mail address: ${error.message}`);
   const agora = new Date();
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
-  const fimDoDesconhecido = Number(await redis('produtor').get(bloqueio));
-  await redis('produtor').del(falhas, bloqueio);
   const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id', 'bloqueado_ate'] });
-  if (u) await Usuario.update({ bloqueado_ate: null, falhas_de_login: 0 }, { where: { id: u.id } });
-  const estava_bloqueado = u ? u.bloqueado_ate !== null && u.bloqueado_ate > agora : fimDoDesconhecido > agora.getTime();
+  let estava_bloqueado: boolean;
+  if (u) {
+    estava_bloqueado = u.bloqueado_ate !== null && u.bloqueado_ate > agora;
+    await Usuario.update(SEM_BLOQUEIO, { where: { id: u.id } });
+    // failures counted before the user existed would lock it no more: left to expire if Redis is away
+    await redis('produtor').del(falhas, bloqueio).catch(() => undefined);
+  } else {
+    estava_bloqueado = (await fimDoBloqueioDoDesconhecido(email, agora)) > agora.getTime();
+    await redis('produtor').del(falhas, bloqueio);
+  }
+  // lifting a security lock is said where operators look
+  log.warn({ usuario_id: u?.id ?? null, estava_bloqueado }, 'login desbloqueado pelo comando unlock-login');
   return { email, usuario_id: u?.id ?? null, estava_bloqueado };
 }
 
@@ -132,7 +158,7 @@ async function decidir(id: string, lida: SenhaLida, confere: boolean, agora: Dat
     const mesmoHash = u.senha_hash === lida.hash;
     const mesmaSenha = mesmoHash || (u.senha_hash !== null && u.tokens_validos_desde?.getTime() === lida.trocadaEm?.getTime());
     if (confere && mesmaSenha) {
-      const entrada = { falhas_de_login: 0, bloqueado_ate: null, ultimo_login_em: agora, ...(novoHash && mesmoHash && { senha_hash: novoHash }) };
+      const entrada = { ...SEM_BLOQUEIO, ultimo_login_em: agora, ...(novoHash && mesmoHash && { senha_hash: novoHash }) };
       return { u: await u.update(entrada, { transaction }), entrou: true };
     }
     const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;

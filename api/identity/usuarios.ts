@@ -193,6 +193,9 @@ async function emailEmUso(email: string, excetoId?: string): Promise<void> {
   if (outro && outro.id !== excetoId) throw conflito('Já existe um usuário com este e-mail.');
 }
 
+/** A login's lock lifted and its count of failures restarted (a success, a new password, `unlock-login`). */
+export const SEM_BLOQUEIO = { bloqueado_ate: null, falhas_de_login: 0 } as const;
+
 /** Which `colaborador.*` event a change makes, if any (the profile may move in or out). */
 function eventoDaMudanca(antes: PerfilDeUsuario | null, depois: PerfilDeUsuario | null): TipoDeEventoDeColaborador | null {
   const eraColaborador = antes === 'colaborador';
@@ -329,7 +332,7 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
     // a new password cuts off, at identity, every token of the user issued before (login.ts), and
     // lifts a login lock: the way a master lets in at once a user whom wrong attempts (anyone's: the
     // login is public) locked out
-    if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date(), bloqueado_ate: null, falhas_de_login: 0 });
+    if (senha_hash !== undefined) u.set({ senha_hash, tokens_validos_desde: new Date(), ...SEM_BLOQUEIO });
     // nothing collaborators see changed (a password replaced by another, with the failed logins it
     // clears, or no field at all): no event; a first password changes `tem_senha`, and a lock
     // lifted `bloqueado_ate`, which they see

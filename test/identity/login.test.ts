@@ -188,6 +188,20 @@ test('every 423 of a lock names the same instant, the locking attempt\'s start p
   expect(new Date(Number(await redis('produtor').get(chave))).toISOString()).toBe(doDesconhecido);
 });
 
+test("an unknown e-mail's lock stored by an earlier version (no end kept, only its time left) still locks, until its time left ends", async () => {
+  const ninguem = `ninguem-antigo-${Date.now()}@exemplo.test`;
+  const chave = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(ninguem).digest('hex')}:bloqueio`;
+  await redis('produtor').set(chave, '1', 'PX', 60_000);
+  const antes = Date.now();
+  const res = await entrar(ninguem, 'Errada-1-Senha');
+  const fim = new Date(/até (\S+)\.$/.exec(esperarProblema(res, 423).detail!)![1]).getTime();
+  expect(fim).toBeGreaterThan(antes + 55_000);
+  expect(fim).toBeLessThanOrEqual(Date.now() + 60_000);
+  await redis('produtor').pexpire(chave, 1);
+  await new Promise((r) => setTimeout(r, 20));
+  esperarProblema(await entrar(ninguem, 'Errada-2-Senha'), 401);
+});
+
 test('a master setting a new password lifts the lock at once (anyone may lock a login: it is public)', async () => {
   const u = await id.criarUsuario();
   for (let i = 0; i < 5; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
