@@ -34,15 +34,33 @@ export async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean
   }
 }
 
+/** How many stages the shutdown under way has reached (0 when none is under way). */
+let estagiosAlcancados = 0;
+
+const fecharLogando = (c: Closer) => c.fechar().catch((err) => logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar'));
+
+/**
+ * Registers a part to close in its stage. One opened after the shutdown under way has reached its
+ * stage (a start still going on when SIGTERM came) is closed at once: left on the list, it would
+ * never be, and a worker would go on taking jobs against closed databases until the exit.
+ */
 export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise<unknown>): void {
-  abertos[estagio].push({ nome, fechar });
+  if (ESTAGIOS.indexOf(estagio) < estagiosAlcancados) void fecharLogando({ nome, fechar });
+  else abertos[estagio].push({ nome, fechar });
 }
 
 /** Called at once when a shutdown begins, beside the HTTP stage (workers stop taking jobs). */
 const noInicio: (() => Promise<unknown>)[] = [];
 
-/** Answers a function that takes `agir` off the list (a worker closed before any shutdown). */
+/**
+ * Answers a function that takes `agir` off the list (a worker closed before any shutdown). Given
+ * once a shutdown is under way, `agir` runs at once.
+ */
 export function aoComecarOEncerramento(agir: () => Promise<unknown>): () => void {
+  if (encerrando) {
+    agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
+    return () => undefined;
+  }
   noInicio.push(agir);
   return () => {
     const i = noInicio.indexOf(agir);
@@ -76,22 +94,15 @@ export async function encerrar(): Promise<void> {
     encerrando = (async () => {
       // not waited for here: each stage that depends on it waits for its own part (fecharWorker)
       for (const agir of noInicio.splice(0)) agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
-      for (const estagio of ESTAGIOS) {
+      for (const [i, estagio] of ESTAGIOS.entries()) {
         if (estagio === 'filas') await dentroDe(Promise.all(emSegundoPlanoAgora), tempoRestanteDoEncerramento());
-        const lista = abertos[estagio].splice(0).reverse();
-        await Promise.all(
-          lista.map(async (c) => {
-            try {
-              await c.fechar();
-            } catch (err) {
-              logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar');
-            }
-          }),
-        );
+        estagiosAlcancados = i + 1;
+        await Promise.all(abertos[estagio].splice(0).reverse().map(fecharLogando));
       }
     })().finally(() => {
       encerrando = undefined;
       fimDoPrazo = undefined;
+      estagiosAlcancados = 0;
     });
   }
   return encerrando;

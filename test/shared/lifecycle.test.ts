@@ -1,4 +1,5 @@
-import { aoEncerrar, emSegundoPlano, encerrar } from '../../lib/lifecycle';
+import { aoComecarOEncerramento, aoEncerrar, emSegundoPlano, encerrar } from '../../lib/lifecycle';
+import { esperarAte } from '../helpers/espera';
 import { ateOFim, emProcesso } from '../helpers/processo';
 
 /**
@@ -24,6 +25,27 @@ test('work that does not end holds the shutdown no longer than its grace period'
   expect(fechadas).toBe(true);
   expect(Date.now() - inicio).toBeGreaterThanOrEqual(1900);
   expect(Date.now() - inicio).toBeLessThan(3500);
+});
+
+test('a part opened after the shutdown under way reached its stage (a start still going on) is closed at once; one of a later stage in its turn', async () => {
+  const fechados: string[] = [];
+  let liberarOBanco: (() => void) | undefined;
+  aoEncerrar('bancos', 'banco lento', () => new Promise<void>((r) => (liberarOBanco = r)));
+  const encerramento = encerrar();
+  await esperarAte(() => liberarOBanco !== undefined, 'the shutdown at the databases stage');
+  aoEncerrar('http', 'servidor tardio', async () => void fechados.push('http'));
+  aoEncerrar('workers', 'worker tardio', async () => void fechados.push('workers'));
+  aoComecarOEncerramento(async () => void fechados.push('pausa do worker'));
+  aoEncerrar('redis', 'redis tardio', async () => void fechados.push('redis'));
+  expect(fechados).toEqual(['http', 'workers', 'pausa do worker']);
+  liberarOBanco!();
+  await encerramento;
+  expect(fechados).toEqual(['http', 'workers', 'pausa do worker', 'redis']);
+  // the shutdown over, a part opened now waits for the next one
+  aoEncerrar('http', 'servidor depois', async () => void fechados.push('http depois'));
+  expect(fechados).toHaveLength(4);
+  await encerrar();
+  expect(fechados).toHaveLength(5);
 });
 
 /**
