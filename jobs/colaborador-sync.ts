@@ -1,7 +1,6 @@
 import { Job, UnrecoverableError } from 'bullmq';
 import type { ModuloDeAcesso } from '../api/shared/acesso';
-import type { ProgressoDoEspelho } from '../api/shared/acesso/colaboradores';
-import { progressoEspacado, progressoNoPainel } from '../queues/fila';
+import { progressoEspacado } from '../queues/fila';
 
 /**
  * Adapter of every `<service>-colaborador-sync` queue: mirrors identity's collaborators with the
@@ -10,19 +9,9 @@ import { progressoEspacado, progressoNoPainel } from '../queues/fila';
  */
 export function processadorDeColaboradorSync(acesso: ModuloDeAcesso) {
   return async (job: Job) => {
-    const feito = await acesso.sincronizarComTokenDoSync(progressoDoEspelho(job));
+    const feito = await acesso.sincronizarComTokenDoSync(progressoEspacado(job));
     // lapsed (the job waited over two minutes for a worker) or refused: the next master listing asks again
     if (!feito) throw new UnrecoverableError('no master token identity takes: lapsed or refused');
     return feito.resultado;
   };
-}
-
-/**
- * A sync's reports on its job: the last one (everyone looked at) always, so a finished job shows
- * its counts; those before it once a second at most (a short sync writes only its last).
- */
-export function progressoDoEspelho(job: Job): (p: ProgressoDoEspelho) => void {
-  const espacado = progressoEspacado(job);
-  const sempre = progressoNoPainel(job);
-  return (p) => (p.vistas === p.de ? sempre(p) : espacado(p));
 }
