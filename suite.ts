@@ -4,6 +4,7 @@ import { config, ConfigError } from './config';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger, logsNoStderr } from './lib/logger';
 import {
+  abrirBancoDoServico,
   abrirServico,
   importarCnpjPelaFila,
   iniciarApi,
@@ -139,7 +140,8 @@ async function main(argv: string[]): Promise<void> {
       return comResultado(
         'unlock-login',
         async () => {
-          await abrirServico(identity);
+          // the database alone: Redis out of reach does not keep a user's lock from being lifted
+          await abrirBancoDoServico(identity);
           return desbloquearLogin(args[0]);
         },
         DesbloqueioRecusado,

@@ -37,7 +37,16 @@ export async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean
 /** How many stages the shutdown under way has reached (0 when none is under way). */
 let estagiosAlcancados = 0;
 
-const fecharLogando = (c: Closer) => c.fechar().catch((err) => logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar'));
+async function fecharLogando(c: Closer): Promise<void> {
+  try {
+    await c.fechar();
+  } catch (err) {
+    logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar');
+  }
+}
+
+/** Closes of parts opened after their stage, started at once: the later stages wait for them. */
+const fechamentosForaDeHora = new Set<Promise<void>>();
 
 /**
  * Registers a part to close in its stage. One opened after the shutdown under way has reached its
@@ -45,8 +54,10 @@ const fecharLogando = (c: Closer) => c.fechar().catch((err) => logger('lifecycle
  * never be, and a worker would go on taking jobs against closed databases until the exit.
  */
 export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise<unknown>): void {
-  if (ESTAGIOS.indexOf(estagio) < estagiosAlcancados) void fecharLogando({ nome, fechar });
-  else abertos[estagio].push({ nome, fechar });
+  if (ESTAGIOS.indexOf(estagio) < estagiosAlcancados) {
+    const fechamento: Promise<void> = fecharLogando({ nome, fechar }).finally(() => fechamentosForaDeHora.delete(fechamento));
+    fechamentosForaDeHora.add(fechamento);
+  } else abertos[estagio].push({ nome, fechar });
 }
 
 /** Called at once when a shutdown begins, beside the HTTP stage (workers stop taking jobs). */
@@ -96,9 +107,11 @@ export async function encerrar(): Promise<void> {
       for (const agir of noInicio.splice(0)) agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
       for (const [i, estagio] of ESTAGIOS.entries()) {
         if (estagio === 'filas') await dentroDe(Promise.all(emSegundoPlanoAgora), tempoRestanteDoEncerramento());
+        await Promise.all(fechamentosForaDeHora);
         estagiosAlcancados = i + 1;
         await Promise.all(abertos[estagio].splice(0).reverse().map(fecharLogando));
       }
+      await Promise.all(fechamentosForaDeHora);
     })().finally(() => {
       encerrando = undefined;
       fimDoPrazo = undefined;

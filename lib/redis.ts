@@ -35,7 +35,15 @@ const OPCOES: Record<TipoDeConexao, RedisOptions> = {
   // instead, before any command's own deadline fires (else the batch sent in between waited one
   // more), and until it is back every count falls to the in-memory one at once. Not the queues'
   // connection: BullMQ is not known to work with auto-pipelining; nor a count whose order matters.
-  limites: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS, socketTimeout: SILENCIO_DOS_LIMITES_MS, enableAutoPipelining: true },
+  // Commands under way when it is dropped are not sent again once it is back (ioredis would):
+  // Redis may have counted them before it fell silent, and they fail at their deadline instead.
+  limites: {
+    ...FALHA_LOGO,
+    commandTimeout: PRAZO_DO_COMANDO_MS,
+    socketTimeout: SILENCIO_DOS_LIMITES_MS,
+    autoResendUnfulfilledCommands: false,
+    enableAutoPipelining: true,
+  },
 };
 
 export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {

@@ -46,6 +46,13 @@ export function abrirServico(s: Servico): Promise<void> {
   return p;
 }
 
+/** A service's database alone, migrated: a command that needs nothing else (no Redis, no queues, no seeds). */
+export async function abrirBancoDoServico(s: Servico): Promise<void> {
+  await esperarBanco();
+  await abrirBanco(s.nome, s.modelos);
+  await migrar(s.nome, s.migracoes);
+}
+
 /**
  * A service about to answer HTTP: open, its own start done, and the rate limits' Redis connection
  * up, so the first requests are counted where every process counts them.
@@ -308,9 +315,5 @@ export async function iniciarTudo(): Promise<void> {
 
 /** `suite migrate`: as a start, it waits for a server still coming up (a deploy job beside it). */
 export async function migrarTudo(): Promise<void> {
-  await esperarBanco();
-  for (const s of Object.values(SERVICOS_DA_SUITE)) {
-    await abrirBanco(s.nome, s.modelos);
-    await migrar(s.nome, s.migracoes);
-  }
+  for (const s of Object.values(SERVICOS_DA_SUITE)) await abrirBancoDoServico(s);
 }

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { redis } from '../../lib/redis';
+import { esperarRedis, redis } from '../../lib/redis';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { Autenticador, autenticadorLocal } from '../shared/auth';
 import { ErroDeDominio, naoAutenticado } from '../shared/errors';
@@ -38,7 +38,7 @@ const bloqueado = (ate: Date, agora: Date) =>
 const fimDoBloqueioEmLua = (chave: string, agora: string) => `
 local v = redis.call('GET', ${chave})
 local fim = 0
-if v == '1' then fim = tonumber(${agora}) + redis.call('PTTL', ${chave}) elseif v then fim = tonumber(v) end`;
+if v == '1' then fim = tonumber(${agora}) + redis.call('PTTL', ${chave}) elseif v then fim = tonumber(v) or 0 end`;
 
 /**
  * An e-mail no user has is locked as a user's login is (five failures, the fifth answering 401,
@@ -67,8 +67,10 @@ return fim`;
 const CONTAGEM_DE_DESCONHECIDO_MS = 24 * 3600_000;
 
 /** `email` as the login's schema hands it over: trimmed, NFC, lower case (one address, one count). */
+const digestoDoEmail = (email: string) => createHash('sha256').update(email).digest('hex');
+
 const chavesDoDesconhecido = (email: string) => {
-  const base = `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(email).digest('hex')}`;
+  const base = `${config().queuePrefix}:identity:login-desconhecido:${digestoDoEmail(email)}`;
   return { falhas: `${base}:falhas`, bloqueio: `${base}:bloqueio` };
 };
 
@@ -108,28 +110,27 @@ export interface Desbloqueio {
 /**
  * `suite unlock-login <email>`: lifts the login lock of `email` and restarts its count of failures,
  * as a master's new password does, but without one. Anyone may lock a login (it is public), the
- * masters' among them: when every master is locked out, this is the way back in without SQL. An
- * e-mail no user has is unlocked alike (its lock lives in Redis); a user's is in its row, so
- * Redis out of reach does not stop it.
+ * masters' among them: when every master is locked out, this is the way back in without SQL. A
+ * user's lock is in its row, so Redis out of reach does not stop it; an e-mail no user has is
+ * unlocked alike, in Redis.
  */
 export async function desbloquearLogin(dado: string): Promise<Desbloqueio> {
   const { value: email, error } = emailValido().required().validate(dado);
   if (error) throw new DesbloqueioRecusado(`not an e-mail address: ${error.message}`);
   const agora = new Date();
-  const { falhas, bloqueio } = chavesDoDesconhecido(email);
   const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id', 'bloqueado_ate'] });
   let estava_bloqueado: boolean;
   if (u) {
     estava_bloqueado = u.bloqueado_ate !== null && u.bloqueado_ate > agora;
     await Usuario.update(SEM_BLOQUEIO, { where: { id: u.id } });
-    // failures counted before the user existed would lock it no more: left to expire if Redis is away
-    await redis('produtor').del(falhas, bloqueio).catch(() => undefined);
   } else {
+    await esperarRedis();
     estava_bloqueado = (await fimDoBloqueioDoDesconhecido(email, agora)) > agora.getTime();
+    const { falhas, bloqueio } = chavesDoDesconhecido(email);
     await redis('produtor').del(falhas, bloqueio);
   }
-  // lifting a security lock is said where operators look
-  log.warn({ usuario_id: u?.id ?? null, estava_bloqueado }, 'login desbloqueado pelo comando unlock-login');
+  // lifting a security lock is said where operators look, the address by its digest (as Redis keeps it)
+  log.warn({ email_sha256: digestoDoEmail(email), usuario_id: u?.id ?? null, estava_bloqueado }, 'login desbloqueado pelo comando unlock-login');
   return { email, usuario_id: u?.id ?? null, estava_bloqueado };
 }
 
