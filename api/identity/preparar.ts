@@ -95,6 +95,21 @@ export async function prepararIdentity(): Promise<void> {
   await criarAdminInicial();
   await marcarAplicativosDoAmbiente();
   if (config().ambiente === 'LOCALHOST') await registrarAplicativosDaSuite();
+  else await avisarSemAplicativoProprio();
+}
+
+/**
+ * Outside LOCALHOST identity publishes its `colaborador.*` events with an application of its own,
+ * which a master creates after the first start and IDENTITY_CLIENT_ID names: until then they are
+ * stored and retried, unsent. Said at every start, where the operator looks first, not only in
+ * the retries' warnings.
+ */
+async function avisarSemAplicativoProprio(): Promise<void> {
+  if (await Aplicativo.findOne({ where: { servico_da_suite: 'identity' }, attributes: ['id'] })) return;
+  log.error(
+    { configuracao: 'IDENTITY_CLIENT_ID' },
+    'o identity não tem aplicativo próprio: os eventos colaborador.* ficam guardados, sem chegar ao hub, até que IDENTITY_CLIENT_ID nomeie um (criado com POST /aplicativo)',
+  );
 }
 
 /**
