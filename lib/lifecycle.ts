@@ -48,6 +48,11 @@ async function fecharLogando(c: Closer): Promise<void> {
 /** Closes of parts opened after their stage, started at once: the later stages wait for them. */
 const fechamentosForaDeHora = new Set<Promise<void>>();
 
+/** Until none is under way, those begun meanwhile included. */
+async function fechamentosForaDeHoraConcluidos(): Promise<void> {
+  while (fechamentosForaDeHora.size) await Promise.all([...fechamentosForaDeHora]);
+}
+
 /**
  * Registers a part to close in its stage. One opened after the shutdown under way has reached its
  * stage (a start still going on when SIGTERM came) is closed at once: left on the list, it would
@@ -64,12 +69,25 @@ export function aoEncerrar(estagio: Estagio, nome: string, fechar: () => Promise
 const noInicio: (() => Promise<unknown>)[] = [];
 
 /**
+ * Runs what a shutdown's start asks for at once (a worker paused before its next fetch), not
+ * waited for; a failure, even a throw at once, is logged.
+ */
+function comecar(agir: () => Promise<unknown>): void {
+  const avisar = (err: unknown) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento');
+  try {
+    agir().catch(avisar);
+  } catch (err) {
+    avisar(err);
+  }
+}
+
+/**
  * Answers a function that takes `agir` off the list (a worker closed before any shutdown). Given
  * once a shutdown is under way, `agir` runs at once.
  */
 export function aoComecarOEncerramento(agir: () => Promise<unknown>): () => void {
   if (encerrando) {
-    agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
+    comecar(agir);
     return () => undefined;
   }
   noInicio.push(agir);
@@ -104,14 +122,14 @@ export async function encerrar(): Promise<void> {
     fimDoPrazo = Date.now() + config().shutdownGraceMs;
     encerrando = (async () => {
       // not waited for here: each stage that depends on it waits for its own part (fecharWorker)
-      for (const agir of noInicio.splice(0)) agir().catch((err) => logger('lifecycle').warn({ err }, 'erro ao começar o encerramento'));
+      for (const agir of noInicio.splice(0)) comecar(agir);
       for (const [i, estagio] of ESTAGIOS.entries()) {
         if (estagio === 'filas') await dentroDe(Promise.all(emSegundoPlanoAgora), tempoRestanteDoEncerramento());
-        await Promise.all(fechamentosForaDeHora);
+        await fechamentosForaDeHoraConcluidos();
         estagiosAlcancados = i + 1;
         await Promise.all(abertos[estagio].splice(0).reverse().map(fecharLogando));
       }
-      await Promise.all(fechamentosForaDeHora);
+      await fechamentosForaDeHoraConcluidos();
     })().finally(() => {
       encerrando = undefined;
       fimDoPrazo = undefined;

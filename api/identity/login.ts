@@ -120,13 +120,18 @@ export async function desbloquearLogin(dado: string): Promise<Desbloqueio> {
   const agora = new Date();
   const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id', 'bloqueado_ate'] });
   let estava_bloqueado: boolean;
+  const { falhas, bloqueio } = chavesDoDesconhecido(email);
   if (u) {
     estava_bloqueado = u.bloqueado_ate !== null && u.bloqueado_ate > agora;
     await Usuario.update(SEM_BLOQUEIO, { where: { id: u.id } });
+    // the count the address had before it was a user's would be back if the user is removed: gone
+    // too, when Redis answers within a moment
+    await esperarRedis('produtor', 2000)
+      .then(() => redis('produtor').del(falhas, bloqueio))
+      .catch(() => undefined);
   } else {
     await esperarRedis();
     estava_bloqueado = (await fimDoBloqueioDoDesconhecido(email, agora)) > agora.getTime();
-    const { falhas, bloqueio } = chavesDoDesconhecido(email);
     await redis('produtor').del(falhas, bloqueio);
   }
   // lifting a security lock is said where operators look, the address by its digest (as Redis keeps it)

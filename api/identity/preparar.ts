@@ -105,7 +105,9 @@ export async function prepararIdentity(): Promise<void> {
  * the retries' warnings.
  */
 async function avisarSemAplicativoProprio(): Promise<void> {
-  if (await Aplicativo.findOne({ where: { servico_da_suite: 'identity' }, attributes: ['id'] })) return;
+  // the outbox's own lookup (tokenDoIdentity): the id named, else the application marked
+  const clientId = config().servicos.identity.clientId;
+  if (await Aplicativo.findOne({ where: clientId ? { id: clientId } : { servico_da_suite: 'identity' }, attributes: ['id'] })) return;
   log.error(
     { configuracao: 'IDENTITY_CLIENT_ID' },
     'o identity não tem aplicativo próprio: os eventos colaborador.* ficam guardados, sem chegar ao hub, até que IDENTITY_CLIENT_ID nomeie um (criado com POST /aplicativo)',

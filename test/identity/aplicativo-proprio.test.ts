@@ -21,7 +21,7 @@ afterAll(() => suite.encerrar());
 
 const semAplicativo = () => mockRegistros.filter((r) => r.nivel === 'error' && /não tem aplicativo próprio/.test(String(r.args[1])));
 
-test('outside LOCALHOST a start with no application of identity its own logs an error; with one named by IDENTITY_CLIENT_ID, none', async () => {
+test('outside LOCALHOST a start with no application of identity its own, or IDENTITY_CLIENT_ID naming none, logs an error; with one named by IDENTITY_CLIENT_ID, none', async () => {
   const proprio = (await Aplicativo.findOne({ where: { servico_da_suite: 'identity' } }))!;
   const servicos = config().servicos.identity;
   const original = { clientId: servicos.clientId, ambiente: config().ambiente };
@@ -32,6 +32,14 @@ test('outside LOCALHOST a start with no application of identity its own logs an 
     mockRegistros.length = 0;
     await prepararIdentity();
     expect(semAplicativo()).toEqual([{ nivel: 'error', args: [{ configuracao: 'IDENTITY_CLIENT_ID' }, expect.stringContaining('colaborador.*')] }]);
+
+    // an id that names no application (mistyped, deleted) while another is still marked: the
+    // events are sent with the one named, so they are unsent all the same
+    await Aplicativo.update({ servico_da_suite: 'identity' }, { where: { id: proprio.id } });
+    servicos.clientId = '00000000-0000-4000-8000-000000000000';
+    mockRegistros.length = 0;
+    await prepararIdentity();
+    expect(semAplicativo()).toHaveLength(1);
 
     // the operator names it: the start marks it, and says nothing more
     servicos.clientId = proprio.id;

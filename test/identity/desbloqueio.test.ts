@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { desbloquearLogin, DesbloqueioRecusado } from '../../api/identity/login';
+import { config } from '../../config';
+import { redis } from '../../lib/redis';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { ateOFim, emProcesso, portaLivre } from '../helpers/processo';
@@ -45,6 +48,16 @@ test('four failures before the unlock are forgotten: after it, a fifth does not 
   await desbloquearLogin(u.email);
   esperarProblema(await entrar(u.email, 'Errada-5-Senha'), 401);
   expect((await entrar(u.email, u.senha)).status).toBe(200);
+});
+
+test("unlocking a user also forgets the count its address had before it was a user's (it would be back were the user removed)", async () => {
+  const email = `antes-de-usuario-${Date.now()}@exemplo.test`;
+  await trancar(email);
+  const u = await id.criarUsuario({ email });
+  const chaves = ['falhas', 'bloqueio'].map((k) => `${config().queuePrefix}:identity:login-desconhecido:${createHash('sha256').update(email).digest('hex')}:${k}`);
+  expect(await redis('produtor').exists(...chaves)).toBe(1);
+  expect(await desbloquearLogin(email)).toEqual({ email, usuario_id: u.id, estava_bloqueado: false });
+  expect(await redis('produtor').exists(...chaves)).toBe(0);
 });
 
 test('an e-mail no user has is unlocked alike', async () => {

@@ -53,6 +53,18 @@ test('a part opened after the shutdown under way reached its stage (a start stil
   expect(fechados).toHaveLength(6);
 });
 
+test('a closer or a start-of-shutdown action that throws at once is logged like one that rejects: the later stages still close', async () => {
+  const fechados: string[] = [];
+  const deImediato = (() => {
+    throw new Error('falha de imediato');
+  }) as () => Promise<unknown>;
+  aoComecarOEncerramento(deImediato);
+  aoEncerrar('filas', 'fila que falha de imediato', deImediato);
+  aoEncerrar('redis', 'redis', async () => void fechados.push('redis'));
+  await encerrar();
+  expect(fechados).toEqual(['redis']);
+});
+
 /**
  * A node process running `codigo` after `const l = require('./lib/lifecycle'); l.encerrarNoSinal();`,
  * kept alive by a timer: its exit code and what it wrote.
