@@ -1,4 +1,4 @@
-import { bancoForaDoAlcance } from './database';
+import { bancoForaDoAlcance, esperaPorTravaEsgotada } from './database';
 
 /**
  * Group commit: requests that arrive while a batch is being written wait and are written together
@@ -14,7 +14,8 @@ import { bancoForaDoAlcance } from './database';
  * When a whole batch fails, its requests are written again one by one, so one bad request (a key
  * repeated inside the batch, a row someone else locked) fails alone. `gravarUm` decides what one
  * request alone means (by default, a batch of one). A batch that failed for want of the database
- * (no connection) fails whole: one by one, each would wait out the connection's time-out again.
+ * (no connection) fails whole: one by one, each would wait out the connection's time-out again;
+ * so do the rest of a partition once one of its requests alone waited past the lock limit.
  */
 interface Espera<P, R> {
   pedido: P;
@@ -97,10 +98,19 @@ export class GravadorEmLotes<P, R> {
         for (const l of lote) l.falhar(erroDoLote);
         return;
       }
+      // a partition whose request alone waited for a lock past the server's limit: its others would
+      // each wait that long again (50 s by default), holding the line, so they fail with it
+      const travadas = new Map<string, unknown>();
       for (const l of lote) {
+        const particao = this.opcoes.particao?.(l.pedido);
+        if (particao !== undefined && travadas.has(particao)) {
+          l.falhar(travadas.get(particao));
+          continue;
+        }
         try {
           l.responder(this.opcoes.gravarUm ? await this.opcoes.gravarUm(l.pedido, erroDoLote) : (await this.gravar([l.pedido]))[0]);
         } catch (err) {
+          if (particao !== undefined && esperaPorTravaEsgotada(err)) travadas.set(particao, err);
           l.falhar(err);
         }
       }

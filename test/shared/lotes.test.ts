@@ -86,6 +86,28 @@ describe('GravadorEmLotes', () => {
     expect(lotes).toEqual([[1, 2, 3], [1], [2], [3]]);
     expect(respostas.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 'recusado', 30]);
   });
+
+  it('after a failed batch, a partition whose request alone waited past the lock limit fails its others at once, not each after another wait; other partitions are written', async () => {
+    const lotes: number[][] = [];
+    // partition 'a' (odd numbers) behind a row another transaction holds
+    const esperaEsgotada = Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { code: 'ER_LOCK_WAIT_TIMEOUT' });
+    const g = new GravadorEmLotes(
+      async (lote: number[]) => {
+        lotes.push(lote);
+        if (lote.some((n) => n % 2)) throw esperaEsgotada;
+        return lote.map((n) => n * 10);
+      },
+      { maximo: 100, gravadores: 1, particao: (n: number) => (n % 2 ? 'a' : 'b') },
+    );
+    const [impares, pares] = await Promise.all([
+      Promise.allSettled([1, 3, 5].map((n) => g.guardar(n))),
+      Promise.allSettled([2, 4].map((n) => g.guardar(n))),
+    ]);
+    expect(impares.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : r.value))).toEqual(Array(3).fill('ER_LOCK_WAIT_TIMEOUT'));
+    expect(pares.map((r) => (r.status === 'fulfilled' ? r.value : r.reason))).toEqual([20, 40]);
+    // of the odd ones, the first alone was tried: not 3 and 5 after it
+    expect(lotes.filter((l) => l.length === 1 && l[0] % 2)).toEqual([[1]]);
+  });
 });
 
 describe('GravadorEmLotes when the database is out of reach', () => {
