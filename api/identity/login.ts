@@ -15,6 +15,12 @@ import { eMaster, porEmail, SEM_BLOQUEIO, usuarioJson, UsuarioJson } from './usu
 export const FALHAS_ATE_BLOQUEIO = 5;
 export const BLOQUEIO_MS = 15 * 60_000;
 
+/**
+ * A count of failures lasts this long from its first, a user's as an unknown e-mail's: "in a row"
+ * is within a day, not typos months apart; and alike, the two cannot be told apart by waiting.
+ */
+export const CONTAGEM_DE_FALHAS_MS = 24 * 3600_000;
+
 export interface RespostaDeToken {
   access_token: string;
   token_type: 'Bearer';
@@ -63,9 +69,6 @@ return 0`;
 const FIM_DO_BLOQUEIO_DE_DESCONHECIDO = `${fimDoBloqueioEmLua('KEYS[1]', 'ARGV[1]')}
 return fim`;
 
-/** Failures of an unknown e-mail count for a day, as a user's count until a success. */
-const CONTAGEM_DE_DESCONHECIDO_MS = 24 * 3600_000;
-
 /** `email` as the login's schema hands it over: trimmed, NFC, lower case (one address, one count). */
 const digestoDoEmail = (email: string) => createHash('sha256').update(email).digest('hex');
 
@@ -91,7 +94,7 @@ async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promi
 async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
   const fim = await redis('produtor')
-    .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_DESCONHECIDO_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS, agora.getTime())
+    .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_FALHAS_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS, agora.getTime())
     .then(Number, () => 0);
   if (fim > 0) throw bloqueado(new Date(fim), agora);
   throw credenciaisInvalidas();
@@ -149,7 +152,7 @@ interface SenhaLida {
  * Decides a login whose password was checked (`confere`, against `lida`), under the user's row
  * lock: a lock set by an attempt that finished meanwhile holds (423, even for the right password),
  * and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout. A lock
- * that has ended starts a new count. A password replaced meanwhile makes the one checked a wrong
+ * that has ended, or a count whose first failure is CONTAGEM_DE_FALHAS_MS old, starts a new count. A password replaced meanwhile makes the one checked a wrong
  * one: else a login racing the change would get a token of the change's second, which the change
  * does not cut off (autenticadorDoIdentity), on the old password. A new password moves
  * `tokens_validos_desde`; the same one hashed again by a concurrent login (`novoHash`) does not,
@@ -167,9 +170,13 @@ async function decidir(id: string, lida: SenhaLida, confere: boolean, agora: Dat
       const entrada = { ...SEM_BLOQUEIO, ultimo_login_em: agora, ...(novoHash && mesmoHash && { senha_hash: novoHash }) };
       return { u: await u.update(entrada, { transaction }), entrou: true };
     }
-    const falhas = (u.bloqueado_ate ? 0 : u.falhas_de_login) + 1;
-    const bloqueia = falhas >= FALHAS_ATE_BLOQUEIO;
-    const falhou = { falhas_de_login: bloqueia ? 0 : falhas, bloqueado_ate: bloqueia ? new Date(agora.getTime() + BLOQUEIO_MS) : null };
+    const primeira = u.primeira_falha_de_login_em;
+    const contando = !u.bloqueado_ate && primeira !== null && agora.getTime() - primeira.getTime() < CONTAGEM_DE_FALHAS_MS;
+    const falhas = (contando ? u.falhas_de_login : 0) + 1;
+    const falhou =
+      falhas >= FALHAS_ATE_BLOQUEIO
+        ? { ...SEM_BLOQUEIO, bloqueado_ate: new Date(agora.getTime() + BLOQUEIO_MS) }
+        : { falhas_de_login: falhas, primeira_falha_de_login_em: contando ? primeira : agora, bloqueado_ate: null };
     return { u: await u.update(falhou, { transaction }), entrou: false };
   });
   if (!entrou) throw credenciaisInvalidas();

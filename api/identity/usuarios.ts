@@ -194,7 +194,7 @@ async function emailEmUso(email: string, excetoId?: string): Promise<void> {
 }
 
 /** A login's lock lifted and its count of failures restarted (a success, a new password, `unlock-login`). */
-export const SEM_BLOQUEIO = { bloqueado_ate: null, falhas_de_login: 0 } as const;
+export const SEM_BLOQUEIO = { bloqueado_ate: null, falhas_de_login: 0, primeira_falha_de_login_em: null } as const;
 
 /** Which `colaborador.*` event a change makes, if any (the profile may move in or out). */
 function eventoDaMudanca(antes: PerfilDeUsuario | null, depois: PerfilDeUsuario | null): TipoDeEventoDeColaborador | null {
@@ -307,7 +307,7 @@ export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | '
 }
 
 /** Columns of a user that are not in its shape (SPEC §2), so a change of them alone publishes nothing. */
-const CAMPOS_QUE_NINGUEM_VE = new Set(['senha_hash', 'tokens_validos_desde', 'falhas_de_login']);
+const CAMPOS_QUE_NINGUEM_VE = new Set(['senha_hash', 'tokens_validos_desde', 'falhas_de_login', 'primeira_falha_de_login_em']);
 
 export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Principal): Promise<UsuarioJson> {
   await existente(id);

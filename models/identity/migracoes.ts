@@ -188,4 +188,13 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       }
     },
   },
+  {
+    name: '0009-identity-primeira-falha-de-login',
+    async up(qi) {
+      // a user's count of failed logins lasts a day from its first failure, as an unknown e-mail's
+      // (api/identity/login.ts): appended last, no table copy. Counts kept before have no first
+      // failure and start over at the next one
+      await adicionarColuna(qi, 'usuario', 'primeira_falha_de_login_em', 'DATETIME(3) NULL');
+    },
+  },
 ];

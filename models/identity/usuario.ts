@@ -21,8 +21,10 @@ export class Usuario extends Model {
   @Column({ type: DataType.STRING(1000), allowNull: true }) declare imagem: string | null;
   @Column({ type: DataType.DATE(3), allowNull: true }) declare bloqueado_ate: Date | null;
   @Column({ type: DataType.DATE(3), allowNull: true }) declare ultimo_login_em: Date | null;
-  /** failed logins in a row; reset by a success or when a lock ends */
+  /** failed logins in a row; reset by a success, when a lock ends, or a day after the first of them */
   @Column({ type: DataType.INTEGER, allowNull: false, defaultValue: 0 }) declare falhas_de_login: number;
+  /** when the first of `falhas_de_login` happened (null: no count, or one an earlier version kept) */
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare primeira_falha_de_login_em: Date | null;
   /** set when the password changes: identity refuses the user's tokens issued before it (login.ts) */
   @Column({ type: DataType.DATE(3), allowNull: true }) declare tokens_validos_desde: Date | null;
   @Column(MOMENTO) declare criado_em: Date;

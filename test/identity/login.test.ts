@@ -202,6 +202,32 @@ test("an unknown e-mail's lock stored by an earlier version (no end kept, only i
   esperarProblema(await entrar(ninguem, 'Errada-2-Senha'), 401);
 });
 
+test("a count of failures lasts a day from its first, a user's as an unknown e-mail's: four failures, a day, and a fifth counts as the first of a new count", async () => {
+  const u = await id.criarUsuario();
+  for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  // the first failure a day old (less a second, then more)
+  const haUmDia = (ms: number) => Usuario.update({ primeira_falha_de_login_em: new Date(Date.now() - ms) }, { where: { id: u.id } });
+  await haUmDia(24 * 3600_000 - 60_000);
+  esperarProblema(await entrar(u.email, 'Errada-5-Senha'), 401);
+  esperarProblema(await entrar(u.email, u.senha), 423);
+  await Usuario.update({ bloqueado_ate: null, falhas_de_login: 0, primeira_falha_de_login_em: null }, { where: { id: u.id } });
+
+  for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
+  await haUmDia(24 * 3600_000 + 1000);
+  esperarProblema(await entrar(u.email, 'Errada-5-Senha'), 401);
+  expect((await Usuario.findByPk(u.id))!.falhas_de_login).toBe(1);
+  for (let i = 0; i < 3; i++) esperarProblema(await entrar(u.email, `Outra-${i}-Senha`), 401);
+  expect((await entrar(u.email, u.senha)).status).toBe(200);
+  expect((await Usuario.findByPk(u.id))!).toMatchObject({ falhas_de_login: 0, primeira_falha_de_login_em: null, bloqueado_ate: null });
+});
+
+test('a count an earlier version kept (no first failure) starts over at the next failure', async () => {
+  const u = await id.criarUsuario();
+  await Usuario.update({ falhas_de_login: 4, primeira_falha_de_login_em: null }, { where: { id: u.id } });
+  esperarProblema(await entrar(u.email, 'Errada-1-Senha'), 401);
+  expect((await Usuario.findByPk(u.id))!.falhas_de_login).toBe(1);
+});
+
 test('a master setting a new password lifts the lock at once (anyone may lock a login: it is public)', async () => {
   const u = await id.criarUsuario();
   for (let i = 0; i < 5; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
