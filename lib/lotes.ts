@@ -110,7 +110,8 @@ export class GravadorEmLotes<P, R> {
         try {
           l.responder(this.opcoes.gravarUm ? await this.opcoes.gravarUm(l.pedido, erroDoLote) : (await this.gravar([l.pedido]))[0]);
         } catch (err) {
-          if (particao !== undefined && esperaPorTravaEsgotada(err)) travadas.set(particao, err);
+          // its own wait, not the batch's error handed back by a `gravarUm`
+          if (particao !== undefined && err !== erroDoLote && esperaPorTravaEsgotada(err)) travadas.set(particao, err);
           l.falhar(err);
         }
       }

@@ -205,7 +205,7 @@ test("an unknown e-mail's lock stored by an earlier version (no end kept, only i
 test("a count of failures lasts a day from its first, a user's as an unknown e-mail's: four failures, a day, and a fifth counts as the first of a new count", async () => {
   const u = await id.criarUsuario();
   for (let i = 0; i < 4; i++) esperarProblema(await entrar(u.email, `Errada-${i}-Senha`), 401);
-  // the first failure a day old (less a second, then more)
+  // the first failure a day old (less a minute, then more by a second)
   const haUmDia = (ms: number) => Usuario.update({ primeira_falha_de_login_em: new Date(Date.now() - ms) }, { where: { id: u.id } });
   await haUmDia(24 * 3600_000 - 60_000);
   esperarProblema(await entrar(u.email, 'Errada-5-Senha'), 401);

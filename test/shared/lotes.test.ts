@@ -89,12 +89,12 @@ describe('GravadorEmLotes', () => {
 
   it('after a failed batch, a partition whose request alone waited past the lock limit fails its others at once, not each after another wait; other partitions are written', async () => {
     const lotes: number[][] = [];
-    // partition 'a' (odd numbers) behind a row another transaction holds
-    const esperaEsgotada = Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { code: 'ER_LOCK_WAIT_TIMEOUT' });
+    // partition 'a' (odd numbers) behind a row another transaction holds: each statement waits, each fails
+    const esperaEsgotada = () => Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { code: 'ER_LOCK_WAIT_TIMEOUT' });
     const g = new GravadorEmLotes(
       async (lote: number[]) => {
         lotes.push(lote);
-        if (lote.some((n) => n % 2)) throw esperaEsgotada;
+        if (lote.some((n) => n % 2)) throw esperaEsgotada();
         return lote.map((n) => n * 10);
       },
       { maximo: 100, gravadores: 1, particao: (n: number) => (n % 2 ? 'a' : 'b') },
