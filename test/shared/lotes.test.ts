@@ -108,6 +108,28 @@ describe('GravadorEmLotes', () => {
     // of the odd ones, the first alone was tried: not 3 and 5 after it
     expect(lotes.filter((l) => l.length === 1 && l[0] % 2)).toEqual([[1]]);
   });
+
+  it("the batch's own error handed back by gravarUm is no request's lock wait: each request of the partition is still given its turn", async () => {
+    const vistos: number[] = [];
+    const g = new GravadorEmLotes(
+      async () => {
+        throw Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { code: 'ER_LOCK_WAIT_TIMEOUT' });
+      },
+      {
+        maximo: 100,
+        gravadores: 1,
+        particao: () => 'a',
+        gravarUm: async (n: number, erroDoLote: unknown) => {
+          vistos.push(n);
+          if (n === 1) throw erroDoLote;
+          return n * 10;
+        },
+      },
+    );
+    const respostas = await Promise.allSettled([1, 2, 3].map((n) => g.guardar(n)));
+    expect(vistos).toEqual([1, 2, 3]);
+    expect(respostas.map((r) => (r.status === 'fulfilled' ? r.value : 'falhou'))).toEqual(['falhou', 20, 30]);
+  });
 });
 
 describe('GravadorEmLotes when the database is out of reach', () => {
