@@ -7,10 +7,10 @@ import { logger } from './logger';
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
  * (`maxRetriesPerRequest: null`); producers behind HTTP (and the dashboard's and the rate limits'
- * connections) fail fast so a route answers 503 instead of hanging when Redis is down. Down includes a server that stops answering on a
- * connection still open (paused, partitioned, failing over): a producer's command then fails
- * after PRAZO_DO_COMANDO_MS, a rate limit falls back to its in-memory count, and a route answers 503.
- * Not workers': their commands block on purpose.
+ * connections) fail fast so a route answers 503 instead of hanging when Redis is down. Down
+ * includes a server that stops answering on a connection still open (paused, partitioned, failing
+ * over): a producer's command then fails after PRAZO_DO_COMANDO_MS, a rate limit falls back to its
+ * in-memory count, and a route answers 503. Not workers': their commands block on purpose.
  */
 export type TipoDeConexao = 'worker' | 'produtor' | 'painel' | 'limites';
 
@@ -87,7 +87,7 @@ export function redis(tipo: TipoDeConexao = 'produtor'): IORedis {
  * Once the producers' connection is up, the server's settings are checked
  * (conferirConfiguracaoDoRedis), once a connection, for at most PRAZO_DA_CONFERENCIA_MS: a server
  * (or proxy) that never answers CONFIG only loses its warnings, it does not hold up the start.
- * Every process waits for that connection first; its other connections reach the same server.
+ * Every process waits for that connection; its others reach the same server.
  */
 export async function esperarRedis(tipo: TipoDeConexao = 'produtor', prazoMs = 15_000): Promise<void> {
   const c = redis(tipo);
