@@ -402,8 +402,13 @@ describe('a publication by an application the hub does not know yet', () => {
     expect(listasNoIdentity(desde)).toHaveLength(1);
   });
 
-  /** `vezes` waits that each join a sync already running (run `rodada`: the same one unless told), which read identity without `app`. */
-  function juntarSeAJaIniciadas(app: { id: string }, vezes: number, rodadas: number[] = []) {
+  /**
+   * A publication of a new application `nome` whose first `vezes` waits each join a sync already
+   * running (run `rodada`: the same one unless told), which read identity without the application:
+   * the application, the answer, and how many waits for a sync the publication made.
+   */
+  async function publicarJuntandoSe(nome: string, vezes: number, rodadas: number[] = []) {
+    const app = await hub.identity.criarAplicativo(`${tag} ${nome}`);
     const real = sincronizacao.esperarSincronizacao;
     const espiao = jest.spyOn(sincronizacao, 'esperarSincronizacao');
     for (let i = 0; i < vezes; i++) {
@@ -417,60 +422,44 @@ describe('a publication by an application the hub does not know yet', () => {
         return { jaRodava: true, rodada: rodadas[i] ?? 1, concluida: true };
       });
     }
-    return espiao;
-  }
-
-  test('joined a sync already running, which may have read identity before the application was made: a refusal waits for one more sync', async () => {
-    const app = await hub.identity.criarAplicativo(`${tag} Nova durante uma sincronização`);
-    // the sync joined read identity before the application was there (hidden from it), and was already running
-    const espiao = juntarSeAJaIniciadas(app, 1);
     try {
-      // past the publisher's check (403 for an unknown one): the type does not exist
-      expect((await publicar(app.token)).status).toBe(422);
-      expect(espiao).toHaveBeenCalledTimes(2);
+      const res = await publicar(app.token);
+      return { app, res, esperas: espiao.mock.calls.length };
     } finally {
       espiao.mockRestore();
     }
+  }
+
+  test('joined a sync already running, which may have read identity before the application was made: a refusal waits for one more sync', async () => {
+    // the sync joined read identity before the application was there (hidden from it), and was already running
+    const { app, res, esperas } = await publicarJuntandoSe('Nova durante uma sincronização', 1);
+    // past the publisher's check (403 for an unknown one): the type does not exist
+    expect(res.status).toBe(422);
+    expect(esperas).toBe(2);
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
   test('a second wait that joins a sync already running again (the first wait ran out while it ran) is no proof either: the refusal waits for a sync that started after the publication', async () => {
-    const app = await hub.identity.criarAplicativo(`${tag} Nova durante duas sincronizações`);
-    const espiao = juntarSeAJaIniciadas(app, 2);
-    try {
-      // past the publisher's check (403 for an unknown one): the type does not exist
-      expect((await publicar(app.token)).status).toBe(422);
-      expect(espiao).toHaveBeenCalledTimes(3);
-    } finally {
-      espiao.mockRestore();
-    }
+    const { app, res, esperas } = await publicarJuntandoSe('Nova durante duas sincronizações', 2);
+    // past the publisher's check (403 for an unknown one): the type does not exist
+    expect(res.status).toBe(422);
+    expect(esperas).toBe(3);
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
   });
 
   test('a second wait that joins another run, even one already running, decides: made after the first, it read identity after the publication (403 still unknown, refusal kept)', async () => {
-    const app = await hub.identity.criarAplicativo(`${tag} Desconhecida em duas rodadas`);
-    const espiao = juntarSeAJaIniciadas(app, 2, [1, 2]);
-    try {
-      expect((await publicar(app.token)).status).toBe(403);
-      expect(espiao).toHaveBeenCalledTimes(2);
-    } finally {
-      espiao.mockRestore();
-    }
+    const { app, res, esperas } = await publicarJuntandoSe('Desconhecida em duas rodadas', 2, [1, 2]);
+    expect(res.status).toBe(403);
+    expect(esperas).toBe(2);
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(1);
     await redis().del(recusadoNoHub(app.id));
   });
 
   test('no sync that started after the publication within its waits: 503 with Retry-After, and no refusal kept', async () => {
-    const app = await hub.identity.criarAplicativo(`${tag} Nova sem sincronização posterior`);
-    const espiao = juntarSeAJaIniciadas(app, 3);
-    try {
-      const res = await publicar(app.token);
-      expect(res.status).toBe(503);
-      expect(res.headers.get('retry-after')).toBe('5');
-      expect(espiao).toHaveBeenCalledTimes(3);
-    } finally {
-      espiao.mockRestore();
-    }
+    const { app, res, esperas } = await publicarJuntandoSe('Nova sem sincronização posterior', 3);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(esperas).toBe(3);
     expect(await redis().exists(recusadoNoHub(app.id))).toBe(0);
     // the next attempt syncs again, and is accepted
     expect((await publicar(app.token)).status).toBe(422);
