@@ -39,6 +39,18 @@ async function conversaCom(telefone: string, status = 'pending') {
   return conversa;
 }
 
+/**
+ * A new phone with a running conversation, a second messaging number `outroNumero` configured, and
+ * `em(numero, segundos)`: the gateway's event of a message of that phone through `numero`, stamped.
+ */
+async function telefoneComOutroMensageiro(outroNumero: string) {
+  const telefone = novoTelefone();
+  const conversa = await conversaCom(telefone);
+  const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
+  const em = (numero: string, segundos: unknown) => enviadaEm(telefone, numero, segundos);
+  return { telefone, conversa, outro, em };
+}
+
 describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversations to the gateway and the messaging number', () => {
   it('a running conversation of that phone gets both ids and names; a resolved one keeps its history', async () => {
     const telefone = novoTelefone();
@@ -221,11 +233,8 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
   });
 
   it("an older message's event arriving after a newer one's (two instances send apart) leaves the phone on the newer one's number; one that does not say when applies, as before", async () => {
-    const telefone = novoTelefone();
-    const conversa = await conversaCom(telefone);
     const outroNumero = '+55 11 96666-5555';
-    const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
-    const em = (numero: string, segundos: unknown) => enviadaEm(telefone, numero, segundos);
+    const { telefone, conversa, outro, em } = await telefoneComOutroMensageiro(outroNumero);
     expect((await s.gateway(gateway, em(outroNumero, 1_700_000_200))).body).toEqual({ conversas_vinculadas: 1 });
     const tardio = await s.gateway(gateway, em(NUMERO_DO_MENSAGEIRO, 1_700_000_100));
     expect(tardio.body).toEqual({ conversas_vinculadas: 0, ignorado: expect.any(String) });
@@ -240,11 +249,8 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
   });
 
   it('a messageTimestamp more than ten minutes ahead of the server\'s clock orders nothing: the event links in arrival order, later messages still move the phone, and none too large for a date fails', async () => {
-    const telefone = novoTelefone();
-    const conversa = await conversaCom(telefone);
     const outroNumero = '+55 11 96666-4444';
-    const outro = await s.criarSistema('mensageiro', { numero: outroNumero });
-    const em = (numero: string, segundos: unknown) => enviadaEm(telefone, numero, segundos);
+    const { telefone, conversa, outro, em } = await telefoneComOutroMensageiro(outroNumero);
     const agora = Math.floor(Date.now() / 1000);
     for (const adiante of [agora + 86_400, 253402300799, 9_000_000_000_000_000, '999999999999']) {
       expect((await s.gateway(gateway, em(outroNumero, adiante))).body).toEqual({ conversas_vinculadas: 1 });
