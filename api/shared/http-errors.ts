@@ -108,7 +108,7 @@ export function tratadorDeErros() {
       enviarProblema(res, 400, 'dados_invalidos', 'Dados inválidos.');
       return;
     }
-    const e = err as { type?: string; status?: number; statusCode?: number };
+    const e = err as { type?: string; status?: number; statusCode?: number; expose?: boolean };
     // body-parser errors: malformed JSON, oversized body, wrong charset
     if (e?.type === 'entity.parse.failed') return enviarProblema(res, 400, 'dados_invalidos', 'O corpo não é um JSON válido.');
     if (e?.type === 'entity.too.large') return enviarProblema(res, 413, 'corpo_grande_demais', 'O corpo passa do limite.');
@@ -116,7 +116,10 @@ export function tratadorDeErros() {
     if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
       return enviarProblema(res, 415, 'codificacao_nao_suportada', 'Envie o corpo em JSON UTF-8, sem Content-Encoding ou com gzip, deflate ou br.');
     }
-    const statusHttp = e?.status ?? e?.statusCode;
+    // a 4xx the HTTP layer meant for the caller (http-errors' `expose`, as body-parser sets it; the
+    // router's undecodable path parameter, a URIError). Any other error's status is no word of the
+    // caller's request: an outgoing call's 404 or 401 surfacing here is the service's failure
+    const statusHttp = e?.expose === true || err instanceof URIError ? (e.status ?? e.statusCode) : undefined;
     if (typeof statusHttp === 'number' && statusHttp >= 400 && statusHttp < 500) {
       return enviarProblema(res, statusHttp, 'requisicao_invalida', TITULOS[statusHttp] ?? 'Requisição inválida.');
     }

@@ -89,6 +89,17 @@ const rotas: Rota[] = [
       throw new RespostaDeErroDoIdentity(404, 'identity answered 404 to GET /usuario/x');
     },
   },
+  // an error carrying a status of its own, as an HTTP client's may for what another server answered
+  {
+    metodo: 'get',
+    caminho: '/status-alheio',
+    operacao: 'status_alheio',
+    resumo: 'an outgoing call answered 404',
+    acesso: 'publico',
+    tratar: () => {
+      throw Object.assign(new Error('GET https://outro.exemplo/x answered 404'), { status: 404, statusCode: 404 });
+    },
+  },
   // the database out of reach, for real: a Unix socket not there (yet), as MYSQL_URL's socketPath may name
   {
     metodo: 'get',
@@ -344,6 +355,13 @@ test("identity refusing the service's own token or answering an error is the ser
     expect(res.headers.get('www-authenticate')).toBeNull();
     expect(res.text).not.toMatch(/identity|usuario/);
   }
+});
+
+test("an error's own 4xx status is the caller's only when the HTTP layer meant it so: a path parameter that does not decode 400, an outgoing call's 404 a 500", async () => {
+  expect(esperarProblema(await api.get('/item/%E0%A4%A'), 400).code).toBe('requisicao_invalida');
+  const res = await api.get('/status-alheio');
+  esperarProblema(res, 500);
+  expect(res.text).not.toMatch(/outro\.exemplo/);
 });
 
 describe('a streamed answer that breaks off', () => {
