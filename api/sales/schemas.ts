@@ -6,7 +6,20 @@ import { STATUS } from './suporte';
 const status = () => Joi.string().valid(...STATUS);
 const idOuNulo = () => id().allow(null);
 const nome = (max: number) => Joi.string().trim().min(1).max(max);
-const urlHttp = () => Joi.string().trim().uri({ scheme: ['http', 'https'] }).max(500);
+/**
+ * A system's base address: paths of its API are appended to it, so a query, a fragment or a
+ * user:password part (which fetch refuses) would make every call miss.
+ */
+const urlHttp = () =>
+  Joi.string()
+    .trim()
+    .uri({ scheme: ['http', 'https'] })
+    .max(500)
+    .custom((v: string, helpers) => {
+      const u = new URL(v);
+      return u.username || u.password || /[?#]/.test(v) ? helpers.error('string.enderecoBase') : v;
+    })
+    .messages({ 'string.enderecoBase': 'um endereço base, sem usuário, consulta (?) ou fragmento (#)' });
 /** in bytes: the encrypted form of 500 bytes fits its column, of 500 characters of any kind not */
 const segredo = (min: number) => Joi.string().min(min).max(500, 'utf8');
 /** A phone as people write it (`+55 (11) 98888-7777`): 8 to 20 digits among spaces, dots, dashes and brackets. */

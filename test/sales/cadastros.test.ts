@@ -137,6 +137,10 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       [{ tipo: 'email', nome: 'x' }, 'tipo'],
       [{ tipo: 'suporte' }, 'nome'],
       [{ tipo: 'suporte', nome: 'x', url: 'ftp://chat.test' }, 'url'],
+      // the API's paths are appended to the address: a query, a fragment or credentials would make every call miss
+      [{ tipo: 'suporte', nome: 'x', url: 'https://chat.test/?conta=1' }, 'url'],
+      [{ tipo: 'suporte', nome: 'x', url: 'https://chat.test/#painel' }, 'url'],
+      [{ tipo: 'suporte', nome: 'x', url: 'https://usuario:senha@chat.test' }, 'url'],
       [{ tipo: 'suporte', nome: 'x', token: 'curto' }, 'token'],
       [{ tipo: 'suporte', nome: 'x', conta_id: -1 }, 'conta_id'],
       [{ tipo: 'suporte', nome: 'x', conta_id: '7' }, 'conta_id'],
@@ -193,7 +197,12 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(r.body).toMatchObject({ nome: 'Novo nome', url: 'https://a.test', tem_segredo_hmac: false });
     expect(r.body.token).toBeUndefined();
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { tipo: 'gateway' } }), 400);
-    expect((await ConfigSystem.findByPk(c.id))!.tipo).toBe('suporte');
+    const comConsulta = esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { url: 'https://b.test?x=1', token_api: 't' } }), 400);
+    expect(comConsulta.errors).toEqual([expect.objectContaining({ campo: 'url', mensagem: expect.stringContaining('endereço base') })]);
+    expect((await ConfigSystem.findByPk(c.id))!).toMatchObject({ tipo: 'suporte', url: 'https://a.test' });
+    // a platform served under a path is a base address too
+    const r2 = await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { url: 'https://b.test/chat/', token_api: 't' } });
+    expect(r2.body).toMatchObject({ url: 'https://b.test/chat' });
     expect((await s.api.del(`/config_system/${c.id}`, { token: admin })).status).toBe(204);
     esperarProblema(await s.api.get(`/config_system/${c.id}`, { token: admin }), 404);
     esperarProblema(await s.api.patch(`/config_system/${c.id}`, { token: admin, body: { nome: 'x' } }), 404);
