@@ -212,8 +212,13 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Co
   igual('e.situacao_cadastral', f.situacao_cadastral);
   igual('e.identificador_matriz_filial', f.matriz_filial);
   if (f.cnae_secundaria) {
-    onde.push('e.cnpj IN (SELECT cs.cnpj FROM estabelecimento_cnae_secundaria cs WHERE cs.cnae = ?)');
-    parametros.push(f.cnae_secundaria);
+    // and in the establishment's own list: a CNPJ the month's files repeat keeps its first row, but
+    // the secondary CNAEs of every row were loaded, so a later row's codes would find the first
+    // row's record, which does not list them
+    onde.push(
+      "e.cnpj IN (SELECT cs.cnpj FROM estabelecimento_cnae_secundaria cs WHERE cs.cnae = ?) AND CONCAT(',', REPLACE(e.cnae_fiscal_secundaria, ' ', ''), ',') LIKE ?",
+    );
+    parametros.push(f.cnae_secundaria, `%,${f.cnae_secundaria},%`);
   }
   if (f.data_inicio_de) (onde.push('e.data_inicio_atividade >= ?'), parametros.push(f.data_inicio_de));
   if (f.data_inicio_ate) (onde.push('e.data_inicio_atividade <= ?'), parametros.push(f.data_inicio_ate));

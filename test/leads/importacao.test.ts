@@ -630,6 +630,28 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(await contar('cnae')).toBe(1);
   });
 
+  /** The listing filtered by one secondary CNAE: its total and CNPJs. */
+  const porCnaeSecundario = async (cnae: string) => {
+    const token = await identityDe(suite.url.identity).admin();
+    const res = await api.get('/api/empresas', { token, query: { cnae_secundaria: cnae } });
+    expect(res.status).toBe(200);
+    return { total: res.body.total, cnpjs: res.body.itens.map((i: { cnpj: string }) => i.cnpj) };
+  };
+
+  test("a CNPJ repeated in the month's files is found by the secondary CNAEs of the row kept, not by a later row's (DESIGN §6 filter cnae_secundaria)", async () => {
+    const cnpj = novoCnpj();
+    await importarMes({
+      estabelecimentos: [
+        linhaDeEstabelecimento({ cnpj, nome_fantasia: 'PRIMEIRA', cnae_fiscal_secundaria: '6201501, 4711302' }),
+        linhaDeEstabelecimento({ cnpj, nome_fantasia: 'SEGUNDA', cnae_fiscal_secundaria: '4751201' }),
+      ],
+    });
+    expect(await porCnaeSecundario('4751201')).toEqual({ total: 0, cnpjs: [] });
+    expect(await porCnaeSecundario('6201501')).toEqual({ total: 1, cnpjs: [cnpj] });
+    expect(await porCnaeSecundario('4711302')).toEqual({ total: 1, cnpjs: [cnpj] });
+    expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'PRIMEIRA', cnae_fiscal_secundaria: '6201501, 4711302' });
+  });
+
   test('a secondary CNAE listed twice by one establishment: the establishment is still found by that CNAE, once (DESIGN §6 filter cnae_secundaria)', async () => {
     const [repete, outro] = [novoCnpj(), novoCnpj()];
     await importarMes({
@@ -638,14 +660,8 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
         linhaDeEstabelecimento({ cnpj: outro, cnae_fiscal_secundaria: '6201501' }),
       ],
     });
-    const token = await identityDe(suite.url.identity).admin();
-    const pagina = async (cnae: string) => {
-      const res = await api.get('/api/empresas', { token, query: { cnae_secundaria: cnae } });
-      expect(res.status).toBe(200);
-      return { total: res.body.total, cnpjs: res.body.itens.map((i: { cnpj: string }) => i.cnpj) };
-    };
-    expect(await pagina('6201501')).toEqual({ total: 2, cnpjs: [repete, outro].sort() });
-    expect(await pagina('4711302')).toEqual({ total: 1, cnpjs: [repete] });
+    expect(await porCnaeSecundario('6201501')).toEqual({ total: 2, cnpjs: [repete, outro].sort() });
+    expect(await porCnaeSecundario('4711302')).toEqual({ total: 1, cnpjs: [repete] });
   });
 
   test('a DDD the file pads (`0011`, `011`, ` 11 `) is stored as its 2 digits, so `ddd=11` finds it; zeros alone are no DDD', async () => {
