@@ -12,7 +12,7 @@ export async function processarHubEntrega(job: Job, token?: string, sinal?: Abor
   switch (job.name) {
     case 'entregar-lote': {
       // most batches end within a second: only one held up by slow subscribers writes its progress
-      const r = await entregarLote(job.data.entregas, sinal, progressoEspacado(job));
+      const r = await entregarLote(job.data.entregas, sinal, progressoEspacado(job), (entregas) => job.updateData({ ...job.data, entregas }));
       return r.adiadas ? devolverAFila(job, token) : r;
     }
     case 'entregar': {

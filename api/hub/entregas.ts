@@ -69,7 +69,10 @@ export async function enfileirarLotes(lotes: LoteDeEntregas[]): Promise<void> {
  * job of its own, which sends it. The batch may run again (its worker died, or an error other than
  * a failed attempt, say the database away, made it fail): a delivery already tried then only gets
  * the job its failure was to add, so nothing is sent twice but an attempt the crash cut short.
- * The batch fails, to run again, only after every delivery in it had its turn.
+ * The batch fails, to run again, only after every delivery in it had its turn; `aoRepetir` is then
+ * told the deliveries its next run is for, those that got no job of their own: a failed attempt
+ * the database took no record of (failing then) leaves its row untouched, and the next run would
+ * send it again at once, ahead of its job and the schedule.
  * `sinal` (shutdown): no attempt starts after it; the ones in flight end, and the answer counts
  * those left for the batch's next run. `aoProgredir` hears after each delivery's turn how many had it.
  */
@@ -77,20 +80,23 @@ export async function entregarLote(
   ids: string[],
   sinal?: AbortSignal,
   aoProgredir: (p: { feitas: number; de: number }) => void = () => undefined,
+  aoRepetir: (restantes: string[]) => Promise<unknown> = async () => undefined,
 ): Promise<{ adiadas: number }> {
   const erros: unknown[] = [];
+  const comJobProprio = new Set<string>();
   let adiadas = 0;
   let feitas = 0;
+  const aoJobProprio = (id: string, atrasoMs?: number) => enfileirarEntregas([id], atrasoMs).then(() => comJobProprio.add(id));
   await Promise.all(
     ids.map(async (id) => {
       try {
         const r = await emVaga(() => tentar(id, true, sinal), 'lote');
         if (r === null) adiadas++;
         // put off for its subscription's turn (tentar): a job of its own, and the batch goes on
-        else if (typeof r === 'object') await enfileirarEntregas([id], Math.max(0, r.ate - Date.now()));
+        else if (typeof r === 'object') await aoJobProprio(id, Math.max(0, r.ate - Date.now()));
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
-        await enfileirarEntregas([id], err.atrasoMs).catch((e: unknown) => erros.push(e));
+        await aoJobProprio(id, err.atrasoMs).catch((e: unknown) => erros.push(e));
       } finally {
         aoProgredir({ feitas: ++feitas, de: ids.length });
       }
@@ -98,6 +104,8 @@ export async function entregarLote(
   );
   if (erros.length) {
     log.warn({ err: erros[0], falhas: erros.length, entregas: ids.length }, 'lote de entregas com falhas; será repetido');
+    // Redis out of reach: the next run reads each row, as before
+    await aoRepetir(ids.filter((id) => !comJobProprio.has(id))).catch((err: unknown) => log.warn({ err }, 'entregas restantes do lote não guardadas'));
     throw erros[0];
   }
   return { adiadas };
@@ -375,8 +383,9 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
     ]);
   } catch (err) {
     // the request went out and failed, but the database took no record of it: the retry still
-    // waits for the schedule. Thrown as any other error, it would run again within seconds (the
-    // short wait of an error before any attempt), calling a failing subscriber every few seconds
+    // waits for the schedule (a batch run again leaves it to its job: entregarLote). Thrown as any
+    // other error, it would run again within seconds (the short wait of an error before any
+    // attempt), calling a failing subscriber every few seconds
     log.error({ err: (err as Error).message, entrega_id: e.id }, 'tentativa falha não registrada: a próxima espera a agenda');
     throw falha;
   }

@@ -2,6 +2,7 @@ import { DelayedError, Job, Worker } from 'bullmq';
 import { dividirEmLotes, enfileirarEntregas, entregarLote, tentarEntrega } from '../../api/hub/entregas';
 import { config } from '../../config';
 import { processarHubEntrega } from '../../jobs/hub-entrega';
+import * as database from '../../lib/database';
 import { novaConexaoRedis } from '../../lib/redis';
 import { iniciarWorkers } from '../../lib/runner';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
@@ -273,6 +274,35 @@ test('the processor hands a job stopped by shutdown back to the queue, delayed a
     expect(depois.delay).toBeLessThanOrEqual(1000);
     expect(t.receptor.recebidas.filter((r) => r.caminho === '/l')).toHaveLength(0);
   } finally {
+    await worker.close();
+  }
+});
+
+test("a batch run again after a failing database sends no delivery twice whose failed attempt could not be recorded: the next run is only for the deliveries without a job of their own", async () => {
+  const [boa, ruim] = await umaBoaEUmaQueFalha('/sem-registro');
+  await fila(filaHubEntrega).add('entregar-lote', { entregas: [boa, ruim] }, { jobId: `lote-sem-registro-${boa}` });
+  const worker = new Worker(filaHubEntrega.nome, null, { connection: novaConexaoRedis('worker', 'teste-lote'), prefix: config().queuePrefix });
+  // the database failing as the attempts are recorded: the success's and the failure's writes alike
+  const escrita = jest.spyOn(database, 'escreverJuntos').mockRejectedValue(new Error('ECONNREFUSED'));
+  try {
+    const job = (await worker.getNextJob('teste'))!;
+    await expect(processarHubEntrega(job, 'teste')).rejects.toThrow('ECONNREFUSED');
+    escrita.mockRestore();
+    expect(t.receptor.de(boa)).toHaveLength(1);
+    expect(t.receptor.de(ruim)).toHaveLength(1);
+    // the failed one has its job, delayed to its next attempt; the batch keeps the other
+    const depois = (await fila(filaHubEntrega).getJob(job.id!))!;
+    expect(depois.data.entregas).toEqual([boa]);
+    expect((await jobs()).map((j) => j.id)).toEqual([ruim]);
+
+    await processarHubEntrega(depois, 'teste');
+    // the success whose record was lost goes again (at least once); the failure waits for its job
+    expect(t.receptor.de(boa)).toHaveLength(2);
+    expect(t.receptor.de(ruim)).toHaveLength(1);
+    expect(await Entrega.findByPk(boa)).toMatchObject({ situacao: 'entregue', tentativas: 1 });
+    expect(await Entrega.findByPk(ruim)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
+  } finally {
+    escrita.mockRestore();
     await worker.close();
   }
 });
