@@ -205,8 +205,8 @@ export const chaveDoToken = (def: DefinicaoDeFila) => `${config().queuePrefix}:t
 const TOKENS_GUARDADOS = 10;
 
 /**
- * Identity refused (401, 403) a caller's token a job acted with. Its status is not named `status`:
- * the error handler answers a caller with an error's own `status`, and this is no fault of theirs.
+ * Identity refused (401, 403) a caller's token a job acted with: `statusDoIdentity` says what
+ * identity answered, which is no fault of whoever the service is answering.
  */
 export class TokenRecusado extends Error {
   constructor(

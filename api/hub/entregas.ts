@@ -69,10 +69,11 @@ export async function enfileirarLotes(lotes: LoteDeEntregas[]): Promise<void> {
  * job of its own, which sends it. The batch may run again (its worker died, or an error other than
  * a failed attempt, say the database away, made it fail): a delivery already tried then only gets
  * the job its failure was to add, so nothing is sent twice but an attempt the crash cut short.
- * The batch fails, to run again, only after every delivery in it had its turn; `aoRepetir` is then
- * told the deliveries its next run is for, those that got no job of their own: a failed attempt
- * the database took no record of (failing then) leaves its row untouched, and the next run would
- * send it again at once, ahead of its job and the schedule.
+ * The batch fails, to run again, only after every delivery in it had its turn. Whenever it is to
+ * run again (it fails, or shutdown put deliveries off), `aoRepetir` is told the deliveries its next
+ * run is for, those that got no job of their own: a failed attempt the database took no record of
+ * (failing then) leaves its row untouched, and the next run would send it again at once, ahead of
+ * its job and the schedule.
  * `sinal` (shutdown): no attempt starts after it; the ones in flight end, and the answer counts
  * those left for the batch's next run. `aoProgredir` hears after each delivery's turn how many had it.
  */
@@ -86,26 +87,28 @@ export async function entregarLote(
   const comJobProprio = new Set<string>();
   let adiadas = 0;
   let feitas = 0;
-  const aoJobProprio = (id: string, atrasoMs?: number) => enfileirarEntregas([id], atrasoMs).then(() => comJobProprio.add(id));
+  const darJobProprio = (id: string, atrasoMs?: number) => enfileirarEntregas([id], atrasoMs).then(() => comJobProprio.add(id));
   await Promise.all(
     ids.map(async (id) => {
       try {
         const r = await emVaga(() => tentar(id, true, sinal), 'lote');
         if (r === null) adiadas++;
         // put off for its subscription's turn (tentar): a job of its own, and the batch goes on
-        else if (typeof r === 'object') await aoJobProprio(id, Math.max(0, r.ate - Date.now()));
+        else if (typeof r === 'object') await darJobProprio(id, Math.max(0, r.ate - Date.now()));
       } catch (err) {
         if (!(err instanceof FalhaDeTentativa)) return void erros.push(err);
-        await aoJobProprio(id, err.atrasoMs).catch((e: unknown) => erros.push(e));
+        await darJobProprio(id, err.atrasoMs).catch((e: unknown) => erros.push(e));
       } finally {
         aoProgredir({ feitas: ++feitas, de: ids.length });
       }
     }),
   );
+  if (erros.length || adiadas) {
+    // not kept (Redis out of reach, the job already gone): the next run reads each row, as before
+    await aoRepetir(ids.filter((id) => !comJobProprio.has(id))).catch((err: unknown) => log.warn({ err }, 'entregas restantes do lote não guardadas'));
+  }
   if (erros.length) {
     log.warn({ err: erros[0], falhas: erros.length, entregas: ids.length }, 'lote de entregas com falhas; será repetido');
-    // Redis out of reach: the next run reads each row, as before
-    await aoRepetir(ids.filter((id) => !comJobProprio.has(id))).catch((err: unknown) => log.warn({ err }, 'entregas restantes do lote não guardadas'));
     throw erros[0];
   }
   return { adiadas };

@@ -10,16 +10,21 @@ const nome = (max: number) => Joi.string().trim().min(1).max(max);
  * A system's base address: paths of its API are appended to it, so a query, a fragment or a
  * user:password part (which fetch refuses) would make every call miss.
  */
+const ESQUEMAS_DO_ENDERECO = ['http', 'https'];
 const urlHttp = () =>
   Joi.string()
     .trim()
-    .uri({ scheme: ['http', 'https'] })
+    .uri({ scheme: ESQUEMAS_DO_ENDERECO })
     .max(500)
     .custom((v: string, helpers) => {
+      // what uri() lets through but no URL is (a port past 65535) fails every call too; said in
+      // uri()'s own words, so an address both refuse is one error (validarCom drops repeats)
+      if (!URL.canParse(v)) return helpers.error('string.uriCustomScheme', { scheme: ESQUEMAS_DO_ENDERECO.join('|') });
       const u = new URL(v);
       return u.username || u.password || /[?#]/.test(v) ? helpers.error('string.enderecoBase') : v;
     })
-    .messages({ 'string.enderecoBase': 'um endereço base, sem usuário, consulta (?) ou fragmento (#)' });
+    .messages({ 'string.enderecoBase': 'um endereço base, sem usuário, consulta (?) ou fragmento (#)' })
+    .description('Endereço base (http ou https), sem usuário, consulta ou fragmento.');
 /** in bytes: the encrypted form of 500 bytes fits its column, of 500 characters of any kind not */
 const segredo = (min: number) => Joi.string().min(min).max(500, 'utf8');
 /** A phone as people write it (`+55 (11) 98888-7777`): 8 to 20 digits among spaces, dots, dashes and brackets. */

@@ -2,8 +2,8 @@ import { config } from '../../config';
 import { TokenRecusado } from '../../queues/fila';
 
 /**
- * Identity answered a GET with an error other than a refused token (404: no such record). Its
- * status is not named `status`: the error handler answers a caller with an error's own `status`.
+ * Identity answered a GET with an error other than a refused token (404: no such record), which is
+ * the service's failure (500), not the caller's: `statusDoIdentity` says what identity answered.
  */
 export class RespostaDeErroDoIdentity extends Error {
   constructor(

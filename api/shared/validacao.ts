@@ -34,10 +34,10 @@ export function esquemaPronto(esquema: Joi.Schema, ignorarDesconhecidos = false)
 export function validarCom<T>(esquema: Joi.Schema, valor: unknown, mensagem: string, parte = 'body'): T {
   const { value, error } = esquema.validate(valor);
   if (error) {
-    throw dadosInvalidos(
-      mensagem,
-      error.details.map((d) => ({ campo: d.path.length ? d.path.join('.') : parte, mensagem: d.message })),
-    );
+    const erros = error.details.map((d) => ({ campo: d.path.length ? d.path.join('.') : parte, mensagem: d.message }));
+    // two rules of a field may say the same thing (every rule runs: abortEarly is off)
+    const unicos = erros.filter((e, i) => erros.findIndex((o) => o.campo === e.campo && o.mensagem === e.mensagem) === i);
+    throw dadosInvalidos(mensagem, unicos);
   }
   return value as T;
 }

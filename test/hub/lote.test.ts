@@ -259,6 +259,34 @@ test('stopped by shutdown, a batch starts no more attempts and lets those in fli
   expect(new Set(chamadas.map((r) => r.webhookId)).size).toBe(60);
 });
 
+test("stopped by shutdown after a failed attempt the database could not record: the batch's next run is for the deliveries without a job of their own only", async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/parada') });
+  const ids = await publicarVarios(c, 55);
+  const falha = await t.hub.cenario({ url_de_destino: t.receptor.url('/parada-falha'), maximo_de_tentativas: 3 });
+  const [ruim] = await idsDoEvento((await falha.publicar({ n: 1 })).id);
+  await esvaziar();
+  let soltar!: () => void;
+  const portao = new Promise<void>((r) => (soltar = r));
+  t.receptor.responder = async (r) => (r.caminho === '/parada-falha' ? 500 : (await portao, 200));
+  // the first write is the failed attempt's record, refused; the held ones are recorded later
+  const escrita = jest.spyOn(database, 'escreverJuntos').mockRejectedValueOnce(new Error('ECONNREFUSED'));
+  const encerramento = new AbortController();
+  const restantes: string[][] = [];
+  try {
+    // the failed one first: once it is done, 50 held ones take the 50 slots, 5 wait for one
+    const lote = entregarLote([ruim, ...ids], encerramento.signal, undefined, async (r) => void restantes.push(r));
+    await esperarAte(async () => recebidasEm('/parada').length === 50 && (await jobs()).some((j) => j.id === ruim), 'the failed one given its job, 50 held');
+    encerramento.abort();
+    soltar();
+    expect(await lote).toEqual({ adiadas: 5 });
+  } finally {
+    escrita.mockRestore();
+  }
+  expect(t.receptor.de(ruim)).toHaveLength(1);
+  expect(await Entrega.findByPk(ruim)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
+  expect(restantes).toEqual([ids]);
+});
+
 test('the processor hands a job stopped by shutdown back to the queue, delayed a second, without counting a failed attempt', async () => {
   const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/l') });
   await c.publicar({ n: 1 });

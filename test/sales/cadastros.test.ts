@@ -155,6 +155,11 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       const p = esperarProblema(await s.api.post('/config_system', { token: admin, body }), 400);
       expect(p.errors.map((e: any) => e.campo)).toContain(campo);
     }
+    // no address at all, or one no URL parser reads (a port past 65535): one error for the field, in the suite's words
+    for (const url of ['chat.test', 'https://chat.test:70000']) {
+      const p = esperarProblema(await s.api.post('/config_system', { token: admin, body: { tipo: 'suporte', nome: 'x', url } }), 400);
+      expect(p.errors).toEqual([{ campo: 'url', mensagem: expect.stringContaining('uri') }]);
+    }
     expect(await ConfigSystem.count()).toBe(antes);
   });
 
