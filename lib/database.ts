@@ -8,6 +8,7 @@ import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
 import { aoEncerrar, emSegundoPlano, encerramentoComecou } from './lifecycle';
 import { logger } from './logger';
+import { SONDA_DA_CONEXAO_MS } from './tcp';
 
 export interface Migracao {
   name: string;
@@ -38,6 +39,8 @@ export function servidorDaUrl(url: string) {
     user: decodeURIComponent(u.username || 'root'),
     password: decodeURIComponent(u.password),
     socketPath: u.searchParams.get('socketPath') || undefined,
+    enableKeepAlive: true,
+    keepAliveInitialDelay: SONDA_DA_CONEXAO_MS,
     ...(tls && { ssl: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== null && { ca: autoridade(ca) }) } }),
   };
 }
@@ -167,7 +170,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
   const existente = abertos.get(servico);
   if (existente) return existente;
   await criarBanco(servico);
-  const { host, port, user, password, socketPath, ssl } = servidor();
+  const { host, port, user, password, socketPath, ssl, enableKeepAlive, keepAliveInitialDelay } = servidor();
   const sequelize = new Sequelize({
     dialect: 'mysql',
     host,
@@ -180,7 +183,7 @@ export async function abrirBanco(servico: NomeDoServico, models: ModelCtor[]): P
     benchmark: false,
     // the limits of the mysql2 pools beside it (LIMITES_DOS_POOLS); Sequelize's queue has no cap
     pool: { max: config().dbConexoesPorPool, min: 0, idle: LIMITES_DOS_POOLS.ociosaMs, acquire: LIMITES_DOS_POOLS.esperaMs, evict: 1000 },
-    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath, ssl },
+    dialectOptions: { dateStrings: false, supportBigNumbers: true, bigNumberStrings: true, socketPath, ssl, enableKeepAlive, keepAliveInitialDelay },
     models,
   });
   abertos.set(servico, sequelize);

@@ -3,6 +3,7 @@ import IORedis, { RedisOptions } from 'ioredis';
 import { config } from '../config';
 import { aoEncerrar, dentroDe } from './lifecycle';
 import { logger } from './logger';
+import { SONDA_DA_CONEXAO_MS } from './tcp';
 
 /**
  * Two kinds of connection (BullMQ docs): workers block and must retry forever
@@ -21,9 +22,10 @@ export const SILENCIO_DOS_LIMITES_MS = 2000;
 
 const compartilhadas = new Map<TipoDeConexao, IORedis>();
 
-const FALHA_LOGO: RedisOptions = { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
+const SONDADA: RedisOptions = { keepAlive: SONDA_DA_CONEXAO_MS };
+const FALHA_LOGO: RedisOptions = { ...SONDADA, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 };
 const OPCOES: Record<TipoDeConexao, RedisOptions> = {
-  worker: { maxRetriesPerRequest: null, enableReadyCheck: false },
+  worker: { ...SONDADA, maxRetriesPerRequest: null, enableReadyCheck: false },
   produtor: { ...FALHA_LOGO, commandTimeout: PRAZO_DO_COMANDO_MS },
   // the dashboard's, as a producer's but without the deadline: its bulk actions (clean a queue,
   // retry every failed job) may take Redis longer than a request's command
