@@ -138,7 +138,7 @@ async function rodada(b: Bancada, c: Cenario, r: Receptor, w: number, entreguesA
   await publicarLote(c, EVENTOS, CONEXOES);
   const criadas = (await totalEstavel(c)) - totalAntes;
   // every delivery stored is in a queued job (a batch's first attempts) before the drain is timed
-  const naFila = await b.entregasNaFila('wait', 'paused', 'delayed', 'prioritized');
+  const naFila = await b.entregasNaFila('wait', 'delayed', 'prioritized');
   if (naFila.entregas !== criadas) throw new Error(`${naFila.entregas} of ${criadas} deliveries stored are in queued jobs`);
   console.log(`  ${f0(criadas)} deliveries stored, in ${f0(naFila.jobs)} queued jobs`);
   const inicioW = Date.now();

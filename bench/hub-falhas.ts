@@ -80,7 +80,7 @@ async function principal(b: Bancada): Promise<number> {
     antes = criadas;
     criadas = await totalDeEntregas(c);
   }
-  const fila = await b.filaDeEntregas().getJobCounts('wait', 'paused', 'delayed', 'active', 'prioritized');
+  const fila = await b.filaDeEntregas().getJobCounts('wait', 'delayed', 'active', 'prioritized');
   console.log(`${f0(criadas)} deliveries stored; jobs in the queue: ${JSON.stringify(fila)}`);
 
   const t0 = Date.now();
@@ -101,7 +101,7 @@ async function principal(b: Bancada): Promise<number> {
     pendentes = agora;
     if (pendentes === 0) break;
     if (Date.now() - ultimoProgresso > SEM_PROGRESSO_MS) {
-      const q = await b.filaDeEntregas().getJobCounts('wait', 'paused', 'active', 'delayed', 'prioritized', 'failed', 'completed');
+      const q = await b.filaDeEntregas().getJobCounts('wait', 'active', 'delayed', 'prioritized', 'failed', 'completed');
       console.log(`no progress for ${SEM_PROGRESSO_MS / 1000} s with ${pendentes} pending: giving up (jobs ${JSON.stringify(q)}; worker ${worker.exitCode === null && worker.signalCode === null ? 'running' : 'exited'})`);
       break;
     }

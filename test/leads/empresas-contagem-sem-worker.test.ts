@@ -39,7 +39,7 @@ test('with no worker of leads-contagem the listing counts itself: exact total, w
   expect(res.status).toBe(200);
   expect(res.body).toEqual(expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }));
   expect(duracao).toBeLessThan(PRAZO_DA_CONTAGEM_S * 1000);
-  const jobs = await fila(filaLeadsContagem).getJobCounts('waiting', 'active', 'paused', 'prioritized', 'delayed', 'completed', 'failed');
+  const jobs = await fila(filaLeadsContagem).getJobCounts('waiting', 'active', 'prioritized', 'delayed', 'completed', 'failed');
   expect(Object.values(jobs).every((n) => n === 0)).toBe(true);
 
   // and the count it made is cached like the job's: the next listing finds it

@@ -464,7 +464,7 @@ describe('rule 4: the count is a queue job (DESIGN §6 and §8)', () => {
 
       // the job that was left waiting runs now; then the same filters are counted for real
       await ate(async () => {
-        const n = await q.getJobCounts('waiting', 'active', 'paused', 'prioritized');
+        const n = await q.getJobCounts('waiting', 'active', 'prioritized');
         return Object.values(n).every((v) => v === 0);
       });
       expect(await listar({ uf: 'MG' })).toEqual(expect.objectContaining({ total: esperados(cadastro, p).length, estimado: false }));

@@ -166,10 +166,10 @@ test("the dashboard's queues keep each queue's job defaults, on a connection wit
       const res = await fetch(`${base}/api/queues/${def.nome}/default-job-options`);
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual(JSON.parse(JSON.stringify(opcoesDosJobsDe(def))));
-      const conexao = await fila(def, 'painel').client;
+      const conexao = await fila(def, 'painel').getBackend().connection.client;
       expect(conexao.options.commandTimeout).toBeUndefined();
     }
-    expect((await fila(filaHubEntrega).client).options.commandTimeout).toBe(redisDaSuite.PRAZO_DO_COMANDO_MS);
+    expect((await fila(filaHubEntrega).getBackend().connection.client).options.commandTimeout).toBe(redisDaSuite.PRAZO_DO_COMANDO_MS);
   } finally {
     await new Promise((r) => servidorDoPainel.close(r));
   }
