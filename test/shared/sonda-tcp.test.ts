@@ -13,19 +13,24 @@ import { SONDA_DA_CONEXAO_MS } from '../../lib/tcp';
  * the kernel's own table of this machine's TCP connections, the keep-alive timer of each.
  */
 
-/** Seconds until the next keep-alive probe of the TCP connection from local `porta`, or null when another timer runs. */
-async function proximaSonda(porta: number): Promise<number | null> {
+/**
+ * Seconds until the next keep-alive probe of the established TCP connection `socket`, or null when
+ * another timer runs. Matched by both ports: another connection may share the local one (to another
+ * peer), and closed ones linger in TIME_WAIT.
+ */
+async function proximaSonda(socket: Socket): Promise<number | null> {
+  const porta = (endereco: string) => parseInt(endereco.split(':').at(-1)!, 16);
   for (const arquivo of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const linha of (await readFile(arquivo, 'utf8')).split('\n').slice(1)) {
-      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when ...
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when ...; st 01 is established
       const campos = linha.trim().split(/\s+/);
-      if (campos.length < 6 || parseInt(campos[1].split(':').at(-1)!, 16) !== porta) continue;
+      if (campos.length < 6 || campos[3] !== '01' || porta(campos[1]) !== socket.localPort || porta(campos[2]) !== socket.remotePort) continue;
       const [timer, quando] = campos[5].split(':');
       // timer 2 is keep-alive; its time in clock ticks, 100 a second
       return timer === '02' ? parseInt(quando, 16) / 100 : null;
     }
   }
-  throw new Error(`no TCP connection from local port ${porta}`);
+  throw new Error(`no established TCP connection from local port ${socket.localPort} to ${socket.remotePort}`);
 }
 
 const esperado = SONDA_DA_CONEXAO_MS / 1000;
@@ -41,7 +46,7 @@ afterAll(async () => {
   const direta = await createConnection(servidorDaUrl(config().mysqlUrl));
   try {
     await direta.query('SELECT 1');
-    const segundos = await proximaSonda((direta as unknown as { connection: { stream: Socket } }).connection.stream.localPort!);
+    const segundos = await proximaSonda((direta as unknown as { connection: { stream: Socket } }).connection.stream);
     expect(segundos).toBeGreaterThan(0);
     expect(segundos).toBeLessThanOrEqual(esperado);
   } finally {
@@ -53,7 +58,7 @@ afterAll(async () => {
   expect(sequelize).toBe(banco('tracing'));
   const conexao = (await sequelize.connectionManager.getConnection({ type: 'read' })) as unknown as { stream: Socket };
   try {
-    const segundos = await proximaSonda(conexao.stream.localPort!);
+    const segundos = await proximaSonda(conexao.stream);
     expect(segundos).toBeGreaterThan(0);
     expect(segundos).toBeLessThanOrEqual(esperado);
   } finally {
@@ -66,7 +71,7 @@ test('Redis: a producer\'s connection and a worker\'s', async () => {
   const worker = novaConexaoRedis('worker', 'teste-sonda');
   await worker.ping();
   for (const conexao of [redis('produtor'), worker]) {
-    const segundos = await proximaSonda((conexao as unknown as { stream: Socket }).stream.localPort!);
+    const segundos = await proximaSonda((conexao as unknown as { stream: Socket }).stream);
     expect(segundos).toBeGreaterThan(0);
     expect(segundos).toBeLessThanOrEqual(esperado);
   }
