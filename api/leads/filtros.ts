@@ -216,7 +216,8 @@ export function condicoesDosFiltros(f: FiltrosDeEmpresas, nomeEm?: string[]): Co
     // the secondary CNAEs of every row were loaded, so a later row's codes would find the first
     // row's record, which does not list them
     onde.push(
-      "e.cnpj IN (SELECT cs.cnpj FROM estabelecimento_cnae_secundaria cs WHERE cs.cnae = ?) AND CONCAT(',', REPLACE(e.cnae_fiscal_secundaria, ' ', ''), ',') LIKE ?",
+      'e.cnpj IN (SELECT cs.cnpj FROM estabelecimento_cnae_secundaria cs WHERE cs.cnae = ?)' +
+        " AND CONCAT(',', REPLACE(e.cnae_fiscal_secundaria, ' ', ''), ',') LIKE ?",
     );
     parametros.push(f.cnae_secundaria, `%,${f.cnae_secundaria},%`);
   }
