@@ -11,15 +11,23 @@ REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 # URLs, which may hold a password, reach node through its environment: its command line is
 # visible to every user of the machine (ps)
-hostport() { # URL default-port -> "host port socket" (socket: the URL's socketPath, or -)
+hostport() { # URL default-port name -> "host port socket" (socket: the URL's socketPath, or -)
   URL_DO_SERVICO="$1" node -e '
-    const u = new URL(process.env.URL_DO_SERVICO);
+    let u;
+    // uncaught, the error would print the URL, password and all
+    try { u = new URL(process.env.URL_DO_SERVICO); } catch {
+      console.error(`${process.argv[2]} is not a valid URL (a / # ? or @ in its password must be percent-encoded)`);
+      process.exit(1);
+    }
     process.stdout.write((u.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1") + " " + (u.port || process.argv[1]) + " " +
       (u.searchParams.get("socketPath") || "-"));
-  ' "$2"
+  ' "$2" "$3"
 }
-read -r MYSQL_HOST MYSQL_PORT MYSQL_SOCKET <<<"$(hostport "$MYSQL_URL" 3306)"
-read -r REDIS_HOST REDIS_PORT _ <<<"$(hostport "$REDIS_URL" 6379)"
+# assigned first: a failed command substitution stops the script here (set -e), not inside a read
+mysql_alvo="$(hostport "$MYSQL_URL" 3306 MYSQL_URL)"
+redis_alvo="$(hostport "$REDIS_URL" 6379 REDIS_URL)"
+read -r MYSQL_HOST MYSQL_PORT MYSQL_SOCKET <<<"$mysql_alvo"
+read -r REDIS_HOST REDIS_PORT _ <<<"$redis_alvo"
 
 answers() { # host port [socket]: the Unix socket when one is named, else TCP
   node -e '
@@ -37,7 +45,9 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; return; fi
   if ! command -v sudo >/dev/null; then
     # said once: a run may try several steps as root before one it cannot do without
-    [ "$sem_sudo_dito" = 1 ] || echo "some steps need root ($1 first): run as root, or install sudo allowing them without a password" >&2
+    local passo # the command, past `env` and its assignments
+    for passo in "$@"; do [[ "$passo" == env || "$passo" == *=* ]] || break; done
+    [ "$sem_sudo_dito" = 1 ] || echo "some steps need root ($passo first): run as root, or install sudo allowing them without a password" >&2
     sem_sudo_dito=1
     return 1
   fi
@@ -77,14 +87,17 @@ apt_install() {
     done
     apt_updated=1
   fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
+  # a configuration file changed here before (redis.conf by CONFIG REWRITE) is kept, without the
+  # question dpkg would otherwise ask on a terminal nobody sees
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef     -o Dpkg::Options::=--force-confold install -y -qq "$@" >/dev/null </dev/null
 }
 
 mariadbd_path=/usr/sbin/mariadbd
 ensure_mariadb() {
   answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
   is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") does not answer" >&2; exit 1; }
-  if ! command -v mariadbd >/dev/null && [ ! -x "$mariadbd_path" ] && ! command -v mysqld >/dev/null; then
+  # by path too: an ordinary user's PATH has no /usr/sbin, and apt would replace a MySQL it did not see
+  if ! command -v mariadbd >/dev/null && [ ! -x "$mariadbd_path" ] && ! command -v mysqld >/dev/null && [ ! -x /usr/sbin/mysqld ]; then
     echo "installing MariaDB (Debian package mariadb-server)"
     apt_install mariadb-server
     # on a machine with systemd the package starts its own server: a second one would only fail

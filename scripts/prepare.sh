@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # a database server: the second waits for the first's preparation, then finds it done
 # (flock is util-linux's, on every Debian; elsewhere, or with no writable temporary folder, the two
 # are not kept apart)
-if command -v flock >/dev/null && { exec 9>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"; } 2>/dev/null; then
+if command -v flock >/dev/null && { exec 9>>"${TMPDIR:-/tmp}/business-services-suite-prepare-$(id -u).lock"; } 2>/dev/null; then
   if ! flock -n 9; then
     echo "waiting for another preparation of the suite (npm start or npm test) to end"
     # an install from scratch (packages, MariaDB) takes minutes, not a quarter of an hour

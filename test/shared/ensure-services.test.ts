@@ -59,9 +59,10 @@ test('a MYSQL_URL of [::1] is read as host ::1, named [::1]:port, and a MariaDB 
 });
 
 test("something answering on Redis's port that does not take REDIS_URL (a password it lacks) stops the script with the server's reason; the suite's Redis passes", () => {
-  // a Redis that wants a password (NOAUTH to every command), in a process of its own: rodar blocks this one
+  // a Redis that wants a password (NOAUTH to every command, however many a read brings: ioredis 6
+  // sends two at once after HELLO), in a process of its own: rodar blocks this one
   const r = rodar(
-    `node -e 'const s = require("net").createServer((c) => c.on("data", () => c.write("-NOAUTH Authentication required.\\r\\n")));
+    `node -e 'const s = require("net").createServer((c) => c.on("data", (d) => c.write("-NOAUTH Authentication required.\\r\\n".repeat(d.toString().match(/(^|\\r\\n)[*][0-9]+\\r\\n/g).length))));
       s.listen(0, "127.0.0.1", () => console.log(s.address().port))' >"$PASTA/porta" &
     echo $! >"$PASTA/pid"
     trap 'kill "$(cat "$PASTA/pid")"' EXIT
@@ -184,4 +185,25 @@ test("giving MYSQL_URL's user a login on a fresh local MariaDB: its password goe
   expect(r.log).not.toContain(senha);
   const entrada = readFileSync(path.join(pasta, 'entrada'), 'utf8');
   expect(entrada).toContain(`CREATE USER 'suite'@'127.0.0.1' IDENTIFIED BY '${senha}'`);
+});
+
+test('a MYSQL_URL or REDIS_URL that is no URL (a / in its password, not encoded) stops the script at once, naming the variable, never printing the password', () => {
+  for (const [variavel, url] of [
+    ['MYSQL_URL', 'mysql://root:Senha/Secreta@127.0.0.1:3306'],
+    ['REDIS_URL', 'redis://:Senha#Secreta@127.0.0.1:6379'],
+  ]) {
+    const r = rodar('echo "não chegou aqui"', { [variavel]: url });
+    expect(r.codigo).toBe(1);
+    expect(r.erros).toContain(`${variavel} is not a valid URL`);
+    expect(r.erros + r.saida).not.toContain('Secreta');
+    expect(r.saida).not.toContain('não chegou aqui');
+  }
+});
+
+test("a step that needs root, without root or sudo, is named by its command, not by `env` before it", () => {
+  rmSync(path.join(pasta, 'bin', 'sudo'));
+  rmSync(path.join(pasta, 'bin', 'id'));
+  falso('id', 'echo 1000');
+  const r = rodar('as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y redis-server');
+  expect(r.erros).toContain('some steps need root (apt-get first)');
 });
