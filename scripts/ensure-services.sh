@@ -198,6 +198,15 @@ ensure_redis_login() {
   echo "Redis at $(where "$REDIS_HOST" "$REDIS_PORT") refuses REDIS_URL's connection: $erro" >&2
   return 1
 }
+# The accounts of a user (given as SQL text) with a way in besides the socket: a password of their
+# own (empty counts), as the account's first method or among the alternatives MariaDB keeps apart
+# in `auth_or` (`VIA ed25519 USING PASSWORD(...) OR unix_socket` leaves unix_socket first)
+sql_contas_com_senha() {
+  echo "SELECT COUNT(*) FROM mysql.global_priv g WHERE User = $1 AND (
+    (JSON_VALUE(Priv, '\$.plugin') <> 'unix_socket' AND JSON_VALUE(Priv, '\$.authentication_string') <> 'invalid')
+    OR EXISTS (SELECT 1 FROM JSON_TABLE(g.Priv, '\$.auth_or[*]' COLUMNS (plugin VARCHAR(64) PATH '\$.plugin',
+      senha TEXT PATH '\$.authentication_string')) m WHERE m.plugin <> 'unix_socket' AND COALESCE(m.senha, '') <> 'invalid'))"
+}
 redis_ok() { [ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@" 2>&1)" = OK ]; }
 
 sql() { # statement -> first column of the first row, or nothing; connected as the suite connects
@@ -252,10 +261,8 @@ ensure_login() {
     const usuario = decodeURIComponent(u.username) || "root";
     process.stdout.write([usuario.replace(/\n/g, " "), texto(usuario), texto(decodeURIComponent(u.password))].join("\n") + "\n");
   ')"
-  # accounts of that user with a way in besides the socket: a password of their own (empty counts)
   local com_senha
-  com_senha="$(como_root -e "SELECT COUNT(*) FROM mysql.global_priv WHERE User = $usuario_sql
-    AND JSON_VALUE(Priv, '\$.plugin') <> 'unix_socket' AND JSON_VALUE(Priv, '\$.authentication_string') <> 'invalid'")"
+  com_senha="$(como_root -e "$(sql_contas_com_senha "$usuario_sql")")"
   [ "$com_senha" = 0 ] || { recusa "that account has a password of its own: put it in MYSQL_URL"; return 1; }
   echo "giving MYSQL_URL's user a login on the local MariaDB"
   if [ "$usuario" = root ]; then

@@ -2,6 +2,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import { config } from '../../config';
+import { servidorDaUrl } from '../../lib/database';
 import { portaLivre } from '../helpers/processo';
 
 /**
@@ -206,4 +209,33 @@ test("a step that needs root, without root or sudo, is named by its command, not
   falso('id', 'echo 1000');
   const r = rodar('as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y redis-server');
   expect(r.erros).toContain('some steps need root (apt-get first)');
+});
+
+test("an account with a password of its own is seen wherever MariaDB keeps it: as the first method or among the alternatives of `auth_or` (the script then never changes it)", async () => {
+  const banco = await createConnection(servidorDaUrl(config().mysqlUrl));
+  const [[{ versao }]] = (await banco.query('SELECT VERSION() AS versao')) as unknown as [[{ versao: string }]];
+  if (!/MariaDB/i.test(versao)) return void (await banco.end()); // the script gives logins on MariaDB only
+  const prefixo = `${process.env.DB_PREFIX}_conta`;
+  const [[{ ed }]] = (await banco.query("SELECT COUNT(*) AS ed FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'ed25519'")) as unknown as [[{ ed: number }]];
+  const instalouEd25519 = Number(ed) === 0 && (await banco.query("INSTALL SONAME 'auth_ed25519'").then(() => true, () => false));
+  const contas: [string, string, number][] = [
+    // Debian's own root: a password no one has, or the socket
+    ['debian', "VIA mysql_native_password USING 'invalid' OR unix_socket", 0],
+    ['socket', 'VIA unix_socket', 0],
+    ['socket_ou_senha', "VIA unix_socket OR mysql_native_password USING PASSWORD('x')", 1],
+    ['vazia', "BY ''", 1],
+    ...(Number(ed) > 0 || instalouEd25519 ? [['ed25519_ou_socket', "VIA ed25519 USING PASSWORD('x') OR unix_socket", 1] as [string, string, number]] : []),
+  ];
+  try {
+    for (const [nome, como, esperado] of contas) {
+      await banco.query(`CREATE USER '${prefixo}_${nome}'@'localhost' IDENTIFIED ${como}`);
+      const sql = execFileSync(onde.bash, ['-c', `source "${SCRIPT}"\nsql_contas_com_senha "'${prefixo}_${nome}'"`], { encoding: 'utf8', env: process.env });
+      const [[linha]] = (await banco.query(sql)) as unknown as [[Record<string, number>]];
+      expect([nome, Number(Object.values(linha)[0])]).toEqual([nome, esperado]);
+    }
+  } finally {
+    for (const [nome] of contas) await banco.query(`DROP USER IF EXISTS '${prefixo}_${nome}'@'localhost'`);
+    if (instalouEd25519) await banco.query("UNINSTALL SONAME 'auth_ed25519'");
+    await banco.end();
+  }
 });
