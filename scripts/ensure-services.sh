@@ -89,7 +89,8 @@ apt_install() {
   fi
   # a configuration file changed here before (redis.conf by CONFIG REWRITE) is kept, without the
   # question dpkg would otherwise ask on a terminal nobody sees
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef     -o Dpkg::Options::=--force-confold install -y -qq "$@" >/dev/null </dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef \
+    -o Dpkg::Options::=--force-confold install -y -qq "$@" >/dev/null </dev/null
 }
 
 mariadbd_path=/usr/sbin/mariadbd
