@@ -69,7 +69,10 @@ return 0`;
 const FIM_DO_BLOQUEIO_DE_DESCONHECIDO = `${fimDoBloqueioEmLua('KEYS[1]', 'ARGV[1]')}
 return fim`;
 
-/** `email` as the login's schema hands it over: trimmed, NFC, lower case (one address, one count). */
+/**
+ * The digest of `email` as the login's schema hands it over (trimmed, NFC, lower case: one address,
+ * one count), which Redis keys and logs name instead of the address.
+ */
 const digestoDoEmail = (email: string) => createHash('sha256').update(email).digest('hex');
 
 const chavesDoDesconhecido = (email: string) => {
@@ -152,9 +155,10 @@ interface SenhaLida {
  * Decides a login whose password was checked (`confere`, against `lida`), under the user's row
  * lock: a lock set by an attempt that finished meanwhile holds (423, even for the right password),
  * and simultaneous wrong attempts are each counted, so a burst cannot dodge the lockout. A lock
- * that has ended, or a count whose first failure is CONTAGEM_DE_FALHAS_MS old, starts a new count. A password replaced meanwhile makes the one checked a wrong
- * one: else a login racing the change would get a token of the change's second, which the change
- * does not cut off (autenticadorDoIdentity), on the old password. A new password moves
+ * that has ended, or a count whose first failure is CONTAGEM_DE_FALHAS_MS old, starts a new count.
+ * A password replaced meanwhile makes the one checked a wrong one: else a login racing the change
+ * would get a token of the change's second, which the change does not cut off
+ * (autenticadorDoIdentity), on the old password. A new password moves
  * `tokens_validos_desde`; the same one hashed again by a concurrent login (`novoHash`) does not,
  * and is still the password checked. `novoHash`, the password hashed again at today's cost,
  * replaces the one checked on success, unless another login already did.
