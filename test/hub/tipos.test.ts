@@ -93,15 +93,15 @@ describe('POST and GET /tipo_de_evento: the event type (DESIGN §10)', () => {
     expect(res.body.id).not.toBe(velho.id);
   });
 
-  /** Types stored under `nome`, deleted ones included. */
-  const tiposDeNome = async (nome: string) =>
-    ((await banco('hub').query('SELECT COUNT(*) AS n FROM tipo_de_evento WHERE nome = ?', { replacements: [nome], type: 'SELECT' })) as { n: number }[])[0].n;
+  /** Every type stored, deleted ones included. */
+  const tiposGuardados = async () =>
+    Number(((await banco('hub').query('SELECT COUNT(*) AS n FROM tipo_de_evento', { type: 'SELECT' })) as { n: number }[])[0].n);
 
   test('an unknown owner application answers 422 naming aplicativo_id, nothing stored', async () => {
-    const nome = nomeNovo();
-    const problema = esperarProblema(await criar({ nome, aplicativo_id: randomUUID() }), 422);
+    const antes = await tiposGuardados();
+    const problema = esperarProblema(await criar({ nome: nomeNovo(), aplicativo_id: randomUUID() }), 422);
     expect(problema.errors).toEqual([expect.objectContaining({ campo: 'aplicativo_id' })]);
-    expect(Number(await tiposDeNome(nome))).toBe(0);
+    expect(await tiposGuardados()).toBe(antes);
   });
 
   test.each([
@@ -111,10 +111,10 @@ describe('POST and GET /tipo_de_evento: the event type (DESIGN §10)', () => {
     ['no owner', { aplicativo_id: undefined }, 'aplicativo_id'],
     ['an unknown field', { versao: 1 }, 'versao'],
   ])('%s answers 400 naming the field, nothing stored', async (_caso, campos, campo) => {
-    const nome = nomeNovo();
-    const problema = esperarProblema(await criar({ nome, aplicativo_id: dono.id, ...campos }), 400);
+    const antes = await tiposGuardados();
+    const problema = esperarProblema(await criar({ nome: nomeNovo(), aplicativo_id: dono.id, ...campos }), 400);
     expect(problema.errors).toEqual([expect.objectContaining({ campo })]);
-    expect(Number(await tiposDeNome(nome))).toBe(0);
+    expect(await tiposGuardados()).toBe(antes);
   });
 
   test('an unknown id answers 404', async () => {

@@ -189,20 +189,27 @@ describe('SPEC §3: DELETE /conversa/{id} racing webhooks of that conversation',
           s.webhook(suporte, eventoDeMensagem({ conversa, contato, mensagem: antiga, conteudo: 'antiga editada', criadaEm: new Date(base), evento: 'message_updated' })),
         ]);
         expect(respostas.map((r) => r.status)).toEqual([204, 200, 200, 200]);
-        return { conversa, deletada: primeiro.conversa_id as string };
+        const depois = () =>
+          s.webhook(suporte, eventoDeMensagem({ conversa, contato, mensagem: idDeMensagem(), conteudo: 'depois', criadaEm: new Date(base + 2000) }));
+        return { conversa, deletada: primeiro.conversa_id as string, depois };
       }),
     );
-    for (const { conversa, deletada } of casos) {
+    for (const { conversa, deletada, depois } of casos) {
       const vivas = await Conversa.findAll({ where: { suporte_conversa_id: conversa } });
       expect(vivas.length).toBeLessThanOrEqual(1);
       expect(await ConversaMensagem.count({ where: { conversa_id: deletada } })).toBe(0);
-      for (const c of vivas) {
-        const mensagens = await ConversaMensagem.findAll({ where: { conversa_id: c.id } });
-        expect(c.id).not.toBe(deletada);
-        expect(mensagens.map((m) => m.conteudo)).toEqual(['nova']);
-        expect(c.quantidade_mensagens).toBe(1);
-        expect(c.ultima_mensagem).toBe('nova');
-      }
+      // a later message: it joins the record the race left, or starts one where the delete took
+      // everything, so every case ends with exactly one record to check
+      expect((await depois()).status).toBe(200);
+      const agora = await Conversa.findAll({ where: { suporte_conversa_id: conversa } });
+      expect(agora).toHaveLength(1);
+      const esperadas = vivas.length ? ['nova', 'depois'] : ['depois'];
+      const mensagens = await ConversaMensagem.findAll({ where: { conversa_id: agora[0].id }, order: [['criada_em', 'ASC']] });
+      expect(agora[0].id).toEqual(vivas.length ? vivas[0].id : expect.any(String));
+      expect(agora[0].id).not.toBe(deletada);
+      expect(mensagens.map((m) => m.conteudo)).toEqual(esperadas);
+      expect(agora[0].quantidade_mensagens).toBe(esperadas.length);
+      expect(agora[0].ultima_mensagem).toBe('depois');
     }
   });
 });

@@ -73,6 +73,17 @@ async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?:
 }
 
 /** The chat platform's toggle_status of a conversation, answering `status` once `antes` (what happens meanwhile) is done. */
+/** Every hand-over the chat platform is asked for, each answered as done. */
+function chamadasAoChat(): string[] {
+  const chamadas: string[] = [];
+  nock(CHAT)
+    .post(/toggle_status/)
+    .times(10)
+    .reply((uri) => (chamadas.push(uri), [200, { payload: { success: true, current_status: 'open' } }]));
+  return chamadas;
+}
+const pedida = (chamadas: string[], conversa: number) => chamadas.some((u) => u.includes(`/conversations/${conversa}/`));
+
 const abrirNoChat = (conversa: number, status = 200, antes: () => Promise<unknown> = async () => undefined) =>
   nock(CHAT)
     .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`, { status: 'open' })
@@ -147,17 +158,14 @@ describe('the hand-over trigger', () => {
     const respondida = await esperando({ esperaS: ESPERA_S + 30, roboRespondeu: true });
     const comEquipe = await esperando({ esperaS: ESPERA_S + 30, status: 'open' });
     const resolvida = await esperando({ esperaS: ESPERA_S + 30, status: 'resolved' });
-    const chamadas: string[] = [];
-    nock(CHAT)
-      .post(/toggle_status/)
-      .times(10)
-      .reply(function registrar(uri) {
-        chamadas.push(uri);
-        return [200, {}];
-      });
+    // one that is due, so the run is known to have handed over what it should
+    const devida = await esperando({ esperaS: ESPERA_S + 30 });
+    const chamadas = chamadasAoChat();
     await transferirSemResposta();
+    expect(pedida(chamadas, devida.conversa)).toBe(true);
+    expect(await s.conversaDoSuporte(devida.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
     for (const c of [recente, respondida, comEquipe, resolvida]) {
-      expect(chamadas.some((u) => u.includes(`/conversations/${c.conversa}/`))).toBe(false);
+      expect(pedida(chamadas, c.conversa)).toBe(false);
       const depois = await s.conversaDoSuporte(c.conversa);
       expect(depois).toMatchObject({ status: c.registro.status, transferida_em: null, transferida_motivo: null });
     }
@@ -187,11 +195,12 @@ describe('the hand-over trigger', () => {
       await s.registrar(sistema, eventoDeMensagem({ conversa: respondida, conta: CONTA, status: 'pending', criadaEm: segundosAtras(atras) }));
     }
 
-    const chamadas: string[] = [];
-    nock(CHAT).post(/toggle_status/).times(10).reply((uri) => (chamadas.push(uri), [200, { payload: { current_status: 'open' } }]));
+    const devida = await esperando({ esperaS: ESPERA_S + 30 });
+    const chamadas = chamadasAoChat();
     await transferirSemResposta();
+    expect(pedida(chamadas, devida.conversa)).toBe(true);
     for (const conversa of [respondida, devolvida]) {
-      expect(chamadas.some((u) => u.includes(`/conversations/${conversa}/`))).toBe(false);
+      expect(pedida(chamadas, conversa)).toBe(false);
       expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending' });
     }
   });
@@ -219,10 +228,11 @@ describe('the hand-over trigger', () => {
     const registro = await s.conversaDoSuporte(conversa);
     expect((await s.mensagens(registro.id)).map((m: any) => m.autor)).toEqual(['contato', 'robo']);
 
-    const chamadas: string[] = [];
-    nock(CHAT).post(/toggle_status/).times(10).reply((uri) => (chamadas.push(uri), [200, {}]));
+    const devida = await esperando({ esperaS: ESPERA_S + 30 });
+    const chamadas = chamadasAoChat();
     await transferirSemResposta();
-    expect(chamadas.some((u) => u.includes(`/conversations/${conversa}/`))).toBe(false);
+    expect(pedida(chamadas, devida.conversa)).toBe(true);
+    expect(pedida(chamadas, conversa)).toBe(false);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
   });
 
