@@ -10,7 +10,7 @@ import { NomeDoServico } from '../config/services';
 import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bull-board';
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
-import { DefinicaoDeFila, emCursoNoWorker, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
+import { DefinicaoDeFila, emCursoNoWorker, esperarFimDoJob, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
@@ -148,7 +148,7 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     // the command runs its own, which at worst shares the queue with another
     const workers = workerDoComando ? 0 : await q.getWorkersCount().catch(semListaDeClientes);
     if (workers === 0) assumir();
-    const job = await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
+    await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
     if (!proprio) {
       vigia = setInterval(() => {
         q.getWorkersCount().then(
@@ -163,7 +163,7 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
         );
       }, VIGILANCIA_DOS_WORKERS_MS);
     }
-    return await job.waitUntilFinished(eventos);
+    return await esperarFimDoJob(q, idDoJob, eventos);
   } catch (err) {
     if ((err as Error).message !== FALHA_POR_PARADA) throw err;
     throw new Error('the worker running the import stopped before it ended (killed?); running import-cnpj again is harmless (it drops the work tables this run left)');

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
@@ -155,6 +156,40 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
     });
   }
   return e;
+}
+
+/**
+ * Waits for job `id` of `q` to end, as BullMQ's Job.waitUntilFinished: its return value, or its
+ * failure as an Error with the job's reason (also a job gone before its end was read, and the
+ * `prazoMs` passing). BullMQ's own reads the job's state inside an async Promise executor, so a
+ * Redis error there (a stall past the command deadline) escaped as an unhandled rejection, which
+ * ends the process (lib/lifecycle.ts), and left its caller waiting out the whole time.
+ */
+export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, prazoMs?: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const concluido = ({ returnvalue }: { returnvalue: unknown }) => (soltar(), resolve(returnvalue));
+    const falhou = ({ failedReason }: { failedReason: string }) => (soltar(), reject(new Error(failedReason)));
+    const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
+    // QueueEvents also emits each job's end under its id, as BullMQ's own wait hears it (untyped)
+    const porJob = eventos as unknown as EventEmitter;
+    const soltar = () => {
+      clearTimeout(prazo);
+      porJob.off(`completed:${id}`, concluido);
+      porJob.off(`failed:${id}`, falhou);
+    };
+    porJob.on(`completed:${id}`, concluido);
+    porJob.on(`failed:${id}`, falhou);
+    // it may have ended before the listeners: asked once they hear (an ended job changes no more)
+    (async () => {
+      await eventos.waitUntilReady();
+      const estado = await q.getJobState(id);
+      if (estado !== 'completed' && estado !== 'failed' && estado !== 'unknown') return;
+      const job = estado === 'unknown' ? undefined : await Job.fromId(q, id);
+      if (!job) falhou({ failedReason: `job ${id} removido antes de seu fim ser lido` });
+      else if (estado === 'completed') concluido({ returnvalue: job.returnvalue });
+      else falhou({ failedReason: job.failedReason });
+    })().catch((err: Error) => falhou({ failedReason: err.message }));
+  });
 }
 
 /** The queues whose workers were counted here in the last minute (CLIENT LIST is no free call). */

@@ -1,7 +1,7 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
 import { logger } from '../../lib/logger';
-import { avisarSeNenhumWorker, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
+import { avisarSeNenhumWorker, esperarFimDoJob, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
 
 const log = logger('hub-aplicativos');
@@ -36,8 +36,8 @@ export async function esperarSincronizacao(tokenDoMaster?: string): Promise<Sinc
     const existente = await Job.fromId(q, jobId);
     jaRodava = Boolean(existente?.processedOn);
     rodada = jaRodava ? existente!.timestamp : undefined;
-    const job = await q.add('sincronizar', { doChamador: Boolean(tokenDoMaster) }, { jobId });
-    const resultado = await job.waitUntilFinished(eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
+    await q.add('sincronizar', { doChamador: Boolean(tokenDoMaster) }, { jobId });
+    const resultado = await esperarFimDoJob(q, jobId, eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);
     // a sync without the hub's token, or that waited out another's turn, read nothing
     return { jaRodava, rodada, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };
   } catch (err) {

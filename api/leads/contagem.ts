@@ -3,7 +3,7 @@ import { banco, lerDemorado } from '../../lib/database';
 import { logger, umaVezPorMinuto } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
-import { eventosDaFila, fila } from '../../queues/fila';
+import { esperarFimDoJob, eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { condicoesComNome } from './busca-por-nome';
 import { chaveDosFiltros, FiltrosDeEmpresas } from './filtros';
@@ -134,7 +134,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   }
   const job = await q.add('contar', pedido, { jobId: `contagem-${geracao}-${hash}` });
   try {
-    return (await job.waitUntilFinished(eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
+    return (await esperarFimDoJob(q, job.id!, eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
   } catch (err) {
     if (['waiting', 'active', 'delayed', 'prioritized'].includes(await job.getState())) {
       log.warn({ filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');

@@ -1,9 +1,9 @@
 import { ChildProcess } from 'node:child_process';
-import { Job } from 'bullmq';
 import { esperarProblema } from '../helpers/http';
 import { esperarAte } from '../helpers/espera';
 import { emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import * as filas from '../../queues/fila';
 import { chaveDoToken, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
 import { redis } from '../../lib/redis';
 import { filaIntranetColaboradorSync } from '../../queues/intranet-colaborador-sync';
@@ -59,13 +59,13 @@ test("a person refused before a master's listing registered them reads at once a
   expect((await it.api.get('/colaborador/filtro', { token })).status).toBe(200);
 });
 
-test("the listing's wait failing once the sync has finished (BullMQ finding the finished job already removed) still forgets this process's cached refusals", async () => {
+test("the listing's wait failing once the sync has finished (the finished job already removed when its end is read) still forgets this process's cached refusals", async () => {
   const { usuario, token } = await it.identity.criarUsuarioLogado();
   esperarProblema(await it.api.get('/colaborador/filtro', { token }), 403);
-  const real = Job.prototype.waitUntilFinished;
-  const espiao = jest.spyOn(Job.prototype, 'waitUntilFinished').mockImplementationOnce(async function (this: Job, eventos, ttl) {
-    await real.call(this, eventos, ttl);
-    throw new Error('Missing key for job. isFinished');
+  const real = filas.esperarFimDoJob;
+  const espiao = jest.spyOn(filas, 'esperarFimDoJob').mockImplementationOnce(async (...args) => {
+    await real(...args);
+    throw new Error('job sincronizar removido antes de seu fim ser lido');
   });
   try {
     await it.sincronizar();

@@ -1,13 +1,13 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
+import { DefinicaoDeFila, esperarFimDoJob, eventosDaFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
 import { encerrar } from '../../lib/lifecycle';
 import { agendarRepetiveis, manterRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
 import { filaFilesLimpeza } from '../../queues/files-limpeza';
 import { INTERVALO_DA_RETENCAO_MS } from '../../queues/hub-retencao';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
-import { esperarAte } from '../helpers/espera';
+import { dormir, esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
 
 /**
@@ -281,4 +281,70 @@ test('a job failing attempt after attempt keeps the stacks of its last failures 
   } finally {
     await fecharWorker(worker);
   }
+});
+
+describe('esperarFimDoJob: a bounded wait for a job to end', () => {
+  const semRemover = () => definicao();
+  const removendo = (): DefinicaoDeFila => ({ ...definicao(), opcoesDosJobs: { attempts: 1, removeOnComplete: true, removeOnFail: true } });
+  const processar = async (job: Job) => {
+    if (job.data.atraso) await dormir(job.data.atraso);
+    if (job.data.falhar) throw new Error('falhou de propósito');
+    return { dobro: job.data.n * 2 };
+  };
+
+  test('a job ending during the wait: its return value, or its failure with the reason', async () => {
+    const def = removendo();
+    const worker = iniciarWorker(def, processar);
+    try {
+      await fila(def).add('x', { n: 21, atraso: 200 }, { jobId: 'um' });
+      await fila(def).add('x', { falhar: true, atraso: 200 }, { jobId: 'dois' });
+      await expect(esperarFimDoJob(fila(def), 'um', eventosDaFila(def), 10_000)).resolves.toEqual({ dobro: 42 });
+      await expect(esperarFimDoJob(fila(def), 'dois', eventosDaFila(def), 10_000)).rejects.toThrow('falhou de propósito');
+    } finally {
+      await fecharWorker(worker);
+    }
+  });
+
+  test('a job that ended before the wait: read from the job kept, or refused when it is gone', async () => {
+    const def = semRemover();
+    const worker = iniciarWorker(def, processar);
+    const outra = removendo();
+    const workerDaOutra = iniciarWorker(outra, processar);
+    try {
+      const feito = await fila(def).add('x', { n: 5 });
+      const falho = await fila(def).add('x', { falhar: true });
+      const removido = await fila(outra).add('x', { n: 1 });
+      await esperarAte(async () => (await feito.getState()) === 'completed' && (await falho.getState()) === 'failed', 'os dois jobs no fim');
+      await esperarAte(async () => (await removido.getState()) === 'unknown', 'o job removido');
+      await expect(esperarFimDoJob(fila(def), feito.id!, eventosDaFila(def), 10_000)).resolves.toEqual({ dobro: 10 });
+      await expect(esperarFimDoJob(fila(def), falho.id!, eventosDaFila(def), 10_000)).rejects.toThrow('falhou de propósito');
+      await expect(esperarFimDoJob(fila(outra), removido.id!, eventosDaFila(outra), 10_000)).rejects.toThrow(/removido/);
+    } finally {
+      await fecharWorker(worker);
+      await fecharWorker(workerDaOutra);
+    }
+  });
+
+  test("Redis failing as it reads the job's state rejects the wait at once (BullMQ's own left the error unhandled, which ends the process, and waited out its time)", async () => {
+    const def = semRemover();
+    await fila(def).add('x', { n: 1 }, { jobId: 'parado' });
+    const espiao = jest.spyOn(fila(def), 'getJobState').mockRejectedValueOnce(new Error('Command timed out'));
+    try {
+      const ms = await medir(() => expect(esperarFimDoJob(fila(def), 'parado', eventosDaFila(def), 5_000)).rejects.toThrow('Command timed out'));
+      expect(ms).toBeLessThan(2_000);
+      expect(espiao).toHaveBeenCalledTimes(1);
+    } finally {
+      espiao.mockRestore();
+    }
+  });
+
+  test('a job that does not end in time: the wait is refused at its deadline, its listeners gone', async () => {
+    const def = semRemover();
+    await fila(def).add('x', { n: 1 }, { jobId: 'sem-worker' });
+    const eventos = eventosDaFila(def);
+    const ms = await medir(() => expect(esperarFimDoJob(fila(def), 'sem-worker', eventos, 300)).rejects.toThrow(/sem fim em 300 ms/));
+    expect(ms).toBeGreaterThanOrEqual(290);
+    expect(eventos.listenerCount('completed:sem-worker')).toBe(0);
+    expect(eventos.listenerCount('failed:sem-worker')).toBe(0);
+  });
 });

@@ -5,7 +5,7 @@ import { sozinho } from '../../../lib/database';
 import { logger } from '../../../lib/logger';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
-import { avisarSeNenhumWorker, comTokenDaFila, DefinicaoDeFila, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
+import { avisarSeNenhumWorker, comTokenDaFila, DefinicaoDeFila, esperarFimDoJob, eventosDaFila, fila, tokenDaFila } from '../../../queues/fila';
 import { lerDoIdentity } from '../leitura-do-identity';
 import { Principal } from '../principal';
 import { criarColaboradores, ProgressoDoEspelho, ResultadoDoEspelho, UsuarioDoIdentity } from './colaboradores';
@@ -129,12 +129,12 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     try {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
-      const job = await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
+      await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
       // the cached permissions of the people it changed go as it ends (eventosOuvidos),
       // before this wait, which hears the same events later, goes on
-      await job.waitUntilFinished(eventosOuvidos(), config().acesso.esperaSyncMs);
+      await esperarFimDoJob(fila(o.filaDeSync), ID_DO_JOB_DE_SYNC, eventosOuvidos(), config().acesso.esperaSyncMs);
     } catch (err) {
-      // its end may not have been heard yet (the job finished and was removed before BullMQ
+      // its end may not have been heard yet (the job finished and was removed before the wait
       // looked, which it reports as an error): forgotten here too, which costs only a reread
       controle.invalidar();
       log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
