@@ -169,16 +169,21 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
   return new Promise((resolve, reject) => {
     const concluido = ({ returnvalue }: { returnvalue: unknown }) => (soltar(), resolve(returnvalue));
     const falhou = ({ failedReason }: { failedReason: string }) => (soltar(), reject(new Error(failedReason)));
-    const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
     // QueueEvents also emits each job's end under its id, as BullMQ's own wait hears it (untyped)
     const porJob = eventos as unknown as EventEmitter;
+    let largar: (() => void) | undefined;
     const soltar = () => {
       clearTimeout(prazo);
+      largar?.();
       porJob.off(`completed:${id}`, concluido);
       porJob.off(`failed:${id}`, falhou);
     };
     porJob.on(`completed:${id}`, concluido);
     porJob.on(`failed:${id}`, falhou);
+    const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
+    // a bounded wait (a route's) ends as the process's shutdown begins: its own workers pause then,
+    // and the drain would hold the request for its whole time only to answer as if it had passed
+    if (prazoMs) largar = aoComecarOEncerramento(async () => falhou({ failedReason: 'encerramento do processo' }));
     // it may have ended before the listeners: asked once they hear (an ended job changes no more)
     (async () => {
       await eventos.waitUntilReady();

@@ -347,4 +347,19 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     expect(eventos.listenerCount('completed:sem-worker')).toBe(0);
     expect(eventos.listenerCount('failed:sem-worker')).toBe(0);
   });
+
+  // last of the file: it closes what the file opened, as afterAll does
+  test("the process's shutdown beginning ends a bounded wait at once (its own workers pause then); an unbounded one (import-cnpj's) goes on", async () => {
+    const def = semRemover();
+    await fila(def).add('x', { n: 1 }, { jobId: 'na-parada' });
+    const limitada = esperarFimDoJob(fila(def), 'na-parada', eventosDaFila(def), 10_000);
+    let semLimite: unknown = 'esperando';
+    void esperarFimDoJob(fila(def), 'na-parada', eventosDaFila(def)).catch((err: Error) => (semLimite = err.message));
+    await dormir(100);
+    const encerrando = encerrar();
+    const ms = await medir(() => expect(limitada).rejects.toThrow('encerramento do processo'));
+    expect(ms).toBeLessThan(1_000);
+    expect(semLimite).toBe('esperando');
+    await encerrando;
+  });
 });
