@@ -16,28 +16,41 @@ export async function totalDeConversas(status?: StatusDaConversa): Promise<numbe
   return Number(total ?? 0);
 }
 
+/** Deltas folded per transaction: its locks, and the DELETE's list of ids, stay bounded. */
+export const DELTAS_POR_VEZ = 10_000;
+
 /**
- * Folds the deltas logged so far into the base counts (the sales-contagem job, one at a time).
- * The deltas are read with a lock, which waits for a writer still holding one of them, so each
- * delta is summed once, then exactly those are deleted.
+ * Folds the deltas logged so far into the base counts (the sales-contagem job, one at a time), in
+ * transactions of `porVez`: a backlog (days with no sales-contagem worker) would otherwise be one
+ * DELETE past the packet limit, failing every run for good. The deltas are read with a lock,
+ * which waits for a writer still holding one of them, so each delta is summed once, then exactly
+ * those are deleted. Deltas logged after the job began wait for its next run.
  */
-export async function compactarContagem(): Promise<number> {
-  return emTransacao(
-    banco('sales'),
-    async (conexao) => {
-      const [[{ ate }]] = (await conexao.query('SELECT MAX(id) AS ate FROM conversa_contagem_delta')) as unknown as [[{ ate: number | null }]];
-      if (ate === null) return 0;
-      const [linhas] = await conexao.query('SELECT id, status, delta FROM conversa_contagem_delta WHERE id <= ? FOR UPDATE', [ate]);
-      const deltas = linhas as { id: number; status: string; delta: number }[];
-      if (!deltas.length) return 0;
-      const porStatus = new Map<string, number>();
-      for (const d of deltas) porStatus.set(d.status, (porStatus.get(d.status) ?? 0) + Number(d.delta));
-      await conexao.query('INSERT INTO conversa_contagem (status, total) VALUES ? ON DUPLICATE KEY UPDATE total = total + VALUES(total)', [
-        [...porStatus].sort(([a], [b]) => (a < b ? -1 : 1)),
-      ]);
-      await conexao.query('DELETE FROM conversa_contagem_delta WHERE id IN (?)', [deltas.map((d) => d.id)]);
-      return deltas.length;
-    },
-    { leituraConfirmada: true },
-  );
+export async function compactarContagem(porVez = DELTAS_POR_VEZ): Promise<number> {
+  const [{ ate }] = await lerPorTexto<{ ate: number | null }>(banco('sales'), 'SELECT MAX(id) AS ate FROM conversa_contagem_delta', []);
+  if (ate === null) return 0;
+  let consolidados = 0;
+  for (;;) {
+    const feitos = await emTransacao(
+      banco('sales'),
+      async (conexao) => {
+        const [linhas] = await conexao.query('SELECT id, status, delta FROM conversa_contagem_delta WHERE id <= ? ORDER BY id LIMIT ? FOR UPDATE', [
+          ate,
+          porVez,
+        ]);
+        const deltas = linhas as { id: number; status: string; delta: number }[];
+        if (!deltas.length) return 0;
+        const porStatus = new Map<string, number>();
+        for (const d of deltas) porStatus.set(d.status, (porStatus.get(d.status) ?? 0) + Number(d.delta));
+        await conexao.query('INSERT INTO conversa_contagem (status, total) VALUES ? ON DUPLICATE KEY UPDATE total = total + VALUES(total)', [
+          [...porStatus].sort(([a], [b]) => (a < b ? -1 : 1)),
+        ]);
+        await conexao.query('DELETE FROM conversa_contagem_delta WHERE id IN (?)', [deltas.map((d) => d.id)]);
+        return deltas.length;
+      },
+      { leituraConfirmada: true },
+    );
+    consolidados += feitos;
+    if (feitos < porVez) return consolidados;
+  }
 }

@@ -109,15 +109,34 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
       for (const status of Object.keys(r)) r[status] = await Conversa.count({ where: { status } });
       return r;
     };
+    const antes = await porStatus();
     const a = await conversa({ status: 'pending' });
-    await s.api.patch(`/conversa/${a.id}`, { token: admin, body: { status: 'snoozed' } });
+    expect((await s.api.patch(`/conversa/${a.id}`, { token: admin, body: { status: 'snoozed' } })).status).toBe(200);
     const b = await conversa({ status: 'open' });
-    await s.api.del(`/conversa/${b.id}`, { token: admin });
-    expect(await porStatus()).toEqual(await contadas());
+    expect((await s.api.del(`/conversa/${b.id}`, { token: admin })).status).toBe(204);
+    const depois = await porStatus();
+    expect(depois).toEqual({ ...antes, snoozed: antes.snoozed + 1 });
+    expect(depois).toEqual(await contadas());
     expect(await compactarContagem()).toBeGreaterThan(0);
     expect(await compactarContagem()).toBe(0);
     expect(await porStatus()).toEqual(await contadas());
     expect((await get('/conversa')).body.total).toBe(await Conversa.count());
+  });
+
+  it('a backlog of deltas is folded in transactions of a bounded size, each delta once', async () => {
+    for (let i = 0; i < 5; i++) await conversa({ status: 'pending' });
+    const [[{ n }]] = (await banco('sales').query('SELECT COUNT(*) AS n FROM conversa_contagem_delta')) as [[{ n: number }], unknown];
+    expect(Number(n)).toBeGreaterThanOrEqual(5);
+    const transacoes = jest.spyOn(database, 'emTransacao');
+    try {
+      expect(await compactarContagem(2)).toBe(Number(n));
+      // two deltas each, and the last one finding fewer
+      expect(transacoes).toHaveBeenCalledTimes(Math.floor(Number(n) / 2) + 1);
+    } finally {
+      transacoes.mockRestore();
+    }
+    expect(await compactarContagem(2)).toBe(0);
+    expect((await get('/conversa', { status: 'pending' })).body.total).toBe(await Conversa.count({ where: { status: 'pending' } }));
   });
 
   it('a count delta still uncommitted when the counts are folded is waited for, and folded once', async () => {
