@@ -4,6 +4,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RateLimiterRes } from 'rate-limiter-flexible';
+import { aberturaDaRequisicao } from '../api/shared/app';
 import { chaveDoCliente, contagemPorEndereco } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
@@ -100,6 +101,9 @@ export function appDoDashboard(): express.Express {
   // the failures are counted per client address, believed from the proxies the services believe
   app.set('trust proxy', config().trustProxy);
   app.get('/saude', (_req, res) => res.json({ status: 'ok' }));
+  // an access line per request, as the services log: the board's actions (clean, retry, remove
+  // jobs) and refused credentials leave a trace, and its 500s (Bull Board answers them itself) too
+  app.use(aberturaDaRequisicao('dashboard'));
   // never inside another site's frame: a page a user visits could otherwise click the board's
   // buttons (clean, retry, remove) through an invisible one, with the browser's own credentials
   app.use((_req, res, next) => {

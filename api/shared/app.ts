@@ -27,7 +27,7 @@ export interface DefinicaoDoServico {
  * every log line; and its access line when the answer is sent. One middleware for both, as each
  * layer the router walks costs every request.
  */
-function aberturaDaRequisicao(servico: string) {
+export function aberturaDaRequisicao(servico: string) {
   // an access line carries no secret (no header, no body, no query string): redaction, which
   // walks every line, is left to the other loggers
   const log = logger('http').child({ servico }, { redact: [] });

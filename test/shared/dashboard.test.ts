@@ -1,6 +1,8 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import express from 'express';
+import pino from 'pino';
 import { config, ConfigError } from '../../config';
 import { appDoDashboard, autenticacaoBasica, FALHAS_NO_DASHBOARD } from '../../dashboards/bull-board';
 import { fila, opcoesDosJobsDe } from '../../queues/fila';
@@ -8,6 +10,7 @@ import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
 import { encerrar } from '../../lib/lifecycle';
 import { iniciarDashboard, iniciarTudo } from '../../lib/runner';
+import * as registroDaSuite from '../../lib/logger';
 import * as redisDaSuite from '../../lib/redis';
 import { limparDados } from '../helpers/suite';
 
@@ -93,10 +96,10 @@ test('past 10 wrong pairs from one address, even the right one gets 429 with Ret
 });
 
 /** A request to the dashboard with the Host header a browser would send for `host`. */
-function pedirComHost(porta: number, host: string): Promise<number> {
+function pedirComHost(porta: number, host: string, caminho = '/api/queues'): Promise<number> {
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port: porta, path: '/api/queues', headers: { host } }, (res) => {
+      .get({ host: '127.0.0.1', port: porta, path: caminho, headers: { host } }, (res) => {
         res.resume();
         resolve(res.statusCode!);
       })
@@ -173,4 +176,23 @@ test("the dashboard's queues keep each queue's job defaults, on a connection wit
   } finally {
     await new Promise((r) => servidorDoPainel.close(r));
   }
+});
+
+test("every request to the board leaves an access line, as the services' do: its actions and the refusals alike, no query string", async () => {
+  const linhas: Record<string, unknown>[] = [];
+  const registro = pino({ level: 'info' }, new Writable({ write: (pedaco, _c, pronto) => (linhas.push(JSON.parse(String(pedaco))), pronto()) }));
+  const espiao = jest.spyOn(registroDaSuite, 'logger').mockImplementation((componente) => registro.child({ componente }));
+  try {
+    await comPainelAberto(async (porta) => {
+      expect(await pedirComHost(porta, `localhost:${porta}`, `/api/queues/${filaHubEntrega.nome}/default-job-options?x=1`)).toBe(200);
+      expect(await pedirComHost(porta, `ataque.example:${porta}`, '/')).toBe(403);
+    });
+  } finally {
+    espiao.mockRestore();
+  }
+  const acessos = linhas.filter((l) => l.msg === 'requisição').map(({ componente, servico, metodo, rota, status }) => ({ componente, servico, metodo, rota, status }));
+  expect(acessos).toEqual([
+    { componente: 'http', servico: 'dashboard', metodo: 'GET', rota: `/api/queues/${filaHubEntrega.nome}/default-job-options`, status: 200 },
+    { componente: 'http', servico: 'dashboard', metodo: 'GET', rota: '/', status: 403 },
+  ]);
 });
