@@ -491,7 +491,9 @@ export async function importarCnpj(
         .query('UPDATE importacao SET situacao = ?, erro = ?, concluida_em = ? WHERE id = ?', {
           replacements: ['falhou', String((err as Error).message).slice(0, 1000), dataSql(new Date()), id],
         })
-        .catch(() => undefined);
+        // the run's own failure goes on below; its record stays `em_andamento` until the next run
+        // marks it `interrompida`, so this one is said here
+        .catch((erroDoRegistro: Error) => log.warn({ err: erroDoRegistro, importacao: id }, 'falha da importação não registrada'));
       await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
       throw err;
     }
