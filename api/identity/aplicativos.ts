@@ -77,7 +77,10 @@ export async function atualizarAplicativo(id: string, e: { nome?: string; descri
   const a = await sobTrava(id, (a, transaction) => {
     if (e.ativo === false && a.servico_da_suite) throw conflito('Um aplicativo da própria suíte não pode ser desativado.');
     // an empty description is no description
-    return a.update(e.descricao === '' ? { ...e, descricao: null } : e, { transaction });
+    const mudancas = e.descricao === '' ? { ...e, descricao: null } : e;
+    // switched off, its tokens end for good, as on a new secret: switched on again, it gets new ones
+    // (the ones issued before would otherwise be taken again for the rest of their hour)
+    return a.update(e.ativo === false && a.ativo ? { ...mudancas, tokens_validos_desde: new Date() } : mudancas, { transaction });
   });
   return aplicativoJson(a);
 }

@@ -237,8 +237,8 @@ export async function tokenDeAplicativo(clientId: string, clientSecret: string):
  * names must still exist, active, and a user's master comes from its row, not from the token. A
  * token outlives its holder's removal or demotion (8 hours for a user) wherever it is only verified;
  * here, where users and applications are administered, a removed master must not create another.
- * Likewise a token issued before its holder's `tokens_validos_desde` (the last password change or
- * secret renewal) is refused here: a stolen token, or one got with a leaked secret, stops at once.
+ * Likewise a token issued before its holder's `tokens_validos_desde` (the last password change,
+ * secret renewal or switch-off) is refused here: a stolen token, or one got with a leaked secret, stops at once.
  */
 export function autenticadorDoIdentity(): Autenticador {
   const verificar = autenticadorLocal(jwks);
@@ -256,7 +256,7 @@ export function autenticadorDoIdentity(): Autenticador {
     }
     const app = await Aplicativo.findByPk(p.sub, { attributes: ['id', 'ativo', 'tokens_validos_desde'] });
     if (!app?.ativo) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
-    if (anterior(app.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última renovação do segredo do aplicativo.');
+    if (anterior(app.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última renovação do segredo ou desativação do aplicativo.');
     return p;
   };
 }

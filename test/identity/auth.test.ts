@@ -273,4 +273,17 @@ describe('a password change or a secret renewal refuses, at identity, the tokens
     expect(decodeJwt(depois).iat).toBe(segundoDe((await Aplicativo.findByPk(renovado.id))!.tokens_validos_desde));
     expect((await id.api.get('/aplicativo', { token: outro.token })).status).toBe(200);
   });
+
+  test('an application switched off and on again: the tokens issued before the switch-off stay refused, new ones are taken', async () => {
+    const pausado = await id.criarAplicativo();
+    await proximoSegundo();
+    expect((await id.api.patch(`/aplicativo/${pausado.id}`, { token: admin, body: { ativo: false } })).status).toBe(200);
+    expect((await id.api.patch(`/aplicativo/${pausado.id}`, { token: admin, body: { ativo: true } })).status).toBe(200);
+    esperarProblema(await id.api.get('/aplicativo', { token: pausado.token }), 401);
+    const novo = (await id.api.post('/auth/token', { body: { client_id: pausado.id, client_secret: pausado.client_secret } })).body.access_token;
+    expect((await id.api.get('/aplicativo', { token: novo })).status).toBe(200);
+    // a change that leaves it on touches no token
+    expect((await id.api.patch(`/aplicativo/${pausado.id}`, { token: admin, body: { nome: `Outro ${marca()}`, ativo: true } })).status).toBe(200);
+    expect((await id.api.get('/aplicativo', { token: novo })).status).toBe(200);
+  });
 });
