@@ -65,5 +65,18 @@ export async function senhaConfere(senha: string, hash: string | null): Promise<
   if (algoritmo !== 'scrypt') return false;
   const esperadoBuf = Buffer.from(esperado, 'base64url');
   const chave = await derivar(senha, Buffer.from(sal, 'base64url'), Number(n), Number(r), Number(p));
-  return chave.length === esperadoBuf.length && timingSafeEqual(chave, esperadoBuf);
+  const confere = chave.length === esperadoBuf.length && timingSafeEqual(chave, esperadoBuf);
+  if (!confere) await completarAteOCustoAtual(senha, Number(n));
+  return confere;
+}
+
+/**
+ * A hash of a lower cost (made before IDENTITY_SENHA_CUSTO was raised, its user not logged in
+ * since) is checked in a fraction of an unknown e-mail's time: a wrong password for it is followed
+ * by throwaway work of the difference, N, 2N, ... up to half the current cost (scrypt's time grows
+ * with N), so the e-mails in use are not told apart by timing. A right one is hashed again anyway.
+ */
+async function completarAteOCustoAtual(senha: string, n: number): Promise<void> {
+  if (!(n > 1) || !Number.isInteger(Math.log2(n))) return;
+  for (let feito = n; feito < custoAtual(); feito *= 2) await derivar(senha, Buffer.alloc(16), feito, R, P);
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { hashDeSenha } from '../../api/identity/senhas';
 import { config } from '../../config';
@@ -359,6 +359,34 @@ test('after IDENTITY_SENHA_CUSTO is raised, a successful login hashes the passwo
     esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
   } finally {
     config().identity.senhaCusto = custo;
+  }
+});
+
+test("after IDENTITY_SENHA_CUSTO is raised, a wrong password for an older hash costs what an unknown e-mail's check does: the e-mails in use are not told by timing", async () => {
+  const u = await id.criarUsuario();
+  const custo = config().identity.senhaCusto;
+  // scrypt's time grows with N: the work of a check is the sum of the N it derived with
+  const trabalho: number[] = [];
+  const real = crypto.scrypt;
+  const espiao = jest.spyOn(crypto, 'scrypt').mockImplementation(((...args: Parameters<typeof crypto.scrypt>) => {
+    trabalho.push((args[3] as crypto.ScryptOptions).N!);
+    return (real as (...a: unknown[]) => void)(...args);
+  }) as typeof crypto.scrypt);
+  const custoDaVerificacao = async (email: string) => {
+    trabalho.length = 0;
+    esperarProblema(await entrar(email, 'Errada-Errada-1'), 401);
+    return trabalho.reduce((soma, n) => soma + n, 0);
+  };
+  try {
+    // at the cost of the day, a wrong password is one check at it
+    expect(await custoDaVerificacao(u.email)).toBe(2 ** custo);
+    config().identity.senhaCusto = custo + 2;
+    const desconhecido = await custoDaVerificacao(`ninguem-${Date.now()}@exemplo.com.br`);
+    expect(desconhecido).toBe(2 ** (custo + 2));
+    expect(await custoDaVerificacao(u.email)).toBe(desconhecido);
+  } finally {
+    config().identity.senhaCusto = custo;
+    espiao.mockRestore();
   }
 });
 
