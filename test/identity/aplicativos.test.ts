@@ -77,8 +77,10 @@ describe('POST /aplicativo (DESIGN §10)', () => {
 
   test('is master only: a non-master user and an application get 403 (DESIGN §3)', async () => {
     const app = await id.criarAplicativo();
+    const antes = (await id.api.get('/aplicativo', { token: admin })).body.total;
     esperarProblema(await id.api.post('/aplicativo', { token: comum.token, body: { nome: 'Intruso' } }), 403);
     esperarProblema(await id.api.post('/aplicativo', { token: app.token, body: { nome: 'Intruso' } }), 403);
+    expect((await id.api.get('/aplicativo', { token: admin })).body.total).toBe(antes);
   });
 });
 
@@ -217,7 +219,10 @@ describe('PATCH and DELETE /aplicativo/{id} (DESIGN §3)', () => {
     // a JSON body's boolean is a JSON boolean: neither its text nor an empty string
     for (const ativo of ['false', '']) esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { ativo } }), 400);
     esperarProblema(await id.api.patch(`/aplicativo/${app.id}`, { token: admin, body: { segredo: 'x' } }), 400);
-    expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body.ativo).toBe(true);
+    const { client_secret: segredo, ...comoCriado } = app;
+    expect((await id.api.get(`/aplicativo/${app.id}`, { token: admin })).body).toEqual(comoCriado);
+    // the secret it was given still gets tokens
+    expect((await token(app.id, segredo)).status).toBe(200);
   });
 
   test('PATCH and DELETE are master only: an application token gets 403, and nothing changes', async () => {

@@ -193,8 +193,10 @@ describe('a valid token of the wrong kind (DESIGN §4: 403)', () => {
 
   test('an application token cannot pass for a master by claiming master (DESIGN §3: master is a user claim)', async () => {
     const token = assinar({ tipo: 'aplicativo', nome: app.nome, master: true }, app.id, 600);
+    const antes = (await id.api.get('/aplicativo', { token: admin })).body.total;
     esperarProblema(await id.api.get('/usuario', { token }), 403);
     esperarProblema(await id.api.post('/aplicativo', { token, body: { nome: 'Intruso' } }), 403);
+    expect((await id.api.get('/aplicativo', { token: admin })).body.total).toBe(antes);
   });
 });
 
@@ -204,11 +206,10 @@ describe('identity checks the holder of each token against its own records (user
     expect((await listar(outro.token)).status).toBe(200);
     expect((await id.api.del(`/usuario/${outro.usuario.id}`, { token: admin })).status).toBe(204);
     esperarProblema(await listar(outro.token), 401);
-    const novo = await id.api.post('/usuario', {
-      token: outro.token,
-      body: { nome: 'Outro Master', email: `m${Date.now()}@suite.test`, perfil: 'colaborador', e_master: true },
-    });
+    const email = `m${Date.now()}@suite.test`;
+    const novo = await id.api.post('/usuario', { token: outro.token, body: { nome: 'Outro Master', email, perfil: 'colaborador', e_master: true } });
     esperarProblema(novo, 401);
+    expect(await Usuario.count({ where: { email }, paranoid: false })).toBe(0);
   });
 
   test('a master made an ordinary user loses the master routes at once (403), though the token says master', async () => {

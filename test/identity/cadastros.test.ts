@@ -66,12 +66,15 @@ describe.each(['setor', 'cargo', 'funcao'])('/%s (DESIGN §10)', (tipo) => {
     const respostas = await Promise.all([1, 2, 3].map(() => id.api.post(caminho, { token: admin, body: { nome } })));
     expect(respostas.map((r) => r.status).sort()).toEqual([201, 409, 409]);
     for (const r of respostas.filter((x) => x.status === 409)) esperarProblema(r, 409);
+    expect((await id.api.get(caminho, { token: admin })).body.filter((c: any) => c.nome === nome)).toHaveLength(1);
   });
 
   test('a body without a name answers 400 (DESIGN §4)', async () => {
+    const antes = (await id.api.get(caminho, { token: admin })).body.length;
     esperarProblema(await id.api.post(caminho, { token: admin, body: {} }), 400);
     esperarProblema(await id.api.post(caminho, { token: admin, body: { nome: '   ' } }), 400);
     esperarProblema(await id.api.post(caminho, { token: admin, body: { nome: 'x'.repeat(201) } }), 400);
+    expect((await id.api.get(caminho, { token: admin })).body).toHaveLength(antes);
   });
 
   test('GET lists alphabetically, and any logged user may read it', async () => {

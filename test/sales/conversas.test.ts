@@ -645,9 +645,14 @@ describe('SPEC 4.6 access: area clientes', () => {
     // refused, nothing changed
     expect((await Conversa.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
 
+    // each action only its own: editar does not delete, deletar does not edit; both read
     const editor = await s.pessoa({ permissoes: { clientes: ['editar'] } });
-    expect((await s.api.patch(`/conversa/${c.id}`, { token: editor.token, body: { status: 'open' } })).status).toBe(200);
     const apagador = await s.pessoa({ permissoes: { clientes: ['deletar'] } });
+    for (const p of [editor, apagador]) expect((await get(`/conversa/${c.id}`, {}, p.token)).status).toBe(200);
+    esperarProblema(await s.api.del(`/conversa/${c.id}`, { token: editor.token }), 403);
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token: apagador.token, body: { status: 'snoozed' } }), 403);
+    expect((await Conversa.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
+    expect((await s.api.patch(`/conversa/${c.id}`, { token: editor.token, body: { status: 'open' } })).status).toBe(200);
     expect((await s.api.del(`/conversa/${c.id}`, { token: apagador.token })).status).toBe(204);
   });
 
