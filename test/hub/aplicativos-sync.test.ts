@@ -174,6 +174,21 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     expect((await hub.api.get(`/assinatura/${assinatura.id}`, { token: admin })).status).toBe(200);
   });
 
+  test('an application whose types and subscriptions were all deleted owns nothing: it is deleted', async () => {
+    const [dono] = await hub.aplicativos(`${tag} Publicador de antes`);
+    const tipoAlheio = await hub.criarTipo(dono.id);
+    const noIdentity = await hub.criarNoIdentity(`${tag} Tudo apagado`);
+    await hub.sincronizar();
+    const local = await hub.doHub(noIdentity.id);
+    const proprio = await hub.criarTipo(local.id);
+    const assinatura = await hub.criarAssinatura({ aplicativo_assinante_id: local.id, tipo_de_evento_id: tipoAlheio.id });
+    expect((await hub.api.del(`/assinatura/${assinatura.id}`, { token: admin })).status).toBe(204);
+    expect((await hub.api.del(`/tipo_de_evento/${proprio.id}`, { token: admin })).status).toBe(204);
+    await sair(noIdentity.id);
+    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
+    esperarProblema(await hub.api.get(`/aplicativo/${local.id}`, { token: admin }), 404);
+  });
+
   test('an inactive application can neither subscribe nor own a new type: 422 (DESIGN §4)', async () => {
     const [dono] = await hub.aplicativos(`${tag} Outro publicador`);
     const tipo = await hub.criarTipo(dono.id);
