@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { DatabaseError } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
+import { esperarTravaEsperada } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe, linhasNoBanco } from './apoio';
@@ -352,16 +353,7 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     try {
       await sequelize.query('DELETE FROM arquivo WHERE id = ?', { replacements: [primeiro.body.id], transaction: apagando });
       const envios = [1, 2, 3, 4].map(() => files.enviar(app.token, 'z.bin', 'z', comChave(chave)));
-      const esperandoChave = async () =>
-        (
-          (await observador.query(
-            `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-              WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()`,
-          )) as unknown as [[{ n: number }]]
-        )[0][0].n;
-      // (the server refreshes what it shows of transactions only when read 100 ms after the last time)
-      for (let i = 0; i < 50 && Number(await esperandoChave()) < 4; i++) await new Promise((r) => setTimeout(r, 200));
-      expect(Number(await esperandoChave())).toBe(4);
+      await esperarTravaEsperada(observador, 'the four uploads waiting on the deletion of their key', 4);
       await apagando.commit();
       const respostas = await Promise.all(envios);
       expect(respostas.map((r) => r.status)).toEqual([201, 201, 201, 201]);

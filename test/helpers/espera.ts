@@ -4,14 +4,14 @@ export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Falso = false | 0 | '' | null | undefined;
 
-/** Polls `obter` until it returns something truthy, or fails after `prazoMs`. */
-export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso, descricao: string, prazoMs = 10_000): Promise<T> {
+/** Polls `obter` every `intervaloMs` until it returns something truthy, or fails after `prazoMs`. */
+export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso, descricao: string, prazoMs = 10_000, intervaloMs = 40): Promise<T> {
   const limite = Date.now() + prazoMs;
   for (;;) {
     const valor = await obter();
     if (valor) return valor as T;
     if (Date.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
-    await dormir(40);
+    await dormir(intervaloMs);
   }
 }
 
@@ -28,4 +28,20 @@ export function esperarOutraConexao(conexao: Connection, descricao: string, padr
     );
     return Number((linhas as { n: number }[])[0].n) >= quantas;
   }, descricao);
+}
+
+/**
+ * Waits until at least `quantas` transactions of this database wait for a row lock (InnoDB's
+ * `LOCK WAIT`): a statement sent is not yet one blocked where the test holds it. Read every
+ * 150 ms: the server refreshes what it shows of transactions only when read 100 ms or more after
+ * the last time, so a quicker poll would see the first answer for ever.
+ */
+export function esperarTravaEsperada(conexao: Connection, descricao: string, quantas = 1) {
+  return esperarAte(async () => {
+    const [linhas] = await conexao.query(
+      `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+        WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()`,
+    );
+    return Number((linhas as { n: number }[])[0].n) >= quantas;
+  }, descricao, 10_000, 150);
 }

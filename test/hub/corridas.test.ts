@@ -112,8 +112,10 @@ test('replays of delivered deliveries of one subscription, all at once, all answ
 // a job run twice (its lock lost to a stalled worker) meets a replay's new round: its late failure
 // must not count against that round
 test('a failed attempt that ends after a replay started a new round leaves the new round alone', async () => {
+  let chegou: (() => void) | undefined;
   const lento = http.createServer((req, res) => {
     req.resume();
+    chegou?.();
     setTimeout(() => res.writeHead(500).end(), 600);
   });
   await new Promise<void>((r) => lento.listen(0, '127.0.0.1', r));
@@ -124,8 +126,10 @@ test('a failed attempt that ends after a replay started a new round leaves the n
     const entrega = (await Entrega.findOne({ where: { evento_id: id } }))!;
     // its last attempt due
     await Entrega.update({ tentativas: 1, proxima_tentativa_em: new Date() }, { where: { id: entrega.id } });
+    const chegada = new Promise<void>((r) => (chegou = r));
     const tentativa = tentarEntrega(entrega.id).catch((err) => err);
-    await dormir(300);
+    // the attempt has read the delivery and its request is at the subscriber
+    await chegada;
     // meanwhile a replay starts a new round
     await Entrega.update({ tentativas: 0, ultimo_erro: null }, { where: { id: entrega.id } });
     await tentativa;

@@ -6,7 +6,7 @@ import { config } from '../../config';
 import { ANEXOS_POR_MENSAGEM, lerEventoDoSuporte, MENSAGENS_POR_EVENTO } from '../../api/sales/suporte';
 import { entregaAssinada, receberEventoDoSuporte } from '../../api/sales/webhook-suporte';
 import { banco, novaConexao } from '../../lib/database';
-import { dormir, esperarOutraConexao } from '../helpers/espera';
+import { dormir, esperarTravaEsperada } from '../helpers/espera';
 import { MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { PRAZO_DO_ANDAMENTO_MS, redis } from '../../lib/redis';
 import { Conversa, ConversaMensagem } from '../../models/sales';
@@ -888,9 +888,7 @@ describe('SPEC §3: a webhook racing the DELETE of its conversation', () => {
       );
       // the webhook still sees a live record, and waits on the DELETE's lock of its row
       const evento = s.webhook(sistema, eventoDeConversa('conversation_status_changed', { conversa, contato, status: 'resolved' }));
-      await esperarOutraConexao(apagando, 'the webhook sent', ['%INSERT INTO conversa %']);
-      // sent is not yet blocked: the message's first statements take a moment to reach the row
-      await dormir(100);
+      await esperarTravaEsperada(apagando, "the webhook waiting on the DELETE's lock of its row");
       await apagando.commit();
       const res = await evento;
       expect(res.status).toBe(200);
