@@ -38,6 +38,12 @@ aoEncerrar('filas', 'conexoes-com-assinantes', async () => {
 });
 
 const LIMITE_DA_RESPOSTA = 1024;
+/**
+ * Past this much of an answer's body the attempt is decided on its status and the connection
+ * dropped: a subscriber streaming an answer without end (or a large page) would otherwise hold the
+ * worker's slot, and the hub's bandwidth, until the time-out, on every attempt.
+ */
+const MAXIMO_LIDO_DA_RESPOSTA = 64 * 1024;
 
 let guardaFeita: { de: Config['hub']; guarda: GuardaDeDestino | null } | undefined;
 /** The SSRF guard, with the networks HUB_REDES_PERMITIDAS lets through; none when HUB_PERMITIR_DESTINOS_PRIVADOS. */
@@ -102,11 +108,7 @@ function enviar(
         const recebidas: Buffer[] = [];
         partes = recebidas;
         let tamanho = 0;
-        res.on('data', (p: Buffer) => {
-          if (tamanho < LIMITE_DA_RESPOSTA) recebidas.push(p);
-          tamanho += p.length;
-        });
-        res.on('end', () => {
+        const decidir = () => {
           const status = res.statusCode ?? 0;
           const ok = status >= 200 && status < 300;
           fim({
@@ -115,7 +117,15 @@ function enviar(
             erro: ok ? null : status >= 300 && status < 400 ? `redirecionamento ${status} não é seguido` : `HTTP ${status}`,
             retryAfterMs: status === 429 || status === 503 ? retryAfter(res.headers['retry-after'] as string | undefined) : undefined,
           });
+        };
+        res.on('data', (p: Buffer) => {
+          if (tamanho < LIMITE_DA_RESPOSTA) recebidas.push(p);
+          tamanho += p.length;
+          if (tamanho <= MAXIMO_LIDO_DA_RESPOSTA) return;
+          decidir();
+          res.destroy();
         });
+        res.on('end', decidir);
         res.on('error', (err) => fim({ status: res.statusCode ?? null, erro: err.message, resposta: respostaAteAqui() }));
       },
     );

@@ -45,6 +45,16 @@ beforeAll(async () => {
         const { status, retry_after } = JSON.parse(corpo);
         res.writeHead(status, { 'retry-after': retry_after }).end('volte depois');
       }
+      // {"jorro":status}: that status, then a body that never ends, as fast as it is read
+      else if (corpo.startsWith('{"jorro"')) {
+        res.writeHead(JSON.parse(corpo).jorro);
+        const pedaco = Buffer.alloc(16 * 1024, 'x');
+        const escrever = () => {
+          while (!res.destroyed && res.write(pedaco));
+          if (!res.destroyed) res.once('drain', escrever);
+        };
+        escrever();
+      }
       else if (corpo.startsWith('{"cortada"')) {
         res.writeHead(500).write('erro: banco fora');
         setTimeout(() => req.socket.destroy(), 50);
@@ -85,6 +95,17 @@ test('an answer whose body does not arrive in time fails the attempt, and keeps 
   fecharNa = 0;
   const r = await enviarPost(url, '{"sem_fim":1}', {}, 300);
   expect(r).toMatchObject({ status: 202, erro: 'tempo limite de 300 ms esgotado', resposta: 'começo' });
+});
+
+test('an answer whose body goes on without end is decided on its status once 64 KiB of it came, not held until the time-out', async () => {
+  server.closeAllConnections();
+  fecharNa = 0;
+  for (const [status, erro] of [[200, null], [500, 'HTTP 500']] as const) {
+    const inicio = Date.now();
+    const r = await enviarPost(url, `{"jorro":${status}}`, {}, 10_000);
+    expect(r).toMatchObject({ status, erro, resposta: 'x'.repeat(1024) });
+    expect(Date.now() - inicio).toBeLessThan(5_000);
+  }
 });
 
 test('an answer cut mid-body fails the attempt and keeps what came of it', async () => {
