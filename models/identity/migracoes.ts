@@ -80,8 +80,10 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
     async up(qi) {
       // an event is sent after its collaborator's older unsent ones (api/identity/outbox.ts):
       // found by this index, not by reading every unsent event's JSON on every try
-      await qi.sequelize.query('ALTER TABLE evento_pendente ADD COLUMN colaborador_id CHAR(36) NULL AFTER dados');
-      await qi.sequelize.query("UPDATE evento_pendente SET colaborador_id = JSON_VALUE(dados, '$.id')");
+      // run again after a stop midway, it goes on from where it was (its index last: there, it ended)
+      if (await existeNoEsquema(qi, 'evento_pendente', { indice: 'evento_pendente_colaborador' })) return;
+      await adicionarColuna(qi, 'evento_pendente', 'colaborador_id', 'CHAR(36) NULL AFTER dados');
+      await qi.sequelize.query("UPDATE evento_pendente SET colaborador_id = JSON_VALUE(dados, '$.id') WHERE colaborador_id IS NULL");
       await qi.sequelize.query('CREATE INDEX evento_pendente_colaborador ON evento_pendente (colaborador_id, enviado_em, criado_em)');
     },
   },

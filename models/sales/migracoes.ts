@@ -246,9 +246,9 @@ export const MIGRACOES_SALES: Migracao[] = [
       // the chat platform's `updated_at` of the copy of each conversation and message last applied:
       // webhooks come in no guaranteed order, and an older copy arriving late must not undo a newer
       // one. NULL (records before this, events without it) lets the next event apply, as before.
-      // Appended last, the columns cost no table copy
-      await qi.sequelize.query('ALTER TABLE conversa ADD COLUMN suporte_atualizada_em DATETIME(6) NULL');
-      await qi.sequelize.query('ALTER TABLE conversa_mensagem ADD COLUMN suporte_atualizada_em DATETIME(6) NULL');
+      // Appended last, the columns cost no table copy; run again after a stop midway, it adds what is missing
+      await adicionarColuna(qi, 'conversa', 'suporte_atualizada_em', 'DATETIME(6) NULL');
+      await adicionarColuna(qi, 'conversa_mensagem', 'suporte_atualizada_em', 'DATETIME(6) NULL');
     },
   },
   {
