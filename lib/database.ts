@@ -215,6 +215,9 @@ const ESPERA_DA_MIGRACAO_S = 1800;
  * from doing either at the same time: each seed is read, then made when missing, so two processes
  * side by side would both make it.
  */
+/** The named lock a service's migrations run under (leads imports swap their tables under it too). */
+export const travaDaMigracao = (servico: NomeDoServico) => `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
+
 export async function migrar(servico: NomeDoServico, migracoes: Migracao[], preparar: () => Promise<void> = async () => undefined): Promise<string[]> {
   const sequelize = banco(servico);
   const qi = sequelize.getQueryInterface();
@@ -223,7 +226,7 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
     storage: new SequelizeStorage({ sequelize, tableName: 'schema_migracoes' }),
     logger: undefined,
   });
-  const trava = `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
+  const trava = travaDaMigracao(servico);
   return sequelize.transaction(LEITURA_CONFIRMADA, async (transaction) => {
     const travar = async (segundos: number) => {
       const [linha] = await sequelize.query<{ obtida: number | null }>('SELECT GET_LOCK(?, ?) AS obtida', {

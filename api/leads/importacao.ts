@@ -6,7 +6,7 @@ import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
 import { agrupar } from '../../lib/agrupar';
 import { limiteDeConcorrencia } from '../../lib/concorrencia';
-import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao } from '../../lib/database';
+import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, travaDaMigracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
@@ -387,7 +387,9 @@ export async function importarCnpj(
       // Copies without secondary indexes: each index is built after the load in one sorted pass,
       // many times faster than updating it row by row.
       const indices = new Map<string, string[]>();
+      const estruturas = new Map<string, string>();
       for (const t of tabelas) {
+        estruturas.set(t, await estruturaDe(controle, t));
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
         // ids the load numbers (LINHAS_POR_ARQUIVO): no AUTO_INCREMENT left, whose table lock a LOAD DATA may hold to its end
         if (numeradasPeloImportador(t)) await controle.query(`ALTER TABLE ${t}_nova MODIFY id BIGINT NOT NULL`);
@@ -476,12 +478,18 @@ export async function importarCnpj(
         }),
       );
 
+      // A newer version's migration of these tables (an index, a column) made while the month
+      // loaded would be undone by the swap, whose copies predate it, and stay recorded as done:
+      // the swap waits for a migration under way, holding off others, and stops when they changed
+      await esperarAsMigracoes(controle, () => falha);
       // from the swap on the month is as good as live: a shutdown waits for it
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
+      await conferirEstruturas(controle, estruturas);
       // the swap may wait for reads holding the live tables, minutes at worst: still told
       andamento.trocando();
       await trocarTabelas(controle, tabelas);
+      await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]);
     } catch (err) {
       andamento.parar();
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
@@ -494,7 +502,7 @@ export async function importarCnpj(
         // the run's own failure goes on below; its record stays `em_andamento` until the next run
         // marks it `interrompida`, so this one is said here
         .catch((erroDoRegistro: Error) => log.warn({ err: erroDoRegistro, importacao: id }, 'falha da importação não registrada'));
-      await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
+      for (const t of [trava, travaDaMigracao('leads')]) await controle.query('SELECT RELEASE_LOCK(?)', [t]).catch(() => undefined);
       throw err;
     }
 
@@ -522,6 +530,32 @@ export async function importarCnpj(
       andamento.parar();
     }
   });
+}
+
+/** A live table's definition, but for its next AUTO_INCREMENT value (the registry's own rows move it). */
+async function estruturaDe(conexao: Connection, tabela: string): Promise<string> {
+  const [[linha]] = (await conexao.query(`SHOW CREATE TABLE ${tabela}`)) as unknown as [[Record<string, string>]];
+  return linha['Create Table'].replace(/ AUTO_INCREMENT=\d+/, '');
+}
+
+/** Takes the leads migrations' lock, a second at a time, so a failure (a shutdown) ends the wait. */
+async function esperarAsMigracoes(conexao: Connection, falha: () => unknown): Promise<void> {
+  for (let vez = 0; ; vez++) {
+    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, 1) AS obtida', [travaDaMigracao('leads')])) as unknown as [[{ obtida: number | null }]];
+    if (obtida === 1) return;
+    // NULL is the server's error (the statement killed), not a wait that ended
+    if (obtida == null) throw new Error('the leads migration lock: the server answered no result');
+    if (falha()) throw falha();
+    if (vez === 0) log.info('troca das tabelas esperando uma migração do leads');
+  }
+}
+
+async function conferirEstruturas(conexao: Connection, antes: Map<string, string>): Promise<void> {
+  for (const [t, estrutura] of antes) {
+    if ((await estruturaDe(conexao, t)) !== estrutura) {
+      throw new Error(`A tabela ${t} mudou durante a importação (uma migração de versão mais nova): o mês não entrou; rode import-cnpj de novo.`);
+    }
+  }
 }
 
 /** The secondary index definitions of a table, as `SHOW CREATE TABLE` writes them (migrations are the source). */

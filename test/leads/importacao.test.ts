@@ -7,10 +7,11 @@ import * as geracao from '../../api/leads/geracao';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, PULSO, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
-import { banco, novaConexao } from '../../lib/database';
+import { banco, migrar, novaConexao, travaDaMigracao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { MIGRACOES_LEADS } from '../../models/leads/migracoes';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -794,6 +795,34 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     // the import took long enough that several lookups happened during it, answered from the old month
     expect(respostas.filter((r) => r.durante && r.nome === 'MES 1').length).toBeGreaterThanOrEqual(3);
     expect(respostas.at(-1)).toEqual({ status: 200, nome: 'MES 2', socios: 1, durante: false });
+  });
+
+  test("a newer version's migration of the live tables during the import is not undone: the swap waits for it, then stops, the month not swapped in", async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    // a migration under way: its lock held, as lib/database.ts migrar holds it
+    const migracao = await novaConexao('leads');
+    try {
+      await migracao.query('SELECT GET_LOCK(?, 0)', [travaDaMigracao('leads')]);
+      const importacao = importarCnpj(dir).then(
+        () => 'swapped',
+        (err: Error) => err.message,
+      );
+      await esperarOutraConexao(migracao, 'the swap waiting for the migration', ['SELECT GET_LOCK%']);
+      await migracao.query('ALTER TABLE estabelecimento ADD INDEX estabelecimento_teste_migracao (cep, cnpj)');
+      await migracao.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]);
+      expect(await importacao).toMatch(/estabelecimento mudou durante a importação/);
+    } finally {
+      await migracao.query('ALTER TABLE estabelecimento DROP INDEX IF EXISTS estabelecimento_teste_migracao').catch(() => undefined);
+      await migracao.end();
+    }
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    // its lock released: a migration runs, and the next import swaps in
+    expect(await migrar('leads', MIGRACOES_LEADS)).toEqual([]);
+    await importarCnpj(dir);
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 2');
   });
 
   test('a read holding the live table past one wait of the swap: the swap tries again, and the new month goes live', async () => {
