@@ -24,7 +24,7 @@ import autocannon from 'autocannon';
 import { JobType, Queue } from 'bullmq';
 import { cargaRitmada } from './carga-ritmada';
 import type { EnderecosDoHubBench } from './hub-servidor';
-import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS } from './processo';
+import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, PIDS_DO_REDIS, picoDeRssMb, rssMb } from './processo';
 import IORedis from 'ioredis';
 import {
   argumentosDePerfil,
@@ -47,13 +47,11 @@ export { chamar, esperar, inteiro, RAIZ, REDIS_URL };
 export const ADMIN = { email: 'admin@bench.test', senha: 'Admin-Bench-Senha-Forte-1' };
 /** the delivery queue's name (queues/hub-entrega.ts): the only product internal the benches use */
 export const FILA_DE_ENTREGAS = 'hub-entrega';
-let compiladoPorPadrao = false;
-/** BENCH_COMPILED=1/0 decides; unset, the bench's own default (see usarCompiladoPorPadrao) */
-export const compiladoAtivo = () => (process.env.BENCH_COMPILED ? process.env.BENCH_COMPILED === '1' : compiladoPorPadrao);
-/** A bench whose figures ts-node would distort (RSS, error stacks) runs on tsc output unless BENCH_COMPILED=0. */
-export function usarCompiladoPorPadrao(): void {
-  compiladoPorPadrao = true;
-}
+/**
+ * The hub and its workers run on tsc output, as `npm start` runs them, unless BENCH_COMPILED=0
+ * (ts-node: its compiler's memory and source-map support would be in every figure).
+ */
+export const compiladoAtivo = () => process.env.BENCH_COMPILED !== '0';
 export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 
 export function inteiros(nome: string, padrao: number[]): number[] {
@@ -73,7 +71,7 @@ export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let compilado: Compilado | undefined;
 
 /**
- * Compiled mode (BENCH_COMPILED=1, or a bench's default): hub server and workers run as `npm start`
+ * Compiled mode (unless BENCH_COMPILED=0): hub server and workers run as `npm start`
  * does, plain node on tsc output, instead of through ts-node (whose source-map support makes every
  * error stack, e.g. of a failed attempt, dearer than in production).
  */
@@ -540,7 +538,7 @@ export async function publicar(
   return {
     aceitos,
     non2xx: r.non2xx,
-    erros: r.errors + r.timeouts,
+    erros: r.errors, // autocannon counts its time-outs among them
     segundos,
     eventosPorSeg: aceitos / segundos,
     p50: r.latency.p50,
@@ -564,17 +562,10 @@ export async function publicarLote(c: Cenario, quantidade: number, conexoes = in
 
 // ---------------------------------------------------------------- CPU and memory
 
-/** VmRSS of a process in MB, or undefined. */
-export function rssMb(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Samples the RSS of `pids` every `ms`; `parar()` answers the peak per pid (MB). */
+/**
+ * Samples the RSS of `pids` every `ms` (what a run prints as it goes); `parar()` answers the peak
+ * per pid (MB), the kernel's high-water mark, which no sample between two peaks misses.
+ */
 export function amostrarRss(pids: number[], ms = 250) {
   const pico = new Map<number, number>();
   const ler = () => {
@@ -590,6 +581,7 @@ export function amostrarRss(pids: number[], ms = 250) {
     parar() {
       clearInterval(t);
       ler();
+      for (const p of pids) pico.set(p, Math.max(pico.get(p) ?? 0, picoDeRssMb(p) ?? 0));
       return pico;
     },
   };

@@ -22,7 +22,7 @@
  *
  * Environment: BENCH_EVENTOS, BENCH_WORKERS, BENCH_LATENCIA (s), BENCH_TAXA (events/s for (b)),
  * BENCH_BASE_EVENTOS, BENCH_CONEXOES (publishing connections, default 50),
- * HUB_ENTREGA_CONCORRENCIA (passed to the workers and used by the baseline), BENCH_COMPILED=1,
+ * HUB_ENTREGA_CONCORRENCIA (passed to the workers and used by the baseline), BENCH_COMPILED=0 (ts-node),
  * BENCH_LOG_LEVEL (default warn), BENCH_SERVER_LOG, BENCH_CPU_PROF (folder for V8 CPU profiles of
  * the hub and the workers), BENCH_RECEPTOR_HOST (host in the subscription's URL: 127.0.0.1 by
  * default, `localhost` to include its lookup), MYSQL_URL / REDIS_URL.

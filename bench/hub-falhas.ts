@@ -29,6 +29,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { rssMb } from './processo';
 import {
   amostrarRss,
   Bancada,
@@ -43,13 +44,10 @@ import {
   prepararCenario,
   publicarLote,
   rodar,
-  rssMb,
   tabela,
   totalDeEntregas,
-  usarCompiladoPorPadrao,
 } from './hub-comum';
 
-usarCompiladoPorPadrao();
 
 const EVENTOS = inteiro('BENCH_EVENTOS', 100_000);
 const TENTATIVAS = inteiro('BENCH_TENTATIVAS', 3);

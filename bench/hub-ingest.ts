@@ -20,7 +20,7 @@
  * 4,107/s at p95 8 ms on twice our cores).
  *
  * Environment: BENCH_DURACAO (s, default 10), BENCH_AQUECIMENTO (s, default 3), BENCH_CONEXOES
- * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_COMPILED=1 (hub on tsc output instead of ts-node), BENCH_LOG_LEVEL
+ * (default 50), BENCH_ASSINATURAS (comma list, default `1,10`), BENCH_COMPILED=0 (hub through ts-node instead of tsc output), BENCH_LOG_LEVEL
  * (default warn), BENCH_SERVER_LOG (file for the children's stdout instead of /dev/null),
  * MYSQL_URL / REDIS_URL.
  */

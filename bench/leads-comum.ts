@@ -4,12 +4,11 @@
  * (`suite import-cnpj <dir>` in a child process, its peak RSS read from /proc), and clean-up.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ADMIN_DO_BENCH, Ambiente, argumentosDePerfil, Compilado, novoAmbiente as criarAmbiente, inteiro, RAIZ } from './comum';
 import { gerarArquivosReceita, ResumoDaGeracao } from './leads-gerador';
-import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO } from './processo';
+import { cpuDaMaquina, cpuDoProcesso, cpuDosProcessos, PIDS_DO_BANCO, picoDeRssMb } from './processo';
 
 export type { Ambiente } from './comum';
 export { f0, fms, limparAmbiente, percentil } from './comum';
@@ -29,16 +28,6 @@ export function arquivosDoBench(): Promise<ResumoDaGeracao> {
 
 /** A run's environment: identity and leads, compiled. */
 export const novoAmbiente = (c: Compilado, extra: Record<string, string> = {}): Ambiente => criarAmbiente(c, ['identity', 'leads'], extra);
-
-/** Peak resident memory of a process so far (VmHWM), in MB. */
-function picoDeRss(pid: number): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export interface Importacao {
   segundos: number;
@@ -69,7 +58,7 @@ export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Import
   });
   // an exited process has no /proc entry: its last sample is its CPU time
   const amostra = setInterval(() => {
-    pico = Math.max(pico, picoDeRss(filho.pid!) ?? 0);
+    pico = Math.max(pico, picoDeRssMb(filho.pid!) ?? 0);
     cpuDoImportador = cpuDoProcesso(filho.pid!) ?? cpuDoImportador;
   }, 100);
   return new Promise((resolve, reject) => {

@@ -47,12 +47,13 @@ async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
   const razao = leads.r.requests.average / bare.r.requests.average;
   const linha = (nome: string, m: CargaComCpu) =>
     `  ${nome.padEnd(34)} ${f0(m.r.requests.average).padStart(6)} req/s  p50 ${fms(m.r.latency.p50)} ms  p99 ${fms(m.r.latency.p99)} ms` +
-    `  [${m.r.requests.total} requests, ${m.r.non2xx} non-2xx, ${m.r.errors + m.r.timeouts} errors]\n` +
+    `  [${m.r.requests.total} requests, ${m.r.non2xx} non-2xx, ${m.r.errors} errors]\n` +
     `  ${''.padEnd(34)} ${cpuDaCarga(m, 'request')}`;
   console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length)} sampled`);
   console.log(linha('bare express GET /x', bare));
   console.log(linha('leads GET /api/cnpj/{cnpj}', leads));
-  const ok = leads.r.latency.p99 <= 20 && razao >= 0.3 && leads.r.non2xx === 0;
+  // autocannon keeps whole milliseconds (a p99 of 20.9 ms is printed 20): under the goal means below it
+  const ok = leads.r.latency.p99 < 20 && razao >= 0.3 && leads.r.non2xx === 0 && leads.r.errors === 0;
   console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
 }
 

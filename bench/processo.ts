@@ -20,6 +20,21 @@ export function cpuDoProcesso(pid: number): number | undefined {
   }
 }
 
+/** A line of /proc/<pid>/status in MB (`VmRSS` now, `VmHWM` its peak so far), or undefined. */
+function memoriaMb(pid: number, campo: 'VmRSS' | 'VmHWM'): number | undefined {
+  try {
+    const m = new RegExp(`${campo}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resident memory of a process now, in MB. */
+export const rssMb = (pid: number) => memoriaMb(pid, 'VmRSS');
+/** Peak resident memory of a process since it started (the kernel's high-water mark), in MB. */
+export const picoDeRssMb = (pid: number) => memoriaMb(pid, 'VmHWM');
+
 /** busy and total CPU seconds of the whole machine (all cores). */
 export function cpuDaMaquina(): { ocupado: number; total: number } | undefined {
   try {
