@@ -50,14 +50,19 @@ export interface OpcoesDaGeracao {
 }
 
 /** Bump when the output changes, so that cached generations are redone. */
-const VERSAO = 1;
+const VERSAO = 2;
 const MANIFESTO = 'gerado.json';
 /** Reference date of the dump (2026-01-10), as it appears in the real inner file names. */
 const REF = 'D60110';
 const MTIME = new Date('2026-01-10T03:00:00Z');
 /** Speed matters more than size here: deflate level 1 is ~3x faster than the default 6. */
 const NIVEL_DEFLATE = 1;
-const MAX_AMOSTRA = 10_000;
+/**
+ * CNPJs kept for the lookup benchmark, spread evenly over the data: enough that a run's lookups
+ * (tens of thousands) read most of them once, as lookups of random existing CNPJs do, instead of
+ * the same few thousand rows again and again, all in the buffer pool after the first reads.
+ */
+const MAX_AMOSTRA = 200_000;
 /** Share of references to codes missing from the code tables (the real data has them). */
 const P_DESCONHECIDO = 0.001;
 
