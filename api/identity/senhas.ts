@@ -28,14 +28,13 @@ const naVezDoHash = limiteDeConcorrencia(HASHES_SIMULTANEOS, {
   recusa: () => new ErroDeDominio('limite_excedido', 'Muitas senhas sendo verificadas agora; tente de novo em instantes.', undefined, { retryAfterSegundos: 1 }),
 });
 
-function derivar(senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> {
-  return naVezDoHash(
-    () =>
-      new Promise((resolve, reject) =>
-        scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) => (err ? reject(err) : resolve(chave))),
-      ),
+/** One scrypt derivation, outside the turn (its callers hold one). */
+const scryptDe = (senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> =>
+  new Promise((resolve, reject) =>
+    scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) => (err ? reject(err) : resolve(chave))),
   );
-}
+
+const derivar = (senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> => naVezDoHash(() => scryptDe(senha, sal, n, r, p));
 
 export async function hashDeSenha(senha: string): Promise<string> {
   const sal = randomBytes(16);
@@ -64,10 +63,14 @@ export async function senhaConfere(senha: string, hash: string | null): Promise<
   const [algoritmo, n, r, p, sal, esperado] = hash.split('$');
   if (algoritmo !== 'scrypt') return false;
   const esperadoBuf = Buffer.from(esperado, 'base64url');
-  const chave = await derivar(senha, Buffer.from(sal, 'base64url'), Number(n), Number(r), Number(p));
-  const confere = chave.length === esperadoBuf.length && timingSafeEqual(chave, esperadoBuf);
-  if (!confere) await completarAteOCustoAtual(senha, Number(n));
-  return confere;
+  // the check and its padding in one turn: a padding refused (429) after a wrong password was found
+  // would leave the failure uncounted, a guess the lockout never saw
+  return naVezDoHash(async () => {
+    const chave = await scryptDe(senha, Buffer.from(sal, 'base64url'), Number(n), Number(r), Number(p));
+    const confere = chave.length === esperadoBuf.length && timingSafeEqual(chave, esperadoBuf);
+    if (!confere) await completarAteOCustoAtual(senha, Number(n));
+    return confere;
+  });
 }
 
 /**
@@ -78,5 +81,5 @@ export async function senhaConfere(senha: string, hash: string | null): Promise<
  */
 async function completarAteOCustoAtual(senha: string, n: number): Promise<void> {
   if (!(n > 1) || !Number.isInteger(Math.log2(n))) return;
-  for (let feito = n; feito < custoAtual(); feito *= 2) await derivar(senha, Buffer.alloc(16), feito, R, P);
+  for (let feito = n; feito < custoAtual(); feito *= 2) await scryptDe(senha, Buffer.alloc(16), feito, R, P);
 }

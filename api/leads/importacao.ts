@@ -387,13 +387,12 @@ export async function importarCnpj(
       // Copies without secondary indexes: each index is built after the load in one sorted pass,
       // many times faster than updating it row by row.
       const indices = new Map<string, string[]>();
-      const estruturas = new Map<string, string>();
+      const esquemaNoInicio = await esquemaAtual(controle, tabelas);
       for (const t of tabelas) {
-        estruturas.set(t, await estruturaDe(controle, t));
         await controle.query(`CREATE TABLE ${t}_nova LIKE ${t}`);
         // ids the load numbers (LINHAS_POR_ARQUIVO): no AUTO_INCREMENT left, whose table lock a LOAD DATA may hold to its end
         if (numeradasPeloImportador(t)) await controle.query(`ALTER TABLE ${t}_nova MODIFY id BIGINT NOT NULL`);
-        indices.set(t, await indicesSecundarios(controle, t));
+        indices.set(t, indicesSecundarios(esquemaNoInicio.get(t)!));
         const nomes = indices.get(t)!.map((d) => /KEY `([^`]+)`/.exec(d)![1]);
         if (nomes.length) await controle.query(`ALTER TABLE ${t}_nova ${nomes.map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
       }
@@ -478,18 +477,20 @@ export async function importarCnpj(
         }),
       );
 
-      // A newer version's migration of these tables (an index, a column) made while the month
-      // loaded would be undone by the swap, whose copies predate it, and stay recorded as done:
-      // the swap waits for a migration under way, holding off others, and stops when they changed
+      // A newer version's migration of these tables (an index, a column, a row of the generation's)
+      // made while the month loaded would be undone by the swap, whose copies predate it, and stay
+      // recorded as done: the swap waits for a migration under way, holding off others, and stops
+      // when any ran
       await esperarAsMigracoes(controle, () => falha);
       // from the swap on the month is as good as live: a shutdown waits for it
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
-      await conferirEstruturas(controle, estruturas);
+      await conferirEsquema(controle, esquemaNoInicio);
       // the swap may wait for reads holding the live tables, minutes at worst: still told
       andamento.trocando();
       await trocarTabelas(controle, tabelas);
-      await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]);
+      // the month is live: a release that fails fails nothing (the lock goes with the connection)
+      await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]).catch(() => undefined);
     } catch (err) {
       andamento.parar();
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
@@ -532,10 +533,19 @@ export async function importarCnpj(
   });
 }
 
-/** A live table's definition, but for its next AUTO_INCREMENT value (the registry's own rows move it). */
-async function estruturaDe(conexao: Connection, tabela: string): Promise<string> {
-  const [[linha]] = (await conexao.query(`SHOW CREATE TABLE ${tabela}`)) as unknown as [[Record<string, string>]];
-  return linha['Create Table'].replace(/ AUTO_INCREMENT=\d+/, '');
+/**
+ * What the swap must find as the import found it: each live table's definition (but for its next
+ * AUTO_INCREMENT value, which the registry's own rows move) and the migrations recorded.
+ */
+async function esquemaAtual(conexao: Connection, tabelas: string[]): Promise<Map<string, string>> {
+  const esquema = new Map<string, string>();
+  for (const t of tabelas) {
+    const [[linha]] = (await conexao.query(`SHOW CREATE TABLE ${t}`)) as unknown as [[Record<string, string>]];
+    esquema.set(t, linha['Create Table'].replace(/ AUTO_INCREMENT=\d+/, ''));
+  }
+  const [migracoes] = await conexao.query('SELECT name FROM schema_migracoes ORDER BY name');
+  esquema.set('schema_migracoes', (migracoes as { name: string }[]).map((m) => m.name).join(','));
+  return esquema;
 }
 
 /** Takes the leads migrations' lock, a second at a time, so a failure (a shutdown) ends the wait. */
@@ -550,18 +560,18 @@ async function esperarAsMigracoes(conexao: Connection, falha: () => unknown): Pr
   }
 }
 
-async function conferirEstruturas(conexao: Connection, antes: Map<string, string>): Promise<void> {
-  for (const [t, estrutura] of antes) {
-    if ((await estruturaDe(conexao, t)) !== estrutura) {
-      throw new Error(`A tabela ${t} mudou durante a importação (uma migração de versão mais nova): o mês não entrou; rode import-cnpj de novo.`);
+async function conferirEsquema(conexao: Connection, noInicio: Map<string, string>): Promise<void> {
+  const agora = await esquemaAtual(conexao, [...noInicio.keys()].filter((t) => t !== 'schema_migracoes'));
+  for (const [t, antes] of noInicio) {
+    if (agora.get(t) !== antes) {
+      throw new Error(`${t} mudou durante a importação (uma migração de versão mais nova): o mês não entrou; rode import-cnpj de novo.`);
     }
   }
 }
 
-/** The secondary index definitions of a table, as `SHOW CREATE TABLE` writes them (migrations are the source). */
-async function indicesSecundarios(conexao: Connection, tabela: string): Promise<string[]> {
-  const [[linha]] = (await conexao.query(`SHOW CREATE TABLE ${tabela}`)) as unknown as [[Record<string, string>]];
-  return linha['Create Table']
+/** The secondary index definitions in a table's `SHOW CREATE TABLE` (migrations are the source). */
+function indicesSecundarios(definicao: string): string[] {
+  return definicao
     .split('\n')
     .map((l) => l.trim().replace(/,$/, ''))
     .filter((l) => /^(UNIQUE |FULLTEXT )?KEY `/.test(l));

@@ -19,7 +19,7 @@ export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso,
  * Waits until at least `quantas` other connections of this database run a statement matching one
  * of `padroes` (LIKE): another connection's statement blocked where a test holds it.
  */
-export function esperarOutraConexao(conexao: Connection, descricao: string, padroes: string[], quantas = 1) {
+export function esperarOutraConexao(conexao: Connection, descricao: string, padroes: string[], quantas = 1, prazoMs = 10_000) {
   return esperarAte(async () => {
     const [linhas] = await conexao.query(
       `SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
@@ -27,7 +27,7 @@ export function esperarOutraConexao(conexao: Connection, descricao: string, padr
       padroes,
     );
     return Number((linhas as { n: number }[])[0].n) >= quantas;
-  }, descricao);
+  }, descricao, prazoMs);
 }
 
 /**
