@@ -181,9 +181,12 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
     porJob.on(`completed:${id}`, concluido);
     porJob.on(`failed:${id}`, falhou);
     const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
-    // a bounded wait (a route's) ends as the process's shutdown begins: its own workers pause then,
-    // and the drain would hold the request for its whole time only to answer as if it had passed
-    if (prazoMs) largar = aoComecarOEncerramento(async () => falhou({ failedReason: 'encerramento do processo' }));
+    // a bounded wait (a route's) on a queue this process works ends as its shutdown begins: its
+    // workers pause then, and the drain would hold the request for its whole time only to answer
+    // as if it had passed. Workers elsewhere (an API process alone) go on, and so does the wait
+    if (prazoMs && filasComWorkerAqui.has(q.name)) {
+      largar = aoComecarOEncerramento(async () => falhou({ failedReason: 'encerramento do processo' }));
+    }
     // it may have ended before the listeners: asked once they hear (an ended job changes no more)
     (async () => {
       await eventos.waitUntilReady();
@@ -292,7 +295,11 @@ export const emCursoNoWorker = (worker: Worker): { promessas: Promise<unknown>[]
 };
 
 /** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
+/** The queues this process runs a worker of. */
+const filasComWorkerAqui = new Set<string>();
+
 export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Worker {
+  filasComWorkerAqui.add(def.nome);
   const emCurso = new Map<Promise<unknown>, string | undefined>();
   const acompanhado: Processor = (job, token, sinal) => {
     const p = processador(job, token, sinal);

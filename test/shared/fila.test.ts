@@ -1,6 +1,7 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
 import { DefinicaoDeFila, esperarFimDoJob, eventosDaFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
+import * as lifecycle from '../../lib/lifecycle';
 import { encerrar } from '../../lib/lifecycle';
 import { agendarRepetiveis, manterRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
@@ -287,19 +288,28 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
   const semRemover = () => definicao();
   const removendo = (): DefinicaoDeFila => ({ ...definicao(), opcoesDosJobs: { attempts: 1, removeOnComplete: true, removeOnFail: true } });
   const processar = async (job: Job) => {
-    if (job.data.atraso) await dormir(job.data.atraso);
     if (job.data.falhar) throw new Error('falhou de propósito');
     return { dobro: job.data.n * 2 };
   };
 
   test('a job ending during the wait: its return value, or its failure with the reason', async () => {
     const def = removendo();
-    const worker = iniciarWorker(def, processar);
+    // the jobs end only once both waits have begun: removed as they end, they are heard, not read
+    let soltar!: () => void;
+    const solto = new Promise<void>((r) => (soltar = r));
+    const worker = iniciarWorker(def, async (job) => {
+      await solto;
+      return processar(job);
+    });
     try {
-      await fila(def).add('x', { n: 21, atraso: 200 }, { jobId: 'um' });
-      await fila(def).add('x', { falhar: true, atraso: 200 }, { jobId: 'dois' });
-      await expect(esperarFimDoJob(fila(def), 'um', eventosDaFila(def), 10_000)).resolves.toEqual({ dobro: 42 });
-      await expect(esperarFimDoJob(fila(def), 'dois', eventosDaFila(def), 10_000)).rejects.toThrow('falhou de propósito');
+      await fila(def).add('x', { n: 21 }, { jobId: 'um' });
+      await fila(def).add('x', { falhar: true }, { jobId: 'dois' });
+      const um = esperarFimDoJob(fila(def), 'um', eventosDaFila(def), 10_000);
+      const dois = esperarFimDoJob(fila(def), 'dois', eventosDaFila(def), 10_000);
+      await dormir(200);
+      soltar();
+      await expect(um).resolves.toEqual({ dobro: 42 });
+      await expect(dois).rejects.toThrow('falhou de propósito');
     } finally {
       await fecharWorker(worker);
     }
@@ -338,27 +348,51 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     }
   });
 
-  test('a job that does not end in time: the wait is refused at its deadline, its listeners gone', async () => {
+  test('a job that does not end in time: the wait is refused at its deadline, its listeners and shutdown hook gone', async () => {
     const def = semRemover();
-    await fila(def).add('x', { n: 1 }, { jobId: 'sem-worker' });
-    const eventos = eventosDaFila(def);
-    const ms = await medir(() => expect(esperarFimDoJob(fila(def), 'sem-worker', eventos, 300)).rejects.toThrow(/sem fim em 300 ms/));
-    expect(ms).toBeGreaterThanOrEqual(290);
-    expect(eventos.listenerCount('completed:sem-worker')).toBe(0);
-    expect(eventos.listenerCount('failed:sem-worker')).toBe(0);
+    // a worker of the queue here, its jobs never taken: the wait takes a shutdown hook
+    const worker = iniciarWorker(def, processar);
+    await worker.pause(true);
+    const real = lifecycle.aoComecarOEncerramento;
+    const largados: jest.Mock[] = [];
+    const gancho = jest.spyOn(lifecycle, 'aoComecarOEncerramento').mockImplementation((agir) => {
+      const largar = jest.fn(real(agir));
+      largados.push(largar);
+      return largar;
+    });
+    try {
+      await fila(def).add('x', { n: 1 }, { jobId: 'sem-worker' });
+      const eventos = eventosDaFila(def);
+      const ms = await medir(() => expect(esperarFimDoJob(fila(def), 'sem-worker', eventos, 300)).rejects.toThrow(/sem fim em 300 ms/));
+      expect(ms).toBeGreaterThanOrEqual(290);
+      expect(eventos.listenerCount('completed:sem-worker')).toBe(0);
+      expect(eventos.listenerCount('failed:sem-worker')).toBe(0);
+      expect(largados).toHaveLength(1);
+      expect(largados[0]).toHaveBeenCalledTimes(1);
+    } finally {
+      gancho.mockRestore();
+      await fecharWorker(worker);
+    }
   });
 
   // last of the file: it closes what the file opened, as afterAll does
-  test("the process's shutdown beginning ends a bounded wait at once (its own workers pause then); an unbounded one (import-cnpj's) goes on", async () => {
+  test("the process's shutdown beginning ends at once a bounded wait on a queue it works (its workers pause then); an unbounded one (import-cnpj's) and one on a queue worked elsewhere go on", async () => {
     const def = semRemover();
+    const alheia = semRemover();
+    // this process's worker, paused: its job waits, as the shutdown's pause leaves it
+    const worker = iniciarWorker(def, processar);
+    await worker.pause(true);
     await fila(def).add('x', { n: 1 }, { jobId: 'na-parada' });
+    await fila(alheia).add('x', { n: 1 }, { jobId: 'de-outro-processo' });
     const limitada = esperarFimDoJob(fila(def), 'na-parada', eventosDaFila(def), 10_000);
+    const daAlheia = esperarFimDoJob(fila(alheia), 'de-outro-processo', eventosDaFila(alheia), 1_500).catch((err: Error) => err.message);
     let semLimite: unknown = 'esperando';
     void esperarFimDoJob(fila(def), 'na-parada', eventosDaFila(def)).catch((err: Error) => (semLimite = err.message));
     await dormir(100);
     const encerrando = encerrar();
     const ms = await medir(() => expect(limitada).rejects.toThrow('encerramento do processo'));
     expect(ms).toBeLessThan(1_000);
+    expect(await daAlheia).toMatch(/sem fim em 1500 ms/);
     expect(semLimite).toBe('esperando');
     await encerrando;
   });
