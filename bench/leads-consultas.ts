@@ -37,10 +37,11 @@ function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promis
 }
 
 async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
-  // the warm-up reads other CNPJs than the measured run: the run's rows are not the ones just read
-  const metade = Math.floor(cnpjs.length / 2);
+  // the warm-up reads other CNPJs than the measured run, every other one of the sample (which is in
+  // CNPJ order): both spread over the whole registry, the run's rows not the ones just read
   const sorteado = (de: string[]) => () => de[Math.floor(Math.random() * de.length)];
-  const [doAquecimento, daMedida] = [sorteado(cnpjs.slice(0, metade)), sorteado(cnpjs.slice(metade))];
+  const [aquecimento, medida] = [cnpjs.filter((_, i) => i % 2 === 0), cnpjs.filter((_, i) => i % 2 === 1)];
+  const [doAquecimento, daMedida] = [sorteado(aquecimento), sorteado(medida)];
   const r = await chamar(e.leads, 'GET', `/api/cnpj/${daMedida()}`);
   if (r.status !== 200) throw new Error(`lookup of an imported CNPJ answered ${r.status}: ${r.text.slice(0, 300)}`);
   await carga(e, e.bare, () => '/x'); // warm-up of both
@@ -52,12 +53,12 @@ async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
     `  ${nome.padEnd(34)} ${f0(m.r.requests.average).padStart(6)} req/s  p50 ${fms(m.r.latency.p50)} ms  p99 ${fms(m.r.latency.p99)} ms` +
     `  [${m.r.requests.total} requests, ${m.r.non2xx} non-2xx, ${m.r.errors} errors]\n` +
     `  ${''.padEnd(34)} ${cpuDaCarga(m, 'request')}`;
-  console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(cnpjs.length - metade)} sampled evenly (the warm-up's among ${f0(metade)} others)`);
+  console.log(`\n${CONEXOES} connections, ${DURACAO} s each, random CNPJs among ${f0(medida.length)} sampled evenly (the warm-up's among ${f0(aquecimento.length)} others)`);
   console.log(linha('bare express GET /x', bare));
   console.log(linha('leads GET /api/cnpj/{cnpj}', leads));
   // autocannon keeps whole milliseconds (a p99 of 20.9 ms is printed 20): under the goal means below it
   const ok = leads.r.latency.p99 < 20 && razao >= 0.3 && leads.r.non2xx === 0 && leads.r.errors === 0;
-  console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
+  console.log(`  ratio ${razao.toFixed(2)}; goal (p99 <= 20 ms, as printed below 20; ratio >= 0.3): ${ok ? 'MET' : 'NOT MET'}`);
 }
 
 const UFS = 'SP MG RJ BA PR RS PE CE PA SC GO MA AM ES PB RN MT AL PI DF MS SE RO TO AC AP RR'.split(' ');

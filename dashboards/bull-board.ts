@@ -4,7 +4,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { NextFunction, Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { aberturaDaRequisicao } from '../api/shared/app';
+import { aberturaDaRequisicao } from '../api/shared/abertura-da-requisicao';
 import { chaveDoCliente, contagemPorEndereco } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';

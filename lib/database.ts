@@ -209,15 +209,15 @@ export const LEITURA_CONFIRMADA = { isolationLevel: Transaction.ISOLATION_LEVELS
 /** How long a process starting beside another that migrates waits for it. */
 const ESPERA_DA_MIGRACAO_S = 1800;
 
+/** The named lock a service's migrations run under (leads imports swap their tables under it too). */
+export const travaDaMigracao = (servico: NomeDoServico) => `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
+
 /**
  * Applies the service's versioned migrations in order, once each (table `schema_migracoes`), then
  * `preparar` (the service's seeds and keys). A named lock keeps two processes starting together
  * from doing either at the same time: each seed is read, then made when missing, so two processes
  * side by side would both make it.
  */
-/** The named lock a service's migrations run under (leads imports swap their tables under it too). */
-export const travaDaMigracao = (servico: NomeDoServico) => `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
-
 export async function migrar(servico: NomeDoServico, migracoes: Migracao[], preparar: () => Promise<void> = async () => undefined): Promise<string[]> {
   const sequelize = banco(servico);
   const qi = sequelize.getQueryInterface();

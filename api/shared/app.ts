@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import express, { Express, Request, RequestHandler } from 'express';
 import Joi from 'joi';
 import { match } from 'path-to-regexp';
 import { config } from '../../config';
@@ -9,6 +8,7 @@ import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
 import { enviarProblema, naoEncontradoRota, tratadorDeErros } from './http-errors';
 import { documentoOpenApi, sempre } from './openapi';
+import { aberturaDaRequisicao } from './abertura-da-requisicao';
 import { montarRotas, Rota } from './rotas';
 
 export interface DefinicaoDoServico {
@@ -20,37 +20,6 @@ export interface DefinicaoDoServico {
   pronto: () => Promise<void>;
   /** keep the raw bytes of JSON bodies in `req.corpoBruto` (webhooks whose HMAC covers them) */
   guardarCorpoBruto?: boolean;
-}
-
-/**
- * Every request: its id, from `X-Request-Id` (when sane) or a new one, echoed back and put on
- * every log line; and its access line when the answer is sent. One middleware for both, as each
- * layer the router walks costs every request.
- */
-export function aberturaDaRequisicao(servico: string) {
-  // an access line carries no secret (no header, no body, no query string): redaction, which
-  // walks every line, is left to the other loggers
-  const log = logger('http').child({ servico }, { redact: [] });
-  return (req: Request, res: Response, next: NextFunction) => {
-    const inicio = performance.now();
-    const recebido = req.headers['x-request-id'];
-    req.id = typeof recebido === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(recebido) ? recebido : randomUUID();
-    res.setHeader('X-Request-Id', req.id);
-    res.on('finish', () => {
-      const url = req.originalUrl;
-      const fimDoCaminho = url.indexOf('?');
-      const dados = {
-        request_id: req.id,
-        metodo: req.method,
-        rota: fimDoCaminho < 0 ? url : url.slice(0, fimDoCaminho),
-        status: res.statusCode,
-        ms: performance.now() - inicio,
-      };
-      if (res.statusCode >= 500) log.error(dados, 'requisição');
-      else log.info(dados, 'requisição');
-    });
-    next();
-  };
 }
 
 /** Routes every service serves (DESIGN §4): liveness, readiness and its OpenAPI document. */

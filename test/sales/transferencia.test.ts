@@ -72,7 +72,6 @@ async function esperando(o: { esperaS: number; roboRespondeu?: boolean; status?:
   return { conversa, registro: await s.conversaDoSuporte(conversa) };
 }
 
-/** The chat platform's toggle_status of a conversation, answering `status` once `antes` (what happens meanwhile) is done. */
 /** Every hand-over the chat platform is asked for, each answered as done. */
 function chamadasAoChat(): string[] {
   const chamadas: string[] = [];
@@ -84,6 +83,7 @@ function chamadasAoChat(): string[] {
 }
 const pedida = (chamadas: string[], conversa: number) => chamadas.some((u) => u.includes(`/conversations/${conversa}/`));
 
+/** The chat platform's toggle_status of a conversation, answering `status` once `antes` (what happens meanwhile) is done. */
 const abrirNoChat = (conversa: number, status = 200, antes: () => Promise<unknown> = async () => undefined) =>
   nock(CHAT)
     .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`, { status: 'open' })

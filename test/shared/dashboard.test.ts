@@ -178,7 +178,7 @@ test("the dashboard's queues keep each queue's job defaults, on a connection wit
   }
 });
 
-test("every request to the board leaves an access line, as the services' do: its actions and the refusals alike, no query string", async () => {
+test("every request to the board leaves an access line, as the services' do: a read and a refusal alike, no query string", async () => {
   const linhas: Record<string, unknown>[] = [];
   const registro = pino({ level: 'info' }, new Writable({ write: (pedaco, _c, pronto) => (linhas.push(JSON.parse(String(pedaco))), pronto()) }));
   const espiao = jest.spyOn(registroDaSuite, 'logger').mockImplementation((componente) => registro.child({ componente }));
