@@ -169,6 +169,7 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
   return new Promise((resolve, reject) => {
     const concluido = ({ returnvalue }: { returnvalue: unknown }) => (soltar(), resolve(returnvalue));
     const falhou = ({ failedReason }: { failedReason: string }) => (soltar(), reject(new Error(failedReason)));
+    const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
     // QueueEvents also emits each job's end under its id, as BullMQ's own wait hears it (untyped)
     const porJob = eventos as unknown as EventEmitter;
     let largar: (() => void) | undefined;
@@ -180,7 +181,6 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
     };
     porJob.on(`completed:${id}`, concluido);
     porJob.on(`failed:${id}`, falhou);
-    const prazo = prazoMs ? setTimeout(() => falhou({ failedReason: `job ${id} sem fim em ${prazoMs} ms` }), prazoMs) : undefined;
     // a bounded wait (a route's) on a queue this process works ends as its shutdown begins: its
     // workers pause then, and the drain would hold the request for its whole time only to answer
     // as if it had passed. Workers elsewhere (an API process alone) go on, and so does the wait
@@ -294,10 +294,10 @@ export const emCursoNoWorker = (worker: Worker): { promessas: Promise<unknown>[]
   return { promessas: [...emCurso.keys()], ids: [...emCurso.values()] };
 };
 
-/** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
 /** The queues this process runs a worker of. */
 const filasComWorkerAqui = new Set<string>();
 
+/** Starts a worker; on shutdown it lets its current jobs end, within bounds (fecharWorker). */
 export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Worker {
   filasComWorkerAqui.add(def.nome);
   const emCurso = new Map<Promise<unknown>, string | undefined>();

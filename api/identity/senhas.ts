@@ -34,7 +34,8 @@ const scryptDe = (senha: string, sal: Buffer, n: number, r: number, p: number): 
     scrypt(senha.normalize('NFKC'), sal, TAMANHO, { N: n, r, p, maxmem: 256 * n * r }, (err, chave) => (err ? reject(err) : resolve(chave))),
   );
 
-const derivar = (senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> => naVezDoHash(() => scryptDe(senha, sal, n, r, p));
+const derivar = (senha: string, sal: Buffer, n: number, r: number, p: number): Promise<Buffer> =>
+  naVezDoHash(() => scryptDe(senha, sal, n, r, p));
 
 export async function hashDeSenha(senha: string): Promise<string> {
   const sal = randomBytes(16);

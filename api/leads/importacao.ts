@@ -551,7 +551,9 @@ async function esquemaAtual(conexao: Connection, tabelas: string[]): Promise<Map
 /** Takes the leads migrations' lock, a second at a time, so a failure (a shutdown) ends the wait. */
 async function esperarAsMigracoes(conexao: Connection, falha: () => unknown): Promise<void> {
   for (let vez = 0; ; vez++) {
-    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, 1) AS obtida', [travaDaMigracao('leads')])) as unknown as [[{ obtida: number | null }]];
+    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, 1) AS obtida', [travaDaMigracao('leads')])) as unknown as [
+      [{ obtida: number | null }],
+    ];
     if (obtida === 1) return;
     // NULL is the server's error (the statement killed), not a wait that ended
     if (obtida == null) throw new Error('the leads migration lock: the server answered no result');

@@ -17,7 +17,7 @@ export async function totalDeConversas(status?: StatusDaConversa): Promise<numbe
 }
 
 /** Deltas folded per transaction: its locks, and the DELETE's list of ids, stay bounded. */
-export const DELTAS_POR_VEZ = 10_000;
+const DELTAS_POR_VEZ = 10_000;
 
 /**
  * Folds the deltas logged so far into the base counts (the sales-contagem job, one at a time), in
