@@ -159,6 +159,12 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
 }
 
 /**
+ * How often a wait reads its job's state besides hearing its events: an end heard by no one (a
+ * QueueEvents just made reads its stream only a moment after it says it is ready) is read there.
+ */
+export const REVISAO_DO_ESTADO = { ms: 5000 };
+
+/**
  * Waits for job `id` of `q` to end, as BullMQ's Job.waitUntilFinished: its return value, or its
  * failure as an Error with the job's reason (also a job gone before its end was read, and the
  * `prazoMs` passing). BullMQ's own reads the job's state inside an async Promise executor, so a
@@ -173,8 +179,10 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
     // QueueEvents also emits each job's end under its id, as BullMQ's own wait hears it (untyped)
     const porJob = eventos as unknown as EventEmitter;
     let largar: (() => void) | undefined;
+    let revisao: NodeJS.Timeout | undefined;
     const soltar = () => {
       clearTimeout(prazo);
+      clearInterval(revisao);
       largar?.();
       porJob.off(`completed:${id}`, concluido);
       porJob.off(`failed:${id}`, falhou);
@@ -187,16 +195,22 @@ export function esperarFimDoJob(q: Queue, id: string, eventos: QueueEvents, praz
     if (prazoMs && filasComWorkerAqui.has(q.name)) {
       largar = aoComecarOEncerramento(async () => falhou({ failedReason: 'encerramento do processo' }));
     }
-    // it may have ended before the listeners: asked once they hear (an ended job changes no more)
-    (async () => {
-      await eventos.waitUntilReady();
+    // it may have ended before the listeners: asked once they hear (an ended job changes no more),
+    // and again now and then
+    const conferir = async () => {
       const estado = await q.getJobState(id);
       if (estado !== 'completed' && estado !== 'failed' && estado !== 'unknown') return;
       const job = estado === 'unknown' ? undefined : await Job.fromId(q, id);
       if (!job) falhou({ failedReason: `job ${id} removido antes de seu fim ser lido` });
       else if (estado === 'completed') concluido({ returnvalue: job.returnvalue });
       else falhou({ failedReason: job.failedReason });
-    })().catch((err: Error) => falhou({ failedReason: err.message }));
+    };
+    void eventos
+      .waitUntilReady()
+      .then(conferir)
+      .catch((err: Error) => falhou({ failedReason: err.message }));
+    // a later read that fails (Redis a moment away) fails nothing: the events, or the next read, tell
+    revisao = setInterval(() => void conferir().catch(() => undefined), REVISAO_DO_ESTADO.ms).unref();
   });
 }
 

@@ -1,6 +1,18 @@
 import { Job } from 'bullmq';
 import { config } from '../../config';
-import { DefinicaoDeFila, esperarFimDoJob, eventosDaFila, fecharWorker, fila, iniciarWorker, PILHAS_POR_JOB, progressoEspacado, progressoNoPainel, reenfileirar } from '../../queues/fila';
+import {
+  DefinicaoDeFila,
+  esperarFimDoJob,
+  eventosDaFila,
+  fecharWorker,
+  fila,
+  iniciarWorker,
+  PILHAS_POR_JOB,
+  progressoEspacado,
+  progressoNoPainel,
+  reenfileirar,
+  REVISAO_DO_ESTADO,
+} from '../../queues/fila';
 import * as lifecycle from '../../lib/lifecycle';
 import { encerrar } from '../../lib/lifecycle';
 import { agendarRepetiveis, manterRepetiveis } from '../../lib/runner';
@@ -332,6 +344,30 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     } finally {
       await fecharWorker(worker);
       await fecharWorker(workerDaOutra);
+    }
+  });
+
+  test('an end the events never told (a QueueEvents that began reading after it) is read from the job now and then', async () => {
+    const def = semRemover();
+    const surda = semRemover();
+    const antes = REVISAO_DO_ESTADO.ms;
+    REVISAO_DO_ESTADO.ms = 200;
+    let soltar!: () => void;
+    const solto = new Promise<void>((r) => (soltar = r));
+    const worker = iniciarWorker(def, async (job) => {
+      await solto;
+      return processar(job);
+    });
+    try {
+      await fila(def).add('x', { n: 4 }, { jobId: 'ouvido-por-ninguem' });
+      // another queue's events: this job's end is never heard there
+      const espera = esperarFimDoJob(fila(def), 'ouvido-por-ninguem', eventosDaFila(surda), 10_000);
+      await dormir(300);
+      soltar();
+      await expect(espera).resolves.toEqual({ dobro: 8 });
+    } finally {
+      REVISAO_DO_ESTADO.ms = antes;
+      await fecharWorker(worker);
     }
   });
 
