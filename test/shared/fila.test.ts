@@ -303,16 +303,21 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     if (job.data.falhar) throw new Error('falhou de propósito');
     return { dobro: job.data.n * 2 };
   };
-
-  test('a job ending during the wait: its return value, or its failure with the reason', async () => {
-    const def = removendo();
-    // the jobs end only once both waits have begun: removed as they end, they are heard, not read
+  /** A worker of `def` whose jobs end only once `soltar` is called. */
+  const workerRetido = (def: DefinicaoDeFila) => {
     let soltar!: () => void;
     const solto = new Promise<void>((r) => (soltar = r));
     const worker = iniciarWorker(def, async (job) => {
       await solto;
       return processar(job);
     });
+    return { worker, soltar };
+  };
+
+  test('a job ending during the wait: its return value, or its failure with the reason', async () => {
+    const def = removendo();
+    // the jobs end only once both waits have begun: removed as they end, they are heard, not read
+    const { worker, soltar } = workerRetido(def);
     try {
       await fila(def).add('x', { n: 21 }, { jobId: 'um' });
       await fila(def).add('x', { falhar: true }, { jobId: 'dois' });
@@ -352,12 +357,7 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     const surda = semRemover();
     const antes = REVISAO_DO_ESTADO.ms;
     REVISAO_DO_ESTADO.ms = 200;
-    let soltar!: () => void;
-    const solto = new Promise<void>((r) => (soltar = r));
-    const worker = iniciarWorker(def, async (job) => {
-      await solto;
-      return processar(job);
-    });
+    const { worker, soltar } = workerRetido(def);
     try {
       await fila(def).add('x', { n: 4 }, { jobId: 'ouvido-por-ninguem' });
       // another queue's events: this job's end is never heard there
