@@ -48,7 +48,6 @@ import {
   totalDeEntregas,
 } from './hub-comum';
 
-
 const EVENTOS = inteiro('BENCH_EVENTOS', 100_000);
 const TENTATIVAS = inteiro('BENCH_TENTATIVAS', 3);
 const AGENDA = process.env.BENCH_AGENDA || '20,40,80';

@@ -238,7 +238,8 @@ export async function tokenDeAplicativo(clientId: string, clientSecret: string):
  * token outlives its holder's removal or demotion (8 hours for a user) wherever it is only verified;
  * here, where users and applications are administered, a removed master must not create another.
  * Likewise a token issued before its holder's `tokens_validos_desde` (the last password change,
- * secret renewal or switch-off) is refused here: a stolen token, or one got with a leaked secret, stops at once.
+ * secret renewal or switch-off) is refused here: a stolen token, or one got with a leaked secret,
+ * stops at once.
  */
 export function autenticadorDoIdentity(): Autenticador {
   const verificar = autenticadorLocal(jwks);

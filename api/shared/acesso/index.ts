@@ -129,10 +129,11 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     try {
       // apart from the job's data, which the dashboard shows
       await tokenDaFila.guardar(o.filaDeSync, principal.token);
-      await fila(o.filaDeSync).add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
+      const q = fila(o.filaDeSync);
+      await q.add('sincronizar', {}, { jobId: ID_DO_JOB_DE_SYNC });
       // the cached permissions of the people it changed go as it ends (eventosOuvidos),
       // before this wait, which hears the same events later, goes on
-      await esperarFimDoJob(fila(o.filaDeSync), ID_DO_JOB_DE_SYNC, eventosOuvidos(), config().acesso.esperaSyncMs);
+      await esperarFimDoJob(q, ID_DO_JOB_DE_SYNC, eventosOuvidos(), config().acesso.esperaSyncMs);
     } catch (err) {
       // its end may not have been heard yet (the job finished and was removed before the wait
       // looked, which it reports as an error): forgotten here too, which costs only a reread
