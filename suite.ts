@@ -23,6 +23,7 @@ const AJUDA = `usage: suite <command>
   dashboard              Bull Board only
   migrate                database migrations of every service, then exit
   rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
+  revoke-hub-key <kid>   a hub key that leaked stops signing and leaves the JWKS now (another signs)
   import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
   remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)
   unlock-login <email>   lift the login lock of <email> and restart its count of failures (a master locked out)
@@ -30,7 +31,7 @@ const AJUDA = `usage: suite <command>
                          new attempts, enqueued now, for the sales attachment copies that used up theirs or stopped`;
 
 /** Commands that print their result on stdout: their logs go to stderr, so the result can be piped. */
-const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'import-cnpj', 'remove-app-files', 'unlock-login', 'retry-attachment-copies']);
+const COMANDOS_COM_RESULTADO = new Set(['migrate', 'rotate-hub-key', 'revoke-hub-key', 'import-cnpj', 'remove-app-files', 'unlock-login', 'retry-attachment-copies']);
 
 /**
  * A one-shot command's run: its result as a JSON line on stdout, exit code 0. Failed until known
@@ -61,6 +62,7 @@ const ARGUMENTOS: Record<string, [number, number]> = {
   dashboard: [0, 0],
   migrate: [0, 0],
   'rotate-hub-key': [0, 0],
+  'revoke-hub-key': [1, 1],
   'import-cnpj': [1, 1],
   'remove-app-files': [1, 1],
   'unlock-login': [1, 1],
@@ -101,6 +103,18 @@ async function main(argv: string[]): Promise<void> {
         await abrirServico(hub);
         return rotacionarChave();
       });
+    }
+    case 'revoke-hub-key': {
+      const { hub } = await import('./api/hub');
+      const { revogarChave, RevogacaoRecusada } = await import('./api/hub/assinador');
+      return comResultado(
+        'revoke-hub-key',
+        async () => {
+          await abrirServico(hub);
+          return revogarChave(args[0]);
+        },
+        RevogacaoRecusada,
+      );
     }
     case 'import-cnpj': {
       const diretorio = args[0];

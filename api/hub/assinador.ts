@@ -110,16 +110,15 @@ async function cifraDoHub(): Promise<Cifra> {
 /**
  * The cipher checked against a key already stored, before anything is written with it: a process
  * given another key (a rotation run from elsewhere) would store a key the others cannot read, and
- * stop them all.
+ * stop them all. Answers whether any key is stored encrypted.
  */
-async function conferirCifra(c: Cifra): Promise<void> {
-  const amostra = await ChaveDoHub.findOne({ where: { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } } });
+async function conferirCifra(c: Cifra): Promise<boolean> {
+  const amostra = await ChaveDoHub.findOne({ where: CIFRADA });
   if (amostra) pemGuardado(c, amostra);
+  return amostra !== null;
 }
 
 function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
-  // stored before the keys were encrypted: encrypted as they are read (cifrarAsGuardadasEmClaro)
-  if (!estaCifrado(guardada.chave_privada_pem)) return guardada.chave_privada_pem;
   try {
     return c.decifrar(guardada.chave_privada_pem);
   } catch {
@@ -127,21 +126,38 @@ function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
   }
 }
 
-/** Keys an earlier version stored in clear. */
+/** Keys an earlier version stored in clear, and the others. */
 const EM_CLARO = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
+const CIFRADA = { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } };
 
 /**
- * Those keys encrypted, under a named lock with the key checked inside it: processes of an upgrade
- * given different keys would otherwise each encrypt some.
+ * The keys an earlier version stored in clear, encrypted together in one transaction under a
+ * named lock: processes of an upgrade given different keys would otherwise each encrypt some (the
+ * later ones find them encrypted, and fail reading them with a key of their own). It happens once:
+ * with a key encrypted already, a row in clear was not written by the hub (a writer of the table
+ * would have the hub sign with a key it holds too), and it is refused as the keys are read.
  */
 async function cifrarAsGuardadasEmClaro(c: Cifra): Promise<void> {
   if (!(await ChaveDoHub.count({ where: EM_CLARO }))) return;
   const cifrar = async () => {
-    await conferirCifra(c);
-    for (const g of await ChaveDoHub.findAll({ where: EM_CLARO })) await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) });
+    if (await ChaveDoHub.count({ where: CIFRADA })) return true;
+    await banco('hub').transaction(async (transaction) => {
+      for (const g of await ChaveDoHub.findAll({ where: EM_CLARO, transaction, lock: transaction.LOCK.UPDATE })) {
+        await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) }, { transaction });
+      }
+    });
     return true;
   };
   if (!(await sozinho('hub', 'cifrar_chaves', cifrar, 30))) throw new Error('outro processo cifra as chaves do hub há mais de 30 s');
+}
+
+/** The kids of rows in clear already said to be refused, so each is logged once per process. */
+const recusadas = new Set<string>();
+
+function recusarEmClaro(g: ChaveDoHub): void {
+  if (recusadas.has(g.kid)) return;
+  recusadas.add(g.kid);
+  log.error({ kid: g.kid }, 'chave_do_hub guarda esta chave em claro ao lado de chaves cifradas: o hub nunca a gravou assim; recusada (não assina nem é publicada). Apague a linha; para uma nova chave, use rotate-hub-key');
 }
 
 async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<void> {
@@ -173,10 +189,13 @@ export async function carregarChavesDoHub(): Promise<void> {
   await cifrarAsGuardadasEmClaro(c);
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
-    where: { [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
+    where: { revogada_em: null, [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
     order: [['assina_desde', 'DESC']],
   });
-  chaves = guardadas.map((g) => chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em));
+  for (const g of guardadas) if (!estaCifrado(g.chave_privada_pem)) recusarEmClaro(g);
+  chaves = guardadas
+    .filter((g) => estaCifrado(g.chave_privada_pem))
+    .map((g) => chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em));
   carregadasEm = Date.now();
 }
 
@@ -197,12 +216,11 @@ async function atuais(): Promise<Chave[]> {
  * PUBLICADA_APOS_APOSENTAR_MS.
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
+  const c = await cifraDoHub();
   // with no key encrypted yet, nothing tells this process's HUB_CHAVE_DE_CIFRA is the hub's
-  if (await ChaveDoHub.count({ where: EM_CLARO })) {
+  if (!(await conferirCifra(c)) && (await ChaveDoHub.count())) {
     throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before rotating');
   }
-  const c = await cifraDoHub();
-  await conferirCifra(c);
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
   const pem = novaChavePem();
   // the retirements and the new key are stored together: retired keys without their successor
@@ -217,6 +235,41 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
   await recarga?.catch(() => undefined);
   await carregarChavesDoHub();
   return { kid: chaveDoPem(pem, undefined, assinaDesde, null).kid, assina_desde: assinaDesde.toISOString() };
+}
+
+/** `revoke-hub-key` named a key the hub does not hold, or one revoked already. */
+export class RevogacaoRecusada extends Error {}
+
+/**
+ * `suite revoke-hub-key <kid>`, for a key that leaked: it stops signing and leaves the JWKS at
+ * once (in this process; in the others at their next reading of the keys, within a minute).
+ * Subscribers keep a key set up to its Cache-Control age (5 minutes) and fetch it again on an
+ * unknown kid. When no key still in service signs then, the one a rotation listed starts signing
+ * now, or else a new key does: the hub never stops signing, and never holds two keys in service.
+ */
+export async function revogarChave(kid: string): Promise<{ kid: string; revogada_em: string; assinam: string[] }> {
+  const c = await cifraDoHub();
+  // a new key may be stored: under the hub's cipher, as in a rotation
+  if (!(await conferirCifra(c)) && (await ChaveDoHub.count())) {
+    throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before revoking');
+  }
+  const agora = new Date();
+  await banco('hub').transaction(async (transaction) => {
+    // every key locked: a rotation or revocation at the same time waits for this one's outcome
+    const guardadas = await ChaveDoHub.findAll({ where: { revogada_em: null }, transaction, lock: transaction.LOCK.UPDATE });
+    const revogada = guardadas.find((g) => g.kid === kid);
+    if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} still in service or listed`);
+    const aposentada_em = revogada.aposentada_em && revogada.aposentada_em < agora ? revogada.aposentada_em : agora;
+    await revogada.update({ revogada_em: agora, aposentada_em }, { transaction });
+    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null);
+    if (emServico.some((g) => g.assina_desde <= agora)) return;
+    const listada = emServico.find((g) => g.assina_desde > agora);
+    if (listada) await listada.update({ assina_desde: agora }, { transaction });
+    else await guardar(novaChavePem(), c, agora, transaction);
+  });
+  await recarga?.catch(() => undefined);
+  await carregarChavesDoHub();
+  return { kid, revogada_em: agora.toISOString(), assinam: (await chavesQueAssinam()).map((k) => k.kid) };
 }
 
 export async function jwksDoHub(): Promise<{ keys: JWK[] }> {

@@ -4,7 +4,7 @@ import { MOMENTO } from '../shared/base';
 /**
  * Ed25519 keys that sign deliveries (DESIGN §5). A key is published before it signs
  * (`assina_desde`), and stays published after it stops signing (`aposentada_em`) until no attempt
- * signed with it can still be in flight.
+ * signed with it can still be in flight. A key revoked (`revoke-hub-key`) is neither, at once.
  */
 @Table({ tableName: 'chave_do_hub', underscored: true, timestamps: true, createdAt: 'criada_em', updatedAt: false })
 export class ChaveDoHub extends Model {
@@ -12,5 +12,6 @@ export class ChaveDoHub extends Model {
   @Column({ type: DataType.TEXT, allowNull: false }) declare chave_privada_pem: string;
   @Column({ type: DataType.DATE(3), allowNull: false }) declare assina_desde: Date;
   @Column({ type: DataType.DATE(3), allowNull: true }) declare aposentada_em: Date | null;
+  @Column({ type: DataType.DATE(3), allowNull: true }) declare revogada_em: Date | null;
   @Column(MOMENTO) declare criada_em: Date;
 }

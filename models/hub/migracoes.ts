@@ -284,4 +284,11 @@ export const MIGRACOES_HUB: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0014-hub-chave-revogada',
+    async up(qi) {
+      // `revoke-hub-key`: a key that leaked, neither signing nor listed from then on
+      await adicionarColuna(qi, 'chave_do_hub', 'revogada_em', 'DATETIME(3) NULL');
+    },
+  },
 ];

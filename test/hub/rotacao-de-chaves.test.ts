@@ -4,15 +4,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeProtectedHeader, JWK } from 'jose';
 import { Op } from 'sequelize';
-import { ASSINAM_JUNTAS_MS, carregarChavesDoHub, PUBLICADA_ANTES_DE_ASSINAR_MS, RECARGA_DAS_CHAVES, rotacionarChave } from '../../api/hub/assinador';
+import {
+  ASSINAM_JUNTAS_MS,
+  carregarChavesDoHub,
+  chavesQueAssinam,
+  PUBLICADA_ANTES_DE_ASSINAR_MS,
+  RECARGA_DAS_CHAVES,
+  RevogacaoRecusada,
+  revogarChave,
+  rotacionarChave,
+} from '../../api/hub/assinador';
 import * as configDaSuite from '../../config';
-import { ChaveDoHub } from '../../models/hub';
+import { Cifra } from '../../lib/cifra';
+import { ChaveDoHub, Segredo } from '../../models/hub';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { ateOFim, emProcesso } from '../helpers/processo';
 import { Registro } from '../helpers/registros';
 import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
 
 const mockRegistros: Registro[] = [];
-jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('hub-chaves', ['warn'], () => mockRegistros));
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('hub-chaves', ['warn', 'error'], () => mockRegistros));
 
 /**
  * Key rotation (DESIGN §5, `suite rotate-hub-key`): the new key is listed before it signs; then
@@ -52,6 +63,27 @@ async function guardarEmClaro(kid: string): Promise<string> {
   const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
   return pem;
+}
+
+/**
+ * Every stored key put back in clear, as a version before their encryption left them (the hub's
+ * cipher is LOCALHOST's generated one). Answers the kids.
+ */
+async function todasEmClaro(): Promise<string[]> {
+  const cifra = new Cifra(Buffer.from((await Segredo.findByPk('cifra'))!.valor, 'utf8'));
+  const guardadas = await ChaveDoHub.findAll();
+  for (const g of guardadas) await g.update({ chave_privada_pem: cifra.decifrar(g.chave_privada_pem) });
+  return guardadas.map((g) => g.kid);
+}
+
+/** The stored keys as they are now, and how to put them back after a test changed them. */
+async function guardarAsChaves(): Promise<() => Promise<void>> {
+  const guardadas = (await ChaveDoHub.findAll()).map((c) => c.get({ plain: true }));
+  return async () => {
+    await ChaveDoHub.destroy({ where: {}, truncate: true });
+    await ChaveDoHub.bulkCreate(guardadas);
+    await carregarChavesDoHub();
+  };
 }
 
 /** HUB_CHAVE_DE_CIFRA as an operator sets it outside LOCALHOST. */
@@ -231,15 +263,66 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     expect((await assinadaPor(r, [kid])).entradas).toContain(kid);
   });
 
-  test('a key an earlier version stored in clear is encrypted when the keys are next read, and goes on being listed', async () => {
-    const pem = await guardarEmClaro('antiga-em-claro');
-    await carregarChavesDoHub();
-    const antiga = await ChaveDoHub.findByPk('antiga-em-claro');
-    expect(antiga!.chave_privada_pem).toMatch(/^v1\./);
-    expect(antiga!.chave_privada_pem).not.toContain('PRIVATE KEY');
-    expect(await publicasDoJwks()).toContain(publicaDe(pem));
-    await ChaveDoHub.destroy({ where: { kid: 'antiga-em-claro' } });
-    await carregarChavesDoHub();
+  test('the keys an earlier version stored in clear are encrypted together when the keys are next read (a failure midway encrypts none), and go on being listed and signing', async () => {
+    const devolver = await guardarAsChaves();
+    try {
+      const listadas = await kidsDoJwks();
+      const kids = await todasEmClaro();
+      const pem = await guardarEmClaro('antiga-em-claro');
+      const emClaro = async () => (await ChaveDoHub.findAll()).filter((g) => g.chave_privada_pem.includes('PRIVATE KEY')).length;
+      // the second key's write fails: the first one's is undone with it
+      const atualizar = ChaveDoHub.prototype.update;
+      const falha = jest.spyOn(ChaveDoHub.prototype, 'update');
+      falha.mockImplementationOnce(atualizar).mockRejectedValueOnce(new Error('the database went away'));
+      try {
+        await expect(carregarChavesDoHub()).rejects.toThrow('the database went away');
+      } finally {
+        falha.mockRestore();
+      }
+      expect(await emClaro()).toBe(kids.length + 1);
+
+      await carregarChavesDoHub();
+      expect(await emClaro()).toBe(0);
+      for (const g of await ChaveDoHub.findAll()) expect(g.chave_privada_pem).toMatch(/^v1\./);
+      expect(await publicasDoJwks()).toContain(publicaDe(pem));
+      expect(await kidsDoJwks()).toEqual([...listadas, 'antiga-em-claro'].sort());
+      const r = await umaEntrega();
+      const kid = String(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid);
+      expect((await assinadaPor(r, [kid])).entradas).toContain(kid);
+      expect(mockRegistros.filter((m) => m.nivel === 'error')).toEqual([]);
+    } finally {
+      await devolver();
+    }
+  });
+
+  test('beside keys the hub encrypted, a key written in clear is not its own: refused, neither listed nor signing nor encrypted, and said once', async () => {
+    const devolver = await guardarAsChaves();
+    const recarga = RECARGA_DAS_CHAVES.ms;
+    RECARGA_DAS_CHAVES.ms = 0;
+    try {
+      mockRegistros.length = 0;
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      // signing now and in service, as a writer of the table would want it
+      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+      await carregarChavesDoHub();
+      await carregarChavesDoHub();
+      expect(await publicasDoJwks()).not.toContain(publicaDe(pem));
+      expect((await chavesQueAssinam()).map((c) => c.kid)).not.toContain('intrusa');
+      const r = await umaEntrega();
+      expect(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid).not.toBe('intrusa');
+      const intrusa = createPublicKey(pem);
+      const conteudo = Buffer.concat([Buffer.from(`${r.cabecalhos['webhook-id']}.${r.cabecalhos['webhook-timestamp']}.`), r.bruto]);
+      for (const e of String(r.cabecalhos['webhook-signature']).split(' ')) {
+        expect(verify(null, conteudo, intrusa, Buffer.from(e.replace(/^v1a,/, ''), 'base64'))).toBe(false);
+      }
+      expect((await ChaveDoHub.findByPk('intrusa'))!.chave_privada_pem).toBe(pem);
+      expect(mockRegistros.filter((m) => m.nivel === 'error').map((m) => m.args)).toEqual([[{ kid: 'intrusa' }, expect.stringMatching(/em claro ao lado de chaves cifradas.*recusada/)]]);
+      // it does not hold rotations up, as keys an upgrade has yet to encrypt do
+      await expect(rotacionarChave()).resolves.toEqual(expect.objectContaining({ kid: expect.any(String) }));
+    } finally {
+      RECARGA_DAS_CHAVES.ms = recarga;
+      await devolver();
+    }
   });
 
   test('outside LOCALHOST the start stops without HUB_CHAVE_DE_CIFRA, or with one the keys were not stored under, naming it; nothing is changed', async () => {
@@ -262,7 +345,7 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     await carregarChavesDoHub();
   });
 
-  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read; with keys still in clear, any rotation waits for the hub to encrypt them', async () => {
+  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read; with the keys still in clear, any rotation waits for the hub to encrypt them', async () => {
     const real = configDaSuite.config();
     const recarga = RECARGA_DAS_CHAVES.ms;
     // no reload by a delivery of this process meanwhile, which would encrypt the row in clear below
@@ -280,17 +363,110 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     try {
       const antes = await guardadas();
       await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+      await expect(comOutraCifra(() => revogarChave(antes[0].kid))).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
       expect(await guardadas()).toEqual(antes);
 
-      await guardarEmClaro('em-claro-na-rotacao');
-      const comEmClaro = await guardadas();
-      await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
-      await expect(comOutraCifra(carregarChavesDoHub)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      expect(await guardadas()).toEqual(comEmClaro);
+      const devolver = await guardarAsChaves();
+      try {
+        await todasEmClaro();
+        const comEmClaro = await guardadas();
+        await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
+        await expect(revogarChave(comEmClaro[0].kid)).rejects.toThrow(/still holds keys stored in clear/);
+        expect(await guardadas()).toEqual(comEmClaro);
+      } finally {
+        await devolver();
+      }
     } finally {
       RECARGA_DAS_CHAVES.ms = recarga;
-      await ChaveDoHub.destroy({ where: { kid: 'em-claro-na-rotacao' } });
-      await carregarChavesDoHub();
     }
   });
+});
+
+describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at once; the hub goes on signing with another', () => {
+  test('the only key revoked: a new one signs now; revoked during a rotation: the key the rotation listed signs now; the revoked ones never come back', async () => {
+    const devolver = await guardarAsChaves();
+    try {
+      await ChaveDoHub.destroy({ where: {}, truncate: true });
+      await carregarChavesDoHub();
+      const [k1] = await kidsDoJwks();
+
+      const r1 = await revogarChave(k1);
+      expect(r1.kid).toBe(k1);
+      expect(Math.abs(Date.parse(r1.revogada_em) - Date.now())).toBeLessThan(5000);
+      const [k2] = r1.assinam;
+      expect(r1.assinam).toEqual([k2]);
+      expect(k2).not.toBe(k1);
+      expect(await kidsDoJwks()).toEqual([k2]);
+      expect(await assinadaPor(await umaEntrega(), [k2])).toEqual({ entradas: [k2], token: k2 });
+      const revogada = await ChaveDoHub.findByPk(k1);
+      expect(revogada!.revogada_em!.getTime()).toBe(Date.parse(r1.revogada_em));
+      expect(revogada!.aposentada_em!.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em));
+
+      // a rotation under way: its key, listed and not yet signing, takes over at once; one key in service
+      const { kid: k3 } = await rotacionarChave();
+      const r2 = await revogarChave(k2);
+      expect(r2.assinam).toEqual([k3]);
+      expect(await kidsDoJwks()).toEqual([k3]);
+      expect(await assinadaPor(await umaEntrega(), [k3])).toEqual({ entradas: [k3], token: k3 });
+      expect((await ChaveDoHub.findAll({ where: { aposentada_em: null, revogada_em: null } })).map((c) => c.kid)).toEqual([k3]);
+
+      // the next rotation, and an hour's passing, leave the revoked keys out
+      const { kid: k4 } = await rotacionarChave();
+      await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
+      expect(await kidsDoJwks()).toEqual([k3, k4].sort());
+      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k4, k3]);
+    } finally {
+      await devolver();
+    }
+  });
+
+  test('a key signing beside one that retires: revoked, the retiring one keeps signing to its time and a new one in service signs now', async () => {
+    const devolver = await guardarAsChaves();
+    try {
+      await ChaveDoHub.destroy({ where: {}, truncate: true });
+      await carregarChavesDoHub();
+      const [antiga] = await kidsDoJwks();
+      const { kid: nova } = await rotacionarChave();
+      await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
+      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
+
+      const { assinam } = await revogarChave(nova);
+      expect(assinam).toHaveLength(2);
+      const [terceira] = assinam;
+      expect(assinam).toEqual([terceira, antiga]);
+      expect(await kidsDoJwks()).toEqual([antiga, terceira].sort());
+      expect(await assinadaPor(await umaEntrega(), [antiga, terceira])).toEqual({ entradas: [terceira, antiga], token: terceira });
+    } finally {
+      await devolver();
+    }
+  });
+
+  test('a kid the hub does not hold, or one revoked already, is refused and changes nothing; as an operator runs it, the result on stdout, a refusal on stderr', async () => {
+    const devolver = await guardarAsChaves();
+    try {
+      await ChaveDoHub.destroy({ where: {}, truncate: true });
+      await carregarChavesDoHub();
+      const guardadas = async () => (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ ...c }));
+      const antes = await guardadas();
+      await expect(revogarChave('nao-existe')).rejects.toThrow(RevogacaoRecusada);
+      expect(await guardadas()).toEqual(antes);
+
+      const [kid] = await kidsDoJwks();
+      const feito = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+      expect(feito.codigo).toBe(0);
+      const resultado = JSON.parse(feito.saida);
+      expect(resultado).toEqual({ kid, revogada_em: expect.any(String), assinam: [expect.any(String)] });
+      await carregarChavesDoHub();
+      expect(await kidsDoJwks()).toEqual(resultado.assinam);
+
+      const depois = await guardadas();
+      const recusado = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+      expect(recusado.codigo).not.toBe(0);
+      expect(recusado.saida).toBe('');
+      expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} still in service or listed`, 'm'));
+      expect(await guardadas()).toEqual(depois);
+    } finally {
+      await devolver();
+    }
+  }, 60_000);
 });
