@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
-import { banco } from '../../lib/database';
+import { banco, lerLinhas } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -249,14 +249,23 @@ export function autenticadorDoIdentity(): Autenticador {
     // after the change would get a token refused at once. One issued in that second before the
     // change is all the rule leaves
     const anterior = (desde: Date | null) => desde !== null && p.emitidoEm < Math.floor(desde.getTime() / 1000);
+    // on every call: prepared statements of the fast pool, not the ORM's (a third of the read's cost)
     if (p.tipo === 'usuario') {
-      const u = await Usuario.findByPk(p.sub, { attributes: ['id', 'master', 'email', 'tokens_validos_desde'] });
+      const [u] = await lerLinhas<{ master: number; email: string; tokens_validos_desde: Date | null }>(
+        banco('identity'),
+        'SELECT master, email, tokens_validos_desde FROM usuario WHERE id = ? AND deletado_em IS NULL',
+        [p.sub],
+      );
       if (!u) throw naoAutenticado('O usuário do token foi removido.');
       if (anterior(u.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última troca de senha do usuário.');
-      return { ...p, master: eMaster(u) };
+      return { ...p, master: eMaster({ master: u.master === 1, email: u.email }) };
     }
-    const app = await Aplicativo.findByPk(p.sub, { attributes: ['id', 'ativo', 'tokens_validos_desde'] });
-    if (!app?.ativo) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
+    const [app] = await lerLinhas<{ ativo: number; tokens_validos_desde: Date | null }>(
+      banco('identity'),
+      'SELECT ativo, tokens_validos_desde FROM aplicativo WHERE id = ? AND deletado_em IS NULL',
+      [p.sub],
+    );
+    if (app?.ativo !== 1) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
     if (anterior(app.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última renovação do segredo ou desativação do aplicativo.');
     return p;
   };
