@@ -165,10 +165,24 @@ const ehCidr = (e: string) => {
   }
 };
 
-/** A comma-separated list of CIDRs (`10.20.0.0/16,fd00:1::/64`): a bare address or a typo stops the start. */
+/**
+ * A network of HUB_REDES_PERMITIDAS: a CIDR, or a CIDR and one port after its prefix length
+ * (`10.20.0.0/16:8443`, `fd00:1::/64:443`), so an IPv6 range reads the same way. Null when it is
+ * neither.
+ */
+function lerRede(e: string): Rede | null {
+  const m = /^(.+\/\d{1,3})(?::(\d{1,5}))?$/.exec(e);
+  if (!m || !ehCidr(m[1])) return null;
+  const [ip, bits] = ipaddr.parseCIDR(m[1]);
+  if (m[2] === undefined) return [ip, bits];
+  const porta = Number(m[2]);
+  return porta >= 1 && porta <= 65535 ? [ip, bits, porta] : null;
+}
+
+/** A comma-separated list of networks (`10.20.0.0/16,fd00:1::/64:443`): a bare address or a typo stops the start. */
 function listaDeRedes(valor: string, h: Joi.CustomHelpers): string | Joi.ErrorReport {
-  const invalidos = itensDaLista(valor).filter((e) => !ehCidr(e));
-  return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no CIDR: ${invalidos.join(', ')}` }) : valor;
+  const invalidos = itensDaLista(valor).filter((e) => !lerRede(e));
+  return invalidos.length ? h.message({ custom: `{{#label}} has entries that are no CIDR, or CIDR:port: ${invalidos.join(', ')}` }) : valor;
 }
 
 /** Comma-separated keys, each as long as FILES_SEGREDO_DE_ASSINATURA must be. */
@@ -389,7 +403,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       chavePrivadaArquivo: value.HUB_CHAVE_PRIVADA_ARQUIVO,
       chaveDeCifra: value.HUB_CHAVE_DE_CIFRA,
       permitirDestinosPrivados: value.HUB_PERMITIR_DESTINOS_PRIVADOS ?? ambiente === 'LOCALHOST',
-      redesPermitidas: itensDaLista(value.HUB_REDES_PERMITIDAS).map((e) => ipaddr.parseCIDR(e)),
+      redesPermitidas: itensDaLista(value.HUB_REDES_PERMITIDAS).map((e) => lerRede(e)!),
       entregaLockMs: value.HUB_ENTREGA_LOCK_MS,
       entregaConcorrencia: value.HUB_ENTREGA_CONCORRENCIA,
       entregaPorAssinatura: value.HUB_ENTREGA_POR_ASSINATURA,

@@ -42,8 +42,14 @@ export function enderecoPrivado(endereco: string): boolean {
 
 export class DestinoBloqueado extends Error {}
 
-/** A range of addresses an operator lets through the guard (`10.20.0.0/16`, `fd00:1::/64`). */
-export type Rede = [ipaddr.IPv4 | ipaddr.IPv6, number];
+/**
+ * A range of addresses an operator lets through the guard (`10.20.0.0/16`, `fd00:1::/64`), on
+ * every port, or with a third element on that port only (`10.20.0.0/16:8443`).
+ */
+export type Rede = [ipaddr.IPv4 | ipaddr.IPv6, number, number?];
+
+/** The port a URL reaches: its own, or its scheme's. */
+export const portaDaUrl = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
 /**
  * Names are resolved by c-ares, asking the DNS servers of resolv.conf, and not by the system's
@@ -81,38 +87,43 @@ async function resolver(resolvedor: dns.promises.Resolver, host: string, familia
 export interface GuardaDeDestino {
   /** A URL written with an IP literal the guard refuses: refused before any connection. */
   recusaLiteral(url: URL): boolean;
-  /** `lookup` for http(s).request: resolves the name and hands over only the addresses the guard lets through. */
-  lookup: net.LookupFunction;
+  /**
+   * `lookup` for http(s).request of `url`: resolves the name and hands over only the addresses the
+   * guard lets through to that URL's port.
+   */
+  lookupPara(url: URL): net.LookupFunction;
 }
 
 /**
- * The guard, letting through the private addresses in `redesPermitidas` (an internal subscriber, say)
- * and no other. An address is matched in the form it reaches: an IPv4-mapped IPv6 as its IPv4.
+ * The guard, letting through the private addresses in `redesPermitidas` (an internal subscriber, say),
+ * on the port a network names if it names one, and no other. An address is matched in the form it
+ * reaches: an IPv4-mapped IPv6 as its IPv4.
  */
 export function guardaDeDestino(redesPermitidas: Rede[] = [], resolvedor = resolvedorDeNomes): GuardaDeDestino {
-  const permitido = (endereco: string) => {
+  const permitido = (endereco: string, porta: number) => {
     if (!redesPermitidas.length || !ipaddr.isValid(endereco)) return false;
     const ip = ipaddr.process(endereco);
-    return redesPermitidas.some(([rede, bits]) => rede.kind() === ip.kind() && ip.match(rede, bits));
+    return redesPermitidas.some(([rede, bits, so]) => rede.kind() === ip.kind() && ip.match(rede, bits) && (so === undefined || so === porta));
   };
-  const recusado = (endereco: string) => enderecoPrivado(endereco) && !permitido(endereco);
+  const recusado = (endereco: string, porta: number) => enderecoPrivado(endereco) && !permitido(endereco, porta);
   return {
     recusaLiteral(url) {
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      return net.isIP(host) !== 0 && recusado(host);
+      return net.isIP(host) !== 0 && recusado(host, portaDaUrl(url));
     },
-    lookup(host, opcoes, callback) {
+    lookupPara: (url) => (host, opcoes, callback) => {
+      const porta = portaDaUrl(url);
       const resposta = callback as (err: Error | null, endereco?: string | dns.LookupAddress[], familia?: number) => void;
       const familia = opcoes.family === 'IPv4' ? 4 : opcoes.family === 'IPv6' ? 6 : (opcoes.family as number | undefined);
       resolver(resolvedor, host, familia).then(
         (lista) => {
           // only the addresses that pass reach the socket (localhost's ::1 stays out when only
           // 127.0.0.0/8 is allowed); a name none of whose addresses pass is refused
-          const aceitos = lista.filter((e) => !recusado(e.address));
+          const aceitos = lista.filter((e) => !recusado(e.address, porta));
           if (!aceitos.length) {
             // the address stays in the log: the message reaches whoever reads the delivery, and which
             // private address a name resolves to tells them about the network behind the suite
-            log.warn({ host, endereco: lista[0].address }, 'destino em endereço privado recusado');
+            log.warn({ host, endereco: lista[0].address, porta }, 'destino em endereço privado recusado');
             return resposta(new DestinoBloqueado('destino em endereço privado recusado'));
           }
           if (opcoes.all) return resposta(null, aceitos);

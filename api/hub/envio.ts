@@ -99,7 +99,7 @@ function enviar(
         method: 'POST',
         // a new connection of its own for the call made again (below), never a kept one
         agent: conexaoNova ? false : seguro ? agentes.https : agentes.http,
-        lookup: guarda?.lookup,
+        lookup: guarda?.lookupPara(destino),
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
       },
       (res) => {

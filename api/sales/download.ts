@@ -66,7 +66,7 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
   const headers: Record<string, string> = { 'user-agent': 'suite-sales' };
   if (doSuporte && !saiuDoSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookup : undefined }, (res) => {
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookupPara(url) : undefined }, (res) => {
       const status = res.statusCode ?? 0;
       // the body of a redirect or an error is not read: closed, not drained (a host may send no end)
       if (status >= 300 && status < 400 && res.headers.location) {

@@ -86,6 +86,20 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(redes.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual(['10.20.0.0/16', 'fd00:1::/64']);
   });
 
+  test('HUB_REDES_PERMITIDAS: a network may name one port after its prefix length; anything else stops the start, naming the entries', () => {
+    const redes = loadConfig({ HUB_REDES_PERMITIDAS: '10.20.0.5/32:8443, fd00:1::/64:443, 10.30.0.0/16' }).hub.redesPermitidas;
+    expect(redes.map(([ip, bits, porta]) => [`${ip.toString()}/${bits}`, porta])).toEqual([
+      ['10.20.0.5/32', 8443],
+      ['fd00:1::/64', 443],
+      ['10.30.0.0/16', undefined],
+    ]);
+    for (const errada of ['10.20.0.0/16:0', '10.20.0.0/16:65536', '10.20.0.5:443', 'fd00:1::/64:', '10.20.0.0/16:80:81', '10.20.0.0/33:80']) {
+      const carregar = () => loadConfig({ HUB_REDES_PERMITIDAS: `10.30.0.0/16,${errada}` });
+      expect(carregar).toThrow(/HUB_REDES_PERMITIDAS/);
+      expect(carregar).toThrow(`has entries that are no CIDR, or CIDR:port: ${errada}`);
+    }
+  });
+
   test('outside LOCALHOST every service address and the signing key must be given, all missing named in one message', () => {
     expect(() => loadConfig({ APP_ENV: 'PRODUCTION' })).toThrow(
       'invalid configuration: IDENTITY_URL, LEADS_URL, HUB_URL, INTRANET_URL, SALES_URL, AI_URL, TRACING_URL, FILES_URL, IDENTITY_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST',

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { AddressInfo, LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import nock from 'nock';
-import { DestinoBloqueado, guardaDeDestino, Rede } from '../../lib/destino-seguro';
+import { DestinoBloqueado, GuardaDeDestino, guardaDeDestino, Rede } from '../../lib/destino-seguro';
 import { iniciarServidorDns, ServidorDns } from '../helpers/dns';
 
 /**
@@ -41,6 +41,8 @@ afterAll(async () => {
 });
 
 const redes = (...cidrs: string[]): Rede[] => cidrs.map((c) => ipaddr.parseCIDR(c));
+/** A destination for lookups whose port no allowed network names. */
+const QUALQUER = new URL('https://destino.exemplo/');
 
 function resolver(lookup: LookupFunction, host: string, opcoes: dns.LookupOptions = {}): Promise<unknown> {
   return new Promise((resolve, reject) =>
@@ -51,35 +53,35 @@ function resolver(lookup: LookupFunction, host: string, opcoes: dns.LookupOption
 describe('names resolved through DNS', () => {
   test('a public name resolves to its IPv4 address, first of its list', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    expect(await resolver(guarda.lookup, 'publico.exemplo')).toEqual({ endereco: '93.184.215.14', familia: 4 });
-    expect(await resolver(guarda.lookup, 'publico.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo')).toEqual({ endereco: '93.184.215.14', familia: 4 });
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
   });
 
   test('a name with no IPv4 address is reached over IPv6, and a family asked for is the one resolved', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    expect(await resolver(guarda.lookup, 'so-ipv6.exemplo')).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
-    expect(await resolver(guarda.lookup, 'publico.exemplo', { family: 6 })).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
-    await expect(resolver(guarda.lookup, 'so-ipv6.exemplo', { family: 4 })).rejects.toMatchObject({ code: 'ENODATA' });
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'so-ipv6.exemplo')).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo', { family: 6 })).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
+    await expect(resolver(guarda.lookupPara(QUALQUER), 'so-ipv6.exemplo', { family: 4 })).rejects.toMatchObject({ code: 'ENODATA' });
   });
 
   test('a name that resolves only to private addresses is refused; among public ones, a private address is left out', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    await expect(resolver(guarda.lookup, 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
-    await expect(resolver(guarda.lookup, 'loopback.exemplo', { all: true })).rejects.toThrow('destino em endereço privado recusado');
-    expect(await resolver(guarda.lookup, 'misto.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    await expect(resolver(guarda.lookupPara(QUALQUER), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guarda.lookupPara(QUALQUER), 'loopback.exemplo', { all: true })).rejects.toThrow('destino em endereço privado recusado');
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'misto.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
   });
 
   test('an unknown name fails as not found', async () => {
-    await expect(resolver(guardaDeDestino([], resolvedor).lookup, 'nao-existe.exemplo')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'nao-existe.exemplo')).rejects.toMatchObject({ code: 'ENOTFOUND' });
   });
 
   test('localhost is the loopback whatever DNS says, and no DNS server is asked', async () => {
     const antes = dnsServidor.consultas.length;
-    await expect(resolver(guardaDeDestino([], resolvedor).lookup, 'localhost')).rejects.toBeInstanceOf(DestinoBloqueado);
-    await expect(resolver(guardaDeDestino([], resolvedor).lookup, 'api.LOCALHOST')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'localhost')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'api.LOCALHOST')).rejects.toBeInstanceOf(DestinoBloqueado);
     const soIpv4 = guardaDeDestino(redes('127.0.0.0/8'), resolvedor);
-    expect(await resolver(soIpv4.lookup, 'localhost', { all: true })).toEqual([{ address: '127.0.0.1', family: 4 }]);
-    await expect(resolver(soIpv4.lookup, 'localhost', { family: 6 })).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await resolver(soIpv4.lookupPara(QUALQUER), 'localhost', { all: true })).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    await expect(resolver(soIpv4.lookupPara(QUALQUER), 'localhost', { family: 6 })).rejects.toBeInstanceOf(DestinoBloqueado);
     expect(dnsServidor.consultas.length).toBe(antes);
   });
 
@@ -87,7 +89,7 @@ describe('names resolved through DNS', () => {
     const guarda = guardaDeDestino([], resolvedor);
     const inicio = Date.now();
     // more lookups than libuv's 4 threads: through getaddrinfo they would hold every one
-    const pendentes = Array.from({ length: 8 }, () => resolver(guarda.lookup, 'buraco.exemplo').catch((err) => err));
+    const pendentes = Array.from({ length: 8 }, () => resolver(guarda.lookupPara(QUALQUER), 'buraco.exemplo').catch((err) => err));
     const trabalhoDoPool = await Promise.all(
       Array.from({ length: 4 }, () => new Promise<number>((r) => pbkdf2('x', 'y', 1, 32, 'sha256', () => r(Date.now() - inicio)))),
     );
@@ -104,8 +106,8 @@ describe('names resolved through DNS', () => {
 describe('allowed networks', () => {
   test('a private address in an allowed network passes, one outside it is still refused', async () => {
     const guarda = guardaDeDestino(redes('10.20.0.0/16'), resolvedor);
-    expect(await resolver(guarda.lookup, 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
-    await expect(resolver(guardaDeDestino(redes('10.21.0.0/16'), resolvedor).lookup, 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await resolver(guarda.lookupPara(QUALQUER), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    await expect(resolver(guardaDeDestino(redes('10.21.0.0/16'), resolvedor).lookupPara(QUALQUER), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
   });
 
   test.each([
@@ -124,17 +126,35 @@ describe('allowed networks', () => {
 
   test('http.request resolves through the guard: an allowed name is reached, the same name without the allowance is refused', async () => {
     const porta = (alvo.address() as AddressInfo).port;
-    const pedir = (lookup: LookupFunction) =>
+    const url = new URL(`http://loopback.exemplo:${porta}/`);
+    const pedir = (guarda: GuardaDeDestino) =>
       new Promise<string>((resolve, reject) => {
         http
-          .get(`http://loopback.exemplo:${porta}/`, { lookup, agent: false }, (res) => {
+          .get(url, { lookup: guarda.lookupPara(url), agent: false }, (res) => {
             let corpo = '';
             res.on('data', (p) => (corpo += p));
             res.on('end', () => resolve(corpo));
           })
           .on('error', reject);
       });
-    expect(await pedir(guardaDeDestino(redes('127.0.0.0/8'), resolvedor).lookup)).toBe('alcançado');
-    await expect(pedir(guardaDeDestino([], resolvedor).lookup)).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await pedir(guardaDeDestino(redes('127.0.0.0/8'), resolvedor))).toBe('alcançado');
+    await expect(pedir(guardaDeDestino([], resolvedor))).rejects.toBeInstanceOf(DestinoBloqueado);
+    // allowed on its port, then on another port only
+    expect(await pedir(guardaDeDestino([[ipaddr.parse('127.0.0.0'), 8, porta]], resolvedor))).toBe('alcançado');
+    await expect(pedir(guardaDeDestino([[ipaddr.parse('127.0.0.0'), 8, porta === 1 ? 2 : porta - 1]], resolvedor))).rejects.toBeInstanceOf(DestinoBloqueado);
+  });
+
+  test('a network that names a port lets through that port only, by name and by literal; the scheme gives the port a URL leaves out', async () => {
+    const guarda = guardaDeDestino([[ipaddr.parse('10.20.0.0'), 16, 8443], [ipaddr.parse('10.20.0.0'), 16, 443]], resolvedor);
+    expect(await resolver(guarda.lookupPara(new URL('https://interno.exemplo:8443/')), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    expect(await resolver(guarda.lookupPara(new URL('https://interno.exemplo/')), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    await expect(resolver(guarda.lookupPara(new URL('https://interno.exemplo:6379/')), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guarda.lookupPara(new URL('http://interno.exemplo/')), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(guarda.recusaLiteral(new URL('http://10.20.0.7:8443/'))).toBe(false);
+    expect(guarda.recusaLiteral(new URL('https://10.20.0.7/'))).toBe(false);
+    expect(guarda.recusaLiteral(new URL('http://10.20.0.7/'))).toBe(true);
+    expect(guarda.recusaLiteral(new URL('http://10.20.0.7:22/'))).toBe(true);
+    // public addresses are not the allowance's business: every port
+    expect(guarda.recusaLiteral(new URL('http://8.8.8.8:22/'))).toBe(false);
   });
 });
