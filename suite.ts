@@ -23,7 +23,7 @@ const AJUDA = `usage: suite <command>
   dashboard              Bull Board only
   migrate                database migrations of every service, then exit
   rotate-hub-key         a new delivery signing key for the hub (listed now, signing in an hour)
-  revoke-hub-key <kid>   a hub key that leaked stops signing and leaves the JWKS now (another signs)
+  revoke-hub-key <kid>   a hub key that leaked stops signing and leaves the JWKS within a minute
   import-cnpj <dir>      import the Receita's CNPJ zips of <dir> as a queue job; waits, shows progress
   remove-app-files <id>  remove the files of an application deleted in identity (MASTER_TOKEN: a master's token)
   unlock-login <email>   lift the login lock of <email> and restart its count of failures (a master locked out)

@@ -87,14 +87,17 @@ async function conferirArquivoDaChave(): Promise<void> {
     arquivoVisto = ILEGIVEL;
     return;
   }
-  if (kid === arquivoVisto) return;
-  const guardada = (await ChaveDoHub.count({ where: { kid } })) > 0;
-  // marked once the count answered: a database failure there leaves it to the next reading
-  arquivoVisto = kid;
-  if (guardada) return;
-  log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido para a primeira chave; para trocar de chave, use rotate-hub-key');
+  const guardada = await ChaveDoHub.findByPk(kid, { attributes: ['kid', 'revogada_em'] });
+  const visto = `${kid} ${guardada?.revogada_em ? 'revogada' : guardada ? 'guardada' : 'nunca guardada'}`;
+  if (visto === arquivoVisto) return;
+  arquivoVisto = visto;
+  if (guardada?.revogada_em) {
+    log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave revogada (revoke-hub-key): troque o arquivo por outra chave, ou a próxima primeira chave do hub será recusada');
+  } else if (!guardada) {
+    log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido para a primeira chave; para trocar de chave, use rotate-hub-key');
+  }
 }
-/** The file's key last looked at (its kid), so each is said once. */
+/** The file's key last looked at (its kid and its row's state), so each is said once. */
 let arquivoVisto: string | undefined;
 const ILEGIVEL = '(ilegível)';
 
@@ -110,12 +113,11 @@ async function cifraDoHub(): Promise<Cifra> {
 /**
  * The cipher checked against a key already stored, before anything is written with it: a process
  * given another key (a rotation run from elsewhere) would store a key the others cannot read, and
- * stop them all. Answers whether any key is stored encrypted.
+ * stop them all.
  */
-async function conferirCifra(c: Cifra): Promise<boolean> {
+async function conferirCifra(c: Cifra): Promise<void> {
   const amostra = await ChaveDoHub.findOne({ where: CIFRADA });
   if (amostra) pemGuardado(c, amostra);
-  return amostra !== null;
 }
 
 function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
@@ -126,56 +128,58 @@ function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
   }
 }
 
-/** Keys an earlier version stored in clear, and the others. */
-const EM_CLARO = { chave_privada_pem: { [Op.notLike]: `${PREFIXO_DO_CIFRADO}%` } };
+/** Rows whose key the hub stored itself: encrypted under HUB_CHAVE_DE_CIFRA. */
 const CIFRADA = { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } };
 
-/**
- * The keys an earlier version stored in clear, encrypted together in one transaction under a
- * named lock: processes of an upgrade given different keys would otherwise each encrypt some (the
- * later ones find them encrypted, and fail reading them with a key of their own). It happens once:
- * with a key encrypted already, a row in clear was not written by the hub (a writer of the table
- * would have the hub sign with a key it holds too), and it is refused as the keys are read.
- */
-async function cifrarAsGuardadasEmClaro(c: Cifra): Promise<void> {
-  if (!(await ChaveDoHub.count({ where: EM_CLARO }))) return;
-  const cifrar = async () => {
-    if (await ChaveDoHub.count({ where: CIFRADA })) return true;
-    await banco('hub').transaction(async (transaction) => {
-      for (const g of await ChaveDoHub.findAll({ where: EM_CLARO, transaction, lock: transaction.LOCK.UPDATE })) {
-        await g.update({ chave_privada_pem: c.cifrar(g.chave_privada_pem) }, { transaction });
-      }
-    });
-    return true;
-  };
-  if (!(await sozinho('hub', 'cifrar_chaves', cifrar, 30))) throw new Error('outro processo cifra as chaves do hub há mais de 30 s');
-}
+/** What a revoked key's row keeps instead of its key: nothing that signs, were the row restored. */
+const REVOGADA = 'revogada';
 
-/** The kids of rows in clear already said to be refused, so each is logged once per process. */
+/**
+ * A row's key, unless the hub did not write the row as it is: in clear (a writer of the table would
+ * have the hub sign with a key it holds too; encrypted rows cannot be forged, GCM's tag), or under
+ * a kid that is not its key's. Such a row is refused, neither listed nor signing; said once per
+ * process.
+ */
+function chaveAceita(g: ChaveDoHub, c: Cifra): Chave | null {
+  const chave = estaCifrado(g.chave_privada_pem) ? chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em) : null;
+  if (chave && chave.kid === kidDoPem(chave.pem)) return chave;
+  if (!recusadas.has(g.kid)) {
+    recusadas.add(g.kid);
+    log.error({ kid: g.kid }, 'chave_do_hub tem uma linha que o hub não gravou assim (em claro, ou com o kid de outra chave): recusada, não assina nem é publicada. Apague a linha; para uma nova chave, use rotate-hub-key');
+  }
+  return null;
+}
 const recusadas = new Set<string>();
 
-function recusarEmClaro(g: ChaveDoHub): void {
-  if (recusadas.has(g.kid)) return;
-  recusadas.add(g.kid);
-  log.error({ kid: g.kid }, 'chave_do_hub guarda esta chave em claro ao lado de chaves cifradas: o hub nunca a gravou assim; recusada (não assina nem é publicada). Apague a linha; para uma nova chave, use rotate-hub-key');
-}
+const kidDoPem = (pem: string) => chaveDoPem(pem, undefined, new Date(0), null).kid;
 
-async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<void> {
-  const c = chaveDoPem(pem, undefined, assinaDesde, null);
-  await ChaveDoHub.findOrCreate({ where: { kid: c.kid }, defaults: { kid: c.kid, chave_privada_pem: cifra.cifrar(pem), assina_desde: assinaDesde }, transaction });
+/**
+ * A key of the hub's own (generated, or HUB_CHAVE_PRIVADA_ARQUIVO's) stored encrypted. A row of
+ * the same kid in clear (the file's key, stored by a version before the encryption) takes the
+ * encrypted form, back in service if a rotation had retired it: it is the hub's only key now. One
+ * revoked stops it: a revoked key never signs again.
+ */
+async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<string> {
+  const kid = kidDoPem(pem);
+  const existente = await ChaveDoHub.findByPk(kid, { transaction });
+  if (existente?.revogada_em) throw new ConfigError(`invalid configuration: the hub's key ${kid} was revoked (revoke-hub-key): it never signs again; give the hub another key`);
+  if (!existente) await ChaveDoHub.create({ kid, chave_privada_pem: cifra.cifrar(pem), assina_desde: assinaDesde }, { transaction });
+  else if (!estaCifrado(existente.chave_privada_pem)) await existente.update({ chave_privada_pem: cifra.cifrar(pem), aposentada_em: null }, { transaction });
+  return kid;
 }
 
 /**
- * Loads the keys; on first start imports HUB_CHAVE_PRIVADA_ARQUIVO, or in LOCALHOST generates one
- * (DESIGN §2: secrets come from files named by env, generated only there), under a named lock:
- * processes starting together on an empty table would each generate a key of their own, and both
- * would sign from then on. Later keys come from `rotate-hub-key`.
+ * Loads the keys. While the hub holds no key of its own (a first start, or only rows it refuses),
+ * it imports HUB_CHAVE_PRIVADA_ARQUIVO, or in LOCALHOST generates one (DESIGN §2: secrets come
+ * from files named by env, generated only there), under a named lock: processes starting together
+ * would each generate a key of their own, and both would sign from then on. Later keys come from
+ * `rotate-hub-key`.
  */
 export async function carregarChavesDoHub(): Promise<void> {
   const c = await cifraDoHub();
-  if ((await ChaveDoHub.count()) === 0) {
+  if ((await ChaveDoHub.count({ where: CIFRADA })) === 0) {
     const primeira = async () => {
-      if ((await ChaveDoHub.count()) > 0) return true;
+      if ((await ChaveDoHub.count({ where: CIFRADA })) > 0) return true;
       const arquivo = config().hub.chavePrivadaArquivo;
       if (!arquivo && config().ambiente !== 'LOCALHOST') {
         throw new ConfigError('invalid configuration: HUB_CHAVE_PRIVADA_ARQUIVO required outside LOCALHOST for the hub\'s first signing key (an Ed25519 PKCS#8 PEM)');
@@ -186,16 +190,12 @@ export async function carregarChavesDoHub(): Promise<void> {
     if (!(await sozinho('hub', 'primeira_chave', primeira, 30))) throw new Error('outro processo gera a primeira chave do hub há mais de 30 s');
   }
   await conferirArquivoDaChave();
-  await cifrarAsGuardadasEmClaro(c);
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
     where: { revogada_em: null, [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
     order: [['assina_desde', 'DESC']],
   });
-  for (const g of guardadas) if (!estaCifrado(g.chave_privada_pem)) recusarEmClaro(g);
-  chaves = guardadas
-    .filter((g) => estaCifrado(g.chave_privada_pem))
-    .map((g) => chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em));
+  chaves = guardadas.map((g) => chaveAceita(g, c)).filter((k): k is Chave => k !== null);
   carregadasEm = Date.now();
 }
 
@@ -217,58 +217,64 @@ async function atuais(): Promise<Chave[]> {
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
   const c = await cifraDoHub();
-  // with no key encrypted yet, nothing tells this process's HUB_CHAVE_DE_CIFRA is the hub's
-  if (!(await conferirCifra(c)) && (await ChaveDoHub.count())) {
-    throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before rotating');
-  }
+  await conferirCifra(c);
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
-  const pem = novaChavePem();
   // the retirements and the new key are stored together: retired keys without their successor
   // would leave the hub with nothing to sign with once they stop
-  await banco('hub').transaction(async (transaction) => {
+  const kid = await banco('hub').transaction(async (transaction) => {
     // a key still retiring from an earlier rotation stops when this one starts: never three at once
     await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
     await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
-    await guardar(pem, c, assinaDesde, transaction);
+    return guardar(novaChavePem(), c, assinaDesde, transaction);
   });
-  // a reload under way may have read the keys before this commit: it ends first, then this one
+  await recarregarDepoisDeMudar();
+  return { kid, assina_desde: assinaDesde.toISOString() };
+}
+
+/** A reload under way may have read the keys before a change's commit: it ends first, then this one. */
+async function recarregarDepoisDeMudar(): Promise<void> {
   await recarga?.catch(() => undefined);
   await carregarChavesDoHub();
-  return { kid: chaveDoPem(pem, undefined, assinaDesde, null).kid, assina_desde: assinaDesde.toISOString() };
 }
 
 /** `revoke-hub-key` named a key the hub does not hold, or one revoked already. */
 export class RevogacaoRecusada extends Error {}
 
 /**
- * `suite revoke-hub-key <kid>`, for a key that leaked: it stops signing and leaves the JWKS at
- * once (in this process; in the others at their next reading of the keys, within a minute).
- * Subscribers keep a key set up to its Cache-Control age (5 minutes) and fetch it again on an
- * unknown kid. When no key still in service signs then, the one a rotation listed starts signing
- * now, or else a new key does: the hub never stops signing, and never holds two keys in service.
+ * A key put in service by a revocation signs from a minute before it: a hub process whose clock is
+ * behind the command's would otherwise find no key that signs yet.
+ */
+const FOLGA_DO_RELOGIO_MS = 60_000;
+
+/**
+ * `suite revoke-hub-key <kid>`, for a key that leaked: it neither signs nor is listed from the
+ * next reading of the keys in each hub process (within a minute); subscribers keep a key set up
+ * to its Cache-Control age (5 minutes) and fetch it again on an unknown kid. The row keeps no key:
+ * restored by a writer of the table, it signs nothing. When no key the hub holds (encrypted, in
+ * service) signs then, the one a rotation listed starts signing now, or else a new key does: the
+ * hub never stops signing, and never holds two keys in service.
  */
 export async function revogarChave(kid: string): Promise<{ kid: string; revogada_em: string; assinam: string[] }> {
   const c = await cifraDoHub();
   // a new key may be stored: under the hub's cipher, as in a rotation
-  if (!(await conferirCifra(c)) && (await ChaveDoHub.count())) {
-    throw new ConfigError('the hub still holds keys stored in clear: start the hub (it encrypts them) before revoking');
-  }
+  await conferirCifra(c);
   const agora = new Date();
+  const desde = new Date(agora.getTime() - FOLGA_DO_RELOGIO_MS);
   await banco('hub').transaction(async (transaction) => {
     // every key locked: a rotation or revocation at the same time waits for this one's outcome
     const guardadas = await ChaveDoHub.findAll({ where: { revogada_em: null }, transaction, lock: transaction.LOCK.UPDATE });
     const revogada = guardadas.find((g) => g.kid === kid);
-    if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} still in service or listed`);
+    if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} that is not revoked`);
     const aposentada_em = revogada.aposentada_em && revogada.aposentada_em < agora ? revogada.aposentada_em : agora;
-    await revogada.update({ revogada_em: agora, aposentada_em }, { transaction });
-    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null);
+    await revogada.update({ revogada_em: agora, aposentada_em, chave_privada_pem: REVOGADA }, { transaction });
+    // rows the load refuses (in clear) sign nothing: they do not count
+    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null && estaCifrado(g.chave_privada_pem));
     if (emServico.some((g) => g.assina_desde <= agora)) return;
     const listada = emServico.find((g) => g.assina_desde > agora);
-    if (listada) await listada.update({ assina_desde: agora }, { transaction });
-    else await guardar(novaChavePem(), c, agora, transaction);
+    if (listada) await listada.update({ assina_desde: desde }, { transaction });
+    else await guardar(novaChavePem(), c, desde, transaction);
   });
-  await recarga?.catch(() => undefined);
-  await carregarChavesDoHub();
+  await recarregarDepoisDeMudar();
   return { kid, revogada_em: agora.toISOString(), assinam: (await chavesQueAssinam()).map((k) => k.kid) };
 }
 

@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, KeyObject, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -163,7 +163,7 @@ test('two rotations in a row: never more than two keys sign at once', async () =
 
 test('a rotation that fails while storing the new key changes nothing: the keys signing go on, none retired', async () => {
   const antes = (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ kid: c.kid, aposentada_em: c.aposentada_em }));
-  const falha = jest.spyOn(ChaveDoHub, 'findOrCreate').mockRejectedValueOnce(new Error('the database went away'));
+  const falha = jest.spyOn(ChaveDoHub, 'create').mockRejectedValueOnce(new Error('the database went away'));
   try {
     await expect(rotacionarChave()).rejects.toThrow('the database went away');
   } finally {
@@ -263,39 +263,55 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     expect((await assinadaPor(r, [kid])).entradas).toContain(kid);
   });
 
-  test('the keys an earlier version stored in clear are encrypted together when the keys are next read (a failure midway encrypts none), and go on being listed and signing', async () => {
+  test('keys in clear, as a version before the encryption stored them, are never taken: with no key of its own left, the hub in LOCALHOST generates one', async () => {
     const devolver = await guardarAsChaves();
     try {
-      const listadas = await kidsDoJwks();
-      const kids = await todasEmClaro();
-      const pem = await guardarEmClaro('antiga-em-claro');
-      const emClaro = async () => (await ChaveDoHub.findAll()).filter((g) => g.chave_privada_pem.includes('PRIVATE KEY')).length;
-      // the second key's write fails: the first one's is undone with it
-      const atualizar = ChaveDoHub.prototype.update;
-      const falha = jest.spyOn(ChaveDoHub.prototype, 'update');
-      falha.mockImplementationOnce(atualizar).mockRejectedValueOnce(new Error('the database went away'));
-      try {
-        await expect(carregarChavesDoHub()).rejects.toThrow('the database went away');
-      } finally {
-        falha.mockRestore();
-      }
-      expect(await emClaro()).toBe(kids.length + 1);
-
+      mockRegistros.length = 0;
+      const antigas = await todasEmClaro();
+      await guardarEmClaro('antiga-em-claro');
       await carregarChavesDoHub();
-      expect(await emClaro()).toBe(0);
-      for (const g of await ChaveDoHub.findAll()) expect(g.chave_privada_pem).toMatch(/^v1\./);
-      expect(await publicasDoJwks()).toContain(publicaDe(pem));
-      expect(await kidsDoJwks()).toEqual([...listadas, 'antiga-em-claro'].sort());
-      const r = await umaEntrega();
-      const kid = String(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid);
-      expect((await assinadaPor(r, [kid])).entradas).toContain(kid);
-      expect(mockRegistros.filter((m) => m.nivel === 'error')).toEqual([]);
+      const [nova, ...outras] = await kidsDoJwks();
+      expect(outras).toEqual([]);
+      expect([...antigas, 'antiga-em-claro']).not.toContain(nova);
+      expect(await assinadaPor(await umaEntrega(), [nova])).toEqual({ entradas: [nova], token: nova });
+      // the rows in clear stay as they were: refused, said once each
+      for (const kid of [...antigas, 'antiga-em-claro']) expect((await ChaveDoHub.findByPk(kid))!.chave_privada_pem).toContain('PRIVATE KEY');
+      await carregarChavesDoHub();
+      const recusadas = mockRegistros.filter((m) => m.nivel === 'error').map((m) => (m.args[0] as { kid: string }).kid);
+      expect(recusadas).toContain('antiga-em-claro');
+      expect(new Set(recusadas).size).toBe(recusadas.length);
     } finally {
       await devolver();
     }
   });
 
-  test('beside keys the hub encrypted, a key written in clear is not its own: refused, neither listed nor signing nor encrypted, and said once', async () => {
+  test("outside LOCALHOST, a hub whose keys are all in clear takes HUB_CHAVE_PRIVADA_ARQUIVO's key again: its row in clear gets the encrypted form, back in service, and it signs", async () => {
+    const devolver = await guardarAsChaves();
+    const real = configDaSuite.config();
+    const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
+    try {
+      await ChaveDoHub.destroy({ where: {}, truncate: true });
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      const kid = createHash('sha256').update(String(publicaDe(pem))).digest('base64url').slice(0, 16);
+      // retired by a rotation of that version, even: it is the only key the hub can have back
+      await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 2 * 3600_000) });
+      writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
+      // the cipher the other tests' processes use, so that their reloads read this key too
+      const chaveDeCifra = (await Segredo.findByPk('cifra'))!.valor;
+      jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo: path.join(pasta, 'hub.pem'), chaveDeCifra } });
+      await carregarChavesDoHub();
+      jest.restoreAllMocks();
+      expect((await ChaveDoHub.findAll()).map((c) => [c.kid, c.chave_privada_pem.startsWith('v1.')])).toEqual([[kid, true]]);
+      expect(await kidsDoJwks()).toEqual([kid]);
+      expect(await assinadaPor(await umaEntrega(), [kid])).toEqual({ entradas: [kid], token: kid });
+    } finally {
+      jest.restoreAllMocks();
+      rmSync(pasta, { recursive: true, force: true });
+      await devolver();
+    }
+  });
+
+  test("a row the hub did not write as it is is refused, neither listed nor signing, and said once: a key in clear beside the hub's, its rows deleted or not; another key's ciphertext under a kid of a writer's", async () => {
     const devolver = await guardarAsChaves();
     const recarga = RECARGA_DAS_CHAVES.ms;
     RECARGA_DAS_CHAVES.ms = 0;
@@ -304,21 +320,42 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
       const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       // signing now and in service, as a writer of the table would want it
       await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+      const [cifrada] = await ChaveDoHub.findAll({ where: { aposentada_em: null } });
+      await ChaveDoHub.create({ kid: 'copia', chave_privada_pem: cifrada.chave_privada_pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
       await carregarChavesDoHub();
       await carregarChavesDoHub();
-      expect(await publicasDoJwks()).not.toContain(publicaDe(pem));
-      expect((await chavesQueAssinam()).map((c) => c.kid)).not.toContain('intrusa');
-      const r = await umaEntrega();
-      expect(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid).not.toBe('intrusa');
-      const intrusa = createPublicKey(pem);
-      const conteudo = Buffer.concat([Buffer.from(`${r.cabecalhos['webhook-id']}.${r.cabecalhos['webhook-timestamp']}.`), r.bruto]);
-      for (const e of String(r.cabecalhos['webhook-signature']).split(' ')) {
-        expect(verify(null, conteudo, intrusa, Buffer.from(e.replace(/^v1a,/, ''), 'base64'))).toBe(false);
-      }
-      expect((await ChaveDoHub.findByPk('intrusa'))!.chave_privada_pem).toBe(pem);
-      expect(mockRegistros.filter((m) => m.nivel === 'error').map((m) => m.args)).toEqual([[{ kid: 'intrusa' }, expect.stringMatching(/em claro ao lado de chaves cifradas.*recusada/)]]);
-      // it does not hold rotations up, as keys an upgrade has yet to encrypt do
+      const semIntrusas = async () => {
+        expect(await publicasDoJwks()).not.toContain(publicaDe(pem));
+        expect(await kidsDoJwks()).not.toContain('copia');
+        expect((await chavesQueAssinam()).map((c) => c.kid)).not.toEqual(expect.arrayContaining(['intrusa']));
+        const r = await umaEntrega();
+        expect(['intrusa', 'copia']).not.toContain(decodeProtectedHeader(String(r.cabecalhos['webhook-token'])).kid);
+        const intrusa = createPublicKey(pem);
+        const conteudo = Buffer.concat([Buffer.from(`${r.cabecalhos['webhook-id']}.${r.cabecalhos['webhook-timestamp']}.`), r.bruto]);
+        for (const e of String(r.cabecalhos['webhook-signature']).split(' ')) {
+          expect(verify(null, conteudo, intrusa, Buffer.from(e.replace(/^v1a,/, ''), 'base64'))).toBe(false);
+        }
+        expect((await ChaveDoHub.findByPk('intrusa'))!.chave_privada_pem).toBe(pem);
+      };
+      await semIntrusas();
+      const erros = mockRegistros.filter((m) => m.nivel === 'error').map((m) => m.args);
+      expect(erros).toHaveLength(2);
+      expect(erros).toEqual(
+        expect.arrayContaining([
+          [{ kid: 'intrusa' }, expect.stringMatching(/não gravou assim.*recusada/)],
+          [{ kid: 'copia' }, expect.stringMatching(/não gravou assim.*recusada/)],
+        ]),
+      );
+      // they hold no rotation up
       await expect(rotacionarChave()).resolves.toEqual(expect.objectContaining({ kid: expect.any(String) }));
+
+      // the hub's own rows deleted too: it still refuses the writer's, and takes a key of its own
+      await ChaveDoHub.destroy({ where: { kid: { [Op.notIn]: ['intrusa'] } } });
+      await carregarChavesDoHub();
+      const [propria, ...outras] = await kidsDoJwks();
+      expect(outras).toEqual([]);
+      expect(propria).not.toBe('intrusa');
+      await semIntrusas();
     } finally {
       RECARGA_DAS_CHAVES.ms = recarga;
       await devolver();
@@ -345,11 +382,8 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     await carregarChavesDoHub();
   });
 
-  test('rotate-hub-key run with another HUB_CHAVE_DE_CIFRA is refused before it stores a key no hub process could read; with the keys still in clear, any rotation waits for the hub to encrypt them', async () => {
+  test('rotate-hub-key and revoke-hub-key run with another HUB_CHAVE_DE_CIFRA are refused before they store a key no hub process could read', async () => {
     const real = configDaSuite.config();
-    const recarga = RECARGA_DAS_CHAVES.ms;
-    // no reload by a delivery of this process meanwhile, which would encrypt the row in clear below
-    RECARGA_DAS_CHAVES.ms = Infinity;
     const guardadas = async () => (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
     /** `agir` with HUB_CHAVE_DE_CIFRA other than the hub's, as a process configured apart */
     const comOutraCifra = async (agir: () => Promise<unknown>) => {
@@ -360,25 +394,10 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
         espiao.mockRestore();
       }
     };
-    try {
-      const antes = await guardadas();
-      await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      await expect(comOutraCifra(() => revogarChave(antes[0].kid))).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
-      expect(await guardadas()).toEqual(antes);
-
-      const devolver = await guardarAsChaves();
-      try {
-        await todasEmClaro();
-        const comEmClaro = await guardadas();
-        await expect(rotacionarChave()).rejects.toThrow(/still holds keys stored in clear/);
-        await expect(revogarChave(comEmClaro[0].kid)).rejects.toThrow(/still holds keys stored in clear/);
-        expect(await guardadas()).toEqual(comEmClaro);
-      } finally {
-        await devolver();
-      }
-    } finally {
-      RECARGA_DAS_CHAVES.ms = recarga;
-    }
+    const antes = await guardadas();
+    await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+    await expect(comOutraCifra(() => revogarChave(antes[0].kid))).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
+    expect(await guardadas()).toEqual(antes);
   });
 });
 
@@ -389,18 +408,29 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
       await ChaveDoHub.destroy({ where: {}, truncate: true });
       await carregarChavesDoHub();
       const [k1] = await kidsDoJwks();
+      // a row the hub refuses, in service: it is no key to go on signing with
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
 
       const r1 = await revogarChave(k1);
       expect(r1.kid).toBe(k1);
       expect(Math.abs(Date.parse(r1.revogada_em) - Date.now())).toBeLessThan(5000);
+      expect(r1.assinam).toEqual([expect.any(String)]);
       const [k2] = r1.assinam;
-      expect(r1.assinam).toEqual([k2]);
-      expect(k2).not.toBe(k1);
+      expect([k1, 'intrusa']).not.toContain(k2);
       expect(await kidsDoJwks()).toEqual([k2]);
       expect(await assinadaPor(await umaEntrega(), [k2])).toEqual({ entradas: [k2], token: k2 });
       const revogada = await ChaveDoHub.findByPk(k1);
       expect(revogada!.revogada_em!.getTime()).toBe(Date.parse(r1.revogada_em));
       expect(revogada!.aposentada_em!.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em));
+      // the new key signs from a minute before: a hub process whose clock is behind has it too
+      expect((await ChaveDoHub.findByPk(k2))!.assina_desde.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em) - 59_000);
+      // the row keeps no key: a writer who clears its revocation gets nothing that signs
+      expect(revogada!.chave_privada_pem).toBe('revogada');
+      await ChaveDoHub.update({ revogada_em: null, aposentada_em: null }, { where: { kid: k1 } });
+      await carregarChavesDoHub();
+      expect(await kidsDoJwks()).toEqual([k2]);
+      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k2]);
 
       // a rotation under way: its key, listed and not yet signing, takes over at once; one key in service
       const { kid: k3 } = await rotacionarChave();
@@ -429,11 +459,15 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
       const { kid: nova } = await rotacionarChave();
       await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
       expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
+      // a row the hub refuses, in service: no key of the hub's to go on with
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
 
       const { assinam } = await revogarChave(nova);
       expect(assinam).toHaveLength(2);
       const [terceira] = assinam;
       expect(assinam).toEqual([terceira, antiga]);
+      expect([nova, antiga, 'intrusa']).not.toContain(terceira);
       expect(await kidsDoJwks()).toEqual([antiga, terceira].sort());
       expect(await assinadaPor(await umaEntrega(), [antiga, terceira])).toEqual({ entradas: [terceira, antiga], token: terceira });
     } finally {
@@ -463,10 +497,36 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
       const recusado = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
       expect(recusado.codigo).not.toBe(0);
       expect(recusado.saida).toBe('');
-      expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} still in service or listed`, 'm'));
+      expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} that is not revoked`, 'm'));
       expect(await guardadas()).toEqual(depois);
     } finally {
       await devolver();
     }
   }, 60_000);
+
+  test("HUB_CHAVE_PRIVADA_ARQUIVO's key revoked: the next reading says so; a hub left without a key of its own refuses to take it back", async () => {
+    const devolver = await guardarAsChaves();
+    const real = configDaSuite.config();
+    const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
+    try {
+      await ChaveDoHub.destroy({ where: {}, truncate: true });
+      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
+      const chaveDeCifra = (await Segredo.findByPk('cifra'))!.valor;
+      jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo: path.join(pasta, 'hub.pem'), chaveDeCifra } });
+      await carregarChavesDoHub();
+      const [kid] = await kidsDoJwks();
+      mockRegistros.length = 0;
+      await revogarChave(kid);
+      expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringMatching(/^HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave revogada/)]);
+
+      await ChaveDoHub.destroy({ where: { revogada_em: null } });
+      await expect(carregarChavesDoHub()).rejects.toThrow(new RegExp(`^invalid configuration: the hub's key ${kid} was revoked`));
+      expect((await ChaveDoHub.findAll()).map((c) => [c.kid, c.chave_privada_pem])).toEqual([[kid, 'revogada']]);
+    } finally {
+      jest.restoreAllMocks();
+      rmSync(pasta, { recursive: true, force: true });
+      await devolver();
+    }
+  });
 });
