@@ -36,10 +36,20 @@ let suite: SuiteDeTeste;
 let hub: Hub;
 let receptor: Receptor;
 
+/** The keys the hub started with: each test starts from them, whatever the one before changed. */
+let chavesDoInicio: ChaveDoHub[];
+
 beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub']);
   hub = hubDe(suite);
   receptor = await iniciarReceptor();
+  chavesDoInicio = await ChaveDoHub.findAll();
+});
+afterEach(async () => {
+  jest.restoreAllMocks();
+  await ChaveDoHub.destroy({ where: {}, truncate: true });
+  await ChaveDoHub.bulkCreate(chavesDoInicio.map((c) => c.get({ plain: true })));
+  await carregarChavesDoHub();
 });
 afterAll(async () => {
   await receptor?.fechar();
@@ -76,14 +86,18 @@ async function todasEmClaro(): Promise<string[]> {
   return guardadas.map((g) => g.kid);
 }
 
-/** The stored keys as they are now, and how to put them back after a test changed them. */
-async function guardarAsChaves(): Promise<() => Promise<void>> {
-  const guardadas = (await ChaveDoHub.findAll()).map((c) => c.get({ plain: true }));
-  return async () => {
-    await ChaveDoHub.destroy({ where: {}, truncate: true });
-    await ChaveDoHub.bulkCreate(guardadas);
-    await carregarChavesDoHub();
-  };
+/** A key in clear in service, signing since a second ago, as a writer of the table would want it. Answers its PEM. */
+async function guardarIntrusa(): Promise<string> {
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+  return pem;
+}
+
+/** The hub as on a first start: one key, generated (LOCALHOST). Answers its kid. */
+async function soUmaChave(): Promise<string> {
+  await ChaveDoHub.destroy({ where: {}, truncate: true });
+  await carregarChavesDoHub();
+  return (await ChaveDoHub.findAll())[0].kid;
 }
 
 /** HUB_CHAVE_DE_CIFRA as an operator sets it outside LOCALHOST. */
@@ -175,22 +189,14 @@ test('a rotation that fails while storing the new key changes nothing: the keys 
 });
 
 test('processes starting together on an empty key table store one first key between them, not one each', async () => {
-  const guardadas = await ChaveDoHub.findAll();
-  try {
-    await ChaveDoHub.destroy({ where: {}, truncate: true });
-    await Promise.all([carregarChavesDoHub(), carregarChavesDoHub(), carregarChavesDoHub()]);
-    const chaves = await ChaveDoHub.findAll();
-    expect(chaves.map((c) => ({ desde: c.assina_desde.getTime(), aposentada_em: c.aposentada_em }))).toEqual([{ desde: 0, aposentada_em: null }]);
-    expect(await kidsDoJwks()).toEqual([chaves[0].kid]);
-  } finally {
-    await ChaveDoHub.destroy({ where: {}, truncate: true });
-    await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
-    await carregarChavesDoHub();
-  }
+  await ChaveDoHub.destroy({ where: {}, truncate: true });
+  await Promise.all([carregarChavesDoHub(), carregarChavesDoHub(), carregarChavesDoHub()]);
+  const chaves = await ChaveDoHub.findAll();
+  expect(chaves.map((c) => ({ desde: c.assina_desde.getTime(), aposentada_em: c.aposentada_em }))).toEqual([{ desde: 0, aposentada_em: null }]);
+  expect(await kidsDoJwks()).toEqual([chaves[0].kid]);
 });
 
 test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: without it, or with a file holding no Ed25519 key, the start stops naming it; with it that key signs (DESIGN §2)', async () => {
-  const guardadas = await ChaveDoHub.findAll();
   const real = configDaSuite.config();
   const comAmbiente = (chavePrivadaArquivo?: string) =>
     jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo, chaveDeCifra: CIFRA_DE_PRODUCAO } });
@@ -241,11 +247,7 @@ test('outside LOCALHOST the first key comes from HUB_CHAVE_PRIVADA_ARQUIVO: with
     comArquivo.mockRestore();
     expect(mockRegistros.map((r) => r.args[1])).toEqual([expect.stringContaining('nunca guardou'), expect.stringContaining('não pôde ser lido')]);
   } finally {
-    jest.restoreAllMocks();
     rmSync(pasta, { recursive: true, force: true });
-    await ChaveDoHub.destroy({ where: {}, truncate: true });
-    await ChaveDoHub.bulkCreate(guardadas.map((c) => c.get({ plain: true })));
-    await carregarChavesDoHub();
   }
 });
 
@@ -264,29 +266,23 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
   });
 
   test('keys in clear, as a version before the encryption stored them, are never taken: with no key of its own left, the hub in LOCALHOST generates one', async () => {
-    const devolver = await guardarAsChaves();
-    try {
-      mockRegistros.length = 0;
-      const antigas = await todasEmClaro();
-      await guardarEmClaro('antiga-em-claro');
-      await carregarChavesDoHub();
-      const [nova, ...outras] = await kidsDoJwks();
-      expect(outras).toEqual([]);
-      expect([...antigas, 'antiga-em-claro']).not.toContain(nova);
-      expect(await assinadaPor(await umaEntrega(), [nova])).toEqual({ entradas: [nova], token: nova });
-      // the rows in clear stay as they were: refused, said once each
-      for (const kid of [...antigas, 'antiga-em-claro']) expect((await ChaveDoHub.findByPk(kid))!.chave_privada_pem).toContain('PRIVATE KEY');
-      await carregarChavesDoHub();
-      const recusadas = mockRegistros.filter((m) => m.nivel === 'error').map((m) => (m.args[0] as { kid: string }).kid);
-      expect(recusadas).toContain('antiga-em-claro');
-      expect(new Set(recusadas).size).toBe(recusadas.length);
-    } finally {
-      await devolver();
-    }
+    mockRegistros.length = 0;
+    const antigas = await todasEmClaro();
+    await guardarEmClaro('antiga-em-claro');
+    await carregarChavesDoHub();
+    const [nova, ...outras] = await kidsDoJwks();
+    expect(outras).toEqual([]);
+    expect([...antigas, 'antiga-em-claro']).not.toContain(nova);
+    expect(await assinadaPor(await umaEntrega(), [nova])).toEqual({ entradas: [nova], token: nova });
+    // the rows in clear stay as they were: refused, said once each
+    for (const kid of [...antigas, 'antiga-em-claro']) expect((await ChaveDoHub.findByPk(kid))!.chave_privada_pem).toContain('PRIVATE KEY');
+    await carregarChavesDoHub();
+    const recusadas = mockRegistros.filter((m) => m.nivel === 'error').map((m) => (m.args[0] as { kid: string }).kid);
+    expect(recusadas).toContain('antiga-em-claro');
+    expect(new Set(recusadas).size).toBe(recusadas.length);
   });
 
   test("outside LOCALHOST, a hub whose keys are all in clear takes HUB_CHAVE_PRIVADA_ARQUIVO's key again: its row in clear gets the encrypted form, back in service, and it signs", async () => {
-    const devolver = await guardarAsChaves();
     const real = configDaSuite.config();
     const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
     try {
@@ -305,21 +301,16 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
       expect(await kidsDoJwks()).toEqual([kid]);
       expect(await assinadaPor(await umaEntrega(), [kid])).toEqual({ entradas: [kid], token: kid });
     } finally {
-      jest.restoreAllMocks();
       rmSync(pasta, { recursive: true, force: true });
-      await devolver();
     }
   });
 
   test("a row the hub did not write as it is is refused, neither listed nor signing, and said once: a key in clear beside the hub's, its rows deleted or not; another key's ciphertext under a kid of a writer's", async () => {
-    const devolver = await guardarAsChaves();
     const recarga = RECARGA_DAS_CHAVES.ms;
     RECARGA_DAS_CHAVES.ms = 0;
     try {
       mockRegistros.length = 0;
-      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      // signing now and in service, as a writer of the table would want it
-      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+      const pem = await guardarIntrusa();
       const [cifrada] = await ChaveDoHub.findAll({ where: { aposentada_em: null } });
       await ChaveDoHub.create({ kid: 'copia', chave_privada_pem: cifrada.chave_privada_pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
       await carregarChavesDoHub();
@@ -358,7 +349,6 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
       await semIntrusas();
     } finally {
       RECARGA_DAS_CHAVES.ms = recarga;
-      await devolver();
     }
   });
 
@@ -403,109 +393,86 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
 
 describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at once; the hub goes on signing with another', () => {
   test('the only key revoked: a new one signs now; revoked during a rotation: the key the rotation listed signs now; the revoked ones never come back', async () => {
-    const devolver = await guardarAsChaves();
-    try {
-      await ChaveDoHub.destroy({ where: {}, truncate: true });
-      await carregarChavesDoHub();
-      const [k1] = await kidsDoJwks();
-      // a row the hub refuses, in service: it is no key to go on signing with
-      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+    const k1 = await soUmaChave();
+    // a row the hub refuses, in service: it is no key to go on signing with
+    await guardarIntrusa();
 
-      const r1 = await revogarChave(k1);
-      expect(r1.kid).toBe(k1);
-      expect(Math.abs(Date.parse(r1.revogada_em) - Date.now())).toBeLessThan(5000);
-      expect(r1.assinam).toEqual([expect.any(String)]);
-      const [k2] = r1.assinam;
-      expect([k1, 'intrusa']).not.toContain(k2);
-      expect(await kidsDoJwks()).toEqual([k2]);
-      expect(await assinadaPor(await umaEntrega(), [k2])).toEqual({ entradas: [k2], token: k2 });
-      const revogada = await ChaveDoHub.findByPk(k1);
-      expect(revogada!.revogada_em!.getTime()).toBe(Date.parse(r1.revogada_em));
-      expect(revogada!.aposentada_em!.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em));
-      // the new key signs from a minute before: a hub process whose clock is behind has it too
-      expect((await ChaveDoHub.findByPk(k2))!.assina_desde.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em) - 59_000);
-      // the row keeps no key: a writer who clears its revocation gets nothing that signs
-      expect(revogada!.chave_privada_pem).toBe('revogada');
-      await ChaveDoHub.update({ revogada_em: null, aposentada_em: null }, { where: { kid: k1 } });
-      await carregarChavesDoHub();
-      expect(await kidsDoJwks()).toEqual([k2]);
-      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k2]);
+    const r1 = await revogarChave(k1);
+    expect(r1.kid).toBe(k1);
+    expect(Math.abs(Date.parse(r1.revogada_em) - Date.now())).toBeLessThan(5000);
+    expect(r1.assinam).toEqual([expect.any(String)]);
+    const [k2] = r1.assinam;
+    expect([k1, 'intrusa']).not.toContain(k2);
+    expect(await kidsDoJwks()).toEqual([k2]);
+    expect(await assinadaPor(await umaEntrega(), [k2])).toEqual({ entradas: [k2], token: k2 });
+    const revogada = await ChaveDoHub.findByPk(k1);
+    expect(revogada!.revogada_em!.getTime()).toBe(Date.parse(r1.revogada_em));
+    expect(revogada!.aposentada_em!.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em));
+    // the new key signs from a minute before: a hub process whose clock is behind has it too
+    expect((await ChaveDoHub.findByPk(k2))!.assina_desde.getTime()).toBeLessThanOrEqual(Date.parse(r1.revogada_em) - 59_000);
+    // the row keeps no key: a writer who clears its revocation gets nothing that signs
+    expect(revogada!.chave_privada_pem).toBe('revogada');
+    await ChaveDoHub.update({ revogada_em: null, aposentada_em: null }, { where: { kid: k1 } });
+    await carregarChavesDoHub();
+    expect(await kidsDoJwks()).toEqual([k2]);
+    expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k2]);
 
-      // a rotation under way: its key, listed and not yet signing, takes over at once; one key in service
-      const { kid: k3 } = await rotacionarChave();
-      const r2 = await revogarChave(k2);
-      expect(r2.assinam).toEqual([k3]);
-      expect(await kidsDoJwks()).toEqual([k3]);
-      expect(await assinadaPor(await umaEntrega(), [k3])).toEqual({ entradas: [k3], token: k3 });
-      expect((await ChaveDoHub.findAll({ where: { aposentada_em: null, revogada_em: null } })).map((c) => c.kid)).toEqual([k3]);
+    // a rotation under way: its key, listed and not yet signing, takes over at once; one key in service
+    const { kid: k3 } = await rotacionarChave();
+    const r2 = await revogarChave(k2);
+    expect(r2.assinam).toEqual([k3]);
+    expect(await kidsDoJwks()).toEqual([k3]);
+    expect(await assinadaPor(await umaEntrega(), [k3])).toEqual({ entradas: [k3], token: k3 });
+    expect((await ChaveDoHub.findAll({ where: { aposentada_em: null, revogada_em: null } })).map((c) => c.kid)).toEqual([k3]);
 
-      // the next rotation, and an hour's passing, leave the revoked keys out
-      const { kid: k4 } = await rotacionarChave();
-      await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
-      expect(await kidsDoJwks()).toEqual([k3, k4].sort());
-      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k4, k3]);
-    } finally {
-      await devolver();
-    }
+    // the next rotation, and an hour's passing, leave the revoked keys out
+    const { kid: k4 } = await rotacionarChave();
+    await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
+    expect(await kidsDoJwks()).toEqual([k3, k4].sort());
+    expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([k4, k3]);
   });
 
   test('a key signing beside one that retires: revoked, the retiring one keeps signing to its time and a new one in service signs now', async () => {
-    const devolver = await guardarAsChaves();
-    try {
-      await ChaveDoHub.destroy({ where: {}, truncate: true });
-      await carregarChavesDoHub();
-      const [antiga] = await kidsDoJwks();
-      const { kid: nova } = await rotacionarChave();
-      await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
-      expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
-      // a row the hub refuses, in service: no key of the hub's to go on with
-      const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
+    const antiga = await soUmaChave();
+    const { kid: nova } = await rotacionarChave();
+    await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
+    expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
+    // a row the hub refuses, in service: no key of the hub's to go on with
+    await guardarIntrusa();
 
-      const { assinam } = await revogarChave(nova);
-      expect(assinam).toHaveLength(2);
-      const [terceira] = assinam;
-      expect(assinam).toEqual([terceira, antiga]);
-      expect([nova, antiga, 'intrusa']).not.toContain(terceira);
-      expect(await kidsDoJwks()).toEqual([antiga, terceira].sort());
-      expect(await assinadaPor(await umaEntrega(), [antiga, terceira])).toEqual({ entradas: [terceira, antiga], token: terceira });
-    } finally {
-      await devolver();
-    }
+    const { assinam } = await revogarChave(nova);
+    expect(assinam).toHaveLength(2);
+    const [terceira] = assinam;
+    expect(assinam).toEqual([terceira, antiga]);
+    expect([nova, antiga, 'intrusa']).not.toContain(terceira);
+    expect(await kidsDoJwks()).toEqual([antiga, terceira].sort());
+    expect(await assinadaPor(await umaEntrega(), [antiga, terceira])).toEqual({ entradas: [terceira, antiga], token: terceira });
   });
 
   test('a kid the hub does not hold, or one revoked already, is refused and changes nothing; as an operator runs it, the result on stdout, a refusal on stderr', async () => {
-    const devolver = await guardarAsChaves();
-    try {
-      await ChaveDoHub.destroy({ where: {}, truncate: true });
-      await carregarChavesDoHub();
-      const guardadas = async () => (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ ...c }));
-      const antes = await guardadas();
-      await expect(revogarChave('nao-existe')).rejects.toThrow(RevogacaoRecusada);
-      expect(await guardadas()).toEqual(antes);
+    await soUmaChave();
+    const guardadas = async () => (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ ...c }));
+    const antes = await guardadas();
+    await expect(revogarChave('nao-existe')).rejects.toThrow(RevogacaoRecusada);
+    expect(await guardadas()).toEqual(antes);
 
-      const [kid] = await kidsDoJwks();
-      const feito = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
-      expect(feito.codigo).toBe(0);
-      const resultado = JSON.parse(feito.saida);
-      expect(resultado).toEqual({ kid, revogada_em: expect.any(String), assinam: [expect.any(String)] });
-      await carregarChavesDoHub();
-      expect(await kidsDoJwks()).toEqual(resultado.assinam);
+    const [kid] = await kidsDoJwks();
+    const feito = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+    expect(feito.codigo).toBe(0);
+    const resultado = JSON.parse(feito.saida);
+    expect(resultado).toEqual({ kid, revogada_em: expect.any(String), assinam: [expect.any(String)] });
+    await carregarChavesDoHub();
+    expect(await kidsDoJwks()).toEqual(resultado.assinam);
 
-      const depois = await guardadas();
-      const recusado = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
-      expect(recusado.codigo).not.toBe(0);
-      expect(recusado.saida).toBe('');
-      expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} that is not revoked`, 'm'));
-      expect(await guardadas()).toEqual(depois);
-    } finally {
-      await devolver();
-    }
+    const depois = await guardadas();
+    const recusado = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+    expect(recusado.codigo).not.toBe(0);
+    expect(recusado.saida).toBe('');
+    expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} that is not revoked`, 'm'));
+    expect(await guardadas()).toEqual(depois);
   }, 60_000);
 
   test("HUB_CHAVE_PRIVADA_ARQUIVO's key revoked: the next reading says so; a hub left without a key of its own refuses to take it back", async () => {
-    const devolver = await guardarAsChaves();
     const real = configDaSuite.config();
     const pasta = mkdtempSync(path.join(tmpdir(), 'chave-do-hub-'));
     try {
@@ -524,9 +491,7 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
       await expect(carregarChavesDoHub()).rejects.toThrow(new RegExp(`^invalid configuration: the hub's key ${kid} was revoked`));
       expect((await ChaveDoHub.findAll()).map((c) => [c.kid, c.chave_privada_pem])).toEqual([[kid, 'revogada']]);
     } finally {
-      jest.restoreAllMocks();
       rmSync(pasta, { recursive: true, force: true });
-      await devolver();
     }
   });
 });
