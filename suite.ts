@@ -99,8 +99,9 @@ async function main(argv: string[]): Promise<void> {
     case 'rotate-hub-key': {
       const { hub } = await import('./api/hub');
       const { rotacionarChave } = await import('./api/hub/assinador');
+      // the database alone: the hub's start would take a first key under this process's cipher
       return comResultado('rotate-hub-key', async () => {
-        await abrirServico(hub);
+        await abrirBancoDoServico(hub);
         return rotacionarChave();
       });
     }
@@ -110,7 +111,7 @@ async function main(argv: string[]): Promise<void> {
       return comResultado(
         'revoke-hub-key',
         async () => {
-          await abrirServico(hub);
+          await abrirBancoDoServico(hub);
           return revogarChave(args[0]);
         },
         RevogacaoRecusada,

@@ -55,6 +55,8 @@ function chaveDoPem(pem: string, kid: string | undefined, assinaDesde: Date, apo
   };
 }
 
+const kidDoPem = (pem: string) => chaveDoPem(pem, undefined, new Date(0), null).kid;
+
 function novaChavePem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
@@ -81,7 +83,7 @@ async function conferirArquivoDaChave(): Promise<void> {
   if (!arquivo) return;
   let kid: string;
   try {
-    kid = chaveDoPem(await chaveDoArquivo(arquivo), undefined, new Date(0), null).kid;
+    kid = kidDoPem(await chaveDoArquivo(arquivo));
   } catch (err) {
     if (arquivoVisto !== ILEGIVEL) log.warn({ arquivo, err: (err as Error).message }, 'HUB_CHAVE_PRIVADA_ARQUIVO não pôde ser lido; o hub assina com as chaves que guardou');
     arquivoVisto = ILEGIVEL;
@@ -113,11 +115,24 @@ async function cifraDoHub(): Promise<Cifra> {
 /**
  * The cipher checked against a key already stored, before anything is written with it: a process
  * given another key (a rotation run from elsewhere) would store a key the others cannot read, and
- * stop them all.
+ * stop them all. Answers whether the hub holds an encrypted key to check it against.
  */
-async function conferirCifra(c: Cifra): Promise<void> {
+async function conferirCifra(c: Cifra): Promise<boolean> {
   const amostra = await ChaveDoHub.findOne({ where: CIFRADA });
   if (amostra) pemGuardado(c, amostra);
+  return amostra !== null;
+}
+
+/**
+ * A rotation or revocation needs a key of the hub's own in the table: the cipher is checked
+ * against it, and the hub's start would not take its first key beside the one stored here.
+ */
+async function cifraConferida(): Promise<Cifra> {
+  const c = await cifraDoHub();
+  if (!(await conferirCifra(c))) {
+    throw new ConfigError('the hub holds no key of its own yet (none, or only rows in clear): start the hub first, which takes one');
+  }
+  return c;
 }
 
 function pemGuardado(c: Cifra, guardada: ChaveDoHub): string {
@@ -141,8 +156,9 @@ const REVOGADA = 'revogada';
  * process.
  */
 function chaveAceita(g: ChaveDoHub, c: Cifra): Chave | null {
-  const chave = estaCifrado(g.chave_privada_pem) ? chaveDoPem(pemGuardado(c, g), g.kid, g.assina_desde, g.aposentada_em) : null;
-  if (chave && chave.kid === kidDoPem(chave.pem)) return chave;
+  // the kid derived from the key, compared with the row's
+  const chave = estaCifrado(g.chave_privada_pem) ? chaveDoPem(pemGuardado(c, g), undefined, g.assina_desde, g.aposentada_em) : null;
+  if (chave?.kid === g.kid) return chave;
   if (!recusadas.has(g.kid)) {
     recusadas.add(g.kid);
     log.error({ kid: g.kid }, 'chave_do_hub tem uma linha que o hub não gravou assim (em claro, ou com o kid de outra chave): recusada, não assina nem é publicada. Apague a linha; para uma nova chave, use rotate-hub-key');
@@ -151,12 +167,11 @@ function chaveAceita(g: ChaveDoHub, c: Cifra): Chave | null {
 }
 const recusadas = new Set<string>();
 
-const kidDoPem = (pem: string) => chaveDoPem(pem, undefined, new Date(0), null).kid;
 
 /**
  * A key of the hub's own (generated, or HUB_CHAVE_PRIVADA_ARQUIVO's) stored encrypted. A row of
  * the same kid in clear (the file's key, stored by a version before the encryption) takes the
- * encrypted form, back in service if a rotation had retired it: it is the hub's only key now. One
+ * encrypted form, in service from `assinaDesde` whatever the row said: it is the hub's only key now. One
  * revoked stops it: a revoked key never signs again.
  */
 async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<string> {
@@ -164,7 +179,9 @@ async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction
   const existente = await ChaveDoHub.findByPk(kid, { transaction });
   if (existente?.revogada_em) throw new ConfigError(`invalid configuration: the hub's key ${kid} was revoked (revoke-hub-key): it never signs again; give the hub another key`);
   if (!existente) await ChaveDoHub.create({ kid, chave_privada_pem: cifra.cifrar(pem), assina_desde: assinaDesde }, { transaction });
-  else if (!estaCifrado(existente.chave_privada_pem)) await existente.update({ chave_privada_pem: cifra.cifrar(pem), aposentada_em: null }, { transaction });
+  else if (!estaCifrado(existente.chave_privada_pem)) {
+    await existente.update({ chave_privada_pem: cifra.cifrar(pem), assina_desde: assinaDesde, aposentada_em: null }, { transaction });
+  }
   return kid;
 }
 
@@ -216,8 +233,7 @@ async function atuais(): Promise<Chave[]> {
  * PUBLICADA_APOS_APOSENTAR_MS.
  */
 export async function rotacionarChave(): Promise<{ kid: string; assina_desde: string }> {
-  const c = await cifraDoHub();
-  await conferirCifra(c);
+  const c = await cifraConferida();
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
   // the retirements and the new key are stored together: retired keys without their successor
   // would leave the hub with nothing to sign with once they stop
@@ -255,20 +271,20 @@ const FOLGA_DO_RELOGIO_MS = 60_000;
  * hub never stops signing, and never holds two keys in service.
  */
 export async function revogarChave(kid: string): Promise<{ kid: string; revogada_em: string; assinam: string[] }> {
-  const c = await cifraDoHub();
   // a new key may be stored: under the hub's cipher, as in a rotation
-  await conferirCifra(c);
-  const agora = new Date();
-  const desde = new Date(agora.getTime() - FOLGA_DO_RELOGIO_MS);
+  const c = await cifraConferida();
+  let agora = new Date();
   await banco('hub').transaction(async (transaction) => {
     // every key locked: a rotation or revocation at the same time waits for this one's outcome
     const guardadas = await ChaveDoHub.findAll({ where: { revogada_em: null }, transaction, lock: transaction.LOCK.UPDATE });
+    agora = new Date();
+    const desde = new Date(agora.getTime() - FOLGA_DO_RELOGIO_MS);
     const revogada = guardadas.find((g) => g.kid === kid);
     if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} that is not revoked`);
     const aposentada_em = revogada.aposentada_em && revogada.aposentada_em < agora ? revogada.aposentada_em : agora;
     await revogada.update({ revogada_em: agora, aposentada_em, chave_privada_pem: REVOGADA }, { transaction });
-    // rows the load refuses (in clear) sign nothing: they do not count
-    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null && estaCifrado(g.chave_privada_pem));
+    // rows the load refuses sign nothing: they do not count
+    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null && chaveAceita(g, c));
     if (emServico.some((g) => g.assina_desde <= agora)) return;
     const listada = emServico.find((g) => g.assina_desde > agora);
     if (listada) await listada.update({ assina_desde: desde }, { transaction });
@@ -294,10 +310,13 @@ export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
  */
 export async function chavesQueAssinam(): Promise<Chave[]> {
   const agora = Date.now();
-  const ativas = (await atuais()).filter((c) => c.assinaDesde <= agora && (c.aposentadaEm === null || c.aposentadaEm > agora));
+  const todas = await atuais();
+  const ativas = todas.filter((c) => c.assinaDesde <= agora && (c.aposentadaEm === null || c.aposentadaEm > agora));
   if (ativas.length) return ativas;
-  // between a retirement and the next key's start (clock skew): keep signing with the newest that ever signed
-  return (await atuais()).filter((c) => c.assinaDesde <= agora).slice(0, 1);
+  // none by this process's clock (behind the one that dated a key, or a retirement seen before the
+  // next key's start): the newest key that ever signed, or else the next to sign (newest first)
+  const assinaram = todas.filter((c) => c.assinaDesde <= agora);
+  return assinaram.length ? assinaram.slice(0, 1) : todas.filter((c) => c.aposentadaEm === null).slice(-1);
 }
 
 export interface Assinatura {
@@ -319,6 +338,7 @@ export async function assinarEntrega(
   },
   assinantes: Chave[],
 ): Promise<Assinatura> {
+  if (!assinantes.length) throw new Error('o hub não tem chave que assine: nenhuma chave própria em serviço (chave_do_hub)');
   const ts = Math.floor(Date.now() / 1000);
   const conteudo = Buffer.from(`${p.webhookId}.${ts}.${p.corpo}`);
   const assinaturas = assinantes.map((c) => `v1a,${sign(null, conteudo, c.privada).toString('base64')}`);

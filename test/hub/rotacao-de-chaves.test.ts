@@ -175,6 +175,14 @@ test('two rotations in a row: never more than two keys sign at once', async () =
   expect(await assinam([b, c])).toEqual([c]);
 });
 
+test("a process whose clock is behind the one that dated the only key in service signs with it all the same", async () => {
+  const kid = await soUmaChave();
+  await ChaveDoHub.update({ assina_desde: new Date(Date.now() + 30_000) }, { where: { kid } });
+  await carregarChavesDoHub();
+  expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([kid]);
+  expect(await assinadaPor(await umaEntrega(), [kid])).toEqual({ entradas: [kid], token: kid });
+});
+
 test('a rotation that fails while storing the new key changes nothing: the keys signing go on, none retired', async () => {
   const antes = (await ChaveDoHub.findAll({ order: [['kid', 'ASC']], raw: true })).map((c) => ({ kid: c.kid, aposentada_em: c.aposentada_em }));
   const falha = jest.spyOn(ChaveDoHub, 'create').mockRejectedValueOnce(new Error('the database went away'));
@@ -289,15 +297,16 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
       await ChaveDoHub.destroy({ where: {}, truncate: true });
       const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       const kid = createHash('sha256').update(String(publicaDe(pem))).digest('base64url').slice(0, 16);
-      // retired by a rotation of that version, even: it is the only key the hub can have back
-      await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 2 * 3600_000) });
+      // retired by a rotation of that version, or dated by a writer to sign in a century: it is the
+      // only key the hub can have back, in service from now
+      await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date('2099-01-01'), aposentada_em: new Date(Date.now() - 2 * 3600_000) });
       writeFileSync(path.join(pasta, 'hub.pem'), pem, { mode: 0o600 });
       // the cipher the other tests' processes use, so that their reloads read this key too
       const chaveDeCifra = (await Segredo.findByPk('cifra'))!.valor;
       jest.spyOn(configDaSuite, 'config').mockReturnValue({ ...real, ambiente: 'PRODUCTION', hub: { ...real.hub, chavePrivadaArquivo: path.join(pasta, 'hub.pem'), chaveDeCifra } });
       await carregarChavesDoHub();
       jest.restoreAllMocks();
-      expect((await ChaveDoHub.findAll()).map((c) => [c.kid, c.chave_privada_pem.startsWith('v1.')])).toEqual([[kid, true]]);
+      expect((await ChaveDoHub.findAll()).map((c) => [c.kid, c.chave_privada_pem.startsWith('v1.'), c.assina_desde.getTime(), c.aposentada_em])).toEqual([[kid, true, 0, null]]);
       expect(await kidsDoJwks()).toEqual([kid]);
       expect(await assinadaPor(await umaEntrega(), [kid])).toEqual({ entradas: [kid], token: kid });
     } finally {
@@ -372,7 +381,7 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     await carregarChavesDoHub();
   });
 
-  test('rotate-hub-key and revoke-hub-key run with another HUB_CHAVE_DE_CIFRA are refused before they store a key no hub process could read', async () => {
+  test('rotate-hub-key and revoke-hub-key are refused before they store anything: run with another HUB_CHAVE_DE_CIFRA (a key no hub process could read), or while the hub holds no key of its own', async () => {
     const real = configDaSuite.config();
     const guardadas = async () => (await ChaveDoHub.findAll({ raw: true })).map((c) => ({ kid: c.kid, pem: c.chave_privada_pem, aposentada_em: c.aposentada_em }));
     /** `agir` with HUB_CHAVE_DE_CIFRA other than the hub's, as a process configured apart */
@@ -388,6 +397,17 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     await expect(comOutraCifra(rotacionarChave)).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
     await expect(comOutraCifra(() => revogarChave(antes[0].kid))).rejects.toThrow(/HUB_CHAVE_DE_CIFRA does not decrypt the stored signing key/);
     expect(await guardadas()).toEqual(antes);
+
+    // only rows in clear (a version before the encryption), or none: nothing to check the cipher
+    // against, and a key stored now would keep the hub's start from taking its own
+    const [kid] = await todasEmClaro();
+    for (const vazia of [false, true]) {
+      if (vazia) await ChaveDoHub.destroy({ where: {}, truncate: true });
+      const semChavePropria = await guardadas();
+      await expect(rotacionarChave()).rejects.toThrow(/the hub holds no key of its own yet/);
+      await expect(revogarChave(kid)).rejects.toThrow(/the hub holds no key of its own yet/);
+      expect(await guardadas()).toEqual(semChavePropria);
+    }
   });
 });
 
@@ -437,14 +457,16 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
     const { kid: nova } = await rotacionarChave();
     await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
     expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
-    // a row the hub refuses, in service: no key of the hub's to go on with
+    // rows the hub refuses, in service: no key of the hub's to go on with
     await guardarIntrusa();
+    const cifrada = (await ChaveDoHub.findByPk(antiga))!.chave_privada_pem;
+    await ChaveDoHub.create({ kid: 'copia', chave_privada_pem: cifrada, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
 
     const { assinam } = await revogarChave(nova);
     expect(assinam).toHaveLength(2);
     const [terceira] = assinam;
     expect(assinam).toEqual([terceira, antiga]);
-    expect([nova, antiga, 'intrusa']).not.toContain(terceira);
+    expect([nova, antiga, 'intrusa', 'copia']).not.toContain(terceira);
     expect(await kidsDoJwks()).toEqual([antiga, terceira].sort());
     expect(await assinadaPor(await umaEntrega(), [antiga, terceira])).toEqual({ entradas: [terceira, antiga], token: terceira });
   });
