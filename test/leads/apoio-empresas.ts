@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { digitosVerificadores } from '../../api/leads/cnpj';
+import { digitosVerificadores } from '../../api/shared/cnpj';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { banco } from '../../lib/database';
 import { acessoDe } from '../helpers/acesso';

@@ -1,4 +1,4 @@
-import { digitosVerificadores, normalizarCnpj } from '../../api/leads/cnpj';
+import { digitosVerificadores, normalizarCnpj } from '../../api/shared/cnpj';
 import { importarCnpj } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { cliente, esperarProblema } from '../helpers/http';

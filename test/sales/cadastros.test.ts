@@ -3,6 +3,7 @@ import { QueryTypes } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
 import * as configDaSuite from '../../config';
 import { carregarChaveDeCifra, cifrar, decifrar } from '../../api/sales/cifra';
+import { digitosVerificadores } from '../../api/shared/cnpj';
 import { ConfigSystem, Robo, Segredo } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -409,15 +410,22 @@ describe("a robot's chat identities: each belongs to one live robot", () => {
 });
 
 describe('a customer\'s fields', () => {
-  it('a CNPJ has 14 digits or letters (stored upper case); an e-mail is checked by syntax', async () => {
+  it('a CNPJ is taken as leads takes one: 14 digits or letters, with or without the mask, stored upper case without it; wrong check digits are a 400 that stores nothing; an e-mail is checked by syntax', async () => {
     expect((await s.criar('cliente', { razao_social: 'Alfa', cnpj: '12abc34501de35' })).cnpj).toBe('12ABC34501DE35');
-    esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', cnpj: '123' } }), 400);
+    expect((await s.criar('cliente', { razao_social: 'Beta', cnpj: '11.222.333/0001-81' })).cnpj).toBe('11222333000181');
+    const antes = (await s.api.get('/cliente', { token: admin, query: { tamanho: 1 } })).body.total;
+    for (const errado of ['123', '12ABC34501DE36', '11.222.333/0001-82', '00000000000000']) {
+      const r = await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', cnpj: errado } });
+      esperarProblema(r, 400);
+      expect([errado, JSON.stringify(r.body)]).toEqual([errado, expect.stringMatching(/CNPJ/)]);
+    }
     esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', email: 'não é e-mail' } }), 400);
+    expect((await s.api.get('/cliente', { token: admin, query: { tamanho: 1 } })).body.total).toBe(antes);
   });
 
   it('the search finds a CNPJ as a person types it: any case, with or without its mask', async () => {
-    const base = `9${Math.random().toString(36).slice(2, 7).toUpperCase()}`;
-    const cnpj = `${base}${'A'.repeat(12 - base.length)}35`.slice(0, 14);
+    const base = `9${Math.random().toString(36).slice(2, 7).toUpperCase()}`.padEnd(12, 'A');
+    const cnpj = `${base}${digitosVerificadores(base)}`;
     const c = await s.criar('cliente', { razao_social: unico('Com CNPJ'), cnpj: cnpj.toLowerCase() });
     const mascarado = `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
     for (const busca of [cnpj.slice(0, 6).toLowerCase(), cnpj.slice(0, 6), mascarado.toLowerCase(), mascarado.slice(0, 7)]) {
