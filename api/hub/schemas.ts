@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { SITUACOES_DA_ENTREGA } from '../../models/hub/entrega';
 import { paginaNumerada, sempre } from '../shared/openapi';
-import { booleano, id, pagina, tamanho, texto } from '../shared/paginacao';
+import { booleano, id, inteiroEscrito, pagina, tamanho, texto } from '../shared/paginacao';
 
 const nomeDeTipo = () =>
   Joi.string()
@@ -19,7 +19,7 @@ const urlDeDestino = () =>
 
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
-  paramsVersao: Joi.object({ id: id().required(), versao: Joi.number().integer().min(1).required() }),
+  paramsVersao: Joi.object({ id: id().required(), versao: inteiroEscrito(Joi.number().min(1)).required() }),
   paginaSemMaximo: Joi.object({ pagina: pagina(), tamanho: tamanho(10) }),
   autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
   filtroDeAplicativos: Joi.object({ nome: texto(), ativo: booleano() }),

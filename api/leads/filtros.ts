@@ -49,11 +49,18 @@ const simNao = (descricao: string) =>
 
 const FORMA_DA_DATA = /^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/;
 
+/** A day of the calendar: `20230231` has the form and is no date. */
+const diaExiste = (v: string) => {
+  const dia = new Date(Date.UTC(Number(v.slice(0, 4)), Number(v.slice(4, 6)) - 1, Number(v.slice(6))));
+  return dia.getUTCDate() === Number(v.slice(6));
+};
+
 const data = (descricao: string) =>
   Joi.string()
     .trim()
     .empty('')
     .pattern(FORMA_DA_DATA)
+    .custom((v: string, h) => (!FORMA_DA_DATA.test(v) || diaExiste(v) ? v : h.error('string.pattern.base')))
     .messages({ 'string.pattern.base': '{{#label}} deve ser uma data AAAAMMDD' })
     .description(descricao);
 

@@ -272,6 +272,11 @@ describe('schema versions (DESIGN §5 and §10, SPEC §9.3)', () => {
     esperarProblema(await hub.api.patch(`/tipo_de_evento/${tipo.id}/versao/2`, { token: admin, body: { situacao: 'ativa' } }), 404);
     esperarProblema(await hub.api.patch(`/tipo_de_evento/${randomUUID()}/versao/1`, { token: admin, body: { situacao: 'ativa' } }), 404);
     esperarProblema(await hub.api.get(`/tipo_de_evento/${tipo.id}/versao/9`, { token: admin }), 404);
+    // a version is written as digits: 1.0 or 1e0 is not version 1
+    for (const versao of ['1.0', '1e0', '0x1', '0']) {
+      const p = esperarProblema(await hub.api.patch(`/tipo_de_evento/${tipo.id}/versao/${versao}`, { token: admin, body: { situacao: 'depreciada' } }), 400);
+      expect(p.errors).toEqual([expect.objectContaining({ campo: 'versao' })]);
+    }
     expect((await ler(tipo.id)).body).toEqual(tipo);
   });
 });

@@ -458,6 +458,9 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     ['data_inicio_de', '2020'],
     ['data_inicio_ate', '20201301'],
     ['data_inicio_de', '2020-01-01'],
+    // the form of a date, and no day of the calendar
+    ['data_inicio_de', '20230231'],
+    ['data_inicio_ate', '20230229'],
     ['capital_social_min', 'abc'],
     ['capital_social_max', '1.000,50'],
     ['capital_social_min', '-5'],
