@@ -5,6 +5,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { aberturaDaRequisicao } from '../api/shared/abertura-da-requisicao';
+import { enviarProblema, naoEncontradoRota, tratadorDeErros } from '../api/shared/http-errors';
 import { chaveDoCliente, contagemPorEndereco } from '../api/shared/limite';
 import { config, ConfigError } from '../config';
 import { FILAS } from '../queues';
@@ -28,7 +29,7 @@ export function autenticacaoBasica(usuario: string, senha: string) {
   const obter = contagemPorEndereco('dashboard-falhas', FALHAS_NO_DASHBOARD, 15 * 60);
   const esperar = (res: Response, msAntesDaProxima: number) => {
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(msAntesDaProxima / 1000))));
-    res.status(429).end();
+    enviarProblema(res, 429, 'limite_excedido', 'Credenciais erradas demais deste endereço; Retry-After diz em quantos segundos tentar de novo.');
   };
   return async (req: Request, res: Response, next: NextFunction) => {
     const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
@@ -56,7 +57,7 @@ export function autenticacaoBasica(usuario: string, senha: string) {
       if (certas) return next();
     }
     res.setHeader('WWW-Authenticate', 'Basic realm="filas"');
-    res.status(401).end();
+    enviarProblema(res, 401, 'nao_autenticado', 'Envie DASHBOARD_USUARIO e DASHBOARD_SENHA (HTTP Basic).');
   };
 }
 
@@ -70,7 +71,7 @@ const HOST_LOCAL = /^(([a-z0-9-]+\.)*localhost\.?|127(\.\d{1,3}){3}|\[::1\])(:\d
  */
 export function somenteHostLocal(req: Request, res: Response, next: NextFunction): void {
   if (HOST_LOCAL.test(req.headers.host ?? '')) return next();
-  res.status(403).type('text/plain').send('Sem DASHBOARD_USUARIO e DASHBOARD_SENHA, o painel só atende por localhost ou 127.0.0.1.');
+  enviarProblema(res, 403, 'proibido', 'Sem DASHBOARD_USUARIO e DASHBOARD_SENHA, o painel só atende por localhost ou 127.0.0.1.');
 }
 
 /**
@@ -113,5 +114,9 @@ export function appDoDashboard(): express.Express {
   });
   app.use(usuario && senha ? autenticacaoBasica(usuario, senha) : somenteHostLocal);
   app.use('/', adaptador.getRouter());
+  // what Bull Board does not answer itself (an unknown path, a path no URL decoder reads) is
+  // answered as the services answer it: problem+json, no stack, whatever NODE_ENV says
+  app.use(naoEncontradoRota());
+  app.use(tratadorDeErros());
   return app;
 }

@@ -54,6 +54,8 @@ test('anything else is 401 with a Basic challenge: wrong or partial password, wr
   for (const headers of casos) {
     const res = await fetch(url, { headers });
     expect({ status: res.status, desafio: res.headers.get('www-authenticate') }).toEqual({ status: 401, desafio: 'Basic realm="filas"' });
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await res.json()).toMatchObject({ status: 401, code: 'nao_autenticado' });
   }
 });
 
@@ -71,6 +73,7 @@ test('past 10 wrong pairs from one address, even the right one gets 429 with Ret
     const bloqueada = await fetch(url, { headers: basico('operador:senha:com:dois-pontos') });
     expect(bloqueada.status).toBe(429);
     expect(Number(bloqueada.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(await bloqueada.json()).toMatchObject({ status: 429, code: 'limite_excedido' });
     // sent side by side on connections already open, so they arrive together: the right pair
     // behind two hundred wrong ones is not checked either
     await apagarContagem();
@@ -125,6 +128,27 @@ test('without credentials (LOCALHOST) the dashboard answers only requests addres
     }
     for (const host of [`ataque.example:${porta}`, 'localhost.ataque.example', `127.0.0.1.nip.io:${porta}`, `192.168.0.10:${porta}`]) {
       expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 403 });
+    }
+  }));
+
+test('what Bull Board does not answer is answered as the services answer: problem+json, no stack; so is the refusal of a host', () =>
+  comPainelAberto(async (porta) => {
+    for (const [caminho, host, status] of [
+      ['/nada/aqui', 'localhost', 404],
+      ['/', 'ataque.example', 403],
+    ] as const) {
+      // the Host header as sent (fetch sets its own)
+      const res = await new Promise<{ status: number; tipo: string; corpo: string }>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: porta, path: caminho, headers: { host } }, (r) => {
+          let corpo = '';
+          r.on('data', (p) => (corpo += p));
+          r.on('end', () => resolve({ status: r.statusCode!, tipo: String(r.headers['content-type']), corpo }));
+        }).on('error', reject);
+      });
+      const corpo = res.corpo;
+      expect({ caminho, status: res.status, tipo: res.tipo }).toEqual({ caminho, status, tipo: expect.stringMatching(/^application\/problem\+json/) });
+      expect(JSON.parse(corpo)).toMatchObject({ status });
+      expect(corpo).not.toMatch(/\bat .*\.[jt]s:\d+|<html/i);
     }
   }));
 
