@@ -49,7 +49,7 @@ export class DestinoBloqueado extends Error {}
 export type Rede = [ipaddr.IPv4 | ipaddr.IPv6, number, number?];
 
 /** The port a URL reaches: its own, or its scheme's. */
-export const portaDaUrl = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+const portaDaUrl = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
 /**
  * Names are resolved by c-ares, asking the DNS servers of resolv.conf, and not by the system's
@@ -103,7 +103,7 @@ export function guardaDeDestino(redesPermitidas: Rede[] = [], resolvedor = resol
   const permitido = (endereco: string, porta: number) => {
     if (!redesPermitidas.length || !ipaddr.isValid(endereco)) return false;
     const ip = ipaddr.process(endereco);
-    return redesPermitidas.some(([rede, bits, so]) => rede.kind() === ip.kind() && ip.match(rede, bits) && (so === undefined || so === porta));
+    return redesPermitidas.some(([rede, bits, daRede]) => rede.kind() === ip.kind() && ip.match(rede, bits) && (daRede === undefined || daRede === porta));
   };
   const recusado = (endereco: string, porta: number) => enderecoPrivado(endereco) && !permitido(endereco, porta);
   return {

@@ -41,21 +41,22 @@ const log = logger('hub-chaves');
 let chaves: Chave[] = [];
 let carregadasEm = 0;
 
-function chaveDoPem(pem: string, kid: string | undefined, assinaDesde: Date, aposentadaEm: Date | null): Chave {
+/** A key as it signs; its kid is derived from its public half. */
+function chaveDoPem(pem: string, assinaDesde: Date, aposentadaEm: Date | null): Chave {
   const privada = createPrivateKey(pem);
   const jwk = createPublicKey(privada).export({ format: 'jwk' }) as JWK;
-  const id = kid ?? createHash('sha256').update(String(jwk.x)).digest('base64url').slice(0, 16);
+  const kid = createHash('sha256').update(String(jwk.x)).digest('base64url').slice(0, 16);
   return {
-    kid: id,
+    kid,
     pem,
     privada,
-    publicaJwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid: id, alg: 'EdDSA', use: 'sig' },
+    publicaJwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid, alg: 'EdDSA', use: 'sig' },
     assinaDesde: assinaDesde.getTime(),
     aposentadaEm: aposentadaEm?.getTime() ?? null,
   };
 }
 
-const kidDoPem = (pem: string) => chaveDoPem(pem, undefined, new Date(0), null).kid;
+const kidDoPem = (pem: string) => chaveDoPem(pem, new Date(0), null).kid;
 
 function novaChavePem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -63,8 +64,9 @@ function novaChavePem(): string {
 
 /**
  * HUB_CHAVE_PRIVADA_ARQUIVO's PEM, refused unless it holds an Ed25519 private key: another kind
- * would be stored for good (the file is read only while no key is stored) and every delivery would
- * then fail to be signed, with no attempt recorded. The message names the file, never its contents.
+ * would be stored for good (the file is read only while the hub holds no key of its own) and every
+ * delivery would then fail to be signed, with no attempt recorded. The message names the file,
+ * never its contents.
  */
 async function chaveDoArquivo(arquivo: string): Promise<string> {
   const { pem, chave } = await lerArquivoDeChave('HUB_CHAVE_PRIVADA_ARQUIVO', arquivo, createPrivateKey);
@@ -73,10 +75,11 @@ async function chaveDoArquivo(arquivo: string): Promise<string> {
 }
 
 /**
- * HUB_CHAVE_PRIVADA_ARQUIVO is read for the first key only: a file replaced later, to change the
- * key as identity's file changes identity's, changes nothing. Each time the keys are read the file
- * is looked at, and a key in it that the hub never stored (or a file that cannot be read) is said
- * once, instead of leaving the operator to believe the new key signs.
+ * HUB_CHAVE_PRIVADA_ARQUIVO is read only while the hub holds no key of its own (its first start):
+ * a file replaced later, to change the key as identity's file changes identity's, changes nothing.
+ * Each time the keys are read the file is looked at, and a key in it that the hub never stored, one
+ * revoked, or a file that cannot be read is said once, instead of leaving the operator to believe
+ * the new key signs.
  */
 async function conferirArquivoDaChave(): Promise<void> {
   const arquivo = config().hub.chavePrivadaArquivo;
@@ -96,7 +99,7 @@ async function conferirArquivoDaChave(): Promise<void> {
   if (guardada?.revogada_em) {
     log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave revogada (revoke-hub-key): troque o arquivo por outra chave, ou a próxima primeira chave do hub será recusada');
   } else if (!guardada) {
-    log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido para a primeira chave; para trocar de chave, use rotate-hub-key');
+    log.warn({ arquivo, kid }, 'HUB_CHAVE_PRIVADA_ARQUIVO traz uma chave que o hub nunca guardou: o arquivo só é lido enquanto o hub não tem chave própria; para trocar de chave, use rotate-hub-key');
   }
 }
 /** The file's key last looked at (its kid and its row's state), so each is said once. */
@@ -157,7 +160,7 @@ const REVOGADA = 'revogada';
  */
 function chaveAceita(g: ChaveDoHub, c: Cifra): Chave | null {
   // the kid derived from the key, compared with the row's
-  const chave = estaCifrado(g.chave_privada_pem) ? chaveDoPem(pemGuardado(c, g), undefined, g.assina_desde, g.aposentada_em) : null;
+  const chave = estaCifrado(g.chave_privada_pem) ? chaveDoPem(pemGuardado(c, g), g.assina_desde, g.aposentada_em) : null;
   if (chave?.kid === g.kid) return chave;
   if (!recusadas.has(g.kid)) {
     recusadas.add(g.kid);
@@ -167,12 +170,11 @@ function chaveAceita(g: ChaveDoHub, c: Cifra): Chave | null {
 }
 const recusadas = new Set<string>();
 
-
 /**
  * A key of the hub's own (generated, or HUB_CHAVE_PRIVADA_ARQUIVO's) stored encrypted. A row of
  * the same kid in clear (the file's key, stored by a version before the encryption) takes the
- * encrypted form, in service from `assinaDesde` whatever the row said: it is the hub's only key now. One
- * revoked stops it: a revoked key never signs again.
+ * encrypted form, in service from `assinaDesde` whatever the row said: it is the hub's only key
+ * now. A revoked row of that kid throws: a revoked key never signs again.
  */
 async function guardar(pem: string, cifra: Cifra, assinaDesde: Date, transaction?: Transaction): Promise<string> {
   const kid = kidDoPem(pem);
@@ -237,12 +239,14 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
   const assinaDesde = new Date(Date.now() + PUBLICADA_ANTES_DE_ASSINAR_MS);
   // the retirements and the new key are stored together: retired keys without their successor
   // would leave the hub with nothing to sign with once they stop
-  const kid = await banco('hub').transaction(async (transaction) => {
-    // a key still retiring from an earlier rotation stops when this one starts: never three at once
-    await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
-    await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
-    return guardar(novaChavePem(), c, assinaDesde, transaction);
-  });
+  const kid = await umaMudancaDeChavesPorVez(() =>
+    banco('hub').transaction(async (transaction) => {
+      // a key still retiring from an earlier rotation stops when this one starts: never three at once
+      await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
+      await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });
+      return guardar(novaChavePem(), c, assinaDesde, transaction);
+    }),
+  );
   await recarregarDepoisDeMudar();
   return { kid, assina_desde: assinaDesde.toISOString() };
 }
@@ -258,9 +262,19 @@ export class RevogacaoRecusada extends Error {}
 
 /**
  * A key put in service by a revocation signs from a minute before it: a hub process whose clock is
- * behind the command's would otherwise find no key that signs yet.
+ * up to that much behind the command's signs with it at once, not with chavesQueAssinam's stand-in.
  */
 const FOLGA_DO_RELOGIO_MS = 60_000;
+
+/**
+ * Rotations and revocations one at a time, across processes: each decides from the keys as the
+ * other left them (a revocation blind to a rotation's new key would put a second one in service).
+ */
+async function umaMudancaDeChavesPorVez<T>(mudar: () => Promise<T>): Promise<T> {
+  const feito = await sozinho('hub', 'mudar_chaves', async () => ({ r: await mudar() }), 30);
+  if (!feito) throw new Error('outro comando muda as chaves do hub há mais de 30 s');
+  return feito.r;
+}
 
 /**
  * `suite revoke-hub-key <kid>`, for a key that leaked: it neither signs nor is listed from the
@@ -273,23 +287,25 @@ const FOLGA_DO_RELOGIO_MS = 60_000;
 export async function revogarChave(kid: string): Promise<{ kid: string; revogada_em: string; assinam: string[] }> {
   // a new key may be stored: under the hub's cipher, as in a rotation
   const c = await cifraConferida();
-  let agora = new Date();
-  await banco('hub').transaction(async (transaction) => {
-    // every key locked: a rotation or revocation at the same time waits for this one's outcome
-    const guardadas = await ChaveDoHub.findAll({ where: { revogada_em: null }, transaction, lock: transaction.LOCK.UPDATE });
-    agora = new Date();
-    const desde = new Date(agora.getTime() - FOLGA_DO_RELOGIO_MS);
-    const revogada = guardadas.find((g) => g.kid === kid);
-    if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} that is not revoked`);
-    const aposentada_em = revogada.aposentada_em && revogada.aposentada_em < agora ? revogada.aposentada_em : agora;
-    await revogada.update({ revogada_em: agora, aposentada_em, chave_privada_pem: REVOGADA }, { transaction });
-    // rows the load refuses sign nothing: they do not count
-    const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null && chaveAceita(g, c));
-    if (emServico.some((g) => g.assina_desde <= agora)) return;
-    const listada = emServico.find((g) => g.assina_desde > agora);
-    if (listada) await listada.update({ assina_desde: desde }, { transaction });
-    else await guardar(novaChavePem(), c, desde, transaction);
-  });
+  const agora = await umaMudancaDeChavesPorVez(() =>
+    banco('hub').transaction(async (transaction) => {
+      const guardadas = await ChaveDoHub.findAll({ where: { revogada_em: null }, transaction });
+      const revogada = guardadas.find((g) => g.kid === kid);
+      if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} that is not revoked`);
+      const momento = new Date();
+      // retired as long ago as a key stays listed: no process of any version reads it again
+      const aposentada_em = new Date(momento.getTime() - PUBLICADA_APOS_APOSENTAR_MS);
+      await revogada.update({ revogada_em: momento, aposentada_em, chave_privada_pem: REVOGADA }, { transaction });
+      // rows the load refuses sign nothing: they do not count
+      const emServico = guardadas.filter((g) => g !== revogada && g.aposentada_em === null && chaveAceita(g, c));
+      if (emServico.some((g) => g.assina_desde <= momento)) return momento;
+      const desde = new Date(momento.getTime() - FOLGA_DO_RELOGIO_MS);
+      const listada = emServico.find((g) => g.assina_desde > momento);
+      if (listada) await listada.update({ assina_desde: desde }, { transaction });
+      else await guardar(novaChavePem(), c, desde, transaction);
+      return momento;
+    }),
+  );
   await recarregarDepoisDeMudar();
   return { kid, revogada_em: agora.toISOString(), assinam: (await chavesQueAssinam()).map((k) => k.kid) };
 }

@@ -249,7 +249,7 @@ export function autenticadorDoIdentity(): Autenticador {
     // after the change would get a token refused at once. One issued in that second before the
     // change is all the rule leaves
     const anterior = (desde: Date | null) => desde !== null && p.emitidoEm < Math.floor(desde.getTime() / 1000);
-    // on every call: prepared statements of the fast pool, not the ORM's (a third of the read's cost)
+    // on every call: prepared statements of the fast pool, not the ORM (which cost half the read)
     if (p.tipo === 'usuario') {
       const [u] = await lerLinhas<{ master: number; email: string; tokens_validos_desde: Date | null }>(
         banco('identity'),

@@ -60,6 +60,7 @@ const data = (descricao: string) =>
     .trim()
     .empty('')
     .pattern(FORMA_DA_DATA)
+    // every rule runs (abortEarly off): a value of the wrong form was already named by the pattern
     .custom((v: string, h) => (!FORMA_DA_DATA.test(v) || diaExiste(v) ? v : h.error('string.pattern.base')))
     .messages({ 'string.pattern.base': '{{#label}} deve ser uma data AAAAMMDD' })
     .description(descricao);

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { normalizarCnpj } from '../shared/cnpj';
+import { cnpjNoCorpo } from '../shared/cnpj';
 import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, inteiroEscrito, pagina, tamanho, texto } from '../shared/paginacao';
 import { STATUS } from './suporte';
@@ -40,23 +40,10 @@ const telefone = () =>
     })
     .messages({ 'string.pattern.base': 'um número de telefone (8 a 20 dígitos)' });
 
-/** A CNPJ as leads takes one: with or without the mask, check digits verified (DESIGN §4: a 400). */
-const cnpj = () =>
-  Joi.string()
-    .trim()
-    .max(18)
-    .custom((v: string, h) => {
-      try {
-        return normalizarCnpj(v);
-      } catch (err) {
-        return h.message({ custom: (err as Error).message });
-      }
-    });
-
 /** A customer's and a robot's writable fields; creation requires the name. */
 const cliente = Joi.object({
   razao_social: nome(255),
-  cnpj: cnpj().allow(null),
+  cnpj: cnpjNoCorpo().allow(null),
   telefone: Joi.string().trim().max(40).allow(null),
   email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
 });

@@ -4,7 +4,8 @@ import { MOMENTO } from '../shared/base';
 /**
  * Ed25519 keys that sign deliveries (DESIGN §5). A key is published before it signs
  * (`assina_desde`), and stays published after it stops signing (`aposentada_em`) until no attempt
- * signed with it can still be in flight. A key revoked (`revoke-hub-key`) is neither, at once.
+ * signed with it can still be in flight. A key revoked (`revoke-hub-key`) is neither, from each
+ * process's next reading of the keys.
  */
 @Table({ tableName: 'chave_do_hub', underscored: true, timestamps: true, createdAt: 'criada_em', updatedAt: false })
 export class ChaveDoHub extends Model {

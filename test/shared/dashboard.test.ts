@@ -98,13 +98,17 @@ test('past 10 wrong pairs from one address, even the right one gets 429 with Ret
   expect((await fetch(url, { headers: basico('operador:senha:com:dois-pontos') })).status).toBe(200);
 });
 
-/** A request to the dashboard with the Host header a browser would send for `host`. */
-function pedirComHost(porta: number, host: string, caminho = '/api/queues'): Promise<number> {
+/**
+ * A request to the dashboard with the Host header a browser would send for `host` (fetch sets its
+ * own): its status, headers and body.
+ */
+function pedirComHost(porta: number, host: string, caminho = '/api/queues'): Promise<{ status: number; cabecalhos: http.IncomingHttpHeaders; corpo: string }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: '127.0.0.1', port: porta, path: caminho, headers: { host } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
+        let corpo = '';
+        res.on('data', (p) => (corpo += p));
+        res.on('end', () => resolve({ status: res.statusCode!, cabecalhos: res.headers, corpo }));
       })
       .on('error', reject);
   });
@@ -124,10 +128,10 @@ async function comPainelAberto(fn: (porta: number) => Promise<void>): Promise<vo
 test('without credentials (LOCALHOST) the dashboard answers only requests addressed to this machine by name: no DNS rebinding', () =>
   comPainelAberto(async (porta) => {
     for (const host of [`localhost:${porta}`, 'localhost', `painel.localhost:${porta}`, `127.0.0.1:${porta}`, `[::1]:${porta}`]) {
-      expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 200 });
+      expect({ host, status: (await pedirComHost(porta, host)).status }).toEqual({ host, status: 200 });
     }
     for (const host of [`ataque.example:${porta}`, 'localhost.ataque.example', `127.0.0.1.nip.io:${porta}`, `192.168.0.10:${porta}`]) {
-      expect({ host, status: await pedirComHost(porta, host) }).toEqual({ host, status: 403 });
+      expect({ host, status: (await pedirComHost(porta, host)).status }).toEqual({ host, status: 403 });
     }
   }));
 
@@ -135,18 +139,11 @@ test('what Bull Board does not answer is answered as the services answer: proble
   comPainelAberto(async (porta) => {
     for (const [caminho, host, status] of [
       ['/nada/aqui', 'localhost', 404],
+      ['/queue/%E0%A4%A', 'localhost', 400],
       ['/', 'ataque.example', 403],
     ] as const) {
-      // the Host header as sent (fetch sets its own)
-      const res = await new Promise<{ status: number; tipo: string; corpo: string }>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port: porta, path: caminho, headers: { host } }, (r) => {
-          let corpo = '';
-          r.on('data', (p) => (corpo += p));
-          r.on('end', () => resolve({ status: r.statusCode!, tipo: String(r.headers['content-type']), corpo }));
-        }).on('error', reject);
-      });
-      const corpo = res.corpo;
-      expect({ caminho, status: res.status, tipo: res.tipo }).toEqual({ caminho, status, tipo: expect.stringMatching(/^application\/problem\+json/) });
+      const { status: recebido, cabecalhos, corpo } = await pedirComHost(porta, host, caminho);
+      expect({ caminho, status: recebido, tipo: cabecalhos['content-type'] }).toEqual({ caminho, status, tipo: expect.stringMatching(/^application\/problem\+json/) });
       expect(JSON.parse(corpo)).toMatchObject({ status });
       expect(corpo).not.toMatch(/\bat .*\.[jt]s:\d+|<html/i);
     }
@@ -155,11 +152,8 @@ test('what Bull Board does not answer is answered as the services answer: proble
 test("the board never renders inside another site's frame (clickjacking its buttons): every answer says so, a refusal too", () =>
   comPainelAberto(async (porta) => {
     for (const [host, status] of [[`localhost:${porta}`, 200], [`ataque.example:${porta}`, 403]] as const) {
-      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port: porta, path: '/', headers: { host } }, resolve).on('error', reject);
-      });
-      res.resume();
-      expect({ host, status: res.statusCode, quadro: res.headers['x-frame-options'], csp: res.headers['content-security-policy'] }).toEqual({
+      const res = await pedirComHost(porta, host, '/');
+      expect({ host, status: res.status, quadro: res.cabecalhos['x-frame-options'], csp: res.cabecalhos['content-security-policy'] }).toEqual({
         host,
         status,
         quadro: 'DENY',
@@ -208,8 +202,8 @@ test("every request to the board leaves an access line, as the services' do: a r
   const espiao = jest.spyOn(registroDaSuite, 'logger').mockImplementation((componente) => registro.child({ componente }));
   try {
     await comPainelAberto(async (porta) => {
-      expect(await pedirComHost(porta, `localhost:${porta}`, `/api/queues/${filaHubEntrega.nome}/default-job-options?x=1`)).toBe(200);
-      expect(await pedirComHost(porta, `ataque.example:${porta}`, '/')).toBe(403);
+      expect((await pedirComHost(porta, `localhost:${porta}`, `/api/queues/${filaHubEntrega.nome}/default-job-options?x=1`)).status).toBe(200);
+      expect((await pedirComHost(porta, `ataque.example:${porta}`, '/')).status).toBe(403);
     });
   } finally {
     espiao.mockRestore();

@@ -1,7 +1,7 @@
 import { pbkdf2 } from 'node:crypto';
 import dns from 'node:dns';
 import http from 'node:http';
-import { AddressInfo, LookupFunction } from 'node:net';
+import { AddressInfo } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import nock from 'nock';
 import { DestinoBloqueado, GuardaDeDestino, guardaDeDestino, Rede } from '../../lib/destino-seguro';
@@ -44,44 +44,46 @@ const redes = (...cidrs: string[]): Rede[] => cidrs.map((c) => ipaddr.parseCIDR(
 /** A destination for lookups whose port no allowed network names. */
 const QUALQUER = new URL('https://destino.exemplo/');
 
-function resolver(lookup: LookupFunction, host: string, opcoes: dns.LookupOptions = {}): Promise<unknown> {
+/** The guard's lookup of `host` for a request to `url` (its port). */
+function resolver(guarda: GuardaDeDestino, host: string, opcoes: dns.LookupOptions = {}, url = QUALQUER): Promise<unknown> {
   return new Promise((resolve, reject) =>
-    lookup(host, opcoes, (err: Error | null, endereco: unknown, familia?: number) => (err ? reject(err) : resolve(opcoes.all ? endereco : { endereco, familia }))),
+    guarda
+      .lookupPara(url)(host, opcoes, (err: Error | null, endereco: unknown, familia?: number) => (err ? reject(err) : resolve(opcoes.all ? endereco : { endereco, familia }))),
   );
 }
 
 describe('names resolved through DNS', () => {
   test('a public name resolves to its IPv4 address, first of its list', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo')).toEqual({ endereco: '93.184.215.14', familia: 4 });
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    expect(await resolver(guarda, 'publico.exemplo')).toEqual({ endereco: '93.184.215.14', familia: 4 });
+    expect(await resolver(guarda, 'publico.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
   });
 
   test('a name with no IPv4 address is reached over IPv6, and a family asked for is the one resolved', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'so-ipv6.exemplo')).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'publico.exemplo', { family: 6 })).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
-    await expect(resolver(guarda.lookupPara(QUALQUER), 'so-ipv6.exemplo', { family: 4 })).rejects.toMatchObject({ code: 'ENODATA' });
+    expect(await resolver(guarda, 'so-ipv6.exemplo')).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
+    expect(await resolver(guarda, 'publico.exemplo', { family: 6 })).toEqual({ endereco: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', familia: 6 });
+    await expect(resolver(guarda, 'so-ipv6.exemplo', { family: 4 })).rejects.toMatchObject({ code: 'ENODATA' });
   });
 
   test('a name that resolves only to private addresses is refused; among public ones, a private address is left out', async () => {
     const guarda = guardaDeDestino([], resolvedor);
-    await expect(resolver(guarda.lookupPara(QUALQUER), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
-    await expect(resolver(guarda.lookupPara(QUALQUER), 'loopback.exemplo', { all: true })).rejects.toThrow('destino em endereço privado recusado');
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'misto.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    await expect(resolver(guarda, 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guarda, 'loopback.exemplo', { all: true })).rejects.toThrow('destino em endereço privado recusado');
+    expect(await resolver(guarda, 'misto.exemplo', { all: true })).toEqual([{ address: '93.184.215.14', family: 4 }]);
   });
 
   test('an unknown name fails as not found', async () => {
-    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'nao-existe.exemplo')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(resolver(guardaDeDestino([], resolvedor), 'nao-existe.exemplo')).rejects.toMatchObject({ code: 'ENOTFOUND' });
   });
 
   test('localhost is the loopback whatever DNS says, and no DNS server is asked', async () => {
     const antes = dnsServidor.consultas.length;
-    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'localhost')).rejects.toBeInstanceOf(DestinoBloqueado);
-    await expect(resolver(guardaDeDestino([], resolvedor).lookupPara(QUALQUER), 'api.LOCALHOST')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guardaDeDestino([], resolvedor), 'localhost')).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guardaDeDestino([], resolvedor), 'api.LOCALHOST')).rejects.toBeInstanceOf(DestinoBloqueado);
     const soIpv4 = guardaDeDestino(redes('127.0.0.0/8'), resolvedor);
-    expect(await resolver(soIpv4.lookupPara(QUALQUER), 'localhost', { all: true })).toEqual([{ address: '127.0.0.1', family: 4 }]);
-    await expect(resolver(soIpv4.lookupPara(QUALQUER), 'localhost', { family: 6 })).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await resolver(soIpv4, 'localhost', { all: true })).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    await expect(resolver(soIpv4, 'localhost', { family: 6 })).rejects.toBeInstanceOf(DestinoBloqueado);
     expect(dnsServidor.consultas.length).toBe(antes);
   });
 
@@ -89,7 +91,7 @@ describe('names resolved through DNS', () => {
     const guarda = guardaDeDestino([], resolvedor);
     const inicio = Date.now();
     // more lookups than libuv's 4 threads: through getaddrinfo they would hold every one
-    const pendentes = Array.from({ length: 8 }, () => resolver(guarda.lookupPara(QUALQUER), 'buraco.exemplo').catch((err) => err));
+    const pendentes = Array.from({ length: 8 }, () => resolver(guarda, 'buraco.exemplo').catch((err) => err));
     const trabalhoDoPool = await Promise.all(
       Array.from({ length: 4 }, () => new Promise<number>((r) => pbkdf2('x', 'y', 1, 32, 'sha256', () => r(Date.now() - inicio)))),
     );
@@ -106,8 +108,8 @@ describe('names resolved through DNS', () => {
 describe('allowed networks', () => {
   test('a private address in an allowed network passes, one outside it is still refused', async () => {
     const guarda = guardaDeDestino(redes('10.20.0.0/16'), resolvedor);
-    expect(await resolver(guarda.lookupPara(QUALQUER), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
-    await expect(resolver(guardaDeDestino(redes('10.21.0.0/16'), resolvedor).lookupPara(QUALQUER), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await resolver(guarda, 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    await expect(resolver(guardaDeDestino(redes('10.21.0.0/16'), resolvedor), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
   });
 
   test.each([
@@ -146,10 +148,10 @@ describe('allowed networks', () => {
 
   test('a network that names a port lets through that port only, by name and by literal; the scheme gives the port a URL leaves out', async () => {
     const guarda = guardaDeDestino([[ipaddr.parse('10.20.0.0'), 16, 8443], [ipaddr.parse('10.20.0.0'), 16, 443]], resolvedor);
-    expect(await resolver(guarda.lookupPara(new URL('https://interno.exemplo:8443/')), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
-    expect(await resolver(guarda.lookupPara(new URL('https://interno.exemplo/')), 'interno.exemplo')).toEqual({ endereco: '10.20.0.7', familia: 4 });
-    await expect(resolver(guarda.lookupPara(new URL('https://interno.exemplo:6379/')), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
-    await expect(resolver(guarda.lookupPara(new URL('http://interno.exemplo/')), 'interno.exemplo')).rejects.toBeInstanceOf(DestinoBloqueado);
+    expect(await resolver(guarda, 'interno.exemplo', {}, new URL('https://interno.exemplo:8443/'))).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    expect(await resolver(guarda, 'interno.exemplo', {}, new URL('https://interno.exemplo/'))).toEqual({ endereco: '10.20.0.7', familia: 4 });
+    await expect(resolver(guarda, 'interno.exemplo', {}, new URL('https://interno.exemplo:6379/'))).rejects.toBeInstanceOf(DestinoBloqueado);
+    await expect(resolver(guarda, 'interno.exemplo', {}, new URL('http://interno.exemplo/'))).rejects.toBeInstanceOf(DestinoBloqueado);
     expect(guarda.recusaLiteral(new URL('http://10.20.0.7:8443/'))).toBe(false);
     expect(guarda.recusaLiteral(new URL('https://10.20.0.7/'))).toBe(false);
     expect(guarda.recusaLiteral(new URL('http://10.20.0.7/'))).toBe(true);
