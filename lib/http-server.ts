@@ -1,9 +1,11 @@
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
+import http, { STATUS_CODES } from 'node:http';
+import { AddressInfo, Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import { Express } from 'express';
 import { config } from '../config';
 import { aoEncerrar } from './lifecycle';
 import { logger } from './logger';
+import { problema, tituloDoStatus } from './problema';
 
 /**
  * Listens and registers a graceful close: stop accepting, let in-flight requests finish within
@@ -22,6 +24,7 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   const fecharAsRespostas = acompanharAsRespostas(server);
   server.on('request', fecharSemOCorpo);
   server.on('request', app);
+  server.on('clientError', responderErroDoCliente);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(porta, host, () => {
@@ -36,6 +39,25 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   server.on('error', (err) => logger('http').error({ servico: nome, err: err.message }, 'erro do servidor HTTP'));
   aoEncerrar('http', `http:${nome}`, () => fecharServidor(server, fecharAsRespostas));
   return server;
+}
+
+/**
+ * What Node refuses before any route sees it (a request it cannot parse, headers past its limit, a
+ * request not arrived in time) answered as the routes answer errors: problem+json, then the
+ * connection closed. Node's own answer has no body; as Node does, nothing is written once anything
+ * was (an answer under way on that connection).
+ */
+function responderErroDoCliente(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket).bytesWritten > 0) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const corpo = JSON.stringify(problema(status, 'requisicao_invalida', `${tituloDoStatus(status)}.`));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(corpo)}\r\nConnection: close\r\n\r\n${corpo}`,
+  );
 }
 
 /**

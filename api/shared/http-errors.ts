@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ValidationError as ErroDoSequelize, UniqueConstraintError } from 'sequelize';
 import { logger } from '../../lib/logger';
 import { bancoIndisponivel } from '../../lib/database';
+import { Problema, problema, tituloDoStatus } from '../../lib/problema';
 import { ErroDeDominio, TipoDeErro } from './errors';
 
 const STATUS: Record<TipoDeErro, number> = {
@@ -22,32 +23,6 @@ const STATUS: Record<TipoDeErro, number> = {
 /** The `WWW-Authenticate` challenge of a 401, but on a route with its own (Rota.desafio). */
 export const DESAFIO_PADRAO = 'Bearer';
 
-const TITULOS: Record<number, string> = {
-  400: 'Requisição inválida',
-  401: 'Não autenticado',
-  403: 'Proibido',
-  404: 'Não encontrado',
-  405: 'Método não permitido',
-  409: 'Conflito',
-  413: 'Corpo grande demais',
-  415: 'Tipo de conteúdo não suportado',
-  422: 'Referência inválida',
-  423: 'Bloqueado',
-  429: 'Muitas requisições',
-  500: 'Erro interno',
-  503: 'Serviço indisponível',
-};
-
-export interface Problema {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  errors?: { campo: string; mensagem: string }[];
-  request_id?: string;
-}
-
 /** The deferred error of a body sent in a Content-Type other than JSON (rotas.ts): 415. */
 export const TIPO_NAO_JSON = 'content-type.not-json';
 
@@ -59,15 +34,7 @@ export function enviarProblema(res: Response, status: number, code: string, deta
   if (status === 429 || status >= 500) res.removeHeader('Cache-Control');
   // a 503 says when to try again (RFC 9110 §15.6.4): what webhook senders and well-behaved clients wait for
   if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(ESPERA_APOS_INDISPONIVEL_S));
-  const corpo: Problema = {
-    type: `urn:problema:${code}`,
-    title: TITULOS[status] ?? 'Erro',
-    status,
-    detail,
-    code,
-    ...extra,
-  };
-  res.status(status).type('application/problem+json').send(JSON.stringify(corpo));
+  res.status(status).type('application/problem+json').send(JSON.stringify(problema(status, code, detail, extra)));
 }
 
 /**
@@ -121,7 +88,7 @@ export function tratadorDeErros() {
     // caller's request: an outgoing call's 404 or 401 surfacing here is the service's failure
     const statusHttp = e?.expose === true || err instanceof URIError ? (e.status ?? e.statusCode) : undefined;
     if (typeof statusHttp === 'number' && statusHttp >= 400 && statusHttp < 500) {
-      return enviarProblema(res, statusHttp, 'requisicao_invalida', TITULOS[statusHttp] ?? 'Requisição inválida.');
+      return enviarProblema(res, statusHttp, 'requisicao_invalida', `${tituloDoStatus(statusHttp)}.`);
     }
     if (isIndisponivel(err)) {
       logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
