@@ -1,5 +1,5 @@
 import http, { STATUS_CODES } from 'node:http';
-import { AddressInfo, Socket } from 'node:net';
+import { AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
 import { Express } from 'express';
 import { config } from '../config';
@@ -43,22 +43,24 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
 
 /**
  * What Node refuses before any route sees it (a request it cannot parse, headers past its limit, a
- * request not arrived in time) answered as the routes answer errors: problem+json, then the
- * connection closed. Node's own answer has no body; as Node does, nothing is written once anything
- * was (an answer under way on that connection).
+ * request not arrived in time) answered as the routes answer errors: problem+json where Node's own
+ * answer has no body. Otherwise as Node does: nothing written into an answer under way, and the
+ * connection destroyed after (a request still arriving goes no further, a slow upload included).
  */
 function responderErroDoCliente(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket).bytesWritten > 0) {
-    socket.destroy();
-    return;
+  // the answer of the connection's current request, when one was begun (Node's own test)
+  const emCurso = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && !emCurso?.headersSent) {
+    const status = STATUS_DO_ERRO[err.code ?? ''] ?? 400;
+    const corpo = JSON.stringify(problema(status, 'requisicao_invalida', `${tituloDoStatus(status)}.`));
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(corpo)}\r\nConnection: close\r\n\r\n${corpo}`,
+    );
   }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const corpo = JSON.stringify(problema(status, 'requisicao_invalida', `${tituloDoStatus(status)}.`));
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
-      `Content-Length: ${Buffer.byteLength(corpo)}\r\nConnection: close\r\n\r\n${corpo}`,
-  );
+  socket.destroy();
 }
+const STATUS_DO_ERRO: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
 
 /**
  * Express gives each request and answer the app's prototypes (`app.request`, `app.response`, made

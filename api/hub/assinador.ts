@@ -294,6 +294,7 @@ export async function revogarChave(kid: string): Promise<{ kid: string; revogada
       if (!revogada) throw new RevogacaoRecusada(`the hub holds no key ${kid} that is not revoked`);
       const momento = new Date();
       // retired as long ago as a key stays listed: no process of any version reads it again
+      // (one whose clock is behind the command's, once it catches up)
       const aposentada_em = new Date(momento.getTime() - PUBLICADA_APOS_APOSENTAR_MS);
       await revogada.update({ revogada_em: momento, aposentada_em, chave_privada_pem: REVOGADA }, { transaction });
       // rows the load refuses sign nothing: they do not count
