@@ -280,9 +280,10 @@ async function umaMudancaDeChavesPorVez<T>(mudar: () => Promise<T>): Promise<T> 
  * `suite revoke-hub-key <kid>`, for a key that leaked: it neither signs nor is listed from the
  * next reading of the keys in each hub process (within a minute); subscribers keep a key set up
  * to its Cache-Control age (5 minutes) and fetch it again on an unknown kid. The row keeps no key:
- * restored by a writer of the table, it signs nothing. When no key the hub holds (encrypted, in
- * service) signs then, the one a rotation listed starts signing now, or else a new key does: the
- * hub never stops signing, and never holds two keys in service.
+ * a writer who clears its revocation gets nothing that signs (a backup's copy of the row would;
+ * docs/decisoes.md). When no key the hub holds (encrypted, in service) signs then, the one a
+ * rotation listed starts signing now, or else a new key does: the hub never stops signing, and
+ * never holds two keys in service.
  */
 export async function revogarChave(kid: string): Promise<{ kid: string; revogada_em: string; assinam: string[] }> {
   // a new key may be stored: under the hub's cipher, as in a rotation
