@@ -96,23 +96,16 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = 0;
       await encerrar();
       return;
-    case 'rotate-hub-key': {
-      const { hub } = await import('./api/hub');
-      const { rotacionarChave } = await import('./api/hub/assinador');
-      // the database alone: the hub's start would take a first key under this process's cipher
-      return comResultado('rotate-hub-key', async () => {
-        await abrirBancoDoServico(hub);
-        return rotacionarChave();
-      });
-    }
+    case 'rotate-hub-key':
     case 'revoke-hub-key': {
       const { hub } = await import('./api/hub');
-      const { revogarChave, RevogacaoRecusada } = await import('./api/hub/assinador');
+      const { revogarChave, RevogacaoRecusada, rotacionarChave } = await import('./api/hub/assinador');
       return comResultado(
-        'revoke-hub-key',
+        comando,
         async () => {
+          // the database alone: the hub's start would take a first key under this process's cipher
           await abrirBancoDoServico(hub);
-          return revogarChave(args[0]);
+          return comando === 'rotate-hub-key' ? rotacionarChave() : revogarChave(args[0]);
         },
         RevogacaoRecusada,
       );
