@@ -71,12 +71,16 @@ const publicasDoJwks = async () => (await jwks()).map((k) => k.x).sort();
 const publicaDe = (pem: string) => (createPublicKey(pem).export({ format: 'jwk' }) as JWK).x;
 
 /**
- * A new key stored in clear, as a version before their encryption stored them: retired ten
- * minutes ago, so still listed, signing nothing. Answers its PEM.
+ * A new key stored in clear: as a version before their encryption stored them, retired ten minutes
+ * ago (still listed, signing nothing); or `emServico`, signing since a second ago, as a writer of
+ * the table would want it. Answers its PEM.
  */
-async function guardarEmClaro(kid: string): Promise<string> {
+async function guardarEmClaro(kid: string, emServico = false): Promise<string> {
   const pem = novaPem();
-  await ChaveDoHub.create({ kid, chave_privada_pem: pem, assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) });
+  const datas = emServico
+    ? { assina_desde: new Date(Date.now() - 1000), aposentada_em: null }
+    : { assina_desde: new Date(0), aposentada_em: new Date(Date.now() - 10 * 60_000) };
+  await ChaveDoHub.create({ kid, chave_privada_pem: pem, ...datas });
   return pem;
 }
 
@@ -89,13 +93,6 @@ async function todasEmClaro(): Promise<string[]> {
   const guardadas = await ChaveDoHub.findAll();
   for (const g of guardadas) await g.update({ chave_privada_pem: cifra.decifrar(g.chave_privada_pem) });
   return guardadas.map((g) => g.kid);
-}
-
-/** A key in clear in service, signing since a second ago, as a writer of the table would want it. Answers its PEM. */
-async function guardarIntrusa(): Promise<string> {
-  const pem = novaPem();
-  await ChaveDoHub.create({ kid: 'intrusa', chave_privada_pem: pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
-  return pem;
 }
 
 /** The hub as on a first start: one key, generated (LOCALHOST). Answers its kid. */
@@ -327,7 +324,7 @@ describe('the private keys are stored encrypted (HUB_CHAVE_DE_CIFRA): a copy of 
     RECARGA_DAS_CHAVES.ms = 0;
     try {
       mockRegistros.length = 0;
-      const pem = await guardarIntrusa();
+      const pem = await guardarEmClaro('intrusa', true);
       const [cifrada] = await ChaveDoHub.findAll({ where: { aposentada_em: null } });
       await ChaveDoHub.create({ kid: 'copia', chave_privada_pem: cifrada.chave_privada_pem, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
       await carregarChavesDoHub();
@@ -418,7 +415,7 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
   test('the only key revoked: a new one signs now; revoked during a rotation: the key the rotation listed signs now; the revoked ones never come back', async () => {
     const k1 = await soUmaChave();
     // a row the hub refuses, in service: it is no key to go on signing with
-    await guardarIntrusa();
+    await guardarEmClaro('intrusa', true);
 
     const r1 = await revogarChave(k1);
     expect(r1.kid).toBe(k1);
@@ -462,7 +459,7 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
     await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + 1000);
     expect((await chavesQueAssinam()).map((c) => c.kid)).toEqual([nova, antiga]);
     // rows the hub refuses, in service: no key of the hub's to go on with
-    await guardarIntrusa();
+    await guardarEmClaro('intrusa', true);
     const cifrada = (await ChaveDoHub.findByPk(antiga))!.chave_privada_pem;
     await ChaveDoHub.create({ kid: 'copia', chave_privada_pem: cifrada, assina_desde: new Date(Date.now() - 1000), aposentada_em: null });
 
