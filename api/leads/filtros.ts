@@ -36,6 +36,7 @@ const codigo = (tamanho: number, descricao: string, minimo = 1, permitidos?: str
     .empty('')
     .replace(/[.\/\-\s]/g, '')
     .pattern(forma)
+    .messages({ 'string.pattern.base': `{{#label}} deve ter ${minimo === tamanho ? tamanho : `de ${minimo} a ${tamanho}`} dígitos` })
     .custom((v: string, h) => {
       const c = v.padStart(tamanho, '0');
       // a value of the wrong form was already named by the pattern
@@ -156,6 +157,7 @@ export const esquemaDosFiltros = {
     .empty('')
     .replace(/[.\/\-\s]/g, '')
     .pattern(/^[0-9]{1,8}$/)
+    .messages({ 'string.pattern.base': '{{#label}} deve ter de 1 a 8 dígitos' })
     .description('início do CEP'),
   nome: Joi.string()
     // composed first: the registry's names arrive composed (ISO-8859-1), and a combining accent

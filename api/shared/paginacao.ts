@@ -37,7 +37,13 @@ const FORMA_DO_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * An id, in lower case: the suite's ids are UUIDs written so, and one a client writes in capitals
  * (many do) must be stored and compared as the same id, whatever the column's collation.
  */
-export const id = () => Joi.string().trim().max(64).pattern(FORMA_DO_ID).lowercase();
+export const id = () =>
+  Joi.string()
+    .trim()
+    .max(64)
+    .pattern(FORMA_DO_ID)
+    .lowercase()
+    .messages({ 'string.pattern.base': '{{#label}} deve ter de 1 a 64 letras, dígitos, - ou _' });
 /** The same test outside a schema (a hook that runs before the route's validation). */
 export const ehId = (valor: string) => FORMA_DO_ID.test(valor);
 /** An id as `id()` takes it, outside a schema (a check that runs before the route's validation). */

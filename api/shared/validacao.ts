@@ -18,7 +18,16 @@ export function caminhoAte(de: unknown, alvo: object, nivel = 0): string[] | und
   return undefined;
 }
 
-const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } } };
+/**
+ * joi's own message for a pattern rule quotes the expression, which tells a client nothing it can
+ * act on: a rule without a message of its own says the value is out of form, by this one.
+ */
+const MENSAGENS_PADRAO = {
+  'string.pattern.base': '{{#label}} não está no formato esperado',
+  'string.pattern.invert.base': '{{#label}} não está no formato esperado',
+};
+
+const OPCOES_JOI: Joi.ValidationOptions = { abortEarly: false, convert: true, errors: { wrap: { label: false } }, messages: MENSAGENS_PADRAO };
 
 /**
  * A schema with the suite's validation options set on it, once: joi merges options given to

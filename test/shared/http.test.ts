@@ -14,7 +14,7 @@ import { Autenticador } from '../../api/shared/auth';
 import { naoAutenticado } from '../../api/shared/errors';
 import { RespostaDeErroDoIdentity } from '../../api/shared/leitura-do-identity';
 import { TokenRecusado } from '../../queues/fila';
-import { pagina, tamanho } from '../../api/shared/paginacao';
+import { id, pagina, tamanho } from '../../api/shared/paginacao';
 import { Rota } from '../../api/shared/rotas';
 import { esperarAte } from '../helpers/espera';
 import { chamar, cliente, esperarProblema } from '../helpers/http';
@@ -60,6 +60,15 @@ const rotas: Rota[] = [
     acesso: 'publico',
     validar: { body: Joi.object().unknown(true).required() },
     tratar: (req) => ({ texto: JSON.stringify(req.entrada.body).length }),
+  },
+  {
+    metodo: 'get',
+    caminho: '/formato',
+    operacao: 'formato',
+    resumo: 'pattern rules without a message of their own, and an id',
+    acesso: 'publico',
+    validar: { query: Joi.object({ codigo: Joi.string().pattern(/^[0-9]{3}$/), sem_x: Joi.string().pattern(/x/, { invert: true }), id: id() }) },
+    tratar: (req) => req.entrada.query,
   },
   { metodo: 'get', caminho: '/item/:id', operacao: 'item', resumo: 'item', acesso: 'publico', tratar: (req) => ({ id: req.params.id }) },
   { metodo: 'delete', caminho: '/item/:id', operacao: 'apagar_item', resumo: 'item', acesso: 'publico', tratar: () => undefined },
@@ -285,6 +294,16 @@ describe('errors are RFC 9457 problem details (DESIGN §4)', () => {
     expect(p.errors).toEqual([{ campo: 'a.1.b', mensagem: 'número fora do alcance' }]);
     expect(esperarProblema(await api.post('/livre', { raw: '[1e400]' }), 400).errors).toEqual([{ campo: '0', mensagem: 'número fora do alcance' }]);
     expect((await api.post('/livre', { raw: '{"a":[1.7976931348623157e308,-5e-324,0]}' })).status).toBe(200);
+  });
+
+  test('a value out of a pattern rule\'s form is named in words, never by the rule\'s expression', async () => {
+    const p = esperarProblema(await api.get('/formato?codigo=12a&sem_x=axb&id=a%24b'), 400);
+    expect(p.errors).toEqual([
+      { campo: 'codigo', mensagem: 'codigo não está no formato esperado' },
+      { campo: 'sem_x', mensagem: 'sem_x não está no formato esperado' },
+      { campo: 'id', mensagem: 'id deve ter de 1 a 64 letras, dígitos, - ou _' },
+    ]);
+    expect((await api.get('/formato?codigo=123&sem_x=ab&id=A-b')).body).toEqual({ codigo: '123', sem_x: 'ab', id: 'a-b' });
   });
 
   test('a body over 1 MiB answers 413', async () => {
