@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { config } from '../../config';
 import { comCausa } from '../../lib/erros';
+import { largarResposta } from '../../lib/resposta';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
 
 /**
@@ -114,6 +115,7 @@ export async function guardarArquivo(
     const problema = (await res.json().catch(() => null)) as { detail?: unknown } | null;
     throw new ArquivoGrandeDemais(typeof problema?.detail === 'string' ? `${erro}: ${problema.detail}` : erro);
   }
+  largarResposta(res);
   // other refusals (a name or type refused, a key used for other bytes) are the file's
   throw res.status >= 500 || [401, 403, 429].includes(res.status) ? new FalhaDoNossoLado(erro) : new Error(erro);
 }
@@ -125,7 +127,10 @@ export async function urlsDosArquivos(ids: string[]): Promise<Map<string, string
   // the files service answers at most 100 ids per call
   for (let i = 0; i < unicos.length; i += 100) {
     const res = await chamar(`/arquivo/filtro?ids=${unicos.slice(i, i + 100).join(',')}`);
-    if (!res.ok) throw new Error(`file storage answered ${res.status} to GET /arquivo/filtro`);
+    if (!res.ok) {
+      largarResposta(res);
+      throw new Error(`file storage answered ${res.status} to GET /arquivo/filtro`);
+    }
     for (const a of (await res.json()) as ArquivoGuardado[]) urls.set(a.id, a.url);
   }
   return urls;
@@ -134,7 +139,10 @@ export async function urlsDosArquivos(ids: string[]): Promise<Map<string, string
 /** The id of the sales application's file uploaded with Idempotency-Key `chave`, while file storage has it; else null. */
 export async function arquivoDaChave(chave: string): Promise<string | null> {
   const res = await chamar(`/arquivo/filtro?chave=${encodeURIComponent(chave)}`);
-  if (!res.ok) throw new Error(`file storage answered ${res.status} to GET /arquivo/filtro?chave=`);
+  if (!res.ok) {
+    largarResposta(res);
+    throw new Error(`file storage answered ${res.status} to GET /arquivo/filtro?chave=`);
+  }
   const [arquivo] = (await res.json()) as ArquivoGuardado[];
   return arquivo?.id ?? null;
 }
@@ -142,5 +150,7 @@ export async function arquivoDaChave(chave: string): Promise<string | null> {
 /** Removes a file of the sales application; one already gone counts as removed. */
 export async function apagarArquivo(id: string): Promise<void> {
   const res = await chamar(`/arquivo/${encodeURIComponent(id)}`, { method: 'DELETE' });
+  // a 404's problem is not read
+  largarResposta(res);
   if (res.status !== 204 && res.status !== 404) throw new Error(`file storage answered ${res.status} to DELETE /arquivo/{id}`);
 }

@@ -1,6 +1,7 @@
 import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
 import { logger } from '../../lib/logger';
+import { largarResposta } from '../../lib/resposta';
 import { ConfigSystem } from '../../models/sales';
 import { acessoDe, sistemaParaChamar } from './config-system';
 import { MARCA_DA_DECISAO } from './registro';
@@ -48,7 +49,10 @@ async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object
     redirect: 'manual',
     signal: sinal ? AbortSignal.any([AbortSignal.timeout(10_000), sinal]) : AbortSignal.timeout(10_000),
   });
-  if (!res.ok) throw new Error(`the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
+  if (!res.ok) {
+    largarResposta(res);
+    throw new Error(`the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
+  }
   const json = (await res.json().catch(() => null)) as unknown;
   if (!json || typeof json !== 'object') throw new Error('the chat platform answered no JSON object');
   return json as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { config } from '../../config';
+import { largarResposta } from '../../lib/resposta';
 import { TokenRecusado } from '../../queues/fila';
 
 /**
@@ -26,10 +27,11 @@ export async function lerDoIdentity<T>(caminho: string, token: string): Promise<
     headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
     signal: AbortSignal.timeout(10_000),
   });
+  if (res.ok) return (await res.json()) as T;
+  largarResposta(res);
   const rota = caminho.split('?')[0];
   if (res.status === 401 || res.status === 403) throw new TokenRecusado(res.status, `identity refused the token (${res.status}) to GET ${rota}`);
-  if (!res.ok) throw new RespostaDeErroDoIdentity(res.status, `identity answered ${res.status} to GET ${rota}`);
-  return (await res.json()) as T;
+  throw new RespostaDeErroDoIdentity(res.status, `identity answered ${res.status} to GET ${rota}`);
 }
 
 /**

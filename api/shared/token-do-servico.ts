@@ -3,6 +3,7 @@ import { NomeDoServico } from '../../config/services';
 import { CargasEmCurso } from '../../lib/cache';
 import { credenciaisDe } from '../../lib/credenciais';
 import { logger } from '../../lib/logger';
+import { largarResposta } from '../../lib/resposta';
 
 const log = logger('credenciais');
 
@@ -56,6 +57,7 @@ async function pedirToken(
     body: JSON.stringify({ client_id: c.clientId, client_secret: c.clientSecret }),
     signal: AbortSignal.timeout(5000),
   });
+  if (!res.ok) largarResposta(res);
   if (res.status === 401) {
     recusadas.set(servico, { credenciais, ate: Date.now() + PAUSA_APOS_RECUSA_MS });
     const erro = recusa(servico, c.configuracao);

@@ -9,6 +9,7 @@ import { fila } from '../../queues/fila';
 import { filaSalesTransferencia } from '../../queues/sales-transferencia';
 import { ConfigSystem } from '../../models/sales';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
+import { esperarAte } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, mensagemAninhada, novoContato, Sales, salesDe } from './apoio';
 
@@ -585,6 +586,26 @@ describe('the hand-over trigger', () => {
       expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
     } finally {
       await Promise.all([outro, chat].map((srv) => new Promise((ok) => srv.close(ok))));
+    }
+  });
+
+  it('an error of the chat platform whose body never ends lets its connection go (lib/resposta.ts)', async () => {
+    const abertas = new Set<unknown>();
+    const chat = createServer((req, res) => {
+      abertas.add(req.socket);
+      req.socket.once('close', () => abertas.delete(req.socket));
+      res.writeHead(500, { 'content-type': 'application/json' }).write('{"error":"');
+    });
+    await new Promise<void>((ok) => chat.listen(0, '127.0.0.1', ok));
+    try {
+      const local = await s.criarSistema('suporte', { url: `http://127.0.0.1:${(chat.address() as AddressInfo).port}`, conta_id: CONTA, token_api: 'token-da-api' });
+      const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: local });
+      expect((await transferirSemResposta()).falhas).toBeGreaterThanOrEqual(1);
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+      await esperarAte(() => abertas.size === 0, "the unread answer's connection closed", 2000);
+    } finally {
+      chat.closeAllConnections();
+      await new Promise((ok) => chat.close(ok));
     }
   });
 
