@@ -6,7 +6,7 @@ import { AGORA_NO_BANCO, banco, LEITURA_CONFIRMADA, repetirEmConflito } from '..
 import { logger } from '../../lib/logger';
 import { Arquivo } from '../../models/files';
 import { iso, novoId } from '../../models/shared/base';
-import { dadosInvalidos, ErroDeDominio, naoEncontrado, referenciaInvalida } from '../shared/errors';
+import { dadosInvalidos, ErroDeDominio, idempotencyKeyReusada, naoEncontrado } from '../shared/errors';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, mesmoTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento, vencimentoDoEnvioMs } from './armazenamento';
@@ -181,7 +181,7 @@ async function registrar(
         throw err;
       }
       if (primeiro.sha256 !== novo.sha256 || primeiro.nome !== novo.nome || !mesmoTipoMime(primeiro.tipo_mime, novo.tipo_mime)) {
-        throw referenciaInvalida('Idempotency-Key', 'Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
+        throw idempotencyKeyReusada('Esta Idempotency-Key já foi usada para outro arquivo (outros bytes, nome ou tipo).');
       }
       return { arquivo: arquivoJson(primeiro), repetido: true };
     }

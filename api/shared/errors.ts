@@ -9,6 +9,7 @@ export type TipoDeErro =
   | 'nao_encontrado'
   | 'conflito'
   | 'referencia_invalida'
+  | 'idempotency_key_reusada'
   | 'bloqueado'
   | 'limite_excedido'
   | 'indisponivel'
@@ -51,3 +52,6 @@ export const emAndamento = (mensagem: string, retryAfterSegundos: number) =>
   new ErroDeDominio('em_andamento', mensagem, undefined, { retryAfterSegundos });
 export const referenciaInvalida = (campo: string, mensagem: string) =>
   new ErroDeDominio('referencia_invalida', mensagem, [{ campo, mensagem }]);
+/** An Idempotency-Key sent again with another request (422, as the IETF draft on the header says). */
+export const idempotencyKeyReusada = (mensagem: string) =>
+  new ErroDeDominio('idempotency_key_reusada', mensagem, [{ campo: 'Idempotency-Key', mensagem }]);

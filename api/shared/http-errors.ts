@@ -14,6 +14,7 @@ const STATUS: Record<TipoDeErro, number> = {
   corpo_grande_demais: 413,
   codificacao_nao_suportada: 415,
   referencia_invalida: 422,
+  idempotency_key_reusada: 422,
   bloqueado: 423,
   limite_excedido: 429,
   indisponivel: 503,

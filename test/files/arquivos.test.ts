@@ -245,7 +245,7 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
       ['a.txt', 'conteúdo', 'text/csv'],
     ]) {
       const res = await files.enviar(app.token, nome, bytes, { tipo, headers: { 'idempotency-key': chave } });
-      esperarProblema(res, 422);
+      expect(esperarProblema(res, 422)).toMatchObject({ code: 'idempotency_key_reusada', title: 'Idempotency-Key já usada' });
       expect(res.body.errors).toEqual([expect.objectContaining({ campo: 'Idempotency-Key' })]);
     }
     expect(await retrato()).toEqual(antes);
