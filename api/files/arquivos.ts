@@ -11,7 +11,7 @@ import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, mesmoTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento, vencimentoDoEnvioMs } from './armazenamento';
 import { FORMA_DA_CHAVE } from './schemas';
-import { conferirAssinatura, urlDeDownload } from './url-assinada';
+import { urlDeDownload } from './url-assinada';
 
 const log = logger('files');
 
@@ -354,12 +354,8 @@ export async function varrerBytesAApagar(
   return removidos;
 }
 
-/**
- * GET /arquivo/{id}/conteudo: the signature stands for a token, so it is checked before anything
- * is read (403 when wrong or expired); then the file's bytes as a stream.
- */
-export async function abrirConteudo(id: string, expira: number, assinatura: string): Promise<Conteudo> {
-  conferirAssinatura(id, expira, assinatura);
+/** GET /arquivo/{id}/conteudo, once its link's signature held (conferirLink): the file's bytes as a stream. */
+export async function abrirConteudo(id: string): Promise<Conteudo> {
   const a = await Arquivo.findByPk(id);
   if (!a) throw naoEncontrado('Arquivo');
   const bytes = await armazenamento().ler(id);

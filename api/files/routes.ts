@@ -1,10 +1,12 @@
 import { pipeline } from 'node:stream/promises';
 import { NextFunction, Request, Response } from 'express';
 import { config } from '../../config';
-import { ErroDeDominio } from '../shared/errors';
+import { ErroDeDominio, proibido } from '../shared/errors';
+import { comoId } from '../shared/paginacao';
 import { Rota } from '../shared/rotas';
 import { abrirConteudo, arquivoPorId, arquivosPelaChave, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
 import { disposicaoDeAnexo } from './disposicao';
+import { conferirAssinatura } from './url-assinada';
 import { respostas, schemas } from './schemas';
 
 /**
@@ -24,6 +26,24 @@ function conferirCabecalhosDoCorpo(req: Request, _res: Response, next: NextFunct
     return;
   }
   next();
+}
+
+/**
+ * A download link's signature stands for a token, so it is checked first, on the values as sent:
+ * a link that does not hold answers 403 whatever else is wrong with it, as a refused token comes
+ * before a malformed request (DESIGN §10). The id is taken as the route's schema takes it.
+ */
+function conferirLink(req: Request, _res: Response, next: NextFunction) {
+  const { expira, assinatura } = req.query;
+  try {
+    if (typeof expira !== 'string' || !/^\d{1,15}$/.test(expira) || typeof assinatura !== 'string') {
+      throw proibido('Link de download sem validade ou assinatura.');
+    }
+    conferirAssinatura(comoId(String(req.params.id)), Number(expira), assinatura);
+    next();
+  } catch (err) {
+    next(err);
+  }
 }
 
 const DESCRICAO_DO_ENVIO = `O corpo são os bytes do arquivo, sem JSON nem multipart; \`Content-Type\` é o tipo MIME \
@@ -124,13 +144,14 @@ e quer achá-lo (para usá-lo ou apagá-lo) sem enviar os bytes de novo. Um dos 
       resumo: 'Bytes do arquivo, por link assinado (sem token)',
       descricao: DESCRICAO_DO_DOWNLOAD,
       acesso: 'publico',
+      antes: [conferirLink],
       validar: { params: schemas.paramsId, query: schemas.conteudo },
       outrasRespostas: { '403': 'Link sem assinatura válida, ou vencido' },
       respostaBinaria: true,
       // a client reads the size, type and digest before the bytes
       documentarHead: true,
       tratar: async (req, res) => {
-        const c = await abrirConteudo(req.entrada.params.id, req.entrada.query.expira, req.entrada.query.assinatura);
+        const c = await abrirConteudo(req.entrada.params.id);
         res.writeHead(200, {
           'Content-Type': c.tipo_mime,
           'Content-Length': String(c.tamanho),

@@ -101,11 +101,29 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
     }
   });
 
-  test('a url without its expiry or signature, or with an expiry not written as digits, is a malformed request: 400', async () => {
+  test('a url without its expiry or signature, with either written otherwise or twice, or with a malformed id, is refused as any link that does not hold: 403, not 400 (DESIGN §10)', async () => {
+    const { searchParams } = new URL(arquivo.url);
+    const [expira, assinatura] = [searchParams.get('expira'), searchParams.get('assinatura')];
     const base = `${suite.url.files}/arquivo/${arquivo.id}/conteudo`;
-    const expira = new URL(arquivo.url).searchParams.get('expira');
-    for (const query of ['', '?expira=1', `?assinatura=abc`, '?expira=amanha&assinatura=abc', `?expira=${expira}.0&assinatura=abc`, '?expira=1.8e9&assinatura=abc']) {
-      esperarProblema(await files.baixar(base + query), 400);
+    const casos = [
+      '',
+      `?expira=${expira}`,
+      `?assinatura=${assinatura}`,
+      `?expira=amanha&assinatura=${assinatura}`,
+      `?expira=${expira}.0&assinatura=${assinatura}`,
+      `?expira=1.8e9&assinatura=${assinatura}`,
+      `?expira=${expira}&expira=${expira}&assinatura=${assinatura}`,
+      `?expira=${expira}&assinatura=${assinatura}&assinatura=${assinatura}`,
+    ].map((query) => base + query);
+    casos.push(`${suite.url.files}/arquivo/a%24b/conteudo?expira=${expira}&assinatura=${assinatura}`);
+    for (const url of casos) {
+      const res = await files.baixar(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 403 });
+      expect(esperarProblema(res, 403).code).toBe('proibido');
+    }
+    // the id as the route takes it (in capitals), and the expiry with a leading zero, are the same link
+    for (const url of [arquivo.url.replace(arquivo.id, arquivo.id.toUpperCase()), comParametro(arquivo.url, 'expira', `0${expira}`)]) {
+      expect({ url, status: (await files.baixar(url)).status }).toEqual({ url, status: 200 });
     }
   });
 
