@@ -6,7 +6,7 @@ import * as arquivos from '../../api/files/arquivos';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
-import { ateOFim, emProcesso, portaLivre } from '../helpers/processo';
+import { ateOFim, comandoDaSuite, portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
 
@@ -59,7 +59,7 @@ const NADA = { linhas: 0, bytes: 0, devidos: 0 };
 
 /** `suite remove-app-files <id>` as an operator runs it, on this file's databases and identity. */
 function comando(id: string, env: Record<string, string> = {}) {
-  return ateOFim(emProcesso(['suite.ts', 'remove-app-files', id], { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, ...env }));
+  return ateOFim(comandoDaSuite(['remove-app-files', id], { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, ...env }));
 }
 
 describe('remove-app-files: identity must say the application is gone', () => {
@@ -187,7 +187,7 @@ describe('remove-app-files: the files of an application deleted in identity', ()
   });
 });
 
-describe('the command (suite.ts)', () => {
+describe('the command (suite remove-app-files)', () => {
   test('exits 0 with the count once the files are removed; non-zero, saying why, when refused or without a token', async () => {
     const app = await aplicativoComArquivos(2);
     const recusado = await comando(app.id);

@@ -4,16 +4,15 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 
 /**
- * `node <args>` with the TypeScript sources (ts-node, no type check), from the project's root, its
- * output piped: `['suite.ts', 'worker', 'hub-entrega']` runs a suite command as an operator would.
+ * `node <args>` from the project's root, its output piped. The suite's code runs compiled, from
+ * dist/ (`require('./dist/lib/lifecycle')`), which jest's global setup builds before any test.
  */
 export function emProcesso(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, Readable> {
-  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', ...args], {
-    cwd: path.resolve(__dirname, '../..'),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawn(process.execPath, args, { cwd: path.resolve(__dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
+
+/** A suite command as an operator runs it, compiled as `npm start` runs it: `['worker', 'hub-entrega']`. */
+export const comandoDaSuite = (args: string[], env: NodeJS.ProcessEnv = process.env) => emProcesso(['dist/suite.js', ...args], env);
 
 /**
  * A process run to its end: its exit code, and what it wrote on stdout and on stderr (on `close`,

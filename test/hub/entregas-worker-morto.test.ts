@@ -5,7 +5,7 @@ import { processarHubEntrega } from '../../jobs/hub-entrega';
 import { iniciarWorkers } from '../../lib/runner';
 import { fila, iniciarWorker } from '../../queues/fila';
 import { filaHubEntrega, JobDeEntrega } from '../../queues/hub-entrega';
-import { emProcesso } from '../helpers/processo';
+import { comandoDaSuite } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
@@ -54,7 +54,7 @@ const workersConectados = async () => (await fila(filaHubEntrega).getWorkers()).
 async function iniciarFilho() {
   const antes = await workersConectados();
   const saida: string[] = [];
-  const processo = emProcesso(['suite.ts', 'worker', 'hub-entrega'], {
+  const processo = comandoDaSuite(['worker', 'hub-entrega'], {
     ...process.env,
     HUB_URL: suite.url.hub,
     IDENTITY_URL: suite.url.identity,

@@ -19,7 +19,7 @@ import * as configDaSuite from '../../config';
 import { Cifra } from '../../lib/cifra';
 import { ChaveDoHub, Segredo } from '../../models/hub';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { ateOFim, emProcesso } from '../helpers/processo';
+import { ateOFim, comandoDaSuite } from '../helpers/processo';
 import { Registro } from '../helpers/registros';
 import { esperarAte, hubDe, Hub, iniciarReceptor, Recebida, Receptor } from './apoio-entregas';
 
@@ -480,7 +480,7 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
     expect(await guardadas()).toEqual(antes);
 
     const [kid] = await kidsDoJwks();
-    const feito = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+    const feito = await ateOFim(comandoDaSuite(['revoke-hub-key', kid]));
     expect(feito.codigo).toBe(0);
     const resultado = JSON.parse(feito.saida);
     expect(resultado).toEqual({ kid, revogada_em: expect.any(String), assinam: [expect.any(String)] });
@@ -488,7 +488,7 @@ describe('revoke-hub-key: a key that leaked stops signing and leaves the JWKS at
     expect(await kidsDoJwks()).toEqual(resultado.assinam);
 
     const depois = await guardadas();
-    const recusado = await ateOFim(emProcesso(['suite.ts', 'revoke-hub-key', kid]));
+    const recusado = await ateOFim(comandoDaSuite(['revoke-hub-key', kid]));
     expect(recusado.codigo).not.toBe(0);
     expect(recusado.saida).toBe('');
     expect(recusado.erros).toMatch(new RegExp(`^revoke-hub-key refused: the hub holds no key ${kid} that is not revoked`, 'm'));

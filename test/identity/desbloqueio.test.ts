@@ -4,7 +4,7 @@ import { config } from '../../config';
 import { redis } from '../../lib/redis';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
-import { ateOFim, emProcesso, portaLivre } from '../helpers/processo';
+import { ateOFim, comandoDaSuite, portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
@@ -75,18 +75,18 @@ test('something that is no e-mail address is refused, nothing changed', async ()
 test('as an operator runs it: the result on stdout as JSON, exit 0, Redis out of reach or not; a refusal said on stderr, exit non-zero', async () => {
   const u = await id.criarUsuario();
   await trancar(u.email);
-  const feito = await ateOFim(emProcesso(['suite.ts', 'unlock-login', u.email]));
+  const feito = await ateOFim(comandoDaSuite(['unlock-login', u.email]));
   expect(feito.codigo).toBe(0);
   expect(JSON.parse(feito.saida)).toEqual({ email: u.email, usuario_id: u.id, estava_bloqueado: true });
   expect((await entrar(u.email, u.senha)).status).toBe(200);
   // Redis out of reach: a user's lock is in its row, and is lifted all the same
   const outro = await id.criarUsuario();
   await trancar(outro.email);
-  const semRedis = await ateOFim(emProcesso(['suite.ts', 'unlock-login', outro.email], { ...process.env, REDIS_URL: `redis://127.0.0.1:${await portaLivre()}` }));
+  const semRedis = await ateOFim(comandoDaSuite(['unlock-login', outro.email], { ...process.env, REDIS_URL: `redis://127.0.0.1:${await portaLivre()}` }));
   expect(semRedis.codigo).toBe(0);
   expect(JSON.parse(semRedis.saida)).toEqual({ email: outro.email, usuario_id: outro.id, estava_bloqueado: true });
   expect((await entrar(outro.email, outro.senha)).status).toBe(200);
-  const recusado = await ateOFim(emProcesso(['suite.ts', 'unlock-login', 'nao-e-email']));
+  const recusado = await ateOFim(comandoDaSuite(['unlock-login', 'nao-e-email']));
   expect(recusado.codigo).not.toBe(0);
   expect(recusado.saida).toBe('');
   expect(recusado.erros).toMatch(/^unlock-login refused: not an e-mail address/m);

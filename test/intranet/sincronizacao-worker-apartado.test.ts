@@ -1,7 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { esperarProblema } from '../helpers/http';
 import { esperarAte } from '../helpers/espera';
-import { emProcesso } from '../helpers/processo';
+import { comandoDaSuite } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import * as filas from '../../queues/fila';
 import { chaveDoToken, eventosDaFila, fila, tokenDaFila } from '../../queues/fila';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   it = intranetDe(suite);
   const q = fila(filaIntranetColaboradorSync);
   const antes = (await q.getWorkers()).length;
-  worker = emProcesso(['suite.ts', 'worker', filaIntranetColaboradorSync.nome], {
+  worker = comandoDaSuite(['worker', filaIntranetColaboradorSync.nome], {
     ...process.env,
     IDENTITY_URL: suite.url.identity,
     INTRANET_URL: suite.url.intranet,

@@ -7,7 +7,7 @@ import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
-import { emProcesso } from '../helpers/processo';
+import { comandoDaSuite } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { diretorios, escreverMes, linhaDeEmpresa, linhaDeEstabelecimento, novoCnpj } from './apoio';
 
@@ -60,7 +60,7 @@ async function mes(cnpj: string, nome: string): Promise<string> {
 
 /** `suite worker leads-importacao` in a child process, once its worker is connected to the queue. */
 async function iniciarWorkerFilho(): Promise<ChildProcess> {
-  const processo = emProcesso(['suite.ts', 'worker', filaLeadsImportacao.nome]);
+  const processo = comandoDaSuite(['worker', filaLeadsImportacao.nome]);
   let saida = '';
   processo.stdout.on('data', (d) => (saida += d));
   processo.stderr.on('data', (d) => (saida += d));

@@ -5,7 +5,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import * as filas from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { esperarAte } from '../helpers/espera';
-import { ateOFim, emProcesso } from '../helpers/processo';
+import { ateOFim, comandoDaSuite } from '../helpers/processo';
 import { anexosNesteArquivo, CHAT, eventoDeMensagem, idDoSuporte } from './apoio';
 
 /**
@@ -22,7 +22,7 @@ function comando(...args: string[]) {
 }
 
 function comandoCom(env: NodeJS.ProcessEnv, ...args: string[]) {
-  return ateOFim(emProcesso(['suite.ts', 'retry-attachment-copies', ...args], env));
+  return ateOFim(comandoDaSuite(['retry-attachment-copies', ...args], env));
 }
 
 /** A message with one attachment at `caminho` of the chat platform, in a conversation of its own; answers the attachment. */

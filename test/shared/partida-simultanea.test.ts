@@ -5,7 +5,7 @@ import { NomeDoServico, SERVICOS } from '../../config/services';
 import { lerCredenciaisLocais } from '../../lib/credenciais';
 import { novaConexao } from '../../lib/database';
 import { hashDoSegredo } from '../../api/identity/login';
-import { emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
+import { comandoDaSuite, esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
 
 /**
@@ -24,7 +24,7 @@ const filhos: { processo: ChildProcess; saida: string }[] = [];
 async function iniciar(servico: NomeDoServico): Promise<string> {
   const porta = await portaLivre();
   const filho = {
-    processo: emProcesso(['suite.ts', 'api', servico], { ...process.env, [`${SERVICOS[servico].env}_PORT`]: String(porta) }),
+    processo: comandoDaSuite(['api', servico], { ...process.env, [`${SERVICOS[servico].env}_PORT`]: String(porta) }),
     saida: '',
   };
   filho.processo.stdout.on('data', (d) => (filho.saida += d));

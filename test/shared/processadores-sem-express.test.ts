@@ -9,7 +9,7 @@ test('loading the processors and their queues loads no module of Express', async
   const r = await ateOFim(
     emProcesso([
       '-e',
-      `require('reflect-metadata'); require('./jobs'); require('./queues');
+      `require('reflect-metadata'); require('./dist/jobs'); require('./dist/queues');
        const express = Object.keys(require.cache).filter((m) => /[\\\\/]node_modules[\\\\/]express[\\\\/]/.test(m));
        console.log(JSON.stringify({ carregados: Object.keys(require.cache).length, express }));
        process.exit(0);`,

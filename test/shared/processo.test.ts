@@ -5,7 +5,7 @@ import { NomeDoServico, SERVICOS } from '../../config/services';
 import { FILAS } from '../../queues';
 import { ADMIN } from '../helpers/identity';
 import { cliente } from '../helpers/http';
-import { ateOFim, emProcesso, esperarPronto, portaLivre } from '../helpers/processo';
+import { ateOFim, comandoDaSuite, esperarPronto, portaLivre } from '../helpers/processo';
 import { limparDados } from '../helpers/suite';
 
 const prefixo = `${process.env.DB_PREFIX}p`;
@@ -26,7 +26,7 @@ test('`suite start` serves every built service and the dashboard, and SIGTERM fi
   const portas: Record<string, number> = {};
   for (const nome of construidos) portas[nome] = await portaLivre();
   const dashboard = await portaLivre();
-  const processo = emProcesso(['suite.ts', 'start'], {
+  const processo = comandoDaSuite(['start'], {
     ...process.env,
     DB_PREFIX: prefixo,
     QUEUE_PREFIX: prefixo,
@@ -82,11 +82,11 @@ test('the command line: an unknown command, queue or service, a wrong count of a
     // a setting in error, read as the modules load (their loggers' level): one line, no stack
     [['start'], /^invalid configuration: SHUTDOWN_GRACE_MS: "SHUTDOWN_GRACE_MS" must be a number\n$/, { SHUTDOWN_GRACE_MS: 'abc' }],
   ];
-  const resultados = await Promise.all(casos.map(([args, , ajustes]) => ateOFim(emProcesso(['suite.ts', ...args], { ...env, ...ajustes }))));
+  const resultados = await Promise.all(casos.map(([args, , ajustes]) => ateOFim(comandoDaSuite([...args], { ...env, ...ajustes }))));
   for (const [i, r] of resultados.entries()) {
     expect({ args: casos[i][0], codigo: r.codigo, saida: r.saida }).toEqual({ args: casos[i][0], codigo: 1, saida: '' });
     expect(r.erros).toMatch(casos[i][1]);
-    expect(r.erros).not.toMatch(/\bat .*\.ts:\d+|"level":60/);
+    expect(r.erros).not.toMatch(/\bat .*\.[jt]s:\d+|"level":60/);
   }
   // four processes loading the suite's code at once, beside the other test files
 }, 90_000);
