@@ -40,8 +40,10 @@ test(`${N} error-queue deliveries: the answer does not wait for their jobs, and 
 
   // read as the dashboard reads: 20,000 jobs may take a loaded Redis past a producer's 3 s deadline
   const q = fila(filaHubEntrega, 'painel');
+  // counted until that many are there, then read whole (the publication's batch job may be among them)
+  await esperarAte(async () => (await q.getJobCountByTypes('waiting', 'prioritized')) >= N, `${N} jobs queued`, 60_000);
   const comJob = async () => (await q.getJobs(['waiting', 'prioritized'], 0, -1)).filter((j) => j.name === 'entregar').length;
-  await esperarAte(async () => (await comJob()) === N, `a job for each of the ${N}`, 60_000);
+  await esperarAte(async () => (await comJob()) === N, `a job for each of the ${N}`, 60_000, 500);
 }, 120_000);
 
 test('a replay meeting the retention purge (which locks deliveries, then their subscription: the opposite order) is run again, not failed', async () => {
