@@ -342,6 +342,8 @@ export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () =>
   try {
     const trava = nomeDaTrava(servico, nome);
     const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
+    // NULL is an error of the server's (the wait killed), not a lock another holder keeps
+    if (obtida == null) throw new Error(`lock ${trava}: the server answered no result`);
     if (obtida !== 1) return null;
     try {
       return await fn();

@@ -7,6 +7,7 @@ import * as database from '../../lib/database';
 import { migrarTudo } from '../../lib/runner';
 import { abrirBanco, apagarBanco, emTransacaoAgrupada, esperarBanco, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
+import { esperarAte } from '../helpers/espera';
 import { portaLivre } from '../helpers/processo';
 
 /**
@@ -197,6 +198,24 @@ describe('escreverJuntos: one transaction in one round trip', () => {
     }
     expect(seguidas).toEqual([...Array(40).keys()]);
     expect(livreLogoDepois).toEqual(Array(40).fill(1));
+  });
+
+  test('sozinho: a wait for the lock that the server ends in error (its statement killed) fails, and is not taken for a lock held', async () => {
+    const trava = `${sequelize.config.database}_teste-morta`;
+    const dono = await novaConexao('intranet');
+    try {
+      await dono.query('SELECT GET_LOCK(?, 0)', [trava]);
+      const espera = database.sozinho('intranet', 'teste-morta', async () => 'rodou', 20);
+      espera.catch(() => undefined);
+      const aEspera = async () => {
+        const [linhas] = await dono.query('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 20)%`]);
+        return (linhas as { id: number }[])[0]?.id;
+      };
+      await dono.query(`KILL QUERY ${Number(await esperarAte(aEspera, 'the wait for the lock under way'))}`);
+      await expect(espera).rejects.toThrow('the server answered no result');
+    } finally {
+      await dono.end();
+    }
   });
 
   test('MYSQL_URL with socketPath connects through the Unix socket of a server on this machine', async () => {
