@@ -99,7 +99,8 @@ function colunas(e: AlteracaoDoConfigSystem): Record<string, unknown> {
  * One live messaging system per number: of two, the gateway's events would name the older alone
  * (gateway.ts). A number matches with or without a Brazilian mobile's ninth digit, as the gateway
  * matches it. Checked and written under one named lock, so two systems given one number at once
- * cannot both pass.
+ * cannot both pass. A system (`proprio`) given the number it holds, read under the lock, is not
+ * checked: systems that shared a number before the rule get their whole record sent again.
  */
 async function comNumeroUnico<T>(tipo: TipoDeSistema, numero: string | null | undefined, proprio: string | null, escrever: () => Promise<T>): Promise<T> {
   if (tipo !== 'mensageiro' || !numero) return escrever();
@@ -107,10 +108,13 @@ async function comNumeroUnico<T>(tipo: TipoDeSistema, numero: string | null | un
     'sales',
     'config_system_numero',
     async () => {
-      const outro = await ConfigSystem.findOne({
-        where: { tipo: 'mensageiro', numero: variantesDoTelefone(chaveDoTelefone(numero)), ...(proprio ? { id: { [Op.ne]: proprio } } : {}) },
-        attributes: ['id'],
-      });
+      const mantem = proprio !== null && (await ConfigSystem.findByPk(proprio, { attributes: ['numero'] }))?.numero === digitos(numero);
+      const outro =
+        !mantem &&
+        (await ConfigSystem.findOne({
+          where: { tipo: 'mensageiro', numero: variantesDoTelefone(chaveDoTelefone(numero)), ...(proprio ? { id: { [Op.ne]: proprio } } : {}) },
+          attributes: ['id'],
+        }));
       if (outro) throw conflito(`O sistema mensageiro ${outro.id} já tem este número.`, 'numero');
       return { valor: await escrever() };
     },
@@ -162,7 +166,7 @@ export async function configSystemPorId(id: string): Promise<ConfigSystemJson> {
 export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSystem): Promise<ConfigSystemJson> {
   const token = e.renovar_token ? novoToken() : undefined;
   // a number given to a messaging system is checked against the others' (a system's type never
-  // changes); one it already has is not, so a client sending the whole record again is not refused
+  // changes) under the lock: the number it held when read here may be gone by then, and given to another
   const mudar = () =>
     mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
       conferirSegredoHmac(c.tipo, e.segredo_hmac);
@@ -170,7 +174,7 @@ export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSyst
       return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
     });
   const atual = e.numero ? await existente(id) : null;
-  const c = atual && digitos(e.numero) !== atual.numero ? await comNumeroUnico(atual.tipo, e.numero, id, mudar) : await mudar();
+  const c = atual ? await comNumeroUnico(atual.tipo, e.numero, id, mudar) : await mudar();
   paraWebhooks.esquecer(id);
   return comoJson(c, token);
 }
