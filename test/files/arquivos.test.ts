@@ -657,11 +657,11 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     expect(await retrato()).toEqual(antes);
   });
 
-  test('a malformed id is 400 on GET, DELETE and the download', async () => {
+  test('a malformed id is 400 on GET and DELETE; on the download, whose signature is its permission, 403 (DESIGN §10)', async () => {
     for (const id of ['a.b', 'x'.repeat(65), '..%2F..%2Fetc%2Fpasswd', '%00']) {
       esperarProblema(await files.api.get(`/arquivo/${id}`, { token: app.token }), 400);
       esperarProblema(await files.api.del(`/arquivo/${id}`, { token: app.token }), 400);
-      esperarProblema(await files.api.get(`/arquivo/${id}/conteudo`, { query: { expira: 1, assinatura: 'x' } }), 400);
+      esperarProblema(await files.api.get(`/arquivo/${id}/conteudo`, { query: { expira: 1, assinatura: 'x' } }), 403);
     }
   });
 });

@@ -46,7 +46,6 @@ afterAll(async () => {
 /** `chamada` fails as `esperado` says, and then the connection of the answer it did not read is closed. */
 async function falhaELarga(chamada: () => Promise<unknown>, esperado: unknown) {
   await expect(chamada()).rejects.toThrow(esperado as Error);
-  console.log("abertas", abertas.size, [...abertas].map((s) => s.destroyed));
   await esperarAte(() => abertas.size === 0, 'the unread answer\'s connection closed', 2000);
 }
 
