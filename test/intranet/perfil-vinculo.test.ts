@@ -164,7 +164,7 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     let vinculado = false;
     const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
       const linhas = await ler(...args);
-      expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
+      expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, async () => 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
       vinculado = true;
       return linhas;
     });

@@ -1,11 +1,11 @@
 import { ModelStatic, Op, Transaction, WhereOptions } from 'sequelize';
-import { lerLinhas } from '../../../lib/database';
+import { lerLinhas, repetirEmConflito } from '../../../lib/database';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
 import { conflito, naoEncontrado, referenciaInvalida } from '../errors';
 import { contem, PaginaCursor } from '../paginacao';
-import { Alcance, ConferirAlcance } from './permissoes';
+import { Autoridade, ConferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
 export const TAMANHO_DA_PAGINA = 50;
@@ -225,7 +225,7 @@ export function criarColaboradores(
     async vincularPerfil(
       id: string,
       perfilAcessoId: string | null | undefined,
-      alcance: Alcance,
+      autoridade: Autoridade,
       masterNoIdentity?: (authId: string) => Promise<boolean>,
     ): Promise<ColaboradorJson> {
       if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
@@ -239,10 +239,13 @@ export function criarColaboradores(
         masterSegundoIdentity = await masterNoIdentity(authId);
       }
       // the collaborator's row locked, the new profile read FOR SHARE: a profile deletion (which
-      // locks it FOR UPDATE before counting its links) or a sync making the person master waits
-      const colaborador = await Colaborador.sequelize!.transaction(async (transaction) => {
+      // locks it FOR UPDATE before counting its links) or a sync making the person master waits;
+      // then the caller's authority, under shared locks too (a caller changing their own link
+      // already holds their row). Locks taken in other orders by other writers: run again on a deadlock
+      const colaborador = await repetirEmConflito('vínculo de perfil', () => Colaborador.sequelize!.transaction(async (transaction) => {
         const c = (await Colaborador.findByPk(id, { transaction, lock: transaction.LOCK.UPDATE })) as ComPerfil | null;
         if (!c) throw naoEncontrado('Colaborador');
+        const alcance = await autoridade(transaction);
         let perfil: PerfilAcessoBase | null = null;
         if (perfilAcessoId !== null) {
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
@@ -260,7 +263,7 @@ export function criarColaboradores(
         await c.save({ transaction });
         c.perfil = perfil;
         return c;
-      });
+      }));
       aoMudarPerfil(colaborador.auth_id);
       return colaboradorJson(colaborador);
     },

@@ -150,9 +150,9 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * (SPEC 4.1), so for them the local flag alone decides.
    */
   async function vincularPerfil(principal: Principal, id: string, perfilAcessoId: string | null | undefined) {
-    const alcance = await controle.alcanceParaConceder(principal, 'editar', AREA_DO_MODULO);
+    const autoridade = await controle.alcanceParaConceder(principal, 'editar', AREA_DO_MODULO);
     const masterNoIdentity = principal.master ? (authId: string) => controle.masterNoIdentity(principal, authId) : undefined;
-    return colaboradores.vincularPerfil(id, perfilAcessoId, alcance, masterNoIdentity);
+    return colaboradores.vincularPerfil(id, perfilAcessoId, autoridade, masterNoIdentity);
   }
 
   return {

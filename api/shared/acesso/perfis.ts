@@ -5,7 +5,7 @@ import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfi
 import { conflito, naoEncontrado } from '../errors';
 import { mudarSobTrava } from '../sob-trava';
 import { contem, offset, PaginaNumerada } from '../paginacao';
-import { Alcance, ConferirAlcance } from './permissoes';
+import { Autoridade, ConferirAlcance } from './permissoes';
 
 export const ACESSO_INICIAL = 'Acesso inicial';
 
@@ -81,17 +81,21 @@ export function criarPerfis(
       return perfilJson(await existente(id));
     },
 
-    async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
+    async criar(entrada: Required<Pick<EntradaDePerfil, 'nome' | 'permissoes'>> & EntradaDePerfil, autoridade: Autoridade): Promise<PerfilAcessoJson> {
       const permissoes = normalizar(entrada.permissoes);
-      conferirAlcance(permissoes, alcance);
-      const perfil = await PerfilAcesso.create({ nome: entrada.nome, descricao: entrada.descricao || null, permissoes });
+      const perfil = await PerfilAcesso.sequelize!.transaction(async (transaction) => {
+        conferirAlcance(permissoes, await autoridade(transaction));
+        return PerfilAcesso.create({ nome: entrada.nome, descricao: entrada.descricao || null, permissoes }, { transaction });
+      });
       return perfilJson(perfil);
     },
 
-    async atualizar(id: string, entrada: EntradaDePerfil, alcance: Alcance): Promise<PerfilAcessoJson> {
-      // read again under lock: a deletion committed meanwhile answers 404, not a write to the deleted profile
+    async atualizar(id: string, entrada: EntradaDePerfil, autoridade: Autoridade): Promise<PerfilAcessoJson> {
+      // read again under lock: a deletion committed meanwhile answers 404, not a write to the deleted
+      // profile; then the caller's authority (a caller editing their own profile already holds it)
       const perfil = await mudarSobTrava(PerfilAcesso, id, 'Perfil de acesso', async (perfil, transaction) => {
         if (perfil.sistema) throw conflito(`O perfil "${perfil.nome}" é do sistema e não pode ser alterado.`);
+        const alcance = await autoridade(transaction);
         conferirAlcance(perfil.permissoes, alcance);
         if (entrada.permissoes !== undefined) conferirAlcance(normalizar(entrada.permissoes), alcance);
         if (entrada.nome !== undefined) perfil.nome = entrada.nome;
@@ -104,12 +108,12 @@ export function criarPerfis(
       return perfilJson(perfil);
     },
 
-    async deletar(id: string, alcance: Alcance): Promise<void> {
+    async deletar(id: string, autoridade: Autoridade): Promise<void> {
       // linking (and restoring a collaborator) reads the profile FOR SHARE: this count sees a link under
       // way; and the permissions checked are the ones deleted, not a change made meanwhile
       await mudarSobTrava(PerfilAcesso, id, 'Perfil de acesso', async (travado, transaction) => {
         if (travado.sistema) throw conflito(`O perfil "${travado.nome}" é do sistema e não pode ser removido.`);
-        conferirAlcance(travado.permissoes, alcance);
+        conferirAlcance(travado.permissoes, await autoridade(transaction));
         const emUso = await Colaborador.count({ where: { perfil_acesso_id: id }, transaction });
         if (emUso) throw conflito(`O perfil está ligado a ${emUso} colaborador(es); desvincule-os antes.`);
         await travado.destroy({ transaction });

@@ -1,4 +1,4 @@
-import { ModelStatic } from 'sequelize';
+import { ModelStatic, Transaction } from 'sequelize';
 import { CacheComPrazo } from '../../../lib/cache';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { Acao, PerfilAcessoBase, Permissoes } from '../../../models/shared/perfil-acesso';
@@ -29,6 +29,14 @@ export function contidas(permissoes: Permissoes, de: Alcance, lidasPorQualquerAc
 
 const naoConfirmado = () => proibido('O identity não confirma que você é master; entre de novo.');
 
+/**
+ * What a caller may grant, as the write that grants decides it: run inside that write's
+ * transaction, it reads the caller's permissions again with shared locks, so a removal of them
+ * committed after they were first read (alcanceParaConceder) is seen, and one committing meanwhile
+ * waits for the grant, instead of being undone by a grant made on what it removed.
+ */
+export type Autoridade = (transaction: Transaction) => Promise<Alcance>;
+
 /** Checks that a grant sits within what its author holds (`conferirAlcance` of a ControleDeAcesso). */
 export type ConferirAlcance = (permissoes: Permissoes, de: Alcance) => void;
 
@@ -38,9 +46,10 @@ export interface ControleDeAcesso {
    * What the caller may grant, read afresh, once `acao` in `area` (the route's own permission) is
    * confirmed on that fresh reading too: a grant outlives the request, so it is never made on
    * authority that may have been taken away (a master's word in a token issued before a demotion,
-   * permissions cached before another process removed them).
+   * permissions cached before another process removed them). 403 at once when lacking; the write
+   * reads them once more in its transaction (Autoridade).
    */
-  alcanceParaConceder(principal: Principal, acao: Acao, area: string): Promise<Alcance>;
+  alcanceParaConceder(principal: Principal, acao: Acao, area: string): Promise<Autoridade>;
   /**
    * Whether identity says the person `authId` is master now, asked with a master caller's token
    * (only a master may read someone else there, SPEC 4.1). One identity no longer has is no
@@ -81,10 +90,12 @@ export function criarControleDeAcesso(
 ): ControleDeAcesso {
   const cache = new CacheComPrazo<string, Permissoes>(() => cacheSegundos() * 1000);
 
-  async function buscar(authId: string): Promise<Permissoes> {
-    const colaborador = await Colaborador.findOne({ where: { auth_id: authId, ativo: true }, attributes: ['perfil_acesso_id'] });
+  /** `transaction`: read in it with shared locks, which a change of them then waits for */
+  async function buscar(authId: string, transaction?: Transaction): Promise<Permissoes> {
+    const travar = transaction && { transaction, lock: transaction.LOCK.SHARE };
+    const colaborador = await Colaborador.findOne({ where: { auth_id: authId, ativo: true }, attributes: ['id', 'perfil_acesso_id'], ...travar });
     if (!colaborador?.perfil_acesso_id) return {};
-    const perfil = await PerfilAcesso.findByPk(colaborador.perfil_acesso_id, { attributes: ['id', 'permissoes'] });
+    const perfil = await PerfilAcesso.findByPk(colaborador.perfil_acesso_id, { attributes: ['id', 'permissoes'], ...travar });
     return perfil?.permissoes ?? {};
   }
 
@@ -123,12 +134,18 @@ export function criarControleDeAcesso(
     permissoesDe,
     async alcanceParaConceder(principal, acao, area) {
       if (principal.master) {
+        // identity's word is asked before the write (no lock waits on it); a master demoted
+        // meanwhile is what the token rule leaves (docs/decisoes.md)
         await confirmarMaster(principal);
-        return TODAS;
+        return async () => TODAS;
       }
-      const frescas = principal.tipo !== 'usuario' || principal.perfil === 'cliente' ? {} : await buscar(principal.sub);
-      if (!frescas[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
-      return frescas;
+      const ler = async (transaction?: Transaction) => {
+        const frescas = principal.tipo !== 'usuario' || principal.perfil === 'cliente' ? {} : await buscar(principal.sub, transaction);
+        if (!frescas[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
+        return frescas;
+      };
+      await ler();
+      return ler;
     },
     async masterConfirmado(principal) {
       if (!principal.master) throw proibido('Somente um usuário master.');
