@@ -3,7 +3,7 @@ import { banco, emPotenciaDeDois, lerLinhas } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { normalizarCnpj } from '../shared/cnpj';
 import { naoEncontrado } from '../shared/errors';
-import { Descricoes, descricoesDosCodigos } from './codigos';
+import { descricaoDe as de, Descricoes, descricoesDosCodigos } from './codigos';
 import { LAYOUTS } from './receita';
 
 const SITUACOES: Record<string, string> = { '01': 'Nula', '02': 'Ativa', '03': 'Suspensa', '04': 'Inapta', '08': 'Baixada' };
@@ -71,8 +71,6 @@ const PARES_DO_SOCIO = COLUNAS_DO_SOCIO.map((c) => [c, `socio_${c}`] as const);
 const CAMPOS_DO_SOCIO = new Set(['socio_id', ...PARES_DO_SOCIO.map(([, coluna]) => coluna)]);
 /** The row's fields that are not the establishment's own: the partner's, and the two "found" markers. */
 const fora = (campo: string) => CAMPOS_DO_SOCIO.has(campo) || campo === 'empresa_encontrada' || campo === 'simples_encontrado';
-
-const de = (tabela: Map<string, string | null>, codigo: string | null) => (codigo === null ? null : (tabela.get(codigo) ?? null));
 
 function socioDe(linha: Linha, codigos: Descricoes): Record<string, unknown> {
   const s: Record<string, unknown> = {};

@@ -530,6 +530,28 @@ describe('what the files may hold (DESIGN §6 and §10 Leads; SOURCE.md format)'
     expect(lidas).toEqual([...validas, ...invalidas.map(() => null)]);
   });
 
+  test('a code written without the leading zeros its table has (a country 69 where Paises has 069, as real months do) keeps its code as written and gets its description', async () => {
+    const cnpj = novoCnpj();
+    await importarMes({
+      paises: { ...CODIGOS_PADRAO.paises, '069': 'ARGENTINA', '063': 'ANTIGUA E BARBUDA' },
+      estabelecimentos: [linhaDeEstabelecimento({ cnpj, pais: '69', motivo_situacao_cadastral: '1' })],
+      empresas: [linhaDeEmpresa({ cnpj_basico: basico(cnpj), qualificacao_responsavel: '5' })],
+      socios: [linhaDeSocio({ cnpj_basico: basico(cnpj), pais: '63', qualificacao_socio: '49', qualificacao_representante: '0' })],
+    });
+    const r = await registro(cnpj);
+    expect(r).toMatchObject({
+      pais: '69',
+      pais_descricao: 'ARGENTINA',
+      motivo_situacao_cadastral: '1',
+      motivo_situacao_cadastral_descricao: CODIGOS_PADRAO.motivos['01'],
+      empresa_qualificacao_responsavel: '5',
+      empresa_qualificacao_responsavel_descricao: 'Administrador',
+    });
+    expect(r.socios).toEqual([
+      expect.objectContaining({ pais: '63', pais_descricao: 'ANTIGUA E BARBUDA', qualificacao_representante: '0', qualificacao_representante_descricao: 'Não informada' }),
+    ]);
+  });
+
   test('a code absent from its code table (CNAE, município, motivo, país, natureza, qualificação) keeps its code, with description null, and is no error', async () => {
     const cnpj = novoCnpj();
     const resultado = await importarMes({
