@@ -124,7 +124,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
   // here instead, under the same limit, once for concurrent listings of the same filters
-  if (!(await haWorkerDeContagem())) return contandoAqui.compartilhar(chave, () => contarEGuardar(pedido));
+  if (!(await haWorkerDeContagem())) return contandoAqui.compartilhar(chave, () => contarEGuardar(pedido)).catch((err) => contagemFalhou(err, filtros));
   // filter sets arriving faster than the workers count them (about one a second each) would grow
   // the queue without end, counts run long after their listings answered: past a backlog, a
   // listing answers the estimate at once and queues nothing (listed again later, it is counted)
@@ -144,7 +144,12 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
     // the wait and the look at its state, left its result in the cache
     const guardadaDepois = await r.get(chave);
     if (guardadaDepois) return JSON.parse(guardadaDepois) as Contagem;
-    log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
-    throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.');
+    return contagemFalhou(err, filtros);
   }
+}
+
+/** A count that failed, in the job or here, whatever the database said: 503, try again. */
+function contagemFalhou(err: unknown, filtros: FiltrosDeEmpresas): never {
+  log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
+  throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.', undefined, { causa: err });
 }

@@ -67,6 +67,21 @@ test('listings at once with the same filters share the one count this process ma
   }
 });
 
+test('a count the database refuses for any other reason (a temporary table full, say) answers 503 as through the queue, not 500', async () => {
+  await novaGeracaoDosDados();
+  const lerDemorado = database.lerDemorado;
+  const leitura = jest.spyOn(database, 'lerDemorado').mockImplementation(async (...args: Parameters<typeof lerDemorado>) => {
+    if (/COUNT\(\*\) AS total/.test(String(args[1]))) throw Object.assign(new Error("The table '#sql-temptable' is full"), { errno: 1114, code: 'ER_RECORD_FILE_FULL' });
+    return lerDemorado(...args);
+  });
+  try {
+    const problema = esperarProblema(await leads.listar(master, { uf: 'MG' }), 503);
+    expect(problema.detail).not.toMatch(/temptable|full/i);
+  } finally {
+    leitura.mockRestore();
+  }
+});
+
 test('a read another connection stops (KILL QUERY, as the import\'s swap does to reads that hold it up) answers 503, not 500', async () => {
   await novaGeracaoDosDados();
   const trava = await novaConexao('leads');
