@@ -222,14 +222,22 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
 
 export const hashDoSegredo = (segredo: string) => createHash('sha256').update(segredo).digest('hex');
 
-/** Client credentials: an active application gets a token whose `sub` is its id. */
+/**
+ * Client credentials: an active application gets a token whose `sub` is its id. Decided and signed
+ * under a shared lock of its row, as a login is under the user's: a new secret or a switch-off
+ * committed first is seen (401), one made meanwhile waits for the token. Else a request that read
+ * the old secret just before a renewal would get a token of the renewal's second, which the
+ * renewal does not cut off (autenticadorDoIdentity).
+ */
 export async function tokenDeAplicativo(clientId: string, clientSecret: string): Promise<RespostaDeToken> {
-  const app = await Aplicativo.findOne({ where: { id: clientId, ativo: true } });
-  const esperado = Buffer.from(app?.segredo_hash ?? '0'.repeat(64), 'hex');
   const recebido = Buffer.from(hashDoSegredo(clientSecret), 'hex');
-  if (!app || !timingSafeEqual(esperado, recebido)) throw naoAutenticado('client_id ou client_secret inválidos.');
-  const segundos = config().identity.tokenAplicativoSegundos;
-  return { access_token: assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, segundos), token_type: 'Bearer', expires_in: segundos };
+  return banco('identity').transaction(async (transaction): Promise<RespostaDeToken> => {
+    const app = await Aplicativo.findOne({ where: { id: clientId, ativo: true }, transaction, lock: transaction.LOCK.SHARE });
+    const esperado = Buffer.from(app?.segredo_hash ?? '0'.repeat(64), 'hex');
+    if (!app || !timingSafeEqual(esperado, recebido)) throw naoAutenticado('client_id ou client_secret inválidos.');
+    const segundos = config().identity.tokenAplicativoSegundos;
+    return { access_token: assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, segundos), token_type: 'Bearer', expires_in: segundos };
+  });
 }
 
 /**
