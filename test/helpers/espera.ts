@@ -1,4 +1,6 @@
 import { Connection } from 'mysql2/promise';
+import { NomeDoServico } from '../../config/services';
+import { novaConexao } from '../../lib/database';
 
 export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,4 +46,33 @@ export function esperarTravaEsperada(conexao: Connection, descricao: string, qua
     );
     return Number((linhas as { n: number }[])[0].n) >= quantas;
   }, descricao, 10_000, 150);
+}
+
+/**
+ * A change another writer commits while `pedido` waits for the row that writer holds: the test's
+ * connection locks row `id` of `tabela` (FOR UPDATE), starts `pedido`, waits until a statement of
+ * another connection matching `padroes` is under way (the request, waiting on the row), makes the
+ * change (`mudar`) and commits. Answers what `pedido` answers.
+ */
+export async function comMudancaEmCurso<T>(
+  servico: NomeDoServico,
+  tabela: string,
+  id: string,
+  padroes: string[],
+  mudar: (conexao: Connection) => Promise<unknown>,
+  pedido: () => Promise<T>,
+): Promise<T> {
+  const conexao = await novaConexao(servico);
+  try {
+    await conexao.query('START TRANSACTION');
+    await conexao.query(`SELECT id FROM ${tabela} WHERE id = ? FOR UPDATE`, [id]);
+    const resposta = pedido();
+    resposta.catch(() => undefined);
+    await esperarOutraConexao(conexao, `the request waiting on ${tabela}`, padroes);
+    await mudar(conexao);
+    await conexao.query('COMMIT');
+    return await resposta;
+  } finally {
+    await conexao.end();
+  }
 }

@@ -3,8 +3,7 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from '
 import jwt from 'jsonwebtoken';
 import { assinar } from '../../api/identity/chaves';
 import { Aplicativo, ChaveDeAssinatura, Usuario } from '../../models/identity';
-import { novaConexao } from '../../lib/database';
-import { esperarOutraConexao } from '../helpers/espera';
+import { comMudancaEmCurso } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -279,19 +278,16 @@ describe('a password change or a secret renewal refuses, at identity, the tokens
 
   test('a token request with the old secret, decided while a renewal holds the application: refused once the renewal commits, not signed on what it replaced', async () => {
     const app = await id.criarAplicativo();
-    const conexao = await novaConexao('identity');
-    try {
-      // the renewal, as its route makes it: the row locked, then its new secret written
-      await conexao.query('START TRANSACTION');
-      await conexao.query('SELECT id FROM aplicativo WHERE id = ? FOR UPDATE', [app.id]);
-      const pedido = id.api.post('/auth/token', { body: { client_id: app.id, client_secret: app.client_secret } });
-      await esperarOutraConexao(conexao, 'the token request waiting on the application', ['%FROM `aplicativo`%LOCK IN SHARE MODE%', '%FROM `aplicativo`%FOR SHARE%']);
-      await conexao.query('UPDATE aplicativo SET segredo_hash = ?, tokens_validos_desde = NOW(3) WHERE id = ?', ['f'.repeat(64), app.id]);
-      await conexao.query('COMMIT');
-      esperarProblema(await pedido, 401);
-    } finally {
-      await conexao.end();
-    }
+    // the renewal, as its route makes it: the row locked, then its new secret written
+    const res = await comMudancaEmCurso(
+      'identity',
+      'aplicativo',
+      app.id,
+      ['%FROM `aplicativo`%LOCK IN SHARE MODE%', '%FROM `aplicativo`%FOR SHARE%'],
+      (c) => c.query('UPDATE aplicativo SET segredo_hash = ?, tokens_validos_desde = NOW(3) WHERE id = ?', ['f'.repeat(64), app.id]),
+      () => id.api.post('/auth/token', { body: { client_id: app.id, client_secret: app.client_secret } }),
+    );
+    esperarProblema(res, 401);
   });
 
   test('an application switched off and on again: the tokens issued before the switch-off stay refused, new ones are taken', async () => {

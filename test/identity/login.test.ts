@@ -2,10 +2,9 @@ import crypto, { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { hashDeSenha } from '../../api/identity/senhas';
 import { config } from '../../config';
-import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { Usuario } from '../../models/identity';
-import { esperarOutraConexao } from '../helpers/espera';
+import { comMudancaEmCurso } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -275,64 +274,57 @@ test('simultaneous failures are all counted: of a burst of 8 wrong passwords 5 a
   esperarProblema(await entrar(u.email, u.senha), 423);
 });
 
+/** A login waiting on the user's row: locking it, or writing it (a failure counted) */
+const NO_USUARIO = ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%'];
+
 test('the right password whose check ends after another attempt set the lock answers 423, and does not log in (DESIGN §3)', async () => {
   const u = await id.criarUsuario();
   // the test's connection stands for the attempt that locks: it holds the row while this one checks
-  const conexao = await novaConexao('identity');
-  try {
-    await conexao.query('START TRANSACTION');
-    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
-    const certa = entrar(u.email, u.senha);
-    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
-    await conexao.query('UPDATE usuario SET bloqueado_ate = NOW(3) + INTERVAL 15 MINUTE, falhas_de_login = 0 WHERE id = ?', [u.id]);
-    await conexao.query('COMMIT');
-    const res = await certa;
-    esperarProblema(res, 423);
-    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(890);
-    expect((await ler(u.id)).ultimo_login_em).toBeNull();
-  } finally {
-    await conexao.end();
-  }
+  const res = await comMudancaEmCurso(
+    'identity',
+    'usuario',
+    u.id,
+    NO_USUARIO,
+    (c) => c.query('UPDATE usuario SET bloqueado_ate = NOW(3) + INTERVAL 15 MINUTE, falhas_de_login = 0 WHERE id = ?', [u.id]),
+    () => entrar(u.email, u.senha),
+  );
+  esperarProblema(res, 423);
+  expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(890);
+  expect((await ler(u.id)).ultimo_login_em).toBeNull();
 });
 
 test('the token carries the user as stored when the login is decided: a master demoted, or made a cliente, while the password was checked gets neither in the token', async () => {
   const u = await id.criarUsuario();
   await Usuario.update({ master: true }, { where: { id: u.id } });
-  const conexao = await novaConexao('identity');
-  try {
-    await conexao.query('START TRANSACTION');
-    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
-    const login = entrar(u.email, u.senha);
-    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
-    await conexao.query("UPDATE usuario SET master = 0, perfil = 'cliente', nome = 'Nome Novo' WHERE id = ?", [u.id]);
-    await conexao.query('COMMIT');
-    const res = await login;
-    expect(res.status).toBe(200);
-    expect(decodeJwt(res.body.access_token)).toMatchObject({ master: false, perfil: 'cliente', nome: 'Nome Novo' });
-    expect(res.body.usuario).toMatchObject({ perfil: 'cliente', nome: 'Nome Novo' });
-  } finally {
-    await conexao.end();
-  }
+  const res = await comMudancaEmCurso(
+    'identity',
+    'usuario',
+    u.id,
+    NO_USUARIO,
+    (c) => c.query("UPDATE usuario SET master = 0, perfil = 'cliente', nome = 'Nome Novo' WHERE id = ?", [u.id]),
+    () => entrar(u.email, u.senha),
+  );
+  expect(res.status).toBe(200);
+  expect(decodeJwt(res.body.access_token)).toMatchObject({ master: false, perfil: 'cliente', nome: 'Nome Novo' });
+  expect(res.body.usuario).toMatchObject({ perfil: 'cliente', nome: 'Nome Novo' });
 });
 
 test('a password replaced while the login checked the old one answers 401: no token on the old password that the change would not cut off', async () => {
   const u = await id.criarUsuario();
   const nova = 'Senha-Trocada-Durante-1';
   // the test's connection stands for the password change: it holds the row while the login checks
-  const conexao = await novaConexao('identity');
-  try {
-    await conexao.query('START TRANSACTION');
-    await conexao.query('SELECT id FROM usuario WHERE id = ? FOR UPDATE', [u.id]);
-    const antiga = entrar(u.email, u.senha);
-    await esperarOutraConexao(conexao, 'the login waiting on the user', ['%FROM `usuario`%FOR UPDATE%', 'UPDATE `usuario`%']);
+  const hash = await hashDeSenha(nova);
+  const antiga = await comMudancaEmCurso(
+    'identity',
+    'usuario',
+    u.id,
+    NO_USUARIO,
     // as a password change writes it (usuarios.ts): the new hash and the moment tokens count from
-    await conexao.query('UPDATE usuario SET senha_hash = ?, tokens_validos_desde = NOW(3) WHERE id = ?', [await hashDeSenha(nova), u.id]);
-    await conexao.query('COMMIT');
-    esperarProblema(await antiga, 401);
-    expect((await ler(u.id)).ultimo_login_em).toBeNull();
-  } finally {
-    await conexao.end();
-  }
+    (c) => c.query('UPDATE usuario SET senha_hash = ?, tokens_validos_desde = NOW(3) WHERE id = ?', [hash, u.id]),
+    () => entrar(u.email, u.senha),
+  );
+  esperarProblema(antiga, 401);
+  expect((await ler(u.id)).ultimo_login_em).toBeNull();
   expect((await entrar(u.email, nova)).status).toBe(200);
 });
 

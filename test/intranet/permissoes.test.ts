@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { banco, novaConexao } from '../../lib/database';
+import { banco } from '../../lib/database';
 import { Colaborador } from '../../models/intranet';
-import { esperarOutraConexao } from '../helpers/espera';
-import { chamar as http, esperarProblema, Resposta } from '../helpers/http';
+import { comMudancaEmCurso } from '../helpers/espera';
+import { chamar as http, esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Intranet, intranetDe, unico } from './apoio';
 
@@ -293,33 +293,19 @@ describe('who administers access grants no more than they hold (SPEC 5.2)', () =
     expect((await it.api.get(`/colaborador/${outro.colaborador.id}`, { token: admin })).body.perfil_acesso_id).toBe(outro.perfil.id);
   });
 
-  /**
-   * Another process's change of the caller's own authority, committed while the caller's grant
-   * waits for a row the change holds (here a transaction of the test's, on that row): the grant
-   * is decided on the authority as the change left it, not as it was read before the wait.
-   */
-  async function comMudancaEmCurso(travar: string, id: string, mudar: string, pedido: () => Promise<Resposta>): Promise<Resposta> {
-    const conexao = await novaConexao('intranet');
-    try {
-      await conexao.query('START TRANSACTION');
-      await conexao.query(`SELECT id FROM ${travar} WHERE id = ? FOR UPDATE`, [id]);
-      const resposta = pedido();
-      await esperarOutraConexao(conexao, 'the grant waiting for the row', [`%FROM \`${travar}\`%FOR UPDATE%`]);
-      await conexao.query(mudar, [id]);
-      await conexao.query('COMMIT');
-      return await resposta;
-    } finally {
-      await conexao.end();
-    }
-  }
-
   test('demoted while linking themselves to a profile as strong as the one taken away: 403, and the demotion stands', async () => {
     const forte = { colaboradores: ['ler', 'criar', 'editar', 'deletar'] };
     const editor = await it.pessoa({ permissoes: forte });
     const outroForte = await it.criarPerfil(forte);
     const leitura = await it.criarPerfil({ colaboradores: ['ler'] });
-    const res = await comMudancaEmCurso('colaborador', editor.colaborador.id, `UPDATE colaborador SET perfil_acesso_id = '${leitura.id}' WHERE id = ?`, () =>
-      it.api.patch(`/colaborador/${editor.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: outroForte.id } }),
+    // a master's demotion of the editor, committed while the editor's link waits for their row
+    const res = await comMudancaEmCurso(
+      'intranet',
+      'colaborador',
+      editor.colaborador.id,
+      ['%FROM `colaborador`%FOR UPDATE%'],
+      (c) => c.query('UPDATE colaborador SET perfil_acesso_id = ? WHERE id = ?', [leitura.id, editor.colaborador.id]),
+      () => it.api.patch(`/colaborador/${editor.colaborador.id}/perfil_acesso`, { token: editor.token, body: { perfil_acesso_id: outroForte.id } }),
     );
     esperarProblema(res, 403);
     expect((await it.api.get(`/colaborador/${editor.colaborador.id}`, { token: await it.admin() })).body.perfil_acesso_id).toBe(leitura.id);
@@ -328,8 +314,14 @@ describe('who administers access grants no more than they hold (SPEC 5.2)', () =
   test('their own profile narrowed while they write it back whole: 403, and the narrowing stands', async () => {
     const forte = { colaboradores: ['ler', 'criar', 'editar', 'deletar'] };
     const editor = await it.pessoa({ permissoes: forte });
-    const res = await comMudancaEmCurso('perfil_acesso', editor.perfil.id, `UPDATE perfil_acesso SET permissoes = '{"colaboradores":["ler"]}' WHERE id = ?`, () =>
-      it.api.patch(`/perfil_acesso/${editor.perfil.id}`, { token: editor.token, body: { permissoes: forte } }),
+    // a master narrowing the editor's profile, committed while the editor's change waits for it
+    const res = await comMudancaEmCurso(
+      'intranet',
+      'perfil_acesso',
+      editor.perfil.id,
+      ['%FROM `perfil_acesso`%FOR UPDATE%'],
+      (c) => c.query(`UPDATE perfil_acesso SET permissoes = '{"colaboradores":["ler"]}' WHERE id = ?`, [editor.perfil.id]),
+      () => it.api.patch(`/perfil_acesso/${editor.perfil.id}`, { token: editor.token, body: { permissoes: forte } }),
     );
     esperarProblema(res, 403);
     expect((await it.api.get(`/perfil_acesso/${editor.perfil.id}`, { token: await it.admin() })).body.permissoes).toEqual({ colaboradores: ['ler'] });
