@@ -3,16 +3,25 @@ import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 
+const RAIZ = path.resolve(__dirname, '../..');
+
+/** A module of the suite as jest's global setup compiled it for this run (`compilado('lib/lifecycle')`). */
+export function compilado(modulo: string): string {
+  if (!process.env.SUITE_TESTES_DIR) throw new Error('no compiled suite: tests run under jest, whose global setup compiles it');
+  return path.join(process.env.SUITE_TESTES_DIR, 'compilado', modulo);
+}
+
 /**
- * `node <args>` from the project's root, its output piped. The suite's code runs compiled, from
- * dist/ (`require('./dist/lib/lifecycle')`), which jest's global setup builds before any test.
+ * `node <args>` from the project's root, its output piped; the suite's code runs compiled
+ * (`compilado`), and finds its packages in the project's node_modules through NODE_PATH.
  */
 export function emProcesso(args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcessByStdio<null, Readable, Readable> {
-  return spawn(process.execPath, args, { cwd: path.resolve(__dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const NODE_PATH = [path.join(RAIZ, 'node_modules'), env.NODE_PATH].filter(Boolean).join(path.delimiter);
+  return spawn(process.execPath, args, { cwd: RAIZ, env: { ...env, NODE_PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** A suite command as an operator runs it, compiled as `npm start` runs it: `['worker', 'hub-entrega']`. */
-export const comandoDaSuite = (args: string[], env: NodeJS.ProcessEnv = process.env) => emProcesso(['dist/suite.js', ...args], env);
+export const comandoDaSuite = (args: string[], env: NodeJS.ProcessEnv = process.env) => emProcesso([compilado('suite.js'), ...args], env);
 
 /**
  * A process run to its end: its exit code, and what it wrote on stdout and on stderr (on `close`,

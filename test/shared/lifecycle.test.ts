@@ -1,6 +1,6 @@
 import { aoComecarOEncerramento, aoEncerrar, emSegundoPlano, encerrar } from '../../lib/lifecycle';
 import { esperarAte } from '../helpers/espera';
-import { ateOFim, emProcesso } from '../helpers/processo';
+import { ateOFim, compilado, emProcesso } from '../helpers/processo';
 
 /**
  * Work a request leaves running after its answer (emSegundoPlano) is waited for by the shutdown
@@ -66,12 +66,12 @@ test('a closer or a start-of-shutdown action that throws at once is logged like 
 });
 
 /**
- * A node process running `codigo` after `const l = require('./dist/lib/lifecycle'); l.encerrarNoSinal();`,
+ * A node process running `codigo` after `const l = require(<lib/lifecycle, compiled>); l.encerrarNoSinal();`,
  * kept alive by a timer: its exit code and what it wrote.
  */
 function processoCom(codigo: string, logLevel = 'silent'): Promise<{ codigo: number | null; saida: string; erros: string }> {
   return ateOFim(
-    emProcesso(['-e', `const l = require('./dist/lib/lifecycle'); l.encerrarNoSinal(); setInterval(() => undefined, 1000); ${codigo}`], { ...process.env, LOG_LEVEL: logLevel }),
+    emProcesso(['-e', `const l = require(${JSON.stringify(compilado('lib/lifecycle'))}); l.encerrarNoSinal(); setInterval(() => undefined, 1000); ${codigo}`], { ...process.env, LOG_LEVEL: logLevel }),
   );
 }
 

@@ -1,4 +1,4 @@
-import { ateOFim, emProcesso } from '../helpers/processo';
+import { ateOFim, compilado, emProcesso } from '../helpers/processo';
 
 /**
  * Processors never import Express (they run in worker processes of their own): loading every
@@ -9,7 +9,7 @@ test('loading the processors and their queues loads no module of Express', async
   const r = await ateOFim(
     emProcesso([
       '-e',
-      `require('reflect-metadata'); require('./dist/jobs'); require('./dist/queues');
+      `require('reflect-metadata'); require(${JSON.stringify(compilado('jobs'))}); require(${JSON.stringify(compilado('queues'))});
        const express = Object.keys(require.cache).filter((m) => /[\\\\/]node_modules[\\\\/]express[\\\\/]/.test(m));
        console.log(JSON.stringify({ carregados: Object.keys(require.cache).length, express }));
        process.exit(0);`,
