@@ -335,15 +335,17 @@ export const nomeDaTrava = (servico: NomeDoServico, nome: string) => `${nomeDoBa
 /**
  * Runs `fn` holding the service database's named lock `nome`, on a connection of its own for as
  * long as `fn` runs; answers null, without running it, when another holder (in this process or any
- * other) keeps the lock past `esperaS` seconds (by default, not waiting at all).
+ * other) keeps the lock past `esperaS` seconds (by default, not waiting at all). A wait the server
+ * stops fails as a statement stopped does (bancoIndisponivel).
  */
 export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>, esperaS = 0): Promise<T | null> {
   const conexao = await novaConexao(servico);
   try {
     const trava = nomeDaTrava(servico, nome);
     const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
-    // NULL is an error of the server's (the wait killed), not a lock another holder keeps
-    if (obtida == null) throw new Error(`lock ${trava}: the server answered no result`);
+    // NULL is the wait stopped by the server (its statement killed), not a lock another holder
+    // keeps: failed as a statement so stopped fails (errno 1317, a failure of the moment, 503)
+    if (obtida == null) throw Object.assign(new Error(`lock ${trava}: the server stopped the wait`), { errno: 1317, code: 'ER_QUERY_INTERRUPTED' });
     if (obtida !== 1) return null;
     try {
       return await fn();
