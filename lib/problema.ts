@@ -20,11 +20,6 @@ const TITULOS: Record<number, string> = {
 
 export const tituloDoStatus = (status: number): string => TITULOS[status] ?? (status < 500 ? 'Requisição inválida' : 'Erro');
 
-/** Codes whose status says something else of its own (a 422 is an invalid reference, DESIGN §4). */
-const TITULOS_DO_CODIGO: Record<string, string> = {
-  idempotency_key_reusada: 'Idempotency-Key já usada',
-};
-
 export interface Problema {
   type: string;
   title: string;
@@ -36,5 +31,5 @@ export interface Problema {
 }
 
 export function problema(status: number, code: string, detail: string, extra: Partial<Problema> = {}): Problema {
-  return { type: `urn:problema:${code}`, title: TITULOS_DO_CODIGO[code] ?? tituloDoStatus(status), status, detail, code, ...extra };
+  return { type: `urn:problema:${code}`, title: tituloDoStatus(status), status, detail, code, ...extra };
 }

@@ -146,7 +146,7 @@ e quer achá-lo (para usá-lo ou apagá-lo) sem enviar os bytes de novo. Um dos 
       acesso: 'publico',
       antes: [conferirLink],
       validar: { params: schemas.paramsId, query: schemas.conteudo },
-      outrasRespostas: { '403': 'Link sem assinatura válida, ou vencido' },
+      outrasRespostas: { '403': 'Link sem assinatura válida, vencido, ou sem `expira` ou `assinatura` bem formados' },
       respostaBinaria: true,
       // a client reads the size, type and digest before the bytes
       documentarHead: true,

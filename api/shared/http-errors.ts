@@ -21,6 +21,11 @@ const STATUS: Record<TipoDeErro, number> = {
   em_andamento: 503,
 };
 
+/** Kinds that are not what their status's title says (a 422 is an invalid reference, DESIGN §4). */
+const TITULO: Partial<Record<TipoDeErro, string>> = {
+  idempotency_key_reusada: 'Idempotency-Key já usada',
+};
+
 /** The `WWW-Authenticate` challenge of a 401, but on a route with its own (Rota.desafio). */
 export const DESAFIO_PADRAO = 'Bearer';
 
@@ -65,7 +70,8 @@ export function tratadorDeErros() {
       // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote;
       // one for a request still being handled (em_andamento) is neither
       if (status >= 500 && err.tipo !== 'em_andamento') logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
-      enviarProblema(res, status, err.tipo, err.message, { ...(err.erros && { errors: err.erros }), ...(status >= 500 && { request_id: requestId }) });
+      const extra = { ...(TITULO[err.tipo] && { title: TITULO[err.tipo] }), ...(err.erros && { errors: err.erros }), ...(status >= 500 && { request_id: requestId }) };
+      enviarProblema(res, status, err.tipo, err.message, extra);
       return;
     }
     if (err instanceof UniqueConstraintError) {

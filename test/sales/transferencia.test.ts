@@ -591,7 +591,9 @@ describe('the hand-over trigger', () => {
 
   it('an error of the chat platform whose body never ends lets its connection go (lib/resposta.ts)', async () => {
     const abertas = new Set<unknown>();
+    let chamadas = 0;
     const chat = createServer((req, res) => {
+      chamadas++;
       abertas.add(req.socket);
       req.socket.once('close', () => abertas.delete(req.socket));
       res.writeHead(500, { 'content-type': 'application/json' }).write('{"error":"');
@@ -602,6 +604,7 @@ describe('the hand-over trigger', () => {
       const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: local });
       expect((await transferirSemResposta()).falhas).toBeGreaterThanOrEqual(1);
       expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+      expect(chamadas).toBeGreaterThan(0);
       await esperarAte(() => abertas.size === 0, "the unread answer's connection closed", 2000);
     } finally {
       chat.closeAllConnections();
