@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { Progresso } from './api/leads/importacao';
 import { config, ConfigError } from './config';
+import { comoId, ehId } from './api/shared/paginacao';
 import { encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger, logsNoStderr } from './lib/logger';
 import {
@@ -71,7 +72,8 @@ const ARGUMENTOS: Record<string, [number, number]> = {
 
 async function main(argv: string[]): Promise<void> {
   const [comando = 'start', ...args] = argv;
-  const [menos, mais] = ARGUMENTOS[comando] ?? [];
+  // own keys only: `constructor` or `__proto__` is no command
+  const [menos, mais] = Object.hasOwn(ARGUMENTOS, comando) ? ARGUMENTOS[comando] : [undefined, undefined];
   if (menos === undefined || args.length < menos || args.length > mais) throw new ConfigError(AJUDA);
   if (COMANDOS_COM_RESULTADO.has(comando)) logsNoStderr();
   config(); // a bad variable stops here, named
@@ -127,18 +129,23 @@ async function main(argv: string[]): Promise<void> {
       // file storage has no application of its own at identity: the operator's master token asks
       const token = config().tokenDoMaster;
       if (!token) throw new ConfigError("remove-app-files: set MASTER_TOKEN to a master's access token from identity (POST /auth/login)");
+      // taken as the routes take an id (trimmed, lower case): in capitals it matched none of the
+      // application's files, and the command said it had removed 0
+      const aplicativoId = comoId(args[0]);
+      if (!ehId(aplicativoId)) throw new ConfigError(`remove-app-files: "${args[0]}" is no application id`);
       const { files } = await import('./api/files');
       const { RemocaoRecusada, removerArquivosDoAplicativoApagado } = await import('./api/files/aplicativo-apagado');
-      await abrirServico(files);
-      const aplicativoId = args[0];
       return comResultado(
         'remove-app-files',
-        async () => ({
-          aplicativo_id: aplicativoId,
-          removidos: await removerArquivosDoAplicativoApagado(aplicativoId, token, ({ removidos, total }) =>
+        async () => {
+          // within the result: a signal during the opening's waits (Redis, the database, another
+          // process's migration) exits non-zero, as one during the removal does
+          await abrirServico(files);
+          const removidos = await removerArquivosDoAplicativoApagado(aplicativoId, token, ({ removidos, total }) =>
             process.stderr.write(`remove-app-files: ${removidos} of ${total} removed\n`),
-          ),
-        }),
+          );
+          return { aplicativo_id: aplicativoId, removidos };
+        },
         RemocaoRecusada,
       );
     }
@@ -161,10 +168,10 @@ async function main(argv: string[]): Promise<void> {
       if (args.length && !conversa) throw new ConfigError(AJUDA);
       const { sales } = await import('./api/sales');
       const { RetomadaRecusada, retomarCopiasEsgotadas } = await import('./api/sales/anexos');
-      await abrirServico(sales);
       return comResultado(
         'retry-attachment-copies',
         async () => {
+          await abrirServico(sales);
           const reenfileiradas = await retomarCopiasEsgotadas(conversa);
           process.stderr.write(`retry-attachment-copies: ${reenfileiradas} ${reenfileiradas === 1 ? 'copy' : 'copies'} given new attempts and enqueued\n`);
           return { conversa_id: conversa ?? null, reenfileiradas };

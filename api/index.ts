@@ -12,7 +12,7 @@ import { Servico } from './shared/servico';
 export const SERVICOS_DA_SUITE: Partial<Record<NomeDoServico, Servico>> = { identity, leads, intranet, hub, sales, files };
 
 export function servico(nome: string): Servico {
-  const s = SERVICOS_DA_SUITE[nome as NomeDoServico];
+  const s = Object.hasOwn(SERVICOS_DA_SUITE, nome) ? SERVICOS_DA_SUITE[nome as NomeDoServico] : undefined;
   if (!s) throw new ConfigError(`unknown service "${nome}"; known: ${Object.keys(SERVICOS_DA_SUITE).join(', ')}`);
   return s;
 }

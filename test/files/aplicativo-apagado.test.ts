@@ -6,6 +6,7 @@ import * as arquivos from '../../api/files/arquivos';
 import { config } from '../../config';
 import { banco } from '../../lib/database';
 import { Arquivo } from '../../models/files';
+import { esperarAte } from '../helpers/espera';
 import { ateOFim, comandoDaSuite, portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
@@ -188,6 +189,20 @@ describe('remove-app-files: the files of an application deleted in identity', ()
 });
 
 describe('the command (suite remove-app-files)', () => {
+  test('a signal while it still waits for the database stops it non-zero, nothing removed', async () => {
+    const app = await aplicativoComArquivos(1);
+    await apagarNoIdentity(app.id);
+    const env = { ...process.env, IDENTITY_URL: suite.url.identity, MASTER_TOKEN: master, LOG_LEVEL: 'warn', MYSQL_URL: `mysql://root@127.0.0.1:${await portaLivre()}/` };
+    const processo = comandoDaSuite(['remove-app-files', app.id], env);
+    const fim = ateOFim(processo);
+    let erros = '';
+    processo.stderr.on('data', (d) => (erros += d));
+    await esperarAte(() => erros.includes('aguardando'), 'the command waiting for the database', 20_000);
+    processo.kill('SIGTERM');
+    expect((await fim).codigo).toBe(1);
+    expect(await restos(app.ids)).toEqual(inteiros(app.ids));
+  }, 60_000);
+
   test('exits 0 with the count once the files are removed; non-zero, saying why, when refused or without a token', async () => {
     const app = await aplicativoComArquivos(2);
     const recusado = await comando(app.id);
@@ -199,7 +214,12 @@ describe('the command (suite remove-app-files)', () => {
     expect(semToken).toEqual({ codigo: 1, saida: '', erros: expect.stringMatching(/^remove-app-files: set MASTER_TOKEN/) });
     expect(await restos(app.ids)).toEqual(inteiros(app.ids));
 
-    const feito = await comando(app.id);
+    const malFormado = await comando(`${app.id}/x`);
+    expect(malFormado).toEqual({ codigo: 1, saida: '', erros: expect.stringMatching(/^remove-app-files: ".*" is no application id/) });
+    expect(await restos(app.ids)).toEqual(inteiros(app.ids));
+
+    // the id as an operator may paste it, in capitals with a space: the application's, as the routes take it
+    const feito = await comando(` ${app.id.toUpperCase()}`);
     expect(feito).toEqual({ codigo: 0, saida: `${JSON.stringify({ aplicativo_id: app.id, removidos: 2 })}\n`, erros: 'remove-app-files: 2 of 2 removed\n' });
     expect(await restos(app.ids)).toEqual(NADA);
   }, 90_000);

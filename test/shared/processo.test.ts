@@ -77,6 +77,9 @@ test('the command line: an unknown command, queue or service, a wrong count of a
   const casos: [string[], RegExp, Record<string, string>?][] = [
     [['worker', 'nada'], /^unknown queue "nada"; known: .*hub-entrega/],
     [['api', 'nada'], /^unknown service "nada"; known: identity/],
+    // names every object has are no command or service
+    [['constructor'], /^usage: suite <command>/],
+    [['api', 'constructor'], /^unknown service "constructor"; known: identity/],
     // an extra word is a typo, not a variant: nothing runs (`start --dry-run` would start the suite)
     [['migrate', '--help'], /^usage: suite <command>/],
     // a setting in error, read as the modules load (their loggers' level): one line, no stack
@@ -88,5 +91,5 @@ test('the command line: an unknown command, queue or service, a wrong count of a
     expect(r.erros).toMatch(casos[i][1]);
     expect(r.erros).not.toMatch(/\bat .*\.[jt]s:\d+|"level":60/);
   }
-  // four processes loading the suite's code at once, beside the other test files
+  // processes loading the suite's code at once, beside the other test files
 }, 90_000);
