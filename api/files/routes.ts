@@ -13,13 +13,16 @@ import { respostas, schemas } from './schemas';
  * Before anything else, what the headers already tell (as the JSON parser does for every other
  * route): a declared size past the limit answers 413 without reading a byte. A compressed body
  * (the bytes are stored as sent) is refused with 415 once the caller is authenticated, as any
- * input (DESIGN §10). The connection is closed after these answers rather than drained, as after
- * any answer to a body not read (lib/http-server.ts, fecharSemOCorpo).
+ * input (DESIGN §10): a Content-Encoding, or a transfer coding besides chunked (Node removes the
+ * chunks alone, and `gzip, chunked` bytes were stored still compressed). The connection is closed
+ * after these answers rather than drained, as after any answer to a body not read
+ * (lib/http-server.ts, fecharSemOCorpo).
  */
 function conferirCabecalhosDoCorpo(req: Request, _res: Response, next: NextFunction) {
   const codificacao = req.headers['content-encoding']?.trim().toLowerCase();
-  if (codificacao && codificacao !== 'identity') {
-    req.corpoIlegivel = new ErroDeDominio('codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding.');
+  const transferencia = req.headers['transfer-encoding']?.trim().toLowerCase();
+  if ((codificacao && codificacao !== 'identity') || (transferencia && transferencia !== 'chunked')) {
+    req.corpoIlegivel = new ErroDeDominio('codificacao_nao_suportada', 'Envie os bytes do arquivo sem Content-Encoding nem outra Transfer-Encoding além de chunked.');
   }
   if (Number(req.headers['content-length']) > config().files.tamanhoMaximoBytes) {
     next(corpoGrandeDemais());

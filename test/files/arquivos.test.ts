@@ -657,6 +657,23 @@ describe('bad input (DESIGN §4, §10): 400 problem+json naming the field, and n
     expect(await retrato()).toEqual(antes);
   });
 
+  test('a body in a transfer coding besides chunked (gzip, chunked: Node removes the chunks alone) is refused with 415 too, nothing stored', async () => {
+    const antes = await retrato();
+    const url = new URL(suite.url.files);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    let resposta = '';
+    socket.on('data', (d) => (resposta += d));
+    socket.write(
+      `POST /arquivo?nome=x.bin HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${app.token}\r\nContent-Type: application/octet-stream\r\n` +
+        'Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+    );
+    await once(socket, 'close');
+    expect(resposta).toMatch(/^HTTP\/1\.1 415 /);
+    expect(resposta).toContain('"code":"codificacao_nao_suportada"');
+    expect(await retrato()).toEqual(antes);
+  });
+
   test('a malformed id is 400 on GET and DELETE; on the download, whose signature is its permission, 403 (DESIGN §10)', async () => {
     for (const id of ['a.b', 'x'.repeat(65), '..%2F..%2Fetc%2Fpasswd', '%00']) {
       esperarProblema(await files.api.get(`/arquivo/${id}`, { token: app.token }), 400);
