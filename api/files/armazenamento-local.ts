@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, WriteStream } from 'node:fs';
-import { access, constants, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -41,6 +41,11 @@ export class ArmazenamentoLocal implements Armazenamento {
     private readonly abandonoMs = abandonoDeParcialMs(0),
   ) {
     this.parciais = path.join(diretorio, 'parciais');
+  }
+
+  /** beside the 256 sub-folders and `parciais`, which no key can name */
+  private get arquivoDaMarca(): string {
+    return path.join(this.diretorio, 'marca-do-armazenamento');
   }
 
   private caminho(chave: string): string {
@@ -106,6 +111,23 @@ export class ArmazenamentoLocal implements Armazenamento {
 
   async pronto(): Promise<void> {
     await access(this.parciais, constants.W_OK);
+  }
+
+  async marca(): Promise<string | null> {
+    try {
+      return (await readFile(this.arquivoDaMarca, 'utf8')).trim() || null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async marcar(marca: string): Promise<void> {
+    await mkdir(this.diretorio, { recursive: true, mode: 0o700 });
+    const provisorio = `${this.arquivoDaMarca}.${randomUUID()}`;
+    await writeFile(provisorio, `${marca}\n`, { mode: 0o600, flush: true });
+    await rename(provisorio, this.arquivoDaMarca);
+    await sincronizarPasta(this.diretorio);
   }
 
   async limparParciais(agora = Date.now()): Promise<number> {

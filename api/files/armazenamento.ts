@@ -23,6 +23,10 @@ export interface Armazenamento {
   preparar(): Promise<void>;
   /** Resolves when the store can be written (readiness). */
   pronto(): Promise<void>;
+  /** The mark kept in the store (api/files/marca.ts), or null when it has none. */
+  marca(): Promise<string | null>;
+  /** Keeps `marca` in the store, durably. */
+  marcar(marca: string): Promise<void>;
 }
 
 let instalado: Armazenamento | undefined;

@@ -4,6 +4,7 @@ import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
 import { armazenamento } from './armazenamento';
+import { conferirMarcaDoArmazenamento } from './marca';
 import { rotasDeFiles } from './routes';
 import { carregarSegredo } from './url-assinada';
 
@@ -14,6 +15,7 @@ export const files: Servico = {
   preparar: async () => {
     await carregarSegredo();
     await armazenamento().preparar();
+    await conferirMarcaDoArmazenamento();
   },
   // uploads of up to FILES_TAMANHO_MAXIMO_MB: a client slower than about 85 KB/s took more than
   // Node's 5 minutes for 25 MiB

@@ -49,4 +49,15 @@ export const MIGRACOES_FILES: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  {
+    name: '0004-files-marca-do-armazenamento',
+    async up(qi) {
+      // the mark of the store the files' bytes are in (api/files/marca.ts): one row
+      await qi.sequelize.query(`CREATE TABLE IF NOT EXISTS marca_do_armazenamento (
+        id TINYINT UNSIGNED NOT NULL PRIMARY KEY,
+        marca CHAR(36) ${ASCII} NOT NULL,
+        criada_em DATETIME(3) NOT NULL
+      ) ${TABELA}`);
+    },
+  },
 ];

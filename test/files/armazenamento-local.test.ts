@@ -32,6 +32,15 @@ test('writes from a stream, reads as a stream, removes; a missing key reads as n
   await expect(local.remover(id)).resolves.toBeUndefined();
 });
 
+test('the mark: none at first; kept in the folder once marked, and read back', async () => {
+  expect(await local.marca()).toBeNull();
+  await local.marcar('0190f000-0000-7000-8000-00000000marc');
+  expect(await local.marca()).toBe('0190f000-0000-7000-8000-00000000marc');
+  expect(await new ArmazenamentoLocal(dir).marca()).toBe('0190f000-0000-7000-8000-00000000marc');
+  // no leftover of the write beside it
+  expect(readdirSync(dir).filter((n) => n.startsWith('marca-do-armazenamento'))).toEqual(['marca-do-armazenamento']);
+});
+
 test('a source that fails midway leaves nothing behind, and its error comes back as it was', async () => {
   const falha = new Error('cliente sumiu');
   const origem = new Readable({ read() {} });

@@ -49,6 +49,8 @@ function removerE(depois: () => Promise<void>): Armazenamento {
     },
     preparar: () => real.preparar(),
     pronto: () => real.pronto(),
+    marca: () => real.marca(),
+    marcar: (m) => real.marcar(m),
   };
 }
 
