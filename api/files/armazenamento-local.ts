@@ -124,6 +124,10 @@ export class ArmazenamentoLocal implements Armazenamento {
 
   async marcar(marca: string): Promise<void> {
     await mkdir(this.diretorio, { recursive: true, mode: 0o700 });
+    // what an earlier write left, stopped before its rename
+    for (const nome of await readdir(this.diretorio)) {
+      if (nome.startsWith(`${path.basename(this.arquivoDaMarca)}.`)) await rm(path.join(this.diretorio, nome), { force: true });
+    }
     const provisorio = `${this.arquivoDaMarca}.${randomUUID()}`;
     await writeFile(provisorio, `${marca}\n`, { mode: 0o600, flush: true });
     await rename(provisorio, this.arquivoDaMarca);

@@ -6,7 +6,8 @@ import { abandonoDeParcialMs, ArmazenamentoLocal } from './armazenamento-local';
 /**
  * Where the bytes of the files live (DESIGN §7), keyed by the file's id. Local disk is the embedded
  * default; an S3-compatible store implements the same operations (a multipart upload fed by the
- * stream, GetObject's body, DeleteObject, HeadBucket) and is installed with `usarArmazenamento`.
+ * stream, GetObject's body, DeleteObject, HeadBucket; the mark as one object outside the ids' keys)
+ * and is installed with `usarArmazenamento`.
  */
 export interface Armazenamento {
   /**

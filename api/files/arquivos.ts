@@ -10,6 +10,7 @@ import { dadosInvalidos, ErroDeDominio, idempotencyKeyReusada, naoEncontrado } f
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { ehTipoMime, mesmoTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 import { armazenamento, vencimentoDoEnvioMs } from './armazenamento';
+import { armazenamentoAindaConferido } from './marca';
 import { FORMA_DA_CHAVE } from './schemas';
 import { urlDeDownload } from './url-assinada';
 
@@ -305,6 +306,8 @@ async function removerBytesDevidos(id: string, soVencida = false): Promise<boole
       { replacements: [id], type: QueryTypes.SELECT, transaction },
     );
     if (!linha) return false;
+    // a store that is no longer the one the start found would count the bytes as removed
+    await armazenamentoAindaConferido();
     await armazenamento().remover(id);
     await sequelize.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [id], transaction });
     return true;
