@@ -23,6 +23,9 @@ let marcaDaPartida: string | undefined;
 let conferidaAte = 0;
 const RELEITURA_MS = 5_000;
 
+/** What a store carries, as the errors say it. */
+const oQueTraz = (marca: string | null) => (marca === null ? 'no mark' : `mark ${marca}`);
+
 /**
  * Whether the store holds the bytes of one of the database's newest files, when it has any: a
  * committed row always had its bytes stored first (arquivos.ts), so a store holding none of them
@@ -47,7 +50,7 @@ export async function conferirMarcaDoArmazenamento(): Promise<void> {
   let nele = await store.marca();
   if (!registrada || registrada.marca !== nele) {
     let motivo: string | undefined;
-    if (registrada) motivo = `the file store ${nele === null ? 'carries no mark' : `carries mark ${nele}`} where the database's files are in store ${registrada.marca}`;
+    if (registrada) motivo = `the file store carries ${oQueTraz(nele)} where the database's files are in store ${registrada.marca}`;
     // the first start since marks exist: a store with no mark must hold the files already listed
     else if (nele === null && !(await guardaArquivosDoBanco(store))) motivo = "the file store carries no mark and holds none of the database's newest files";
     if (motivo && config().ambiente !== 'LOCALHOST') {
@@ -55,7 +58,10 @@ export async function conferirMarcaDoArmazenamento(): Promise<void> {
     }
     if (motivo) log.warn({ motivo }, 'LOCALHOST: a pasta encontrada passa a ser o armazenamento dos arquivos');
     // the mark it carries, when a database was made anew beside it (or, in LOCALHOST, another's)
-    if (nele === null) await store.marcar((nele = randomUUID()));
+    if (nele === null) {
+      nele = randomUUID();
+      await store.marcar(nele);
+    }
     await banco('files').query('INSERT INTO marca_do_armazenamento (id, marca, criada_em) VALUES (1, ?, NOW(3)) ON DUPLICATE KEY UPDATE marca = VALUES(marca)', {
       replacements: [nele],
     });
@@ -69,7 +75,7 @@ export async function armazenamentoAindaConferido(): Promise<void> {
   if (marcaDaPartida === undefined || Date.now() < conferidaAte) return;
   const nele = await armazenamento().marca();
   if (nele !== marcaDaPartida) {
-    throw new Error(`the file store now carries ${nele === null ? 'no mark' : `mark ${nele}`} where it carried ${marcaDaPartida} at start (its volume unmounted?): no bytes are removed from it`);
+    throw new Error(`the file store now carries ${oQueTraz(nele)} where it carried ${marcaDaPartida} at start (its volume unmounted?): no bytes are removed from it`);
   }
   conferidaAte = Date.now() + RELEITURA_MS;
 }
