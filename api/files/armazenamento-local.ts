@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, WriteStream } from 'node:fs';
-import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -134,17 +134,26 @@ export class ArmazenamentoLocal implements Armazenamento {
     await sincronizarPasta(this.diretorio);
   }
 
+  /**
+   * Only files: an upload writes nothing else here, so a folder or link is someone else's (an
+   * operator's copy), left alone and named in a warning rather than stopping the start.
+   */
   async limparParciais(agora = Date.now()): Promise<number> {
     let removidos = 0;
+    const alheios: string[] = [];
     for (const nome of await readdir(this.parciais).catch(() => [] as string[])) {
       const caminho = path.join(this.parciais, nome);
-      const info = await stat(caminho).catch(() => undefined);
-      if (info && agora - info.mtimeMs > this.abandonoMs) {
-        await rm(caminho, { force: true });
-        removidos++;
+      const info = await lstat(caminho).catch(() => undefined);
+      if (!info || agora - info.mtimeMs <= this.abandonoMs) continue;
+      if (!info.isFile()) {
+        alheios.push(nome);
+        continue;
       }
+      await rm(caminho, { force: true });
+      removidos++;
     }
     if (removidos) logger('files').warn({ removidos }, 'envios abandonados removidos do disco');
+    if (alheios.length) logger('files').warn({ alheios: alheios.slice(0, 20) }, 'parciais/ guarda o que não é um envio: deixado como está');
     return removidos;
   }
 }

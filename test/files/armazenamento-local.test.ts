@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lutimesSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -81,6 +81,25 @@ test('on start, partial files abandoned by a crash (over an hour old) are swept;
   utimesSync(velho, duasHorasAtras, duasHorasAtras);
   await local.preparar();
   expect(readdirSync(path.join(dir, 'parciais'))).toEqual(['recente.1']);
+});
+
+test('the sweep removes only files: a folder or a link left in parciais/ stays, and the start goes on', async () => {
+  const pasta = path.join(dir, 'parciais', 'copia-de-um-operador');
+  mkdirSync(pasta);
+  writeFileSync(path.join(pasta, 'dentro'), 'x');
+  const alvo = path.join(dir, 'fora-de-parciais');
+  writeFileSync(alvo, 'x');
+  const ligacao = path.join(dir, 'parciais', 'ligacao');
+  symlinkSync(alvo, ligacao);
+  const velho = path.join(dir, 'parciais', 'velho.1');
+  writeFileSync(velho, 'x');
+  const duasHorasAtras = (Date.now() - 2 * 3600_000) / 1000;
+  for (const p of [pasta, velho]) utimesSync(p, duasHorasAtras, duasHorasAtras);
+  lutimesSync(ligacao, duasHorasAtras, duasHorasAtras);
+  await expect(local.preparar()).resolves.toBeUndefined();
+  expect(readdirSync(path.join(dir, 'parciais')).sort()).toEqual(['copia-de-um-operador', 'ligacao']);
+  expect(readdirSync(pasta)).toEqual(['dentro']);
+  expect(existsSync(alvo)).toBe(true);
 });
 
 test('while the service runs, a partial file abandoned since it started is swept too, every quarter of the abandonment time', async () => {
