@@ -323,7 +323,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const p = SERVICOS[nome].env;
     const porta: number = value[`${p}_PORT`] ?? SERVICOS[nome].porta;
     let url: string | undefined = value[`${p}_URL`];
-    if (!url && ambiente === 'LOCALHOST') url = `http://localhost:${porta}`;
+    // the AI gateway is not run locally: LOCALHOST uses SANDBOX's, whose address only AI_URL can give (DESIGN §2)
+    if (!url && ambiente === 'LOCALHOST' && nome !== 'ai') url = `http://localhost:${porta}`;
     servicos[nome] = {
       url: (url ?? '').replace(/\/+$/, ''),
       porta,

@@ -9,12 +9,19 @@ describe('configuration is validated at start (DESIGN §2)', () => {
     expect(c.servicos.identity.url).toBe('http://localhost:4001');
     expect(c.servicos.intranet.porta).toBe(4004);
     expect(c.dashboard.porta).toBe(4100);
+    expect(c.servicos.files.url).toBe('http://localhost:4008');
     expect(c.mysqlUrl).toBe('mysql://root@127.0.0.1:3306');
     expect(c.hub.retryScheduleMs).toEqual([5000, 300000, 1800000, 7200000, 18000000, 36000000]);
     expect(c.hub.retencaoDias).toBe(30);
     expect(c.identity.outboxRetencaoDias).toBe(30);
     // four pools of 5 per service: the six of `npm start` stay under the server's default 151 connections
     expect(c.dbConexoesPorPool).toBe(5);
+  });
+
+  test('the AI gateway has no local address: LOCALHOST uses the SANDBOX one, given by AI_URL (DESIGN §2)', () => {
+    expect(loadConfig({}).servicos.ai.url).toBe('');
+    expect(loadConfig({}).servicos.ai.porta).toBe(4006);
+    expect(loadConfig({ AI_URL: 'https://ia.sandbox.exemplo.com.br/' }).servicos.ai.url).toBe('https://ia.sandbox.exemplo.com.br');
   });
 
   test('the per-address limits default to 20 logins and 60 CNPJ lookups a minute (DESIGN §10)', () => {
