@@ -106,7 +106,8 @@ test('creating a colaborador publishes colaborador.criado: POST /eventos {id, ti
 });
 
 test('the initial master, created at the first start, is published as colaborador.criado like any collaborator (DESIGN §2, §3)', async () => {
-  const [{ id: adminId }] = (await id.api.get('/usuario/filtro', { token: admin, query: { email: 'admin@suite.test' } })).body;
+  const usuarios: { id: string; email: string }[] = (await id.api.get('/usuario/filtro', { token: admin, query: { busca: 'admin@suite.test' } })).body;
+  const adminId = usuarios.find((u) => u.email === 'admin@suite.test')!.id;
   const chamada = await esperarEvento(adminId, 'colaborador.criado');
   expect(chamada.corpo.dados).toMatchObject({ email: 'admin@suite.test', perfil: 'colaborador', e_master: true });
 });

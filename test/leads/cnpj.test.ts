@@ -1,4 +1,5 @@
 import { digitosVerificadores, normalizarCnpj } from '../../api/shared/cnpj';
+import { descricao, DESCRICOES } from '../../api/leads/cnpj';
 import { importarCnpj } from '../../api/leads/importacao';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { cliente, esperarProblema } from '../helpers/http';
@@ -332,6 +333,21 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
       esperarProblema(res, status);
       expect({ escrito, cache: res.headers.get('cache-control') }).toEqual({ escrito, cache: registro });
     }
+  });
+});
+
+describe('descriptions without a code table come from the layout, code by code (SPEC §2)', () => {
+  test.each([
+    ['SITUACOES', { '01': 'Nula', '02': 'Ativa', '03': 'Suspensa', '04': 'Inapta', '08': 'Baixada' }],
+    ['MATRIZ_FILIAL', { '1': 'Matriz', '2': 'Filial' }],
+    ['PORTES', { '00': 'Não informado', '01': 'Microempresa', '03': 'Empresa de Pequeno Porte', '05': 'Demais' }],
+    ['SIM_NAO', { S: 'Sim', N: 'Não' }],
+    ['IDENTIFICADOR_DE_SOCIO', { '1': 'Pessoa Jurídica', '2': 'Pessoa Física', '3': 'Estrangeiro' }],
+  ] as const)('%s', (tabela, esperadas) => {
+    for (const [codigo, texto] of Object.entries(esperadas)) expect(descricao(DESCRICOES[tabela], codigo)).toBe(texto);
+    // a code outside the layout (real data has them) describes as null, not as an error
+    expect(descricao(DESCRICOES[tabela], '99')).toBeNull();
+    expect(descricao(DESCRICOES[tabela], null)).toBeNull();
   });
 });
 

@@ -661,6 +661,21 @@ describe('SPEC 4.6 access: area clientes', () => {
     expect((await s.api.del(`/conversa/${c.id}`, { token: apagador.token })).status).toBe(204);
   });
 
+  it('the seeded profile Acesso inicial, given by the master listing, reads clientes and colaboradores and only reads (DESIGN §3)', async () => {
+    const c = await conversa();
+    const { token } = await s.pessoa();
+    const perfis = await s.api.get('/perfil_acesso/filtro', { token: admin, query: { nome: 'Acesso inicial' } });
+    expect(perfis.body).toEqual([
+      expect.objectContaining({ nome: 'Acesso inicial', permissoes: { clientes: ['ler'], colaboradores: ['ler'] }, sistema: true }),
+    ]);
+    expect((await get('/conversa', {}, token)).status).toBe(200);
+    expect((await get(`/conversa/${c.id}/mensagens`, {}, token)).status).toBe(200);
+    const antes = (await Conversa.findByPk(c.id))!.get({ plain: true });
+    esperarProblema(await s.api.patch(`/conversa/${c.id}`, { token, body: { status: 'open' } }), 403);
+    esperarProblema(await s.api.del(`/conversa/${c.id}`, { token }), 403);
+    expect((await Conversa.findByPk(c.id))!.get({ plain: true })).toEqual(antes);
+  });
+
   it('without a permission in the area answers 403; no token or a bad one 401; an application token 403', async () => {
     const semArea = await s.pessoa({ permissoes: { colaboradores: ['ler'] } });
     esperarProblema(await get('/conversa', {}, semArea.token), 403);

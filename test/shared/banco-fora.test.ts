@@ -1,0 +1,82 @@
+import net from 'node:net';
+import { PRAZO_DA_PRONTIDAO_MS } from '../../api/shared/app';
+import { config } from '../../config';
+import { esperarAte } from '../helpers/espera';
+import { cliente, esperarProblema } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+
+/*
+ * DESIGN §4: readiness (`/pronto`) says whether the service's database answers, liveness
+ * (`/saude`) only that the process does. Here the database goes away for real: a proxy in front of
+ * the real server drops every connection and refuses new ones, as a stopped server would.
+ */
+
+/** A TCP proxy to the real database server that can go down (connections dropped, new ones refused) and come back. */
+function proxyDoBanco(destino: URL) {
+  const sockets = new Set<net.Socket>();
+  let fora = false;
+  const servidor = net.createServer((cliente) => {
+    if (fora) return void cliente.destroy();
+    const banco = net.connect(Number(destino.port || 3306), destino.hostname);
+    cliente.pipe(banco).pipe(cliente);
+    for (const s of [cliente, banco]) {
+      sockets.add(s);
+      s.on('error', () => [cliente, banco].forEach((x) => x.destroy())).on('close', () => {
+        sockets.delete(s);
+        [cliente, banco].forEach((x) => x.destroy());
+      });
+    }
+  });
+  return {
+    /** MYSQL_URL through the proxy, with the real one's user and password. */
+    abrir: () =>
+      new Promise<string>((r) =>
+        servidor.listen(0, '127.0.0.1', () => {
+          const url = new URL(destino);
+          url.hostname = '127.0.0.1';
+          url.port = String((servidor.address() as net.AddressInfo).port);
+          url.searchParams.delete('socketPath');
+          r(url.toString());
+        }),
+      ),
+    cair: () => {
+      fora = true;
+      sockets.forEach((s) => s.destroy());
+    },
+    voltar: () => {
+      fora = false;
+    },
+    fechar: () => new Promise<void>((r) => servidor.close(() => r())),
+  };
+}
+
+const proxy = proxyDoBanco(new URL(config().mysqlUrl));
+let suite: SuiteDeTeste;
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { MYSQL_URL: await proxy.abrir() } });
+});
+afterAll(async () => {
+  proxy.voltar();
+  await suite?.encerrar();
+  await proxy.fechar();
+});
+
+test('the database out of reach: readiness answers 503 within its deadline, liveness 200; back, readiness answers 200 again', async () => {
+  const leads = cliente(suite.url.leads);
+  expect((await leads.get('/pronto')).status).toBe(200);
+
+  proxy.cair();
+  try {
+    const inicio = Date.now();
+    const pronto = await leads.get('/pronto');
+    expect(Date.now() - inicio).toBeLessThan(PRAZO_DA_PRONTIDAO_MS + 2000);
+    const problema = esperarProblema(pronto, 503);
+    // the answer names no part and no address; the log tells the operator
+    expect(problema.detail).not.toMatch(/ECONN|127\.0\.0\.1|SELECT/);
+    expect((await leads.get('/saude')).status).toBe(200);
+  } finally {
+    proxy.voltar();
+  }
+  await esperarAte(async () => (await leads.get('/pronto')).status === 200, 'readiness once the database is back');
+}, 30_000);
