@@ -65,6 +65,25 @@ export function opcoesDoRegistro(): pino.LoggerOptions {
  * A warning for a state that lasts: `avisar` said once a minute while it lasts, not on every call.
  * Each function made here keeps its own minute.
  */
+/**
+ * For errors that come in bursts of one kind (a connection out of reach fails at every retry, on
+ * every client that shares it): each `chave` said once a minute, the next time with how many of it
+ * were not said (`calados`). A few hundred kinds at most are remembered.
+ */
+export function umaVezPorMinutoPorChave<A extends unknown[]>(avisar: (calados: number, ...args: A) => void): (chave: string, ...args: A) => void {
+  const vistas = new Map<string, { em: number; calados: number }>();
+  return (chave, ...args) => {
+    const vista = vistas.get(chave);
+    if (vista && Date.now() - vista.em <= 60_000) {
+      vista.calados++;
+      return;
+    }
+    if (!vista && vistas.size >= 500) vistas.clear();
+    vistas.set(chave, { em: Date.now(), calados: 0 });
+    avisar(vista?.calados ?? 0, ...args);
+  };
+}
+
 export function umaVezPorMinuto<A extends unknown[]>(avisar: (...args: A) => void): (...args: A) => void {
   let ultimo = 0;
   return (...args) => {

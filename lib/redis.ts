@@ -48,8 +48,9 @@ const OPCOES: Record<TipoDeConexao, RedisOptions> = {
   },
 };
 
-export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo): IORedis {
-  const conexao = new IORedis(config().redisUrl, { ...OPCOES[tipo], lazyConnect: false, connectionName: nome });
+/** `lazyConnect`: connected by its first command only, or never (a connection BullMQ only copies). */
+export function novaConexaoRedis(tipo: TipoDeConexao, nome: string = tipo, lazyConnect = false): IORedis {
+  const conexao = new IORedis(config().redisUrl, { ...OPCOES[tipo], lazyConnect, connectionName: nome });
   conexao.on('error', () => {
     // reconnection is automatic; readiness (/pronto) reports the outage
   });

@@ -4,7 +4,7 @@ import { config } from '../config';
 import { NomeDoServico } from '../config/services';
 import { CacheComPrazo } from '../lib/cache';
 import { aoComecarOEncerramento, aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
-import { logger } from '../lib/logger';
+import { logger, umaVezPorMinutoPorChave } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
 
 /** A queue's definition: its name (never renamed casually), owner service and options. */
@@ -28,6 +28,18 @@ export const PILHAS_POR_JOB = 5;
 /** The job options a queue's jobs get unless an add says otherwise: the queue's own, over the suite's. */
 export const opcoesDosJobsDe = (def: DefinicaoDeFila): JobsOptions => ({ stackTraceLimit: PILHAS_POR_JOB, ...def.opcoesDosJobs });
 
+/**
+ * While Redis is away each connection fails at every reconnection (every 2 s), and each queue,
+ * queue-events and worker on it says so: the same error is logged once a minute per process, with
+ * how many times it was not (about 60 lines every 5 s in `suite start` otherwise).
+ */
+const avisarErroDeFila = umaVezPorMinutoPorChave(
+  (calados: number, componente: 'filas' | 'worker', nivel: 'warn' | 'error', fila: string, err: Error, mensagem: string) =>
+    logger(componente)[nivel]({ err, fila, ...(calados ? { repetidos_sem_registro: calados } : {}) }, mensagem),
+);
+const errosDe = (componente: 'filas' | 'worker', nivel: 'warn' | 'error', fila: string, mensagem: string) => (err: Error) =>
+  avisarErroDeFila(`${mensagem}\n${err.message}`, componente, nivel, fila, err, mensagem);
+
 const filas = new Map<string, Queue>();
 const eventos = new Map<string, QueueEvents>();
 
@@ -41,7 +53,7 @@ export function fila(def: DefinicaoDeFila, conexao: 'produtor' | 'painel' = 'pro
   let q = filas.get(chave);
   if (!q) {
     q = new Queue(def.nome, { connection: redis(conexao), prefix: config().queuePrefix, defaultJobOptions: opcoesDosJobsDe(def) });
-    q.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro na fila'));
+    q.on('error', errosDe('filas', 'warn', def.nome, 'erro na fila'));
     filas.set(chave, q);
     const aberta = q;
     aoEncerrar('filas', `fila:${chave}`, async () => {
@@ -144,15 +156,19 @@ export async function reenfileirar(def: DefinicaoDeFila, jobs: JobDoRegistro[], 
 export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
   let e = eventos.get(def.nome);
   if (!e) {
-    e = new QueueEvents(def.nome, { connection: novaConexaoRedis('worker', `eventos:${def.nome}`), prefix: config().queuePrefix });
+    // BullMQ reads the events on a copy of the connection it is given (a blocking read must not
+    // hold a shared one): the one given never connects, only its copy does
+    e = new QueueEvents(def.nome, { connection: novaConexaoRedis('worker', `eventos:${def.nome}`, true), prefix: config().queuePrefix });
     // every request waiting on a job listens here for a moment: many at once is normal
     e.setMaxListeners(1000);
-    e.on('error', (err) => logger('filas').warn({ err, fila: def.nome }, 'erro nos eventos da fila'));
+    e.on('error', errosDe('filas', 'warn', def.nome, 'erro nos eventos da fila'));
     eventos.set(def.nome, e);
     const abertos = e;
     aoEncerrar('filas', `eventos:${def.nome}`, async () => {
       eventos.delete(def.nome);
-      await abertos.close();
+      // bounded: a connection closed while it reconnects (after a Redis outage) never settles the
+      // blocking read BullMQ's close waits for (ioredis), and the shutdown waited for it forever
+      if (!(await dentroDe(abertos.close(), 1000))) logger('filas').warn({ fila: def.nome }, 'os eventos da fila não fecharam a tempo');
     });
   }
   return e;
@@ -332,7 +348,7 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   worker.on('failed', (job, err) =>
     log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, err: err instanceof FalhaEsperada ? err.message : err }, 'job falhou'),
   );
-  worker.on('error', (err) => log.error({ err }, 'erro no worker'));
+  worker.on('error', errosDe('worker', 'error', def.nome, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);
   // no new job from the signal on, while the HTTP servers still drain (their stage comes first)
   worker.once('closed', aoComecarOEncerramento(() => worker.pause(true)));

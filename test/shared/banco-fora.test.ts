@@ -1,8 +1,8 @@
-import net from 'node:net';
 import { PRAZO_DA_PRONTIDAO_MS } from '../../api/shared/app';
 import { config } from '../../config';
 import { esperarAte } from '../helpers/espera';
 import { cliente, esperarProblema } from '../helpers/http';
+import { proxyQueCai } from '../helpers/proxy';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /*
@@ -11,50 +11,17 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
  * the real server drops every connection and refuses new ones, as a stopped server would.
  */
 
-/** A TCP proxy to the real database server that can go down (connections dropped, new ones refused) and come back. */
-function proxyDoBanco(destino: URL) {
-  const sockets = new Set<net.Socket>();
-  let fora = false;
-  const servidor = net.createServer((cliente) => {
-    if (fora) return void cliente.destroy();
-    const banco = net.connect(Number(destino.port || 3306), destino.hostname);
-    cliente.pipe(banco).pipe(cliente);
-    for (const s of [cliente, banco]) {
-      sockets.add(s);
-      s.on('error', () => [cliente, banco].forEach((x) => x.destroy())).on('close', () => {
-        sockets.delete(s);
-        [cliente, banco].forEach((x) => x.destroy());
-      });
-    }
-  });
-  return {
-    /** MYSQL_URL through the proxy, with the real one's user and password. */
-    abrir: () =>
-      new Promise<string>((r) =>
-        servidor.listen(0, '127.0.0.1', () => {
-          const url = new URL(destino);
-          url.hostname = '127.0.0.1';
-          url.port = String((servidor.address() as net.AddressInfo).port);
-          url.searchParams.delete('socketPath');
-          r(url.toString());
-        }),
-      ),
-    cair: () => {
-      fora = true;
-      sockets.forEach((s) => s.destroy());
-    },
-    voltar: () => {
-      fora = false;
-    },
-    fechar: () => new Promise<void>((r) => servidor.close(() => r())),
-  };
-}
-
-const proxy = proxyDoBanco(new URL(config().mysqlUrl));
+const real = new URL(config().mysqlUrl);
+const proxy = proxyQueCai(real.hostname, Number(real.port || 3306));
 let suite: SuiteDeTeste;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { MYSQL_URL: await proxy.abrir() } });
+  // MYSQL_URL through the proxy, with the real one's user and password
+  const url = new URL(real);
+  url.hostname = '127.0.0.1';
+  url.port = String(await proxy.abrir());
+  url.searchParams.delete('socketPath');
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { MYSQL_URL: url.toString() } });
 });
 afterAll(async () => {
   proxy.voltar();
