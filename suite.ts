@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { Progresso } from './api/leads/importacao';
 import { config, ConfigError } from './config';
 import { comoId, ehId } from './api/shared/paginacao';
-import { encerrar, encerrarNoSinal } from './lib/lifecycle';
+import { encerramentoPorSinal, encerrar, encerrarNoSinal } from './lib/lifecycle';
 import { logger, logsNoStderr } from './lib/logger';
 import {
   abrirBancoDoServico,
@@ -185,6 +185,9 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch(async (err) => {
+  // a signal during the start (a deploy stopping a replica that waits for another's migration):
+  // the close it began stopped the start, no failure; that close exits as a signal's does
+  if (encerramentoPorSinal()) return logger('suite').info({ motivo: (err as Error).message }, 'início interrompido pelo sinal');
   if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
   else logger('suite').fatal({ err }, 'falha ao iniciar');
   await encerrar().catch(() => undefined);

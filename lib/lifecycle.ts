@@ -113,6 +113,9 @@ export function emSegundoPlano(trabalho: Promise<unknown>): void {
 /** Whether a shutdown has begun: long work (migrations one after another) starts nothing more. */
 export const encerramentoComecou = (): boolean => encerrando !== undefined;
 
+/** Whether SIGTERM or SIGINT began the close under way (not a failure, nor a command's own end). */
+export const encerramentoPorSinal = (): boolean => fechandoPorSinalDesde !== undefined;
+
 /**
  * Closes everything once; later calls wait for the first. Async, so a setting in error (its grace
  * period) rejects the promise instead of throwing where a caller only catches rejections.
