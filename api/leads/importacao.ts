@@ -482,13 +482,13 @@ export async function importarCnpj(
       // recorded as done: the swap waits for a migration under way, holding off others, and stops
       // when any ran
       await esperarAsMigracoes(controle, () => falha);
-      // from the swap on the month is as good as live: a shutdown waits for it
+      // from the swap on the month is as good as live: a shutdown no longer cuts it (trocarTabelas)
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
       await conferirEsquema(controle, esquemaNoInicio);
       // the swap may wait for reads holding the live tables, minutes at worst: still told
       andamento.trocando();
-      await trocarTabelas(controle, tabelas);
+      await trocarTabelas(controle, tabelas, sinal);
       // the month is live: a release that fails fails nothing (the lock goes with the connection)
       await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]).catch(() => undefined);
     } catch (err) {
@@ -621,8 +621,11 @@ export const TROCA_DAS_TABELAS = { tentativas: 60, interromperLeiturasApos: 20 }
  * since giving up throws the whole load away. Past a third of them, a steady stream of long
  * listings would make it fail all the same: the reads of the registry running for 2 s or more are
  * stopped before each attempt (their listings answer 503, to be asked again a moment later).
+ * A shutdown (`sinal`) waits for the attempt under way only, not for minutes of them: the worker
+ * is closed within seconds, and a process gone mid-swap left the job stalled and the run's record
+ * `em_andamento`; the import fails instead, saying so, the live data untouched.
  */
-async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<void> {
+async function trocarTabelas(conexao: Connection, tabelas: string[], sinal?: AbortSignal): Promise<void> {
   await conexao.query('SET SESSION lock_wait_timeout = 2');
   for (let tentativa = 1; ; tentativa++) {
     if (tentativa > TROCA_DAS_TABELAS.interromperLeiturasApos) await interromperLeiturasLongas(conexao, tabelas);
@@ -631,6 +634,7 @@ async function trocarTabelas(conexao: Connection, tabelas: string[]): Promise<vo
       return;
     } catch (err) {
       if (!esperaPorTravaEsgotada(err) || tentativa >= TROCA_DAS_TABELAS.tentativas) throw err;
+      if (sinal?.aborted) throw new Error('Importação interrompida: o processo está encerrando, e a troca das tabelas ainda esperava por leituras.');
       log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
       await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
     }

@@ -866,6 +866,31 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect(await tabelasDeTrabalho()).toEqual([]);
   });
 
+  test('a shutdown while the swap waits for reads: the attempt under way ends, then the import fails, saying so, instead of waiting minutes; the live data stays', async () => {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    // a hold no stop of long reads can lift: the swap waits as long as it lasts
+    const leitor = await novaConexao('leads');
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    const parar = new AbortController();
+    try {
+      const importacao = recusa(() => importarCnpj(dir, undefined, parar.signal));
+      await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
+      const inicio = Date.now();
+      parar.abort();
+      expect(await importacao).toEqual({ tipo: expect.any(String), mensagem: expect.stringMatching(/interrompida/) });
+      // the attempt under way, waiting 2 s at most, or the pause after one and the next (of 60 attempts, minutes)
+      expect(Date.now() - inicio).toBeLessThan(4500);
+    } finally {
+      await leitor.query('UNLOCK TABLES');
+      await leitor.end();
+    }
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES 1');
+    expect(await tabelasDeTrabalho()).toEqual([]);
+    expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ? ORDER BY iniciada_em DESC LIMIT 1', [dir])).toEqual([{ situacao: 'falhou' }]);
+  });
+
   test('reads that keep the live table past a third of the swap\'s attempts are stopped: the new month goes live instead of the import failing', async () => {
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
