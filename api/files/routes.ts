@@ -76,7 +76,8 @@ export function rotasDeFiles(): Rota[] {
       resposta: respostas.arquivo,
       outrasRespostas: {
         '413': 'Arquivo maior que o limite',
-        '415': 'Content-Encoding diferente de identity',
+        '409': 'Envios e exclusões simultâneos com a mesma Idempotency-Key; tente de novo',
+        '415': 'Content-Encoding diferente de identity, ou Transfer-Encoding além de chunked',
         '422': 'Idempotency-Key já usada para outro arquivo',
       },
       tratar: async (req, res) => {

@@ -113,6 +113,8 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'jwks',
       resumo: 'Chaves públicas que verificam os tokens',
       acesso: 'publico',
+      // the keys in memory (a rotation reloads them): no database nor Redis on the way
+      semDependencias: true,
       resposta: esquemaJwks,
       tratar: (_req, res) => {
         res.setHeader('Cache-Control', 'public, max-age=300');

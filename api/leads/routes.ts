@@ -36,7 +36,7 @@ export function rotasDeLeads(): Rota[] {
       caminho: '/api/empresas',
       operacao: 'buscar_paginador_cnpj',
       resumo: 'Estabelecimentos em ordem de CNPJ, com filtros combináveis e total (limitado a 2.000.000)',
-      acesso: 'usuario_ou_aplicativo',
+      acesso: 'usuario',
       permissao: acessoLeads.controle.lerEmQualquer('empresas'),
       validar: { query: schemas.empresas },
       resposta: respostas.pagina,

@@ -98,6 +98,7 @@ function rotasDeWebhooks(): Rota[] {
       desafio: DESAFIO_DO_WEBHOOK,
       sem404: true,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
+      cabecalhos: schemas.cabecalhosDoWebhookDoSuporte,
       antes: [autenticarSistema('suporte')],
       aposOCorpo: [conferirAssinatura],
       // a message event carries its text twice (the message, and the conversation's last one),

@@ -58,9 +58,18 @@ export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   paramsWebhook: Joi.object({ config_id: id().required() }),
   tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('') }),
+  /** read by conferirAssinatura, said here for the OpenAPI document */
+  cabecalhosDoWebhookDoSuporte: Joi.object({
+    'X-Chatwoot-Signature': Joi.string().description('sha256=<hex> de `<X-Chatwoot-Timestamp>.<corpo>` com o segredo_hmac do sistema; exigida quando ele tem um'),
+    'X-Chatwoot-Timestamp': Joi.string().description('Segundos desde 1970; até 5 minutos de diferença do relógio do serviço'),
+  }),
   webhook: Joi.object({ event: Joi.string().max(100).required() }).unknown(true).required(),
   // tamanho is accepted (an integer) and ignored: pages always hold 50
-  listaDeConversas: Joi.object({ pagina: pagina(), tamanho: inteiroEscrito(Joi.number().unsafe()), status: status().empty('') }),
+  listaDeConversas: Joi.object({
+    pagina: pagina(),
+    tamanho: inteiroEscrito(Joi.number().unsafe()).description('Aceito e ignorado (SPEC 4.6): as páginas têm sempre 50 conversas'),
+    status: status().empty(''),
+  }),
   autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
   filtroDeConversas: Joi.object({
     cliente_id: id().empty(''),

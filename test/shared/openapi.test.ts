@@ -148,8 +148,17 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
       expect(Object.keys(sales.paths[caminho].post.responses)).toEqual(expect.arrayContaining(['401', '415']));
       expect(Object.keys(sales.paths[caminho].post.responses)).not.toContain('404');
     }
+    // the chat platform's signature headers, which the webhook checks itself
+    expect(sales.paths['/webhooks/suporte/{config_id}'].post.parameters.filter((p: any) => p.in === 'header').map((p: any) => [p.name, p.required])).toEqual([
+      ['X-Chatwoot-Signature', false],
+      ['X-Chatwoot-Timestamp', false],
+    ]);
+    // a listing's `tamanho` is taken and ignored (SPEC 4.6), and said to be
+    expect(sales.paths['/conversa'].get.parameters.find((p: any) => p.name === 'tamanho').description).toMatch(/ignorado/);
+    // the keys in memory: the JWKS never waits on a dependency
+    expect(Object.keys(identity.paths['/.well-known/jwks.json'].get.responses)).not.toContain('503');
     const files = await documento('files');
-    expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '413', '415', '422']));
+    expect(Object.keys(files.paths['/arquivo'].post.responses)).toEqual(expect.arrayContaining(['201', '409', '413', '415', '422']));
     // the headers the upload reads itself are parameters too
     expect(files.paths['/arquivo'].post.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false, schema: expect.objectContaining({ maxLength: 255 }) })]),
