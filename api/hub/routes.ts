@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
 import { esquemaJwks } from '../shared/openapi';
-import { Rota } from '../shared/rotas';
+import { descrita, Rota } from '../shared/rotas';
 import { acessoHub } from './acesso';
 import {
   aplicativoPorId,
@@ -310,7 +310,7 @@ function rotasDeEntregas(): Rota[] {
       },
       resumo: 'Publica um evento (token de aplicativo dono do tipo)',
       acesso: 'aplicativo',
-      permissao: async (quem) => void (await publicadorAtivo(quem)),
+      permissao: descrita('o aplicativo dono do tipo de evento, ativo', async (quem) => void (await publicadorAtivo(quem))),
       validar: { body: schemas.publicar },
       status: 202,
       resposta: respostas.publicacao,

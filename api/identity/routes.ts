@@ -6,7 +6,7 @@ import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { esquemaJwks } from '../shared/openapi';
 import { proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
-import { Permissao, Rota } from '../shared/rotas';
+import { descrita, Rota } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
 import { jwks } from './chaves';
@@ -25,18 +25,18 @@ import {
 /** A password hashed by the request waits its turn (senhas.ts): too many waiting, it is refused. */
 const SENHAS_DEMAIS = 'Senhas demais sendo verificadas agora; Retry-After diz em quantos segundos';
 
-const soMaster: Permissao = (p: Principal) => {
+const soMaster = descrita('um master', (p: Principal) => {
   if (!p.master) throw proibido('Somente um usuário master.');
-};
+});
 /** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
-const masterOuOProprio: Permissao = (p: Principal, req) => {
+const masterOuOProprio = descrita('um master, ou o próprio usuário', (p: Principal, req) => {
   // before validation: the id as the route will take it
   if (!p.master && p.sub !== comoId(String(req.params.id))) throw proibido('Um usuário que não é master só lê o próprio registro.');
-};
+});
 /** Applications read the application list (the hub syncs from it); users must be masters. */
-const masterOuAplicativo: Permissao = (p: Principal) => {
+const masterOuAplicativo = descrita('um master ou um aplicativo', (p: Principal) => {
   if (p.tipo === 'usuario' && !p.master) throw proibido('Somente um usuário master ou um aplicativo.');
-};
+});
 
 function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
   return [

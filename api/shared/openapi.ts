@@ -279,15 +279,29 @@ function operacaoHead(get: Record<string, any>): Record<string, unknown> {
   };
 }
 
+const TOKENS = { usuario: 'de usuário', aplicativo: 'de aplicativo', usuario_ou_aplicativo: 'de usuário ou de aplicativo' } as const;
+
+/**
+ * Which token a route takes and whom its permission lets in, in words (a 403 otherwise): the
+ * security scheme says only "bearer". Also in `x-acesso` and `x-permissao`, for tools.
+ */
+function quemAcessa(rota: Rota): string | undefined {
+  if (rota.acesso === 'publico') return undefined;
+  const permissao = rota.permissao?.descricao;
+  return `Acesso: token ${TOKENS[rota.acesso]}${permissao ? `; ${permissao}` : ''}.`;
+}
+
 /** The OpenAPI 3.1 document of a service, built from the same joi schemas that validate requests. */
 export function documentoOpenApi(info: { title: string; version: string; description?: string }, rotas: Rota[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const rota of rotas) {
     const caminho = caminhoOpenApi(rota.caminho);
+    const acesso = quemAcessa(rota);
+    const descricao = [rota.descricao, acesso].filter(Boolean).join('\n\n');
     const operacao: Record<string, unknown> = {
       operationId: rota.operacao,
       summary: rota.resumo,
-      ...(rota.descricao ? { description: rota.descricao } : {}),
+      ...(descricao ? { description: descricao } : {}),
       parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query'), ...parametros(rota.cabecalhos, 'header')],
       responses: { ...respostaDeSucesso(rota), ...respostasDeErro(rota) },
     };
@@ -296,7 +310,11 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
     } else if (rota.corpoEmFluxo) {
       operacao.requestBody = { required: true, content: { '*/*': { schema: BINARIO } } };
     }
-    if (rota.acesso !== 'publico') operacao.security = [{ bearer: [] }];
+    if (rota.acesso !== 'publico') {
+      operacao.security = [{ bearer: [] }];
+      operacao['x-acesso'] = rota.acesso;
+      if (rota.permissao?.descricao) operacao['x-permissao'] = rota.permissao.descricao;
+    }
     (paths[caminho] ??= {})[rota.metodo] = operacao;
     if (rota.metodo === 'get' && rota.documentarHead) paths[caminho].head = operacaoHead(operacao);
   }

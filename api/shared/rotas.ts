@@ -13,8 +13,12 @@ export type Metodo = 'get' | 'post' | 'patch' | 'put' | 'delete';
 /** Who may call: nobody needs a token, a logged user, an application, or either. */
 export type Acesso = 'publico' | 'usuario' | 'aplicativo' | 'usuario_ou_aplicativo';
 
-/** Throws `proibido` when the principal may not run the operation. */
-export type Permissao = (principal: Principal, req: Request) => Promise<void> | void;
+/** Throws `proibido` when the principal may not run the operation; `descricao` says whom it lets in (the OpenAPI document). */
+export type Permissao = ((principal: Principal, req: Request) => Promise<void> | void) & { descricao?: string };
+
+/** `permissao`, with whom it lets in said in words for the OpenAPI document (`x-permissao`). */
+export const descrita = (descricao: string, permissao: (principal: Principal, req: Request) => Promise<void> | void): Permissao =>
+  Object.assign(permissao, { descricao });
 
 export interface Rota {
   metodo: Metodo;

@@ -184,6 +184,36 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     }
   });
 
+  test('each operation says which token it takes and whom its permission lets in, in words and in x-acesso / x-permissao', async () => {
+    const identity = await documento('identity');
+    const hub = await documento('hub');
+    const sales = await documento('sales');
+    const leads = await documento('leads');
+    const files = await documento('files');
+    const permissao = (doc: any, caminho: string, metodo: string) => [doc.paths[caminho][metodo]['x-acesso'], doc.paths[caminho][metodo]['x-permissao']];
+    expect(permissao(identity, '/usuario', 'get')).toEqual(['usuario', 'um master']);
+    expect(permissao(identity, '/usuario/{id}', 'get')).toEqual(['usuario', 'um master, ou o próprio usuário']);
+    expect(permissao(identity, '/aplicativo', 'get')).toEqual(['usuario_ou_aplicativo', 'um master ou um aplicativo']);
+    expect(permissao(hub, '/assinatura', 'post')).toEqual(['usuario', 'criar na área assinaturas (ou master)']);
+    expect(permissao(hub, '/assinatura', 'get')).toEqual(['usuario', 'ler na área assinaturas ou monitoramento (ou master)']);
+    expect(permissao(hub, '/eventos', 'post')).toEqual(['aplicativo', 'o aplicativo dono do tipo de evento, ativo']);
+    expect(permissao(sales, '/conversa', 'get')).toEqual(['usuario', 'qualquer permissão na área clientes (ou master)']);
+    expect(permissao(sales, '/config_system', 'post')).toEqual(['usuario', 'um master, confirmado no identity']);
+    expect(permissao(leads, '/api/empresas', 'get')).toEqual(['usuario', 'qualquer permissão na área empresas (ou master)']);
+    // a token of the right kind is all an application's file routes ask
+    expect(permissao(files, '/arquivo', 'post')).toEqual(['aplicativo', undefined]);
+    expect(hub.paths['/assinatura'].post.description).toContain('Acesso: token de usuário; criar na área assinaturas (ou master).');
+    expect(files.paths['/arquivo'].post.description).toMatch(/Acesso: token de aplicativo\.$/);
+    // every operation that asks for a token says which, and a public one says nothing
+    for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
+      for (const [caminho, operacoes] of Object.entries<any>((await documento(nome)).paths)) {
+        for (const [metodo, op] of Object.entries<any>(operacoes)) {
+          expect([`${nome} ${metodo} ${caminho}`, Boolean(op['x-acesso'])]).toEqual([`${nome} ${metodo} ${caminho}`, Boolean(op.security)]);
+        }
+      }
+    }
+  });
+
   test('every number an answer carries (a count, a page, a size, an id of another platform) is documented as an integer', async () => {
     const numeros: string[] = [];
     const visitar = (no: unknown, onde: string): void => {

@@ -6,7 +6,7 @@ import { TokenRecusado } from '../../../queues/fila';
 import { ErroDeDominio, proibido } from '../errors';
 import { lerDoIdentitySeExistir } from '../leitura-do-identity';
 import { Principal } from '../principal';
-import { Permissao } from '../rotas';
+import { descrita, Permissao } from '../rotas';
 
 export const ACOES: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
 export const TODAS = 'todas' as const;
@@ -147,36 +147,36 @@ export function criarControleDeAcesso(
       await ler();
       return ler;
     },
-    async masterConfirmado(principal) {
+    masterConfirmado: descrita('um master, confirmado no identity', async (principal) => {
       if (!principal.master) throw proibido('Somente um usuário master.');
       await confirmarMaster(principal);
-    },
+    }),
     async masterNoIdentity(principal, authId) {
       if (!principal.master) throw new Error('só um master lê outra pessoa no identity');
       return eMasterNoIdentity(authId, principal.token);
     },
-    pode: (acao, area) => async (principal) => {
-      const p = await permissoesDe(principal);
-      if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
-    },
-    podeEmAlguma:
-      (acao, ...areas) =>
-      async (principal) => {
+    pode: (acao, area) =>
+      descrita(`${acao} na área ${area} (ou master)`, async (principal) => {
+        const p = await permissoesDe(principal);
+        if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
+      }),
+    podeEmAlguma: (acao, ...areas) =>
+      descrita(`${acao} na área ${areas.join(' ou ')} (ou master)`, async (principal) => {
         const p = await permissoesDe(principal);
         if (p !== TODAS && !areas.some((a) => p[a]?.includes(acao))) {
           throw proibido(`Exige a permissão ${acao} na área ${areas.join(' ou ')}.`);
         }
-      },
+      }),
     lerEmQualquer: (...areas) => {
       // a read by any action that profiles were not checked against would let one grant `ler` unheld
       const fora = areas.filter((a) => !lidasPorQualquerAcao.has(a));
       if (fora.length) throw new Error(`áreas não declaradas como lidas por qualquer ação: ${fora.join(', ')}`);
-      return async (principal) => {
+      return descrita(`qualquer permissão na área ${areas.join(' ou ')} (ou master)`, async (principal) => {
         const p = await permissoesDe(principal);
         if (p !== TODAS && !areas.some((a) => (p[a]?.length ?? 0) > 0)) {
           throw proibido(`Exige alguma permissão na área ${areas.join(' ou ')}.`);
         }
-      };
+      });
     },
     conferirAlcance(permissoes, de) {
       if (!contidas(permissoes, de, lidasPorQualquerAcao)) throw proibido('O perfil tem permissões que você não tem.');
