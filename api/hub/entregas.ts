@@ -472,7 +472,9 @@ export async function cancelarPendentes(assinaturaId: string, transaction: Trans
  * The ids of a subscription's deliveries in `situacao` (stamped `em`, their `atualizada_em`, by one
  * change of them all, when given), handed to `fazer` a page at a time in the order of the
  * subscription's index (creation, then id), so memory stays flat whatever their number; `fazer`
- * answering false stops it. One changed again since the stamp (attempted meanwhile) is left out.
+ * answering false stops it. One changed again since the stamp (attempted meanwhile) is left out,
+ * and so is one created at the stamp: a publication of that millisecond, which the change did not
+ * make (a replay queued it beside its own batch job, and it was sent twice).
  */
 async function emPaginas(
   assinaturaId: string,
@@ -486,9 +488,9 @@ async function emPaginas(
     const pagina = await lerLinhas<{ id: string; criada_em: string }>(
       banco('hub'),
       `SELECT id, DATE_FORMAT(criada_em, '%Y-%m-%d %H:%i:%s.%f') AS criada_em FROM entrega
-        WHERE assinatura_id = ? AND situacao = ? AND (criada_em > ? OR (criada_em = ? AND id > ?))${em ? ' AND atualizada_em = ?' : ''}
+        WHERE assinatura_id = ? AND situacao = ? AND (criada_em > ? OR (criada_em = ? AND id > ?))${em ? ' AND atualizada_em = ? AND criada_em < ?' : ''}
         ORDER BY criada_em, id LIMIT ${Number(tamanho)}`,
-      [assinaturaId, situacao, depois.criada_em, depois.criada_em, depois.id, ...(em ? [dataSql(em)] : [])],
+      [assinaturaId, situacao, depois.criada_em, depois.criada_em, depois.id, ...(em ? [dataSql(em), dataSql(em)] : [])],
     );
     if (!pagina.length || (await fazer(pagina.map((e) => e.id))) === false) return;
     depois = pagina[pagina.length - 1];

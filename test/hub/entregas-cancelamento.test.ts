@@ -95,8 +95,9 @@ test('the jobs of a cancellation are found page by page, and only those: a deliv
   const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
   const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
   for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
-  const canceladasEm = new Date(Date.now() - 60_000);
-  const outroMomento = new Date(Date.now() - 120_000);
+  // after their creation, as every change of theirs is
+  const canceladasEm = new Date(Date.now() + 60_000);
+  const outroMomento = new Date(Date.now() + 120_000);
   const ids = entregas.map((e) => e.id);
   // as cancelarPendentes leaves them: two at one moment, the third at another
   await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: canceladasEm }, { where: { id: ids.slice(0, 2) }, silent: true });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CONTAGEM_DAS_ENTREGAS, purgarHistorico } from '../../api/hub/entregas';
-import { novaConexao } from '../../lib/database';
+import { banco, dataSql, novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
@@ -218,6 +218,30 @@ describe('sending again (DESIGN §5)', () => {
     expect((await t.hub.entrega(falha.id)).situacao).toBe('entregue');
     await dormir(300);
     expect(t.receptor.de(falha.id)).toHaveLength(1);
+  });
+
+  test("reenviar_falhas queues the deliveries it replayed only: a publication of the replay's millisecond, its batch job still to reach it, is not sent by the replay too", async () => {
+    const { c, entregas: [falha] } = await cenarioComFalhas('/falhas-mesmo-instante', 1);
+    falhando.delete('/falhas-mesmo-instante');
+    const doMesmoInstante = randomUUID();
+    // the replay's clock stands still: its stamp is the publication's creation time
+    const instante = new Date();
+    jest.useFakeTimers({ now: instante, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    try {
+      await banco('hub').query(
+        `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, proxima_tentativa_em, criada_em, atualizada_em)
+           SELECT ?, evento_id, assinatura_id, 'pendente', 0, ?, ?, ? FROM entrega WHERE id = ?`,
+        { replacements: [doMesmoInstante, ...Array(3).fill(dataSql(instante)), falha.id] },
+      );
+      const res = await t.hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token: await t.hub.admin() });
+      expect(res.body).toEqual({ reenviadas: 1 });
+      await t.hub.esperarSituacao(falha.id, 'entregue');
+    } finally {
+      jest.useRealTimers();
+    }
+    await dormir(300);
+    expect(t.receptor.de(doMesmoInstante)).toHaveLength(0);
+    expect(await t.hub.entrega(doMesmoInstante)).toMatchObject({ situacao: 'pendente', tentativas: 0 });
   });
 
   test('sending a delivered delivery again keeps ultima_entrega_em at its first success while the new round fails (SPEC §6 rule 5)', async () => {
