@@ -295,9 +295,10 @@ export function tentarEntrega(entregaId: string, sinal?: AbortSignal): Promise<R
 async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal): Promise<ResultadoDaEntrega | Adiada | null> {
   if (sinal?.aborted) return null;
   // Everything that may wait on the database or Redis comes before the read; after it, only the
-  // signatures until the request leaves (WebCrypto's, on libuv's thread pool: microseconds, more
-  // when file access holds the pool): a deactivation committed before the read stops the attempt,
-  // one committed after it meets an attempt already in flight (SPEC §6 rule 6).
+  // signatures (WebCrypto's, on libuv's thread pool: microseconds, more when file access holds the
+  // pool) and, without a connection to reuse, the subscriber's lookup and connect, until the request
+  // leaves: a deactivation committed before the read stops the attempt, one committed after it
+  // meets an attempt already in flight (SPEC §6 rule 6).
   const assinantes = await chavesQueAssinam();
   const e = await leituras.guardar(entregaId);
   if (!e || e.situacao !== 'pendente') return 'ignorada';
