@@ -12,6 +12,7 @@ import { PRAZO_DO_ANDAMENTO_MS, redis } from '../../lib/redis';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarProblema } from '../helpers/http';
 import type { Registro } from '../helpers/registros';
+import { ateOFim, compilado, emProcesso } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import {
   assinaturaDoChatwoot,
@@ -218,6 +219,17 @@ describe('message times and types in every form the platform may send', () => {
     expect(Date.parse(guardada.criada_em)).toBeGreaterThanOrEqual(Math.floor((antes + 10 * 60_000) / 1000) * 1000);
     expect(Date.parse(guardada.criada_em)).toBeLessThanOrEqual(Date.now() + 10 * 60_000);
     expect(c.ultima_mensagem_em).toBe(guardada.criada_em);
+  });
+
+  it('an ISO created_at without an offset is UTC, whatever the zone of the host', async () => {
+    const evento = { ...eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'sem fuso' }), created_at: '2025-06-10T14:02:11' };
+    // read in a process of a host three hours behind UTC, where Date.parse takes such a date for 17:02 UTC
+    const codigo = `const { lerEventoDoSuporte } = require(${JSON.stringify(compilado('api/sales/suporte.js'))});
+      const e = lerEventoDoSuporte(JSON.parse(process.env.EVENTO));
+      console.log(JSON.stringify({ local: new Date('2025-06-10T14:02:11').toISOString(), lida: e.mensagem.criadaEm.toISOString() }));`;
+    const { codigo: saida, saida: texto, erros } = await ateOFim(emProcesso(['-e', codigo], { ...process.env, TZ: 'America/Sao_Paulo', EVENTO: JSON.stringify(evento) }));
+    expect({ saida, erros }).toEqual({ saida: 0, erros: '' });
+    expect(JSON.parse(texto)).toEqual({ local: '2025-06-10T17:02:11.000Z', lida: '2025-06-10T14:02:11.000Z' });
   });
 
   it("a platform clock near the bound keeps its messages' order: one nine minutes ahead, then one eleven minutes ahead (brought back to ten), the second is the last", async () => {
