@@ -352,12 +352,14 @@ function atualizarMensagem(t: TransacaoAgrupada, x: MensagemDoLote, agora: strin
         ${x.m.apagada ? '' : `AND ${NAO_EH_MAIS_VELHO(em, 'suporte_atualizada_em')}`}`,
     [x.m.conteudo, agora, x.m.atualizadaEm, x.m.atualizadaEm, ...mensagem, ...(x.m.apagada ? [] : [x.m.atualizadaEm, x.m.atualizadaEm])],
   );
-  // when it is the last message, that takes the stored text, whether or not this update changed it;
-  // the record's atualizado_em moves when the text does (assignments run left to right: it reads the old one)
+  // when it is the last message, that takes the stored text, whether or not this update changed it,
+  // and the record's atualizado_em moves with it. The comparison is in WHERE: a multi-table UPDATE's
+  // assignments have no guaranteed order, so one cannot read what another assigns
   void t.depois(
     `UPDATE conversa c JOIN conversa_mensagem m ON m.conversa_id = c.id AND m.suporte_mensagem_id = ?
-        SET c.atualizado_em = IF(BINARY c.ultima_mensagem <=> BINARY m.conteudo, c.atualizado_em, ?), c.ultima_mensagem = m.conteudo
-      WHERE c.id = ? AND c.ultima_mensagem_em = m.criada_em AND NOT ${ULTIMA_DO_SEGUNDO_DEPOIS('c.id', 'm.criada_em', 'm.suporte_mensagem_id')}`,
+        SET c.atualizado_em = ?, c.ultima_mensagem = m.conteudo
+      WHERE c.id = ? AND NOT (BINARY c.ultima_mensagem <=> BINARY m.conteudo)
+        AND c.ultima_mensagem_em = m.criada_em AND NOT ${ULTIMA_DO_SEGUNDO_DEPOIS('c.id', 'm.criada_em', 'm.suporte_mensagem_id')}`,
     [x.m.suporteMensagemId, agora, x.conversaId],
   );
 }
