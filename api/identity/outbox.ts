@@ -4,7 +4,7 @@ import { AGORA_NO_BANCO } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { Aplicativo, EventoPendente } from '../../models/identity';
-import { fila, reenfileirar } from '../../queues/fila';
+import { FalhaEsperada, fila, reenfileirar } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { assinar } from './chaves';
 
@@ -230,5 +230,7 @@ async function publicar(evento: EventoPendente): Promise<void> {
     erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${(err as Error).message}`;
   }
   await evento.update({ ultimo_erro: erro.slice(0, 1000) });
-  throw new Error(erro);
+  // an outcome, not a fault of this code: the failed job's line says why, without a stack (every
+  // pending event fails at each retry for as long as the hub is away)
+  throw new FalhaEsperada(erro);
 }

@@ -14,7 +14,7 @@ import { Registro } from '../helpers/registros';
 import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
 
 const mockRegistros: Registro[] = [];
-jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('identity-outbox', ['error'], () => mockRegistros));
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra(['identity-outbox', 'worker'], ['error', 'warn'], () => mockRegistros));
 
 /**
  * DESIGN §3: creating, changing or deleting a `colaborador` user publishes colaborador.criado,
@@ -346,9 +346,14 @@ test('a refusal (4xx) is logged as an error naming the event, an outage (503) on
     proibidos.delete(nome);
     modo = 'aceitar';
   }
-  const erros = mockRegistros.map((r) => r.args[0] as Record<string, unknown>);
+  const erros = mockRegistros.filter((r) => r.nivel === 'error').map((r) => r.args[0] as Record<string, unknown>);
+  expect(erros.length).toBeGreaterThan(0);
   expect(erros.every((e) => e.colaborador_id === proibido.id)).toBe(true);
   expect(erros[0]).toMatchObject({ tipo: 'colaborador.criado', erro: expect.stringMatching(/^hub answered 403/) });
+  // each failed attempt's line says why in one line, no stack: the outage fails every event at each retry
+  const falhas = mockRegistros.filter((r) => r.args[1] === 'job falhou').map((r) => (r.args[0] as { err: unknown }).err);
+  expect(falhas).toEqual(expect.arrayContaining([expect.stringMatching(/^hub answered 503/), expect.stringMatching(/^hub answered 403/)]));
+  expect(falhas.every((e) => typeof e === 'string')).toBe(true);
   await esperarEvento(proibido.id, 'colaborador.criado');
   await esperarEvento(fora.id, 'colaborador.criado');
 });
