@@ -184,12 +184,28 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch(async (err) => {
-  // a signal during the start (a deploy stopping a replica that waits for another's migration):
-  // the close it began stopped the start, no failure; that close exits as a signal's does
-  if (encerramentoPorSinal()) return logger('suite').info({ motivo: (err as Error).message }, 'início interrompido pelo sinal');
-  if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-  else logger('suite').fatal({ err }, 'falha ao iniciar');
-  await encerrar().catch(() => undefined);
-  process.exit(1);
-});
+/** Once a one-shot command has closed what it opened, how long a handle still open may hold the process. */
+const SAIDA_DO_COMANDO_MS = 5000;
+
+const argumentos = process.argv.slice(2);
+main(argumentos).then(
+  () => {
+    // a one-shot command has closed what it opened: a handle left open past this (a connection
+    // whose close could not finish, Redis away) would otherwise hold it for ever, and the deploy
+    // step or cron job running it with it
+    if (!COMANDOS_COM_RESULTADO.has(argumentos[0])) return;
+    setTimeout(() => {
+      logger('suite').warn({ comando: argumentos[0] }, 'o comando terminou, mas algo ainda prendia o processo: saída forçada');
+      process.exit();
+    }, SAIDA_DO_COMANDO_MS).unref();
+  },
+  async (err) => {
+    // a signal during the start (a deploy stopping a replica that waits for another's migration):
+    // the close it began stopped the start, no failure; that close exits as a signal's does
+    if (encerramentoPorSinal()) return logger('suite').info({ motivo: (err as Error).message }, 'início interrompido pelo sinal');
+    if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+    else logger('suite').fatal({ err }, 'falha ao iniciar');
+    await encerrar().catch(() => undefined);
+    process.exit(1);
+  },
+);
