@@ -82,12 +82,20 @@ export const IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS = 24 * 3600_000;
  * fetched: a token signed with a known key stays good while identity is out of reach, instead of
  * every token unseen before getting a 401; and for PAUSA_APOS_FALHA_MS no request waits on another
  * fetch (up to 5 s against a host that does not answer). With no set known, or the last one too
- * old, the answer is 503 (IdentityForaDoAlcance).
+ * old, the answer is 503 (IdentityForaDoAlcance). An unknown kid fetches the set again, but not
+ * within `esperaEntreBuscasMs` of the last fetch (jose's cooldown: a flood of made-up kids costs
+ * identity one fetch that often): a token of a key identity added since (restarted with a new
+ * one) is then 503 too, to be sent again, not 401.
  */
-export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000, idadeMaximaMs = IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS): JWTVerifyGetKey {
+export function chavesDoIdentity(
+  url: URL,
+  validadeMs = 10 * 60_000,
+  idadeMaximaMs = IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS,
+  esperaEntreBuscasMs = 30_000,
+): JWTVerifyGetKey {
   // jose writes the set and the time of its fetch here
   const buscado: Partial<ExportedJWKSCache> = {};
-  const remotas = createRemoteJWKSet(url, { cooldownDuration: 30_000, cacheMaxAge: validadeMs, [jwksCache]: buscado as JWKSCacheInput });
+  const remotas = createRemoteJWKSet(url, { cooldownDuration: esperaEntreBuscasMs, cacheMaxAge: validadeMs, [jwksCache]: buscado as JWKSCacheInput });
   let falhouEm = -Infinity;
   let ultimaFalha: unknown;
   const dasUltimas: JWTVerifyGetKey = async (cabecalho, token) => {
@@ -106,9 +114,13 @@ export function chavesDoIdentity(url: URL, validadeMs = 10 * 60_000, idadeMaxima
   return async (cabecalho, token) => {
     // with no set known yet, every request tries: identity may just be starting
     if (remotas.jwks() && Date.now() - falhouEm < PAUSA_APOS_FALHA_MS) return dasUltimas(cabecalho, token);
+    const buscadoAntes = buscado.uat;
     try {
       return await remotas(cabecalho, token);
     } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey && buscado.uat === buscadoAntes) {
+        throw new IdentityForaDoAlcance('key not in the set fetched moments ago; fetched again after the cooldown');
+      }
       if (!faltouOConjunto(err)) throw err;
       falhouEm = Date.now();
       ultimaFalha = err;

@@ -149,6 +149,36 @@ test('identity answering: a token signed by an unknown key, or malformed, is 401
   }
 });
 
+test("a key identity added since the last fetch, within the pause between fetches an unknown kid allows: its tokens are 503, then taken once the set is fetched again", async () => {
+  const identity = await identityFalso();
+  // made first: an RSA key takes a while to make on a busy machine, and the pause is short
+  const nova = await generateKeyPair('RS256');
+  const comANova = JSON.stringify({ keys: [...jwks.keys, { ...(await exportJWK(nova.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] });
+  const tokenDaNova = await token(nova.privateKey, 'k2');
+  const outra = (await generateKeyPair('RS256')).privateKey;
+  const tokenDeNinguem = await token(outra, 'k9');
+  const pausa = 1500;
+  try {
+    const autenticar = criarAutenticador(chavesDoIdentity(identity.url, undefined, undefined, pausa));
+    const buscadoEm = Date.now();
+    expect(await tipoDoErro(autenticar(await token()))).toBe('aceito');
+    // identity restarted with a new key, moments after this service fetched its set
+    identity.resposta(comANova);
+    const atendidas = identity.atendidas();
+    expect(await tipoDoErro(autenticar(tokenDaNova))).toBe('indisponivel');
+    expect(Date.now() - buscadoEm).toBeLessThan(pausa);
+    expect(identity.atendidas()).toBe(atendidas);
+    await new Promise((r) => setTimeout(r, pausa + 100));
+    expect(await tipoDoErro(autenticar(tokenDaNova))).toBe('aceito');
+    expect(identity.atendidas()).toBe(atendidas + 1);
+    // a kid the set fetched just now lacks is no one's key: 401
+    await new Promise((r) => setTimeout(r, pausa + 100));
+    expect(await tipoDoErro(autenticar(tokenDeNinguem))).toBe('nao_autenticado');
+  } finally {
+    await identity.fechar();
+  }
+});
+
 test('a token verified before its key left the key set (rotated out, or leaked) is refused once it is checked again, within PRAZO_DO_TOKEN_VERIFICADO_MS', async () => {
   const nova = await generateKeyPair('RS256');
   const soANova = { keys: [{ ...(await exportJWK(nova.publicKey)), kid: 'k2', alg: 'RS256', use: 'sig' }] };
