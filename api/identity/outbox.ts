@@ -3,6 +3,7 @@ import { config } from '../../config';
 import { AGORA_NO_BANCO } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { redis } from '../../lib/redis';
+import { largarResposta } from '../../lib/resposta';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { FalhaEsperada, fila, reenfileirar } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
@@ -216,6 +217,8 @@ async function publicar(evento: EventoPendente): Promise<void> {
       signal: AbortSignal.timeout(10_000),
     });
     if (resposta.ok) {
+      // its body says nothing the event needs: unread, it held the connection until collected
+      largarResposta(resposta);
       await evento.update({ enviado_em: new Date(), ultimo_erro: null });
       return;
     }
