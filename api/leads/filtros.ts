@@ -71,14 +71,18 @@ const data = (descricao: string) =>
  * (`1000.50`, one key however written), never a JS number: a double holds 15 to 17 digits, and the
  * column 20 (`1234567890123456,78` would read as `…456,8`).
  */
+const FORMA_DO_VALOR = /^\d{1,18}(\.\d{1,2})?$/;
 const valor = (descricao: string) =>
   Joi.string()
     .trim()
     .empty('')
     .replace(',', '.')
-    .pattern(/^\d{1,18}(\.\d{1,2})?$/)
+    .pattern(FORMA_DO_VALOR)
     .messages({ 'string.pattern.base': '{{#label}} deve ser um valor como 1000,50' })
+    // every rule runs (abortEarly off): a value the pattern refused is left as it came, so a range's
+    // other end does not take it for a number
     .custom((v: string) => {
+      if (!FORMA_DO_VALOR.test(v)) return v;
       const [inteiro, centavos = ''] = v.split('.');
       return `${inteiro.replace(/^0+(?=\d)/, '')}.${centavos.padEnd(2, '0')}`;
     })
@@ -116,7 +120,8 @@ type ComFaixa = Joi.StringSchema & { naoAbaixoDe(de: string, emOrdem: (v: string
 const fimDaFaixa = (ate: Joi.StringSchema, de: string, emOrdem: (v: string) => bigint | undefined) =>
   (Faixas.string() as ComFaixa).concat(ate as ComFaixa).naoAbaixoDe(de, emOrdem);
 
-const ordemDaData = (v: string) => (FORMA_DA_DATA.test(v) ? BigInt(v) : undefined);
+/** A place only for what the field itself takes: a day that is no date has none */
+const ordemDaData = (v: string) => (FORMA_DA_DATA.test(v) && diaExiste(v) ? BigInt(v) : undefined);
 /** in cents: the DECIMAL text always has 2 decimals */
 const ordemDoValor = (v: string) => (/^\d+\.\d{2}$/.test(v) ? BigInt(v.replace('.', '')) : undefined);
 

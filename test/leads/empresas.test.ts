@@ -513,9 +513,17 @@ describe('rule 2: invalid filter values answer 400 problem+json naming the field
     }
   });
 
-  test('an invalid end of a range is named alone, not also as an inverted range', async () => {
-    const problema = esperarProblema(await leads.listar(master, { data_inicio_de: '20201301', data_inicio_ate: '20200101', capital_social_min: 'abc', capital_social_max: '5' }), 400);
-    expect(problema.errors.map((e: { campo: string }) => e.campo).sort()).toEqual(['capital_social_min', 'data_inicio_de']);
+  test.each([
+    [{ data_inicio_de: '20201301', data_inicio_ate: '20200101', capital_social_min: 'abc', capital_social_max: '5' }, ['capital_social_min', 'data_inicio_de']],
+    // of the right form but no day of the calendar, or too many digits: invalid all the same
+    [{ data_inicio_de: '20230231', data_inicio_ate: '20230201' }, ['data_inicio_de']],
+    [{ data_inicio_de: '20230301', data_inicio_ate: '20230231' }, ['data_inicio_ate']],
+    [{ capital_social_min: '1234567890123456789', capital_social_max: '5' }, ['capital_social_min']],
+    [{ capital_social_min: '1.2.3', capital_social_max: '1' }, ['capital_social_min']],
+    [{ capital_social_min: '10', capital_social_max: '1234567890123456789' }, ['capital_social_max']],
+  ])('an invalid end of a range is named alone, once, not also as an inverted range: %o', async (query, campos) => {
+    const problema = esperarProblema(await leads.listar(master, query), 400);
+    expect(problema.errors.map((e: { campo: string }) => e.campo).sort()).toEqual(campos);
   });
 
   test('a word as long as the full-text index keeps (84 letters) is searched like any other', async () => {
