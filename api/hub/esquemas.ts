@@ -402,8 +402,9 @@ export function validarDados(versao: string, marca: string, esquema: () => Recor
       // a missing, extra or misnamed property is reported at its parent by ajv: name the property itself
       const p = e.params as { missingProperty?: string; additionalProperty?: string; propertyName?: string };
       const propriedade = p.missingProperty ?? p.additionalProperty ?? p.propertyName;
-      const falta = propriedade === undefined ? '' : `/${propriedade}`;
-      return { campo: `dados${`${e.instancePath}${falta}`.replace(/\//g, '.')}`, mensagem: e.message ?? 'inválido' };
+      // the path is a JSON pointer: its `~1` and `~0` are a key's own `/` and `~`
+      const caminho = e.instancePath.split('/').slice(1).map((parte) => parte.replace(/~1/g, '/').replace(/~0/g, '~'));
+      return { campo: ['dados', ...caminho, ...(propriedade === undefined ? [] : [propriedade])].join('.'), mensagem: e.message ?? 'inválido' };
     }),
   );
 }

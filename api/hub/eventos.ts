@@ -117,13 +117,19 @@ async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: nu
   }
 }
 
-/** The 503 of a stored event whose deliveries the queue refused: only a publication with an `id` can be asked again safely. */
+/**
+ * The 503 of a stored event whose deliveries the queue refused: only a publication with an `id` can
+ * be asked again safely. One without says not to, and carries no Retry-After (a client honouring
+ * it would publish a second event).
+ */
 const filaIndisponivel = (comId: boolean) =>
   new ErroDeDominio(
     'indisponivel',
     comId
       ? 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Repita com o mesmo id para ter a resposta.'
       : 'A fila de entregas está indisponível; o evento foi guardado e sairá pela varredura. Não o repita: sem id, a repetição seria outro evento.',
+    undefined,
+    { retryAfterSegundos: comId ? undefined : null },
   );
 
 /**

@@ -90,6 +90,8 @@ export async function criarTipo(e: { nome: string; descricao?: string | null; ap
     const t = await TipoDeEvento.create({ nome: e.nome, descricao: e.descricao || null, aplicativo_id: app.id }, { transaction }).catch(comoNomeEmUso);
     return t.id;
   });
+  // a publication of the name before it existed left its absence in this process's cache
+  esquecerContratos();
   return tipoPorId(id);
 }
 

@@ -23,14 +23,15 @@ export interface ErroDeCampo {
 }
 
 export class ErroDeDominio extends Error {
-  readonly retryAfterSegundos?: number;
+  /** Retry-After of the answer; null: none, not even a 503's default (a request that must not be repeated) */
+  readonly retryAfterSegundos?: number | null;
 
   constructor(
     readonly tipo: TipoDeErro,
     message: string,
     readonly erros?: ErroDeCampo[],
     /** `causa` is for logs and operators' commands: problem+json answers never show it */
-    opcoes: { retryAfterSegundos?: number; causa?: unknown } = {},
+    opcoes: { retryAfterSegundos?: number | null; causa?: unknown } = {},
   ) {
     super(message, opcoes.causa === undefined ? undefined : { cause: opcoes.causa });
     this.name = 'ErroDeDominio';

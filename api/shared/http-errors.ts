@@ -35,11 +35,11 @@ export const TIPO_NAO_JSON = 'content-type.not-json';
 /** Seconds a 503 tells its caller to wait before trying again, when nothing more precise is known. */
 export const ESPERA_APOS_INDISPONIVEL_S = 5;
 
-export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}) {
+export function enviarProblema(res: Response, status: number, code: string, detail: string, extra: Partial<Problema> = {}, semRetryAfter = false) {
   // a failure of the moment (a limit, a dependency) is never kept by a cache, whatever the route set
   if (status === 429 || status >= 500) res.removeHeader('Cache-Control');
   // a 503 says when to try again (RFC 9110 §15.6.4): what webhook senders and well-behaved clients wait for
-  if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(ESPERA_APOS_INDISPONIVEL_S));
+  if (status === 503 && !semRetryAfter && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(ESPERA_APOS_INDISPONIVEL_S));
   res.status(status).type('application/problem+json').send(JSON.stringify(problema(status, code, detail, extra)));
 }
 
@@ -64,14 +64,14 @@ export function tratadorDeErros() {
     }
     if (err instanceof ErroDeDominio) {
       const status = STATUS[err.tipo];
-      if (err.retryAfterSegundos !== undefined) res.setHeader('Retry-After', String(err.retryAfterSegundos));
+      if (typeof err.retryAfterSegundos === 'number') res.setHeader('Retry-After', String(err.retryAfterSegundos));
       // RFC 6750 §3, unless the route asks for something other than a bearer token (a webhook's)
       if (status === 401) res.setHeader('WWW-Authenticate', req.desafio ?? DESAFIO_PADRAO);
       // a 503 (a dependency out of reach) is the service's failure, not the caller's: logged, with the id to quote;
       // one for a request still being handled (em_andamento) is neither
       if (status >= 500 && err.tipo !== 'em_andamento') logger('http').error({ err, request_id: requestId }, 'dependência indisponível');
       const extra = { ...(TITULO[err.tipo] && { title: TITULO[err.tipo] }), ...(err.erros && { errors: err.erros }), ...(status >= 500 && { request_id: requestId }) };
-      enviarProblema(res, status, err.tipo, err.message, extra);
+      enviarProblema(res, status, err.tipo, err.message, extra, err.retryAfterSegundos === null);
       return;
     }
     if (err instanceof UniqueConstraintError) {

@@ -23,6 +23,15 @@ describe('event version schemas', () => {
     expect((process.memoryUsage().heapUsed - antes) / 1e6).toBeLessThan(25);
   });
 
+  it("an error names the field as the publisher wrote it: a key's own / and ~ are not JSON pointer escapes", () => {
+    const esquema = { type: 'object', properties: { 'a/b': { type: 'integer' }, 'c~d': { type: 'object', required: ['e/f'] } } };
+    expect(() => conferirEsquema(esquema)).not.toThrow();
+    expect(errosDe('ponteiro:1', esquema, { 'a/b': 'x', 'c~d': {} })?.erros).toEqual([
+      { campo: 'dados.a/b', mensagem: 'must be integer' },
+      { campo: 'dados.c~d.e/f', mensagem: "must have required property 'e/f'" },
+    ]);
+  });
+
   it('a version changed since it was compiled is compiled again', () => {
     const numero = { type: 'object', properties: { n: { type: 'number' } } };
     const texto = { type: 'object', properties: { n: { type: 'string' } } };

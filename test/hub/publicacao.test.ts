@@ -248,7 +248,8 @@ describe('202 only once enqueued, for what has deliveries to enqueue', () => {
     }
     const [comEntrega, semEntrega] = respostas;
     // published without an id: a retry would be a second event, and the answer says so
-    expect(comEntrega).toMatchObject({ status: 'rejected', reason: { tipo: 'indisponivel', message: expect.stringMatching(/Não o repita: sem id/) } });
+    // and it carries no Retry-After: a client honouring one would publish it a second time
+    expect(comEntrega).toMatchObject({ status: 'rejected', reason: { tipo: 'indisponivel', message: expect.stringMatching(/Não o repita: sem id/), retryAfterSegundos: null } });
     expect(semEntrega).toMatchObject({ status: 'fulfilled', value: { id: expect.any(String), entregas: 0 } });
     // both stored, once each, in one batch (one moment)
     const depois = await Evento.findAll({ where: { tipo_de_evento_id: [c.tipo.id, semAssinatura.id] }, attributes: ['criado_em'], order: [['criado_em', 'DESC']] });
@@ -370,6 +371,16 @@ describe('the type and version must exist and be on (DESIGN §10: 422 for refere
     const res = await t.hub.publicar(publicador, { tipo: 'nao.existe.nunca', dados: { n: 1 } });
     expect(esperarProblema(res, 422).errors).toEqual([{ campo: 'tipo', mensagem: expect.any(String) }]);
     expect(await Evento.count({ where: { aplicativo_origem_id: publicador.hub.id } })).toBe(0);
+  });
+
+  test('a type created after a publication of its name found none is known at once to the process that created it', async () => {
+    const publicador = await t.hub.aplicativo();
+    const nome = `teste.${Date.now().toString(36)}.depois`;
+    expect(esperarProblema(await t.hub.publicar(publicador, { tipo: nome, dados: { n: 1 } }), 422).errors).toEqual([{ campo: 'tipo', mensagem: expect.any(String) }]);
+    const criado = await t.hub.api.post('/tipo_de_evento', { token: await t.hub.admin(), body: { nome, aplicativo_id: publicador.hub.id } });
+    expect(criado.status).toBe(201);
+    // the type is there, its version not yet: the refusal names the version
+    expect(esperarProblema(await t.hub.publicar(publicador, { tipo: nome, dados: { n: 1 } }), 422).errors).toEqual([{ campo: 'versao', mensagem: expect.any(String) }]);
   });
 
   test('an unknown version of the type: 422 naming versao', async () => {

@@ -11,7 +11,7 @@ import http from 'node:http';
 import Joi from 'joi';
 import { criarApp, PRAZO_DA_PRONTIDAO_MS } from '../../api/shared/app';
 import { Autenticador } from '../../api/shared/auth';
-import { naoAutenticado } from '../../api/shared/errors';
+import { ErroDeDominio, naoAutenticado } from '../../api/shared/errors';
 import { RespostaDeErroDoIdentity } from '../../api/shared/leitura-do-identity';
 import { TokenRecusado } from '../../queues/fila';
 import { id, pagina, tamanho } from '../../api/shared/paginacao';
@@ -152,6 +152,17 @@ const rotas: Rota[] = [
     acesso: 'publico',
     tratar: () => {
       throw new HostNotFoundError(Object.assign(new Error('getaddrinfo ENOTFOUND mysql'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' }) as never);
+    },
+  },
+  // a 503 for a request that must not be sent again (a publication stored without an id)
+  {
+    metodo: 'get',
+    caminho: '/nao-repita',
+    operacao: 'nao_repita',
+    resumo: 'unavailable, and not to be repeated',
+    acesso: 'publico',
+    tratar: () => {
+      throw new ErroDeDominio('indisponivel', 'Guardado; não repita.', undefined, { retryAfterSegundos: null });
     },
   },
   {
@@ -427,7 +438,15 @@ describe('a dependency out of reach answers 503, not 500 (DESIGN §8)', () => {
   });
 
   test('a lock the database waited for past its limit: 503 (busy, try again), not 500', async () => {
-    esperarProblema(await api.get('/trava-esgotada'), 503);
+    const res = await api.get('/trava-esgotada');
+    esperarProblema(res, 503);
+    expect(res.headers.get('retry-after')).toBe('5');
+  });
+
+  test('a 503 for a request that must not be sent again carries no Retry-After', async () => {
+    const res = await api.get('/nao-repita');
+    esperarProblema(res, 503);
+    expect(res.headers.get('retry-after')).toBeNull();
   });
 
   test('a missing file is no dependency out of reach: 500', async () => {
