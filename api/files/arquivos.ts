@@ -120,6 +120,9 @@ class Medidor extends Transform {
 export async function enviarArquivo(aplicativoId: string, e: Envio): Promise<{ arquivo: ArquivoJson; repetido: boolean }> {
   const tipo = tipoMime(e.tipoMime);
   const chave = chaveDeIdempotencia(e.chave);
+  await armazenamentoAindaConferido().catch((err) => {
+    throw new ErroDeDominio('indisponivel', 'O armazenamento de arquivos está indisponível; tente de novo.', undefined, { causa: err });
+  });
   const id = novoId();
   await deverRemocao(id, vencimentoDoEnvioMs());
   const medidor = new Medidor(config().files.tamanhoMaximoBytes);

@@ -4,7 +4,7 @@ import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
 import { armazenamento } from './armazenamento';
-import { conferirMarcaDoArmazenamento } from './marca';
+import { armazenamentoAindaConferido, conferirMarcaDoArmazenamento } from './marca';
 import { rotasDeFiles } from './routes';
 import { carregarSegredo } from './url-assinada';
 
@@ -33,6 +33,8 @@ export const files: Servico = {
       pronto: async () => {
         await prontidao('files');
         await armazenamento().pronto();
+        // the store this process started with, not a folder left where its volume was
+        await armazenamentoAindaConferido();
       },
     }),
 };

@@ -12,8 +12,9 @@ const log = logger('files');
  * are not counts them as removed. A worker on a host without the service's volume (FILES_DIRETORIO
  * an empty folder there) emptied the removal list while the bytes stayed, unreferenced, for good.
  * So the store carries a mark, the database records it, and a process whose store does not carry
- * the recorded mark does not start; a running one re-reads it before removing bytes (a volume
- * unmounted under it leaves an empty folder). In LOCALHOST, where `data/` may be wiped while the
+ * the recorded mark does not start; a running one re-reads it before removing bytes and before
+ * storing any (a volume unmounted under it leaves an empty folder: an upload there was a row whose
+ * bytes the volume, mounted again, hid), and its readiness says so. In LOCALHOST, where `data/` may be wiped while the
  * database stays, the folder found is taken as the store instead, with a warning.
  */
 
@@ -70,12 +71,12 @@ export async function conferirMarcaDoArmazenamento(): Promise<void> {
   conferidaAte = Date.now() + RELEITURA_MS;
 }
 
-/** Before bytes are removed: the store still carries the mark the start found (read again every few seconds). */
+/** Before bytes are removed or stored: the store still carries the mark the start found (read again every few seconds). */
 export async function armazenamentoAindaConferido(): Promise<void> {
   if (marcaDaPartida === undefined || Date.now() < conferidaAte) return;
   const nele = await armazenamento().marca();
   if (nele !== marcaDaPartida) {
-    throw new Error(`the file store now carries ${oQueTraz(nele)} where it carried ${marcaDaPartida} at start (its volume unmounted?): no bytes are removed from it`);
+    throw new Error(`the file store now carries ${oQueTraz(nele)} where it carried ${marcaDaPartida} at start (its volume unmounted?): no bytes are stored in it or removed from it`);
   }
   conferidaAte = Date.now() + RELEITURA_MS;
 }

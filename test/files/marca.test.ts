@@ -8,7 +8,8 @@ import { config } from '../../config';
 import { banco, lerLinhas } from '../../lib/database';
 import { dormir } from '../helpers/espera';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { caminhoNoDisco, filesDe } from './apoio';
+import { esperarProblema } from '../helpers/http';
+import { arquivosNoDisco, caminhoNoDisco, filesDe } from './apoio';
 
 /**
  * One store for every process of the service (api/files/marca.ts): the store carries a mark the
@@ -93,7 +94,7 @@ test('the first start since marks exist: an unmarked store holding none of the d
   expect(marcaNaPasta()).not.toBe(marcaAntiga);
 });
 
-test('a store that loses its mark while the process runs (its volume unmounted) gets no removal: the bytes stay owed, and go once it is back', async () => {
+test('a store that loses its mark while the process runs (its volume unmounted) gets no removal and no upload: the bytes stay owed, and go once it is back', async () => {
   const app = await files.novoAplicativo();
   const { id } = (await files.enviar(app.token, 'b.txt', 'b')).body;
   const marca = marcaNaPasta();
@@ -104,7 +105,13 @@ test('a store that loses its mark while the process runs (its volume unmounted) 
   expect(existsSync(path.join(diretorio(), caminhoNoDisco(id)))).toBe(true);
   expect(await devidos()).toBeGreaterThan(0);
   await expect(varrerBytesAApagar()).resolves.toBe(0);
+  // nor are bytes stored there meanwhile: an upload answers 503, and readiness says the store is not ready
+  const antes = arquivosNoDisco().sort();
+  esperarProblema(await files.enviar(app.token, 'c.txt', 'c'), 503);
+  expect(arquivosNoDisco().sort()).toEqual(antes);
+  expect((await files.api.get('/pronto')).status).toBe(503);
   await new ArmazenamentoLocal(diretorio()).marcar(marca);
+  expect((await files.api.get('/pronto')).status).toBe(200);
   expect(await varrerBytesAApagar()).toBeGreaterThan(0);
   expect(existsSync(path.join(diretorio(), caminhoNoDisco(id)))).toBe(false);
 }, 30_000);
