@@ -63,7 +63,9 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
   }
   const protegido = !doSuporte && !config().sales.permitirDownloadsPrivados;
   if (protegido && guarda.recusaLiteral(url)) return Promise.reject(new Error('attachment address on a private network refused'));
-  const headers: Record<string, string> = { 'user-agent': 'suite-sales' };
+  // the bytes as stored: with no Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3), and
+  // gzip bytes were stored under the decoded type, their digest that of the compressed ones
+  const headers: Record<string, string> = { 'user-agent': 'suite-sales', 'accept-encoding': 'identity' };
   if (doSuporte && !saiuDoSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
   return new Promise((resolve, reject) => {
     const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookupPara(url) : undefined }, (res) => {
@@ -80,6 +82,11 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
       if (status < 200 || status >= 300) {
         res.destroy();
         return reject(new Error(`the attachment's address answered ${status}`));
+      }
+      const codificacao = res.headers['content-encoding']?.trim().toLowerCase();
+      if (codificacao && codificacao !== 'identity') {
+        res.destroy();
+        return reject(new Error(`the attachment's address answered in content coding ${codificacao.slice(0, 50)}, not its bytes as they are`));
       }
       const comprimento = res.headers['content-length'];
       resolve({

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import nock from 'nock';
 import { QueryTypes } from 'sequelize';
 import { apagarCopiasPendentes, copiarAnexo, enfileirarRemocao, varrerAnexos } from '../../api/sales/anexos';
@@ -356,6 +357,18 @@ describe('the download of an attachment', () => {
     const erro = await esperarAte(async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro, 'the refusal');
     expect(erro).toContain('/rails/active_storage/');
     expect(chat.pendingMocks()).toEqual([`GET ${CHAT}:443/api/v1/accounts/1/conversations`]);
+    expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
+  });
+
+  it('asks for the bytes as they are; an answer in a content coding (gzip) fails the copy instead of storing compressed bytes', async () => {
+    nock(CHAT)
+      .get('/rails/active_storage/blobs/redirect/gz/planilha.csv')
+      .matchHeader('accept-encoding', 'identity')
+      .times(2)
+      .reply(200, gzipSync('a;b\n1;2\n'), { 'content-type': 'text/csv', 'content-encoding': 'gzip' });
+    const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/blobs/redirect/gz/planilha.csv`, 'file');
+    const erro = await esperarAte(async () => (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!.ultimo_erro, 'the refusal');
+    expect(erro).toContain('content coding gzip');
     expect(await anexoDe(conversaId)).toMatchObject({ arquivo_id: null });
   });
 
