@@ -133,8 +133,14 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
     );
     retomadas += n;
     // re-armed, each will claim what it uploads under its key: listed for clean-up still, the file
-    // of its coming attempt could be removed as it is being recorded
-    await sales.query('DELETE FROM chave_a_apagar WHERE chave IN (?)', { replacements: [ids.map((id) => `${PREFIXO_DA_CHAVE}${id}`)] });
+    // of its coming attempt could be removed as it is being recorded. Only the keys of attachments
+    // still there: one deleted meanwhile (its message or conversation) listed its key again, for a
+    // copy now nobody's
+    await sales.query(
+      `DELETE k FROM chave_a_apagar k JOIN anexo_da_mensagem a ON k.chave = CONCAT(?, a.id)
+        WHERE a.id IN (?) AND a.arquivo_id IS NULL`,
+      { replacements: [PREFIXO_DA_CHAVE, ids] },
+    );
     await enfileirarAgora(ids);
   }
   log.info({ conversa_id: conversaId ?? null, retomadas }, 'cópias esgotadas receberam novas tentativas');

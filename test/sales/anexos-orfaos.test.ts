@@ -137,6 +137,31 @@ test('the last attempt stored with its answer lost: the copy given up, its key l
   expect(await banco('sales').query('SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [copia], type: QueryTypes.SELECT })).toEqual([]);
 });
 
+test('an attachment deleted while the operator retries its stopped copy keeps its key listed, for the removal of the copy its lost answer left', async () => {
+  const anexo = await anexoForaDaFila('/rails/active_storage/orfao/retomada-apagada.pdf');
+  // stopped, its last attempt's answer lost: the key listed
+  await AnexoDaMensagem.update({ tentativas: TENTATIVAS_DE_COPIA }, { where: { id: anexo.id } });
+  await banco('sales').query('INSERT INTO chave_a_apagar (chave, criado_em) VALUES (?, UTC_TIMESTAMP(3))', { replacements: [`anexo-${anexo.id}`] });
+  const sales = banco('sales');
+  const original = sales.query.bind(sales);
+  // as its message is deleted between the retry's re-arming and its clean-up of keys: the row goes,
+  // and the deletion lists the key again (INSERT IGNORE: it is there)
+  const espiao = jest.spyOn(sales, 'query').mockImplementation((async (sql: unknown, ...resto: unknown[]) => {
+    if (typeof sql === 'string' && /DELETE k FROM chave_a_apagar|DELETE FROM chave_a_apagar WHERE chave IN/.test(sql)) {
+      await original('DELETE FROM anexo_da_mensagem WHERE id = ?', { replacements: [anexo.id] });
+      await original('INSERT IGNORE INTO chave_a_apagar (chave, criado_em) VALUES (?, UTC_TIMESTAMP(3))', { replacements: [`anexo-${anexo.id}`] });
+    }
+    return (original as (...a: unknown[]) => unknown)(sql, ...resto);
+  }) as never);
+  try {
+    expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(1);
+  } finally {
+    espiao.mockRestore();
+  }
+  expect(await chavesListadas()).toContain(`anexo-${anexo.id}`);
+  await fila(filaSalesAnexo).remove(anexo.id);
+});
+
 test('a worker that died on the last attempt after file storage stored it: the job run again finds the copy spent and lists its key, and the copy is removed', async () => {
   const bytes = randomBytes(5000);
   const anexo = await anexoForaDaFila('/rails/active_storage/orfao/morto.pdf');
