@@ -62,10 +62,6 @@ export function opcoesDoRegistro(): pino.LoggerOptions {
 }
 
 /**
- * A warning for a state that lasts: `avisar` said once a minute while it lasts, not on every call.
- * Each function made here keeps its own minute.
- */
-/**
  * For errors that come in bursts of one kind (a connection out of reach fails at every retry, on
  * every client that shares it): each `chave` said once a minute, the next time with how many of it
  * were not said (`calados`). A few hundred kinds at most are remembered.
@@ -84,6 +80,10 @@ export function umaVezPorMinutoPorChave<A extends unknown[]>(avisar: (calados: n
   };
 }
 
+/**
+ * A warning for a state that lasts: `avisar` said once a minute while it lasts, not on every call.
+ * Each function made here keeps its own minute.
+ */
 export function umaVezPorMinuto<A extends unknown[]>(avisar: (...args: A) => void): (...args: A) => void {
   let ultimo = 0;
   return (...args) => {

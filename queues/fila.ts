@@ -168,6 +168,7 @@ export function eventosDaFila(def: DefinicaoDeFila): QueueEvents {
       eventos.delete(def.nome);
       // bounded: a connection closed while it reconnects (after a Redis outage) never settles the
       // blocking read BullMQ's close waits for (ioredis), and the shutdown waited for it forever
+      // (its connection was told to disconnect first, so nothing is left reconnecting: only that read's promise waits)
       if (!(await dentroDe(abertos.close(), 1000))) logger('filas').warn({ fila: def.nome }, 'os eventos da fila não fecharam a tempo');
     });
   }

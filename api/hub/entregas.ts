@@ -474,8 +474,9 @@ export async function cancelarPendentes(assinaturaId: string, transaction: Trans
  * change of them all, when given), handed to `fazer` a page at a time in the order of the
  * subscription's index (creation, then id), so memory stays flat whatever their number; `fazer`
  * answering false stops it. One changed again since the stamp (attempted meanwhile) is left out,
- * and so is one created at the stamp: a publication of that millisecond, which the change did not
- * make (a replay queued it beside its own batch job, and it was sent twice).
+ * and so is one created at the stamp: a publication of that millisecond, which a replay did not
+ * make pending (it queued it beside its own batch job, and it was sent twice); one a cancellation
+ * of that millisecond caught keeps its job, which finds it cancelled.
  */
 async function emPaginas(
   assinaturaId: string,

@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as esperar } from 'node:timers/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
 import { agrupar } from '../../lib/agrupar';
@@ -482,7 +483,8 @@ export async function importarCnpj(
       // recorded as done: the swap waits for a migration under way, holding off others, and stops
       // when any ran
       await esperarAsMigracoes(controle, () => falha);
-      // from the swap on the month is as good as live: a shutdown no longer cuts it (trocarTabelas)
+      // from the swap on, a shutdown no longer kills the loads' connections: the swap stops between
+      // its attempts instead (trocarTabelas)
       sinal?.removeEventListener('abort', aoAbortar);
       if (falha) throw falha;
       await conferirEsquema(controle, esquemaNoInicio);
@@ -625,6 +627,8 @@ export const TROCA_DAS_TABELAS = { tentativas: 60, interromperLeiturasApos: 20 }
  * is closed within seconds, and a process gone mid-swap left the job stalled and the run's record
  * `em_andamento`; the import fails instead, saying so, the live data untouched.
  */
+const trocaInterrompida = () => new Error('Importação interrompida: o processo está encerrando, e a troca das tabelas ainda esperava por leituras.');
+
 async function trocarTabelas(conexao: Connection, tabelas: string[], sinal?: AbortSignal): Promise<void> {
   await conexao.query('SET SESSION lock_wait_timeout = 2');
   for (let tentativa = 1; ; tentativa++) {
@@ -634,9 +638,12 @@ async function trocarTabelas(conexao: Connection, tabelas: string[], sinal?: Abo
       return;
     } catch (err) {
       if (!esperaPorTravaEsgotada(err) || tentativa >= TROCA_DAS_TABELAS.tentativas) throw err;
-      if (sinal?.aborted) throw new Error('Importação interrompida: o processo está encerrando, e a troca das tabelas ainda esperava por leituras.');
+      if (sinal?.aborted) throw trocaInterrompida();
       log.warn({ tentativa }, 'troca das tabelas esperando leituras em curso');
-      await new Promise((r) => setTimeout(r, 500 + Math.random() * 1000));
+      // a shutdown during the pause ends it at once
+      await esperar(500 + Math.random() * 1000, undefined, { signal: sinal }).catch(() => {
+        throw trocaInterrompida();
+      });
     }
   }
 }

@@ -99,7 +99,7 @@ const mensagem = Joi.object({
   created_at: Joi.alternatives(
     Joi.number().min(0).max(ULTIMO_SEGUNDO),
     Joi.string()
-      .replace(/^(\d{4}-\d{2}-\d{2}T[\d:.]+)$/, '$1Z')
+      .replace(/^(\d{4}-\d{2}-\d{2})[T ]([\d:.]+)$/, '$1T$2Z')
       .isoDate()
       .custom((v: string, h) =>
         Date.parse(v) >= PRIMEIRO_SEGUNDO * 1000 && Date.parse(v) <= ULTIMO_SEGUNDO * 1000 ? v : h.message({ custom: '{{#label}} deve estar entre os anos 1000 e 9999 (UTC)' }),

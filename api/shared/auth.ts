@@ -1,7 +1,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, ExportedJWKSCache, JSONWebKeySet, JWKSCacheInput, jwksCache, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
-import { ErroDeDominio, naoAutenticado } from './errors';
+import { emAndamento, ErroDeDominio, naoAutenticado } from './errors';
 import { Principal } from './principal';
 
 export type Autenticador = (token: string) => Promise<Principal>;
@@ -37,6 +37,10 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       if (err instanceof IdentityForaDoAlcance) {
         throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.', undefined, { causa: err.cause });
       }
+      // identity answered: not its outage (nor logged as one), and not the token's fault either
+      if (err instanceof ChaveAindaDesconhecida) {
+        throw emAndamento('A chave deste token ainda não é conhecida aqui: as chaves do identity são lidas de novo em instantes; tente de novo.', err.segundos);
+      }
       throw naoAutenticado();
     }
     const tipo = payload.tipo;
@@ -58,6 +62,13 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
 
 /** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known; the cause says why. */
 class IdentityForaDoAlcance extends Error {}
+
+/** A kid the set fetched moments ago lacks, and the set is not fetched again before `segundos`. */
+class ChaveAindaDesconhecida extends Error {
+  constructor(readonly segundos: number) {
+    super('key not in the set fetched moments ago');
+  }
+}
 
 /**
  * Whether a key lookup failed for want of the key set (network, identity's answer: an error, not
@@ -119,7 +130,7 @@ export function chavesDoIdentity(
       return await remotas(cabecalho, token);
     } catch (err) {
       if (err instanceof errors.JWKSNoMatchingKey && buscado.uat === buscadoAntes) {
-        throw new IdentityForaDoAlcance('key not in the set fetched moments ago; fetched again after the cooldown');
+        throw new ChaveAindaDesconhecida(Math.max(1, Math.ceil(((buscado.uat ?? 0) + esperaEntreBuscasMs - Date.now()) / 1000)));
       }
       if (!faltouOConjunto(err)) throw err;
       falhouEm = Date.now();

@@ -6,13 +6,16 @@ export const dormir = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Falso = false | 0 | '' | null | undefined;
 
-/** Polls `obter` every `intervaloMs` until it returns something truthy, or fails after `prazoMs`. */
+/**
+ * Polls `obter` every `intervaloMs` until it returns something truthy, or fails after `prazoMs`,
+ * counted on the monotonic clock: a test that holds Date still still gets its failure.
+ */
 export async function esperarAte<T>(obter: () => Promise<T | Falso> | T | Falso, descricao: string, prazoMs = 10_000, intervaloMs = 40): Promise<T> {
-  const limite = Date.now() + prazoMs;
+  const limite = performance.now() + prazoMs;
   for (;;) {
     const valor = await obter();
     if (valor) return valor as T;
-    if (Date.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
+    if (performance.now() > limite) throw new Error(`${descricao}: not met within ${prazoMs} ms`);
     await dormir(intervaloMs);
   }
 }

@@ -2,7 +2,7 @@ import net from 'node:net';
 
 /**
  * A TCP proxy to a real server (the database, Redis) that can go down as a stopped server does:
- * every connection dropped and new ones refused, until it comes back.
+ * every connection dropped, and a new one dropped as soon as it is made, until it comes back.
  */
 export function proxyQueCai(host: string, porta: number) {
   const sockets = new Set<net.Socket>();

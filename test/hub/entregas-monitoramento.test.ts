@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { CONTAGEM_DAS_ENTREGAS, purgarHistorico } from '../../api/hub/entregas';
 import { banco, dataSql, novaConexao } from '../../lib/database';
 import { Entrega, Evento, TentativaDeEntrega } from '../../models/hub';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { dormir, esperarAte, hubNesteArquivo, marca } from './apoio-entregas';
@@ -239,6 +241,8 @@ describe('sending again (DESIGN §5)', () => {
     } finally {
       jest.useRealTimers();
     }
+    // the replay queued no job of it (its batch's would send it): none is there, and nothing was sent
+    expect(await fila(filaHubEntrega).getJob(doMesmoInstante)).toBeUndefined();
     await dormir(300);
     expect(t.receptor.de(doMesmoInstante)).toHaveLength(0);
     expect(await t.hub.entrega(doMesmoInstante)).toMatchObject({ situacao: 'pendente', tentativas: 0 });

@@ -341,7 +341,13 @@ test('a refusal (4xx) is logged as an error naming the event, an outage (503) on
     fora = await colaborador();
     await esperarAte(() => doUsuario(proibido.id).some((c) => c.status === 403), 'a forbidden attempt');
     await esperarAte(() => doUsuario(fora.id).some((c) => c.status === 503), 'an attempt answered 503');
-    await esperarAte(() => mockRegistros.length > 0, 'the error logged');
+    await esperarAte(
+      () =>
+        mockRegistros.some((r) => r.nivel === 'error') &&
+        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 503/.test(String((r.args[0] as { err: unknown }).err))) &&
+        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 403/.test(String((r.args[0] as { err: unknown }).err))),
+      'the error and both failed jobs logged',
+    );
   } finally {
     proibidos.delete(nome);
     modo = 'aceitar';

@@ -155,11 +155,11 @@ test('an attachment deleted while the operator retries its stopped copy keeps it
   }) as never);
   try {
     expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(1);
+    expect(await chavesListadas()).toContain(`anexo-${anexo.id}`);
   } finally {
     espiao.mockRestore();
+    await fila(filaSalesAnexo).remove(anexo.id);
   }
-  expect(await chavesListadas()).toContain(`anexo-${anexo.id}`);
-  await fila(filaSalesAnexo).remove(anexo.id);
 });
 
 test('a worker that died on the last attempt after file storage stored it: the job run again finds the copy spent and lists its key, and the copy is removed', async () => {

@@ -1,5 +1,5 @@
 import { NOMES_DOS_SERVICOS } from '../../config/services';
-import { abrirBanco, nomeDoBanco, novaConexao } from '../../lib/database';
+import { abrirBanco, novaConexao, travaDaMigracao } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 import { esperarOutraConexao } from '../helpers/espera';
 import { ateOFim, comandoDaSuite } from '../helpers/processo';
@@ -31,7 +31,7 @@ test.each([
   const outro = await novaConexao('intranet');
   try {
     // another process migrating intranet, for as long as it takes
-    await outro.query('SELECT GET_LOCK(?, 0)', [`migracao_${nomeDoBanco('intranet')}`.slice(0, 64)]);
+    await outro.query('SELECT GET_LOCK(?, 0)', [travaDaMigracao('intranet')]);
     const filho = comandoDaSuite(comando.split(' '), { ...process.env, LOG_LEVEL: 'info' });
     const fim = ateOFim(filho);
     await esperarOutraConexao(outro, 'the start waiting for the migration lock', ['SELECT GET_LOCK%'], 1, 30_000);
