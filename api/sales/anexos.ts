@@ -303,14 +303,15 @@ export async function copiarAnexo(
       await apagarDepois(arquivo.id);
       return { estado: 'inexistente' };
     }
-    // a copy an earlier attempt stored and could not record was listed for removal: its removal may
-    // have checked that no attachment held it just before this recording, and removed it after. Read
+    // a copy listed for removal (an earlier attempt's it could not record, answered again by file
+    // storage; or this one's, its key listed by a worker that took over this job when its lock
+    // lapsed) may have been checked unheld just before this recording, and removed after. Read
     // again once recorded (a removal checking from now on sees the record): gone, the attachment is
     // put back to be copied anew, its attempt given back (file storage out of reach: taken as there)
     const removida = async () => (await arquivoDaChave(`${PREFIXO_DA_CHAVE}${anexoId}`).catch(() => copia.id)) !== copia.id;
-    if (copia.repetido && (await removida())) {
+    if (await removida()) {
       await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null }, { id: anexoId, arquivo_id: copia.id });
-      throw new FalhaDoNossoLado('the copy file storage answered again was removed meanwhile: the attachment is copied anew');
+      throw new FalhaDoNossoLado('the copy was removed meanwhile: the attachment is copied anew');
     }
     return { estado: 'copiado' };
   } catch (err) {

@@ -93,6 +93,26 @@ test('a replayed copy removed as unrecorded right after this attempt recorded it
   expect(await Arquivo.findByPk(copiado)).not.toBeNull();
 });
 
+test("a fresh copy removed by its key's clean-up as it was recorded (a second worker listed the key of a job it took over): the attachment is put back and copied anew", async () => {
+  const nome = `fresca-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('fresca', nome, '%PDF-fresca', 2);
+  const real = jest.requireActual('../../api/sales/arquivos') as typeof arquivos;
+  // the clean-up of the key, running beside this attempt, found the copy unrecorded and removed it
+  const leitura = jest.spyOn(arquivos, 'arquivoDaChave').mockImplementationOnce(async (chave) => {
+    const copia = await real.arquivoDaChave(chave);
+    if (copia) await real.apagarArquivo(copia);
+    return real.arquivoDaChave(chave);
+  });
+  try {
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('removed meanwhile') });
+  } finally {
+    leitura.mockRestore();
+  }
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null });
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  expect(await Arquivo.findByPk((await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!)).not.toBeNull();
+});
+
 test('the database stopping the recording of a copy (a statement killed) is the suite\'s failure: the attempt is given back, the copy put off, and the next attempt records the copy file storage kept', async () => {
   const nome = `morta-${randomBytes(4).toString('hex')}.pdf`;
   let travada!: () => void;
