@@ -9,7 +9,7 @@ import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
 import { hashDeSenha, hashDesatualizado, senhaConfere } from './senhas';
 import { email as emailValido } from './schemas';
-import { eMaster, porEmail, SEM_BLOQUEIO, usuarioJson, UsuarioJson } from './usuarios';
+import { desbloquearUsuario, eMaster, porEmail, SEM_BLOQUEIO, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
 export const FALHAS_ATE_BLOQUEIO = 5;
@@ -124,12 +124,11 @@ export async function desbloquearLogin(dado: string): Promise<Desbloqueio> {
   const { value: email, error } = emailValido().required().validate(dado);
   if (error) throw new DesbloqueioRecusado(`not an e-mail address: ${error.message}`);
   const agora = new Date();
-  const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id', 'bloqueado_ate'] });
+  const u = await Usuario.findOne({ where: porEmail(email), attributes: ['id'] });
   let estava_bloqueado: boolean;
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
   if (u) {
-    estava_bloqueado = u.bloqueado_ate !== null && u.bloqueado_ate > agora;
-    await Usuario.update(SEM_BLOQUEIO, { where: { id: u.id } });
+    estava_bloqueado = await desbloquearUsuario(u.id);
     // the count the address had before it was a user's would be back if the user is removed: gone
     // too, when Redis answers within a moment
     await esperarRedis('produtor', 2000)

@@ -2,7 +2,8 @@ import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { redis } from '../../lib/redis';
+import { dentroDe } from '../../lib/lifecycle';
+import { PRAZO_DO_COMANDO_MS, redis } from '../../lib/redis';
 import { largarResposta } from '../../lib/resposta';
 import { Aplicativo, EventoPendente } from '../../models/identity';
 import { FalhaEsperada, fila, reenfileirar } from '../../queues/fila';
@@ -28,14 +29,17 @@ export async function registrarEvento(
 
 const jobsDeEnvio = (ids: string[]) => ids.map((id) => ({ name: 'enviar', data: { id }, opts: { jobId: id } }));
 
-/** After commit: one job per event (jobId = event id). When Redis is down the sweep enqueues it later. */
+/**
+ * After commit: one job per event (jobId = event id). When Redis is down the sweep enqueues it
+ * later; waited for a few seconds at most (a queue first used while Redis is away waits for it
+ * without limit: `unlock-login`, which lifts a lock without Redis, would hang on its event).
+ */
 export async function enfileirar(ids: string[]): Promise<void> {
   if (!ids.length) return;
-  try {
-    await fila(filaIdentityOutbox).addBulk(jobsDeEnvio(ids));
-  } catch (err) {
-    log.warn({ err: (err as Error).message, eventos: ids }, 'eventos ficam para a varredura');
-  }
+  const envio = fila(filaIdentityOutbox)
+    .addBulk(jobsDeEnvio(ids))
+    .catch((err: Error) => log.warn({ err: err.message, eventos: ids }, 'eventos ficam para a varredura'));
+  if (!(await dentroDe(envio, PRAZO_DO_COMANDO_MS))) log.warn({ eventos: ids }, 'fila sem resposta: eventos ficam para a varredura');
 }
 
 /** The sweep checks this many events a run (a job state read in Redis each). */

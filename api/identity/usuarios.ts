@@ -281,6 +281,23 @@ export async function publicarMastersDoAmbiente(): Promise<number> {
   return eventos.length;
 }
 
+/**
+ * `suite unlock-login`: the user's lock and count of failures cleared, as a new password clears
+ * them, through the same change: a lock lifted is a `bloqueado_ate` subscribers see turn null
+ * (colaborador.atualizado), in the same transaction. Answers whether it was locked.
+ */
+export async function desbloquearUsuario(id: string): Promise<boolean> {
+  let estava = false;
+  await mudarUsuario(id, null, async (u, transaction) => {
+    estava = u!.bloqueado_ate !== null && u!.bloqueado_ate > new Date();
+    u!.set(SEM_BLOQUEIO);
+    const visivel = u!.changed('bloqueado_ate') === true;
+    if (u!.changed()) await u!.save({ transaction });
+    return { usuario: u!, visivel };
+  });
+  return estava;
+}
+
 /** `quem`: the master creating the user (none for the initial master, created at the first start). */
 export async function criarUsuario(e: Required<Pick<EntradaDeUsuario, 'nome' | 'email' | 'perfil'>> & EntradaDeUsuario, quem: Principal | null = null) {
   await conferirReferencias(e);

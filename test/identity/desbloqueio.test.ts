@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { desbloquearLogin, DesbloqueioRecusado } from '../../api/identity/login';
+import { Op } from 'sequelize';
 import { config } from '../../config';
+import { EventoPendente } from '../../models/identity';
 import { redis } from '../../lib/redis';
 import { esperarProblema } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -40,6 +42,19 @@ test("a locked user's login is unlocked and its count restarts: the right passwo
   expect((await id.api.get(`/usuario/${u.id}`, { token: admin })).body.bloqueado_ate).toBeNull();
   // a login not locked is said so, and stays as it is
   expect(await desbloquearLogin(u.email)).toEqual({ email: u.email, usuario_id: u.id, estava_bloqueado: false });
+});
+
+test("the lock lifted is a change collaborators see: colaborador.atualizado, bloqueado_ate null, stored with it; nothing lifted, no event", async () => {
+  const u = await id.criarUsuario({ perfil: 'colaborador' });
+  await trancar(u.email);
+  const antes = Number((await EventoPendente.max('sequencia')) ?? 0);
+  await desbloquearLogin(u.email);
+  const eventos = await EventoPendente.findAll({ where: { sequencia: { [Op.gt]: antes } } });
+  expect(eventos.filter((e) => e.dados.id === u.id).map((e) => [e.tipo, e.dados.bloqueado_ate])).toEqual([['colaborador.atualizado', null]]);
+  // a second unlock lifts nothing
+  const depois = Number(await EventoPendente.max('sequencia'));
+  await desbloquearLogin(u.email);
+  expect((await EventoPendente.findAll({ where: { sequencia: { [Op.gt]: depois } } })).filter((e) => e.dados.id === u.id)).toEqual([]);
 });
 
 test('four failures before the unlock are forgotten: after it, a fifth does not lock', async () => {
