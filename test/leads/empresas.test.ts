@@ -8,6 +8,7 @@ import * as database from '../../lib/database';
 import { TABELA } from '../../models/shared/sql';
 import { schemas } from '../../api/leads/schemas';
 import { esquemaPronto } from '../../api/shared/validacao';
+import { acessoLeads } from '../../api/leads/acesso';
 import {
   acrescentar,
   basicoNovo,
@@ -129,6 +130,19 @@ describe('access (SPEC §5: any permission of area empresas; DESIGN §3 and §4)
     esperarProblema(await leads.api.post('/perfil_acesso', { token, body: { nome: 'Meu', permissoes: { empresas: ['ler'] } } }), 403);
     esperarProblema(await leads.api.patch(`/perfil_acesso/${antes.id}`, { token, body: { permissoes: { empresas: ['editar'] } } }), 403);
     expect((await leads.api.get(`/perfil_acesso/${antes.id}`, { token: master })).body).toEqual(antes);
+  });
+
+  test("Acesso inicial's permissions following the service's areas (a version dropping one): forgotten at once in the process that rewrote them", async () => {
+    const { token } = await leads.pessoa();
+    expect((await leads.listar(token)).status).toBe(200);
+    try {
+      // as a start of a version without the area would seed it
+      await acessoLeads.perfis.semearAcessoInicial(['colaboradores']);
+      esperarProblema(await leads.listar(token), 403);
+    } finally {
+      await acessoLeads.perfis.semearAcessoInicial(acessoLeads.areas);
+    }
+    expect((await leads.listar(token)).status).toBe(200);
   });
 
   test('an identity master lists without any profile or local record (SPEC 5.1)', async () => {

@@ -83,7 +83,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       async () => {
         const usuarios = listaDoIdentity(await lerDoIdentity<unknown>('/usuario/filtro?perfil=colaborador', token));
         const inicial = await perfis.semearAcessoInicial(o.areas);
-        return colaboradores.espelhar(usuarios, inicial.id, aoProgredir);
+        const resultado = await colaboradores.espelhar(usuarios, inicial.id, aoProgredir);
+        return inicial.mudou ? { ...resultado, acesso_inicial_mudou: true } : resultado;
       },
       ESPERA_PELA_OUTRA_SINCRONIZACAO_S,
     );
@@ -106,8 +107,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
     if (!ouvidos.has(eventos)) {
       ouvidos.add(eventos);
       eventos.on('completed', ({ returnvalue }) => {
-        const r = returnvalue as unknown as Partial<ResultadoDoEspelho> | null;
-        if (r && (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0) controle.invalidar();
+        const r = returnvalue as unknown as (Partial<ResultadoDoEspelho> & { acesso_inicial_mudou?: true }) | null;
+        if (r && (r.acesso_inicial_mudou || (r.criados ?? 0) + (r.atualizados ?? 0) + (r.removidos ?? 0) > 0)) controle.invalidar();
       });
       eventos.on('failed', () => controle.invalidar());
     }

@@ -121,16 +121,20 @@ export function criarPerfis(
       aoMudar();
     },
 
-    /** The read-only profile given to collaborators registered by the master-listing sync. */
-    async semearAcessoInicial(areas: string[]): Promise<PerfilAcessoBase> {
+    /**
+     * The read-only profile given to collaborators registered by the master-listing sync. Its
+     * permissions follow the service's areas (a version that adds or drops one): changed, they
+     * are forgotten at once here, as any profile edit's (`mudou` tells a sync's other processes).
+     */
+    async semearAcessoInicial(areas: string[]): Promise<PerfilAcessoBase & { mudou?: true }> {
       const permissoes = Object.fromEntries(areas.map((a) => [a, ['ler']])) as Permissoes;
       const atual = await PerfilAcesso.findOne({ where: { sistema: true, nome: ACESSO_INICIAL } });
       if (atual) {
-        if (JSON.stringify(atual.permissoes) !== JSON.stringify(permissoes)) {
-          atual.permissoes = permissoes;
-          await atual.save();
-        }
-        return atual;
+        if (JSON.stringify(atual.permissoes) === JSON.stringify(permissoes)) return atual;
+        atual.permissoes = permissoes;
+        await atual.save();
+        aoMudar();
+        return Object.assign(atual, { mudou: true as const });
       }
       return PerfilAcesso.create({
         nome: ACESSO_INICIAL,
