@@ -82,13 +82,9 @@ export function umaVezPorMinutoPorChave<A extends unknown[]>(avisar: (calados: n
 
 /**
  * A warning for a state that lasts: `avisar` said once a minute while it lasts, not on every call.
- * Each function made here keeps its own minute.
+ * Each function made here keeps its own minute: umaVezPorMinutoPorChave with a single key.
  */
 export function umaVezPorMinuto<A extends unknown[]>(avisar: (...args: A) => void): (...args: A) => void {
-  let ultimo = 0;
-  return (...args) => {
-    if (Date.now() - ultimo <= 60_000) return;
-    ultimo = Date.now();
-    avisar(...args);
-  };
+  const umaChave = umaVezPorMinutoPorChave((_calados: number, ...args: A) => avisar(...args));
+  return (...args) => umaChave('', ...args);
 }

@@ -83,7 +83,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       async () => {
         const usuarios = listaDoIdentity(await lerDoIdentity<unknown>('/usuario/filtro?perfil=colaborador', token));
         const inicial = await perfis.semearAcessoInicial(o.areas);
-        const resultado = await colaboradores.espelhar(usuarios, inicial.id, aoProgredir);
+        const resultado = await colaboradores.espelhar(usuarios, inicial.perfil.id, aoProgredir);
         return inicial.mudou ? { ...resultado, acesso_inicial_mudou: true } : resultado;
       },
       ESPERA_PELA_OUTRA_SINCRONIZACAO_S,

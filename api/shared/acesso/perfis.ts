@@ -126,22 +126,23 @@ export function criarPerfis(
      * permissions follow the service's areas (a version that adds or drops one): changed, they
      * are forgotten at once here, as any profile edit's (`mudou` tells a sync's other processes).
      */
-    async semearAcessoInicial(areas: string[]): Promise<PerfilAcessoBase & { mudou?: true }> {
+    async semearAcessoInicial(areas: string[]): Promise<{ perfil: PerfilAcessoBase; mudou: boolean }> {
       const permissoes = Object.fromEntries(areas.map((a) => [a, ['ler']])) as Permissoes;
       const atual = await PerfilAcesso.findOne({ where: { sistema: true, nome: ACESSO_INICIAL } });
       if (atual) {
-        if (JSON.stringify(atual.permissoes) === JSON.stringify(permissoes)) return atual;
+        if (JSON.stringify(atual.permissoes) === JSON.stringify(permissoes)) return { perfil: atual, mudou: false };
         atual.permissoes = permissoes;
         await atual.save();
         aoMudar();
-        return Object.assign(atual, { mudou: true as const });
+        return { perfil: atual, mudou: true };
       }
-      return PerfilAcesso.create({
+      const perfil = await PerfilAcesso.create({
         nome: ACESSO_INICIAL,
         descricao: 'Leitura em cada área do serviço; dado a quem é cadastrado pela listagem de um master.',
         permissoes,
         sistema: true,
       });
+      return { perfil, mudou: false };
     },
   };
 }
