@@ -481,4 +481,17 @@ export const MIGRACOES_SALES: Migracao[] = [
       }
     },
   },
+  {
+    name: '0022-sales-remocoes-por-idade',
+    async up(qi) {
+      // the removals read their lists oldest first, a page at a time (api/sales/anexos.ts): by
+      // these indexes each page is read in order, where a backlog (file storage away for hours)
+      // was sorted whole on every pass. Each statement's index means it ran
+      for (const tabela of ['arquivo_a_apagar', 'chave_a_apagar']) {
+        const indice = `${tabela}_por_idade`;
+        if (await existeNoEsquema(qi, tabela, { indice })) continue;
+        await qi.sequelize.query(`CREATE INDEX ${indice} ON ${tabela} (criado_em)`);
+      }
+    },
+  },
 ];
