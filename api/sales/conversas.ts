@@ -250,7 +250,12 @@ export async function deletarConversa(id: string): Promise<void> {
   if (copias) await enfileirarRemocao();
 }
 
-/** The deletion's transaction; answers how many file copies (and keys of copies) await removal. */
+/**
+ * The deletion's transaction; answers how many file copies (and keys of copies) await removal.
+ * REPEATABLE READ on purpose: the INSERT ... SELECT share-locks the attachments it lists, so a copy
+ * being recorded meanwhile waits and then finds its attachment gone (and lists its own file); read
+ * without locks, it could be recorded between that list and the delete, and its file kept for good.
+ */
 function apagarNoBanco(id: string): Promise<number> {
   return emTransacao(sales(), async (conexao) => {
     const [vivas] = await conexao.query('SELECT id FROM conversa WHERE id = ? AND deletado_em IS NULL FOR UPDATE', [id]);
