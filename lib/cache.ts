@@ -23,8 +23,12 @@ export class CacheComPrazo<K, V> {
     return e.valor;
   }
 
-  /** `expiraEm` overrides the cache's own term (a token's own expiry). */
+  /**
+   * `expiraEm` overrides the cache's own term (a token's own expiry). `undefined` is never kept (it
+   * is what `obter` answers for a miss): a load answering it is asked again next time.
+   */
   guardar(chave: K, valor: V, expiraEm = Date.now() + this.prazoMs()): void {
+    if (valor === undefined) return;
     if (this.entradas.size >= this.maximo) this.entradas.clear();
     this.entradas.set(chave, { valor, expiraEm });
   }

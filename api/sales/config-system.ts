@@ -197,18 +197,24 @@ export interface SistemaDoWebhook {
   segredoHmac: string | null;
 }
 
-/** Changes made by another process take effect within this time; this process's at once. */
-const paraWebhooks = new CacheComPrazo<string, SistemaDoWebhook | null>(() => 10_000);
+/**
+ * Changes made by another process take effect within this time; this process's at once. A system
+ * deleted or inactive is kept as `null` (a platform still sending to it costs no read each time);
+ * an id no system ever had is not kept: webhooks to made-up ids, which anyone can send, would
+ * otherwise fill the cache and push the real systems out.
+ */
+const paraWebhooks = new CacheComPrazo<string, SistemaDoWebhook | null | undefined>(() => 10_000);
 
-async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null> {
+async function sistemaDoWebhook(id: string): Promise<SistemaDoWebhook | null | undefined> {
   // checked before the route's own validation runs: an id outside ASCII made the database refuse
   // the comparison with the ASCII column (a 500 for any mistyped address); anything that is not an
   // id names no system
   if (!ehId(id)) return null;
   const porId = comoId(id);
   return paraWebhooks.obterOuCarregar(porId, async () => {
-    const c = await ConfigSystem.findByPk(porId);
-    if (!c || !c.ativo) return null;
+    const c = await ConfigSystem.findByPk(porId, { paranoid: false });
+    if (!c) return undefined;
+    if (c.deletado_em || !c.ativo) return null;
     return {
       id: c.id,
       tipo: c.tipo,

@@ -1028,6 +1028,18 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });
 
+  it('an id no system has is not remembered: webhooks to made-up ids, which anyone can send, cannot fill the cache of systems and push the real ones out', async () => {
+    const { randomUUID } = await import('node:crypto');
+    const inventado = randomUUID();
+    const evento = () => eventoDeMensagem({ conversa: idDoSuporte() });
+    esperarProblema(await s.webhook({ id: inventado, token: sistema.token }, evento()), 401);
+    // a system that comes to hold that id (here written straight in the database, as no route
+    // chooses ids) is taken at once, not after the cache's 10 seconds
+    const novo = await s.criarSistema('suporte');
+    await banco('sales').query('UPDATE config_system SET id = ? WHERE id = ?', { replacements: [inventado, novo.id] });
+    expect((await s.webhook({ id: inventado, token: novo.token }, evento())).status).toBe(200);
+  });
+
   it('an address whose system id is not an id (letters outside ASCII, symbols) answers 401 like any unknown system', async () => {
     const evento = eventoDeMensagem({ conversa: idDoSuporte() });
     for (const id of ['é', 'ação', 'a b', 'x'.repeat(65)]) esperarProblema(await s.webhook({ id: encodeURIComponent(id), token: sistema.token }, evento), 401);

@@ -20,6 +20,17 @@ describe('CacheComPrazo', () => {
     }
   });
 
+  test('a load answering undefined is not kept: the next caller loads again', async () => {
+    const cache = new CacheComPrazo<string, number | null | undefined>(() => 60_000);
+    let cargas = 0;
+    expect(await cache.obterOuCarregar('nenhum', async () => (cargas++, undefined))).toBeUndefined();
+    expect(await cache.obterOuCarregar('nenhum', async () => (cargas++, undefined))).toBeUndefined();
+    expect(cargas).toBe(2);
+    expect(await cache.obterOuCarregar('nulo', async () => (cargas++, null))).toBeNull();
+    expect(await cache.obterOuCarregar('nulo', async () => (cargas++, null))).toBeNull();
+    expect(cargas).toBe(3);
+  });
+
   test('a load that began before the entry was forgotten is not stored: the change it missed takes effect at once', async () => {
     const cache = new CacheComPrazo<string, string>(() => 60_000);
     let soltar!: () => void;
