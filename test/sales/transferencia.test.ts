@@ -615,12 +615,18 @@ describe('the hand-over trigger', () => {
   it('a 2xx that is not the platform saying the conversation is open (a login page, another status) hands nothing over', async () => {
     const pagina = await esperando({ esperaS: ESPERA_S + 30 });
     const outroStatus = await esperando({ esperaS: ESPERA_S + 30 });
-    nock(CHAT).post(`/api/v1/accounts/${CONTA}/conversations/${pagina.conversa}/toggle_status`).reply(200, '<html>Entrar</html>', { 'content-type': 'text/html' });
-    nock(CHAT)
-      .post(`/api/v1/accounts/${CONTA}/conversations/${outroStatus.conversa}/toggle_status`)
-      .reply(200, { payload: { success: true, current_status: 'snoozed' } });
+    const chamadas = [
+      nock(CHAT).post(`/api/v1/accounts/${CONTA}/conversations/${pagina.conversa}/toggle_status`).reply(200, '<html>Entrar</html>', { 'content-type': 'text/html' }),
+      nock(CHAT)
+        .post(`/api/v1/accounts/${CONTA}/conversations/${outroStatus.conversa}/toggle_status`)
+        .reply(200, { payload: { success: true, current_status: 'snoozed' } }),
+    ];
     await transferirSemResposta();
-    for (const c of [pagina, outroStatus]) expect(await s.conversaDoSuporte(c.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    for (const chamada of chamadas) expect(chamada.isDone()).toBe(true);
+    for (const c of [pagina, outroStatus]) {
+      expect(await s.conversaDoSuporte(c.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+      expect((await adiada(c.registro.id)).transferencia_falhas).toBe(1);
+    }
   });
 
   it('a conversation pending here but not with the robot in the platform (resolved there, a status webhook lost or a PATCH) is not reopened: nothing changes here, and it is asked again later', async () => {
@@ -727,8 +733,18 @@ describe('the hand-over trigger', () => {
   it('a system without the chat platform\'s API token cannot hand over: the conversation stays pending', async () => {
     const semToken = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA });
     const { conversa } = await esperando({ esperaS: ESPERA_S + 30, doSistema: semToken });
+    const comToken = await esperando({ esperaS: ESPERA_S + 30 });
+    // any call for it, with a token header or without
+    const chamada = nock(CHAT)
+      .post(`/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`)
+      .reply(200, { payload: { success: true, current_status: 'open' } });
+    const outra = abrirNoChat(comToken.conversa);
     await transferirSemResposta();
+    expect(chamada.isDone()).toBe(false);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+    // the same run got to the other system's conversation, due as much
+    expect(outra.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(comToken.conversa)).toMatchObject({ status: 'open' });
   });
 
   it('a system made inactive is not called', async () => {
