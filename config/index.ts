@@ -193,8 +193,13 @@ function listaDeSegredos(valor: string, h: Joi.CustomHelpers): string | Joi.Erro
     : valor;
 }
 
-/** An e-mail address as the suite takes one (any domain, no list of top-level domains). */
-const EMAIL = Joi.string().email({ tlds: { allow: false } });
+/**
+ * How the suite checks an e-mail address: by its syntax only (DESIGN §10), so any domain, a
+ * reserved or internal one (`.local`, `.test`) or one of a single label (`ops@localhost`) included.
+ */
+export const SINTAXE_DO_EMAIL: Joi.EmailOptions = { tlds: { allow: false }, minDomainSegments: 1 };
+
+const EMAIL = Joi.string().email(SINTAXE_DO_EMAIL);
 
 const envSchema = Joi.object({
   APP_ENV: Joi.string().valid('LOCALHOST', 'SANDBOX', 'PRODUCTION').default('LOCALHOST'),

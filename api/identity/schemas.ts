@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { SINTAXE_DO_EMAIL } from '../../config';
 import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, pagina, tamanho, texto } from '../shared/paginacao';
 
@@ -13,7 +14,7 @@ export const email = () =>
     .normalize('NFC')
     .lowercase()
     .max(254)
-    .email({ tlds: { allow: false } })
+    .email(SINTAXE_DO_EMAIL)
     .pattern(/[\p{Cc}\p{Cf}]/u, { invert: true, name: 'sem caracteres invisíveis ou de controle' });
 const perfil = () => Joi.string().valid('colaborador', 'cliente');
 const senha = () => Joi.string().min(8).max(200);

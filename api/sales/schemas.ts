@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { SINTAXE_DO_EMAIL } from '../../config';
 import { cnpjNoCorpo } from '../shared/cnpj';
 import { paginaNumerada, sempre } from '../shared/openapi';
 import { id, inteiroEscrito, pagina, tamanho, texto } from '../shared/paginacao';
@@ -45,7 +46,7 @@ const cliente = Joi.object({
   razao_social: nome(255),
   cnpj: cnpjNoCorpo().allow(null),
   telefone: Joi.string().trim().max(40).allow(null),
-  email: Joi.string().trim().email({ tlds: { allow: false } }).max(254).allow(null),
+  email: Joi.string().trim().email(SINTAXE_DO_EMAIL).max(254).allow(null),
 });
 const robo = Joi.object({
   nome: nome(120),

@@ -142,7 +142,7 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     expect((await buscar(m)).body).toHaveLength(1);
   });
 
-  test.each(['pessoa@empresa.test', 'pessoa@maquina.local', 'pessoa@intranet.corp'])(
+  test.each(['pessoa@empresa.test', 'pessoa@maquina.local', 'pessoa@intranet.corp', 'pessoa@localhost'])(
     'accepts %s: e-mails are validated by syntax only (DESIGN §10)',
     async (modelo) => {
       const email = `${marca()}.${modelo}`;

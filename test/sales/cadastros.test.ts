@@ -421,6 +421,8 @@ describe('a customer\'s fields', () => {
     }
     esperarProblema(await s.api.post('/cliente', { token: admin, body: { razao_social: 'x', email: 'não é e-mail' } }), 400);
     expect((await s.api.get('/cliente', { token: admin, query: { tamanho: 1 } })).body.total).toBe(antes);
+    // by its syntax only (DESIGN §10): a domain of one label is an address too
+    expect((await s.criar('cliente', { razao_social: 'Interna', email: 'compras@intranet' })).email).toBe('compras@intranet');
   });
 
   it('the search finds a CNPJ as a person types it: any case, with or without its mask', async () => {

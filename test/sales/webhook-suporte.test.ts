@@ -1155,10 +1155,11 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     const p1 = esperarProblema(await s.webhook(sistema, semConversa), 400);
     expect(p1.errors).toEqual(expect.arrayContaining([expect.objectContaining({ campo: 'conversation' })]));
     const statusDesconhecido = { ...evento, conversation: { ...evento.conversation, status: 'fechada' } };
-    esperarProblema(await s.webhook(sistema, statusDesconhecido), 400);
-    esperarProblema(await s.webhook(sistema, { ...evento, id: 'abc' }), 400);
-    esperarProblema(await s.webhook(sistema, { ...evento, created_at: 1e17 }), 400);
-    esperarProblema(await s.webhook(sistema, { ...evento, event: undefined }), 400);
+    const campos = async (corpo: unknown) => esperarProblema(await s.webhook(sistema, corpo), 400).errors?.map((e: { campo: string }) => e.campo);
+    expect(await campos(statusDesconhecido)).toEqual(['conversation.status']);
+    expect(await campos({ ...evento, id: 'abc' })).toEqual(['id']);
+    expect(await campos({ ...evento, created_at: 1e17 })).toEqual(['created_at']);
+    expect(await campos({ ...evento, event: undefined })).toEqual(['event']);
     esperarProblema(await s.webhook(sistema, undefined, { raw: '{"event": ' }), 400);
     expect(await Conversa.count({ where: { suporte_conversa_id: conversa } })).toBe(0);
   });

@@ -164,10 +164,11 @@ describe('configuration is validated at start (DESIGN §2)', () => {
   });
 
   test('MASTER_EMAILS is a list, compared without case', () => {
-    expect(loadConfig({ MASTER_EMAILS: 'Ana@X.test, bia@x.test;caio@x.test' }).identity.masterEmails).toEqual([
+    expect(loadConfig({ MASTER_EMAILS: 'Ana@X.test, bia@x.test;caio@x.test ops@localhost' }).identity.masterEmails).toEqual([
       'ana@x.test',
       'bia@x.test',
       'caio@x.test',
+      'ops@localhost',
     ]);
   });
 
