@@ -1,7 +1,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, ExportedJWKSCache, JSONWebKeySet, JWKSCacheInput, jwksCache, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
-import { emAndamento, ErroDeDominio, naoAutenticado } from './errors';
+import { ErroDeDominio, naoAutenticado } from './errors';
 import { Principal } from './principal';
 
 export type Autenticador = (token: string) => Promise<Principal>;
@@ -37,10 +37,6 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
       if (err instanceof IdentityForaDoAlcance) {
         throw new ErroDeDominio('indisponivel', 'O serviço de identidade não respondeu; tente de novo.', undefined, { causa: err.cause });
       }
-      // identity answered: not its outage (nor logged as one), and not the token's fault either
-      if (err instanceof ChaveAindaDesconhecida) {
-        throw emAndamento('A chave deste token ainda não é conhecida aqui: as chaves do identity são lidas de novo em instantes; tente de novo.', err.segundos);
-      }
       throw naoAutenticado();
     }
     const tipo = payload.tipo;
@@ -62,13 +58,6 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
 
 /** The identity key set could not be fetched (no answer, not a 200, not JSON) and none was known; the cause says why. */
 class IdentityForaDoAlcance extends Error {}
-
-/** A kid the set fetched moments ago lacks, and the set is not fetched again before `segundos`. */
-class ChaveAindaDesconhecida extends Error {
-  constructor(readonly segundos: number) {
-    super('key not in the set fetched moments ago');
-  }
-}
 
 /**
  * Whether a key lookup failed for want of the key set (network, identity's answer: an error, not
@@ -95,8 +84,9 @@ export const IDADE_MAXIMA_DO_ULTIMO_CONJUNTO_MS = 24 * 3600_000;
  * fetch (up to 5 s against a host that does not answer). With no set known, or the last one too
  * old, the answer is 503 (IdentityForaDoAlcance). An unknown kid fetches the set again, but not
  * within `esperaEntreBuscasMs` of the last fetch (jose's cooldown: a flood of made-up kids costs
- * identity one fetch that often): a token of a key identity added since (restarted with a new
- * one) is then 503 too, to be sent again, not 401.
+ * identity one fetch that often); within it, the kid is judged by the set held, so its token is a
+ * bad one (401, DESIGN §4), as a forged token's is. Identity publishes a key before it signs with
+ * it, so only a key put in without that (a key file replaced) meets this, for that long.
  */
 export function chavesDoIdentity(
   url: URL,
@@ -125,13 +115,9 @@ export function chavesDoIdentity(
   return async (cabecalho, token) => {
     // with no set known yet, every request tries: identity may just be starting
     if (remotas.jwks() && Date.now() - falhouEm < PAUSA_APOS_FALHA_MS) return dasUltimas(cabecalho, token);
-    const buscadoAntes = buscado.uat;
     try {
       return await remotas(cabecalho, token);
     } catch (err) {
-      if (err instanceof errors.JWKSNoMatchingKey && buscado.uat === buscadoAntes) {
-        throw new ChaveAindaDesconhecida(Math.max(1, Math.ceil(((buscado.uat ?? 0) + esperaEntreBuscasMs - Date.now()) / 1000)));
-      }
       if (!faltouOConjunto(err)) throw err;
       falhouEm = Date.now();
       ultimaFalha = err;

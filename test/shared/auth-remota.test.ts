@@ -149,7 +149,7 @@ test('identity answering: a token signed by an unknown key, or malformed, is 401
   }
 });
 
-test("a key identity added since the last fetch, within the pause between fetches an unknown kid allows: its tokens are 503 (to be sent again, not an outage), then taken once the set is fetched again", async () => {
+test("a key identity added since the last fetch, within the pause between fetches an unknown kid allows, is judged by the set held: its tokens are 401 as a forged one's (DESIGN §4), then taken once the set is fetched again", async () => {
   const identity = await identityFalso();
   // made first: an RSA key takes a while to make on a busy machine, and the pause is short
   const nova = await generateKeyPair('RS256');
@@ -162,11 +162,13 @@ test("a key identity added since the last fetch, within the pause between fetche
     const autenticar = criarAutenticador(chavesDoIdentity(identity.url, undefined, undefined, pausa));
     const buscadoEm = Date.now();
     expect(await tipoDoErro(autenticar(await token()))).toBe('aceito');
-    // identity restarted with a new key, moments after this service fetched its set
+    // identity given a new key without publishing it first, moments after this service fetched its set
     identity.resposta(comANova);
     const atendidas = identity.atendidas();
-    expect(await tipoDoErro(autenticar(tokenDaNova))).toBe('em_andamento');
+    expect(await tipoDoErro(autenticar(tokenDaNova))).toBe('nao_autenticado');
+    expect(await tipoDoErro(autenticar(tokenDeNinguem))).toBe('nao_autenticado');
     expect(Date.now() - buscadoEm).toBeLessThan(pausa);
+    // made-up kids within the pause cost identity no fetch
     expect(identity.atendidas()).toBe(atendidas);
     await new Promise((r) => setTimeout(r, pausa + 100));
     expect(await tipoDoErro(autenticar(tokenDaNova))).toBe('aceito');
