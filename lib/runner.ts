@@ -87,7 +87,8 @@ export async function iniciarApisEmPortasLivres(nomes: NomeDoServico[]): Promise
 
 export async function iniciarWorkers(nomes: string[]) {
   conferirProcessadores();
-  const defs = nomes.map(definicaoDaFila);
+  // a queue named twice (`suite worker hub-entrega hub-entrega`) is one worker, not twice its concurrency
+  const defs = [...new Set(nomes)].map(definicaoDaFila);
   for (const def of defs) await abrirServico(servico(def.servico));
   return defs.map((def) => {
     const worker = iniciarWorker(def, PROCESSADORES[def.nome]);

@@ -15,7 +15,7 @@ import {
 } from '../../queues/fila';
 import * as lifecycle from '../../lib/lifecycle';
 import { encerrar } from '../../lib/lifecycle';
-import { agendarRepetiveis, manterRepetiveis } from '../../lib/runner';
+import { agendarRepetiveis, iniciarWorkers, manterRepetiveis } from '../../lib/runner';
 import { FILAS } from '../../queues';
 import { filaFilesLimpeza } from '../../queues/files-limpeza';
 import { INTERVALO_DA_RETENCAO_MS } from '../../queues/hub-retencao';
@@ -239,6 +239,15 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
 async function semAgendamentos(): Promise<void> {
   for (const f of FILAS) for (const a of await fila(f).getJobSchedulers()) await fila(f).removeJobScheduler(a.key!);
 }
+
+test('a queue named twice to one worker process gets one worker, not twice its concurrency', async () => {
+  const workers = await iniciarWorkers(['files-limpeza', 'files-limpeza']);
+  try {
+    expect(workers.map((w) => w.name)).toEqual(['files-limpeza']);
+  } finally {
+    for (const w of workers) await w.close();
+  }
+});
 
 test("a worker process schedules its own queues' repeatable jobs only: another queue's interval is not put back by its settings", async () => {
   await semAgendamentos();
