@@ -69,12 +69,13 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
 
 test('the last key set verifies for a bounded time after it was fetched: past it, with identity still out of reach, tokens are 503', async () => {
   const identity = await identityFalso();
-  const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50, 600));
+  // a bound wide enough that a busy machine's set-up does not use it up before the first check
+  const autenticar = criarAutenticador(chavesDoIdentity(identity.url, 50, 1500));
   expect((await autenticar(await token())).tipo).toBe('usuario');
   await identity.fechar();
   await new Promise((r) => setTimeout(r, 100));
   expect((await autenticar(await token())).tipo).toBe('usuario');
-  await new Promise((r) => setTimeout(r, 600));
+  await new Promise((r) => setTimeout(r, 1500));
   expect(await tipoDoErro(autenticar(await token()))).toBe('indisponivel');
 });
 
