@@ -11,6 +11,8 @@ import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Registro } from '../helpers/registros';
+import { comMudancaEmCurso } from '../helpers/espera';
+import { esperarProblema } from '../helpers/http';
 import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
 
 const mockRegistros: Registro[] = [];
@@ -141,6 +143,25 @@ test('a PATCH racing a DELETE never changes the deleted user: it answers 200 bef
   expect(linhas[0].deletado_em).not.toBeNull();
   // the PATCH's change stays only when it came first
   expect(linhas[0].nome).toBe(patch.status === 200 ? 'Mudado Durante a Remoção' : u.nome);
+});
+
+test('a PATCH waiting on the row of a user whose deletion then commits answers 404, changes nothing and publishes nothing', async () => {
+  const u = await colaborador();
+  await esperarEvento(u.id, 'colaborador.criado');
+  // the deletion, held where the PATCH must wait for it: the row locked, then marked deleted
+  const patch = await comMudancaEmCurso(
+    'identity',
+    'usuario',
+    u.id,
+    ['%FROM `usuario`%FOR UPDATE%'],
+    (c) => c.query('UPDATE usuario SET deletado_em = UTC_TIMESTAMP(3) WHERE id = ?', [u.id]),
+    () => id.api.patch(`/usuario/${u.id}`, { token: admin, body: { nome: 'Mudado Depois da Remoção' } }),
+  );
+  esperarProblema(patch, 404);
+  await dormir(300);
+  expect((await pendentesDo(u.id)).map((e) => e.tipo)).toEqual(['colaborador.criado']);
+  const [linhas] = (await banco('identity').query('SELECT nome FROM usuario WHERE id = ?', { replacements: [u.id] })) as any[];
+  expect(linhas[0].nome).toBe(u.nome);
 });
 
 test('the event carries an application token of the identity service, verified by the identity JWKS (DESIGN §3)', async () => {
