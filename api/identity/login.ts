@@ -203,8 +203,9 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
   const confere = await senhaConfere(senha, usuario?.senha_hash ?? null);
   if (!usuario) return falhaDoDesconhecido(email, agora);
   // a hash of another cost is made again with the password just proven: only a right password pays,
-  // before the row is locked (the hash is slow on purpose)
-  const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha) : undefined;
+  // before the row is locked (the hash is slow on purpose). With every hash's turn taken, it is left
+  // for a later login: the password is proven, and a 429 would refuse the user for the hashes' load
+  const novoHash = confere && hashDesatualizado(usuario.senha_hash!) ? await hashDeSenha(senha).catch(semVezParaOHash) : undefined;
   const decidido = await decidir(usuario.id, { hash: usuario.senha_hash, trocadaEm: usuario.tokens_validos_desde }, confere, agora, novoHash);
   // the token and the answer say what the row holds as the login was decided, not what it held
   // before the slow password check: a master demoted meanwhile gets no master token (with the
@@ -217,6 +218,12 @@ export async function entrar(email: string, senha: string): Promise<RespostaDeTo
     segundos,
   );
   return { access_token, token_type: 'Bearer', expires_in: segundos, usuario: usuarioJson(usuario) };
+}
+
+/** The re-hash of a proven password refused for want of a turn (senhas.ts) is left undone; anything else is thrown. */
+function semVezParaOHash(err: unknown): undefined {
+  if (err instanceof ErroDeDominio && err.tipo === 'limite_excedido') return undefined;
+  throw err;
 }
 
 export const hashDoSegredo = (segredo: string) => createHash('sha256').update(segredo).digest('hex');

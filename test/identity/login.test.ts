@@ -1,6 +1,8 @@
 import crypto, { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import * as senhas from '../../api/identity/senhas';
 import { hashDeSenha } from '../../api/identity/senhas';
+import { ErroDeDominio } from '../../api/shared/errors';
 import { config } from '../../config';
 import { redis } from '../../lib/redis';
 import { Usuario } from '../../models/identity';
@@ -350,6 +352,29 @@ test('after IDENTITY_SENHA_CUSTO is raised, a successful login hashes the passwo
     expect(await hash()).toBe(depois);
     esperarProblema(await entrar(u.email, 'Errada-Errada-1'), 401);
   } finally {
+    config().identity.senhaCusto = custo;
+  }
+});
+
+test('after IDENTITY_SENHA_CUSTO is raised, a proven password whose new hash finds every turn taken (429 for a check) still logs in: the hash is made again by a later login', async () => {
+  const u = await id.criarUsuario();
+  const hash = async () => (await Usuario.findByPk(u.id))!.senha_hash!;
+  const antes = await hash();
+  const custo = config().identity.senhaCusto;
+  config().identity.senhaCusto = custo + 1;
+  // as the hashes' limit refuses a hash when its wait is full
+  const semVez = jest
+    .spyOn(senhas, 'hashDeSenha')
+    .mockRejectedValueOnce(new ErroDeDominio('limite_excedido', 'Muitas senhas sendo verificadas agora; tente de novo em instantes.', undefined, { retryAfterSegundos: 1 }));
+  try {
+    expect((await entrar(u.email, u.senha)).status).toBe(200);
+    expect(semVez).toHaveBeenCalledTimes(1);
+    expect(await hash()).toBe(antes);
+    expect((await Usuario.findByPk(u.id))!.falhas_de_login).toBe(0);
+    expect((await entrar(u.email, u.senha)).status).toBe(200);
+    expect(Number((await hash()).split('$')[1])).toBe(2 ** (custo + 1));
+  } finally {
+    semVez.mockRestore();
     config().identity.senhaCusto = custo;
   }
 });
