@@ -1,5 +1,6 @@
 import { Processor, Worker } from 'bullmq';
 import { FILAS } from '../queues';
+import { processarFilesColaboradorSync } from './files-colaborador-sync';
 import { processarFilesLimpeza } from './files-limpeza';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
@@ -31,6 +32,7 @@ export const PROCESSADORES: Record<string, Processor> = {
   'sales-contagem': processarSalesContagem,
   'sales-colaborador-sync': processarSalesColaboradorSync,
   'files-limpeza': processarFilesLimpeza,
+  'files-colaborador-sync': processarFilesColaboradorSync,
 };
 
 /** What a queue's worker needs beyond its processor, set up as each one starts. */

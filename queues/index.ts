@@ -1,5 +1,6 @@
 import { ConfigError } from '../config';
 import { DefinicaoDeFila } from './fila';
+import { filaFilesColaboradorSync } from './files-colaborador-sync';
 import { filaFilesLimpeza } from './files-limpeza';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
 import { filaHubColaboradorSync } from './hub-colaborador-sync';
@@ -31,6 +32,7 @@ export const FILAS: DefinicaoDeFila[] = [
   filaSalesContagem,
   filaSalesColaboradorSync,
   filaFilesLimpeza,
+  filaFilesColaboradorSync,
 ];
 
 export function definicaoDaFila(nome: string): DefinicaoDeFila {

@@ -3,6 +3,7 @@ import { MIGRACOES_FILES, MODELOS_FILES } from '../../models/files';
 import { criarApp } from '../shared/app';
 import { autenticadorRemoto } from '../shared/auth';
 import { prontidao, Servico } from '../shared/servico';
+import { acessoFiles } from './acesso';
 import { armazenamento } from './armazenamento';
 import { armazenamentoAindaConferido, conferirMarcaDoArmazenamento } from './marca';
 import { rotasDeFiles } from './routes';
@@ -13,6 +14,7 @@ export const files: Servico = {
   modelos: MODELOS_FILES,
   migracoes: MIGRACOES_FILES,
   preparar: async () => {
+    await acessoFiles.preparar();
     await carregarSegredo();
     await armazenamento().preparar();
     await conferirMarcaDoArmazenamento();

@@ -1,9 +1,11 @@
 import { pipeline } from 'node:stream/promises';
 import { NextFunction, Request, Response } from 'express';
 import { config } from '../../config';
+import { rotasDeAcesso } from '../shared/acesso/rotas';
 import { ErroDeDominio, proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
 import { Rota } from '../shared/rotas';
+import { acessoFiles } from './acesso';
 import { abrirConteudo, arquivoPorId, arquivosPelaChave, arquivosPorIds, corpoGrandeDemais, deletarArquivo, enviarArquivo, listarArquivos } from './arquivos';
 import { disposicaoDeAnexo } from './disposicao';
 import { conferirAssinatura } from './url-assinada';
@@ -177,5 +179,6 @@ e quer achá-lo (para usá-lo ou apagá-lo) sem enviar os bytes de novo. Um dos 
         await pipeline(c.bytes, res);
       },
     },
+    ...rotasDeAcesso(acessoFiles),
   ];
 }

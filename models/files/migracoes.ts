@@ -1,4 +1,5 @@
 import { Migracao } from '../../lib/database';
+import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
 import { ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
@@ -60,4 +61,6 @@ export const MIGRACOES_FILES: Migracao[] = [
       ) ${TABELA}`);
     },
   },
+  // the access module (DESIGN §3), mounted later than the service's first tables
+  migracaoDeAcesso,
 ];

@@ -80,7 +80,7 @@ function conferirCobertura(c: Conformidade, semSucesso: string[] = []) {
   expect(faltam).toEqual([]);
 }
 
-/** The access module (SPEC 4.5, DESIGN §3), as mounted by intranet, hub, leads and sales. */
+/** The access module (SPEC 4.5, DESIGN §3), as mounted by intranet, hub, leads, sales and files. */
 async function conferirModuloDeAcesso(c: Conformidade, servico: string) {
   const acesso = acessoDe(suite.url.identity, suite.url[servico]);
   const token = await acesso.admin();
@@ -526,6 +526,8 @@ describe('files', () => {
     await c.chamarOp('GET /arquivo', {}, { token: admin, status: 403 });
     await c.chamarOp('DELETE /arquivo/{id}', { id: envio.body.id }, { token, status: 204 });
     await c.chamarOp('GET /arquivo/{id}', { id: envio.body.id }, { token, status: 404 });
+    // the access module, as every service with protected routes mounts it (DESIGN §3)
+    await conferirModuloDeAcesso(c, 'files');
     conferirCobertura(c);
   });
 });

@@ -1,0 +1,3 @@
+import { filaDeColaboradorSync } from './colaborador-sync';
+
+export const filaFilesColaboradorSync = filaDeColaboradorSync('files');
