@@ -23,7 +23,7 @@ export interface Publicacao {
   tipo: string;
   versao: number;
   dados: unknown;
-  id?: string;
+  id?: string | null;
 }
 
 export interface RespostaDaPublicacao {

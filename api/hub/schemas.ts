@@ -55,7 +55,8 @@ export const schemas = {
     versao: Joi.number().strict().integer().min(1).required(),
     dados: Joi.any().required(),
     // a lone surrogate is stored as U+FFFD: two different ids would compare equal
-    id: Joi.string().trim().min(1).max(100).pattern(/\p{Cs}/u, { invert: true, name: 'texto Unicode bem formado' }),
+    // `id?` (DESIGN §5): absent or null alike (SPEC §2), no idempotency then
+    id: Joi.string().trim().min(1).max(100).pattern(/\p{Cs}/u, { invert: true, name: 'texto Unicode bem formado' }).allow(null),
   }).required(),
   filtroDeEntregas: Joi.object({
     pagina: pagina(),

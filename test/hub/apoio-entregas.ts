@@ -196,7 +196,7 @@ export function hubDe(suite: SuiteDeTeste) {
   }
 
   /** POST /eventos with the publisher's application token. */
-  function publicar(publicador: AplicativoDeTeste, body: { tipo: string; versao?: number; dados: unknown; id?: string }) {
+  function publicar(publicador: AplicativoDeTeste, body: { tipo: string; versao?: number; dados: unknown; id?: string | null }) {
     return api.post('/eventos', { token: publicador.token, body: { versao: 1, ...body } });
   }
 

@@ -457,6 +457,15 @@ describe('id is the idempotency key (DESIGN §5)', () => {
     },
   );
 
+  test('id null is no id (a `?` field may be absent or null, SPEC §2): two publications, two events', async () => {
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/id-nulo') });
+    const respostas = [];
+    for (const n of [1, 2]) respostas.push(await t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n }, id: null }));
+    expect(respostas.map((r) => r.status)).toEqual([202, 202]);
+    expect(respostas[0].body.id).not.toBe(respostas[1].body.id);
+    expect(await eventosDoTipo(c.tipo.id)).toBe(2);
+  });
+
   test('ids that differ only in case or accents are different keys', async () => {
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/caixa') });
     const ids = ['Ab1', 'aB1', 'pedido-é', 'pedido-e'];
