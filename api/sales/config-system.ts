@@ -167,13 +167,18 @@ export async function atualizarConfigSystem(id: string, e: AlteracaoDoConfigSyst
   const token = e.renovar_token ? novoToken() : undefined;
   // a number given to a messaging system is checked against the others' (a system's type never
   // changes) under the lock: the number it held when read here may be gone by then, and given to another
+  const conferir = (c: ConfigSystem) => {
+    conferirSegredoHmac(c.tipo, e.segredo_hmac);
+    conferirTokenAoMudarUrl(c, e);
+  };
   const mudar = () =>
     mudarSobTrava(ConfigSystem, id, 'Sistema configurado', async (c, transaction) => {
-      conferirSegredoHmac(c.tipo, e.segredo_hmac);
-      conferirTokenAoMudarUrl(c, e);
+      conferir(c);
       return c.update({ ...colunas(e), ...(token ? { token_hash: resumoDoToken(token) } : {}) }, { transaction });
     });
   const atual = e.numero ? await existente(id) : null;
+  // the input's 400s before the number's 409 (DESIGN §10's order), checked again under the lock
+  if (atual) conferir(atual);
   const c = atual ? await comNumeroUnico(atual.tipo, e.numero, id, mudar) : await mudar();
   paraWebhooks.esquecer(id);
   return comoJson(c, token);

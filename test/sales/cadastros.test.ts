@@ -116,6 +116,9 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     const segundo = await s.criarSistema('mensageiro', { numero: `5521${String(Date.now() + 1).slice(-8)}` });
     esperarProblema(await s.api.patch(`/config_system/${segundo.id}`, { token: admin, body: { numero } }), 409);
     expect((await ConfigSystem.findByPk(segundo.id))!.numero).toBe(segundo.numero);
+    // input that is wrong in itself is told first (DESIGN §10: 400 before 409)
+    const p = esperarProblema(await s.api.patch(`/config_system/${segundo.id}`, { token: admin, body: { numero, segredo_hmac: 'segredo-do-mensageiro' } }), 400);
+    expect(p.errors).toEqual([expect.objectContaining({ campo: 'segredo_hmac' })]);
     expect((await s.api.patch(`/config_system/${primeiro.id}`, { token: admin, body: { numero, nome: 'Mesmo número' } })).status).toBe(200);
     // systems that shared a number before the rule: the whole record sent again is not refused
     const base = Number(String(Date.now()).slice(-8));
