@@ -33,7 +33,8 @@ export const schemas = {
     nome: Joi.string().trim().min(1).max(200).required(),
     email: email().required(),
     perfil: perfil().required(),
-    senha: senha(),
+    // `senha?` (DESIGN §10): absent or null alike (SPEC §2), a user without a password
+    senha: senha().allow(null),
     e_master: Joi.boolean().strict(),
     setor_id: refOpcional(),
     cargo_id: refOpcional(),

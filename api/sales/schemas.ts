@@ -90,7 +90,9 @@ export const schemas = {
       .min(32)
       .max(200)
       .pattern(/^[A-Za-z0-9._~-]+$/)
-      .messages({ 'string.pattern.base': 'use letras, dígitos, ponto, _, ~ e -' }),
+      .messages({ 'string.pattern.base': 'use letras, dígitos, ponto, _, ~ e -' })
+      // `token?` (DESIGN §10): absent or null alike (SPEC §2), one is generated
+      .allow(null),
     segredo_hmac: segredo(8).allow(null),
     url: urlHttp().allow(null),
     conta_id: Joi.number().strict().integer().min(0).allow(null),

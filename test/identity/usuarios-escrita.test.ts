@@ -42,6 +42,13 @@ describe('POST /usuario (DESIGN §3, §10)', () => {
     expect((await ler(res.body.id)).body).toEqual(res.body);
   });
 
+  test('senha null is no password (a `?` field may be absent or null, SPEC §2): tem_senha false', async () => {
+    const m = marca();
+    const res = await id.api.post('/usuario', { token: admin, body: { nome: `Sem ${m}`, email: `${m}@suite.test`, perfil: 'cliente', senha: null } });
+    expect(res.status).toBe(201);
+    expect(res.body.tem_senha).toBe(false);
+  });
+
   test('is master only: a non-master user gets 403 and nothing is created', async () => {
     const m = marca();
     const body = { nome: `X ${m}`, email: `${m}@suite.test`, perfil: 'cliente' };

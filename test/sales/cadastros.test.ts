@@ -62,6 +62,12 @@ describe('DESIGN §10: POST /config_system (master)', () => {
     expect(linha.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('token null is no token (a `?` field may be absent or null, SPEC §2): one is generated and works', async () => {
+    const criado = await s.criarSistema('suporte', { token: null });
+    expect(criado.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await s.webhook(criado, eventoDeMensagem({ conversa: idDoSuporte() }))).status).toBe(200);
+  });
+
   it('a start given another SALES_CHAVE_DE_CIFRA than the secrets and tokens were stored under stops, naming it, and leaves the key in use as it was; the right key starts', async () => {
     const criado = await s.criarSistema('suporte', { segredo_hmac: 'segredo-da-chave-conferida' });
     const mensagem = /^invalid configuration: SALES_CHAVE_DE_CIFRA is not the key the sales secrets and webhook tokens were stored under$/;
