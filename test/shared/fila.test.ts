@@ -40,8 +40,9 @@ const definicao = (): DefinicaoDeFila => ({
 
 afterAll(async () => {
   await encerrar();
-  // the test queues' keys (this file's prefix) go too
-  await limparDados([]);
+  // the test queues' keys (this file's prefix) go too, and the database a worker of a service's
+  // queue opened
+  await limparDados(['files']);
 });
 
 /** A processor that starts, says so, and ends when `fim` resolves (or on the abort signal, when it listens). */

@@ -232,7 +232,7 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
   });
 
   test("the access module's conflicts (409) and unknown profile (422) are documented in every service that mounts it (DESIGN §4)", async () => {
-    for (const nome of ['intranet', 'hub', 'leads', 'sales']) {
+    for (const nome of ['intranet', 'hub', 'leads', 'sales', 'files']) {
       const { paths } = await documento(nome);
       const respostas = (caminho: string, metodo: string) => Object.keys(paths[caminho][metodo].responses);
       expect({ nome, vinculo: respostas('/colaborador/{id}/perfil_acesso', 'patch') }).toEqual({ nome, vinculo: expect.arrayContaining(['409', '422']) });
@@ -247,7 +247,7 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     const identity = await documento('identity');
     expect(corpo(identity, '/setor').nome).toEqual(expect.objectContaining({ minLength: 1, pattern: '\\S' }));
     expect(corpo(identity, '/usuario/{id}', 'patch').nome.pattern).toBe('\\S');
-    for (const nome of ['intranet', 'hub', 'leads', 'sales']) expect(corpo(await documento(nome), '/perfil_acesso').nome.pattern).toBe('\\S');
+    for (const nome of ['intranet', 'hub', 'leads', 'sales', 'files']) expect(corpo(await documento(nome), '/perfil_acesso').nome.pattern).toBe('\\S');
     const sales = await documento('sales');
     expect(corpo(sales, '/robo').nome.pattern).toBe('\\S');
     // a string that is not trimmed keeps its length alone
