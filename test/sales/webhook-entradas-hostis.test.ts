@@ -1,5 +1,5 @@
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, idDoSuporte, Sales, salesDe } from './apoio';
+import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, idDeMensagem, idDoSuporte, mensagemAninhada, Sales, salesDe } from './apoio';
 
 /**
  * The webhooks read payloads of another system's making: an event with any one of its values
@@ -36,18 +36,35 @@ test('an event with any one value made odd answers below 500, for the chat platf
   const suporte = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 1 });
   const gateway = await s.criarSistema('gateway');
   const anexo = { id: 5, data_url: 'https://chat.exemplo.test/rails/active_storage/a.png', file_type: 'image' };
-  const eventos: [string, unknown, (corpo: unknown) => ReturnType<Sales['webhook']>][] = [
-    ['message_created', eventoDeMensagem({ conversa: idDoSuporte(), anexos: [anexo], etapa: 'etapa-1' }), (c) => s.webhook(suporte, c)],
-    ['conversation_status_changed', { ...eventoDeConversa('conversation_status_changed', { conversa: idDoSuporte(), status: 'open' }), account: { id: 1, name: 'Conta' } }, (c) => s.webhook(suporte, c)],
+  const conversa = idDoSuporte();
+  // with the times the platform writes (the conversation's and the message's `updated_at`) and a
+  // message copy in `conversation.messages`, so odd values reach their readers too
+  const aninhada = { ...mensagemAninhada({ id: idDeMensagem(), conversa, conteudo: 'copiada', tipo: 0 }), updated_at: '2026-01-01T00:00:00.000Z' };
+  const mensagem = eventoDeMensagem({ conversa, anexos: [anexo], etapa: 'etapa-1' });
+  const eventos: [string, any, (corpo: unknown) => ReturnType<Sales['webhook']>][] = [
+    [
+      'message_created',
+      { ...mensagem, updated_at: '2026-01-01T00:00:00.000Z', conversation: { ...mensagem.conversation, updated_at: 1767225600.5, messages: [aninhada] } },
+      (c) => s.webhook(suporte, c),
+    ],
+    [
+      'conversation_status_changed',
+      { ...eventoDeConversa('conversation_status_changed', { conversa: idDoSuporte(), status: 'open', mensagens: [aninhada] }), updated_at: 1767225600.5, account: { id: 1, name: 'Conta' } },
+      (c) => s.webhook(suporte, c),
+    ],
     ['messages.upsert', eventoDoGateway('5511999998888', '5511988887777'), (c) => s.gateway(gateway, c)],
   ];
   const falhas: string[] = [];
   let chamadas = 0;
   for (const [nome, evento, enviar] of eventos) {
+    // the events as they are are taken
+    expect([nome, (await enviar(evento)).status]).toEqual([nome, 200]);
     for (const caminho of caminhos(evento)) {
       for (const valor of VALORES) {
         chamadas++;
-        const res = await enviar(comValor(evento, caminho, valor));
+        // a new message each time (unless its id is the value made odd): a repeat would only meet the repeat's path
+        const novo = nome === 'message_created' ? { ...evento, id: idDeMensagem() } : evento;
+        const res = await enviar(comValor(novo, caminho, valor));
         if (res.status >= 500) falhas.push(`${nome} ${caminho.join('.')} = ${JSON.stringify(valor).slice(0, 40)} -> ${res.status} ${res.text.slice(0, 160)}`);
       }
     }
