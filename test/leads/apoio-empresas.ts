@@ -3,6 +3,7 @@ import { digitosVerificadores } from '../../api/shared/cnpj';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { banco } from '../../lib/database';
 import { acessoDe } from '../helpers/acesso';
+import { sorteio } from '../helpers/aleatorio';
 import { Opcoes } from '../helpers/http';
 import { SuiteDeTeste } from '../helpers/suite';
 
@@ -173,17 +174,9 @@ export interface Visao {
   secundarias: string[];
 }
 
-/** mulberry32: a small deterministic PRNG, so the seed is the same on every run. */
+/** The seeded draws of the fixture (test/helpers/aleatorio.ts), and digits drawn as text. */
 function geradorAleatorio(semente: number) {
-  let a = semente >>> 0;
-  const rnd = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const escolher = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const { proximo: rnd, um: escolher } = sorteio(semente);
   const digitos = (n: number) => Array.from({ length: n }, () => Math.floor(rnd() * 10)).join('');
   return { rnd, escolher, digitos };
 }

@@ -1,3 +1,4 @@
+import { sorteio } from '../helpers/aleatorio';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
 
@@ -19,30 +20,6 @@ beforeAll(async () => {
   s = salesDe(suite);
 });
 afterAll(() => suite?.encerrar());
-
-/** A seeded generator (mulberry32): each round draws the same events every run. */
-function sorteio(semente: number) {
-  let estado = semente >>> 0;
-  const proximo = () => {
-    estado = (estado + 0x6d2b79f5) >>> 0;
-    let t = estado;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-  return {
-    proximo,
-    um: <T>(lista: T[]) => lista[Math.floor(proximo() * lista.length)],
-    embaralhar<T>(lista: T[]): T[] {
-      const c = [...lista];
-      for (let i = c.length - 1; i > 0; i--) {
-        const j = Math.floor(proximo() * (i + 1));
-        [c[i], c[j]] = [c[j], c[i]];
-      }
-      return c;
-    },
-  };
-}
 
 const STATUS = ['pending', 'open', 'resolved', 'snoozed'];
 const AVISO_DE_APAGADA = 'This message was deleted';
