@@ -257,6 +257,20 @@ export const CHAT = 'https://chat.exemplo.test';
 export const ESPERA_ENTRE_TENTATIVAS_MS = 300;
 
 /**
+ * For a whole test file: identity, sales and file storage started in its beforeAll, stopped in its
+ * afterAll; the answer is filled in once beforeAll has run.
+ */
+export function salesNesteArquivo(opcoes: { workers?: boolean } = {}): { suite: SuiteDeTeste; s: Sales } {
+  const t = {} as { suite: SuiteDeTeste; s: Sales };
+  beforeAll(async () => {
+    t.suite = await iniciarSuite(['identity', 'sales', 'files'], opcoes);
+    t.s = salesDe(t.suite);
+  });
+  afterAll(() => t.suite?.encerrar());
+  return t;
+}
+
+/**
  * For a whole attachment-copy test file: identity, sales and file storage, copies retried
  * ESPERA_ENTRE_TENTATIVAS_MS apart, and a chat-platform system at CHAT with an API token.
  * Registers the file's beforeAll (start), afterEach (the chat platform's nock interceptors gone,

@@ -1,6 +1,5 @@
 import { sorteio } from '../helpers/aleatorio';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, novoContato, Sales, salesDe } from './apoio';
+import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, novoContato, salesNesteArquivo } from './apoio';
 
 /**
  * The chat platform's webhooks come in no guaranteed order, some twice, some together (DESIGN §7,
@@ -13,13 +12,7 @@ import { eventoDeConversa, eventoDeMensagem, idDeMensagem, idDoSuporte, novoCont
  * and the status of the newest copy.
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { workers: false });
-  s = salesDe(suite);
-});
-afterAll(() => suite?.encerrar());
+const t = salesNesteArquivo({ workers: false });
 
 const STATUS = ['pending', 'open', 'resolved', 'snoozed'];
 const AVISO_DE_APAGADA = 'This message was deleted';
@@ -39,6 +32,7 @@ interface Mensagem {
 }
 
 test(`in ${RODADAS} drawn rounds, message and status events in any order, repeated or together, end in the record the platform holds`, async () => {
+  const { s } = t;
   const sistema = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 1 });
   const admin = await s.admin();
   const diferencas: unknown[] = [];

@@ -1,5 +1,4 @@
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, idDeMensagem, idDoSuporte, mensagemAninhada, Sales, salesDe } from './apoio';
+import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, idDeMensagem, idDoSuporte, mensagemAninhada, Sales, salesNesteArquivo } from './apoio';
 
 /**
  * The webhooks read payloads of another system's making: an event with any one of its values
@@ -8,13 +7,7 @@ import { eventoDeConversa, eventoDeMensagem, eventoDoGateway, idDeMensagem, idDo
  * payload that can never be stored).
  */
 
-let suite: SuiteDeTeste;
-let s: Sales;
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'sales', 'files'], { workers: false });
-  s = salesDe(suite);
-});
-afterAll(() => suite?.encerrar());
+const t = salesNesteArquivo({ workers: false });
 
 const VALORES: unknown[] = [null, -1, 2 ** 63, 1.5, 'x'.repeat(3000), '', [], { a: [] }, '\u0000', '2026-01-01T00:00:00Z'];
 
@@ -33,6 +26,7 @@ function comValor(no: any, caminho: (string | number)[], valor: unknown): any {
 }
 
 test('an event with any one value made odd answers below 500, for the chat platform and the gateway', async () => {
+  const { s } = t;
   const suporte = await s.criarSistema('suporte', { url: 'https://chat.exemplo.test', conta_id: 1 });
   const gateway = await s.criarSistema('gateway');
   const anexo = { id: 5, data_url: 'https://chat.exemplo.test/rails/active_storage/a.png', file_type: 'image' };
