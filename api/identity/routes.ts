@@ -6,7 +6,7 @@ import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { esquemaJwks } from '../shared/openapi';
 import { proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
-import { descrita, Rota } from '../shared/rotas';
+import { descrita, Rota, somenteMaster } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
 import { jwks } from './chaves';
@@ -25,9 +25,6 @@ import {
 /** A password hashed by the request waits its turn (senhas.ts): too many waiting, it is refused. */
 const SENHAS_DEMAIS = 'Senhas demais sendo verificadas agora; Retry-After diz em quantos segundos';
 
-const soMaster = descrita('um master', (p: Principal) => {
-  if (!p.master) throw proibido('Somente um usuário master.');
-});
 /** A user who is not a master reads only their own record (checked before the id's form, DESIGN §10). */
 const masterOuOProprio = descrita('um master, ou o próprio usuário', (p: Principal, req) => {
   // before validation: the id as the route will take it
@@ -56,7 +53,7 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
       outrasRespostas: { '409': 'Já existe um registro com este nome' },
       resumo: `Cria um registro de ${plural}`,
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { body: schemas.criarCadastro },
       status: 201,
       resposta: respostas.cadastro,
@@ -127,7 +124,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'buscar_paginador_usuario',
       resumo: 'Usuários, mais recentes primeiro',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { query: schemas.listaDeUsuarios },
       resposta: respostas.pagina(respostas.usuario),
       tratar: (req) => {
@@ -141,7 +138,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'buscar_auto_complete_usuario',
       resumo: 'Autocomplete de usuários, alfabético',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { query: schemas.autocompleteDeUsuarios },
       resposta: respostas.pagina(respostas.autocomplete),
       tratar: (req) => {
@@ -155,7 +152,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'buscar_pelo_filtro_usuario',
       resumo: 'Usuários filtrados, alfabético, sem paginação',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { query: schemas.filtroDeUsuarios },
       resposta: Joi.array().items(respostas.usuario),
       tratar: (req) => filtrarUsuarios(req.entrada.query),
@@ -182,7 +179,7 @@ export function rotasDoIdentity(): Rota[] {
       },
       resumo: 'Cria um usuário',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { body: schemas.criarUsuario },
       status: 201,
       resposta: respostas.usuario,
@@ -199,7 +196,7 @@ export function rotasDoIdentity(): Rota[] {
       },
       resumo: 'Altera um usuário (só os campos enviados)',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { params: schemas.paramsId, body: schemas.atualizarUsuario },
       resposta: respostas.usuario,
       tratar: (req) => atualizarUsuario(req.entrada.params.id, req.entrada.body, req.principal!),
@@ -211,7 +208,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: { '409': 'Um usuário não pode remover a si mesmo' },
       resumo: 'Remove um usuário (logicamente)',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { params: schemas.paramsId },
       tratar: async (req) => {
         await deletarUsuario(req.entrada.params.id, req.principal!);
@@ -246,7 +243,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'criar_aplicativo',
       resumo: 'Cria um aplicativo; client_secret aparece só nesta resposta',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { body: schemas.criarAplicativo },
       status: 201,
       resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
@@ -258,7 +255,7 @@ export function rotasDoIdentity(): Rota[] {
       operacao: 'renovar_segredo_aplicativo',
       resumo: 'Gera um novo client_secret (o anterior deixa de valer)',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { params: schemas.paramsId },
       resposta: respostas.aplicativo.keys({ client_secret: Joi.string() }),
       tratar: (req, res) => semCache(res, renovarSegredo(req.entrada.params.id)),
@@ -270,7 +267,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: { '409': 'Um aplicativo da própria suíte não pode ser desativado' },
       resumo: 'Altera nome, descrição ou situação',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { params: schemas.paramsId, body: schemas.atualizarAplicativo },
       resposta: respostas.aplicativo,
       tratar: (req) => atualizarAplicativo(req.entrada.params.id, req.entrada.body),
@@ -282,7 +279,7 @@ export function rotasDoIdentity(): Rota[] {
       outrasRespostas: { '409': 'Um aplicativo da própria suíte não pode ser removido' },
       resumo: 'Remove um aplicativo (logicamente)',
       acesso: 'usuario',
-      permissao: soMaster,
+      permissao: somenteMaster,
       validar: { params: schemas.paramsId },
       tratar: async (req) => {
         await deletarAplicativo(req.entrada.params.id);

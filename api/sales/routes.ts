@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { TipoDeSistema } from '../../models/sales';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
 import { proibido } from '../shared/errors';
-import { descrita, Rota } from '../shared/rotas';
+import { Rota, somenteMaster } from '../shared/rotas';
 import { acessoSales } from './acesso';
 import { criarCadastro } from './cadastros';
 import { clientes } from './clientes';
@@ -29,10 +29,6 @@ const NUMERO_EM_USO = 'Outro sistema mensageiro vivo já tem este número';
 const AREA = 'clientes';
 const { controle } = acessoSales;
 const ler = controle.lerEmQualquer(AREA);
-
-const somenteMaster = descrita('um master', (p) => {
-  if (!p.master) throw proibido('Somente um usuário master.');
-});
 
 const DESCRICAO_DO_WEBHOOK_DO_SUPORTE = `Eventos da plataforma de atendimento (formato Chatwoot): message_created, message_updated, \
 conversation_created, conversation_status_changed e conversation_updated; os demais respondem 200 com \`ignorado\`. \

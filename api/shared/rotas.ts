@@ -20,6 +20,11 @@ export type Permissao = ((principal: Principal, req: Request) => Promise<void> |
 export const descrita = (descricao: string, permissao: (principal: Principal, req: Request) => Promise<void> | void): Permissao =>
   Object.assign(permissao, { descricao });
 
+/** A master's token only (the token's claim: DESIGN §3). */
+export const somenteMaster = descrita('um master', (p) => {
+  if (!p.master) throw proibido('Somente um usuário master.');
+});
+
 export interface Rota {
   metodo: Metodo;
   /** Express path, e.g. `/usuario/:id` */

@@ -6,7 +6,7 @@ import { TokenRecusado } from '../../../queues/fila';
 import { ErroDeDominio, proibido } from '../errors';
 import { lerDoIdentitySeExistir } from '../leitura-do-identity';
 import { Principal } from '../principal';
-import { descrita, Permissao } from '../rotas';
+import { descrita, Permissao, somenteMaster } from '../rotas';
 
 export const ACOES: Acao[] = ['ler', 'criar', 'editar', 'deletar'];
 export const TODAS = 'todas' as const;
@@ -147,8 +147,8 @@ export function criarControleDeAcesso(
       await ler();
       return ler;
     },
-    masterConfirmado: descrita('um master, confirmado no identity', async (principal) => {
-      if (!principal.master) throw proibido('Somente um usuário master.');
+    masterConfirmado: descrita('um master, confirmado no identity', async (principal, req) => {
+      somenteMaster(principal, req);
       await confirmarMaster(principal);
     }),
     async masterNoIdentity(principal, authId) {
