@@ -1,3 +1,4 @@
+import http from 'node:http';
 export interface Resposta<T = any> {
   status: number;
   headers: Headers;
@@ -56,4 +57,17 @@ export function esperarProblema(res: Resposta, status: number) {
   );
   expect(res.text).not.toMatch(/Sequelize|ER_[A-Z_]{3,}|node_modules|\bat .*\.(ts|js):\d+/);
   return res.body;
+}
+
+/**
+ * A local HTTP server standing in for another service: each request's body is read whole, as
+ * text, then handed to `responder` with the request and the response to write.
+ */
+export function servidorQueLeOCorpo(responder: (bruto: string, req: http.IncomingMessage, res: http.ServerResponse) => void): http.Server {
+  return http.createServer((req, res) => {
+    let bruto = '';
+    req.setEncoding('utf8');
+    req.on('data', (parte) => (bruto += parte));
+    req.on('end', () => responder(bruto, req, res));
+  });
 }

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { enviar, varrer } from '../../api/identity/outbox';
 import { banco } from '../../lib/database';
@@ -7,6 +6,7 @@ import { fila } from '../../queues/fila';
 import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { identityDe } from '../helpers/identity';
 import { comRelogioAdiantado } from '../helpers/relogio';
+import { servidorQueLeOCorpo } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
@@ -17,14 +17,9 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
  */
 
 const recebidos: any[] = [];
-const hub = http.createServer((req, res) => {
-  let bruto = '';
-  req.setEncoding('utf8');
-  req.on('data', (parte) => (bruto += parte));
-  req.on('end', () => {
-    recebidos.push(JSON.parse(bruto));
-    res.writeHead(202, { 'content-type': 'application/json' }).end('{}');
-  });
+const hub = servidorQueLeOCorpo((bruto, _req, res) => {
+  recebidos.push(JSON.parse(bruto));
+  res.writeHead(202, { 'content-type': 'application/json' }).end('{}');
 });
 
 let suite: SuiteDeTeste;

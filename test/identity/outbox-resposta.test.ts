@@ -1,8 +1,8 @@
-import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { esperarAte } from '../helpers/espera';
 import { identityDe } from '../helpers/identity';
+import { servidorQueLeOCorpo } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
@@ -15,15 +15,10 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 nock.restore();
 
 const aceitas: string[] = [];
-const hub = http.createServer((req, res) => {
-  let bruto = '';
-  req.setEncoding('utf8');
-  req.on('data', (parte) => (bruto += parte));
-  req.on('end', () => {
-    aceitas.push(JSON.parse(bruto).dados.id);
-    res.writeHead(202, { 'content-type': 'application/json' });
-    res.write('{"entregas": 0, "mais": "');
-  });
+const hub = servidorQueLeOCorpo((bruto, _req, res) => {
+  aceitas.push(JSON.parse(bruto).dados.id);
+  res.writeHead(202, { 'content-type': 'application/json' });
+  res.write('{"entregas": 0, "mais": "');
 });
 const abertas = () => new Promise<number>((r, f) => hub.getConnections((err, n) => (err ? f(err) : r(n))));
 

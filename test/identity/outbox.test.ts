@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { config } from '../../config';
@@ -12,7 +11,7 @@ import { identityDe } from '../helpers/identity';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Registro } from '../helpers/registros';
 import { comMudancaEmCurso } from '../helpers/espera';
-import { esperarProblema } from '../helpers/http';
+import { esperarProblema, servidorQueLeOCorpo } from '../helpers/http';
 import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
 
 const mockRegistros: Registro[] = [];
@@ -42,29 +41,24 @@ const indisponiveis = new Set<string>();
 const proibidos = new Set<string>();
 const chamadas: Chamada[] = [];
 
-const hub = http.createServer((req, res) => {
-  let bruto = '';
-  req.setEncoding('utf8');
-  req.on('data', (parte) => (bruto += parte));
-  req.on('end', () => {
-    let corpo: any;
-    try {
-      corpo = JSON.parse(bruto);
-    } catch {
-      corpo = bruto;
-    }
-    const chamada = { metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo, status: 0 };
-    chamadas.push(chamada);
-    if (modo === 'derrubar') {
-      req.socket.destroy();
-      return;
-    }
-    const indisponivel = modo === 'indisponivel' || (indisponiveis.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
-    const proibir = proibidos.has(corpo?.dados?.nome) && corpo?.tipo === 'colaborador.criado';
-    chamada.status = proibir ? 403 : indisponivel ? 503 : 202;
-    res.writeHead(chamada.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(proibir ? { title: 'Proibido' } : indisponivel ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
-  });
+const hub = servidorQueLeOCorpo((bruto, req, res) => {
+  let corpo: any;
+  try {
+    corpo = JSON.parse(bruto);
+  } catch {
+    corpo = bruto;
+  }
+  const chamada = { metodo: req.method!, caminho: req.url!, autorizacao: req.headers.authorization, corpo, status: 0 };
+  chamadas.push(chamada);
+  if (modo === 'derrubar') {
+    req.socket.destroy();
+    return;
+  }
+  const indisponivel = modo === 'indisponivel' || (indisponiveis.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
+  const proibir = proibidos.has(corpo?.dados?.nome) && corpo?.tipo === 'colaborador.criado';
+  chamada.status = proibir ? 403 : indisponivel ? 503 : 202;
+  res.writeHead(chamada.status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(proibir ? { title: 'Proibido' } : indisponivel ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
 });
 
 let suite: SuiteDeTeste;
