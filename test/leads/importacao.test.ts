@@ -753,6 +753,20 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     socios: ['ANA', 'BRUNO'].map((nome) => linhaDeSocio({ cnpj_basico: basico(cnpj), nome_socio_razao_social: nome })),
   });
 
+  /** A month live whose CNPJ is named "MES 1", and the folder of the next, which names it "MES 2". */
+  async function mesVivoEOProximo() {
+    const cnpj = novoCnpj();
+    await importarMes(dois(cnpj, 'MES 1'));
+    return { cnpj, dir: await diretorioDoMes(dois(cnpj, 'MES 2')) };
+  }
+
+  /** A connection holding the live establishments for reading, as a read the swap must wait for. */
+  async function leituraPresa() {
+    const leitor = await novaConexao('leads');
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    return leitor;
+  }
+
   test('replaces the data: a CNPJ only in the old month is gone, a changed value shows the new one, one only in the new month appears; no duplicates', async () => {
     const [soNoPrimeiro, nosDois, soNoSegundo] = [novoCnpj(), novoCnpj(), novoCnpj()];
     const m1 = dois(nosDois, 'MES 1');
@@ -819,9 +833,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test("a newer version's migration of the live tables during the import is not undone: the swap waits for it, then stops, the month not swapped in", async () => {
-    const cnpj = novoCnpj();
-    await importarMes(dois(cnpj, 'MES 1'));
-    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const { cnpj, dir } = await mesVivoEOProximo();
     // a migration under way: its lock held, as lib/database.ts migrar holds it
     const migracao = await novaConexao('leads');
     try {
@@ -849,11 +861,8 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test('a read holding the live table past one wait of the swap: the swap tries again, and the new month goes live', async () => {
-    const cnpj = novoCnpj();
-    await importarMes(dois(cnpj, 'MES 1'));
-    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
-    const leitor = await novaConexao('leads');
-    await leitor.query('LOCK TABLES estabelecimento READ');
+    const { cnpj, dir } = await mesVivoEOProximo();
+    const leitor = await leituraPresa();
     const importacao = importarCnpj(dir);
     // held past the 2 s the swap waits each time
     await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
@@ -867,12 +876,9 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test('a shutdown while the swap waits for reads: the attempt under way ends, then the import fails, saying so, instead of waiting minutes; the live data stays', async () => {
-    const cnpj = novoCnpj();
-    await importarMes(dois(cnpj, 'MES 1'));
-    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const { cnpj, dir } = await mesVivoEOProximo();
     // a hold no stop of long reads can lift: the swap waits as long as it lasts
-    const leitor = await novaConexao('leads');
-    await leitor.query('LOCK TABLES estabelecimento READ');
+    const leitor = await leituraPresa();
     const parar = new AbortController();
     try {
       const importacao = recusa(() => importarCnpj(dir, undefined, parar.signal));
@@ -892,9 +898,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test('reads that keep the live table past a third of the swap\'s attempts are stopped: the new month goes live instead of the import failing', async () => {
-    const cnpj = novoCnpj();
-    await importarMes(dois(cnpj, 'MES 1'));
-    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const { cnpj, dir } = await mesVivoEOProximo();
     const antes = { ...TROCA_DAS_TABELAS };
     Object.assign(TROCA_DAS_TABELAS, { tentativas: 3, interromperLeiturasApos: 1 });
     // a listing's read that outlasts every wait of the swap (each attempt waits 2 s)
@@ -985,9 +989,7 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test("a previous run's work table still held in the database (its worker killed mid index build): the import fails within its wait, saying so, and changes nothing; once free, the next one imports", async () => {
-    const cnpj = novoCnpj();
-    await importarMes(dois(cnpj, 'MES 1'));
-    const dir = await diretorioDoMes(dois(cnpj, 'MES 2'));
+    const { cnpj, dir } = await mesVivoEOProximo();
     const sobra = await sobraPresa();
     const espera = ESPERA_PELAS_SOBRAS.segundos;
     ESPERA_PELAS_SOBRAS.segundos = 1;
