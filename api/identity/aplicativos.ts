@@ -6,6 +6,7 @@ import { conflito, naoEncontrado } from '../shared/errors';
 import { mudarSobTrava } from '../shared/sob-trava';
 import { offset, PaginaNumerada } from '../shared/paginacao';
 import { hashDoSegredo } from './login';
+import { titularMudou } from './titulares';
 
 export interface AplicativoJson {
   id: string;
@@ -71,7 +72,11 @@ export async function criarAplicativo(e: { nome: string; descricao?: string | nu
  * second sees the first (a change after a deletion answers 404, never a new secret for a deleted
  * application).
  */
-const sobTrava = <T>(id: string, mudar: (a: Aplicativo, transaction: Transaction) => Promise<T>) => mudarSobTrava(Aplicativo, id, 'Aplicativo', mudar);
+async function sobTrava<T>(id: string, mudar: (a: Aplicativo, transaction: Transaction) => Promise<T>): Promise<T> {
+  const mudado = await mudarSobTrava(Aplicativo, id, 'Aplicativo', mudar);
+  await titularMudou('aplicativo', id);
+  return mudado;
+}
 
 export async function atualizarAplicativo(id: string, e: { nome?: string; descricao?: string | null; ativo?: boolean }) {
   const a = await sobTrava(id, (a, transaction) => {

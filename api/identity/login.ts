@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
-import { banco, lerLinhas } from '../../lib/database';
+import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
 import { Aplicativo, Cargo, Funcao, Setor, Usuario } from '../../models/identity';
@@ -9,6 +9,7 @@ import { ErroDeDominio, naoAutenticado } from '../shared/errors';
 import { assinar, jwks } from './chaves';
 import { hashDeSenha, hashDesatualizado, senhaConfere } from './senhas';
 import { email as emailValido } from './schemas';
+import { aplicativoTitular, usuarioTitular } from './titulares';
 import { desbloquearUsuario, eMaster, porEmail, SEM_BLOQUEIO, usuarioJson, UsuarioJson } from './usuarios';
 
 /** DESIGN §3: 5 failures in a row lock the login for 15 minutes. */
@@ -263,22 +264,13 @@ export function autenticadorDoIdentity(): Autenticador {
     // after the change would get a token refused at once. One issued in that second before the
     // change is all the rule leaves
     const anterior = (desde: Date | null) => desde !== null && p.emitidoEm < Math.floor(desde.getTime() / 1000);
-    // on every call: prepared statements of the fast pool, not the ORM (which cost half the read)
     if (p.tipo === 'usuario') {
-      const [u] = await lerLinhas<{ master: number; email: string; tokens_validos_desde: Date | null }>(
-        banco('identity'),
-        'SELECT master, email, tokens_validos_desde FROM usuario WHERE id = ? AND deletado_em IS NULL',
-        [p.sub],
-      );
+      const u = await usuarioTitular(p.sub);
       if (!u) throw naoAutenticado('O usuário do token foi removido.');
       if (anterior(u.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última troca de senha do usuário.');
       return { ...p, master: eMaster({ master: u.master === 1, email: u.email }) };
     }
-    const [app] = await lerLinhas<{ ativo: number; tokens_validos_desde: Date | null }>(
-      banco('identity'),
-      'SELECT ativo, tokens_validos_desde FROM aplicativo WHERE id = ? AND deletado_em IS NULL',
-      [p.sub],
-    );
+    const app = await aplicativoTitular(p.sub);
     if (app?.ativo !== 1) throw naoAutenticado('O aplicativo do token foi removido ou desativado.');
     if (anterior(app.tokens_validos_desde)) throw naoAutenticado('O token é anterior à última renovação do segredo ou desativação do aplicativo.');
     return p;

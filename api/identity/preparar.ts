@@ -7,6 +7,7 @@ import { Aplicativo, Usuario } from '../../models/identity';
 import { novoSegredo, segredoTrocado } from './aplicativos';
 import { carregarChaves } from './chaves';
 import { hashDoSegredo } from './login';
+import { titularMudou } from './titulares';
 import { criarUsuario, publicarMastersDoAmbiente } from './usuarios';
 
 const log = logger('identity');
@@ -49,7 +50,10 @@ async function registrarAplicativosDaSuite(): Promise<void> {
       continue;
     }
     const segredo = novoSegredo();
-    if (app) await app.update({ ...segredoTrocado(segredo), ativo: true });
+    if (app) {
+      await app.update({ ...segredoTrocado(segredo), ativo: true });
+      await titularMudou('aplicativo', app.id);
+    }
     else {
       app = await Aplicativo.create({
         nome: NOMES[servico] ?? servico,

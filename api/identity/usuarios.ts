@@ -9,6 +9,7 @@ import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { Principal } from '../shared/principal';
 import { enfileirar, registrarEvento, TipoDeEventoDeColaborador } from './outbox';
 import { hashDeSenha } from './senhas';
+import { titularMudou } from './titulares';
 
 /** SPEC §2 Usuario, exactly. */
 export interface UsuarioJson {
@@ -237,6 +238,7 @@ async function mudarUsuario(
       return { usuario: u, eventos: tipo ? [await registrarEvento(tipo, { ...usuarioJson(u) }, transaction)] : [] };
     }),
   );
+  if (id) await titularMudou('usuario', id);
   await enfileirar(eventos);
   return usuario;
 }

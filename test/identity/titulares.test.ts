@@ -1,0 +1,115 @@
+import IORedis from 'ioredis';
+import { config } from '../../config';
+import { banco } from '../../lib/database';
+import { esperarAte } from '../helpers/espera';
+import { identityDe } from '../helpers/identity';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { proximoSegundo } from './apoio';
+
+/**
+ * Identity checks each token's holder on every call (docs/decisoes.md, Identity) from rows kept in
+ * the process (api/identity/titulares.ts): a change made through identity is seen at once, here and,
+ * by a Redis message, in every other identity process; a process that lost its subscription to
+ * those messages keeps nothing from before.
+ */
+
+let suite: SuiteDeTeste;
+let id: ReturnType<typeof identityDe>;
+let redis: IORedis;
+
+const canal = () => `${config().queuePrefix}:identity:titulares`;
+/** A non-master reads their own user: 200 while identity takes the token, 401 once its holder is gone. */
+const lerASiMesmo = (u: { usuario: { id: string }; token: string }) => id.api.get(`/usuario/${u.usuario.id}`, { token: u.token });
+/**
+ * A change made behind identity's back, as another identity process would commit it (no message of
+ * its own): the user's tokens cut off, as a new password does. The route itself still finds the user.
+ */
+const cortarTokensAMao = (usuarioId: string) =>
+  banco('identity').query('UPDATE usuario SET tokens_validos_desde = NOW(3) + INTERVAL 1 MINUTE WHERE id = ?', { replacements: [usuarioId] });
+
+/** This process's subscription, confirmed by Redis, and a moment for its answer to be read here. */
+async function assinado(): Promise<void> {
+  await esperarAte(async () => Number(((await redis.pubsub('NUMSUB', canal())) as [string, number])[1]) >= 1, 'subscription to the holders channel');
+  await new Promise((r) => setTimeout(r, 50));
+}
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity'], { workers: false });
+  id = identityDe(suite.url.identity);
+  redis = new IORedis(config().redisUrl);
+  await id.admin();
+});
+afterAll(async () => {
+  redis.disconnect();
+  await suite.encerrar();
+});
+
+test('a holder once read is kept: a row changed by hand, with no message, is not seen yet', async () => {
+  const u = await id.criarUsuarioLogado();
+  await assinado();
+  expect((await lerASiMesmo(u)).status).toBe(200);
+  await cortarTokensAMao(u.usuario.id);
+  // what makes the next tests able to fail: without a message the kept row answers
+  expect((await lerASiMesmo(u)).status).toBe(200);
+});
+
+test("another identity process's message makes this one read the holder again", async () => {
+  const u = await id.criarUsuarioLogado();
+  await assinado();
+  expect((await lerASiMesmo(u)).status).toBe(200);
+  await cortarTokensAMao(u.usuario.id);
+  await redis.publish(canal(), `usuario:${u.usuario.id}`);
+  await esperarAte(async () => (await lerASiMesmo(u)).status === 401, 'the token cut off refused');
+});
+
+test('`*` forgets every holder kept', async () => {
+  const [a, b] = [await id.criarUsuarioLogado(), await id.criarUsuarioLogado()];
+  await assinado();
+  for (const u of [a, b]) expect((await lerASiMesmo(u)).status).toBe(200);
+  for (const u of [a, b]) await cortarTokensAMao(u.usuario.id);
+  await redis.publish(canal(), '*');
+  await esperarAte(async () => (await lerASiMesmo(a)).status === 401, 'the first holder refused');
+  expect((await lerASiMesmo(b)).status).toBe(401);
+});
+
+test('a change through identity is seen here before it is answered, and sent to the other processes', async () => {
+  const app = await id.criarAplicativo();
+  const outro = await id.criarUsuarioLogado();
+  await assinado();
+  const ouvinte = new IORedis(config().redisUrl);
+  try {
+    const recebidas: string[] = [];
+    ouvinte.on('message', (_c: string, m: string) => recebidas.push(m));
+    await ouvinte.subscribe(canal());
+    expect((await id.api.get('/aplicativo', { token: app.token })).status).toBe(200);
+    expect((await lerASiMesmo(outro)).status).toBe(200);
+
+    // a token of the renewal's own second is taken (docs/decisoes.md): the renewal comes in the next
+    await proximoSegundo();
+    expect((await id.api.post(`/aplicativo/${app.id}/segredo`, { token: await id.admin() })).status).toBe(200);
+    // no wait: the answer left after this process forgot the application
+    expect((await id.api.get('/aplicativo', { token: app.token })).status).toBe(401);
+    expect((await id.api.del(`/usuario/${outro.usuario.id}`, { token: await id.admin() })).status).toBe(204);
+    expect((await lerASiMesmo(outro)).status).toBe(401);
+    await esperarAte(() => recebidas.length >= 2, 'both changes told on the channel');
+    expect(recebidas).toEqual([`aplicativo:${app.id}`, `usuario:${outro.usuario.id}`]);
+  } finally {
+    ouvinte.disconnect();
+  }
+});
+
+test('a process whose subscription fell forgets what it kept: a message it may have missed changes nothing', async () => {
+  const u = await id.criarUsuarioLogado();
+  await assinado();
+  expect((await lerASiMesmo(u)).status).toBe(200);
+  await cortarTokensAMao(u.usuario.id);
+  expect((await lerASiMesmo(u)).status).toBe(200);
+  // every holders' subscription on this Redis (other test files' too: they only read again)
+  const lista = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+  const ids = [...lista.matchAll(/id=(\d+) .*name=identity:titulares /g)].map((m) => m[1]);
+  expect(ids.length).toBeGreaterThanOrEqual(1);
+  for (const c of ids) await redis.client('KILL', 'ID', c);
+  // subscribed again (Redis dropped the old subscription with its connection): nothing kept from before
+  await assinado();
+  expect((await lerASiMesmo(u)).status).toBe(401);
+});
