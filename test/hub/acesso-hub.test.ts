@@ -133,6 +133,27 @@ describe('authentication first (SPEC §5, DESIGN §10)', () => {
     expect((await hub.api.patch(`/assinatura/${criada.body.id}`, { token, body: { ativa: false } })).status).toBe(200);
     expect((await hub.api.del(`/assinatura/${criada.body.id}`, { token })).status).toBe(204);
   });
+
+  test("a master demoted in identity neither creates nor redirects a subscription with the token issued before (deliveries would outlive the token's 8 hours); reads and deletions go by the token", async () => {
+    const { usuario, token } = await hub.identity.criarUsuarioLogado({ e_master: true });
+    const t = await hub.criarTipo(dono.id);
+    const alvo = await hub.criarAssinatura({ aplicativo_assinante_id: assinante.id, tipo_de_evento_id: (await hub.criarTipo(dono.id)).id });
+    const criar = () =>
+      hub.api.post('/assinatura', {
+        token,
+        body: { aplicativo_assinante_id: assinante.id, tipo_de_evento_id: t.id, versao_do_esquema: 1, url_de_destino: 'https://desvio.test/x' },
+      });
+    const desviar = () => hub.api.patch(`/assinatura/${alvo.id}`, { token, body: { url_de_destino: 'https://desvio.test/y' } });
+    // while identity takes them as master, the same change passes (undone at once)
+    expect((await desviar()).status).toBe(200);
+    const restaurada = (await hub.api.patch(`/assinatura/${alvo.id}`, { token: admin, body: { url_de_destino: alvo.url_de_destino } })).body;
+    expect((await hub.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    esperarProblema(await criar(), 403);
+    esperarProblema(await desviar(), 403);
+    expect((await hub.api.get('/assinatura/filtro', { token: admin, query: { tipo_de_evento_id: t.id } })).body).toEqual([]);
+    expect((await hub.api.get(`/assinatura/${alvo.id}`, { token })).body).toEqual(restaurada);
+    expect((await hub.api.del(`/assinatura/${alvo.id}`, { token })).status).toBe(204);
+  });
 });
 
 describe('reading subscriptions needs ler in assinaturas or monitoramento (SPEC 4.3 access)', () => {

@@ -194,7 +194,7 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(permissao(identity, '/usuario', 'get')).toEqual(['usuario', 'um master']);
     expect(permissao(identity, '/usuario/{id}', 'get')).toEqual(['usuario', 'um master, ou o próprio usuário']);
     expect(permissao(identity, '/aplicativo', 'get')).toEqual(['usuario_ou_aplicativo', 'um master ou um aplicativo']);
-    expect(permissao(hub, '/assinatura', 'post')).toEqual(['usuario', 'criar na área assinaturas (ou master)']);
+    expect(permissao(hub, '/assinatura', 'post')).toEqual(['usuario', 'criar na área assinaturas (ou master, confirmado no identity)']);
     expect(permissao(hub, '/assinatura', 'get')).toEqual(['usuario', 'ler na área assinaturas ou monitoramento (ou master)']);
     expect(permissao(hub, '/eventos', 'post')).toEqual(['aplicativo', 'o aplicativo dono do tipo de evento, ativo']);
     expect(permissao(sales, '/conversa', 'get')).toEqual(['usuario', 'qualquer permissão na área clientes (ou master)']);

@@ -64,6 +64,11 @@ export interface ControleDeAcesso {
   masterConfirmado: Permissao;
   /** permission `acao` in `area` */
   pode(acao: Acao, area: string): Permissao;
+  /**
+   * As `pode`, with a master's word confirmed by identity (as `masterConfirmado`): for a change whose
+   * effect outlives the token (a hub subscription sends data to its address for good).
+   */
+  podeComMasterConfirmado(acao: Acao, area: string): Permissao;
   /** permission `acao` in at least one of the areas (SPEC 4.3/4.4: `ler` in one of several) */
   podeEmAlguma(acao: Acao, ...areas: string[]): Permissao;
   /** any action in any of the areas grants read (SPEC 5.2); only areas declared so */
@@ -130,6 +135,13 @@ export function criarControleDeAcesso(
     return usuario?.e_master === true;
   }
 
+  function pode(acao: Acao, area: string): Permissao {
+    return descrita(`${acao} na área ${area} (ou master)`, async (principal) => {
+      const p = await permissoesDe(principal);
+      if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
+    });
+  }
+
   return {
     permissoesDe,
     async alcanceParaConceder(principal, acao, area) {
@@ -155,11 +167,14 @@ export function criarControleDeAcesso(
       if (!principal.master) throw new Error('só um master lê outra pessoa no identity');
       return eMasterNoIdentity(authId, principal.token);
     },
-    pode: (acao, area) =>
-      descrita(`${acao} na área ${area} (ou master)`, async (principal) => {
-        const p = await permissoesDe(principal);
-        if (p !== TODAS && !p[area]?.includes(acao)) throw proibido(`Exige a permissão ${acao} na área ${area}.`);
-      }),
+    pode,
+    podeComMasterConfirmado: (acao, area) => {
+      const daArea = pode(acao, area);
+      return descrita(`${acao} na área ${area} (ou master, confirmado no identity)`, async (principal, req) => {
+        if (principal.master) await confirmarMaster(principal);
+        else await daArea(principal, req);
+      });
+    },
     podeEmAlguma: (acao, ...areas) =>
       descrita(`${acao} na área ${areas.join(' ou ')} (ou master)`, async (principal) => {
         const p = await permissoesDe(principal);
