@@ -202,7 +202,7 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(permissao(leads, '/api/empresas', 'get')).toEqual(['usuario', 'qualquer permissão na área empresas (ou master)']);
     // a token of the right kind is all an application's file routes ask
     expect(permissao(files, '/arquivo', 'post')).toEqual(['aplicativo', undefined]);
-    expect(hub.paths['/assinatura'].post.description).toContain('Acesso: token de usuário; criar na área assinaturas (ou master).');
+    expect(hub.paths['/assinatura'].post.description).toContain('Acesso: token de usuário; criar na área assinaturas (ou master, confirmado no identity).');
     expect(files.paths['/arquivo'].post.description).toMatch(/Acesso: token de aplicativo\.$/);
     // every operation that asks for a token says which, and a public one says nothing
     for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
