@@ -6,7 +6,7 @@ import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
 import { esperaEntreTentativas, filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
-import { apagarArquivo, arquivoDaChave, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales } from './arquivos';
+import { apagarArquivo, arquivoDaChave, ArquivoGrandeDemais, ArquivoGuardado, FalhaDoNossoLado, guardarArquivo, tokenDaSales, urlsDosArquivos } from './arquivos';
 import { acessoAoSuporte } from './config-system';
 import { baixarAnexo } from './download';
 
@@ -288,17 +288,14 @@ export async function copiarAnexo(
     arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `${PREFIXO_DA_CHAVE}${anexoId}`, sinal, token, tamanho: total });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;
-    const alterados = await banco('sales').transaction(async (transaction) => {
-      const [n] = await atualizarAnexos(
-        { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null, adiada_desde: null },
-        { id: anexoId, arquivo_id: null },
-        transaction,
-      );
-      // an attempt whose recording failed left its copy for removal, and file storage answered this
-      // one with that copy (the same Idempotency-Key): recorded now, it is no longer to be removed
-      if (n) await banco('sales').query('DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [copia.id], transaction });
-      return n;
-    });
+    // an attempt whose recording failed left its copy on the removal list, and file storage may
+    // answer this one with that copy (the same Idempotency-Key): the line stays, and the removal,
+    // finding the copy recorded, keeps it, or copies the attachment again if a removal of it that
+    // was cut short got there first (apagarCopia)
+    const [alterados] = await atualizarAnexos(
+      { arquivo_id: copia.id, tipo_mime: copia.tipo_mime, tamanho: copia.tamanho, ultimo_erro: null, adiada_desde: null },
+      { id: anexoId, arquivo_id: null },
+    );
     if (alterados === 0) {
       await apagarDepois(arquivo.id);
       return { estado: 'inexistente' };
@@ -551,18 +548,26 @@ async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
   }
 }
 
-/** One listed copy: removed from file storage unless an attachment took it since, then off the list. */
+/**
+ * One listed copy: removed from file storage unless an attachment took it since, then off the list.
+ * One an attachment took (file storage answering a retry with it) is kept; but if file storage no
+ * longer has it, a run cut short between its removal and its repair below (a crash, the database
+ * out of reach) left the attachment pointing at nothing, and it is copied again. The line goes
+ * only after that, so a run cut anywhere leaves it for the next.
+ */
 async function apagarCopia(arquivoId: string): Promise<void> {
   const sales = banco('sales');
-  // read again: an attempt may have recorded it since (file storage answering a retry with it)
-  const [{ aindaSolta }] = await lerLinhas<{ aindaSolta: number }>(
+  // read again: an attempt may have recorded it since
+  const [{ listada, registrada }] = await lerLinhas<{ listada: number; registrada: number }>(
     sales,
-    `SELECT EXISTS (SELECT 1 FROM arquivo_a_apagar WHERE arquivo_id = ?)
-        AND NOT EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS aindaSolta`,
+    `SELECT EXISTS (SELECT 1 FROM arquivo_a_apagar WHERE arquivo_id = ?) AS listada,
+        EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS registrada`,
     [arquivoId, arquivoId],
   );
-  if (aindaSolta) {
+  if (listada && !registrada) {
     await apagarArquivo(arquivoId);
+    await copiarDeNovoSeRegistrada(arquivoId);
+  } else if (registrada && !(await urlsDosArquivos([arquivoId])).has(arquivoId)) {
     await copiarDeNovoSeRegistrada(arquivoId);
   }
   await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivoId]);
@@ -570,7 +575,7 @@ async function apagarCopia(arquivoId: string): Promise<void> {
 
 /**
  * An attempt that recorded the copy while it was being removed (between the check above and the
- * removal) points at a file gone: the attachment is copied again, now, with a fresh set of
+ * removal, or before a run cut short after the removal was read again) points at a file gone: the attachment is copied again, now, with a fresh set of
  * attempts (the copy it lost was made: had it taken the last one, none would be left). Its job of
  * that attempt, finished and still kept, is replaced; should the queue fail, the sweep takes it.
  */

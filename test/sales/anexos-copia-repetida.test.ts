@@ -59,12 +59,34 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
   expect(registrado).toBeTruthy();
-  // the first attempt's copy, taken off the removal list as it was recorded
+  // the first attempt's copy, still listed: the removal finds it recorded, keeps it and drops the line
   expect((await Arquivo.findAll({ where: { nome } })).map((a) => a.id)).toEqual([registrado]);
-  const aApagar = (await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[];
-  expect(aApagar.map((l) => l.arquivo_id)).not.toContain(registrado);
+  const aApagar = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+  expect(await aApagar()).toContain(registrado);
   await apagarCopiasPendentes();
   expect(await Arquivo.findByPk(registrado)).not.toBeNull();
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: registrado });
+  expect(await aApagar()).not.toContain(registrado);
+});
+
+test('a removal cut short after removing a copy an attempt recorded meanwhile (before it could copy again): the next removal finds the line, the file gone, and copies the attachment again', async () => {
+  const sales = banco('sales');
+  const nome = `cortada-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('cortada', nome, '%PDF-cortada', 3);
+  await primeiraCopiaSemRegistro(anexo.id, 'cortada');
+  const [listada] = ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+  // the retry records the listed copy (file storage answers it again)...
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  expect((await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id).toBe(listada);
+  // ...which a removal that had read it loose just before removes, and is cut there (nothing after it ran)
+  await arquivos.apagarArquivo(listada);
+  expect(await apagarCopiasPendentes()).toBe(1);
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null, tentativas: 0 });
+  expect(await sales.query('SELECT arquivo_id FROM arquivo_a_apagar WHERE arquivo_id = ?', { replacements: [listada], type: 'SELECT' })).toEqual([]);
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  const nova = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  expect(nova).not.toBe(listada);
+  expect(await Arquivo.findByPk(nova)).not.toBeNull();
 });
 
 test('a replayed copy removed as unrecorded right after this attempt recorded it (its removal checked just before): the attachment is put back and copied anew, its attempt given back', async () => {
