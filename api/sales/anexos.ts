@@ -101,8 +101,8 @@ const LOTE_DA_RETOMADA = 1000;
  * raised, the platform serving again) without editing the database. Attempts first, then the
  * queue: a job run in between would find them spent. Should the queue fail, the sweep enqueues
  * them within minutes (their `tentativas` is below the maximum now, and they are no longer
- * stopped). Run again, it finds none of them: copies made, or still trying, are not touched.
- * Answers how many it gave new attempts.
+ * stopped). Run again, it finds none of them: copies made, or still trying (their last attempt
+ * running, too), are not touched. Answers how many it gave new attempts.
  */
 export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA_RETOMADA): Promise<number> {
   if (conversaId !== undefined && !(await Conversa.findByPk(conversaId, { attributes: ['id'] }))) {
@@ -124,8 +124,12 @@ export async function retomarCopiasEsgotadas(conversaId?: string, lote = LOTE_DA
       [TENTATIVAS_DE_COPIA, depoisDe, ...(conversaId !== undefined ? [conversaId] : [])],
     );
     if (!pagina.length) break;
-    const ids = pagina.map((a) => a.id);
-    depoisDe = ids[ids.length - 1];
+    depoisDe = pagina[pagina.length - 1].id;
+    // a copy's last attempt is counted as it starts: one whose job is still on it is not done yet
+    // (re-armed under it, that attempt failing would end its job for good with a fresh count)
+    const estados = await Promise.all(pagina.map((a) => fila(filaSalesAnexo).getJobState(a.id)));
+    const ids = pagina.filter((_, i) => estados[i] !== 'active').map((a) => a.id);
+    if (!ids.length) continue;
     // checked again as it is written: one copied or re-armed meanwhile is left as it is
     const [n] = await atualizarAnexos(
       { tentativas: 0, parada: false, adiada_desde: null, ultima_tentativa_em: null },

@@ -116,6 +116,30 @@ test('a copy stopped with a retry of the queue still delayed runs at once; one s
   expect(await estado(tentando.id)).toEqual({ tentativas: 3, arquivo_id: null });
 });
 
+test('a copy on its last attempt (counted as it starts) is left while its job runs, and re-armed once the attempt has failed', async () => {
+  const q = filas.fila(filaSalesAnexo);
+  const caminho = '/rails/active_storage/retomada/ultima.pdf';
+  await q.pause();
+  let anexo;
+  try {
+    anexo = await anexoEm(caminho);
+    await q.remove(anexo.id);
+  } finally {
+    await q.resume();
+  }
+  await AnexoDaMensagem.update({ tentativas: TENTATIVAS_DE_COPIA - 1 }, { where: { id: anexo.id } });
+  nock(CHAT).get(caminho).delay(1500).reply(404);
+  await q.add('copiar', { anexo_id: anexo.id }, { jobId: anexo.id });
+  await esperarAte(async () => (await estado(anexo.id)).tentativas === TENTATIVAS_DE_COPIA && (await q.getJobState(anexo.id)) === 'active', 'the last attempt under way');
+  expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(0);
+  expect(await estado(anexo.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
+  await esperarAte(async () => (await q.getJobState(anexo.id)) !== 'active', 'the last attempt failed');
+  servir(caminho);
+  expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(1);
+  await copiado(anexo.id);
+  expect(await estado(anexo.id)).toMatchObject({ tentativas: 1 });
+});
+
 test('a copy stopped as too large for file storage (parada, one attempt counted) is re-armed once the limit is raised: the mark cleared, a fresh count, copied', async () => {
   const caminho = '/rails/active_storage/retomada/grande.mp4';
   const video = () => nock(CHAT).get(caminho).reply(200, Buffer.alloc(4096), { 'content-type': 'video/mp4', 'content-length': '4096' });
