@@ -65,10 +65,13 @@ export class ArmazenamentoLocal implements Armazenamento {
       // flush: fsync before close, so the renamed file is whole after a power cut
       destino = createWriteStream(parcial, { flags: 'wx', mode: 0o600, flush: true });
       await pipeline(origem, destino);
-      await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+      const pasta = path.dirname(final);
+      const criada = await mkdir(pasta, { recursive: true, mode: 0o700 });
       await rename(parcial, final);
-      // the rename itself durable too: the row written next must not outlive the file's name
-      await sincronizarPasta(path.dirname(final));
+      // the rename itself durable too: the row written next must not outlive the file's name; nor
+      // the name of a folder made for it (the first file of a sub-folder), kept by its parent
+      await sincronizarPasta(pasta);
+      if (criada) for (let p = pasta; p !== path.dirname(criada); p = path.dirname(p)) await sincronizarPasta(path.dirname(p));
     } catch (err) {
       // a source failing at once rejects the pipeline before the file is even open: removed
       // before the open, the file would be created after (an empty partial left behind)

@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import { existsSync, lutimesSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,12 @@ import { abandonoDeParcialMs, ArmazenamentoLocal } from '../../api/files/armazen
 import { disposicaoDeAnexo } from '../../api/files/disposicao';
 
 /** The local-disk storage behind the Armazenamento interface (DESIGN §7), on a folder of its own. */
+
+// `open` watched (and run as it is): a folder's fsync opens it read-only
+jest.mock('node:fs/promises', () => {
+  const real = jest.requireActual('node:fs/promises');
+  return { ...real, open: jest.fn(real.open) };
+});
 
 let dir: string;
 let local: ArmazenamentoLocal;
@@ -30,6 +37,17 @@ test('writes from a stream, reads as a stream, removes; a missing key reads as n
   await local.remover(id);
   expect(await local.ler(id)).toBeNull();
   await expect(local.remover(id)).resolves.toBeUndefined();
+});
+
+test("a write's folder is synced once the file is renamed into it, and the storage folder too when that sub-folder was made for it (its name kept there)", async () => {
+  const aberturas = jest.mocked(open);
+  const sincronizadas = () => aberturas.mock.calls.filter((c) => c[1] === 'r').map((c) => path.relative(dir, String(c[0])) || '.');
+  aberturas.mockClear();
+  await local.gravar('0190f000-0000-7000-8000-0000000000cd', Readable.from([Buffer.from('primeiro')]));
+  expect(sincronizadas()).toEqual(['cd', '.']);
+  aberturas.mockClear();
+  await local.gravar('0190f000-0000-7000-8000-0000000001cd', Readable.from([Buffer.from('segundo')]));
+  expect(sincronizadas()).toEqual(['cd']);
 });
 
 test('the mark: none at first; kept in the folder once marked, and read back', async () => {
