@@ -11,6 +11,8 @@ import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '..
 import { TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
+import { fila } from '../../queues/fila';
+import { filaHubEntrega } from '../../queues/hub-entrega';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
 import { dividirEmLotes, enfileirarLotes } from './entregas';
@@ -137,6 +139,9 @@ const filaIndisponivel = (comId: boolean) =>
  * under its recorded id, with every delivery of that batch (its other events' too) not yet tried
  * nor given a job of its own, before the 202. While the first one is queued the add is a no-op, so
  * nothing is sent twice; gone (never added, or failed for good), it comes back with what is left.
+ * A delivery's own job is looked for in the queue too: a failed first attempt the database did not
+ * record leaves the row untouched, its job waiting for the schedule, and the batch would call a
+ * failing subscriber again at once.
  */
 async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }): Promise<RespostaDaPublicacao> {
   if (!r.entregas || !r.lote) return resposta(r);
@@ -149,7 +154,13 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
       [lote],
     )
   ).map((e) => e.id);
-  if (pendentes.length) await enfileirarOuRecusar(() => enfileirarLotes([{ id: lote, entregas: pendentes }]), pendentes.length);
+  if (pendentes.length) {
+    await enfileirarOuRecusar(async () => {
+      const proprios = await Promise.all(pendentes.map((id) => fila(filaHubEntrega).getJob(id)));
+      const doLote = pendentes.filter((_, i) => !proprios[i]);
+      if (doLote.length) await enfileirarLotes([{ id: lote, entregas: doLote }]);
+    }, pendentes.length);
+  }
   return resposta(r);
 }
 

@@ -108,6 +108,20 @@ test('a publication repeated (same id) while its batch is queued adds nothing; o
   expect([...(lote.data as { entregas: string[] }).entregas].sort()).toEqual([restante, ...daOutra].sort());
 });
 
+test('a publication repeated once its batch is gone leaves out of the batch it adds again a delivery with a job of its own (a failed first attempt the database did not record): it waits for its schedule', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/propria') });
+  await t.hub.assinar(await t.hub.aplicativo(), c.tipo.id, { url_de_destino: t.receptor.url('/propria2') });
+  const primeira = await c.publicar({ n: 1 }, { id: 'pedido-com-job-proprio' });
+  const [comJob, semJob] = await idsDoEvento(primeira.id);
+  // the batch ran and is gone; one attempt failed, its record refused, and it got its job for the schedule
+  await esvaziar();
+  await enfileirarEntregas([comJob], 60_000);
+  expect(await c.publicar({ n: 1 }, { id: 'pedido-com-job-proprio' })).toEqual(primeira);
+  const porId = new Map((await jobs()).map((j) => [j.id, j]));
+  expect([...porId.keys()].sort()).toEqual([comJob, `lote-${primeira.id}`].sort());
+  expect((porId.get(`lote-${primeira.id}`)!.data as { entregas: string[] }).entregas).toEqual([semJob]);
+});
+
 test('the batch makes each first attempt once; a failed one gets a job of its own delayed to its stored next attempt', async () => {
   const ids = await umaBoaEUmaQueFalha('/d');
 
