@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as esperar } from 'node:timers/promises';
 import { Connection } from 'mysql2/promise';
 import { v7 as uuidv7 } from 'uuid';
+import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { limiteDeConcorrencia } from '../../lib/concorrencia';
 import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, travaDaMigracao } from '../../lib/database';
@@ -371,8 +372,12 @@ export async function importarCnpj(
     const trava = `${nomeDoBanco('leads')}_importacao`.slice(0, 64);
     const [[{ obtida }]] = (await controle.query('SELECT GET_LOCK(?, 0) AS obtida', [trava])) as unknown as [[{ obtida: number }]];
     if (obtida !== 1) throw conflito('Outra importação do cadastro CNPJ está em andamento.');
-    // the lock lives as long as this connection, idle for the whole load
-    await controle.query('SET SESSION wait_timeout = 86400');
+    // The lock lives as long as this connection, idle while the load runs on others: kept by a
+    // statement now and then, and let go by the server once silent for twice the job's lock (a
+    // worker host gone without closing its sockets: power lost, cut off), as the queue lets go the
+    // job. With a day's wait, as before, such a death refused the next imports for up to a day.
+    const lockMs = config().leads.importacaoLockMs;
+    await controle.query('SET SESSION wait_timeout = ?', [Math.ceil((2 * lockMs) / 1000)]);
     // holding the lock, no other import runs: one left "em andamento" was cut short
     await controle.query("UPDATE importacao SET situacao = 'interrompida' WHERE situacao = 'em_andamento'");
     await sequelize.query('INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, ?, ?, ?)', {
@@ -380,6 +385,7 @@ export async function importarCnpj(
     });
     const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
     const andamento = new Andamento(inicio, bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
+    const pulsacao = setInterval(() => void controle.query('DO 0').catch(() => undefined), lockMs / 4);
     try {
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
@@ -531,6 +537,7 @@ export async function importarCnpj(
     } finally {
       // told until the tidy-up ends (the old tables' drop may wait), and never after
       andamento.parar();
+      clearInterval(pulsacao);
     }
   });
 }

@@ -1,8 +1,13 @@
+import { ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
+import { fila } from '../../queues/fila';
+import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { esperarAte } from '../helpers/espera';
+import { comandoDaSuite } from '../helpers/processo';
 
 /**
  * Helpers of the leads tests: the Receita Federal's open CNPJ files written the way the Receita
@@ -303,6 +308,28 @@ export async function escreverMes(dir: string, mes: MesDaReceita): Promise<strin
     Qualificacoes: { linhas: linhasDeCodigos(codigos.qualificacoes) },
   });
   return dir;
+}
+
+/** A month of one establishment and its company, named `nome` (its nome_fantasia; the company's razão social `EMPRESA <nome>`). */
+export const mesDeUmCnpj = (dir: string, cnpj: string, nome: string) =>
+  escreverMes(dir, {
+    estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: nome })],
+    empresas: [linhaDeEmpresa({ cnpj_basico: cnpj.slice(0, 8), razao_social: `EMPRESA ${nome}` })],
+  });
+
+/** `suite worker leads-importacao` in a child process (kept in `filhos`), once its worker is connected to the queue. */
+export async function workerDeImportacaoFilho(filhos: ChildProcess[]): Promise<ChildProcess> {
+  const processo = comandoDaSuite(['worker', filaLeadsImportacao.nome]);
+  let saida = '';
+  processo.stdout.on('data', (d) => (saida += d));
+  processo.stderr.on('data', (d) => (saida += d));
+  filhos.push(processo);
+  try {
+    await esperarAte(async () => processo.exitCode === null && (await fila(filaLeadsImportacao).getWorkersCount()) > 0, 'the child worker connected', 45_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; exit ${processo.exitCode}; output: ${saida.slice(-2000)}`);
+  }
+  return processo;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,9 +7,8 @@ import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
-import { comandoDaSuite } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { diretorios, escreverMes, linhaDeEmpresa, linhaDeEstabelecimento, novoCnpj } from './apoio';
+import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './apoio';
 
 /**
  * `suite import-cnpj <dir>` waits for its job; the job is run by `suite worker leads-importacao` in
@@ -51,35 +50,13 @@ const nomeFantasia = async (cnpj: string) => {
   return res.body.nome_fantasia;
 };
 
-async function mes(cnpj: string, nome: string): Promise<string> {
-  return escreverMes(dirs.novo(), {
-    estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: nome })],
-    empresas: [linhaDeEmpresa({ cnpj_basico: cnpj.slice(0, 8), razao_social: `EMPRESA ${nome}` })],
-  });
-}
-
-/** `suite worker leads-importacao` in a child process, once its worker is connected to the queue. */
-async function iniciarWorkerFilho(): Promise<ChildProcess> {
-  const processo = comandoDaSuite(['worker', filaLeadsImportacao.nome]);
-  let saida = '';
-  processo.stdout.on('data', (d) => (saida += d));
-  processo.stderr.on('data', (d) => (saida += d));
-  filhos.push(processo);
-  try {
-    await esperarAte(async () => processo.exitCode === null && (await fila(filaLeadsImportacao).getWorkersCount()) > 0, 'the child worker connected', 45_000);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}; exit ${processo.exitCode}; output: ${saida.slice(-2000)}`);
-  }
-  return processo;
-}
-
 test('the worker running the import is killed and none is left: `import-cnpj` takes the queue over and fails plainly, the live data untouched; run again, it imports', async () => {
   const cnpj = novoCnpj();
-  await importarCnpj(await mes(cnpj, 'MES 1'));
-  const worker = await iniciarWorkerFilho();
+  await importarCnpj(await mesDeUmCnpj(dirs.novo(), cnpj, 'MES 1'));
+  const worker = await workerDeImportacaoFilho(filhos);
 
   // the import is held at its swap, the month loaded in its work tables, by a read of the live table
-  const dir = await mes(cnpj, 'MES 2');
+  const dir = await mesDeUmCnpj(dirs.novo(), cnpj, 'MES 2');
   const leitor = await novaConexao('leads');
   try {
     await leitor.query('LOCK TABLES estabelecimento READ');
@@ -126,9 +103,9 @@ test("the worker `import-cnpj` runs for itself takes no job after its own: anoth
   try {
     // this command's import held at its swap while another command's job comes to wait behind it
     await leitor.query('LOCK TABLES estabelecimento READ');
-    const esta = importarCnpjPelaFila(await mes(cnpj, 'ESTE'), () => undefined);
+    const esta = importarCnpjPelaFila(await mesDeUmCnpj(dirs.novo(), cnpj, 'ESTE'), () => undefined);
     await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
-    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await mes(cnpj, 'OUTRO') });
+    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await mesDeUmCnpj(dirs.novo(), cnpj, 'OUTRO') });
     await leitor.query('UNLOCK TABLES');
     expect((await esta) as { linhas: Record<string, number> }).toMatchObject({ linhas: { estabelecimento: 1 } });
     await new Promise((r) => setTimeout(r, 500));

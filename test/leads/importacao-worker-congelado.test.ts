@@ -1,0 +1,67 @@
+import { ChildProcess } from 'node:child_process';
+import { QueryTypes } from 'sequelize';
+import { importarCnpj } from '../../api/leads/importacao';
+import { banco, novaConexao } from '../../lib/database';
+import { importarCnpjPelaFila } from '../../lib/runner';
+import { esperarAte, esperarOutraConexao } from '../helpers/espera';
+import { cliente } from '../helpers/http';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './apoio';
+
+/**
+ * An import's worker host gone without closing its sockets (power lost, cut off): the database
+ * cannot tell its connections from idle ones. Here its process is frozen (SIGSTOP) mid-import: the
+ * one-import-at-a-time lock must not outlive the queue's hold on its job by much (the session's
+ * wait is twice LEADS_IMPORTACAO_LOCK_MS, 2 seconds here), or every import is refused meanwhile.
+ * A file of its own: the other worker tests leave a worker of the test process on the queue.
+ */
+
+let suite: SuiteDeTeste;
+let api: ReturnType<typeof cliente>;
+const dirs = diretorios();
+const filhos: ChildProcess[] = [];
+
+beforeAll(async () => {
+  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000', LEADS_IMPORTACAO_LOCK_MS: '2000' } });
+  api = cliente(suite.url.leads);
+});
+afterAll(async () => {
+  for (const filho of filhos) if (filho.exitCode === null && filho.signalCode === null) filho.kill('SIGKILL');
+  dirs.apagar();
+  await suite?.encerrar();
+});
+
+const donoDaTrava = async () =>
+  (
+    await banco('leads').query<{ dono: number | null }>("SELECT IS_USED_LOCK(CONCAT(DATABASE(), '_importacao')) AS dono", { type: QueryTypes.SELECT })
+  )[0].dono;
+
+test("the frozen worker's lock goes with its session a few seconds after the queue gave its job up; run again, the month imports", async () => {
+  const cnpj = novoCnpj();
+  await importarCnpj(await mesDeUmCnpj(dirs.novo(), cnpj, 'ANTES'));
+  const worker = await workerDeImportacaoFilho(filhos);
+  const dir = await mesDeUmCnpj(dirs.novo(), cnpj, 'DEPOIS');
+  const leitor = await novaConexao('leads');
+  let falha: Promise<Error> | undefined;
+  try {
+    // held at its swap by a read of the live table, then frozen
+    await leitor.query('LOCK TABLES estabelecimento READ');
+    falha = importarCnpjPelaFila(dir, () => undefined).then(
+      () => new Error('the import ended well'),
+      (err: Error) => err,
+    );
+    await esperarOutraConexao(leitor, 'the swap waiting in the child worker', ['RENAME TABLE%']);
+    expect(await donoDaTrava()).not.toBeNull();
+    worker.kill('SIGSTOP');
+    // its swap gives up its wait (2 s) and its session falls silent: dropped once its wait passes
+    await esperarAte(async () => (await donoDaTrava()) === null, "the frozen worker's lock let go", 15_000);
+  } finally {
+    await leitor.end();
+    worker.kill('SIGKILL');
+  }
+  expect((await falha!).message).toMatch(/^the worker running the import stopped before it ended/);
+  // an import by this process: refused as "em andamento" while the frozen session held the lock
+  expect((await importarCnpj(dir)).linhas.estabelecimento).toBe(1);
+  const res = await api.get(`/api/cnpj/${cnpj}`);
+  expect(res.body.nome_fantasia).toBe('DEPOIS');
+}, 90_000);
