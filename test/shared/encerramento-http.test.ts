@@ -118,10 +118,11 @@ test('a client that keeps sending on its kept-alive connection is answered, neve
   await cliente;
   agent.destroy();
   // answered to the end: an answer finished in the moment between the signal and the HTTP stage
-  // of the shutdown may still keep its connection; then one says close, and the next connection
-  // is refused, never reset
+  // of the shutdown may still keep its connection (the last one, when the shutdown ended before
+  // the client sent again); then one says close, and the next connection is refused, never reset
   const depois = resultados.filter((x) => x.em > sinal).map((x) => x.r);
-  expect(depois.join(' | ')).toMatch(/^(200 keep-alive \| )*200 close( \| ECONNREFUSED)?$/);
+  expect(depois.join(' | ')).toMatch(/^(200 keep-alive( \| |$))*(200 close( \| ECONNREFUSED)?)?$/);
+  expect(depois.length).toBeGreaterThan(0);
 });
 
 test('from the signal on a worker starts no new job, though an HTTP answer is still under way', async () => {
