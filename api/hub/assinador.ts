@@ -220,9 +220,17 @@ export async function carregarChavesDoHub(): Promise<void> {
 
 let recarga: Promise<void> | null = null;
 
+/**
+ * The key set the JWKS serves is read again after this long (a subscriber asks for it rarely: on an
+ * unknown kid, or once its cached copy is old). A key a revocation puts in service signs in the
+ * process that reloads first; a subscriber asking for it then must find it in whichever process
+ * answers, and after a failed fetch its verifier waits before asking again.
+ */
+export const RECARGA_DO_JWKS = { ms: 2000 };
+
 /** Other processes pick a rotation up within a minute; the attempts under way then share one reload. */
-async function atuais(): Promise<Chave[]> {
-  if (Date.now() - carregadasEm > RECARGA_DAS_CHAVES.ms) {
+async function atuais(idadeMaximaMs = RECARGA_DAS_CHAVES.ms): Promise<Chave[]> {
+  if (Date.now() - carregadasEm > idadeMaximaMs) {
     recarga ??= carregarChavesDoHub().finally(() => (recarga = null));
     await recarga;
   }
@@ -278,7 +286,8 @@ async function umaMudancaDeChavesPorVez<T>(mudar: () => Promise<T>): Promise<T> 
 
 /**
  * `suite revoke-hub-key <kid>`, for a key that leaked: it neither signs nor is listed from the
- * next reading of the keys in each hub process (within a minute); subscribers keep a key set up
+ * next reading of the keys in each hub process (within a minute; the JWKS within RECARGA_DO_JWKS, so
+ * a key put in service here is listed before most processes sign with it); subscribers keep a key set up
  * to its Cache-Control age (5 minutes) and fetch it again on an unknown kid. The row keeps no key:
  * a writer who clears its revocation gets nothing that signs (a backup's copy of the row would;
  * docs/decisoes.md). When no key the hub holds (encrypted, in service) signs then, the one a
@@ -315,7 +324,7 @@ export async function revogarChave(kid: string): Promise<{ kid: string; revogada
 export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
   const agora = Date.now();
   return {
-    keys: (await atuais())
+    keys: (await atuais(RECARGA_DO_JWKS.ms))
       .filter((c) => c.aposentadaEm === null || c.aposentadaEm + PUBLICADA_APOS_APOSENTAR_MS > agora)
       .map((c) => c.publicaJwk),
   };
