@@ -378,8 +378,12 @@ export async function importarCnpj(
     // job. With a day's wait, as before, such a death refused the next imports for up to a day.
     const lockMs = config().leads.importacaoLockMs;
     await controle.query('SET SESSION wait_timeout = ?', [Math.ceil((2 * lockMs) / 1000)]);
-    // holding the lock, no other import runs: one left "em andamento" was cut short
-    await controle.query("UPDATE importacao SET situacao = 'interrompida' WHERE situacao = 'em_andamento'");
+    // holding the lock, no other import runs: one left "em andamento" was cut short, unless its
+    // month is live (the generation is its id: it died after its swap, before its record)
+    await controle.query(
+      `UPDATE importacao SET situacao = IF(id = (SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1), 'concluida', 'interrompida')
+        WHERE situacao = 'em_andamento'`,
+    );
     await sequelize.query('INSERT INTO importacao (id, diretorio, situacao, iniciada_em) VALUES (?, ?, ?, ?)', {
       replacements: [id, diretorio, 'em_andamento', dataSql(new Date())],
     });
