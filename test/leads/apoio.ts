@@ -7,7 +7,9 @@ import yazl from 'yazl';
 import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
 import { esperarAte } from '../helpers/espera';
+import { cliente } from '../helpers/http';
 import { comandoDaSuite } from '../helpers/processo';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /**
  * Helpers of the leads tests: the Receita Federal's open CNPJ files written the way the Receita
@@ -311,14 +313,14 @@ export async function escreverMes(dir: string, mes: MesDaReceita): Promise<strin
 }
 
 /** A month of one establishment and its company, named `nome` (its nome_fantasia; the company's razão social `EMPRESA <nome>`). */
-export const mesDeUmCnpj = (dir: string, cnpj: string, nome: string) =>
+const mesDeUmCnpj = (dir: string, cnpj: string, nome: string) =>
   escreverMes(dir, {
     estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: nome })],
     empresas: [linhaDeEmpresa({ cnpj_basico: cnpj.slice(0, 8), razao_social: `EMPRESA ${nome}` })],
   });
 
 /** `suite worker leads-importacao` in a child process (kept in `filhos`), once its worker is connected to the queue. */
-export async function workerDeImportacaoFilho(filhos: ChildProcess[]): Promise<ChildProcess> {
+async function workerDeImportacaoFilho(filhos: ChildProcess[]): Promise<ChildProcess> {
   const processo = comandoDaSuite(['worker', filaLeadsImportacao.nome]);
   let saida = '';
   processo.stdout.on('data', (d) => (saida += d));
@@ -330,6 +332,32 @@ export async function workerDeImportacaoFilho(filhos: ChildProcess[]): Promise<C
     throw new Error(`${(err as Error).message}; exit ${processo.exitCode}; output: ${saida.slice(-2000)}`);
   }
   return processo;
+}
+
+/**
+ * For a file whose imports run in `suite worker` child processes: the file's suite (identity and
+ * leads, no worker of its own, a 2-second job lock so that a dead worker's lapses within seconds),
+ * months of one CNPJ in folders of their own, and the children; all stopped and removed after it.
+ */
+export function importacaoEmFilhosNesteArquivo() {
+  let suite: SuiteDeTeste | undefined;
+  let api: ReturnType<typeof cliente> | undefined;
+  const dirs = diretorios();
+  const filhos: ChildProcess[] = [];
+  beforeAll(async () => {
+    suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000', LEADS_IMPORTACAO_LOCK_MS: '2000' } });
+    api = cliente(suite.url.leads);
+  });
+  afterAll(async () => {
+    for (const filho of filhos) if (filho.exitCode === null && filho.signalCode === null) filho.kill('SIGKILL');
+    dirs.apagar();
+    await suite?.encerrar();
+  });
+  return {
+    api: () => api!,
+    mes: (cnpj: string, nome: string) => mesDeUmCnpj(dirs.novo(), cnpj, nome),
+    worker: () => workerDeImportacaoFilho(filhos),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,9 @@
-import { ChildProcess } from 'node:child_process';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj } from '../../api/leads/importacao';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
-import { cliente } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './apoio';
+import { importacaoEmFilhosNesteArquivo, novoCnpj } from './apoio';
 
 /**
  * An import's worker host gone without closing its sockets (power lost, cut off): the database
@@ -16,20 +13,7 @@ import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './ap
  * A file of its own: the other worker tests leave a worker of the test process on the queue.
  */
 
-let suite: SuiteDeTeste;
-let api: ReturnType<typeof cliente>;
-const dirs = diretorios();
-const filhos: ChildProcess[] = [];
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000', LEADS_IMPORTACAO_LOCK_MS: '2000' } });
-  api = cliente(suite.url.leads);
-});
-afterAll(async () => {
-  for (const filho of filhos) if (filho.exitCode === null && filho.signalCode === null) filho.kill('SIGKILL');
-  dirs.apagar();
-  await suite?.encerrar();
-});
+const t = importacaoEmFilhosNesteArquivo();
 
 const donoDaTrava = async () =>
   (
@@ -38,9 +22,9 @@ const donoDaTrava = async () =>
 
 test("the frozen worker's lock goes with its session a few seconds after the queue gave its job up; run again, the month imports", async () => {
   const cnpj = novoCnpj();
-  await importarCnpj(await mesDeUmCnpj(dirs.novo(), cnpj, 'ANTES'));
-  const worker = await workerDeImportacaoFilho(filhos);
-  const dir = await mesDeUmCnpj(dirs.novo(), cnpj, 'DEPOIS');
+  await importarCnpj(await t.mes(cnpj, 'ANTES'));
+  const worker = await t.worker();
+  const dir = await t.mes(cnpj, 'DEPOIS');
   const leitor = await novaConexao('leads');
   let falha: Promise<Error> | undefined;
   try {
@@ -62,6 +46,6 @@ test("the frozen worker's lock goes with its session a few seconds after the que
   expect((await falha!).message).toMatch(/^the worker running the import stopped before it ended/);
   // an import by this process: refused as "em andamento" while the frozen session held the lock
   expect((await importarCnpj(dir)).linhas.estabelecimento).toBe(1);
-  const res = await api.get(`/api/cnpj/${cnpj}`);
+  const res = await t.api().get(`/api/cnpj/${cnpj}`);
   expect(res.body.nome_fantasia).toBe('DEPOIS');
 }, 90_000);

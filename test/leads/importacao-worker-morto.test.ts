@@ -1,4 +1,3 @@
-import { ChildProcess } from 'node:child_process';
 import { QueryTypes } from 'sequelize';
 import { importarCnpj } from '../../api/leads/importacao';
 import { banco, novaConexao } from '../../lib/database';
@@ -6,9 +5,7 @@ import { importarCnpjPelaFila } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
-import { cliente } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './apoio';
+import { importacaoEmFilhosNesteArquivo, novoCnpj } from './apoio';
 
 /**
  * `suite import-cnpj <dir>` waits for its job; the job is run by `suite worker leads-importacao` in
@@ -19,20 +16,7 @@ import { diretorios, mesDeUmCnpj, novoCnpj, workerDeImportacaoFilho } from './ap
  * that the dead worker's lock lapses within seconds (30 s by default).
  */
 
-let suite: SuiteDeTeste;
-let api: ReturnType<typeof cliente>;
-const dirs = diretorios();
-const filhos: ChildProcess[] = [];
-
-beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads'], { workers: false, env: { LEADS_CNPJ_LIMITE_POR_MINUTO: '1000000', LEADS_IMPORTACAO_LOCK_MS: '2000' } });
-  api = cliente(suite.url.leads);
-});
-afterAll(async () => {
-  for (const filho of filhos) if (filho.exitCode === null && filho.signalCode === null) filho.kill('SIGKILL');
-  dirs.apagar();
-  await suite?.encerrar();
-});
+const t = importacaoEmFilhosNesteArquivo();
 
 const sql = async <T>(texto: string, parametros: unknown[] = []) =>
   (await banco('leads').query(texto, { replacements: parametros, type: QueryTypes.SELECT })) as T[];
@@ -45,18 +29,18 @@ const tabelasDeTrabalho = async () =>
   ).map((r) => r.t);
 
 const nomeFantasia = async (cnpj: string) => {
-  const res = await api.get(`/api/cnpj/${cnpj}`);
+  const res = await t.api().get(`/api/cnpj/${cnpj}`);
   expect({ cnpj, status: res.status }).toEqual({ cnpj, status: 200 });
   return res.body.nome_fantasia;
 };
 
 test('the worker running the import is killed and none is left: `import-cnpj` takes the queue over and fails plainly, the live data untouched; run again, it imports', async () => {
   const cnpj = novoCnpj();
-  await importarCnpj(await mesDeUmCnpj(dirs.novo(), cnpj, 'MES 1'));
-  const worker = await workerDeImportacaoFilho(filhos);
+  await importarCnpj(await t.mes(cnpj, 'MES 1'));
+  const worker = await t.worker();
 
   // the import is held at its swap, the month loaded in its work tables, by a read of the live table
-  const dir = await mesDeUmCnpj(dirs.novo(), cnpj, 'MES 2');
+  const dir = await t.mes(cnpj, 'MES 2');
   const leitor = await novaConexao('leads');
   try {
     await leitor.query('LOCK TABLES estabelecimento READ');
@@ -103,9 +87,9 @@ test("the worker `import-cnpj` runs for itself takes no job after its own: anoth
   try {
     // this command's import held at its swap while another command's job comes to wait behind it
     await leitor.query('LOCK TABLES estabelecimento READ');
-    const esta = importarCnpjPelaFila(await mesDeUmCnpj(dirs.novo(), cnpj, 'ESTE'), () => undefined);
+    const esta = importarCnpjPelaFila(await t.mes(cnpj, 'ESTE'), () => undefined);
     await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
-    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await mesDeUmCnpj(dirs.novo(), cnpj, 'OUTRO') });
+    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await t.mes(cnpj, 'OUTRO') });
     await leitor.query('UNLOCK TABLES');
     expect((await esta) as { linhas: Record<string, number> }).toMatchObject({ linhas: { estabelecimento: 1 } });
     await new Promise((r) => setTimeout(r, 500));
