@@ -49,7 +49,8 @@ function esquecer(mensagem: string): void {
 
 function assinar(): void {
   if (assinatura) return;
-  const c = (assinatura = novaConexaoRedis('worker', 'identity:titulares'));
+  // named with the process: an operator (CLIENT LIST) tells each identity process's subscription apart
+  const c = (assinatura = novaConexaoRedis('worker', `identity:titulares:${process.pid}`));
   c.on('message', (_canal: string, mensagem: string) => esquecer(mensagem));
   // subscribed once Redis has answered SUBSCRIBE, on every connection (ioredis subscribes again on
   // its own too: asking twice does no harm); what was kept before may have missed a change
@@ -59,12 +60,17 @@ function assinar(): void {
         titulares.esquecer();
         assinado = true;
       },
-      () => undefined,
+      // refused (a Redis user without this channel): every holder read from the database, said once a connection
+      (err: Error) => log.warn({ err, canal: canal() }, 'assinatura do canal dos titulares recusada: cada chamada lê o titular no banco'),
     );
   });
   c.on('close', () => {
     assinado = false;
     titulares.esquecer();
+  });
+  // closed for good (the process's shutdown): a later start in this process subscribes anew
+  c.on('end', () => {
+    if (assinatura === c) assinatura = undefined;
   });
 }
 
@@ -80,6 +86,9 @@ async function lerTitular<T extends UsuarioTitular | AplicativoTitular>(tipo: Ti
   // a load that a change or a lost subscription overtook is not kept (CacheComPrazo's generation)
   return assinado ? ((await titulares.obterOuCarregar(`${tipo}:${id}`, ler)) as T | null) : ler();
 }
+
+/** Whether this process keeps holders now: subscribed, its subscription confirmed by Redis. */
+export const guardaTitulares = () => assinado;
 
 export const usuarioTitular = (id: string) => lerTitular<UsuarioTitular>('usuario', id);
 export const aplicativoTitular = (id: string) => lerTitular<AplicativoTitular>('aplicativo', id);

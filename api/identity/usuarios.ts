@@ -238,7 +238,6 @@ async function mudarUsuario(
       return { usuario: u, eventos: tipo ? [await registrarEvento(tipo, { ...usuarioJson(u) }, transaction)] : [] };
     }),
   );
-  if (id) await titularMudou('usuario', id);
   await enfileirar(eventos);
   return usuario;
 }
@@ -360,6 +359,8 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });
+  // master, e-mail and password decide how identity takes the user's tokens (titulares.ts)
+  await titularMudou('usuario', id);
   return usuarioJson(mudado);
 }
 
@@ -370,4 +371,5 @@ export async function deletarUsuario(id: string, quem: Principal): Promise<void>
     await atual!.destroy({ transaction });
     return { usuario: atual!, visivel: true };
   });
+  await titularMudou('usuario', id);
 }
