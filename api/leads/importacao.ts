@@ -389,7 +389,7 @@ export async function importarCnpj(
     });
     const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
     const andamento = new Andamento(inicio, bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
-    const pulsacao = setInterval(() => void controle.query('DO 0').catch(() => undefined), lockMs / 4);
+    let pulsacao: NodeJS.Timeout | undefined;
     try {
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
@@ -422,6 +422,11 @@ export async function importarCnpj(
         falha = err;
         await conexoes.cortar();
       };
+      // the lock's connection lost (the server let it go after a stall past its wait): another import
+      // may start, so this one stops loading at once
+      pulsacao = setInterval(() => {
+        controle.query('DO 0').catch((err: Error) => void falhar(new Error(`Importação interrompida: a conexão da trava caiu (${err.message}).`)));
+      }, lockMs / 4);
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
       const tarefa = <T>(fn: () => Promise<T>, urgente = false) =>
         vez(async () => {
@@ -505,6 +510,7 @@ export async function importarCnpj(
       await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]).catch(() => undefined);
     } catch (err) {
       andamento.parar();
+      clearInterval(pulsacao);
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
       await controle.query('SET SESSION lock_wait_timeout = 2').catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
