@@ -156,8 +156,8 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
   ).map((e) => e.id);
   if (pendentes.length) {
     await enfileirarOuRecusar(async () => {
-      const proprios = await Promise.all(pendentes.map((id) => fila(filaHubEntrega).getJob(id)));
-      const doLote = pendentes.filter((_, i) => !proprios[i]);
+      const estados = await Promise.all(pendentes.map((id) => fila(filaHubEntrega).getJobState(id)));
+      const doLote = pendentes.filter((_, i) => estados[i] === 'unknown');
       if (doLote.length) await enfileirarLotes([{ id: lote, entregas: doLote }]);
     }, pendentes.length);
   }

@@ -154,6 +154,19 @@ describe('authentication first (SPEC §5, DESIGN §10)', () => {
     expect((await hub.api.get(`/assinatura/${alvo.id}`, { token })).body).toEqual(restaurada);
     expect((await hub.api.del(`/assinatura/${alvo.id}`, { token })).status).toBe(204);
   });
+
+  test('a master demoted in identity who holds criar in assinaturas by their hub profile creates with the token issued before, as any collaborator', async () => {
+    const [pessoa] = await hub.pessoas({ assinaturas: ['criar'] });
+    expect((await hub.identity.api.patch(`/usuario/${pessoa.usuario.id}`, { token: admin, body: { e_master: true } })).status).toBe(200);
+    const token = await hub.identity.login(pessoa.usuario.email, pessoa.usuario.senha);
+    expect((await hub.identity.api.patch(`/usuario/${pessoa.usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    const t = await hub.criarTipo(dono.id);
+    const res = await hub.api.post('/assinatura', {
+      token,
+      body: { aplicativo_assinante_id: assinante.id, tipo_de_evento_id: t.id, versao_do_esquema: 1, url_de_destino: URL_LOCAL },
+    });
+    expect(res.status).toBe(201);
+  });
 });
 
 describe('reading subscriptions needs ler in assinaturas or monitoramento (SPEC 4.3 access)', () => {

@@ -122,6 +122,12 @@ export function criarControleDeAcesso(
     if (!(await eMasterNoIdentity(principal.sub, principal.token))) throw naoConfirmado();
   }
 
+  /** A token identity refuses is no master's there: the caller goes by their profile instead. */
+  const semTokenNaoEMaster = (err: unknown): false => {
+    if (err instanceof ErroDeDominio && err.tipo === 'proibido') return false;
+    throw err;
+  };
+
   /** identity's word on `authId` (GET /usuario/{id} with `token`): false for no such user */
   async function eMasterNoIdentity(authId: string, token: string): Promise<boolean> {
     let usuario: { e_master?: unknown } | null;
@@ -171,8 +177,9 @@ export function criarControleDeAcesso(
     podeComMasterConfirmado: (acao, area) => {
       const daArea = pode(acao, area);
       return descrita(`${acao} na área ${area} (ou master, confirmado no identity)`, async (principal, req) => {
-        if (principal.master) await confirmarMaster(principal);
-        else await daArea(principal, req);
+        // a master identity no longer confirms goes by their profile, as any collaborator
+        if (principal.master && (await eMasterNoIdentity(principal.sub, principal.token).catch(semTokenNaoEMaster))) return;
+        await daArea({ ...principal, master: false }, req);
       });
     },
     podeEmAlguma: (acao, ...areas) =>
