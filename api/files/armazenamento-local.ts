@@ -66,12 +66,14 @@ export class ArmazenamentoLocal implements Armazenamento {
       destino = createWriteStream(parcial, { flags: 'wx', mode: 0o600, flush: true });
       await pipeline(origem, destino);
       const pasta = path.dirname(final);
-      const criada = await mkdir(pasta, { recursive: true, mode: 0o700 });
+      await mkdir(pasta, { recursive: true, mode: 0o700 });
       await rename(parcial, final);
       // the rename itself durable too: the row written next must not outlive the file's name; nor
-      // the name of a folder made for it (the first file of a sub-folder), kept by its parent
+      // the sub-folder's own name, kept by the storage folder: synced on every write, since another
+      // upload may have made the sub-folder a moment ago and not synced it yet (an unchanged
+      // folder's sync costs next to nothing)
       await sincronizarPasta(pasta);
-      if (criada) for (let p = pasta; p !== path.dirname(criada); p = path.dirname(p)) await sincronizarPasta(path.dirname(p));
+      await sincronizarPasta(this.diretorio);
     } catch (err) {
       // a source failing at once rejects the pipeline before the file is even open: removed
       // before the open, the file would be created after (an empty partial left behind)

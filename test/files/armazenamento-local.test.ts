@@ -39,7 +39,7 @@ test('writes from a stream, reads as a stream, removes; a missing key reads as n
   await expect(local.remover(id)).resolves.toBeUndefined();
 });
 
-test("a write's folder is synced once the file is renamed into it, and the storage folder too when that sub-folder was made for it (its name kept there)", async () => {
+test("a write's folder is synced once the file is renamed into it, and the storage folder too (the sub-folder's name, made for this file or for another a moment ago, is kept there)", async () => {
   const aberturas = jest.mocked(open);
   const sincronizadas = () => aberturas.mock.calls.filter((c) => c[1] === 'r').map((c) => path.relative(dir, String(c[0])) || '.');
   aberturas.mockClear();
@@ -47,7 +47,7 @@ test("a write's folder is synced once the file is renamed into it, and the stora
   expect(sincronizadas()).toEqual(['cd', '.']);
   aberturas.mockClear();
   await local.gravar('0190f000-0000-7000-8000-0000000001cd', Readable.from([Buffer.from('segundo')]));
-  expect(sincronizadas()).toEqual(['cd']);
+  expect(sincronizadas()).toEqual(['cd', '.']);
 });
 
 test('the mark: none at first; kept in the folder once marked, and read back', async () => {
