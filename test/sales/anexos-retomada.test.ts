@@ -128,11 +128,17 @@ test('a copy on its last attempt (counted as it starts) is left while its job ru
     await q.resume();
   }
   await AnexoDaMensagem.update({ tentativas: TENTATIVAS_DE_COPIA - 1 }, { where: { id: anexo.id } });
-  nock(CHAT).get(caminho).delay(1500).reply(404);
+  // the platform answers the last attempt's download (404) only once the test lets it
+  let responder!: () => void;
+  const portao = new Promise<void>((r) => (responder = r));
+  nock(CHAT)
+    .get(caminho)
+    .reply((_uri, _corpo, cb) => void portao.then(() => cb(null, [404, 'não encontrado'])));
   await q.add('copiar', { anexo_id: anexo.id }, { jobId: anexo.id });
   await esperarAte(async () => (await estado(anexo.id)).tentativas === TENTATIVAS_DE_COPIA && (await q.getJobState(anexo.id)) === 'active', 'the last attempt under way');
   expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(0);
   expect(await estado(anexo.id)).toEqual({ tentativas: TENTATIVAS_DE_COPIA, arquivo_id: null });
+  responder();
   await esperarAte(async () => (await q.getJobState(anexo.id)) !== 'active', 'the last attempt failed');
   servir(caminho);
   expect(await retomarCopiasEsgotadas(anexo.conversa_id)).toBe(1);
