@@ -321,10 +321,17 @@ export async function revogarChave(kid: string): Promise<{ kid: string; revogada
   return { kid, revogada_em: agora.toISOString(), assinam: (await chavesQueAssinam()).map((k) => k.kid) };
 }
 
+/** A reading of the keys that failed (the database away for a moment): the JWKS serves those read before, if any. */
+function lidasAntes(err: unknown): Chave[] {
+  if (!chaves.length) throw err;
+  log.warn({ err }, 'chaves do hub não relidas: o JWKS lista as lidas antes');
+  return chaves;
+}
+
 export async function jwksDoHub(): Promise<{ keys: JWK[] }> {
   const agora = Date.now();
   return {
-    keys: (await atuais(RECARGA_DO_JWKS.ms))
+    keys: (await atuais(RECARGA_DO_JWKS.ms).catch(lidasAntes))
       .filter((c) => c.aposentadaEm === null || c.aposentadaEm + PUBLICADA_APOS_APOSENTAR_MS > agora)
       .map((c) => c.publicaJwk),
   };

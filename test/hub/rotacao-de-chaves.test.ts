@@ -11,6 +11,7 @@ import {
   PUBLICADA_ANTES_DE_ASSINAR_MS,
   PUBLICADA_APOS_APOSENTAR_MS,
   RECARGA_DAS_CHAVES,
+  RECARGA_DO_JWKS,
   RevogacaoRecusada,
   revogarChave,
   rotacionarChave,
@@ -177,6 +178,26 @@ test('listed first, then both sign, then only the new one signs while the old st
 
   await passar(60 * 60_000);
   expect(await kidsDoJwks()).toEqual([nova]);
+});
+
+test('the JWKS read again while the database fails answers the keys read before, not an error', async () => {
+  const antes = await kidsDoJwks();
+  expect(antes.length).toBeGreaterThan(0);
+  const recarga = RECARGA_DO_JWKS.ms;
+  RECARGA_DO_JWKS.ms = 0;
+  mockRegistros.length = 0;
+  const leitura = jest.spyOn(ChaveDoHub, 'findAll').mockRejectedValue(new Error('ECONNREFUSED'));
+  try {
+    const res = await fetch(`${suite.url.hub}/.well-known/jwks.json`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { keys: JWK[] }).keys.map((k) => k.kid).sort()).toEqual(antes);
+    expect(leitura).toHaveBeenCalled();
+    expect(mockRegistros.map((r) => r.args[1])).toEqual(['chaves do hub não relidas: o JWKS lista as lidas antes']);
+  } finally {
+    leitura.mockRestore();
+    RECARGA_DO_JWKS.ms = recarga;
+    mockRegistros.length = 0;
+  }
 });
 
 test('two rotations in a row: never more than two keys sign at once', async () => {
