@@ -53,8 +53,7 @@ async function registrarAplicativosDaSuite(): Promise<void> {
     if (app) {
       await app.update({ ...segredoTrocado(segredo), ativo: true });
       await titularMudou('aplicativo', app.id);
-    }
-    else {
+    } else {
       app = await Aplicativo.create({
         nome: NOMES[servico] ?? servico,
         descricao: `Serviço ${servico} da suíte`,
