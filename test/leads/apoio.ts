@@ -6,7 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
-import { esperarAte } from '../helpers/espera';
+import { importarCnpj } from '../../api/leads/importacao';
+import { novaConexao } from '../../lib/database';
+import { importarCnpjPelaFila } from '../../lib/runner';
+import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
 import { comandoDaSuite } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -353,10 +356,31 @@ export function importacaoEmFilhosNesteArquivo() {
     dirs.apagar();
     await suite?.encerrar();
   });
+  const mes = (cnpj: string, nome: string) => mesDeUmCnpj(dirs.novo(), cnpj, nome);
   return {
     api: () => api!,
-    mes: (cnpj: string, nome: string) => mesDeUmCnpj(dirs.novo(), cnpj, nome),
-    worker: () => workerDeImportacaoFilho(filhos),
+    mes,
+    /**
+     * Month `antes` of a new CNPJ live, then month `depois` imported by `import-cnpj`'s queue in a
+     * child `worker`, held at its swap by a read of the live table on `leitor` (its LOCK TABLES; the
+     * caller ends it). `fim` is that import's end as an error (`assumidas` counts the times the
+     * command took the queue over).
+     */
+    async presaNaTroca(antes: string, depois: string) {
+      const cnpj = novoCnpj();
+      await importarCnpj(await mes(cnpj, antes));
+      const worker = await workerDeImportacaoFilho(filhos);
+      const dir = await mes(cnpj, depois);
+      const leitor = await novaConexao('leads');
+      await leitor.query('LOCK TABLES estabelecimento READ');
+      const contagem = { assumidas: 0 };
+      const fim = importarCnpjPelaFila(dir, () => undefined, () => contagem.assumidas++).then(
+        () => new Error('the import ended well'),
+        (err: Error) => err,
+      );
+      await esperarOutraConexao(leitor, 'the swap waiting in the child worker', ['RENAME TABLE%']);
+      return { cnpj, worker, dir, leitor, fim, contagem };
+    },
   };
 }
 

@@ -1,9 +1,8 @@
 import { QueryTypes } from 'sequelize';
 import { importarCnpj } from '../../api/leads/importacao';
-import { banco, novaConexao } from '../../lib/database';
-import { importarCnpjPelaFila } from '../../lib/runner';
-import { esperarAte, esperarOutraConexao } from '../helpers/espera';
-import { importacaoEmFilhosNesteArquivo, novoCnpj } from './apoio';
+import { banco } from '../../lib/database';
+import { esperarAte } from '../helpers/espera';
+import { importacaoEmFilhosNesteArquivo } from './apoio';
 
 /**
  * An import's worker host gone without closing its sockets (power lost, cut off): the database
@@ -21,20 +20,9 @@ const donoDaTrava = async () =>
   )[0].dono;
 
 test("the frozen worker's lock goes with its session a few seconds after the queue gave its job up; run again, the month imports", async () => {
-  const cnpj = novoCnpj();
-  await importarCnpj(await t.mes(cnpj, 'ANTES'));
-  const worker = await t.worker();
-  const dir = await t.mes(cnpj, 'DEPOIS');
-  const leitor = await novaConexao('leads');
-  let falha: Promise<Error> | undefined;
+  // held at its swap by a read of the live table, then frozen
+  const { cnpj, worker, dir, leitor, fim } = await t.presaNaTroca('ANTES', 'DEPOIS');
   try {
-    // held at its swap by a read of the live table, then frozen
-    await leitor.query('LOCK TABLES estabelecimento READ');
-    falha = importarCnpjPelaFila(dir, () => undefined).then(
-      () => new Error('the import ended well'),
-      (err: Error) => err,
-    );
-    await esperarOutraConexao(leitor, 'the swap waiting in the child worker', ['RENAME TABLE%']);
     expect(await donoDaTrava()).not.toBeNull();
     worker.kill('SIGSTOP');
     // its swap gives up its wait (2 s) and its session falls silent: dropped once its wait passes
@@ -43,7 +31,7 @@ test("the frozen worker's lock goes with its session a few seconds after the que
     await leitor.end();
     worker.kill('SIGKILL');
   }
-  expect((await falha!).message).toMatch(/^the worker running the import stopped before it ended/);
+  expect((await fim).message).toMatch(/^the worker running the import stopped before it ended/);
   // an import by this process: refused as "em andamento" while the frozen session held the lock
   expect((await importarCnpj(dir)).linhas.estabelecimento).toBe(1);
   const res = await t.api().get(`/api/cnpj/${cnpj}`);

@@ -1,5 +1,4 @@
 import { QueryTypes } from 'sequelize';
-import { importarCnpj } from '../../api/leads/importacao';
 import { banco, novaConexao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { fila } from '../../queues/fila';
@@ -35,30 +34,17 @@ const nomeFantasia = async (cnpj: string) => {
 };
 
 test('the worker running the import is killed and none is left: `import-cnpj` takes the queue over and fails plainly, the live data untouched; run again, it imports', async () => {
-  const cnpj = novoCnpj();
-  await importarCnpj(await t.mes(cnpj, 'MES 1'));
-  const worker = await t.worker();
-
   // the import is held at its swap, the month loaded in its work tables, by a read of the live table
-  const dir = await t.mes(cnpj, 'MES 2');
-  const leitor = await novaConexao('leads');
+  const { cnpj, worker, dir, leitor, fim, contagem } = await t.presaNaTroca('MES 1', 'MES 2');
   try {
-    await leitor.query('LOCK TABLES estabelecimento READ');
-    let assumiu = 0;
-    const falha = importarCnpjPelaFila(dir, () => undefined, () => assumiu++).then(
-      () => new Error('the import ended well'),
-      (err: Error) => err,
-    );
-    await esperarOutraConexao(leitor, 'the swap waiting in the child worker', ['RENAME TABLE%']);
-
     worker.kill('SIGKILL');
     await new Promise((r) => (worker.exitCode !== null || worker.signalCode !== null ? r(null) : worker.once('exit', r)));
     const morte = Date.now();
-    const erro = await falha;
+    const erro = await fim;
     // about 4 s measured: the lock lapses (at most 2 s), one stalled check marks the job, the next moves it
     expect(Date.now() - morte).toBeLessThan(15_000);
     expect(erro.message).toMatch(/^the worker running the import stopped before it ended/);
-    expect(assumiu).toBe(1);
+    expect(contagem.assumidas).toBe(1);
 
     // the dead worker's swap never happened: last month is live, this one's copies are left behind
     expect(await nomeFantasia(cnpj)).toBe('MES 1');
