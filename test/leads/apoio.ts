@@ -322,6 +322,13 @@ const mesDeUmCnpj = (dir: string, cnpj: string, nome: string) =>
     empresas: [linhaDeEmpresa({ cnpj_basico: cnpj.slice(0, 8), razao_social: `EMPRESA ${nome}` })],
   });
 
+/** A connection holding the live establishments for reading, as a read the swap must wait for. */
+export async function leituraPresa() {
+  const leitor = await novaConexao('leads');
+  await leitor.query('LOCK TABLES estabelecimento READ');
+  return leitor;
+}
+
 /** `suite worker leads-importacao` in a child process (kept in `filhos`), once its worker is connected to the queue. */
 async function workerDeImportacaoFilho(filhos: ChildProcess[]): Promise<ChildProcess> {
   const processo = comandoDaSuite(['worker', filaLeadsImportacao.nome]);
@@ -371,8 +378,7 @@ export function importacaoEmFilhosNesteArquivo() {
       await importarCnpj(await mes(cnpj, antes));
       const worker = await workerDeImportacaoFilho(filhos);
       const dir = await mes(cnpj, depois);
-      const leitor = await novaConexao('leads');
-      await leitor.query('LOCK TABLES estabelecimento READ');
+      const leitor = await leituraPresa();
       const contagem = { assumidas: 0 };
       const fim = importarCnpjPelaFila(dir, () => undefined, () => contagem.assumidas++).then(
         () => new Error('the import ended well'),

@@ -1,10 +1,10 @@
 import { QueryTypes } from 'sequelize';
-import { banco, novaConexao } from '../../lib/database';
+import { banco } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { fila } from '../../queues/fila';
 import { filaLeadsImportacao } from '../../queues/leads-importacao';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
-import { importacaoEmFilhosNesteArquivo, novoCnpj } from './apoio';
+import { importacaoEmFilhosNesteArquivo, leituraPresa, novoCnpj } from './apoio';
 
 /**
  * `suite import-cnpj <dir>` waits for its job; the job is run by `suite worker leads-importacao` in
@@ -68,11 +68,10 @@ test('the worker running the import is killed and none is left: `import-cnpj` ta
 
 test("the worker `import-cnpj` runs for itself takes no job after its own: another import-cnpj's, waiting, is not taken up to be cut by this command's exit", async () => {
   const cnpj = novoCnpj();
-  const leitor = await novaConexao('leads');
+  // this command's import held at its swap while another command's job comes to wait behind it
+  const leitor = await leituraPresa();
   let outro: Awaited<ReturnType<ReturnType<typeof fila>['add']>> | undefined;
   try {
-    // this command's import held at its swap while another command's job comes to wait behind it
-    await leitor.query('LOCK TABLES estabelecimento READ');
     const esta = importarCnpjPelaFila(await t.mes(cnpj, 'ESTE'), () => undefined);
     await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
     outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await t.mes(cnpj, 'OUTRO') });

@@ -29,6 +29,7 @@ import {
   linhaDeSocio,
   linhaDoSimples,
   linhasDeCodigos,
+  leituraPresa,
   MesDaReceita,
   nomeInternoReal,
   novoCnpj,
@@ -758,13 +759,6 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     const cnpj = novoCnpj();
     await importarMes(dois(cnpj, 'MES 1'));
     return { cnpj, dir: await diretorioDoMes(dois(cnpj, 'MES 2')) };
-  }
-
-  /** A connection holding the live establishments for reading, as a read the swap must wait for. */
-  async function leituraPresa() {
-    const leitor = await novaConexao('leads');
-    await leitor.query('LOCK TABLES estabelecimento READ');
-    return leitor;
   }
 
   test('replaces the data: a CNPJ only in the old month is gone, a changed value shows the new one, one only in the new month appears; no duplicates', async () => {
