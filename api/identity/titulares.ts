@@ -33,7 +33,10 @@ export const PRAZO_MS = 60_000;
 
 const log = logger('identity-titulares');
 
-/** by `<tipo>:<id>`; null: no live row (a removed holder, or an id never issued) */
+/** A holder's key here, and the message that forgets it in every process. */
+const chaveDoTitular = (tipo: TipoDeTitular, id: string) => `${tipo}:${id}`;
+
+/** by chaveDoTitular; null: no live row (a removed holder, or an id never issued) */
 const titulares = new CacheComPrazo<string, UsuarioTitular | AplicativoTitular | null>(() => PRAZO_MS);
 
 let assinatura: IORedis | undefined;
@@ -42,16 +45,12 @@ let assinado = false;
 /** One channel per environment, as the queues' keys (QUEUE_PREFIX): tests and deployments sharing a Redis do not cross. */
 const canal = () => `${config().queuePrefix}:identity:titulares`;
 
-/** A message names one holder (`usuario:<id>`), or is `*`: forget them all. */
-function esquecer(mensagem: string): void {
-  titulares.esquecer(mensagem === '*' ? undefined : mensagem);
-}
-
 function assinar(): void {
   if (assinatura) return;
   // named with the process: an operator (CLIENT LIST) tells each identity process's subscription apart
   const c = (assinatura = novaConexaoRedis('worker', `identity:titulares:${process.pid}`));
-  c.on('message', (_canal: string, mensagem: string) => esquecer(mensagem));
+  // each message is one holder's key (chaveDoTitular)
+  c.on('message', (_canal: string, mensagem: string) => titulares.esquecer(mensagem));
   // subscribed once Redis has answered SUBSCRIBE, on every connection (ioredis subscribes again on
   // its own too: asking twice does no harm); what was kept before may have missed a change
   c.on('ready', () => {
@@ -84,7 +83,7 @@ async function lerTitular<T extends UsuarioTitular | AplicativoTitular>(tipo: Ti
   // a prepared statement of the fast pool, not the ORM (which cost half the read)
   const ler = async () => (await lerLinhas<T>(banco('identity'), PARA_LER[tipo], [id]))[0] ?? null;
   // a load that a change or a lost subscription overtook is not kept (CacheComPrazo's generation)
-  return assinado ? ((await titulares.obterOuCarregar(`${tipo}:${id}`, ler)) as T | null) : ler();
+  return assinado ? ((await titulares.obterOuCarregar(chaveDoTitular(tipo, id), ler)) as T | null) : ler();
 }
 
 /** Whether this process keeps holders now: subscribed, its subscription confirmed by Redis. */
@@ -95,13 +94,13 @@ export const aplicativoTitular = (id: string) => lerTitular<AplicativoTitular>('
 
 /**
  * To be called once a change of a user's or an application's row has committed, before the change
- * is answered (no `id`: any of that kind may have changed). Forgotten here at once, then in the other
- * processes: a Redis out of reach is logged, not thrown, since the change itself is made; those
- * processes keep the holder for at most PRAZO_MS, unless their own subscription fell with it.
+ * is answered. Forgotten here at once, then in the other processes: a Redis out of reach is
+ * logged, not thrown, since the change itself is made; those processes keep the holder for at most
+ * PRAZO_MS, unless their own subscription fell with it.
  */
-export async function titularMudou(tipo: TipoDeTitular, id?: string): Promise<void> {
-  const mensagem = id === undefined ? '*' : `${tipo}:${id}`;
-  esquecer(mensagem);
+export async function titularMudou(tipo: TipoDeTitular, id: string): Promise<void> {
+  const mensagem = chaveDoTitular(tipo, id);
+  titulares.esquecer(mensagem);
   try {
     await redis().publish(canal(), mensagem);
   } catch (err) {
