@@ -35,13 +35,21 @@ export function ateOFim(filho: ChildProcessByStdio<null, Readable, Readable>): P
   return new Promise((resolve) => filho.on('close', (codigo) => resolve({ codigo, saida, erros })));
 }
 
-/** A loopback port free right now, for a server a test starts later (a child process's API). */
+/** Ports this test file was given: the system may hand a closed one out again at once. */
+const dadas = new Set<number>();
+
+/**
+ * A loopback port free right now, for a server a test starts later (a child process's API), and
+ * never one given before in this file: two of a test's servers once got the same one.
+ */
 export async function portaLivre(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const porta = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return porta;
+  for (;;) {
+    const s = net.createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const porta = (s.address() as net.AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    if (!dadas.has(porta)) return dadas.add(porta), porta;
+  }
 }
 
 /** Waits until `url/pronto` answers 200; fails at once, with its output, if `filho` exits first. */
