@@ -267,7 +267,7 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
       [
         `UPDATE ${POR_ID} SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
                 proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
-          WHERE id IN (?) AND situacao IN ('pendente', 'cancelada')`,
+          WHERE id IN (?) AND situacao IN ('pendente', 'cancelada', 'fila_de_erro')`,
         [...tentativas.parametros, ...em.parametros, ...em.parametros, ordenado.map((s) => s.tentativa[0])],
       ],
     ],
