@@ -62,6 +62,26 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     expect((await get('/conversa', { pagina: 99 })).body.itens).toEqual([]);
   });
 
+  it('conversations whose last messages share one time are each listed once, by id (descending) among them, across pages and in the filter', async () => {
+    // a time in the past no other test uses (one ahead of the clock is brought back to it, tempos.ts)
+    const em = new Date('2025-06-01T12:00:00Z');
+    const nome = unico('Empate');
+    const ids: string[] = [];
+    for (let i = 0; i < 53; i++) ids.push((await conversa({ em, contato: novoContato({ nome }) })).id);
+    const porId = [...ids].sort().reverse();
+    // more than a page of them: every page, in order, holds them together
+    const todas: { id: string; ultima_mensagem_em: string }[] = [];
+    const { total } = (await get('/conversa')).body;
+    for (let pagina = 1; pagina <= Math.ceil(total / 50); pagina++) todas.push(...(await get('/conversa', { pagina })).body.itens);
+    const inicio = todas.findIndex((c) => c.ultima_mensagem_em === em.toISOString());
+    expect(todas.filter((c) => c.ultima_mensagem_em === em.toISOString())).toHaveLength(53);
+    expect(todas.slice(inicio, inicio + 53).map((c) => c.id)).toEqual(porId);
+    expect((await get('/conversa/filtro', { contato: nome })).body.map((c: any) => c.id)).toEqual(porId);
+    // the autocomplete: by contact name, then by id (ascending) among the same name
+    const nomes = await get('/conversa/autocomplete', { busca: nome, tamanho: 100 });
+    expect(nomes.body.itens.map((c: any) => c.id)).toEqual([...porId].reverse());
+  });
+
   it('`status` limits the list to one status, and `total` counts that status', async () => {
     // the most recent of all, so both are on the first page of a listing that would show them
     const aberta = await conversa({ status: 'open' });
