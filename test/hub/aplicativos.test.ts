@@ -168,6 +168,10 @@ describe('GET /aplicativo/autocomplete (SPEC 4.4, SPEC §8)', () => {
     const minimo = await auto({ busca: tag, pagina: -1, tamanho: 0 });
     expect(minimo.body).toMatchObject({ pagina: 1, tamanho: 1, itens: [{ id: alfa.id, nome: alfa.nome, ativo: true }] });
     expect((await auto({})).body.total).toBe((await filtro()).length);
+    // no maximum (SPEC §8): a large tamanho is kept and holds every application
+    const enorme = await auto({ tamanho: 100_000 });
+    expect(enorme.body.tamanho).toBe(100_000);
+    expect(enorme.body.itens).toHaveLength(enorme.body.total);
   });
 });
 

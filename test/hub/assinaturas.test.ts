@@ -137,6 +137,10 @@ describe('GET /assinatura/autocomplete (SPEC 4.3 rule 3, SPEC §8)', () => {
       total: esperada.length,
     });
     expect(chaves(res.body.itens[0])).toEqual(['aplicativo_assinante_nome', 'ativa', 'id', 'tipo_de_evento_nome', 'versao_do_esquema']);
+    // no maximum (SPEC §8): a large tamanho is kept and holds every match
+    const enorme = await auto({ busca: tag, tamanho: 100_000 });
+    expect(enorme.body).toMatchObject({ pagina: 1, tamanho: 100_000, total: esperada.length });
+    expect(enorme.body.itens.map((a: any) => a.id)).toEqual(esperada.map((a) => a.id));
   });
 
   test('busca matches a case-insensitive substring of the subscriber name', async () => {
