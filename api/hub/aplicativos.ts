@@ -1,6 +1,6 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { idDoAplicativoDe } from '../../lib/credenciais';
-import { decidirSobTrava, sozinho } from '../../lib/database';
+import { banco, decidirSobTrava, sozinho } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
@@ -163,13 +163,15 @@ async function sincronizarCom(token: string, aoRecusar: (err: unknown) => void) 
       await Aplicativo.create({ identificador_no_auth: remoto.id, nome: remoto.nome, descricao: remoto.descricao, ativo });
       r.criados++;
     } else if (local.deletado_em) {
-      await local.restore();
-      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo });
+      // one commit: a failure between the two would bring it back under its old name and state
+      await banco('hub').transaction(async (transaction) => {
+        await local.restore({ transaction });
+        await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo }, { transaction });
+      });
       r.criados++;
     } else if (local.ativo && !ativo) {
       // deactivated in identity: inactive here as one that left, under its row's lock
-      await local.update({ nome: remoto.nome, descricao: remoto.descricao });
-      if (await desativarNoHub(local.id)) r.desativados++;
+      if (await desativarNoHub(local.id, { nome: remoto.nome, descricao: remoto.descricao })) r.desativados++;
     } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || local.ativo !== ativo) {
       await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo });
       r.atualizados++;
@@ -238,9 +240,16 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
   return decisao?.saida;
 }
 
-/** An application deactivated in identity, made inactive here (sairDoHub's inactive branch); whether it was active. */
-async function desativarNoHub(id: string): Promise<boolean> {
-  const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => (a ? desativar(a, transaction) : undefined));
+/**
+ * An application deactivated in identity, made inactive here (sairDoHub's inactive branch) with its
+ * name and description as identity has them, in the same commit; whether it was active.
+ */
+async function desativarNoHub(id: string, dados: { nome: string; descricao: string | null }): Promise<boolean> {
+  const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
+    if (!a) return undefined;
+    await a.update(dados, { transaction });
+    return desativar(a, transaction);
+  });
   removerJobsDasCanceladas(canceladas);
   return Boolean(canceladas);
 }

@@ -147,6 +147,32 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     expect(await hub.doHub(outro.id)).toMatchObject({ ativo: true });
   });
 
+  test('an application coming back whose new name the database refuses stays deleted, not back under its old name: the return and its changes are one commit', async () => {
+    const noIdentity = await hub.criarNoIdentity(`${tag} Volta recusada`);
+    await hub.sincronizar();
+    const antes = await hub.doHub(noIdentity.id);
+    relay.escondidos.add(noIdentity.id);
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
+    relay.escondidos.clear();
+    expect((await hub.identity.api.patch(`/aplicativo/${noIdentity.id}`, { token: admin, body: { nome: `${tag} Nome recusado` } })).status).toBe(200);
+
+    const conexao = await novaConexao('hub');
+    try {
+      // the rename fails after the return (a database fault between the two writes)
+      await conexao.query(`CREATE TRIGGER aplicativo_nome_recusado BEFORE UPDATE ON aplicativo FOR EACH ROW
+        BEGIN IF NEW.nome LIKE '%Nome recusado%' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'nome recusado'; END IF; END`);
+      await expect(sincronizarAplicativos(admin)).rejects.toThrow(/nome recusado/);
+      const [linhas] = await conexao.query('SELECT nome, deletado_em FROM aplicativo WHERE id = ?', [antes.id]);
+      expect(linhas).toEqual([{ nome: antes.nome, deletado_em: expect.any(Date) }]);
+    } finally {
+      await conexao.query('DROP TRIGGER IF EXISTS aplicativo_nome_recusado');
+      await conexao.end();
+    }
+    await hub.sincronizar();
+    expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, nome: `${tag} Nome recusado`, ativo: true });
+  });
+
   test('an application that owns an event type becomes inactive and keeps its type', async () => {
     const noIdentity = await hub.criarNoIdentity(`${tag} Dono`);
     await hub.sincronizar();
