@@ -5,9 +5,9 @@
  * Measures, with autocannon (50 connections, BENCH_DURATION seconds each, 10 by default):
  *   - a bare Express route (`app.get('/x', (req, res) => res.json({...}))`), the baseline;
  *   - intranet `GET /colaborador/{id}` by a NON-master user whose access profile grants
- *     `{colaboradores: ['ler']}`;
+ *     `{colaboradores: ['ler']}`, each request a collaborator drawn among BENCH_PESSOAS;
  *   - identity `GET /usuario/{id}` by a non-master user reading its own record;
- *   - identity `GET /usuario/{id}` by the master reading another user.
+ *   - identity `GET /usuario/{id}` by the master reading another user, drawn among BENCH_PESSOAS.
  * Goal per service route: req/s >= 0.35 x the bare route's, and p99 <= 25 ms.
  *
  * The servers run in a child process (bench/servidor.ts) with their own databases and Redis keys
@@ -19,6 +19,8 @@
  *   BENCH_DURATION      seconds measured per route (10)
  *   BENCH_WARMUP        seconds of load before each measurement (3)
  *   BENCH_CONNECTIONS   autocannon connections (50)
+ *   BENCH_PESSOAS       people (identity users, intranet collaborators) the reads draw from (200):
+ *                       reads of one record only would let a batch of reads be one row read
  *   BENCH_LOG_LEVELS    one pass per level (`info,warn`)
  *   BENCH_ROUTES        route keys besides the baseline: colaborador,usuario,usuario_master (all)
  *   BENCH_QUIET_WAIT    before each route, wait up to this many seconds for the machine to be
@@ -45,6 +47,7 @@ const SERVICOS = ['identity', 'intranet'];
 const DURACAO = inteiro('BENCH_DURATION', 10);
 const AQUECIMENTO = inteiro('BENCH_WARMUP', 3);
 const CONEXOES = inteiro('BENCH_CONNECTIONS', 50);
+const PESSOAS = inteiro('BENCH_PESSOAS', 200);
 const ESPERA_SOSSEGO = inteiro('BENCH_QUIET_WAIT', 30);
 const COMPILADO = process.env.BENCH_COMPILED !== '0';
 const NIVEIS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',').map((s) => s.trim()).filter(Boolean);
@@ -144,11 +147,15 @@ interface Alvo {
   nome: string;
   url: string;
   token?: string;
+  /** each request's path, when it varies (a record drawn at random) */
+  caminhos?: () => string;
 }
 
+const sorteado = (de: string[]) => () => de[Math.floor(Math.random() * de.length)];
+
 /**
- * The admin logs in, creates a non-master collaborator, has the intranet register it and gives it
- * a profile with {colaboradores: ['ler']}; then the collaborator logs in.
+ * The admin logs in, creates BENCH_PESSOAS collaborators, has the intranet register them and gives
+ * the first a profile with {colaboradores: ['ler']}; then that collaborator logs in.
  */
 async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
   const admin = await login(e.identity, ADMIN.email, ADMIN.senha);
@@ -159,14 +166,29 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
     body: { nome: `Pessoa Bench ${sufixo}`, email: `bench${sufixo}@bench.test`, perfil: 'colaborador', senha },
   });
 
-  // the master's listing registers identity's collaborators in the intranet (SPEC 4.5 rule 2)
-  let colaborador: any;
-  for (let tentativa = 0; tentativa < 10 && !colaborador; tentativa++) {
-    const pagina = await esperar(e.intranet, 'GET', '/colaborador', 200, { token: admin });
-    colaborador = pagina.itens.find((c: any) => c.auth_id === usuario.id);
-    if (!colaborador) await new Promise((r) => setTimeout(r, 500));
+  const outros: string[] = [];
+  for (let i = 1; i < PESSOAS; i++) {
+    const b = await esperar(e.identity, 'POST', '/usuario', 201, {
+      token: admin,
+      body: { nome: `Pessoa Bench ${sufixo} ${i}`, email: `bench${sufixo}-${i}@bench.test`, perfil: 'colaborador', senha },
+    });
+    outros.push(b.id);
   }
-  if (!colaborador) throw new Error('the intranet did not register the bench user as a collaborator');
+
+  // the master's listing registers identity's collaborators in the intranet (SPEC 4.5 rule 2)
+  let colaboradores: any[] = [];
+  for (let tentativa = 0; tentativa < 10 && colaboradores.length < PESSOAS; tentativa++) {
+    colaboradores = [];
+    let cursor: string | null = null;
+    do {
+      const pagina: any = await esperar(e.intranet, 'GET', `/colaborador?tamanho=100${cursor ? `&cursor=${cursor}` : ''}`, 200, { token: admin });
+      colaboradores.push(...pagina.itens.filter((c: any) => c.nome.startsWith(`Pessoa Bench ${sufixo}`)));
+      cursor = pagina.proximo_cursor;
+    } while (cursor);
+    if (colaboradores.length < PESSOAS) await new Promise((r) => setTimeout(r, 500));
+  }
+  const colaborador = colaboradores.find((c: any) => c.auth_id === usuario.id);
+  if (!colaborador || colaboradores.length < PESSOAS) throw new Error('the intranet did not register the bench users as collaborators');
 
   const perfil = await esperar(e.intranet, 'POST', '/perfil_acesso', 201, {
     token: admin,
@@ -185,6 +207,7 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
       nome: 'intranet GET /colaborador/{id} (non-master, profile ler)',
       url: `${e.intranet}/colaborador/${colaborador.id}`,
       token: tokenUsuario,
+      caminhos: ((id) => () => `/colaborador/${id()}`)(sorteado(colaboradores.map((c: any) => c.id))),
     },
     {
       chave: 'usuario',
@@ -197,6 +220,7 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
       nome: 'identity GET /usuario/{id} (master, other user)',
       url: `${e.identity}/usuario/${usuario.id}`,
       token: admin,
+      caminhos: ((id) => () => `/usuario/${id()}`)(sorteado([usuario.id, ...outros])),
     },
   ];
   // each target answers 200 with the expected record before it is measured
@@ -236,6 +260,7 @@ function rodar(a: Alvo, segundos: number): Promise<autocannon.Result> {
     duration: segundos,
     pipelining: 1,
     headers: a.token ? { authorization: `Bearer ${a.token}`, accept: 'application/json' } : { accept: 'application/json' },
+    ...(a.caminhos && { requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: a.caminhos!() }) }] }),
   }) as unknown as Execucao;
   emCurso = inst;
   return Promise.resolve(inst).finally(() => {

@@ -1,4 +1,4 @@
-import { bancoForaDoAlcance, esperaPorTravaEsgotada } from './database';
+import { bancoForaDoAlcance, emPotenciaDeDois, esperaPorTravaEsgotada, lerLinhas } from './database';
 
 /**
  * Group commit: requests that arrive while a batch is being written wait and are written together
@@ -124,4 +124,27 @@ function hash(texto: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < texto.length; i++) h = Math.imul(h ^ texto.charCodeAt(i), 0x01000193);
   return h >>> 0;
+}
+
+/**
+ * Reads of one row by its id that arrive together, read together: one prepared statement for up to
+ * 64 of them (`sql` gets the list's `?` marks), the list padded to a power of two so a few texts
+ * serve every batch. Under load most of such a read's cost is its round trip (the socket writes,
+ * the database's turn), not its row: batched, a read of a collaborator cost the intranet about
+ * half the CPU (docs/desempenho.md). Ids compare as the columns' collation does, in any case.
+ */
+export function leituraPorIdEmLotes<L extends { id: string }>(
+  sequelize: () => { config: { database: string } },
+  sql: (marcas: string) => string,
+): (id: string) => Promise<L | undefined> {
+  const lotes = new GravadorEmLotes<string, L | undefined>(
+    async (ids) => {
+      const lista = emPotenciaDeDois(ids);
+      const linhas = await lerLinhas<L>(sequelize(), sql(lista.map(() => '?').join(', ')), lista);
+      const porId = new Map(linhas.map((l) => [l.id.toLowerCase(), l]));
+      return ids.map((id) => porId.get(id.toLowerCase()));
+    },
+    { maximo: 64, gravadores: 2 },
+  );
+  return (id) => lotes.guardar(id);
 }

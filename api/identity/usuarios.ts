@@ -1,6 +1,7 @@
 import { col, Op, QueryTypes, Transaction, where, WhereOptions } from 'sequelize';
 import { config } from '../../config';
-import { banco, lerLinhas, repetirEmConflito } from '../../lib/database';
+import { banco, repetirEmConflito } from '../../lib/database';
+import { leituraPorIdEmLotes } from '../../lib/lotes';
 import { Cargo, Funcao, Setor, Usuario } from '../../models/identity';
 import { PerfilDeUsuario } from '../../models/identity/usuario';
 import { iso } from '../../models/shared/base';
@@ -135,22 +136,23 @@ async function existente(id: string): Promise<Usuario> {
   return u;
 }
 
-/**
- * SPEC 4.1: a user by id (that a non-master reads only their own record, SPEC 5.3, is the route's
- * permission). The most frequent read of the suite, so it is one prepared statement
- * (lib/database.ts lerLinhas).
- */
-export async function usuarioPorId(id: string): Promise<UsuarioJson> {
-  const [linha] = await lerLinhas<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
-    banco('identity'),
-    `SELECT u.*, s.nome AS setor_nome, c.nome AS cargo_nome, f.nome AS funcao_nome
+/** Reads of users by id that arrive together share one statement (lib/lotes.ts). */
+const usuariosPorId = leituraPorIdEmLotes<CamposDoUsuario & { setor_nome: string | null; cargo_nome: string | null; funcao_nome: string | null }>(
+  () => banco('identity'),
+  (marcas) => `SELECT u.*, s.nome AS setor_nome, c.nome AS cargo_nome, f.nome AS funcao_nome
        FROM usuario u
        LEFT JOIN setor s ON s.id = u.setor_id
        LEFT JOIN cargo c ON c.id = u.cargo_id
        LEFT JOIN funcao f ON f.id = u.funcao_id
-      WHERE u.id = ? AND u.deletado_em IS NULL`,
-    [id],
-  );
+      WHERE u.id IN (${marcas}) AND u.deletado_em IS NULL`,
+);
+
+/**
+ * SPEC 4.1: a user by id (that a non-master reads only their own record, SPEC 5.3, is the route's
+ * permission). The most frequent read of the suite: reads that arrive together share one statement.
+ */
+export async function usuarioPorId(id: string): Promise<UsuarioJson> {
+  const linha = await usuariosPorId(id);
   if (!linha) throw naoEncontrado('Usuário');
   const nome = (n: string | null) => (n === null ? null : { nome: n });
   return usuarioJson({ ...linha, setor: nome(linha.setor_nome), cargo: nome(linha.cargo_nome), funcao: nome(linha.funcao_nome) });

@@ -321,6 +321,22 @@ describe('GET /usuario/{id} (SPEC 4.1 buscar_pelo_id_usuario, SPEC 5.3)', () => 
     esperarProblema(await id.api.get(`/usuario/${u.id}`, { token: 'nao-e-um-token' }), 401);
   });
 
+  test('reads arriving together (read in one statement) each get their own user; an unknown and a deleted one, 404, alone', async () => {
+    const usuarios = await Promise.all(Array.from({ length: 12 }, (_, i) => semSenha({ nome: `Lote ${marca()} ${i}` })));
+    const apagado = await semSenha();
+    expect((await id.api.del(`/usuario/${apagado.id}`, { token: admin })).status).toBe(204);
+    // newest first: not the order the database reads them in (their ids grow with time)
+    const ordem = [...usuarios].reverse();
+    const pedidos = [...ordem.map((u) => u.id), apagado.id, '0190a3c4-0000-7000-8000-000000000000', usuarios[3].id.toUpperCase()];
+    const respostas = await Promise.all(pedidos.map((u) => id.api.get(`/usuario/${u}`, { token: admin })));
+    expect(respostas.map((r) => [r.status, r.body.id ?? null, r.body.nome ?? null])).toEqual([
+      ...ordem.map((u) => [200, u.id, u.nome]),
+      [404, null, null],
+      [404, null, null],
+      [200, usuarios[3].id, usuarios[3].nome],
+    ]);
+  });
+
   test('a deleted user answers 404 (DESIGN §4: deleted records vanish from every read)', async () => {
     const u = await semSenha();
     expect((await id.api.del(`/usuario/${u.id}`, { token: admin })).status).toBe(204);

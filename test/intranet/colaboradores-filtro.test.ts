@@ -172,6 +172,18 @@ describe('GET /colaborador/{id} (SPEC 4.5 rule 6, SPEC §2)', () => {
     expect(await filtro({ email: `bruno@${tagl}` })).toEqual([porId]);
   });
 
+  test('reads arriving together (read in one statement) each get their own record, its profile included; an unknown id, 404, alone', async () => {
+    const { token } = await it.pessoa();
+    // not in the order the database reads them in (their ids grow with time)
+    const pessoas = [c.zeca, c.carla, c.ana, c.diretor, c.bruno];
+    const sozinhos = [];
+    for (const p of pessoas) sozinhos.push((await it.api.get(`/colaborador/${p.id}`, { token })).body);
+    const pedidos = [...pessoas.map((p) => p.id), randomUUID(), c.ana.id, c.carla.id.toUpperCase()];
+    const juntos = await Promise.all(pedidos.map((p) => it.api.get(`/colaborador/${p}`, { token })));
+    expect(juntos.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 404, 200, 200]);
+    expect(juntos.map((r) => r.body).filter((_, i) => i !== 5)).toEqual([...sozinhos, sozinhos[2], sozinhos[1]]);
+  });
+
   test('an unknown id answers 404 problem+json; a malformed id 400', async () => {
     esperarProblema(await it.api.get(`/colaborador/${randomUUID()}`, { token: admin }), 404);
     esperarProblema(await it.api.get(`/colaborador/${encodeURIComponent('a b')}`, { token: admin }), 400);

@@ -1,5 +1,6 @@
 import { ModelStatic, Op, Transaction, WhereOptions } from 'sequelize';
-import { lerLinhas, repetirEmConflito } from '../../../lib/database';
+import { repetirEmConflito } from '../../../lib/database';
+import { leituraPorIdEmLotes } from '../../../lib/lotes';
 import { iso } from '../../../models/shared/base';
 import { ColaboradorBase } from '../../../models/shared/colaborador';
 import { PerfilAcessoBase } from '../../../models/shared/perfil-acesso';
@@ -116,6 +117,15 @@ export function criarColaboradores(
     ['id', 'ASC'],
   ];
 
+  /** Reads by id that arrive together share one statement (lib/lotes.ts). */
+  const porIdEmLotes = leituraPorIdEmLotes<CamposDoColaborador & { perfil_nome: string | null }>(
+    () => Colaborador.sequelize!,
+    (marcas) => `SELECT c.*, p.nome AS perfil_nome
+       FROM ${Colaborador.getTableName()} c
+       LEFT JOIN ${PerfilAcesso.getTableName()} p ON p.id = c.perfil_acesso_id AND p.deletado_em IS NULL
+      WHERE c.id IN (${marcas}) AND c.deletado_em IS NULL`,
+  );
+
   /** Items after the cursor in (nome, id) order; an unknown cursor gives an empty page (SPEC 4.5 rule 1). */
   async function depoisDoCursor(cursor: string | undefined): Promise<WhereOptions | null> {
     if (!cursor) return {};
@@ -202,16 +212,9 @@ export function criarColaboradores(
       return { total: await Colaborador.count({ where: filtrosWhere(f) }) };
     },
 
-    /** The most frequent read: one prepared statement (lib/database.ts lerLinhas). */
+    /** The most frequent read: reads that arrive together share one statement. */
     async porId(id: string): Promise<ColaboradorJson> {
-      const [linha] = await lerLinhas<CamposDoColaborador & { perfil_nome: string | null }>(
-        Colaborador.sequelize!,
-        `SELECT c.*, p.nome AS perfil_nome
-           FROM ${Colaborador.getTableName()} c
-           LEFT JOIN ${PerfilAcesso.getTableName()} p ON p.id = c.perfil_acesso_id AND p.deletado_em IS NULL
-          WHERE c.id = ? AND c.deletado_em IS NULL`,
-        [id],
-      );
+      const linha = await porIdEmLotes(id);
       if (!linha) throw naoEncontrado('Colaborador');
       const perfil = linha.perfil_nome === null ? null : { nome: linha.perfil_nome };
       return colaboradorJson({ ...linha, ativo: Boolean(linha.ativo), master: Boolean(linha.master), perfil });
