@@ -131,7 +131,9 @@ function hash(texto: string): number {
  * 64 of them (`sql` gets the list's `?` marks), the list padded to a power of two so a few texts
  * serve every batch. Under load most of such a read's cost is its round trip (the socket writes,
  * the database's turn), not its row: batched, a read of a collaborator cost the intranet about
- * half the CPU (docs/desempenho.md). Ids compare as the columns' collation does, in any case.
+ * half the CPU (docs/desempenho.md). Ids are matched in lower case, as the routes write them
+ * (`id()`, api/shared/paginacao.ts). No one id can fail a read of many, so a batch that fails
+ * fails each of its reads with its error, without reading them again one by one.
  */
 export function leituraPorIdEmLotes<L extends { id: string }>(
   sequelize: () => { config: { database: string } },
@@ -144,7 +146,7 @@ export function leituraPorIdEmLotes<L extends { id: string }>(
       const porId = new Map(linhas.map((l) => [l.id.toLowerCase(), l]));
       return ids.map((id) => porId.get(id.toLowerCase()));
     },
-    { maximo: 64, gravadores: 2 },
+    { maximo: 64, gravadores: 2, gravarUm: (_id, erroDoLote) => Promise.reject(erroDoLote) },
   );
   return (id) => lotes.guardar(id);
 }

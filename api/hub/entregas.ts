@@ -259,13 +259,15 @@ export async function registrarSucessos(lote: Sucesso[], seAindaNaoGravada = fal
         [...lote[0].tentativa, entregaId, numero, iniciadaEm],
       ]
     : [`INSERT INTO ${TENTATIVA_DE_ENTREGA} VALUES ?`, [ordenado.map((s) => s.tentativa)]];
+  // a late success (a second run of the job, after the queue lost the first one's lock) never takes
+  // back the attempts counted since, up to the error queue's
   // READ COMMITTED for the guarded form: its read takes no gap lock, so two of them never deadlock
   await escreverJuntos(
     banco('hub'),
     [
       inserir,
       [
-        `UPDATE ${POR_ID} SET situacao = 'entregue', tentativas = ${tentativas.sql}, entregue_em = ${em.sql},
+        `UPDATE ${POR_ID} SET situacao = 'entregue', tentativas = GREATEST(tentativas, ${tentativas.sql}), entregue_em = ${em.sql},
                 proxima_tentativa_em = NULL, ultimo_erro = NULL, atualizada_em = ${em.sql}
           WHERE id IN (?) AND situacao IN ('pendente', 'cancelada', 'fila_de_erro')`,
         [...tentativas.parametros, ...em.parametros, ...em.parametros, ordenado.map((s) => s.tentativa[0])],

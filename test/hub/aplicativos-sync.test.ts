@@ -130,15 +130,20 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     esperarProblema(await hub.api.get(`/aplicativo/${local.id}`, { token: admin }), 404);
   });
 
-  test('an application deleted here that shows up in identity again comes back, with its hub id, and the sync goes on', async () => {
-    const noIdentity = await hub.criarNoIdentity(`${tag} Volta`);
+  /** An identity application synced into the hub, then deleted there (missing from one listing); `antes`, its hub record. */
+  async function apagadaNoHub(nome: string) {
+    const noIdentity = await hub.criarNoIdentity(nome);
     await hub.sincronizar();
     const antes = await hub.doHub(noIdentity.id);
     relay.escondidos.add(noIdentity.id);
     await hub.sincronizar();
     expect(await hub.doHub(noIdentity.id)).toBeUndefined();
-
     relay.escondidos.clear();
+    return { noIdentity, antes };
+  }
+
+  test('an application deleted here that shows up in identity again comes back, with its hub id, and the sync goes on', async () => {
+    const { noIdentity, antes } = await apagadaNoHub(`${tag} Volta`);
     const outro = await hub.criarNoIdentity(`${tag} Depois da volta`);
     await hub.sincronizar();
     expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, ativo: true });
@@ -148,13 +153,7 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
   });
 
   test('an application coming back whose new name the database refuses stays deleted, not back under its old name: the return and its changes are one commit', async () => {
-    const noIdentity = await hub.criarNoIdentity(`${tag} Volta recusada`);
-    await hub.sincronizar();
-    const antes = await hub.doHub(noIdentity.id);
-    relay.escondidos.add(noIdentity.id);
-    await hub.sincronizar();
-    expect(await hub.doHub(noIdentity.id)).toBeUndefined();
-    relay.escondidos.clear();
+    const { noIdentity, antes } = await apagadaNoHub(`${tag} Volta recusada`);
     expect((await hub.identity.api.patch(`/aplicativo/${noIdentity.id}`, { token: admin, body: { nome: `${tag} Nome recusado` } })).status).toBe(200);
 
     const conexao = await novaConexao('hub');

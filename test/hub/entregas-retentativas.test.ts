@@ -229,16 +229,18 @@ describe('attempts against a real subscriber', () => {
 
   test('a success recorded after its delivery went to the error queue (a stale run of its job) takes it out: the subscriber has it', async () => {
     t.receptor.responder = (r) => (r.caminho === '/tarde' ? 500 : 200);
-    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/tarde'), maximo_de_tentativas: 1 });
+    const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/tarde'), maximo_de_tentativas: 2 });
     const { id } = await c.publicar();
     const naFila = await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro');
     expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(1);
-    const entregueEm = dataSql(new Date(Date.parse(naFila.historico[0].iniciada_em) + 1000));
-    await registrarSucessos([{ tentativa: [naFila.id, 1, dataSql(new Date(Date.parse(naFila.historico[0].iniciada_em) + 10)), 5, 200, null, '{}'], entregueEm }]);
+    // attempt 1's second run, answered 200 after attempt 2 failed: the two attempts stay counted
+    const inicio = Date.parse(naFila.historico[0].iniciada_em);
+    const entregueEm = dataSql(new Date(inicio + 1000));
+    await registrarSucessos([{ tentativa: [naFila.id, 1, dataSql(new Date(inicio + 10)), 5, 200, null, '{}'], entregueEm }]);
     const depois = await t.hub.entrega(naFila.id);
-    expect(depois).toMatchObject({ situacao: 'entregue', tentativas: 1, ultimo_erro: null, proxima_tentativa_em: null });
+    expect(depois).toMatchObject({ situacao: 'entregue', tentativas: 2, ultimo_erro: null, proxima_tentativa_em: null });
     expect(Date.parse(depois.entregue_em)).toBe(Date.parse(`${entregueEm.replace(' ', 'T')}Z`));
-    expect(depois.historico.map((h: any) => h.status_http)).toEqual([500, 200]);
+    expect(depois.historico.map((h: any) => `${h.numero} ${h.status_http}`).sort()).toEqual(['1 200', '1 500', '2 500']);
     expect((await t.hub.assinatura(c.assinatura.id)).entregas_na_fila_de_erro).toBe(0);
   });
 

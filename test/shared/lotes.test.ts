@@ -1,5 +1,9 @@
-import { createConnection } from 'mysql2/promise';
-import { GravadorEmLotes } from '../../lib/lotes';
+import { Connection, createConnection } from 'mysql2/promise';
+import { config } from '../../config';
+import * as database from '../../lib/database';
+import { servidorDaUrl } from '../../lib/database';
+import { encerrar } from '../../lib/lifecycle';
+import { GravadorEmLotes, leituraPorIdEmLotes } from '../../lib/lotes';
 import { portaLivre } from '../helpers/processo';
 
 /** A writer that records each batch and answers when told to. */
@@ -147,5 +151,45 @@ describe('GravadorEmLotes when the database is out of reach', () => {
     const resultados = await Promise.allSettled([1, 2, 3, 4].map((n) => g.guardar(n)));
     expect(resultados.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : r.status))).toEqual(Array(4).fill('ECONNREFUSED'));
     expect(chamadas).toBe(1);
+  });
+});
+
+describe('leituraPorIdEmLotes', () => {
+  const nome = `${process.env.DB_PREFIX}lotes`.slice(0, 64);
+  const base = () => ({ config: { database: nome } });
+  let conexao: Connection;
+  let leituras: jest.SpyInstance;
+
+  beforeAll(async () => {
+    conexao = await createConnection(servidorDaUrl(config().mysqlUrl));
+    await conexao.query(`CREATE DATABASE \`${nome}\``);
+    await conexao.query(`CREATE TABLE \`${nome}\`.pessoa (id VARCHAR(64) PRIMARY KEY, nome VARCHAR(50) NOT NULL)`);
+    await conexao.query(`INSERT INTO \`${nome}\`.pessoa VALUES ('a1', 'Ana'), ('b2', 'Bia'), ('c3', 'Caio'), ('d4', 'Duda')`);
+    leituras = jest.spyOn(database, 'lerLinhas');
+  });
+  afterAll(async () => {
+    leituras.mockRestore();
+    await conexao.query(`DROP DATABASE IF EXISTS \`${nome}\``);
+    await conexao.end();
+    await encerrar();
+  });
+  beforeEach(() => leituras.mockClear());
+
+  it('reads what arrives in one turn in one statement, and answers each read with its own row: in any order, repeated, in capitals, or none', async () => {
+    const ler = leituraPorIdEmLotes<{ id: string; nome: string }>(base, (marcas) => `SELECT id, nome FROM pessoa WHERE id IN (${marcas})`);
+    const pedidos = ['d4', 'a1', 'C3', 'a1', 'zz', 'b2'];
+    const linhas = await Promise.all(pedidos.map(ler));
+    expect(linhas.map((l) => l?.nome ?? null)).toEqual(['Duda', 'Ana', 'Caio', 'Ana', null, 'Bia']);
+    expect(leituras).toHaveBeenCalledTimes(1);
+    // the list padded to a power of two: 6 reads, 8 values
+    expect(leituras.mock.calls[0][2]).toHaveLength(8);
+  });
+
+  it('a batch that fails fails each of its reads with its error, read once, not again one by one', async () => {
+    const ler = leituraPorIdEmLotes<{ id: string }>(base, (marcas) => `SELECT id FROM tabela_que_nao_existe WHERE id IN (${marcas})`);
+    const resultados = await Promise.allSettled(['a1', 'b2', 'c3'].map(ler));
+    expect(resultados.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const r of resultados) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'ER_NO_SUCH_TABLE' });
+    expect(leituras).toHaveBeenCalledTimes(1);
   });
 });
