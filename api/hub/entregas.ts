@@ -576,7 +576,7 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   if (inicio && candidatas.length < leitura) candidatas.push(...(await lerAtrasadas(atraso, null, inicio, leitura - candidatas.length)));
   /** untried and untouched: its batch, if still queued, makes its first attempt */
   const doLote = (c: { lote: string | null; do_lote: number }) => Boolean(c.do_lote && c.lote);
-  const naFila = async (cs: Candidata[]) => lotesNaFila([...new Set(cs.filter(doLote).map((c) => c.lote!))]);
+  const naFila = async (cs: Candidata[]) => jobsNaFila([...new Set(cs.filter(doLote).map((c) => c.lote!))]);
   const vivos = await naFila(candidatas);
   const todas = candidatas.filter((c) => !(doLote(c) && vivos.has(c.lote!)));
   const escolhidas = todas.slice(0, limite);
@@ -607,14 +607,14 @@ export async function reenfileirarEsquecidas(limite = 5000): Promise<number> {
   return enfileirar.length;
 }
 
-/** Of the batch job ids `lotes`, those still in the queue (waiting, delayed or running): one round trip. */
-async function lotesNaFila(lotes: string[]): Promise<Set<string>> {
-  if (!lotes.length) return new Set();
+/** Of the delivery queue's job ids `ids` (batches' or deliveries' own), those it still holds: one round trip. */
+export async function jobsNaFila(ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
   const q = fila(filaHubEntrega);
   const pipeline = redis('produtor').pipeline();
-  for (const id of lotes) pipeline.exists(q.toKey(id));
+  for (const id of ids) pipeline.exists(q.toKey(id));
   const existe = await pipeline.exec();
-  return new Set(lotes.filter((_, i) => existe?.[i]?.[1] === 1));
+  return new Set(ids.filter((_, i) => existe?.[i]?.[1] === 1));
 }
 
 export interface EntregaJson {

@@ -11,11 +11,9 @@ import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '..
 import { TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
-import { fila } from '../../queues/fila';
-import { filaHubEntrega } from '../../queues/hub-entrega';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
-import { dividirEmLotes, enfileirarLotes } from './entregas';
+import { dividirEmLotes, enfileirarLotes, jobsNaFila } from './entregas';
 import { validarDados } from './esquemas';
 import { esperarSincronizacao } from './sincronizacao';
 
@@ -156,8 +154,8 @@ async function confirmarNaFila(r: RespostaDaPublicacao & { lote: string | null }
   ).map((e) => e.id);
   if (pendentes.length) {
     await enfileirarOuRecusar(async () => {
-      const estados = await Promise.all(pendentes.map((id) => fila(filaHubEntrega).getJobState(id)));
-      const doLote = pendentes.filter((_, i) => estados[i] === 'unknown');
+      const comJobProprio = await jobsNaFila(pendentes);
+      const doLote = pendentes.filter((id) => !comJobProprio.has(id));
       if (doLote.length) await enfileirarLotes([{ id: lote, entregas: doLote }]);
     }, pendentes.length);
   }
