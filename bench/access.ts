@@ -39,7 +39,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
 import { amostrarCpu, ocupacaoDaMaquina, usoDeCpu, usPorRequisicao } from './processo';
-import { ADMIN_DO_BENCH, ambienteDoSuite, argumentosDePerfil, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados, RAIZ } from './comum';
+import { ADMIN_DO_BENCH, ambienteDoSuite, argumentosDePerfil, chamar, Compilado, compilarParaBench, esperar, f0, fms, fpct, inteiro, limparDados, RAIZ, sorteado } from './comum';
 
 /** the services this benchmark starts, whose databases it drops */
 const SERVICOS = ['identity', 'intranet'];
@@ -151,8 +151,6 @@ interface Alvo {
   caminhos?: () => string;
 }
 
-const sorteado = (de: string[]) => () => de[Math.floor(Math.random() * de.length)];
-
 /**
  * The admin logs in, creates BENCH_PESSOAS collaborators, has the intranet register them and gives
  * the first a profile with {colaboradores: ['ler']}; then that collaborator logs in.
@@ -199,6 +197,8 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
     body: { perfil_acesso_id: perfil.id },
   });
   const tokenUsuario = await login(e.identity, usuario.email, senha);
+  const colaboradorSorteado = sorteado<string>(colaboradores.map((c: any) => c.id));
+  const usuarioSorteado = sorteado([usuario.id, ...outros]);
 
   const alvos: Alvo[] = [
     { chave: 'bare', nome: 'bare express GET /x', url: `${e.bare}/x` },
@@ -207,7 +207,7 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
       nome: 'intranet GET /colaborador/{id} (non-master, profile ler)',
       url: `${e.intranet}/colaborador/${colaborador.id}`,
       token: tokenUsuario,
-      caminhos: ((id) => () => `/colaborador/${id()}`)(sorteado(colaboradores.map((c: any) => c.id))),
+      caminhos: () => `/colaborador/${colaboradorSorteado()}`,
     },
     {
       chave: 'usuario',
@@ -220,7 +220,7 @@ async function prepararCenario(e: EnderecosDoBench): Promise<Alvo[]> {
       nome: 'identity GET /usuario/{id} (master, other user)',
       url: `${e.identity}/usuario/${usuario.id}`,
       token: admin,
-      caminhos: ((id) => () => `/usuario/${id()}`)(sorteado([usuario.id, ...outros])),
+      caminhos: () => `/usuario/${usuarioSorteado()}`,
     },
   ];
   // each target answers 200 with the expected record before it is measured

@@ -22,6 +22,9 @@ export function inteiro(nome: string, padrao: number): number {
 
 export type Opcoes = { token?: string; body?: unknown };
 
+/** A function answering, at each call, one of `de` drawn at random (a record per request). */
+export const sorteado = <T>(de: T[]) => (): T => de[Math.floor(Math.random() * de.length)];
+
 export async function chamar(base: string, metodo: string, caminho: string, o: Opcoes = {}) {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (o.token) headers.authorization = `Bearer ${o.token}`;

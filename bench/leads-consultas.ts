@@ -17,7 +17,7 @@
  */
 import autocannon from 'autocannon';
 import type { EnderecosDoBench } from './servidor';
-import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, inteiro } from './comum';
+import { bufferPoolEmMiB, chamar, comServidorDoBench, esperar, inteiro, sorteado } from './comum';
 import { CargaComCpu, cpuDaCarga, medirComCpu } from './processo';
 import { ADMIN, arquivosDoBench, f0, fms, importar, percentil } from './leads-comum';
 
@@ -39,7 +39,6 @@ function carga(e: EnderecosDoBench, url: string, caminhos: () => string): Promis
 async function benchCnpj(e: EnderecosDoBench, cnpjs: string[]) {
   // the warm-up reads other CNPJs than the measured run, every other one of the sample (which is in
   // CNPJ order): both spread over the whole registry, the run's rows not the ones just read
-  const sorteado = (de: string[]) => () => de[Math.floor(Math.random() * de.length)];
   const [aquecimento, medida] = [cnpjs.filter((_, i) => i % 2 === 0), cnpjs.filter((_, i) => i % 2 === 1)];
   const [doAquecimento, daMedida] = [sorteado(aquecimento), sorteado(medida)];
   const r = await chamar(e.leads, 'GET', `/api/cnpj/${daMedida()}`);
