@@ -1,7 +1,6 @@
 import { Connection, createConnection } from 'mysql2/promise';
 import { config } from '../../config';
 import * as database from '../../lib/database';
-import { servidorDaUrl } from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 import { GravadorEmLotes, leituraPorIdEmLotes } from '../../lib/lotes';
 import { portaLivre } from '../helpers/processo';
@@ -161,7 +160,7 @@ describe('leituraPorIdEmLotes', () => {
   let leituras: jest.SpyInstance;
 
   beforeAll(async () => {
-    conexao = await createConnection(servidorDaUrl(config().mysqlUrl));
+    conexao = await createConnection(database.servidorDaUrl(config().mysqlUrl));
     await conexao.query(`CREATE DATABASE \`${nome}\``);
     await conexao.query(`CREATE TABLE \`${nome}\`.pessoa (id VARCHAR(64) PRIMARY KEY, nome VARCHAR(50) NOT NULL)`);
     await conexao.query(`INSERT INTO \`${nome}\`.pessoa VALUES ('a1', 'Ana'), ('b2', 'Bia'), ('c3', 'Caio'), ('d4', 'Duda')`);
