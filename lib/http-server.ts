@@ -1,5 +1,5 @@
 import http, { STATUS_CODES } from 'node:http';
-import { AddressInfo } from 'node:net';
+import net, { AddressInfo } from 'node:net';
 import { Duplex } from 'node:stream';
 import { Express } from 'express';
 import { config } from '../config';
@@ -170,8 +170,19 @@ function acompanharAsRespostas(server: http.Server): () => void {
 function fecharAoFim(server: http.Server, res: http.ServerResponse): void {
   if (!res.headersSent) res.setHeader('Connection', 'close');
   // an answer whose headers went out before the close keeps its connection: closed once idle
-  else res.once('finish', () => server.closeIdleConnections());
+  else res.once('finish', () => fecharOciosasEmBreve(server));
 }
+
+/**
+ * How long a closing server leaves its idle connections open. A client may have sent its next
+ * request on one already (it was kept alive by an answer that went out before the close, or the
+ * signal came between two of its requests): closed at once, as Node's `close()` closes them, that
+ * request was reset. One that arrives in time is answered, with `Connection: close`; a connection
+ * still idle then is closed.
+ */
+export const OCIOSAS_FECHADAS_APOS_MS = 250;
+
+const fecharOciosasEmBreve = (server: http.Server) => setTimeout(() => server.closeIdleConnections(), OCIOSAS_FECHADAS_APOS_MS).unref();
 
 function fecharServidor(server: http.Server, fecharAsRespostas: () => void): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -179,10 +190,11 @@ function fecharServidor(server: http.Server, fecharAsRespostas: () => void): Pro
     fecharAsRespostas();
     const prazo = setTimeout(() => server.closeAllConnections(), config().shutdownGraceMs);
     prazo.unref();
-    server.close(() => {
+    // stops listening without http's own close, which would close the idle connections at once
+    net.Server.prototype.close.call(server, () => {
       clearTimeout(prazo);
       resolve();
     });
-    server.closeIdleConnections();
+    fecharOciosasEmBreve(server);
   });
 }

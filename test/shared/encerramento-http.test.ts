@@ -93,6 +93,17 @@ test('a request under way at the signal gets its answer, with Connection: close,
   agent.destroy();
 });
 
+test('a request sent on a connection idle at the signal is answered, with Connection: close, not reset (the idle ones stay open a moment)', async () => {
+  const porta = await servidorLento(20);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  expect(await pedir(porta, agent)).toEqual({ status: 200, connection: 'keep-alive' });
+  // the connection is idle in the agent's pool when the shutdown starts; the next request takes it
+  const fim = encerrar();
+  expect(await pedir(porta, agent)).toEqual({ status: 200, connection: 'close' });
+  await fim;
+  agent.destroy();
+});
+
 test('a client that keeps sending on its kept-alive connection is answered, never reset, until the server is gone', async () => {
   const porta = await servidorLento(100);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
