@@ -11,6 +11,13 @@ const REDIRECIONAMENTOS = 5;
 const CAMINHO_DOS_ANEXOS = '/rails/active_storage/';
 /** The SSRF guard of downloads outside the chat platform's own origin: no private network passes. */
 const guarda = guardaDeDestino();
+/**
+ * Guarded downloads keep their connections apart: an agent reuses an idle socket by host and port
+ * alone, and the guard checks an address only when a socket is opened, so a guarded download
+ * taking a socket the chat platform's own (unguarded) download left in the global pool would
+ * reach that private address unchecked. Here every socket was opened through the guard.
+ */
+const agentesGuardados = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
 export interface Download {
   /** the answer's Content-Type in a shape file storage takes (tipoParaGuardar) */
@@ -68,7 +75,8 @@ export function baixarAnexo(endereco: string, a: AcessoAoAnexo, saltos = 0, saiu
   const headers: Record<string, string> = { 'user-agent': 'suite-sales', 'accept-encoding': 'identity' };
   if (doSuporte && !saiuDoSuporte && a.tokenApi) headers.api_access_token = a.tokenApi;
   return new Promise((resolve, reject) => {
-    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, lookup: protegido ? guarda.lookupPara(url) : undefined }, (res) => {
+    const guardado = protegido ? { lookup: guarda.lookupPara(url), agent: agentesGuardados[url.protocol as 'http:' | 'https:'] } : {};
+    const req = (url.protocol === 'https:' ? https : http).get(url, { headers, signal: a.sinal, ...guardado }, (res) => {
       const status = res.statusCode ?? 0;
       // the body of a redirect or an error is not read: closed, not drained (a host may send no end)
       if (status >= 300 && status < 400 && res.headers.location) {
