@@ -31,10 +31,13 @@ if ! [[ "$maior" =~ ^[0-9]+$ && "$menor" =~ ^[0-9]+$ ]] || [ "$maior" -lt 20 ] |
   exit 1
 fi
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# the build and the tests need the development dependencies too, which npm leaves out under
+# NODE_ENV=production (set on many servers): asked for, and an install without them made again
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+  || [ ! -x node_modules/.bin/tsc ] || [ ! -x node_modules/.bin/jest ]; then
   echo "installing dependencies (npm ci)"
   # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then
-  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+  npm ci --include=dev --no-audit --no-fund || npm install --include=dev --no-audit --no-fund
 fi
 # without the lock's descriptor: a server it starts in the background would inherit it and hold the lock for good
 bash scripts/ensure-services.sh 9>&-

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -49,4 +49,39 @@ test.each(['v20.19.0', 'v22.12.0', 'v24.1.0'])('Node %s: goes on to the dependen
   const r = rodarCom(versao);
   expect(r.erros).not.toContain('is needed');
   expect(r.passou).toBe(true);
+});
+
+describe('dependencies', () => {
+  /** A project of its own: the script, a fake ensure-services, a lockfile and what node_modules holds. */
+  function projeto(binarios: string[]) {
+    const raiz = path.join(pasta, 'projeto');
+    mkdirSync(path.join(raiz, 'scripts'), { recursive: true });
+    copyFileSync(SCRIPT, path.join(raiz, 'scripts/prepare.sh'));
+    writeFileSync(path.join(raiz, 'scripts/ensure-services.sh'), 'exit 0\n');
+    writeFileSync(path.join(raiz, 'package-lock.json'), '{}');
+    mkdirSync(path.join(raiz, 'node_modules/.bin'), { recursive: true });
+    // installed after the lockfile was written, as npm leaves it
+    const depois = new Date(Date.now() + 60_000);
+    writeFileSync(path.join(raiz, 'node_modules/.package-lock.json'), '{}');
+    utimesSync(path.join(raiz, 'node_modules/.package-lock.json'), depois, depois);
+    for (const b of binarios) {
+      writeFileSync(path.join(raiz, 'node_modules/.bin', b), '#!/bin/sh\n');
+      chmodSync(path.join(raiz, 'node_modules/.bin', b), 0o755);
+    }
+    writeFileSync(path.join(pasta, 'node'), '#!/bin/sh\necho v20.19.0\n');
+    writeFileSync(path.join(pasta, 'npm'), `#!/bin/sh\necho "npm $*" >>"${pasta}/log"\n`);
+    chmodSync(path.join(pasta, 'node'), 0o755);
+    chmodSync(path.join(pasta, 'npm'), 0o755);
+    const r = spawnSync(path.join(pasta, 'bash'), [path.join(raiz, 'scripts/prepare.sh')], { env: { PATH: pasta, NODE_ENV: 'production' }, encoding: 'utf8', timeout: 10_000 });
+    expect(r.status).toBe(0);
+    return existsSync(path.join(pasta, 'log')) ? readFileSync(path.join(pasta, 'log'), 'utf8') : '';
+  }
+
+  it('installed with the development dependencies, the lockfile unchanged since: nothing is installed', () => {
+    expect(projeto(['tsc', 'jest'])).toBe('');
+  });
+
+  it('installed without them (NODE_ENV=production leaves them out): installed again, asking for them', () => {
+    expect(projeto(['tsc'])).toBe('npm ci --include=dev --no-audit --no-fund\n');
+  });
 });
