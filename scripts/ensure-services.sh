@@ -147,6 +147,12 @@ ensure_mariadb() {
   }
 }
 
+# The system's Redis service answers where REDIS_URL asks (Debian's listens on 6379 of loopback),
+# and systemd runs the machine (in a container nothing would start it)
+redis_do_sistema() {
+  [ "$REDIS_PORT" = 6379 ] && [ -d /run/systemd/system ] && [ -f /lib/systemd/system/redis-server.service ]
+}
+
 ensure_redis() {
   answers "$REDIS_HOST" "$REDIS_PORT" && return 0
   is_local "$REDIS_HOST" || { echo "Redis at $(where "$REDIS_HOST" "$REDIS_PORT") does not answer" >&2; exit 1; }
@@ -164,6 +170,15 @@ ensure_redis() {
         || echo "warning: the Redis of the package kept its own settings: set maxmemory-policy noeviction and appendonly yes in /etc/redis/redis.conf" >&2
       return 0
     fi
+  fi
+  # Debian's own service, installed before and stopped since (for maintenance, say): started, not
+  # replaced by a server of the suite's own, which would hold an empty queue store beside the
+  # service's data until the next boot brought that back
+  if redis_do_sistema; then
+    echo "starting Redis (the system's redis-server service)"
+    as_root service redis-server start && wait_for Redis "$REDIS_HOST" "$REDIS_PORT" && return 0
+    echo "the system's redis-server service did not start: see journalctl -u redis-server" >&2
+    return 1
   fi
   echo "starting Redis"
   # BullMQ needs keys never evicted (DESIGN §8); as the calling user (no root needed on a port

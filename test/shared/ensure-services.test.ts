@@ -133,6 +133,38 @@ test.each([
   );
 });
 
+describe("Debian's Redis service installed, stopped since", () => {
+  /** ensure_redis with redis-server installed and the system's service present (redis_do_sistema). */
+  const comServico = (porta: number, inicio: string) =>
+    rodar(
+      `redis_do_sistema() { return 0; }
+      as_root() { echo "as_root $*" >>"$PASTA/log"; ${inicio}; }
+      wait_for() { answers_within 5 "$2" "$3"; }
+      trap '[ -s "$PASTA/pid" ] && kill "$(cat "$PASTA/pid")"' EXIT
+      ensure_redis`,
+      { REDIS_URL: `redis://127.0.0.1:${porta}` },
+    );
+
+  beforeEach(() => falso('redis-server'));
+
+  it('is started, and no server of the suite\'s own beside it (it would hold an empty queue store)', async () => {
+    const porta = await portaLivre();
+    const r = comServico(
+      porta,
+      `node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1")' "$REDIS_PORT" & echo $! >"$PASTA/pid"`,
+    );
+    expect(r).toMatchObject({ codigo: 0, erros: '' });
+    expect(r.log).toBe('as_root service redis-server start\n');
+  });
+
+  it('that does not start: stops, saying where to look, and starts none of its own', async () => {
+    const r = comServico(await portaLivre(), 'return 1');
+    expect(r.codigo).toBe(1);
+    expect(r.erros).toContain("the system's redis-server service did not start: see journalctl -u redis-server");
+    expect(r.log).toBe('as_root service redis-server start\n');
+  });
+});
+
 describe('the Mroonga package of the server version, when its install fails', () => {
   const VERSAO = '1:10.11.6-0+deb12u1';
   /** A local Debian MariaDB without the engine; apt knows no mariadb-plugin-mroonga of its version. */
