@@ -24,9 +24,14 @@ const DELTAS_POR_VEZ = 10_000;
  * transactions of `porVez`: a backlog (days with no sales-contagem worker) would otherwise be one
  * DELETE past the packet limit, failing every run for good. The deltas are read with a lock,
  * which waits for a writer still holding one of them, so each delta is summed once, then exactly
- * those are deleted. Deltas logged after the job began wait for its next run.
+ * those are deleted. Deltas logged after the job began wait for its next run, as do the rest of a
+backlog when a shutdown (`sinal`) stops it; the count so far goes to `aoProgredir`.
  */
-export async function compactarContagem(porVez = DELTAS_POR_VEZ): Promise<number> {
+export async function compactarContagem(
+  porVez = DELTAS_POR_VEZ,
+  aoProgredir: (p: { consolidados: number }) => void = () => undefined,
+  sinal?: AbortSignal,
+): Promise<number> {
   const [{ ate }] = await lerPorTexto<{ ate: number | null }>(banco('sales'), 'SELECT MAX(id) AS ate FROM conversa_contagem_delta', []);
   if (ate === null) return 0;
   let consolidados = 0;
@@ -51,6 +56,8 @@ export async function compactarContagem(porVez = DELTAS_POR_VEZ): Promise<number
       { leituraConfirmada: true },
     );
     consolidados += feitos;
-    if (feitos < porVez) return consolidados;
+    aoProgredir({ consolidados });
+    // a shutdown stops it between two transactions: the rest waits for the next run
+    if (feitos < porVez || sinal?.aborted) return consolidados;
   }
 }

@@ -164,6 +164,29 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     expect((await get('/conversa', { status: 'pending' })).body.total).toBe(await Conversa.count({ where: { status: 'pending' } }));
   });
 
+  it('a backlog reports its count after each transaction, and a shutdown stops it between two, the rest left for the next run', async () => {
+    for (let i = 0; i < 5; i++) await conversa({ status: 'pending' });
+    const [[{ n }]] = (await banco('sales').query('SELECT COUNT(*) AS n FROM conversa_contagem_delta')) as [[{ n: number }], unknown];
+    const deltas = Number(n);
+    expect(deltas).toBeGreaterThanOrEqual(5);
+    const parada = new AbortController();
+    const relatos: number[] = [];
+    const feitos = await compactarContagem(
+      2,
+      (p) => {
+        relatos.push(p.consolidados);
+        parada.abort();
+      },
+      parada.signal,
+    );
+    expect(feitos).toBe(2);
+    expect(relatos).toEqual([2]);
+    // the rest, folded by the next run, each delta once
+    expect(await compactarContagem(2, (p) => relatos.push(p.consolidados))).toBe(deltas - 2);
+    expect(relatos.at(-1)).toBe(deltas - 2);
+    expect((await get('/conversa', { status: 'pending' })).body.total).toBe(await Conversa.count({ where: { status: 'pending' } }));
+  });
+
   it('a count delta still uncommitted when the counts are folded is waited for, and folded once', async () => {
     const escritor = await novaConexao('sales');
     try {
