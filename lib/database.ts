@@ -335,14 +335,27 @@ export const nomeDaTrava = (servico: NomeDoServico, nome: string) => `${nomeDoBa
 /**
  * Runs `fn` holding the service database's named lock `nome`, on a connection of its own for as
  * long as `fn` runs; answers null, without running it, when another holder (in this process or any
- * other) keeps the lock past `esperaS` seconds (by default, not waiting at all). A wait the server
- * stops fails as a statement stopped does (bancoIndisponivel).
+ * other) keeps the lock past `esperaS` seconds (by default, not waiting at all), or `sinal` (a
+ * shutdown) stops the wait. A wait the server stops fails as a statement stopped does
+ * (bancoIndisponivel).
  */
-export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>, esperaS = 0): Promise<T | null> {
+export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () => Promise<T>, esperaS = 0, sinal?: AbortSignal): Promise<T | null> {
   const conexao = await novaConexao(servico);
   try {
     const trava = nomeDaTrava(servico, nome);
-    const [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
+    // the wait ends with its connection: the server drops the waiter when the socket closes
+    const desistir = () => conexao.destroy();
+    sinal?.addEventListener('abort', desistir, { once: true });
+    let obtida: number | null;
+    try {
+      if (sinal?.aborted) return null;
+      [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
+    } catch (err) {
+      if (sinal?.aborted) return null;
+      throw err;
+    } finally {
+      sinal?.removeEventListener('abort', desistir);
+    }
     // NULL is the wait stopped by the server (its statement killed), not a lock another holder
     // keeps: failed as a statement so stopped fails (errno 1317, a failure of the moment, 503)
     if (obtida == null) throw Object.assign(new Error(`lock ${trava}: the server stopped the wait`), { errno: 1317, code: 'ER_QUERY_INTERRUPTED' });

@@ -120,7 +120,7 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
  * published from then on). The identity application's own types (`colaborador.*`) are created
  * when it first appears (DESIGN §10).
  */
-export async function sincronizarAplicativos(tokenDoChamador?: string) {
+export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: AbortSignal) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
   if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
   // the hub's own token refused is not reused: the next sync asks for a new one (identity may have
@@ -131,8 +131,9 @@ export async function sincronizarAplicativos(tokenDoChamador?: string) {
   // one at a time across the hub's processes: a master's sync and another's, on two workers, would
   // both create an application new to both, and the second would fail on its unique key
   try {
-    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token, aoRecusar), ESPERA_PELA_OUTRA_SYNC_S);
-    return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
+    // a shutdown gives up the wait for another sync: it may last longer than the shutdown's grace
+    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token, aoRecusar), ESPERA_PELA_OUTRA_SYNC_S, sinal);
+    return r ?? { ignorado: sinal?.aborted ? 'encerramento' : 'outra sincronização não terminou a tempo' };
   } catch (err) {
     aoRecusar(err);
     throw err;

@@ -1,12 +1,14 @@
 import { rename } from 'node:fs/promises';
+import { Job } from 'bullmq';
 import path from 'node:path';
 import { sincronizarAplicativos } from '../../api/hub/aplicativos';
 import { esquecerTokenDoServico } from '../../api/shared/token-do-servico';
 import { esquecerPublicadores } from '../../api/hub/eventos';
+import { processarHubAplicativoSync } from '../../jobs/hub-aplicativo-sync';
 import * as sincronizacao from '../../api/hub/sincronizacao';
 import { config } from '../../config';
 import { idDoAplicativoDe } from '../../lib/credenciais';
-import { novaConexao } from '../../lib/database';
+import { nomeDaTrava, novaConexao } from '../../lib/database';
 import { EventoPendente } from '../../models/identity';
 import { fila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
@@ -170,6 +172,26 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     }
     await hub.sincronizar();
     expect(await hub.doHub(noIdentity.id)).toMatchObject({ id: antes.id, nome: `${tag} Nome recusado`, ativo: true });
+  });
+
+  test('a sync job waiting for another sync gives up the wait at shutdown, changing nothing (the wait may outlast the grace)', async () => {
+    const nova = await hub.criarNoIdentity(`${tag} Depois do encerramento`);
+    const outra = await novaConexao('hub');
+    try {
+      // another process's sync under way
+      await outra.query('SELECT GET_LOCK(?, 0)', [nomeDaTrava('hub', 'sincronizar-aplicativos')]);
+      const parada = new AbortController();
+      const inicio = Date.now();
+      const job = processarHubAplicativoSync({ data: {} } as Job, undefined, parada.signal);
+      setTimeout(() => parada.abort(), 300);
+      expect(await job).toEqual({ ignorado: 'encerramento' });
+      expect(Date.now() - inicio).toBeLessThan(5_000);
+      expect(await hub.doHub(nova.id)).toBeUndefined();
+    } finally {
+      await outra.end();
+    }
+    await hub.sincronizar();
+    expect(await hub.doHub(nova.id)).toMatchObject({ ativo: true });
   });
 
   test('an application that owns an event type becomes inactive and keeps its type', async () => {

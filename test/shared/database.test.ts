@@ -222,6 +222,38 @@ describe('lib/database on a real database: escreverJuntos (one transaction in on
     }
   });
 
+  test('sozinho: a shutdown (its signal) ends the wait for a lock another holds at once, without running, and the lock stays with its holder', async () => {
+    const trava = `${sequelize.config.database}_teste-encerramento`;
+    const dono = await novaConexao('intranet');
+    try {
+      await dono.query('SELECT GET_LOCK(?, 0)', [trava]);
+      const parada = new AbortController();
+      let rodou = false;
+      const inicio = Date.now();
+      const espera = database.sozinho('intranet', 'teste-encerramento', async () => (rodou = true), 30, parada.signal);
+      await esperarAte(async () => {
+        const [linhas] = await dono.query('SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 30)%`]);
+        return (linhas as unknown[]).length > 0;
+      }, 'the wait for the lock under way');
+      parada.abort();
+      expect(await espera).toBeNull();
+      expect(Date.now() - inicio).toBeLessThan(5_000);
+      expect(rodou).toBe(false);
+      const [[{ dele }]] = (await dono.query('SELECT IS_USED_LOCK(?) = CONNECTION_ID() AS dele', [trava])) as unknown as [[{ dele: number }]];
+      expect(Number(dele)).toBe(1);
+      // the waiter's connection is gone from the server, not left waiting out its 30 seconds
+      await esperarAte(async () => {
+        const [linhas] = await dono.query('SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 30)%`]);
+        return (linhas as unknown[]).length === 0;
+      }, 'the wait gone from the server');
+      // already stopped: not even asked
+      expect(await database.sozinho('intranet', 'teste-encerramento', async () => (rodou = true), 30, parada.signal)).toBeNull();
+      expect(rodou).toBe(false);
+    } finally {
+      await dono.end();
+    }
+  });
+
   test('MYSQL_URL with socketPath connects through the Unix socket of a server on this machine', async () => {
     const [{ socket }] = await lerLinhas<{ socket: string }>(sequelize, 'SELECT @@socket AS socket', []);
     if (!socket || !existsSync(socket)) {
