@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chamar, esperarProblema } from '../helpers/http';
 import { acessoIntranet } from '../../api/intranet/acesso';
 import { config } from '../../config';
+import { nomeDaTrava, novaConexao } from '../../lib/database';
 import { Colaborador } from '../../models/intranet';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { ACESSO_INICIAL, Intranet, intranetDe, unico } from './apoio';
@@ -233,4 +234,25 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(feito.status).toBe(200);
     expect(feito.body.perfil_acesso_id).toBeNull();
   });
+});
+
+test('a collaborator sync waiting for another run ends the wait at shutdown and mirrors nothing; a later run mirrors', async () => {
+  const admin = await it.admin();
+  const tag = unico('Encerramento');
+  const nova = await it.identity.criarUsuario({ senha: undefined, nome: `${tag} Nova` });
+  const outra = await novaConexao('intranet');
+  try {
+    // another process's run under way
+    await outra.query('SELECT GET_LOCK(?, 0)', [nomeDaTrava('intranet', 'sincronizar-colaboradores')]);
+    const parada = new AbortController();
+    const inicio = Date.now();
+    setTimeout(() => parada.abort(), 300);
+    expect(await acessoIntranet.sincronizar(admin, undefined, parada.signal)).toBeNull();
+    expect(Date.now() - inicio).toBeLessThan(5_000);
+    expect(await Colaborador.findOne({ where: { auth_id: nova.id } })).toBeNull();
+  } finally {
+    await outra.end();
+  }
+  await acessoIntranet.sincronizar(admin);
+  expect(await Colaborador.findOne({ where: { auth_id: nova.id } })).not.toBeNull();
 });

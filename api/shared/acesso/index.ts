@@ -76,7 +76,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
    * (a proxy's answer, a changed route) is refused before it is mirrored: taken as the whole of
    * identity, it would mark every collaborator deleted.
    */
-  async function sincronizar(token: string, aoProgredir?: (p: ProgressoDoEspelho) => void) {
+  async function sincronizar(token: string, aoProgredir?: (p: ProgressoDoEspelho) => void, sinal?: AbortSignal) {
     const espelho = await sozinho(
       o.filaDeSync.servico,
       'sincronizar-colaboradores',
@@ -87,7 +87,10 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
         return inicial.mudou ? { ...resultado, acesso_inicial_mudou: true } : resultado;
       },
       ESPERA_PELA_OUTRA_SINCRONIZACAO_S,
+      sinal,
     );
+    // a shutdown ended the wait for the other run (it may outlast the grace): null, to be run again
+    if (!espelho && sinal?.aborted) return null;
     if (!espelho) throw new Error(`another collaborator sync held the lock for ${ESPERA_PELA_OUTRA_SINCRONIZACAO_S} s`);
     return espelho;
   }
@@ -159,7 +162,8 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
   return {
     areas: o.areas,
     /** the sync with the newest master token identity still takes; null when none is left */
-    sincronizarComTokenDoSync: (aoProgredir?: (p: ProgressoDoEspelho) => void) => comTokenDaFila(o.filaDeSync, (token) => sincronizar(token, aoProgredir)),
+    sincronizarComTokenDoSync: (aoProgredir?: (p: ProgressoDoEspelho) => void, sinal?: AbortSignal) =>
+      comTokenDaFila(o.filaDeSync, (token) => sincronizar(token, aoProgredir, sinal)),
     controle,
     perfis,
     colaboradores,
