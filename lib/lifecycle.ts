@@ -37,11 +37,17 @@ export async function dentroDe(p: Promise<unknown>, ms: number): Promise<boolean
 /** How many stages the shutdown under way has reached (0 when none is under way). */
 let estagiosAlcancados = 0;
 
+/** The parts whose close is under way: the forced exit names those that held it. */
+const fechandoAgora = new Set<string>();
+
 async function fecharLogando(c: Closer): Promise<void> {
+  fechandoAgora.add(c.nome);
   try {
     await c.fechar();
   } catch (err) {
     logger('lifecycle').warn({ err, parte: c.nome }, 'erro ao fechar');
+  } finally {
+    fechandoAgora.delete(c.nome);
   }
 }
 
@@ -152,7 +158,7 @@ function encerrarESair(sinal = false): void {
   saindo = true;
   fechandoPorSinalDesde = sinal ? performance.now() : undefined;
   const forcar = setTimeout(() => {
-    logger('lifecycle').error('encerramento passou do prazo: saída forçada');
+    logger('lifecycle').error({ fechando: [...fechandoAgora] }, 'encerramento passou do prazo: saída forçada');
     process.exit(1);
   }, config().shutdownGraceMs + 5000);
   forcar.unref();

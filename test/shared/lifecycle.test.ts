@@ -138,3 +138,15 @@ test('a signal during a close a failure began lets that close finish (exit 1 all
   expect(codigo).toBe(1);
   expect(erros).toContain('FECHADA');
 }, 30_000);
+
+test('a close that never ends is cut short by the forced exit, whose log line names the part that held it', async () => {
+  const { codigo, saida } = await processoCom(
+    `l.aoEncerrar('bancos', 'banco de teste', () => new Promise(() => undefined));
+     l.aoEncerrar('bancos', 'banco que fecha', async () => undefined);
+     process.kill(process.pid, 'SIGTERM');`,
+    'info',
+  );
+  expect(codigo).toBe(1);
+  const forcada = saida.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.msg === 'encerramento passou do prazo: saída forçada');
+  expect(forcada).toMatchObject({ level: 50, fechando: ['banco de teste'] });
+}, 30_000);
