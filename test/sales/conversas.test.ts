@@ -43,7 +43,9 @@ const get = (caminho: string, query?: Record<string, string | number>, token = a
 describe('SPEC 4.6 rule 1: GET /conversa', () => {
   it('pages of exactly 50, most recent last message first, `tamanho` ignored, `total` of the live ones', async () => {
     const base = Date.parse('2026-01-01T00:00:00Z');
-    for (let i = 0; i < 55; i++) await conversa({ em: new Date(base + i * 60_000), status: i % 2 ? 'open' : 'pending' });
+    // sent in an order unlike their creation (23 and 55 coprime: each minute once), so an order by
+    // id or by creation is not taken for one by last message
+    for (let i = 0; i < 55; i++) await conversa({ em: new Date(base + ((i * 23) % 55) * 60_000), status: i % 2 ? 'open' : 'pending' });
     const vivas = await Conversa.count();
 
     const p1 = await get('/conversa', { tamanho: 5 });
@@ -279,8 +281,9 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
   it('ids and status compare exactly; results are most recent first', async () => {
     const cliente = await s.criar('cliente', { razao_social: `${unico('Padaria ')} Ltda` });
     const robo = await s.criar('robo', { nome: unico('Robô ') });
-    const a = await conversa({ em: new Date('2026-03-01T00:00:00Z'), status: 'open' });
+    // the most recent made first: an order by id or by creation would list `a` first
     const b = await conversa({ em: new Date('2026-03-02T00:00:00Z'), status: 'resolved' });
+    const a = await conversa({ em: new Date('2026-03-01T00:00:00Z'), status: 'open' });
     for (const c of [a, b]) {
       const r = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } });
       expect(r.status).toBe(200);
