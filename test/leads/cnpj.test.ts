@@ -134,6 +134,14 @@ beforeAll(async () => {
       ],
       simples: [
         linhaDoSimples({ cnpj_basico: b(SERPRO), data_opcao_simples: '20140101' }),
+        // a record of neither option (one opted out of both): a record all the same
+        linhaDoSimples({
+          cnpj_basico: b(BANCO_DO_BRASIL),
+          opcao_pelo_simples: 'N',
+          data_opcao_simples: '20070701',
+          data_exclusao_simples: '20080101',
+          opcao_pelo_mei: 'N',
+        }),
         linhaDoSimples({
           cnpj_basico: b(COMPLETO),
           opcao_pelo_simples: 'N',
@@ -333,6 +341,18 @@ describe('GET /api/cnpj/{cnpj}: what is accepted (SPEC 4.2 rule 1, DESIGN §4 40
       esperarProblema(res, status);
       expect({ escrito, cache: res.headers.get('cache-control') }).toEqual({ escrito, cache: registro });
     }
+  });
+});
+
+test('tem_simples is true when a Simples/MEI record exists, even one of neither option (SPEC §2)', async () => {
+  const res = await buscar(BANCO_DO_BRASIL);
+  expect(res.body).toMatchObject({
+    tem_simples: true,
+    simples_opcao_pelo_simples: 'N',
+    simples_opcao_pelo_simples_descricao: 'Não',
+    simples_data_opcao_simples: '20070701',
+    simples_data_exclusao_simples: '20080101',
+    simples_opcao_pelo_mei: 'N',
   });
 });
 
