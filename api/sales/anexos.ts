@@ -479,6 +479,12 @@ const FALHAS_SEGUIDAS_NA_REMOCAO = 3;
 /** How many listed copies a removal run takes (tests lower it). */
 export const REMOCAO = { porVez: 500 };
 
+/** The removal lists' pages, oldest first, each read from its age index (sales migration 0022). */
+export const PAGINAS_DAS_REMOCOES = {
+  arquivo_a_apagar: (n: number) => `SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT ${n}`,
+  chave_a_apagar: (n: number) => `SELECT chave FROM chave_a_apagar ORDER BY criado_em LIMIT ${n}`,
+};
+
 /**
  * Removes the pending copies from file storage, oldest listed first, reporting after each; the
  * files of the listed keys are found first (procurarCopiasPelaChave) and join them. One that fails
@@ -495,7 +501,7 @@ export async function apagarCopiasPendentes(
 ): Promise<number> {
   const sales = banco('sales');
   const chavesProcuradas = await procurarCopiasPelaChave(sinal);
-  const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, `SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT ${REMOCAO.porVez}`, []);
+  const pendentes = await lerLinhas<{ arquivo_id: string }>(sales, PAGINAS_DAS_REMOCOES.arquivo_a_apagar(REMOCAO.porVez), []);
   let apagados = 0;
   const falhas: string[] = [];
   let seguidas = 0;
@@ -533,7 +539,7 @@ export async function apagarCopiasPendentes(
 async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
   const sales = banco('sales');
   try {
-    const chaves = await lerLinhas<{ chave: string }>(sales, 'SELECT chave FROM chave_a_apagar ORDER BY criado_em LIMIT 500', []);
+    const chaves = await lerLinhas<{ chave: string }>(sales, PAGINAS_DAS_REMOCOES.chave_a_apagar(500), []);
     for (const { chave } of chaves) {
       if (sinal?.aborted) break;
       const arquivoId = await arquivoDaChave(chave);

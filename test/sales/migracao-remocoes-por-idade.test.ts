@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PAGINAS_DAS_REMOCOES } from '../../api/sales/anexos';
 import { banco as bancoDoServico, migrar } from '../../lib/database';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { bancoAntesDaMigracao } from '../helpers/migracoes';
@@ -13,10 +14,10 @@ const { q, indice } = banco;
 
 afterAll(() => banco.apagar());
 
-// the pages the removals read (apagarCopiasPendentes, apagarChavesSemCopia)
+// the pages the removals read, as they read them
 const PAGINAS = {
-  arquivo_a_apagar: 'SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em LIMIT 500',
-  chave_a_apagar: 'SELECT chave FROM chave_a_apagar ORDER BY criado_em LIMIT 500',
+  arquivo_a_apagar: PAGINAS_DAS_REMOCOES.arquivo_a_apagar(500),
+  chave_a_apagar: PAGINAS_DAS_REMOCOES.chave_a_apagar(500),
 };
 
 async function planos() {
