@@ -43,6 +43,8 @@ describe('the signed url (DESIGN §7, SPEC §2 AnexoDaMensagem: valid 15 minutes
     // a file deleted while its link is valid must not live on in a browser's cache
     expect(res.headers.get('cache-control')).toBe('private, no-store');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    // a file opened in the browser anyway (an HTML upload) runs no script and reaches nothing
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     expect(res.headers.get('repr-digest')).toBe(`sha-256=:${createHash('sha256').update(BYTES).digest('base64')}:`);
     // RFC 6266: an ASCII fallback with no quote or non-ASCII, and the exact name in RFC 8187 encoding
     expect(res.headers.get('content-disposition')).toBe(
