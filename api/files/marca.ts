@@ -33,7 +33,7 @@ const oQueTraz = (marca: string | null) => (marca === null ? 'no mark' : `mark $
  * is not the database's.
  */
 async function guardaArquivosDoBanco(store: Armazenamento): Promise<boolean> {
-  const recentes = await lerLinhas<{ id: string }>(banco('files'), 'SELECT id FROM arquivo ORDER BY criado_em DESC LIMIT 10', []);
+  const recentes = await lerLinhas<{ id: string }>(banco('files'), 'SELECT id FROM arquivo WHERE deletado_em IS NULL ORDER BY criado_em DESC LIMIT 10', []);
   for (const { id } of recentes) {
     const bytes = await store.ler(id);
     if (bytes) {

@@ -135,7 +135,7 @@ e quer achá-lo (para usá-lo ou apagá-lo) sem enviar os bytes de novo. Um dos 
       metodo: 'delete',
       caminho: '/arquivo/:id',
       operacao: 'deletar_pelo_id_arquivo',
-      resumo: 'Apaga um arquivo do aplicativo: os dados e os bytes',
+      resumo: 'Apaga um arquivo do aplicativo: os bytes se vão, o registro fica marcado deletado_em',
       acesso: 'aplicativo',
       validar: { params: schemas.paramsId },
       status: 204,

@@ -63,4 +63,18 @@ export const MIGRACOES_FILES: Migracao[] = [
   },
   // the access module (DESIGN §3), mounted later than the service's first tables
   migracaoDeAcesso,
+  {
+    name: '0005-files-exclusao-logica',
+    async up(qi) {
+      // a deleted file keeps its row (DESIGN §4: deletion is logical), its bytes removed; an
+      // application's live files, most recent first, are read from an index that holds them apart
+      // from its deleted ones, however many those are
+      const [colunas] = await qi.sequelize.query("SHOW COLUMNS FROM arquivo LIKE 'deletado_em'");
+      if (!(colunas as unknown[]).length) {
+        await qi.sequelize.query(
+          'ALTER TABLE arquivo ADD COLUMN deletado_em DATETIME(3) NULL, DROP KEY arquivo_aplicativo, ADD KEY arquivo_aplicativo (aplicativo_id, deletado_em, criado_em, id)',
+        );
+      }
+    },
+  },
 ];

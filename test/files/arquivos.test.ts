@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 import { Readable } from 'node:stream';
-import { DatabaseError } from 'sequelize';
+import { DatabaseError, QueryTypes } from 'sequelize';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { esperarTravaEsperada } from '../helpers/espera';
@@ -351,7 +351,10 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     // of the service's Sequelize pool (DB_CONEXOES_POR_POOL, 5) until the commit
     const observador = await novaConexao('files');
     try {
-      await sequelize.query('DELETE FROM arquivo WHERE id = ?', { replacements: [primeiro.body.id], transaction: apagando });
+      await sequelize.query('UPDATE arquivo SET deletado_em = UTC_TIMESTAMP(3), chave_de_idempotencia = NULL WHERE id = ?', {
+        replacements: [primeiro.body.id],
+        transaction: apagando,
+      });
       const envios = [1, 2, 3, 4].map(() => files.enviar(app.token, 'z.bin', 'z', comChave(chave)));
       await esperarTravaEsperada(observador, 'the four uploads waiting on the deletion of their key', 4);
       await apagando.commit();
@@ -420,13 +423,25 @@ describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and dele
     expect((await files.baixar(res.body.url)).bytes.toString()).toBe('conteúdo');
   });
 
-  test('DELETE answers 204 and removes the row and the bytes; afterwards the file is 404 everywhere, the old url included', async () => {
-    const enviado = (await files.enviar(app.token, 'apagar.txt', 'tchau')).body;
+  test('DELETE answers 204, removes the bytes and keeps the row marked deleted (DESIGN §4); afterwards the file is 404 everywhere, the old url included, and gone from the listing', async () => {
+    const chave = `apagar-${Date.now()}`;
+    const enviado = (await files.enviar(app.token, 'apagar.txt', 'tchau', { tipo: 'text/plain', headers: { 'idempotency-key': chave } })).body;
     expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
     const res = await files.api.del(`/arquivo/${enviado.id}`, { token: app.token });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
+    // the record stays, marked, its key let go (a new upload may take it)
+    const [linha] = await banco('files').query('SELECT nome, sha256, deletado_em, chave_de_idempotencia FROM arquivo WHERE id = ?', {
+      replacements: [enviado.id],
+      type: QueryTypes.SELECT,
+    });
+    expect(linha).toEqual({ nome: 'apagar.txt', sha256: enviado.sha256, deletado_em: expect.any(Date), chave_de_idempotencia: null });
+    const listados = (await files.api.get('/arquivo', { token: app.token, query: { tamanho: 1000 } })).body;
+    expect(listados.itens.map((a: any) => a.id)).not.toContain(enviado.id);
+    expect(listados.total).toBe(await Arquivo.count({ where: { aplicativo_id: app.id } }));
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { ids: enviado.id } })).body).toEqual([]);
+    expect((await files.api.get('/arquivo/filtro', { token: app.token, query: { chave } })).body).toEqual([]);
     esperarProblema(await files.api.get(`/arquivo/${enviado.id}`, { token: app.token }), 404);
     esperarProblema(await files.api.del(`/arquivo/${enviado.id}`, { token: app.token }), 404);
     const baixado = await files.baixar(enviado.url);
