@@ -26,6 +26,9 @@ export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token
       switch (r.estado) {
         case 'interrompido':
           return devolverAFila(job, token);
+        case 'de_novo':
+          await job.log('a cópia foi removida enquanto era registrada: o anexo é copiado de novo');
+          return devolverAFila(job, token);
         case 'adiada':
           await job.log(`cópia adiada, sem gastar tentativa: ${r.motivo}`);
           return devolverAFila(job, token, Date.now() + esperaEntreTentativas());

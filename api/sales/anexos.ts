@@ -182,7 +182,7 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
  * limit, the copy stopped for good (`parada`), `motivo` saying so.
  */
 export type ResultadoDaCopia =
-  | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' }
+  | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' | 'de_novo' }
   | { estado: 'adiada' | 'grande_demais'; motivo: string };
 
 /** A copy's progress: bytes passed to file storage, of `total` when the download said its length. */
@@ -308,11 +308,13 @@ export async function copiarAnexo(
     // storage; or this one's, its key listed by a worker that took over this job when its lock
     // lapsed) may have been checked unheld just before this recording, and removed after. Read
     // again once recorded (a removal checking from now on sees the record): gone, the attachment is
-    // put back to be copied anew, its attempt given back (file storage out of reach: taken as there)
+    // put back to be copied anew at once (`de_novo`), its attempt given back (file storage out of
+    // reach: taken as there). Nothing failed, so nothing waits for the retry interval.
     const removida = async () => (await arquivoDaChave(`${PREFIXO_DA_CHAVE}${anexoId}`).catch(() => copia.id)) !== copia.id;
     if (await removida()) {
       await atualizarAnexos({ arquivo_id: null, tipo_mime: null, tamanho: null }, { id: anexoId, arquivo_id: copia.id });
-      throw new FalhaDoNossoLado('the copy was removed meanwhile: the attachment is copied anew');
+      await devolverTentativa(anexoId);
+      return { estado: 'de_novo' };
     }
     return { estado: 'copiado' };
   } catch (err) {

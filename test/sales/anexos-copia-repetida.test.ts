@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import nock from 'nock';
-import { apagarCopiasPendentes, copiarAnexo, REMOCAO } from '../../api/sales/anexos';
+import { apagarCopiasPendentes, copiarAnexo, esperaAntesDaCopia, REMOCAO } from '../../api/sales/anexos';
 import * as arquivos from '../../api/sales/arquivos';
 import { Worker } from 'bullmq';
 import { config } from '../../config';
@@ -103,11 +103,13 @@ test('a replayed copy removed as unrecorded right after this attempt recorded it
     return jest.requireActual('../../api/sales/arquivos').arquivoDaChave(chave);
   });
   try {
-    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('removed meanwhile') });
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'de_novo' });
   } finally {
     leitura.mockRestore();
   }
-  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null, tentativas: 1 });
+  // nothing failed: no error recorded, and the next attempt need not wait for the retry interval
+  expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null, tentativas: 1, ultimo_erro: null, adiada_desde: null });
+  expect(await esperaAntesDaCopia(anexo.id)).toBe(0);
   // the next attempt stores a new copy and records it
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const copiado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
@@ -126,11 +128,12 @@ test("a fresh copy removed by its key's clean-up as it was recorded (a second wo
     return real.arquivoDaChave(chave);
   });
   try {
-    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'adiada', motivo: expect.stringContaining('removed meanwhile') });
+    expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'de_novo' });
   } finally {
     leitura.mockRestore();
   }
   expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: null });
+  expect(await esperaAntesDaCopia(anexo.id)).toBe(0);
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   expect(await Arquivo.findByPk((await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!)).not.toBeNull();
 });
