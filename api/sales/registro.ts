@@ -165,6 +165,13 @@ function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string
  * Answers the ids it gives the records it may create (the first row of a conversation creates
  * it), and, once its message is sent, the live record of each conversation.
  */
+/**
+ * The phone's link to the gateway (contato_gateway), only while that gateway is configured: a
+ * system deleted since is linked to no conversation created or reopened after (DESIGN §4: a deleted
+ * record vanishes from every read), nor is a deleted messaging number. Those linked before keep it.
+ */
+const VINCULO_VIVO = 'contato_gateway cg JOIN config_system g ON g.id = cg.config_system_gateway_id AND g.deletado_em IS NULL';
+
 function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): ConversasGravadas {
   if (!pedidos.length) return { novas: new Set(), ids: Promise.resolve(new Map()) };
   const emOrdem = emOrdemDeChave(pedidos);
@@ -191,8 +198,9 @@ function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string)
        contato_telefone, contato_telefone_digitos, status, suporte_atualizada_em, ultima_mensagem, quantidade_mensagens,
        criado_em, atualizado_em)
      VALUES ${lista(linhas.length, `(?, ?, ?, ?, ?, ?,
-       (SELECT config_system_gateway_id FROM contato_gateway WHERE telefone_chave = ?),
-       (SELECT config_system_mensageiro_id FROM contato_gateway WHERE telefone_chave = ?),
+       (SELECT cg.config_system_gateway_id FROM ${VINCULO_VIVO} WHERE cg.telefone_chave = ?),
+       (SELECT m.id FROM ${VINCULO_VIVO} JOIN config_system m ON m.id = cg.config_system_mensageiro_id AND m.deletado_em IS NULL
+         WHERE cg.telefone_chave = ?),
        ?, ?, ?, ?, ?, ?, '', 0, ?, ?)`)}
      ON DUPLICATE KEY UPDATE ${comoAtualizacao([
        ['suporte_conta_id', 'COALESCE(VALUES(suporte_conta_id), suporte_conta_id)'],

@@ -118,6 +118,30 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(await s.conversaDoSuporte(criada)).toMatchObject({ config_system_gateway_id: gateway.id });
   });
 
+  it('a gateway or messaging number deleted since is linked to no conversation created after; those linked before keep it (DESIGN §4)', async () => {
+    const admin = await s.admin();
+    const gatewayApagado = await s.criarSistema('gateway');
+    const numero = `+55 11 9${randomInt(1000, 9999)}-${randomInt(1000, 9999)}`;
+    const mensageiroApagado = await s.criarSistema('mensageiro', { numero });
+    const telefone = novoTelefone();
+    expect((await s.gateway(gatewayApagado, eventoDoGateway(telefone, numero))).status).toBe(200);
+    const antes = await conversaCom(telefone);
+    expect(await s.conversaDoSuporte(antes)).toMatchObject({ config_system_gateway_id: gatewayApagado.id, config_system_mensageiro_id: mensageiroApagado.id });
+
+    expect((await s.api.del(`/config_system/${mensageiroApagado.id}`, { token: admin })).status).toBe(204);
+    const semMensageiro = await conversaCom(telefone);
+    expect(await s.conversaDoSuporte(semMensageiro)).toMatchObject({ config_system_gateway_id: gatewayApagado.id, config_system_mensageiro_id: null });
+
+    expect((await s.api.del(`/config_system/${gatewayApagado.id}`, { token: admin })).status).toBe(204);
+    const semGateway = await conversaCom(telefone);
+    expect(await s.conversaDoSuporte(semGateway)).toMatchObject({ config_system_gateway_id: null, config_system_mensageiro_id: null });
+    // one reopening keeps the link it had (none is there to replace it)
+    await s.registrar(suporte, eventoDeMensagem({ conversa: semMensageiro, contato: novoContato({ telefone }), status: 'resolved' }));
+    await s.registrar(suporte, eventoDeMensagem({ conversa: semMensageiro, contato: novoContato({ telefone }), status: 'open' }));
+    expect(await s.conversaDoSuporte(semMensageiro)).toMatchObject({ config_system_gateway_id: gatewayApagado.id });
+    expect(await s.conversaDoSuporte(antes)).toMatchObject({ config_system_gateway_id: gatewayApagado.id, config_system_mensageiro_id: mensageiroApagado.id });
+  });
+
   it('a deadlock with another writer of the same rows is retried: the link is kept, not answered 500', async () => {
     const telefone = novoTelefone();
     const conversa = await conversaCom(telefone, 'open');
