@@ -45,8 +45,9 @@ const codigo = (tamanho: number, descricao: string, minimo = 1, permitidos?: str
     .description(descricao);
 };
 
+/** The Receita's S/N, or DESIGN §4's booleans, `true` for S and `false` for N. */
 const simNao = (descricao: string) =>
-  Joi.string().trim().empty('').uppercase().valid('S', 'N').description(descricao);
+  Joi.string().trim().empty('').uppercase().replace(/^TRUE$/, 'S').replace(/^FALSE$/, 'N').valid('S', 'N').description(`${descricao}; true/false também`);
 
 const FORMA_DA_DATA = /^\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/;
 

@@ -257,6 +257,8 @@ describe('rule 2: each filter of DESIGN §6 alone gives exactly the matching est
     ],
     ['opcao_mei S', { opcao_mei: 'S' }, ({ si }) => si?.opcao_pelo_mei === 'S'],
     ['opcao_mei n (lower case; no Simples record counts as N)', { opcao_mei: 'n' }, ({ si }) => si?.opcao_pelo_mei !== 'S'],
+    ['opcao_simples true (a boolean, DESIGN §4: S)', { opcao_simples: 'true' }, ({ si }) => si?.opcao_pelo_simples === 'S'],
+    ['opcao_mei false (N)', { opcao_mei: 'false' }, ({ si }) => si?.opcao_pelo_mei !== 'S'],
     [
       'data_inicio_de (inclusive; no start date never matches)',
       { data_inicio_de: '20100101' },
