@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Config, config } from '../../config';
+import { agentesDeSaida } from '../../lib/conexoes-de-saida';
 import { DestinoBloqueado, GuardaDeDestino, guardaDeDestino } from '../../lib/destino-seguro';
 import { aoEncerrar } from '../../lib/lifecycle';
 
@@ -22,19 +23,16 @@ export interface ResultadoDoEnvio {
 // no cap on sockets per subscriber: a worker's attempts in flight are already bounded by
 // HUB_ENTREGA_CONCORRENCIA (up to 1,000), and a slow subscription's by its turn (entregas.ts,
 // HUB_ENTREGA_POR_ASSINATURA); an attempt queued inside the agent, waiting for a socket, would
-// spend its time-out there
-const agentes = {
-  http: new http.Agent({ keepAlive: true }),
-  https: new https.Agent({ keepAlive: true }),
-};
+// spend its time-out there. Idle ones close after 30 s (a subscriber no longer called keeps none)
+const agentes = agentesDeSaida();
 /** Set as the connections close on shutdown: an attempt they cut is not sent again (below). */
 let encerrando = false;
 // on shutdown, once the workers are done: the subscribers' idle connections are closed, not left
 // to the process's end, and so are those of attempts still running past the grace period
 aoEncerrar('filas', 'conexoes-com-assinantes', async () => {
   encerrando = true;
-  agentes.http.destroy();
-  agentes.https.destroy();
+  agentes['http:'].destroy();
+  agentes['https:'].destroy();
 });
 
 const LIMITE_DA_RESPOSTA = 1024;
@@ -98,7 +96,7 @@ function enviar(
       {
         method: 'POST',
         // a new connection of its own for the call made again (below), never a kept one
-        agent: conexaoNova ? false : seguro ? agentes.https : agentes.http,
+        agent: conexaoNova ? false : seguro ? agentes['https:'] : agentes['http:'],
         lookup: guarda?.lookupPara(destino),
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), 'user-agent': 'suite-webhook-hub', ...cabecalhos },
       },

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { config } from '../../config';
+import { agentesDeSaida } from '../../lib/conexoes-de-saida';
 import { guardaDeDestino } from '../../lib/destino-seguro';
 import { ehTipoMime, TIPO_MIME_PADRAO } from '../shared/tipo-mime';
 
@@ -17,7 +18,7 @@ const guarda = guardaDeDestino();
  * taking a socket the chat platform's own (unguarded) download left in the global pool would
  * reach that private address unchecked. Here every socket was opened through the guard.
  */
-const agentesGuardados = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+const agentesGuardados = agentesDeSaida();
 
 export interface Download {
   /** the answer's Content-Type in a shape file storage takes (tipoParaGuardar) */
