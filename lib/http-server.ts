@@ -8,6 +8,15 @@ import { logger } from './logger';
 import { problema, tituloDoStatus } from './problema';
 
 /**
+ * A connection on which nothing moves for this long, a request or its answer under way, is
+ * destroyed (Node's default is never): a client that stops reading a download (a paused browser, a
+ * hung program) otherwise held its socket, the file's handle and the handler for as long as it
+ * kept the connection open, and every shutdown waited for it until the forced exit. Idle between
+ * requests, a kept-alive connection closes sooner (keepAliveTimeout). Tests lower it.
+ */
+export const INATIVIDADE = { maximaMs: 120_000 };
+
+/**
  * Listens and registers a graceful close: stop accepting, let in-flight requests finish within
  * the grace period (each connection closing with its answer), then cut what is left.
  * `prazoDaRequisicaoMs`: how long a request may take to arrive whole (Node's default is 5
@@ -19,6 +28,7 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
     ...(prazoDaRequisicaoMs && { requestTimeout: prazoDaRequisicaoMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, prazoDaRequisicaoMs / 4)) }),
   });
   server.keepAliveTimeout = 65_000;
+  server.timeout = INATIVIDADE.maximaMs;
   // before the app, so the answers of a closing server, and those given before their body has
   // arrived, go out with `Connection: close`
   const fecharAsRespostas = acompanharAsRespostas(server);

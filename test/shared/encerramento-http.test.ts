@@ -1,11 +1,14 @@
 import http from 'node:http';
-import { AddressInfo } from 'node:net';
+import net, { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import express from 'express';
 import nock from 'nock';
-import { escutar } from '../../lib/http-server';
+import { escutar, INATIVIDADE } from '../../lib/http-server';
 import { aoEncerrar, encerrar } from '../../lib/lifecycle';
 import { montarRotas, Rota } from '../../api/shared/rotas';
 import { DefinicaoDeFila, fila, iniciarWorker } from '../../queues/fila';
+import { esperarAte } from '../helpers/espera';
 import { limparDados } from '../helpers/suite';
 
 /**
@@ -165,4 +168,38 @@ test('from the signal on a worker starts no new job, though an HTTP answer is st
   // a job the worker was already fetching at the signal may still start (fila.ts): none later
   expect(inicios.filter((t) => t > sinal + 100).map((t) => t - sinal)).toEqual([]);
   expect(inicios.length).toBeGreaterThan(0);
+});
+
+test('a client that stops reading an answer has its connection destroyed once nothing has moved for the inactivity limit', async () => {
+  const antes = INATIVIDADE.maximaMs;
+  INATIVIDADE.maximaMs = 300;
+  let fimDoHandler: string | undefined;
+  const app = express();
+  app.get('/grande', async (_req, res) => {
+    // far more than the socket's buffers hold: the answer waits on a client that reads nothing
+    const bytes = Readable.from((function* () {
+      for (let i = 0; i < 10_000; i++) yield Buffer.alloc(64 * 1024);
+    })());
+    try {
+      await pipeline(bytes, res);
+      fimDoHandler = 'inteira';
+    } catch (err) {
+      fimDoHandler = (err as NodeJS.ErrnoException).code;
+    }
+  });
+  const servidor = await escutar(app, 0, 'teste-inativo', '127.0.0.1');
+  INATIVIDADE.maximaMs = antes;
+  const socket = net.connect((servidor.address() as AddressInfo).port, '127.0.0.1');
+  try {
+    await new Promise((r) => socket.once('connect', r));
+    socket.pause();
+    socket.write('GET /grande HTTP/1.1\r\nHost: x\r\n\r\n');
+    // the server's side gives up: the answer's stream fails, so the handler, the file it read and
+    // the socket are let go
+    await esperarAte(async () => fimDoHandler !== undefined, 'the answer cut by the server');
+    expect(fimDoHandler).toBe('ERR_STREAM_PREMATURE_CLOSE');
+  } finally {
+    socket.destroy();
+    await new Promise((r) => (servidor.closeAllConnections(), servidor.close(r)));
+  }
 });
