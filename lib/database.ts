@@ -343,19 +343,23 @@ export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () =>
   const conexao = await novaConexao(servico);
   try {
     const trava = nomeDaTrava(servico, nome);
-    // the wait ends with its connection: the server drops the waiter when the socket closes
-    const desistir = () => conexao.destroy();
+    if (sinal?.aborted) return null;
+    // a shutdown ends the wait here, whatever the server does with it: the connection is dropped
+    // (below), which ends its statement and frees a lock it may get at that very moment
+    let desistir!: () => void;
+    const desistencia = new Promise<null>((resolve) => (desistir = () => resolve(null)));
     sinal?.addEventListener('abort', desistir, { once: true });
-    let obtida: number | null;
+    const espera = conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS]) as unknown as Promise<[[{ obtida: number | null }]]>;
+    espera.catch(() => undefined);
+    let resposta: [[{ obtida: number | null }]] | null;
     try {
-      if (sinal?.aborted) return null;
-      [[{ obtida }]] = (await conexao.query('SELECT GET_LOCK(?, ?) AS obtida', [trava, esperaS])) as unknown as [[{ obtida: number | null }]];
-    } catch (err) {
-      if (sinal?.aborted) return null;
-      throw err;
+      resposta = await Promise.race([espera, desistencia]);
     } finally {
       sinal?.removeEventListener('abort', desistir);
     }
+    // also when the lock came as the signal did: fn does not start on a shutdown
+    if (!resposta || sinal?.aborted) return null;
+    const [[{ obtida }]] = resposta;
     // NULL is the wait stopped by the server (its statement killed), not a lock another holder
     // keeps: failed as a statement so stopped fails (errno 1317, a failure of the moment, 503)
     if (obtida == null) throw Object.assign(new Error(`lock ${trava}: the server stopped the wait`), { errno: 1317, code: 'ER_QUERY_INTERRUPTED' });
@@ -368,8 +372,10 @@ export async function sozinho<T>(servico: NomeDoServico, nome: string, fn: () =>
       await conexao.query('DO RELEASE_LOCK(?)', [trava]).catch(() => undefined);
     }
   } finally {
-    // a lock not released above (the connection broken) goes with the connection
-    await conexao.end().catch(() => conexao.destroy());
+    // a lock not released above (the connection broken) goes with the connection; after a
+    // shutdown's signal the connection is dropped, not ended: its QUIT would wait behind the wait
+    if (sinal?.aborted) conexao.destroy();
+    else await conexao.end().catch(() => conexao.destroy());
   }
 }
 

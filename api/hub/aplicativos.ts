@@ -131,9 +131,11 @@ export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: A
   // one at a time across the hub's processes: a master's sync and another's, on two workers, would
   // both create an application new to both, and the second would fail on its unique key
   try {
-    // a shutdown gives up the wait for another sync: it may last longer than the shutdown's grace
+    // a shutdown gives up the wait for another sync (it may last longer than the shutdown's
+    // grace): null, to be run again
     const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token, aoRecusar), ESPERA_PELA_OUTRA_SYNC_S, sinal);
-    return r ?? { ignorado: sinal?.aborted ? 'encerramento' : 'outra sincronização não terminou a tempo' };
+    if (!r && sinal?.aborted) return null;
+    return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
   } catch (err) {
     aoRecusar(err);
     throw err;
