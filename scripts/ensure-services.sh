@@ -148,9 +148,11 @@ ensure_mariadb() {
 }
 
 # The system's Redis service answers where REDIS_URL asks (Debian's listens on 6379 of loopback),
-# and systemd runs the machine (in a container nothing would start it)
+# systemd runs the machine (in a container nothing would start it) and the service is enabled: one
+# an operator disabled or masked is left alone, for the suite's own Redis
 redis_do_sistema() {
-  [ "$REDIS_PORT" = 6379 ] && [ -d /run/systemd/system ] && [ -f /lib/systemd/system/redis-server.service ]
+  [ "$REDIS_PORT" = 6379 ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null \
+    && systemctl is-enabled --quiet redis-server 2>/dev/null
 }
 
 ensure_redis() {
@@ -177,7 +179,7 @@ ensure_redis() {
   if redis_do_sistema; then
     echo "starting Redis (the system's redis-server service)"
     as_root service redis-server start && wait_for Redis "$REDIS_HOST" "$REDIS_PORT" && return 0
-    echo "the system's redis-server service did not start: see journalctl -u redis-server" >&2
+    echo "the system's redis-server service, enabled, did not start: start it (see journalctl -u redis-server), or disable it for the suite to start a Redis of its own" >&2
     return 1
   fi
   echo "starting Redis"

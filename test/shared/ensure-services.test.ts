@@ -133,7 +133,7 @@ test.each([
   );
 });
 
-describe("Debian's Redis service installed, stopped since", () => {
+describe("Debian's Redis service installed and enabled, stopped since", () => {
   /** ensure_redis with redis-server installed and the system's service present (redis_do_sistema). */
   const comServico = (porta: number, inicio: string) =>
     rodar(
@@ -160,7 +160,7 @@ describe("Debian's Redis service installed, stopped since", () => {
   it('that does not start: stops, saying where to look, and starts none of its own', async () => {
     const r = comServico(await portaLivre(), 'return 1');
     expect(r.codigo).toBe(1);
-    expect(r.erros).toContain("the system's redis-server service did not start: see journalctl -u redis-server");
+    expect(r.erros).toContain("the system's redis-server service, enabled, did not start: start it (see journalctl -u redis-server), or disable it for the suite to start a Redis of its own");
     expect(r.log).toBe('as_root service redis-server start\n');
   });
 });
