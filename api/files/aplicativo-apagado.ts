@@ -56,8 +56,8 @@ const LOTE_DA_REMOCAO = 100;
 
 /**
  * `suite remove-app-files <aplicativo_id>`: the files of an application deleted in identity, each
- * removed as its own DELETE /arquivo/{id} removes it (the row and the owed bytes in one transaction,
- * the bytes right after), so a stop anywhere leaves whole files and owed bytes for the sweep, and
+ * removed as its own DELETE /arquivo/{id} removes it (the row marked deleted and the owed bytes in
+ * one transaction, the bytes right after), so a stop anywhere leaves whole files and owed bytes for the sweep, and
  * the command run again goes on from there. Page by page, oldest first: a large application never
  * holds one long transaction. A file deleted meanwhile by other means is not counted. Answers how
  * many it removed; `aoProgredir` hears after each page.

@@ -261,22 +261,18 @@ export async function arquivoPorId(aplicativoId: string, id: string): Promise<Ar
 }
 
 /**
- * DELETE /arquivo/{id}: the row is marked deleted (DESIGN §4) and its Idempotency-Key let go, so
- * the key may name a new upload as before; in the same transaction its bytes are written down as
- * owed a removal (arquivo_a_apagar); the bytes are removed after the commit. Removed before it, a
- * crash or a lost connection at the commit kept a listed file whose bytes were gone; now whatever
+ * DELETE /arquivo/{id}: the row is marked deleted (DESIGN §4; its Idempotency-Key, unique among
+ * live files only, may name a new upload) and, in the same transaction, its bytes are written down
+ * as owed a removal (arquivo_a_apagar); the bytes are removed after the commit. Removed before it,
+ * a crash or a lost connection at the commit kept a listed file whose bytes were gone; now whatever
  * stops between the commit and the removal leaves it to the sweep (varrerBytesAApagar), and the
  * file is already gone from every route.
  */
 export async function deletarArquivo(aplicativoId: string, id: string): Promise<void> {
-  const sequelize = banco('files');
-  await sequelize.transaction(async (transaction) => {
+  await banco('files').transaction(async (transaction) => {
     const a = await Arquivo.findOne({ where: { id, aplicativo_id: aplicativoId }, transaction, lock: transaction.LOCK.UPDATE });
     if (!a) throw naoEncontrado('Arquivo');
-    await sequelize.query(`UPDATE arquivo SET deletado_em = ${AGORA_NO_BANCO}, chave_de_idempotencia = NULL WHERE id = ?`, {
-      replacements: [id],
-      transaction,
-    });
+    await a.destroy({ transaction });
     // due at once (an upload's line, due later, is cleared by the row's insert: none is here)
     await deverRemocao(id, 0, transaction);
   });

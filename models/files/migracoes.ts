@@ -1,6 +1,6 @@
 import { Migracao } from '../../lib/database';
 import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
-import { ASCII, TABELA } from '../shared/sql';
+import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
   {
@@ -66,14 +66,26 @@ export const MIGRACOES_FILES: Migracao[] = [
   {
     name: '0005-files-exclusao-logica',
     async up(qi) {
-      // a deleted file keeps its row (DESIGN §4: deletion is logical), its bytes removed; an
-      // application's live files, most recent first, are read from an index that holds them apart
+      // a deleted file keeps its row (DESIGN §4: deletion is logical), its bytes removed. Its
+      // Idempotency-Key stays on the record and is unique among live files only (a generated
+      // column, NULL once deleted, as user e-mails are), so the key may name a new upload. The
+      // column is VIRTUAL, and each step one the server does without copying the table nor
+      // stopping its writes (the steps apart: MariaDB takes a virtual column in place only alone);
+      // each step's column or index tells, run again, that it ran.
+      const q = (sql: string) => qi.sequelize.query(sql);
+      if (!(await existeNoEsquema(qi, 'arquivo', { coluna: 'deletado_em' }))) {
+        await q('ALTER TABLE arquivo ADD COLUMN deletado_em DATETIME(3) NULL, ALGORITHM=INSTANT');
+      }
+      if (!(await existeNoEsquema(qi, 'arquivo', { coluna: 'chave_viva' }))) {
+        await q(`ALTER TABLE arquivo ADD COLUMN chave_viva VARCHAR(255) ${ASCII}
+          GENERATED ALWAYS AS (IF(deletado_em IS NULL, chave_de_idempotencia, NULL)) VIRTUAL, ALGORITHM=INPLACE, LOCK=NONE`);
+      }
+      // an application's live files, most recent first, read from an index that holds them apart
       // from its deleted ones, however many those are
-      const [colunas] = await qi.sequelize.query("SHOW COLUMNS FROM arquivo LIKE 'deletado_em'");
-      if (!(colunas as unknown[]).length) {
-        await qi.sequelize.query(
-          'ALTER TABLE arquivo ADD COLUMN deletado_em DATETIME(3) NULL, DROP KEY arquivo_aplicativo, ADD KEY arquivo_aplicativo (aplicativo_id, deletado_em, criado_em, id)',
-        );
+      if (!(await existeNoEsquema(qi, 'arquivo', { indice: 'arquivo_chave_viva' }))) {
+        await q(`ALTER TABLE arquivo DROP KEY arquivo_aplicativo, DROP KEY arquivo_chave_de_idempotencia,
+          ADD KEY arquivo_aplicativo_vivo (aplicativo_id, deletado_em, criado_em, id),
+          ADD UNIQUE KEY arquivo_chave_viva (aplicativo_id, chave_viva), ALGORITHM=INPLACE, LOCK=NONE`);
       }
     },
   },

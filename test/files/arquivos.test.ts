@@ -351,10 +351,8 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     // of the service's Sequelize pool (DB_CONEXOES_POR_POOL, 5) until the commit
     const observador = await novaConexao('files');
     try {
-      await sequelize.query('UPDATE arquivo SET deletado_em = UTC_TIMESTAMP(3), chave_de_idempotencia = NULL WHERE id = ?', {
-        replacements: [primeiro.body.id],
-        transaction: apagando,
-      });
+      // as deletarArquivo deletes a file (the model's logical deletion)
+      await Arquivo.destroy({ where: { id: primeiro.body.id }, transaction: apagando });
       const envios = [1, 2, 3, 4].map(() => files.enviar(app.token, 'z.bin', 'z', comChave(chave)));
       await esperarTravaEsperada(observador, 'the four uploads waiting on the deletion of their key', 4);
       await apagando.commit();
@@ -431,12 +429,12 @@ describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and dele
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(arquivosNoDisco()).not.toContain(caminhoNoDisco(enviado.id));
-    // the record stays, marked, its key let go (a new upload may take it)
+    // the record stays, marked, with its key (a new upload may take the key: it is unique among live files)
     const [linha] = await banco('files').query('SELECT nome, sha256, deletado_em, chave_de_idempotencia FROM arquivo WHERE id = ?', {
       replacements: [enviado.id],
       type: QueryTypes.SELECT,
     });
-    expect(linha).toEqual({ nome: 'apagar.txt', sha256: enviado.sha256, deletado_em: expect.any(Date), chave_de_idempotencia: null });
+    expect(linha).toEqual({ nome: 'apagar.txt', sha256: enviado.sha256, deletado_em: expect.any(Date), chave_de_idempotencia: chave });
     const listados = (await files.api.get('/arquivo', { token: app.token, query: { tamanho: 1000 } })).body;
     expect(listados.itens.map((a: any) => a.id)).not.toContain(enviado.id);
     expect(listados.total).toBe(await Arquivo.count({ where: { aplicativo_id: app.id } }));
