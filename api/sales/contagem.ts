@@ -25,7 +25,7 @@ const DELTAS_POR_VEZ = 10_000;
  * DELETE past the packet limit, failing every run for good. The deltas are read with a lock,
  * which waits for a writer still holding one of them, so each delta is summed once, then exactly
  * those are deleted. Deltas logged after the job began wait for its next run, as do the rest of a
-backlog when a shutdown (`sinal`) stops it; the count so far goes to `aoProgredir`.
+ * backlog when a shutdown (`sinal`) stops it; the count so far goes to `aoProgredir`.
  */
 export async function compactarContagem(
   porVez = DELTAS_POR_VEZ,

@@ -158,6 +158,13 @@ function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string
 }
 
 /**
+ * The phone's link to the gateway (contato_gateway), only while that gateway is configured: a
+ * system deleted since is linked to no conversation created or reopened after (DESIGN §4: a deleted
+ * record vanishes from every read), nor is a deleted messaging number. Those linked before keep it.
+ */
+const VINCULO_VIVO = 'contato_gateway cg JOIN config_system g ON g.id = cg.config_system_gateway_id AND g.deletado_em IS NULL';
+
+/**
  * The live record of each chat conversation, created when there is none and brought up to date
  * otherwise: contact, status (mirrored), flow step, and the gateway's link of the phone when it has
  * none yet. One row per event (emOrdemDeChave). The record keeps the newest platform `updated_at`
@@ -165,13 +172,6 @@ function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string
  * Answers the ids it gives the records it may create (the first row of a conversation creates
  * it), and, once its message is sent, the live record of each conversation.
  */
-/**
- * The phone's link to the gateway (contato_gateway), only while that gateway is configured: a
- * system deleted since is linked to no conversation created or reopened after (DESIGN §4: a deleted
- * record vanishes from every read), nor is a deleted messaging number. Those linked before keep it.
- */
-const VINCULO_VIVO = 'contato_gateway cg JOIN config_system g ON g.id = cg.config_system_gateway_id AND g.deletado_em IS NULL';
-
 function gravarConversas(t: TransacaoAgrupada, pedidos: Pedido[], agora: string): ConversasGravadas {
   if (!pedidos.length) return { novas: new Set(), ids: Promise.resolve(new Map()) };
   const emOrdem = emOrdemDeChave(pedidos);

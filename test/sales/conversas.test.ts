@@ -284,7 +284,8 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     // the most recent made first: an order by id or by creation would list `a` first
     const b = await conversa({ em: new Date('2026-03-02T00:00:00Z'), status: 'resolved' });
     const a = await conversa({ em: new Date('2026-03-01T00:00:00Z'), status: 'open' });
-    for (const c of [a, b]) {
+    // `a` changed last: an order by the last change is not taken for one by last message either
+    for (const c of [b, a]) {
       const r = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } });
       expect(r.status).toBe(200);
     }
