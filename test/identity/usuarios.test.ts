@@ -223,6 +223,10 @@ describe('GET /usuario/autocomplete (SPEC 4.1 buscar_auto_complete_usuario)', ()
     const primeira = await id.api.get('/usuario/autocomplete', { token: admin, query: { busca: m, tamanho: 0, pagina: -1 } });
     expect(primeira.body).toMatchObject({ pagina: 1, tamanho: 1 });
     expect(primeira.body.itens.map((u: any) => u.nome)).toEqual([nomes[0]]);
+    // SPEC §8 gives this route a default and no maximum (the list's is 500)
+    const grande = await id.api.get('/usuario/autocomplete', { token: admin, query: { busca: m, tamanho: 600 } });
+    expect(grande.body).toMatchObject({ pagina: 1, tamanho: 600, total: 3 });
+    expect(grande.body.itens).toHaveLength(3);
   });
 });
 

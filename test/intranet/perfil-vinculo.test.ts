@@ -217,6 +217,18 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(await lerComoAdmin(colaborador.id)).toEqual(colaborador);
   });
 
+  test('a body without perfil_acesso_id (optional, SPEC §2) answers 200 and changes nothing: absent is not null', async () => {
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const { colaborador } = await it.pessoa();
+    expect((await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: perfil.id } })).status).toBe(200);
+    const antes = await lerComoAdmin(colaborador.id);
+    expect(antes.perfil_acesso_id).toBe(perfil.id);
+    const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.perfil_acesso_id).toBe(perfil.id);
+    expect(await lerComoAdmin(colaborador.id)).toEqual(antes);
+  });
+
   test('a bad id in the path answers 400', async () => {
     const res = await it.api.patch(vinculo(`${unico()}$`), { token: await it.admin(), body: { perfil_acesso_id: null } });
     esperarProblema(res, 400);
