@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { finished, Readable, Transform, TransformCallback } from 'node:stream';
-import { QueryTypes, Transaction, UniqueConstraintError } from 'sequelize';
+import { col, Op, QueryTypes, Transaction, UniqueConstraintError, where, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO, banco, LEITURA_CONFIRMADA, repetirEmConflito } from '../../lib/database';
 import { logger } from '../../lib/logger';
@@ -177,7 +177,7 @@ async function registrar(
       return { arquivo: arquivoJson(arquivo), repetido: false };
     } catch (err) {
       if (!chave || !(err instanceof UniqueConstraintError)) throw err;
-      const primeiro = await Arquivo.findOne({ where: { aplicativo_id: novo.aplicativo_id, chave_de_idempotencia: chave } });
+      const primeiro = await Arquivo.findOne({ where: pelaChave(novo.aplicativo_id, chave) });
       if (!primeiro) {
         // deleted between the insert that met the key and this read: the key is free again, so
         // this upload takes it as a fresh one (bounded: each turn needs another delete to race it)
@@ -238,13 +238,23 @@ export async function arquivosPorIds(aplicativoId: string, ids: string[]): Promi
 }
 
 /**
+ * An application's live file of an Idempotency-Key, read from the key's unique index: on its
+ * generated column `chave_viva` (files migration 0005), which the database does not put in the
+ * place of the key's own column by itself.
+ */
+const pelaChave = (aplicativoId: string, chave: string): WhereOptions => ({
+  aplicativo_id: aplicativoId,
+  [Op.and]: [where(col('chave_viva'), chave)],
+});
+
+/**
  * GET /arquivo/filtro?chave=: the caller's file uploaded with that Idempotency-Key while it exists
  * (a list of one, or empty), with a fresh URL: a client whose upload's answer was lost finds the
  * file without sending the bytes again, to keep it or delete it. Another application's key is
  * never matched (keys are per application).
  */
 export async function arquivosPelaChave(aplicativoId: string, chave: string): Promise<ArquivoJson[]> {
-  const a = await Arquivo.findOne({ where: { aplicativo_id: aplicativoId, chave_de_idempotencia: chave } });
+  const a = await Arquivo.findOne({ where: pelaChave(aplicativoId, chave) });
   return a ? [arquivoJson(a)] : [];
 }
 

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import net from 'node:net';
 import { Readable } from 'node:stream';
-import { DatabaseError, QueryTypes } from 'sequelize';
+import { DatabaseError, Op, QueryTypes } from 'sequelize';
+import { arquivosPelaChave } from '../../api/files/arquivos';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
 import { esperarTravaEsperada } from '../helpers/espera';
@@ -290,7 +291,8 @@ describe('Idempotency-Key: an upload sent again after a lost answer gets the fir
     // the first file goes away right after the second upload's insert met its key, before the re-read
     const findOne = Arquivo.findOne.bind(Arquivo);
     const espiao = jest.spyOn(Arquivo, 'findOne').mockImplementation((async (opcoes: any) => {
-      if (opcoes?.where?.chave_de_idempotencia === chave) {
+      // the read of the key's file (its condition on the generated column, arquivos.ts pelaChave)
+      if ((opcoes?.where?.[Op.and] as { logic?: unknown }[] | undefined)?.some((w) => w?.logic === chave)) {
         espiao.mockRestore();
         expect((await files.api.del(`/arquivo/${primeiro.body.id}`, { token: app.token })).status).toBe(204);
       }
@@ -521,6 +523,23 @@ describe('GET /arquivo/filtro?chave= (an upload whose answer was lost, found by 
     expect(await retrato()).toEqual(antes);
     expect((await files.api.get(`/arquivo/${enviado.body.id}`, { token: app.token })).status).toBe(200);
   });
+});
+
+test("a file is found by its Idempotency-Key through the key's unique index (its generated column), not by reading the application's files", async () => {
+  const chave = `indice-${Date.now()}`;
+  const enviado = (await files.enviar(app.token, 'indice.txt', 'i', { tipo: 'text/plain', headers: { 'idempotency-key': chave } })).body;
+  const sequelize = banco('files');
+  const lidas: string[] = [];
+  const antes = sequelize.options.logging;
+  sequelize.options.logging = (sql: string) => void lidas.push(sql.replace(/^Executing \([^)]*\): /, ''));
+  try {
+    expect((await arquivosPelaChave(app.id, chave)).map((a) => a.id)).toEqual([enviado.id]);
+  } finally {
+    sequelize.options.logging = antes;
+  }
+  const leitura = lidas.find((sql) => sql.startsWith('SELECT') && sql.includes('arquivo'));
+  const [plano] = await sequelize.query<{ key: string }>(`EXPLAIN ${leitura}`, { type: QueryTypes.SELECT });
+  expect(plano.key).toBe('arquivo_chave_viva');
 });
 
 describe('DESIGN §7 "its own files": another application’s file is 404 on every route (its existence never shown)', () => {

@@ -553,6 +553,18 @@ describe('a publication by an application the hub does not know yet', () => {
     expect((await segunda).status).toBe(200);
   });
 
+  test('a sync job a shutdown handed back to wait (delayed, though it had started) reads identity again: not taken for one already running', async () => {
+    const q = fila(filaHubAplicativoSync);
+    const job = await q.add('sincronizar', { doChamador: false }, { jobId: 'sincronizar', delay: 60_000 });
+    try {
+      // as devolverAFila leaves it: started once, then moved back to wait
+      await redis('produtor').hset(q.toKey(job.id!), 'processedOn', String(Date.now()));
+      expect(await sincronizacao.esperarSincronizacao()).toMatchObject({ jaRodava: false });
+    } finally {
+      await job.remove();
+    }
+  });
+
   test('Redis out of reach for the hub’s refusals: the process decides alone, syncing as if none were kept and remembering its own refusal for the minute', async () => {
     const sumido = await hub.identity.criarAplicativo(`${tag} Sumido, Redis fora`);
     relay.escondidos.add(sumido.id);
