@@ -6,6 +6,8 @@ import { QueryTypes } from 'sequelize';
 import * as geracao from '../../api/leads/geracao';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, PULSO, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
+import * as receita from '../../api/leads/receita';
+import { LimpezaDeCampos } from '../../api/leads/receita';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao, travaDaMigracao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -1047,15 +1049,34 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     const { dir: grande } = await mesGrande();
     const dir = dirs.novo();
     for (const nome of readdirSync(grande)) copyFileSync(path.join(grande, nome), path.join(dir, nome));
-    // a part that fails as soon as it is opened, while the establishments (40,000 rows) load: of
-    // another kind, which loads beside them (a second part of theirs would wait for the first)
+    // a part that fails as soon as it is opened: of another kind, which loads beside the
+    // establishments (a second part of theirs would wait for the first)
     writeFileSync(path.join(dir, 'Socios1.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
-    const inseridas = async () =>
-      Number((await sql<{ n: string }>("SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'HANDLER_WRITE'"))[0].n);
-    const antes = await inseridas();
-    await recusa(() => importarCnpj(dir));
-    // loaded to its end, the large part alone would have inserted 40,000 rows (other suites add a few)
-    expect(await inseridas() - antes).toBeLessThan(20_000);
+    // the lines each file's cleaning read on their way to the database (this process's own: a
+    // server-wide count of rows written took in what the other test files wrote meanwhile)
+    const limpezas = new Set<LimpezaDeCampos>();
+    const transformar = LimpezaDeCampos.prototype._transform;
+    const lidas = () => Math.max(0, ...[...limpezas].map((l) => l.linhasLidas));
+    const limpeza = jest.spyOn(LimpezaDeCampos.prototype, '_transform').mockImplementation(function (this: LimpezaDeCampos, ...args) {
+      limpezas.add(this);
+      return transformar.apply(this, args);
+    });
+    // the failing part opened once the establishments' load is well under way (2,000 of its 40,000
+    // lines read): all four parts start together, and it failed before that load had read a line
+    const abrir = receita.entradasDoZip;
+    const abertura = jest.spyOn(receita, 'entradasDoZip').mockImplementation(async (caminho) => {
+      if (caminho.endsWith('Socios1.zip')) await esperarAte(async () => lidas() >= 2_000, 'the establishments loading', 30_000);
+      return abrir(caminho);
+    });
+    try {
+      await recusa(() => importarCnpj(dir));
+    } finally {
+      limpeza.mockRestore();
+      abertura.mockRestore();
+    }
+    // cut in flight: loaded to its end, it would have read all 40,000 (every line it loads is read first)
+    expect(lidas()).toBeGreaterThanOrEqual(2_000);
+    expect(lidas()).toBeLessThan(20_000);
     expect(await tabelasDeTrabalho()).toEqual([]);
     expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'falhou' }]);
   });
