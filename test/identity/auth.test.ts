@@ -237,19 +237,39 @@ describe('a password change or a secret renewal refuses, at identity, the tokens
   /** The second tokens_validos_desde falls in: a token of that second is taken (iat counts whole seconds). */
   const segundoDe = (desde: Date | null) => Math.floor(desde!.getTime() / 1000);
 
+  /**
+   * A change, then a token got right after it (`mudarEObter`), made from the start of a second until
+   * the token is of the change's own second, which whole seconds could have refused: a loaded
+   * machine may carry the token into the next one, and then the case was not tried. Answers the
+   * last token, checked by `aceito`.
+   */
+  async function noSegundoDaMudanca(mudarEObter: () => Promise<string>, desde: () => Promise<Date | null>, aceito: (token: string) => Promise<void>) {
+    for (let vez = 1; ; vez++) {
+      await proximoSegundo();
+      const token = await mudarEObter();
+      await aceito(token);
+      if (decodeJwt(token).iat === segundoDe(await desde())) return token;
+      if (vez === 5) throw new Error('the token never fell in the second of the change');
+    }
+  }
+
   test("a user's password changed by a master: the user's earlier token is refused, a login right after the change is taken; others' tokens are not touched", async () => {
     const pessoa = await id.criarUsuarioLogado();
     const outra = await id.criarUsuarioLogado();
     const proprio = (u: { usuario: any }, token: string) => id.api.get(`/usuario/${u.usuario.id}`, { token });
     expect((await proprio(pessoa, pessoa.token)).status).toBe(200);
-    await proximoSegundo();
-    const nova = `Nova-${marca()}`;
-    expect((await id.api.patch(`/usuario/${pessoa.usuario.id}`, { token: admin, body: { senha: nova } })).status).toBe(200);
-    const depois = await id.login(pessoa.usuario.email, nova);
-    esperarProblema(await proprio(pessoa, pessoa.token), 401);
-    expect((await proprio(pessoa, depois)).status).toBe(200);
-    // the new token is of the change's own second, which whole seconds could have refused
-    expect(decodeJwt(depois).iat).toBe(segundoDe((await Usuario.findByPk(pessoa.usuario.id))!.tokens_validos_desde));
+    await noSegundoDaMudanca(
+      async () => {
+        const nova = `Nova-${marca()}`;
+        expect((await id.api.patch(`/usuario/${pessoa.usuario.id}`, { token: admin, body: { senha: nova } })).status).toBe(200);
+        return id.login(pessoa.usuario.email, nova);
+      },
+      async () => (await Usuario.findByPk(pessoa.usuario.id))!.tokens_validos_desde,
+      async (depois) => {
+        esperarProblema(await proprio(pessoa, pessoa.token), 401);
+        expect((await proprio(pessoa, depois)).status).toBe(200);
+      },
+    );
     expect((await proprio(outra, outra.token)).status).toBe(200);
     expect((await listar(admin)).status).toBe(200);
   });
@@ -266,13 +286,18 @@ describe('a password change or a secret renewal refuses, at identity, the tokens
   test("an application's renewed secret: its earlier token is refused, one got right after with the new secret is taken; other applications' are not touched", async () => {
     const renovado = await id.criarAplicativo();
     const outro = await id.criarAplicativo();
-    await proximoSegundo();
-    const res = await id.api.post(`/aplicativo/${renovado.id}/segredo`, { token: admin });
-    expect(res.status).toBe(200);
-    const depois = (await id.api.post('/auth/token', { body: { client_id: renovado.id, client_secret: res.body.client_secret } })).body.access_token;
-    esperarProblema(await id.api.get('/aplicativo', { token: renovado.token }), 401);
-    expect((await id.api.get('/aplicativo', { token: depois })).status).toBe(200);
-    expect(decodeJwt(depois).iat).toBe(segundoDe((await Aplicativo.findByPk(renovado.id))!.tokens_validos_desde));
+    await noSegundoDaMudanca(
+      async () => {
+        const res = await id.api.post(`/aplicativo/${renovado.id}/segredo`, { token: admin });
+        expect(res.status).toBe(200);
+        return (await id.api.post('/auth/token', { body: { client_id: renovado.id, client_secret: res.body.client_secret } })).body.access_token;
+      },
+      async () => (await Aplicativo.findByPk(renovado.id))!.tokens_validos_desde,
+      async (depois) => {
+        esperarProblema(await id.api.get('/aplicativo', { token: renovado.token }), 401);
+        expect((await id.api.get('/aplicativo', { token: depois })).status).toBe(200);
+      },
+    );
     expect((await id.api.get('/aplicativo', { token: outro.token })).status).toBe(200);
   });
 

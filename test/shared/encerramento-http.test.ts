@@ -92,7 +92,8 @@ test('a request under way at the signal gets its answer, with Connection: close,
   const inicio = Date.now();
   const duracao = encerrar().then(() => Date.now() - inicio);
   expect(await emVoo).toEqual({ status: 200, connection: 'close' });
-  expect(await duracao).toBeLessThan(1000);
+  // right after the answer, not at the grace's end (2 s)
+  expect(await duracao).toBeLessThan(1500);
   agent.destroy();
 });
 

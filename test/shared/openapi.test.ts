@@ -299,7 +299,8 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     const validar = new Ajv2020({ strict: false }).compile(semLimite);
     const inicio = performance.now();
     for (const valor of [`${' '.repeat(8000)}\u0001`, `${'a '.repeat(4000)}\t`]) expect(validar(valor)).toBe(false);
-    expect(performance.now() - inicio).toBeLessThan(100);
+    // in linear time: a backtracking pattern takes seconds to minutes on these
+    expect(performance.now() - inicio).toBeLessThan(1000);
   });
 
   test('Cnpj, CnpjResumo and PaginaDeEmpresas list the fields SPEC §2 requires', async () => {
