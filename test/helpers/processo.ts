@@ -40,15 +40,24 @@ const dadas = new Set<number>();
 
 /**
  * A loopback port free right now, for a server a test starts later (a child process's API), and
- * never one given before in this file: two of a test's servers once got the same one.
+ * never one given before in this file: two of a test's servers once got the same one. Drawn below
+ * the system's ephemeral range (32768 and up on Linux), which every `listen(0)` and outgoing
+ * connection of the other test worker takes from: one of those could take a port between this
+ * answer and the test's own listen.
  */
 export async function portaLivre(): Promise<number> {
   for (;;) {
+    const porta = 20_000 + Math.floor(Math.random() * 12_000);
+    if (dadas.has(porta)) continue;
     const s = net.createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    const porta = (s.address() as net.AddressInfo).port;
+    const livre = await new Promise<boolean>((r) => {
+      s.once('error', () => r(false));
+      s.listen(porta, '127.0.0.1', () => r(true));
+    });
+    if (!livre) continue;
     await new Promise((r) => s.close(r));
-    if (!dadas.has(porta)) return dadas.add(porta), porta;
+    dadas.add(porta);
+    return porta;
   }
 }
 
