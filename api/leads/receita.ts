@@ -638,9 +638,16 @@ const abrirZip = (caminho: string) =>
  */
 const acrescimoDoCompactador = (nome: string) => nome.startsWith('__MACOSX/') || path.posix.basename(nome).startsWith('.');
 
-/** The files inside a zip (folders and what an archiver adds left out), whatever their names. */
+/**
+ * The files inside a zip (folders and what an archiver adds left out), whatever their names. A zip
+ * that cannot be read fails naming itself: the library's message names no file, and a month has
+ * dozens of them.
+ */
 export async function entradasDoZip(caminho: string): Promise<{ zip: ZipFile; entradas: Entry[] }> {
-  const zip = await abrirZip(caminho);
+  const danificado = (err: Error) => new Error(`${path.basename(caminho)}: ${err.message}`, { cause: err });
+  const zip = await abrirZip(caminho).catch((err: Error) => {
+    throw danificado(err);
+  });
   const entradas: Entry[] = [];
   try {
     await new Promise<void>((ok, falha) => {
@@ -655,7 +662,7 @@ export async function entradasDoZip(caminho: string): Promise<{ zip: ZipFile; en
   } catch (err) {
     // opened without autoClose: a damaged directory would otherwise keep the file open
     zip.close();
-    throw err;
+    throw danificado(err as Error);
   }
   if (!entradas.length) {
     // a zip of no file (a packaging or download gone wrong) would replace its kind's live table with nothing

@@ -7,7 +7,6 @@ import * as geracao from '../../api/leads/geracao';
 import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, PULSO, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import * as receita from '../../api/leads/receita';
-import { LimpezaDeCampos } from '../../api/leads/receita';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao, travaDaMigracao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
@@ -1016,6 +1015,8 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     writeFileSync(path.join(dir, 'Empresas0.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
     const erro = await recusa(() => importarCnpj(dir));
     expect(erro.tipo).not.toBe('conflito');
+    // the operator is told which of the month's zips to download again
+    expect(erro.mensagem).toMatch(/^Empresas0\.zip: /);
 
     expect(await registro(cnpj)).toEqual(antes);
     expect(await tabelasDeTrabalho()).toEqual([]);
@@ -1054,22 +1055,23 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     writeFileSync(path.join(dir, 'Socios1.zip'), Buffer.from('PK\u0003\u0004 isto não é um zip de verdade'));
     // the lines each file's cleaning read on their way to the database (this process's own: a
     // server-wide count of rows written took in what the other test files wrote meanwhile)
-    const limpezas = new Set<LimpezaDeCampos>();
-    const transformar = LimpezaDeCampos.prototype._transform;
+    const limpezas = new Set<receita.LimpezaDeCampos>();
+    const transformar = receita.LimpezaDeCampos.prototype._transform;
     const lidas = () => Math.max(0, ...[...limpezas].map((l) => l.linhasLidas));
-    const limpeza = jest.spyOn(LimpezaDeCampos.prototype, '_transform').mockImplementation(function (this: LimpezaDeCampos, ...args) {
+    const limpeza = jest.spyOn(receita.LimpezaDeCampos.prototype, '_transform').mockImplementation(function (this: receita.LimpezaDeCampos, ...args) {
       limpezas.add(this);
       return transformar.apply(this, args);
     });
     // the failing part opened once the establishments' load is well under way (2,000 of its 40,000
-    // lines read): all four parts start together, and it failed before that load had read a line
+    // lines read): loads start four at a time, the largest first, and it failed before that load
+    // had read a line (bounded well within the test's time-out, so the spies are always restored)
     const abrir = receita.entradasDoZip;
     const abertura = jest.spyOn(receita, 'entradasDoZip').mockImplementation(async (caminho) => {
-      if (caminho.endsWith('Socios1.zip')) await esperarAte(async () => lidas() >= 2_000, 'the establishments loading', 30_000);
+      if (caminho.endsWith('Socios1.zip')) await esperarAte(async () => lidas() >= 2_000, 'the establishments loading', 10_000);
       return abrir(caminho);
     });
     try {
-      await recusa(() => importarCnpj(dir));
+      expect((await recusa(() => importarCnpj(dir))).mensagem).toContain('Socios1.zip');
     } finally {
       limpeza.mockRestore();
       abertura.mockRestore();
