@@ -10,8 +10,8 @@ import { esperaEntreTentativas } from '../queues/sales-anexo';
  * without spending one of its attempts, as does a copy removed as it was recorded (`de_novo`); so
  * does a copy put off on our side, until its next run is due, writing why in the job's log (the
  * dashboard shows it), and one run again sooner than the retry interval after its last attempt
- * (after a crash, or added by the sweep), until it has passed. One too large for file storage fails without the job's retries. The removal of copies
- * stops between two at shutdown.
+ * (after a crash, or added by the sweep), until it has passed. One too large for file storage
+ * fails without the job's retries. The removal of copies stops between two at shutdown.
  */
 export async function processarSalesAnexo(job: Job<{ anexo_id?: string }>, token?: string, sinal?: AbortSignal) {
   const aoProgredir = progressoNoPainel(job);

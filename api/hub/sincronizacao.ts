@@ -32,10 +32,10 @@ export async function esperarSincronizacao(tokenDoMaster?: string): Promise<Sinc
     // hub's token instead of its own (rule 3); the queue runs them one after the other
     const jobId = tokenDoMaster ? 'sincronizar-como-master' : 'sincronizar';
     const q = fila(filaHubAplicativoSync);
-    // one queued and not started reads identity after this call; one started may have read it
-    // before, unless a shutdown handed it back to wait (delayed: it reads identity again)
+    // only a run under way may have read identity before this call: one waiting, delayed (handed
+    // back by a shutdown) or moved back after a stall reads it after; an ended one is removed
     const existente = await Job.fromId(q, jobId);
-    jaRodava = Boolean(existente?.processedOn) && (await existente!.getState()) !== 'delayed';
+    jaRodava = Boolean(existente?.processedOn) && (await existente!.getState()) === 'active';
     rodada = jaRodava ? existente!.timestamp : undefined;
     await q.add('sincronizar', { doChamador: Boolean(tokenDoMaster) }, { jobId });
     const resultado = await esperarFimDoJob(q, jobId, eventosDaFila(filaHubAplicativoSync), config().hub.esperaSyncMs);

@@ -537,7 +537,8 @@ test("a file is found by its Idempotency-Key through the key's unique index (its
   } finally {
     sequelize.options.logging = antes;
   }
-  const leitura = lidas.find((sql) => sql.startsWith('SELECT') && sql.includes('arquivo'));
+  const leitura = lidas.find((sql) => sql.startsWith('SELECT') && sql.includes('chave_viva'));
+  expect(leitura).toBeDefined();
   const [plano] = await sequelize.query<{ key: string }>(`EXPLAIN ${leitura}`, { type: QueryTypes.SELECT });
   expect(plano.key).toBe('arquivo_chave_viva');
 });

@@ -557,7 +557,7 @@ describe('a publication by an application the hub does not know yet', () => {
     const q = fila(filaHubAplicativoSync);
     const job = await q.add('sincronizar', { doChamador: false }, { jobId: 'sincronizar', delay: 60_000 });
     try {
-      // as devolverAFila leaves it: started once, then moved back to wait
+      // as devolverAFila leaves it: started once, then delayed
       await redis('produtor').hset(q.toKey(job.id!), 'processedOn', String(Date.now()));
       expect(await sincronizacao.esperarSincronizacao()).toMatchObject({ jaRodava: false });
     } finally {

@@ -448,8 +448,8 @@ describe('esperarFimDoJob: a bounded wait for a job to end', () => {
     await dormir(100);
     const encerrando = encerrar();
     const ms = await medir(() => expect(limitada).rejects.toThrow('encerramento do processo'));
-    // at the shutdown's beginning, not at the wait's own end (10 s)
-    expect(ms).toBeLessThan(5_000);
+    // at the shutdown's beginning, not at the grace's end (2 s) nor the wait's own (10 s)
+    expect(ms).toBeLessThan(config().shutdownGraceMs * 0.9);
     expect(await daAlheia).toMatch(/sem fim em 1500 ms/);
     expect(semLimite).toBe('esperando');
     await encerrando;

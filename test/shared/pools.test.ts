@@ -242,20 +242,23 @@ describe('pools of a service database', () => {
     // kept while idle for longer than this test takes, however slow the machine: the pool's idle
     // check closing it would make the second statement open a connection of its own
     LIMITES_DOS_POOLS.ociosaMs = 30_000;
-    const primeira = await comServidor(url.toString(), () => desfecho(lerLinhas(lento, 'SELECT 1', [])));
-    expect(primeira.erro).toMatchObject({ code: 'POOL_ESPERA_ESGOTADA' });
-    expect(primeira.ms).toBeLessThan(900);
-    // the connection it asked for is made about a second after it was asked for, and kept
-    await esperarAte(
-      async () => Number((await lerLinhas<{ n: string }>(alvo, 'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?', [lento.config.database]))[0].n) > 0,
-      'the late connection made',
-    );
-    await dormir(200);
-    const segunda = await desfecho(lerLinhas(lento, 'SELECT 2 AS n', []));
-    expect(segunda).toEqual({ ms: expect.any(Number) });
-    // through the connection already made: a new one would take the proxy's second
-    expect(segunda.ms).toBeLessThan(300);
-    LIMITES_DOS_POOLS.ociosaMs = 500;
+    try {
+      const primeira = await comServidor(url.toString(), () => desfecho(lerLinhas(lento, 'SELECT 1', [])));
+      expect(primeira.erro).toMatchObject({ code: 'POOL_ESPERA_ESGOTADA' });
+      expect(primeira.ms).toBeLessThan(900);
+      // the connection it asked for is made about a second after it was asked for, and kept
+      await esperarAte(
+        async () => Number((await lerLinhas<{ n: string }>(alvo, 'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?', [lento.config.database]))[0].n) > 0,
+        'the late connection made',
+      );
+      await dormir(200);
+      const segunda = await desfecho(lerLinhas(lento, 'SELECT 2 AS n', []));
+      expect(segunda).toEqual({ ms: expect.any(Number) });
+      // through the connection already made: a new one would take the proxy's second
+      expect(segunda.ms).toBeLessThan(300);
+    } finally {
+      LIMITES_DOS_POOLS.ociosaMs = 500;
+    }
   });
 
   test("a full line fails at once with the pool's own error, as the database out of reach", async () => {
