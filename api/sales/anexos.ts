@@ -178,10 +178,10 @@ async function acessoDoAnexo(anexo: AnexoDaMensagem): Promise<{ enderecoDoSuport
  * (`parada`), or copied, or gone, since it was read; `interrompido`: stopped by the worker's
  * shutdown, its attempt given back (it is no failure of the copy); `de_novo`: its copy removed as
  * it was recorded (a removal racing the record), its attempt given back, to be copied again at
- * once; `adiada`: failed on the suite's
- * own side (FalhaDoNossoLado, or the database for now), its attempt given back, to be tried again on the same schedule,
- * `motivo` saying why; `grande_demais`: file storage refused the attachment as past its size
- * limit, the copy stopped for good (`parada`), `motivo` saying so.
+ * once; `adiada`: failed on the suite's own side (FalhaDoNossoLado, or the database for now), its
+ * attempt given back, to be tried again on the same schedule, `motivo` saying why;
+ * `grande_demais`: file storage refused the attachment as past its size limit, the copy stopped
+ * for good (`parada`), `motivo` saying so.
  */
 export type ResultadoDaCopia =
   | { estado: 'copiado' | 'ja_copiado' | 'inexistente' | 'esgotado' | 'interrompido' | 'de_novo' }

@@ -36,6 +36,9 @@ async function retrato() {
   return { disco: arquivosNoDisco(), linhas: await linhasNoBanco() };
 }
 
+/** A text upload sent with an Idempotency-Key. */
+const comChave = (chave: string) => ({ tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+
 describe('POST /arquivo (DESIGN §7: an application uploads its own files)', () => {
   test('stores the raw body and answers 201 with id, nome, tipo_mime, tamanho, sha256, criado_em and an absolute signed url', async () => {
     const bytes = Buffer.from('olá, arquivo\n');
@@ -219,7 +222,6 @@ describe('an upload the client abandons midway leaves nothing (DESIGN §7: strea
 });
 
 describe('Idempotency-Key: an upload sent again after a lost answer gets the first file, not a second copy', () => {
-  const comChave = (chave: string) => ({ tipo: 'text/plain', headers: { 'idempotency-key': chave } });
 
   test('the same key, bytes, name and type answer the first file (Idempotent-Replayed), and only one is kept', async () => {
     const chave = `copia-${Date.now()}`;
@@ -425,7 +427,7 @@ describe('GET /arquivo/{id} and DELETE /arquivo/{id} (DESIGN §7: reads and dele
 
   test('DELETE answers 204, removes the bytes and keeps the row marked deleted (DESIGN §4); afterwards the file is 404 everywhere, the old url included, and gone from the listing', async () => {
     const chave = `apagar-${Date.now()}`;
-    const enviado = (await files.enviar(app.token, 'apagar.txt', 'tchau', { tipo: 'text/plain', headers: { 'idempotency-key': chave } })).body;
+    const enviado = (await files.enviar(app.token, 'apagar.txt', 'tchau', comChave(chave))).body;
     expect(arquivosNoDisco()).toContain(caminhoNoDisco(enviado.id));
     const res = await files.api.del(`/arquivo/${enviado.id}`, { token: app.token });
     expect(res.status).toBe(204);
@@ -485,10 +487,10 @@ describe('GET /arquivo/filtro?chave= (an upload whose answer was lost, found by 
   test("answers the caller's file uploaded with that key, with a fresh url; an unknown key, another application's file with the same key, or a deleted file's key answer an empty list", async () => {
     // every kind of visible ASCII a key may hold, those a query string must encode included
     const chave = `perdida+/?&=%,"#-${Date.now()}`;
-    const enviado = await files.enviar(app.token, 'perdido.txt', 'perdido', { tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+    const enviado = await files.enviar(app.token, 'perdido.txt', 'perdido', comChave(chave));
     expect(enviado.status).toBe(201);
     const outro = await files.novoAplicativo();
-    const alheio = await files.enviar(outro.token, 'perdido.txt', 'perdido', { tipo: 'text/plain', headers: { 'idempotency-key': chave } });
+    const alheio = await files.enviar(outro.token, 'perdido.txt', 'perdido', comChave(chave));
     expect(alheio.status).toBe(201);
     const achado = await files.api.get('/arquivo/filtro', { token: app.token, query: { chave } });
     expect(achado.status).toBe(200);
@@ -527,7 +529,7 @@ describe('GET /arquivo/filtro?chave= (an upload whose answer was lost, found by 
 
 test("a file is found by its Idempotency-Key through the key's unique index (its generated column), not by reading the application's files", async () => {
   const chave = `indice-${Date.now()}`;
-  const enviado = (await files.enviar(app.token, 'indice.txt', 'i', { tipo: 'text/plain', headers: { 'idempotency-key': chave } })).body;
+  const enviado = (await files.enviar(app.token, 'indice.txt', 'i', comChave(chave))).body;
   const sequelize = banco('files');
   const lidas: string[] = [];
   const antes = sequelize.options.logging;

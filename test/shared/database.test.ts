@@ -231,11 +231,11 @@ describe('lib/database on a real database: escreverJuntos (one transaction in on
       const parada = new AbortController();
       let rodou = false;
       const inicio = Date.now();
+      /** the waits for the lock the server still runs */
+      const esperas = async () =>
+        ((await dono.query('SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 30)%`]))[0] as unknown[]).length;
       const espera = database.sozinho('intranet', 'teste-encerramento', async () => (rodou = true), 30, parada.signal);
-      await esperarAte(async () => {
-        const [linhas] = await dono.query('SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 30)%`]);
-        return (linhas as unknown[]).length > 0;
-      }, 'the wait for the lock under way');
+      await esperarAte(async () => (await esperas()) > 0, 'the wait for the lock under way');
       parada.abort();
       expect(await espera).toBeNull();
       expect(Date.now() - inicio).toBeLessThan(5_000);
@@ -243,10 +243,7 @@ describe('lib/database on a real database: escreverJuntos (one transaction in on
       const [[{ dele }]] = (await dono.query('SELECT IS_USED_LOCK(?) = CONNECTION_ID() AS dele', [trava])) as unknown as [[{ dele: number }]];
       expect(Number(dele)).toBe(1);
       // the waiter's connection is gone from the server, not left waiting out its 30 seconds
-      await esperarAte(async () => {
-        const [linhas] = await dono.query('SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO LIKE ?', [`SELECT GET_LOCK('${trava}', 30)%`]);
-        return (linhas as unknown[]).length === 0;
-      }, 'the wait gone from the server');
+      await esperarAte(async () => (await esperas()) === 0, 'the wait gone from the server');
       // already stopped: not even asked
       expect(await database.sozinho('intranet', 'teste-encerramento', async () => (rodou = true), 30, parada.signal)).toBeNull();
       expect(rodou).toBe(false);
