@@ -1,6 +1,6 @@
 import { format } from 'mysql2';
 import { pesoDaPublicacao, publicarEvento } from '../../api/hub/eventos';
-import { MENSAGEM_MAXIMA } from '../../lib/lotes';
+import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import * as database from '../../lib/database';
 import { novaConexao } from '../../lib/database';
 import { redis } from '../../lib/redis';
@@ -54,6 +54,7 @@ describe('202 {id, entregas}', () => {
     await trava.query('LOCK TABLES evento WRITE');
     const pequenas: ReturnType<typeof t.hub.publicar>[] = [];
     let grandes: ReturnType<typeof t.hub.publicar>[] = [];
+    const guardadas = jest.spyOn(GravadorEmLotes.prototype, 'guardar');
     try {
       // one after the other: sent together, they would go as one batch and leave a writer free
       for (const n of [0, 1]) {
@@ -62,9 +63,11 @@ describe('202 {id, entregas}', () => {
       }
       const texto = 'x'.repeat(900_000);
       grandes = Array.from({ length: 22 }, (_, n) => t.hub.publicar(c.publicador, { tipo: c.tipo.nome, dados: { n: n + 2, texto } }));
-      // time for all of them to reach the hub and wait (checked below: they were written together)
-      await dormir(3000);
+      // every large one read, validated and handed to the writers, which the lock still holds
+      const grande = ([p]: unknown[]) => ((p as { dados?: string }).dados?.length ?? 0) > texto.length;
+      await esperarAte(() => guardadas.mock.calls.filter(grande).length === 22, 'the large publications waiting');
     } finally {
+      guardadas.mockRestore();
       await trava.query('UNLOCK TABLES');
       await trava.end();
     }
