@@ -1,6 +1,7 @@
 import { Op, Transaction, WhereOptions } from 'sequelize';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { banco, decidirSobTrava, sozinho } from '../../lib/database';
+import { comCausa } from '../../lib/erros';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
@@ -211,7 +212,7 @@ async function confirmarSaidas(faltando: Aplicativo[], token: string, aoRecusar:
     } catch (err) {
       aoRecusar(err);
       const adiados = faltando.length - i;
-      log.warn({ err: (err as Error).message, aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
+      log.warn({ err: comCausa(err as Error), aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
       break;
     }
   }

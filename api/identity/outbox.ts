@@ -1,6 +1,7 @@
 import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO } from '../../lib/database';
+import { comCausa } from '../../lib/erros';
 import { logger } from '../../lib/logger';
 import { dentroDe } from '../../lib/lifecycle';
 import { PRAZO_DO_COMANDO_MS, redis } from '../../lib/redis';
@@ -234,7 +235,7 @@ async function publicar(evento: EventoPendente): Promise<void> {
     }
   } catch (err) {
     // the operator looks where the error points: identity's own token is not the hub's fault
-    erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${(err as Error).message}`;
+    erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${comCausa(err as Error)}`;
   }
   await evento.update({ ultimo_erro: erro.slice(0, 1000) });
   // an outcome, not a fault of this code: the failed job's line says why, without a stack (every

@@ -2,6 +2,7 @@ import { pipeline, Readable, Transform, TransformCallback } from 'node:stream';
 import { BaseError, literal, Op, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO, banco, bancoIndisponivel, impasseDeTravas, lerLinhas } from '../../lib/database';
+import { comCausa } from '../../lib/erros';
 import { logger } from '../../lib/logger';
 import { AnexoDaMensagem, ConfigSystem, Conversa } from '../../models/sales';
 import { fila, reenfileirar } from '../../queues/fila';
@@ -329,7 +330,7 @@ export async function copiarAnexo(
       return { estado: 'interrompido' };
     }
     if (err instanceof ArquivoGrandeDemais) return desistirDaCopia(anexoId, err, total ?? `at least ${bytes?.bytes ?? 0}`);
-    const mensagem = (err as Error).message.slice(0, 500);
+    const mensagem = comCausa(err as Error).slice(0, 500);
     const nossa = err instanceof FalhaDoNossoLado || bancoPorOra(err);
     // the put-off series starts at its first failure of ours and ends at a failure of the
     // attachment's own (or the copy made): a copy re-armed or copied again later starts a new one
@@ -517,7 +518,7 @@ export async function apagarCopiasPendentes(
     } catch (err) {
       seguidas++;
       falhas.push(arquivo_id);
-      log.warn({ err: (err as Error).message, arquivo_id }, 'remoção de cópia falhou: volta ao fim da lista, as seguintes continuam');
+      log.warn({ err: comCausa(err as Error), arquivo_id }, 'remoção de cópia falhou: volta ao fim da lista, as seguintes continuam');
       // to the back of the list: the next runs start with the others, however many keep failing
       await lerLinhas(sales, `UPDATE arquivo_a_apagar SET criado_em = ${AGORA_NO_BANCO} WHERE arquivo_id = ?`, [arquivo_id]).catch(() => undefined);
       continue;

@@ -1,4 +1,5 @@
 import { banco, lerLinhas } from '../../lib/database';
+import { comCausa } from '../../lib/erros';
 import { logger } from '../../lib/logger';
 import { AutorDaMensagem } from '../../models/sales';
 import { iso } from '../../models/shared/base';
@@ -41,7 +42,7 @@ async function urlsDasCopias(ids: string[], conversaId: string): Promise<Map<str
   try {
     return await urlsDosArquivos(ids);
   } catch (err) {
-    log.warn({ err: (err as Error).message, conversa_id: conversaId }, 'mensagens sem url dos anexos');
+    log.warn({ err: comCausa(err as Error), conversa_id: conversaId }, 'mensagens sem url dos anexos');
     return new Map();
   }
 }

@@ -1,5 +1,6 @@
 import { config } from '../../config';
 import { banco, dataSql, escreverJuntos, lerPorTexto } from '../../lib/database';
+import { comCausa } from '../../lib/erros';
 import { logger } from '../../lib/logger';
 import { largarResposta } from '../../lib/resposta';
 import { ConfigSystem } from '../../models/sales';
@@ -195,7 +196,7 @@ export async function transferirSemResposta(
         if (sinal?.aborted) break;
         falhas++;
         falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);
-        log.warn({ err: (err as Error).message, conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');
+        log.warn({ err: comCausa(err as Error), conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');
         await adiar(c, agora);
         continue;
       }

@@ -1,6 +1,8 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, ExportedJWKSCache, JSONWebKeySet, JWKSCacheInput, jwksCache, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { config } from '../../config';
 import { CacheComPrazo } from '../../lib/cache';
+import { comCausa } from '../../lib/erros';
+import { logger, umaVezPorMinuto } from '../../lib/logger';
 import { ErroDeDominio, naoAutenticado } from './errors';
 import { Principal } from './principal';
 
@@ -99,6 +101,12 @@ export function chavesDoIdentity(
   const remotas = createRemoteJWKSet(url, { cooldownDuration: esperaEntreBuscasMs, cacheMaxAge: validadeMs, [jwksCache]: buscado as JWKSCacheInput });
   let falhouEm = -Infinity;
   let ultimaFalha: unknown;
+  const avisarFalha = umaVezPorMinuto((err: Error) =>
+    logger('auth').warn(
+      { url: url.href, err: comCausa(err), conjunto_de_ha_s: buscado.uat === undefined ? null : Math.round((Date.now() - buscado.uat) / 1000) },
+      'o conjunto de chaves do identity não pôde ser buscado: os tokens são verificados pelo último buscado, se houver',
+    ),
+  );
   const dasUltimas: JWTVerifyGetKey = async (cabecalho, token) => {
     const ultimas = remotas.jwks();
     if (!ultimas) throw new IdentityForaDoAlcance('key set not fetched', { cause: ultimaFalha });
@@ -121,6 +129,9 @@ export function chavesDoIdentity(
       if (!faltouOConjunto(err)) throw err;
       falhouEm = Date.now();
       ultimaFalha = err;
+      // the last set still verifies for a day: without this, an address, name or certificate gone
+      // wrong would show only when it runs out, as every new token's 503
+      avisarFalha(err as Error);
       return dasUltimas(cabecalho, token);
     }
   };

@@ -5,6 +5,10 @@ import { config } from '../../config';
 import { chavesDoIdentity, criarAutenticador, PRAZO_DO_TOKEN_VERIFICADO_MS } from '../../api/shared/auth';
 import { ErroDeDominio } from '../../api/shared/errors';
 import { portaLivre } from '../helpers/processo';
+import { Registro } from '../helpers/registros';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('auth', ['warn'], () => mockRegistros));
 
 /**
  * The other services verify identity's tokens with its key set (DESIGN §3): a key set fetched
@@ -60,7 +64,15 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
   expect((await autenticar(await token())).tipo).toBe('usuario');
   await identity.fechar();
   await new Promise((r) => setTimeout(r, 100));
+  mockRegistros.length = 0;
   expect((await autenticar(await token())).tipo).toBe('usuario');
+  // the failed fetch is said, with its cause and the age of the set still in use
+  expect(mockRegistros).toEqual([
+    {
+      nivel: 'warn',
+      args: [{ url: identity.url.href, err: expect.stringMatching(/ECONNREFUSED/), conjunto_de_ha_s: expect.any(Number) }, expect.stringContaining('conjunto de chaves do identity')],
+    },
+  ]);
   // a token of a key the last set lacks is not let through; nor is it called bad (401), since
   // identity may have added that key since (restarted with a new one): 503, try again
   const outra = (await generateKeyPair('RS256')).privateKey;
