@@ -2,7 +2,7 @@ import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { dadosInvalidos } from '../shared/errors';
-import { caminhoAte } from '../shared/validacao';
+import { caminhoAte, ERROS_LISTADOS } from '../shared/validacao';
 
 /**
  * JSON Schemas of event versions (DESIGN §5, draft-07), compiled once per version and kept.
@@ -108,9 +108,6 @@ const URL_RE2 = RE2JS.compile(
   RE2JS.CASE_INSENSITIVE,
 );
 const ehUrl = (texto: string): boolean => URL_RE2.matcher(texto).matches();
-
-/** Errors an answer lists, at most: an array of 500,000 wrong items gave an answer of 26 MB. */
-const ERROS_LISTADOS = 100;
 
 /**
  * Every error of an event is looked for (ajv's allErrors) only while the errors it could have stay

@@ -39,14 +39,25 @@ export function esquemaPronto(esquema: Joi.Schema, ignorarDesconhecidos = false)
   return esquema.prefs({ ...OPCOES_JOI, stripUnknown: ignorarDesconhecidos ? { objects: true } : false });
 }
 
-/** The value as `esquema` converts it, or a 400 listing every field at fault (`parte` names the whole). */
+/**
+ * Errors an answer lists, at most: a body of 1 MiB holds 100,000 unknown keys or wrong items, each
+ * its own error (an answer of megabytes, and their comparison with one another took seconds).
+ */
+export const ERROS_LISTADOS = 100;
+
+/** The value as `esquema` converts it, or a 400 listing the fields at fault (`parte` names the whole). */
 export function validarCom<T>(esquema: Joi.Schema, valor: unknown, mensagem: string, parte = 'body'): T {
   const { value, error } = esquema.validate(valor);
   if (error) {
-    const erros = error.details.map((d) => ({ campo: d.path.length ? d.path.join('.') : parte, mensagem: d.message }));
     // two rules of a field may say the same thing (every rule runs: abortEarly is off)
-    const unicos = erros.filter((e, i) => erros.findIndex((o) => o.campo === e.campo && o.mensagem === e.mensagem) === i);
-    throw dadosInvalidos(mensagem, unicos);
+    const unicos = new Map<string, { campo: string; mensagem: string }>();
+    for (const d of error.details) {
+      const campo = d.path.length ? d.path.join('.') : parte;
+      unicos.set(`${campo}\0${d.message}`, { campo, mensagem: d.message });
+    }
+    const erros = [...unicos.values()];
+    const cortados = erros.length > ERROS_LISTADOS ? ` (${erros.length} erros; os primeiros ${ERROS_LISTADOS} abaixo)` : '';
+    throw dadosInvalidos(`${mensagem}${cortados}`, erros.slice(0, ERROS_LISTADOS));
   }
   return value as T;
 }
