@@ -29,6 +29,14 @@ const urlHttp = () =>
     .description('Endereço base (http ou https), sem usuário, consulta ou fragmento.');
 /** in bytes: the encrypted form of 500 bytes fits its column, of 500 characters of any kind not */
 const segredo = (min: number) => Joi.string().min(min).max(500, 'utf8');
+/**
+ * The chat platform's API token travels in a header: a line break, a space or a character past
+ * ASCII cannot be sent there (every hand-over and download would fail), so it is refused here.
+ */
+const tokenDeApi = () =>
+  segredo(1)
+    .pattern(/^[\x21-\x7e]+$/)
+    .messages({ 'string.pattern.base': 'letras, dígitos e símbolos ASCII visíveis, sem espaços (vai num cabeçalho HTTP)' });
 /** A phone as people write it (`+55 (11) 98888-7777`): 8 to 20 digits among spaces, dots, dashes and brackets. */
 const telefone = () =>
   Joi.string()
@@ -96,7 +104,7 @@ export const schemas = {
     segredo_hmac: segredo(8).allow(null),
     url: urlHttp().allow(null),
     conta_id: Joi.number().strict().integer().min(0).allow(null),
-    token_api: segredo(1).allow(null),
+    token_api: tokenDeApi().allow(null),
     numero: telefone().allow(null),
     ativo: Joi.boolean().strict(),
   }).required(),
@@ -105,7 +113,7 @@ export const schemas = {
     segredo_hmac: segredo(8).allow(null),
     url: urlHttp().allow(null),
     conta_id: Joi.number().strict().integer().min(0).allow(null),
-    token_api: segredo(1).allow(null),
+    token_api: tokenDeApi().allow(null),
     numero: telefone().allow(null),
     ativo: Joi.boolean().strict(),
     renovar_token: Joi.boolean().strict(),

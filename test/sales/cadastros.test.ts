@@ -157,9 +157,13 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       [{ tipo: 'suporte', nome: 'x', ativo: 'true' }, 'ativo'],
       [{ tipo: 'mensageiro', nome: 'x', numero: '12-34' }, 'numero'],
       [{ tipo: 'suporte', nome: 'x', outro: 1 }, 'outro'],
-      // 300 characters, 900 bytes: secrets are limited to 500 bytes, which their encrypted column holds
-      [{ tipo: 'suporte', nome: 'x', token_api: '€'.repeat(300) }, 'token_api'],
+      // secrets are limited to 500 bytes, which their encrypted column holds (251 characters, 502 bytes)
+      [{ tipo: 'suporte', nome: 'x', token_api: 'x'.repeat(501) }, 'token_api'],
       [{ tipo: 'suporte', nome: 'x', segredo_hmac: 'ç'.repeat(251) }, 'segredo_hmac'],
+      // the API token goes in a header: what a header cannot carry would fail every call to the platform
+      [{ tipo: 'suporte', nome: 'x', token_api: 'abc\ndef' }, 'token_api'],
+      [{ tipo: 'suporte', nome: 'x', token_api: 'abc def' }, 'token_api'],
+      [{ tipo: 'suporte', nome: 'x', token_api: 'tokén' }, 'token_api'],
     ];
     for (const [body, campo] of casos) {
       const p = esperarProblema(await s.api.post('/config_system', { token: admin, body }), 400);
