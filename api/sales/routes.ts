@@ -49,7 +49,11 @@ Autenticação: \`?token=\` do sistema configurado (tipo gateway).`;
 function autenticarSistema(tipo: TipoDeSistema): RequestHandler {
   return async (req, res, next) => {
     try {
-      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, typeof req.query.token === 'string' ? req.query.token : undefined);
+      let token = typeof req.query.token === 'string' ? req.query.token : undefined;
+      // the gateway's "Webhook by Events" appends `/<event>` to the address, after its query
+      // (`?token=<token>/messages-upsert`): a token has no `/`, so it ends at the first one
+      if (tipo === 'gateway') token = token?.split('/')[0];
+      res.locals.sistema = await autenticarWebhook(String(req.params.config_id), tipo, token);
       next();
     } catch (err) {
       next(err);
@@ -115,6 +119,8 @@ function rotasDeWebhooks(): Rota[] {
       sem404: true,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       antes: [autenticarSistema('gateway')],
+      // with the gateway's "Webhook Base64" on, a photo's event carries the photo (docs/sales.md)
+      limiteDoCorpo: '4mb',
       resposta: respostas.webhookDoGateway,
       tratar: (req, res) => registrarEventoDoGateway(res.locals.sistema, req.body),
     },

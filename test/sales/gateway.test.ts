@@ -363,6 +363,24 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     expect(await ContatoGateway.count()).toBe(antes);
   });
 
+  it('with "Webhook by Events" on, the gateway appends the event to the address after its query: taken all the same; a wrong token so sent is still 401', async () => {
+    const telefone = novoTelefone();
+    const andamento = await conversaCom(telefone, 'open');
+    const res = await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO), `${gateway.token}/messages-upsert`);
+    expect(res.status).toBe(200);
+    expect(await s.conversaDoSuporte(andamento)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+    esperarProblema(await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO), `x${gateway.token}/messages-upsert`), 401);
+  });
+
+  it('with "Webhook Base64" on, a photo\'s event carries the photo: one of 3 MB is taken (the route reads up to 4 MiB)', async () => {
+    const telefone = novoTelefone();
+    const andamento = await conversaCom(telefone, 'open');
+    const evento = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
+    const comFoto = { ...evento, data: { ...evento.data, message: { ...evento.data.message, base64: 'A'.repeat(3 * 1024 * 1024) } } };
+    expect((await s.gateway(gateway, comFoto)).status).toBe(200);
+    expect(await s.conversaDoSuporte(andamento)).toMatchObject({ config_system_gateway_id: gateway.id });
+  });
+
   it('the token of the gateway system is required (401), and a system of another type authenticates nobody here (401); a malformed event 400', async () => {
     const evento = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
     esperarProblema(await s.gateway(gateway, evento, 'outro-token-qualquer-1234'), 401);
