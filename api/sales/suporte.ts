@@ -236,6 +236,13 @@ const limpo = (nome: string) =>
   // eslint-disable-next-line no-control-regex
   cortar(nome.replace(/\p{Cs}/gu, '\uFFFD').normalize('NFC').replace(/[\u0000-\u001f\u007f]/g, ' ').trim(), 255).trim();
 
+/**
+ * Attachment types whose `data_url`, when there is one, is a page outside the platform (a place's
+ * map or website, a page shared from another network), not a file it keeps: copying it would
+ * store that page's HTML as the contact's file.
+ */
+const SEM_ARQUIVO = new Set(['location', 'fallback', 'contact']);
+
 /** An attachment's address the copy can download: http(s), as the URL parser reads it (`ação.jpg`, `a|b` included), up to the 2,000 characters stored. */
 function baixavel(valor: unknown): boolean {
   if (typeof valor !== 'string' || !valor || valor.length > 2000) return false;
@@ -276,9 +283,9 @@ function lerMensagem(m: any, etapaDaConversa: string | null, anexosDeixados: num
     conteudo: m.content ?? '',
     criadaEm: dataDe(m.created_at),
     etapaId: (etapaDe(m.content_attributes?.etapa_id) ?? etapaDe(m.additional_attributes?.etapa_id))?.slice(0, 64) ?? etapaDaConversa,
-    // an attachment without an address (a contact card, a location without a link) is not kept:
-    // it has no file to copy, and the message is stored all the same; a deleted message has none
-    anexos: (apagada ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url)).map((a: any) => ({
+    // an attachment without a file (a contact card, a location, a shared link) is not kept: there
+    // is nothing to copy, and the message is stored all the same; a deleted message has none
+    anexos: (apagada ? [] : (m.attachments ?? [])).filter((a: any) => baixavel(a.data_url) && !SEM_ARQUIVO.has(a.file_type)).map((a: any) => ({
       suporteAnexoId: a.id ?? null,
       endereco: a.data_url,
       nome: nomeDoAnexo(a),

@@ -117,11 +117,14 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect(await AnexoDaMensagem.count({ where: { conversa_id: r.conversa_id } })).toBe(0);
   });
 
-  it('an attachment with no address (a contact card, a location without a link) is left out; the message and its other attachments are stored', async () => {
+  it('an attachment with no file (a contact card, a location, a shared page: no address, or one outside the platform) is left out; the message and its other attachments are stored', async () => {
     nock(CHAT).get('/rails/active_storage/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
+    // no request may reach these (nock refuses any address it was not given)
     const anexos = [
       { id: idDoSuporte(), file_type: 'contact', fallback_title: '+55 11 99999-0000' },
       { id: idDoSuporte(), file_type: 'location', coordinates_lat: -23.5, coordinates_long: -46.6, fallback_title: 'Aqui', data_url: null },
+      { id: idDoSuporte(), file_type: 'location', coordinates_lat: -23.5, coordinates_long: -46.6, fallback_title: 'Loja', data_url: 'https://mapas.exemplo.test/loja' },
+      { id: idDoSuporte(), file_type: 'fallback', fallback_title: 'Veja isto', data_url: 'https://rede.exemplo.test/post/1' },
       { id: idDoSuporte(), file_type: 'image', data_url: `${CHAT}/rails/active_storage/cartao.jpg` },
     ];
     const r = await t.s.registrar(t.sistema, eventoDeMensagem({ conversa: idDoSuporte(), conteudo: 'meu contato', anexos }));
