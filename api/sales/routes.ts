@@ -119,8 +119,6 @@ function rotasDeWebhooks(): Rota[] {
       sem404: true,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       antes: [autenticarSistema('gateway')],
-      // with the gateway's "Webhook Base64" on, a photo's event carries the photo (docs/sales.md)
-      limiteDoCorpo: '4mb',
       resposta: respostas.webhookDoGateway,
       tratar: (req, res) => registrarEventoDoGateway(res.locals.sistema, req.body),
     },

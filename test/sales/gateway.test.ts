@@ -372,15 +372,6 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
     esperarProblema(await s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO), `x${gateway.token}/messages-upsert`), 401);
   });
 
-  it('with "Webhook Base64" on, a photo\'s event carries the photo: one of 3 MB is taken (the route reads up to 4 MiB)', async () => {
-    const telefone = novoTelefone();
-    const andamento = await conversaCom(telefone, 'open');
-    const evento = eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO);
-    const comFoto = { ...evento, data: { ...evento.data, message: { ...evento.data.message, base64: 'A'.repeat(3 * 1024 * 1024) } } };
-    expect((await s.gateway(gateway, comFoto)).status).toBe(200);
-    expect(await s.conversaDoSuporte(andamento)).toMatchObject({ config_system_gateway_id: gateway.id });
-  });
-
   it('the token of the gateway system is required (401), and a system of another type authenticates nobody here (401); a malformed event 400', async () => {
     const evento = eventoDoGateway(novoTelefone(), NUMERO_DO_MENSAGEIRO);
     esperarProblema(await s.gateway(gateway, evento, 'outro-token-qualquer-1234'), 401);
