@@ -287,11 +287,13 @@ export async function copiarAnexo(
     // the token first: without one nothing can be stored, and a secret renewed and not yet set, or
     // identity down, would otherwise have every copy fetch its attachment from the chat platform
     // every 30 minutes for nothing. A token refused later by file storage (401) is still ours.
-    const token = await tokenDaSales();
+    await tokenDaSales();
     const prazo = AbortSignal.timeout(PRAZO_DA_COPIA_MS);
     const download = await baixarAnexo(anexo.endereco, { ...(await acessoDoAnexo(anexo)), sinal: sinal ? AbortSignal.any([prazo, sinal]) : prazo });
     total = download.tamanho;
     bytes = contando(download.bytes, (b) => aoProgredir({ bytes: b, total }));
+    // asked again (it is kept): the download may have outlasted the one held at the start
+    const token = await tokenDaSales();
     arquivo = await guardarArquivo(anexo.nome, download.tipoMime, bytes, { prazoMs: PRAZO_DA_COPIA_MS, chave: `${PREFIXO_DA_CHAVE}${anexoId}`, sinal, token, tamanho: total });
     aoProgredir({ bytes: bytes.bytes, total });
     const copia = arquivo;

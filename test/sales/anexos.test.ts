@@ -14,7 +14,7 @@ import { AnexoDaMensagem } from '../../models/sales';
 import { fila } from '../../queues/fila';
 import { filaSalesAnexo, TENTATIVAS_DE_COPIA } from '../../queues/sales-anexo';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
-import { comRelogioAdiantado } from '../helpers/relogio';
+import { adiantarRelogio, comRelogioAdiantado } from '../helpers/relogio';
 import { anexosNesteArquivo, CHAT, comRespostaDoEnvioPerdida, ESPERA_ENTRE_TENTATIVAS_MS, eventoDeMensagem, idDoSuporte, recusarRegistroDaCopia } from './apoio';
 
 const t = anexosNesteArquivo();
@@ -540,6 +540,34 @@ describe('attachments whose copy never reached the queue', () => {
     expect(await varrerAnexos()).toBeGreaterThanOrEqual(1);
     const copiado = await aguardarCopia(conversaId, 'the swept copy');
     expect(copiado).toMatchObject({ tipo_mime: 'text/plain', tamanho: 4 });
+  });
+
+  it('a download that outlasts the sales token\'s life is stored with a token asked for after it, not refused by file storage with the expired one', async () => {
+    const q = fila(filaSalesAnexo);
+    await q.pause();
+    let anexo: AnexoDaMensagem;
+    try {
+      const conversaId = await mensagemComAnexo(`${CHAT}/rails/active_storage/demorado.txt`, 'file');
+      anexo = (await AnexoDaMensagem.findOne({ where: { conversa_id: conversaId } }))!;
+      await q.remove(anexo.id);
+    } finally {
+      await q.resume();
+    }
+    // the token the copy starts with is the one held now, valid an hour (or one asked for now)
+    let voltar = () => undefined as void;
+    nock(CHAT)
+      .get('/rails/active_storage/demorado.txt')
+      .reply(() => {
+        // the platform answers when that hour has gone by (the clock moved, not waited)
+        voltar = adiantarRelogio(2 * 3600_000);
+        return [200, 'demorado', { 'content-type': 'text/plain' }];
+      });
+    try {
+      expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+    } finally {
+      voltar();
+    }
+    expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: expect.any(String), tentativas: 1, ultimo_erro: null });
   });
 
   it('one stored and tried by processes whose clocks run five minutes ahead is swept a minute after its last change by the database\'s clock', async () => {
