@@ -3,7 +3,7 @@ import { idDoAplicativoDe } from '../../lib/credenciais';
 import { banco, decidirSobTrava, sozinho } from '../../lib/database';
 import { comCausa } from '../../lib/erros';
 import { emSegundoPlano } from '../../lib/lifecycle';
-import { logger } from '../../lib/logger';
+import { logger, umaVezPorMinuto } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento } from '../../models/hub';
 import { TokenRecusado } from '../../queues/fila';
 import { iso } from '../../models/shared/base';
@@ -123,7 +123,10 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: AbortSignal) {
   const token = tokenDoChamador ?? (await tokenDoServico('hub'));
-  if (!token) return { ignorado: 'sem token: o segredo do hub não está registrado' };
+  if (!token) {
+    avisarSemCredenciais();
+    return { ignorado: 'sem token: o segredo do hub não está registrado' };
+  }
   // the hub's own token refused is not reused: the next sync asks for a new one (identity may have
   // new keys), whether the listing or a departure's confirmation, which the sync outlives, was refused
   const aoRecusar = (err: unknown) => {
@@ -142,6 +145,18 @@ export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: A
     throw err;
   }
 }
+
+/**
+ * Without its own credentials the hub syncs only on a master's listing, and a publisher it does not
+ * know yet is answered 503 ("could not confirm with identity"): said where the cause is, once a
+ * minute, not left to that answer.
+ */
+const avisarSemCredenciais = umaVezPorMinuto(() =>
+  log.error(
+    { configuracao: 'HUB_CLIENT_ID/HUB_CLIENT_SECRET' },
+    'o hub não tem credenciais próprias no identity: sem a listagem de um master os aplicativos não são sincronizados, e publicações de aplicativos ainda não vistos são recusadas (503)',
+  ),
+);
 
 /** How long a sync waits for another under way (a slow identity) before giving up its turn. */
 const ESPERA_PELA_OUTRA_SYNC_S = 30;

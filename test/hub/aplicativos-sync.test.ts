@@ -19,6 +19,10 @@ import { portaLivre } from '../helpers/processo';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
 import { identityPorRetransmissor } from '../helpers/retransmissor-do-identity';
+import { Registro } from '../helpers/registros';
+
+const mockRegistros: Registro[] = [];
+jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('hub-aplicativos', ['error'], () => mockRegistros));
 
 /**
  * The sync of the hub's applications with identity before GET /aplicativo (SPEC §3 Hub application
@@ -635,7 +639,10 @@ describe('whose token the sync uses (SPEC 4.4 rule 3, SPEC 5.7)', () => {
     await rename(arquivo, `${arquivo}.fora`);
     esquecerTokenDoServico('hub');
     try {
+      mockRegistros.length = 0;
       expect(await sincronizarAplicativos()).toEqual({ ignorado: 'sem token: o segredo do hub não está registrado' });
+      // said where the operator looks, naming what to set
+      expect(mockRegistros).toEqual([{ nivel: 'error', args: [{ configuracao: 'HUB_CLIENT_ID/HUB_CLIENT_SECRET' }, expect.stringContaining('credenciais próprias')] }]);
       const desde = relay.pedidos.length;
       const res = await hub.api.get('/aplicativo', { token: pessoa.token, query: { tamanho: 1000 } });
       expect(res.status).toBe(200);
