@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
@@ -89,4 +89,5 @@ export const MIGRACOES_FILES: Migracao[] = [
       }
     },
   },
+  migracaoDosNomesDePerfil,
 ];

@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
-import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
@@ -291,4 +291,5 @@ export const MIGRACOES_HUB: Migracao[] = [
       await adicionarColuna(qi, 'chave_do_hub', 'revogada_em', 'DATETIME(3) NULL');
     },
   },
+  migracaoDosNomesDePerfil,
 ];

@@ -1,6 +1,6 @@
 import { Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { adicionarColuna, existeNoEsquema, TABELA } from '../shared/sql';
+import { adicionarColuna, existeNoEsquema, NOMES_UNICOS, TABELA } from '../shared/sql';
 
 export const MIGRACOES_IDENTITY: Migracao[] = [
   {
@@ -197,6 +197,15 @@ export const MIGRACOES_IDENTITY: Migracao[] = [
       // (api/identity/login.ts): appended last, no table copy. Counts kept before have no first
       // failure and start over at the next one
       await adicionarColuna(qi, 'usuario', 'primeira_falha_de_login_em', 'DATETIME(3) NULL');
+    },
+  },
+  {
+    name: '0010-identity-nomes-distintos-por-emoji',
+    async up(qi) {
+      // their unique keys rebuilt on the new collation (NOMES_UNICOS); run again, it changes nothing
+      for (const cadastro of ['setor', 'cargo', 'funcao']) {
+        await qi.sequelize.query(`ALTER TABLE ${cadastro} MODIFY nome VARCHAR(200) ${NOMES_UNICOS} NOT NULL`);
+      }
     },
   },
 ];

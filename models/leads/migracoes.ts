@@ -2,7 +2,7 @@ import { config } from '../../config';
 import { Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
-import { migracaoDeAcesso } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { ASCII, TABELA } from '../shared/sql';
 
 /** The Receita's code tables: code and description (DESIGN §6). */
@@ -168,4 +168,5 @@ export const MIGRACOES_LEADS: Migracao[] = [
       }
     },
   },
+  migracaoDosNomesDePerfil,
 ];

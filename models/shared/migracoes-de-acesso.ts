@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { TABELA } from './sql';
+import { NOMES_UNICOS, TABELA } from './sql';
 
 /** Tables of the access module, the same in every service that mounts it (DESIGN §3). */
 export const migracaoDeAcesso: Migracao = {
@@ -39,5 +39,15 @@ export const migracaoDeAcesso: Migracao = {
       KEY colaborador_email (email),
       CONSTRAINT colaborador_perfil FOREIGN KEY (perfil_acesso_id) REFERENCES perfil_acesso (id)
     ) ${TABELA}`);
+  },
+};
+
+/** Profile names told apart by their emoji too (NOMES_UNICOS); run again, it changes nothing. */
+export const migracaoDosNomesDePerfil: Migracao = {
+  name: '0002-acesso-nomes-distintos-por-emoji',
+  async up(qi) {
+    await qi.sequelize.query(`ALTER TABLE perfil_acesso
+      MODIFY nome VARCHAR(120) ${NOMES_UNICOS} NOT NULL,
+      MODIFY nome_unico VARCHAR(120) ${NOMES_UNICOS} GENERATED ALWAYS AS (IF(deletado_em IS NULL, nome, NULL)) STORED`);
   },
 };

@@ -2,6 +2,12 @@ import { QueryInterface } from 'sequelize';
 
 /** Table options of every service: InnoDB, full Unicode, case-insensitive comparison. */
 export const TABELA = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci';
+/**
+ * Names that must be unique (a sector's, an access profile's): utf8mb4_unicode_ci weighs every
+ * character past Unicode's first plane (emoji) alike, so `Time 🚀` and `Time 🎯` were one name;
+ * unicode_520 (MariaDB and MySQL 8 alike) tells them apart, still ignoring case and accents.
+ */
+export const NOMES_UNICOS = 'CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_520_ci';
 /** Ids, codes and digits: ASCII, compared byte by byte. */
 export const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
 /**

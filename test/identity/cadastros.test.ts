@@ -61,6 +61,14 @@ describe.each(['setor', 'cargo', 'funcao'])('/%s (DESIGN §10)', (tipo) => {
     expect(lista.body.filter((c: any) => c.nome.toLowerCase() === nome.toLowerCase())).toHaveLength(1);
   });
 
+  test('names that differ only by an emoji are two names; the same emoji, in another case or accent, is still the one name', async () => {
+    const nome = `Time ${marca()}`;
+    expect((await id.api.post(caminho, { token: admin, body: { nome: `${nome} 🚀` } })).status).toBe(201);
+    expect((await id.api.post(caminho, { token: admin, body: { nome: `${nome} 🎯` } })).status).toBe(201);
+    esperarProblema(await id.api.post(caminho, { token: admin, body: { nome: `${nome.toUpperCase()} 🚀` } }), 409);
+    esperarProblema(await id.api.post(caminho, { token: admin, body: { nome: `${nome.replace('Time', 'Tímé')} 🎯` } }), 409);
+  });
+
   test('simultaneous creations with one name: one 201, the rest 409', async () => {
     const nome = `Corrida ${marca()}`;
     const respostas = await Promise.all([1, 2, 3].map(() => id.api.post(caminho, { token: admin, body: { nome } })));

@@ -164,6 +164,13 @@ describe('access profiles (DESIGN §3)', () => {
     expect((await porId(criado.body.id)).body.descricao).toBeNull();
   });
 
+  test('profile names that differ only by an emoji are two names; in another case, the same one (409)', async () => {
+    const nome = unico('Equipe ');
+    expect((await it.api.post('/perfil_acesso', { token: admin, body: { nome: `${nome} 🚀`, permissoes: {} } })).status).toBe(201);
+    expect((await it.api.post('/perfil_acesso', { token: admin, body: { nome: `${nome} 🎯`, permissoes: {} } })).status).toBe(201);
+    esperarProblema(await it.api.post('/perfil_acesso', { token: admin, body: { nome: `${nome.toUpperCase()} 🚀`, permissoes: {} } }), 409);
+  });
+
   test('PATCH to the name of another profile answers 409 and changes nothing', async () => {
     const a = await it.criarPerfil({});
     const b = await it.criarPerfil({});
