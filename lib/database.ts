@@ -104,7 +104,7 @@ export async function esperarBanco(prazoMs = 30_000): Promise<void> {
       return await noServidor('SELECT 1');
     } catch (err) {
       if (!bancoForaDoAlcance(err) || Date.now() > limite) throw err;
-      if (!avisado) logger('database').warn({ err: (err as Error).message }, 'MySQL/MariaDB fora do alcance; aguardando');
+      if (!avisado) logger('database').warn({ erro: (err as Error).message }, 'MySQL/MariaDB fora do alcance; aguardando');
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -685,7 +685,7 @@ export async function repetirEmConflito<T>(descricao: string, trabalho: () => Pr
       return await trabalho();
     } catch (err) {
       if (tentativa > 3 || !impasseDeTravas(err)) throw err;
-      logger('database').warn({ err: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
+      logger('database').warn({ erro: (err as Error).message, tentativa, trabalho: descricao }, 'transação repetida após conflito de travas');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * tentativa));
     }
   }

@@ -10,7 +10,12 @@ const saida = (fd: number) => {
   return saidas.get(fd)!;
 };
 
-/** Structured JSON logs on stdout (stderr for commands); one child per component. */
+/**
+ * Structured JSON logs on stdout (stderr for commands); one child per component. A failure goes
+ * under `err` as the Error itself (pino writes its type, message and stack), or under `erro` as
+ * its message alone (an expected failure, whose stack says nothing): each key keeps one type, as
+ * log stores that map fields by their first value's type need.
+ */
 export function logger(componente?: string): pino.Logger {
   // the descriptor is read at each line: loggers made as modules load, before a command says
   // where its logs go, follow it too

@@ -191,7 +191,7 @@ async function largarAFila(worker: Worker): Promise<void> {
     logger('import-cnpj').warn({ jobs: ids }, 'uma importação de outro comando corre neste processo: o comando espera que termine');
     await Promise.allSettled(promessas);
   } catch (err) {
-    logger('import-cnpj').warn({ err: (err as Error).message }, 'o worker do comando não parou');
+    logger('import-cnpj').warn({ erro: (err as Error).message }, 'o worker do comando não parou');
   }
 }
 
@@ -266,7 +266,7 @@ export async function manterRepetiveis(filas: string[], cadaMs = 5 * 60_000): Pr
   const vez = setInterval(() => {
     // one at a time: while Redis is away, the calls would pile up
     emCurso ??= agendarRepetiveis(filas)
-      .catch((err) => logger('worker').warn({ err: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'))
+      .catch((err) => logger('worker').warn({ erro: (err as Error).message }, 'os jobs repetitivos não puderam ser agendados de novo'))
       .finally(() => (emCurso = undefined));
   }, cadaMs);
   vez.unref();

@@ -227,7 +227,7 @@ async function confirmarSaidas(faltando: Aplicativo[], token: string, aoRecusar:
     } catch (err) {
       aoRecusar(err);
       const adiados = faltando.length - i;
-      log.warn({ err: comCausa(err as Error), aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
+      log.warn({ erro: comCausa(err as Error), aplicativo: a.id, adiados }, 'saída do identity não confirmada: fica para a próxima sincronização');
       break;
     }
   }

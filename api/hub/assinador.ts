@@ -88,7 +88,7 @@ async function conferirArquivoDaChave(): Promise<void> {
   try {
     kid = kidDoPem(await chaveDoArquivo(arquivo));
   } catch (err) {
-    if (arquivoVisto !== ILEGIVEL) log.warn({ arquivo, err: (err as Error).message }, 'HUB_CHAVE_PRIVADA_ARQUIVO não pôde ser lido; o hub assina com as chaves que guardou');
+    if (arquivoVisto !== ILEGIVEL) log.warn({ arquivo, erro: (err as Error).message }, 'HUB_CHAVE_PRIVADA_ARQUIVO não pôde ser lido; o hub assina com as chaves que guardou');
     arquivoVisto = ILEGIVEL;
     return;
   }

@@ -392,7 +392,7 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
     // waits for the schedule (a batch run again leaves it to its job: entregarLote). Thrown as any
     // other error, it would run again within seconds (the short wait of an error before any
     // attempt), calling a failing subscriber every few seconds
-    log.error({ err: (err as Error).message, entrega_id: e.id }, 'tentativa falha não registrada: a próxima espera a agenda');
+    log.error({ erro: (err as Error).message, entrega_id: e.id }, 'tentativa falha não registrada: a próxima espera a agenda');
     throw falha;
   }
   // cancelled meanwhile, or another round under way: nothing more for this job to do
@@ -513,7 +513,7 @@ export async function removerJobs(assinaturaId: string, canceladasEm: Date | nul
       for (let i = 0; i < ids.length; i += 100) await Promise.all(ids.slice(i, i + 100).map((id) => q.remove(id).catch(() => 0)));
     });
   } catch (err) {
-    log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'jobs de entregas canceladas não removidos');
+    log.warn({ erro: (err as Error).message, assinatura_id: assinaturaId }, 'jobs de entregas canceladas não removidos');
   }
 }
 
@@ -805,7 +805,7 @@ async function reenviar(entrega: Entrega): Promise<boolean> {
   // the new round is committed: Redis out of reach leaves its job to the sweep (reenfileirarEsquecidas),
   // as a mass replay does, rather than a 503 for a replay that did happen (a retry would get a 409)
   await enfileirarDeNovo([entrega.id]).catch((err: unknown) =>
-    log.warn({ err: (err as Error).message, entrega_id: entrega.id }, 'reenvio: entrega não enfileirada; fica para a varredura'),
+    log.warn({ erro: (err as Error).message, entrega_id: entrega.id }, 'reenvio: entrega não enfileirada; fica para a varredura'),
   );
   return true;
 }
@@ -943,7 +943,7 @@ async function enfileirarReenviadas(assinaturaId: string, em: Date, tamanhoDaPag
   try {
     await emPaginas(assinaturaId, 'pendente', em, tamanhoDaPagina, enfileirarDeNovo);
   } catch (err) {
-    log.warn({ err: (err as Error).message, assinatura_id: assinaturaId }, 'reenvio: entregas não enfileiradas; ficam para a varredura');
+    log.warn({ erro: (err as Error).message, assinatura_id: assinaturaId }, 'reenvio: entregas não enfileiradas; ficam para a varredura');
   }
 }
 

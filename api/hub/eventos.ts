@@ -112,7 +112,7 @@ async function enfileirarOuRecusar(enfileirar: () => Promise<void>, entregas: nu
   try {
     await enfileirar();
   } catch (err) {
-    log.warn({ err: (err as Error).message, entregas }, 'entregas ficam para a varredura');
+    log.warn({ erro: (err as Error).message, entregas }, 'entregas ficam para a varredura');
     throw filaIndisponivel(true);
   }
 }
@@ -178,7 +178,7 @@ async function recusadoNoHubAte(sub: string): Promise<number | undefined> {
     const resta = await redis('produtor').pttl(chaveDoRecusado(sub));
     return resta > 0 ? Date.now() + resta : undefined;
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'recusa do publicador não lida no Redis: este processo decide sozinho');
+    log.warn({ erro: (err as Error).message }, 'recusa do publicador não lida no Redis: este processo decide sozinho');
     return undefined;
   }
 }
@@ -188,7 +188,7 @@ async function marcarRecusadoNoHub(sub: string): Promise<void> {
   try {
     await redis('produtor').set(chaveDoRecusado(sub), '1', 'PX', INTERVALO_DAS_SINCRONIZACOES_MS);
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'recusa do publicador não marcada no Redis: os outros processos decidem sozinhos');
+    log.warn({ erro: (err as Error).message }, 'recusa do publicador não marcada no Redis: os outros processos decidem sozinhos');
   }
 }
 

@@ -42,7 +42,7 @@ export async function esperarSincronizacao(tokenDoMaster?: string): Promise<Sinc
     // a sync without the hub's token, or that waited out another's turn, read nothing
     return { jaRodava, rodada, concluida: !(resultado && typeof resultado === 'object' && 'ignorado' in resultado) };
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
+    log.warn({ erro: (err as Error).message }, 'seguindo sem a sincronização com o identity completa');
     await avisarSeNenhumWorker(filaHubAplicativoSync);
     return { jaRodava, rodada, concluida: false };
   }

@@ -96,7 +96,7 @@ async function haWorkerDeContagem(): Promise<boolean> {
     });
   } catch (err) {
     // the question refused (CLIENT LIST left out of an ACL): the queue, as before, asked again next time
-    log.debug({ err: (err as Error).message }, 'workers da contagem não consultados');
+    log.debug({ erro: (err as Error).message }, 'workers da contagem não consultados');
     return true;
   }
 }
@@ -150,6 +150,6 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
 
 /** A count that failed, in the job or here, whatever the database said: 503, try again. */
 function contagemFalhou(err: unknown, filtros: FiltrosDeEmpresas): never {
-  log.error({ err: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
+  log.error({ erro: (err as Error).message, filtros: chaveDosFiltros(filtros) }, 'contagem falhou');
   throw new ErroDeDominio('indisponivel', 'A contagem das empresas falhou; tente de novo.', undefined, { causa: err });
 }

@@ -531,7 +531,7 @@ export async function importarCnpj(
       // keeps about last month, its codes among them, is kept under it); other processes see the new
       // month within VALIDADE_DA_GERACAO_MS.
       const arrumar = (passo: string, fn: () => Promise<unknown>) =>
-        fn().catch((err) => log.warn({ passo, err: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
+        fn().catch((err) => log.warn({ passo, erro: (err as Error).message }, 'importação concluída; um passo da arrumação falhou'));
       esquecerGeracao();
       await arrumar('registro', () =>
         sequelize.query('UPDATE importacao SET situacao = ?, linhas = ?, concluida_em = ? WHERE id = ?', {

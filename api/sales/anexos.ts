@@ -46,7 +46,7 @@ export async function enfileirarCopias(ids: string[]): Promise<void> {
   try {
     await fila(filaSalesAnexo).addBulk(jobsDeCopia(ids));
   } catch (err) {
-    log.warn({ err: (err as Error).message, anexos: ids }, 'cópias ficam para a varredura');
+    log.warn({ erro: (err as Error).message, anexos: ids }, 'cópias ficam para a varredura');
   }
 }
 
@@ -339,11 +339,11 @@ export async function copiarAnexo(
     await atualizarAnexos({ ultimo_erro: mensagem, adiada_desde: nossa ? literal(`COALESCE(adiada_desde, ${AGORA_NO_BANCO})`) : null }, { id: anexoId });
     if (nossa && !(await passouDoAdiamento(anexoId))) {
       await devolverTentativa(anexoId);
-      log.error({ err: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
+      log.error({ erro: mensagem, anexo_id: anexoId }, 'cópia adiada sem gastar tentativa: a falha é do nosso lado');
       return { estado: 'adiada', motivo: mensagem };
     }
     if (nossa) {
-      log.error({ err: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: a cópia passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
+      log.error({ erro: mensagem, anexo_id: anexoId }, 'falha do nosso lado gasta tentativa: a cópia passou do adiamento máximo (SALES_ANEXO_ADIAMENTO_MAXIMO_MS)');
       // its last attempt spent, the copy is given up: re-armed by hand, it is put off anew
       await atualizarAnexos({ adiada_desde: null }, { id: anexoId, tentativas: { [Op.gte]: TENTATIVAS_DE_COPIA } });
     }
@@ -366,7 +366,7 @@ async function listarChaveSeParada(anexoId: string): Promise<void> {
     ]);
     if ((listadas as unknown as { affectedRows: number }).affectedRows) await enfileirarRemocao();
   } catch (err) {
-    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'chave da cópia abandonada não listada: um envio dela guardado fica no armazenamento');
+    log.error({ erro: (err as Error).message, anexo_id: anexoId }, 'chave da cópia abandonada não listada: um envio dela guardado fica no armazenamento');
   }
 }
 
@@ -424,7 +424,7 @@ async function devolverTentativa(anexoId: string): Promise<void> {
       { id: anexoId, arquivo_id: null, tentativas: { [Op.gt]: 0 } },
     );
   } catch (err) {
-    log.error({ err: (err as Error).message, anexo_id: anexoId }, 'tentativa não devolvida');
+    log.error({ erro: (err as Error).message, anexo_id: anexoId }, 'tentativa não devolvida');
   }
 }
 
@@ -458,7 +458,7 @@ async function largarCopiaSemRegistro(anexoId: string, arquivoId: string): Promi
     const agora = await AnexoDaMensagem.findByPk(anexoId, { attributes: ['arquivo_id'] });
     if (agora?.arquivo_id !== arquivoId) await apagarDepois(arquivoId);
   } catch (err) {
-    log.error({ err: (err as Error).message, anexo_id: anexoId, arquivo_id: arquivoId }, 'cópia sem registro ficou no armazenamento');
+    log.error({ erro: (err as Error).message, anexo_id: anexoId, arquivo_id: arquivoId }, 'cópia sem registro ficou no armazenamento');
   }
 }
 
@@ -476,7 +476,7 @@ export async function enfileirarRemocao(): Promise<void> {
       { attempts: 10, backoff: { type: 'exponential', delay: 10_000 }, deduplication: { id: 'apagar', keepLastIfActive: true } },
     );
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'remoção de cópias fica para a varredura');
+    log.warn({ erro: (err as Error).message }, 'remoção de cópias fica para a varredura');
   }
 }
 
@@ -520,7 +520,7 @@ export async function apagarCopiasPendentes(
     } catch (err) {
       seguidas++;
       falhas.push(arquivo_id);
-      log.warn({ err: comCausa(err as Error), arquivo_id }, 'remoção de cópia falhou: volta ao fim da lista, as seguintes continuam');
+      log.warn({ erro: comCausa(err as Error), arquivo_id }, 'remoção de cópia falhou: volta ao fim da lista, as seguintes continuam');
       // to the back of the list: the next runs start with the others, however many keep failing
       await lerLinhas(sales, `UPDATE arquivo_a_apagar SET criado_em = ${AGORA_NO_BANCO} WHERE arquivo_id = ?`, [arquivo_id]).catch(() => undefined);
       continue;
@@ -560,7 +560,7 @@ async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
     }
     return true;
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'procura das cópias pelas chaves falhou: as chaves ficam para a próxima remoção');
+    log.warn({ erro: (err as Error).message }, 'procura das cópias pelas chaves falhou: as chaves ficam para a próxima remoção');
     return false;
   }
 }
@@ -604,6 +604,6 @@ async function copiarDeNovoSeRegistrada(arquivoId: string): Promise<void> {
     { arquivo_id: arquivoId },
   );
   await enfileirarAgora(orfaos.map((a) => a.id)).catch((err: unknown) =>
-    log.warn({ err: (err as Error).message, arquivo_id: arquivoId }, 'nova cópia fica para a varredura'),
+    log.warn({ erro: (err as Error).message, arquivo_id: arquivoId }, 'nova cópia fica para a varredura'),
   );
 }

@@ -59,7 +59,7 @@ export async function prepararBuscaDeTexto(
     }
     if (mroonga) modo = 'indice';
   } catch (err) {
-    log.error({ err: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
+    log.error({ erro: (err as Error).message }, 'índice de texto indisponível: `texto` lê as mensagens');
     // a half-built index must not be written by triggers; any other failure (the lock not
     // obtained while another process builds, a check failing against a complete index others
     // read) leaves the triggers alone
@@ -171,7 +171,7 @@ export async function recopiarConversas(conversaIds: string[]): Promise<void> {
       { leituraConfirmada: true },
     );
   } catch (err) {
-    log.error({ err: (err as Error).message, conversas: conversaIds.length }, 'cópias do índice de texto não refeitas após rollback');
+    log.error({ erro: (err as Error).message, conversas: conversaIds.length }, 'cópias do índice de texto não refeitas após rollback');
   }
 }
 
@@ -229,7 +229,7 @@ async function pesquisarNoIndice(texto: string): Promise<{ conversa_id: string; 
     );
     return (await indiceInteiro()) ? achadas : undefined;
   } catch (err) {
-    log.error({ err: (err as Error).message }, 'busca no índice de texto falhou: lendo as mensagens');
+    log.error({ erro: (err as Error).message }, 'busca no índice de texto falhou: lendo as mensagens');
     return undefined;
   }
 }

@@ -42,7 +42,7 @@ async function urlsDasCopias(ids: string[], conversaId: string): Promise<Map<str
   try {
     return await urlsDosArquivos(ids);
   } catch (err) {
-    log.warn({ err: comCausa(err as Error), conversa_id: conversaId }, 'mensagens sem url dos anexos');
+    log.warn({ erro: comCausa(err as Error), conversa_id: conversaId }, 'mensagens sem url dos anexos');
     return new Map();
   }
 }

@@ -537,7 +537,7 @@ async function repararIndiceDeTexto(lote: Pedido[]): Promise<void> {
     );
     await recopiarConversas(conversas.map((c) => c.id));
   } catch (err) {
-    log.error({ err: (err as Error).message }, 'conversas editadas não encontradas para refazer o índice de texto');
+    log.error({ erro: (err as Error).message }, 'conversas editadas não encontradas para refazer o índice de texto');
   }
 }
 

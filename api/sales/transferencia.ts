@@ -196,7 +196,7 @@ export async function transferirSemResposta(
         if (sinal?.aborted) break;
         falhas++;
         falhasSeguidas.set(sistema, (falhasSeguidas.get(sistema) ?? 0) + 1);
-        log.warn({ err: comCausa(err as Error), conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');
+        log.warn({ erro: comCausa(err as Error), conversa_id: c.id, falhas: c.transferencia_falhas + 1 }, 'transferência adiada');
         await adiar(c, agora);
         continue;
       }

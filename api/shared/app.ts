@@ -51,7 +51,7 @@ function rotasDeServico(def: DefinicaoDoServico, documento: () => unknown): Rota
           await conferencia;
         } catch (err) {
           // the answer names no part; the operator reads which one failed, and why, here
-          logger('http').warn({ servico: def.nome, err: (err as Error).message }, 'não está pronto');
+          logger('http').warn({ servico: def.nome, erro: (err as Error).message }, 'não está pronto');
           throw new ErroDeDominio('indisponivel', 'Banco de dados ou Redis sem resposta.');
         }
         return { status: 'pronto' };

@@ -103,7 +103,7 @@ export function chavesDoIdentity(
   let ultimaFalha: unknown;
   const avisarFalha = umaVezPorMinuto((err: Error) =>
     logger('auth').warn(
-      { url: url.href, err: comCausa(err), conjunto_de_ha_s: buscado.uat === undefined ? null : Math.round((Date.now() - buscado.uat) / 1000) },
+      { url: url.href, erro: comCausa(err), conjunto_de_ha_s: buscado.uat === undefined ? null : Math.round((Date.now() - buscado.uat) / 1000) },
       'o conjunto de chaves do identity não pôde ser buscado: os tokens são verificados pelo último buscado, se houver',
     ),
   );

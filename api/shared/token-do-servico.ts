@@ -61,7 +61,7 @@ async function pedirToken(
   if (res.status === 401) {
     recusadas.set(servico, { credenciais, ate: Date.now() + PAUSA_APOS_RECUSA_MS });
     const erro = recusa(servico, c.configuracao);
-    log.error({ servico, client_id: c.clientId, configuracao: c.configuracao, err: erro.message }, 'o identity recusou as credenciais do serviço');
+    log.error({ servico, client_id: c.clientId, configuracao: c.configuracao, erro: erro.message }, 'o identity recusou as credenciais do serviço');
     throw erro;
   }
   if (!res.ok) throw new Error(`identity answered ${res.status} to the ${servico} service's token request`);

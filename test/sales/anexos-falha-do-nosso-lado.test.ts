@@ -123,7 +123,7 @@ test("identity refusing the sales application's credentials (its secret renewed,
     const { logs } = await q.getJobLogs(anexo.id);
     expect(logs.length).toBeGreaterThanOrEqual(TENTATIVAS_DE_COPIA);
     expect(logs[0]).toContain("identity refused the sales service's credentials");
-    expect(runs()[0].args[0]).toMatchObject({ err: expect.stringContaining('SALES_CLIENT_ID/SALES_CLIENT_SECRET') });
+    expect(runs()[0].args[0]).toMatchObject({ erro: expect.stringContaining('SALES_CLIENT_ID/SALES_CLIENT_SECRET') });
     // the token is asked for first: the chat platform is not asked for the attachment every run for nothing
     expect(downloads()).toBe(0);
   } finally {

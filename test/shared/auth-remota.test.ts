@@ -70,7 +70,7 @@ test('a key set fetched before keeps verifying new tokens after identity stops a
   expect(mockRegistros).toEqual([
     {
       nivel: 'warn',
-      args: [{ url: identity.url.href, err: expect.stringMatching(/ECONNREFUSED/), conjunto_de_ha_s: expect.any(Number) }, expect.stringContaining('conjunto de chaves do identity')],
+      args: [{ url: identity.url.href, erro: expect.stringMatching(/ECONNREFUSED/), conjunto_de_ha_s: expect.any(Number) }, expect.stringContaining('conjunto de chaves do identity')],
     },
   ]);
   // a token of a key the last set lacks is not let through; nor is it called bad (401), since

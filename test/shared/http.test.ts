@@ -465,7 +465,7 @@ describe('health routes (DESIGN §4)', () => {
     expect(esperarProblema(fora, 503).request_id).toBe('req-pronto-1');
     // the answer names no part; the log says which failed, and why
     expect(fora.text).not.toContain('banco fora');
-    expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ err: 'banco fora' })]);
+    expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ erro: 'banco fora' })]);
     prontoFalha = false;
     expect((await api.get('/pronto')).status).toBe(200);
   });
@@ -478,7 +478,7 @@ describe('health routes (DESIGN §4)', () => {
       esperarProblema(await api.get('/pronto'), 503);
       expect(Date.now() - inicio).toBeGreaterThanOrEqual(PRAZO_DA_PRONTIDAO_MS - 50);
       expect(Date.now() - inicio).toBeLessThan(PRAZO_DA_PRONTIDAO_MS + 1500);
-      expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ err: expect.stringMatching(/sem resposta/) })]);
+      expect(mockRegistros.filter((r) => r.args[1] === 'não está pronto').map((r) => r.args[0])).toEqual([expect.objectContaining({ erro: expect.stringMatching(/sem resposta/) })]);
     } finally {
       prontoSemResposta = false;
     }

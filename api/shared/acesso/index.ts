@@ -142,7 +142,7 @@ export function criarModuloDeAcesso(o: OpcoesDoModuloDeAcesso) {
       // its end may not have been heard yet (the job finished and was removed before the wait
       // looked, which it reports as an error): forgotten here too, which costs only a reread
       controle.invalidar();
-      log.warn({ err: (err as Error).message }, 'listagem sem sincronização completa');
+      log.warn({ erro: (err as Error).message }, 'listagem sem sincronização completa');
       await avisarSeNenhumWorker(o.filaDeSync);
     }
   }
