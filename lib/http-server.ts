@@ -34,6 +34,8 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   const fecharAsRespostas = acompanharAsRespostas(server);
   server.on('request', fecharSemOCorpo);
   server.on('request', app);
+  server.on('checkContinue', continuarAoLer);
+  server.on('checkExpectation', recusarExpectativa);
   server.on('clientError', responderErroDoCliente);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -71,6 +73,28 @@ function responderErroDoCliente(err: NodeJS.ErrnoException, socket: Duplex): voi
   socket.destroy();
 }
 const STATUS_DO_ERRO: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
+
+/**
+ * `Expect: 100-continue` (curl sends it with bodies past 1 MiB): with no listener, Node answers 100
+ * at once, before any route has looked at the request, and the client sends a body the route may
+ * refuse unread (an upload past the size limit, no token). Here the 100 goes when the route starts
+ * reading the body; a route that answers first (401, 413) answers instead of it (RFC 9110 §10.1.1).
+ */
+function continuarAoLer(this: http.Server, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const ler = req._read;
+  req._read = function (tamanho: number) {
+    req._read = ler;
+    if (!res.headersSent) res.writeContinue();
+    return ler.call(this, tamanho);
+  };
+  this.emit('request', req, res);
+}
+
+/** Any other expectation is one no route meets: 417 as the routes answer errors (Node's has no body). */
+function recusarExpectativa(_req: http.IncomingMessage, res: http.ServerResponse): void {
+  const corpo = JSON.stringify(problema(417, 'requisicao_invalida', 'Só a expectativa 100-continue é atendida.'));
+  res.writeHead(417, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(corpo), connection: 'close' }).end(corpo);
+}
 
 /**
  * Express gives each request and answer the app's prototypes (`app.request`, `app.response`, made

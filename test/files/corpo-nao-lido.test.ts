@@ -161,3 +161,36 @@ test('an accepted upload arriving slowly, for longer than a closing connection i
   expect(envio.body.tamanho).toBe(15 * 1024);
   expect(saude).toEqual(fechadaLogo('http/1.1 200 ok'));
 });
+
+/**
+ * A POST sent with `Expect: 100-continue` (as curl sends bodies past 1 MiB): answers whether the
+ * server said 100 (the body is then sent), the status, and the answer's body.
+ */
+function comExpectativa(caminho: string, o: { token?: string; tamanho: number; expect?: string }) {
+  return new Promise<{ continuou: boolean; status: number; tipo?: string }>((resolve, reject) => {
+    const req = http.request(new URL(caminho, suite.url.files), {
+      method: 'POST',
+      agent: false,
+      headers: { ...(o.token && { authorization: `Bearer ${o.token}` }), 'content-length': String(o.tamanho), expect: o.expect ?? '100-continue' },
+    });
+    let continuou = false;
+    req.on('continue', () => {
+      continuou = true;
+      req.end(bytesAleatorios(o.tamanho));
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve({ continuou, status: res.statusCode!, tipo: res.headers['content-type'] }));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}
+
+test('Expect: 100-continue: a body the route refuses unread is answered instead of the 100 (no token, past the size limit), one it takes gets the 100 and is stored; another expectation is a 417 problem', async () => {
+  const grande = 26 * 1024 * 1024; // past FILES_TAMANHO_MAXIMO_MB's 25
+  expect(await comExpectativa('/arquivo?nome=a.bin', { tamanho: 50_000 })).toMatchObject({ continuou: false, status: 401 });
+  expect(await comExpectativa('/arquivo?nome=a.bin', { token: app.token, tamanho: grande })).toMatchObject({ continuou: false, status: 413 });
+  expect(await comExpectativa('/arquivo?nome=a.bin', { token: app.token, tamanho: 50_000 })).toMatchObject({ continuou: true, status: 201 });
+  expect(await comExpectativa('/arquivo?nome=a.bin', { token: app.token, tamanho: 10, expect: 'algo-mais' })).toEqual({ continuou: false, status: 417, tipo: 'application/problem+json' });
+});

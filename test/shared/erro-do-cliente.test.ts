@@ -83,3 +83,24 @@ test('a request whose body does not arrive in time gets its 408 and goes no furt
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(rodadas).toBe(antes);
 });
+
+test('Expect: 100-continue on a JSON route: the 100 comes as the body is read, then the answer (a client waiting for it would otherwise wait for ever)', async () => {
+  const antes = rodadas;
+  const corpo = JSON.stringify({ a: 1 });
+  const resultado = await new Promise<{ continuou: boolean; status: number }>((resolve, reject) => {
+    const req = http.request({ port: porta, host: '127.0.0.1', path: '/contar', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), expect: '100-continue' } });
+    let continuou = false;
+    req.on('continue', () => {
+      continuou = true;
+      req.end(corpo);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve({ continuou, status: res.statusCode! }));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+  expect(resultado).toEqual({ continuou: true, status: 200 });
+  expect(rodadas).toBe(antes + 1);
+});
