@@ -151,6 +151,8 @@ const CIFRADA = { chave_privada_pem: { [Op.like]: `${PREFIXO_DO_CIFRADO}%` } };
 
 /** What a revoked key's row keeps instead of its key: nothing that signs, were the row restored. */
 const REVOGADA = 'revogada';
+/** What a retired key's row keeps once no process reads it (rotacionarChave). */
+const APOSENTADA = 'aposentada';
 
 /**
  * A row's key, unless the hub did not write the row as it is: in clear (a writer of the table would
@@ -249,6 +251,11 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
   // would leave the hub with nothing to sign with once they stop
   const kid = await umaMudancaDeChavesPorVez(() =>
     banco('hub').transaction(async (transaction) => {
+      // keys retired by earlier rotations and no longer listed are read by no process again: their
+      // private part goes, or a copy of this table and the cipher key would hold every key the hub
+      // ever signed with (their rows stay, as a record)
+      const esquecidas = { revogada_em: null, aposentada_em: { [Op.lt]: new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS) } };
+      await ChaveDoHub.update({ chave_privada_pem: APOSENTADA }, { where: esquecidas, transaction });
       // a key still retiring from an earlier rotation stops when this one starts: never three at once
       await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });
       await ChaveDoHub.update({ aposentada_em: new Date(assinaDesde.getTime() + ASSINAM_JUNTAS_MS) }, { where: { aposentada_em: null }, transaction });

@@ -215,6 +215,21 @@ test('two rotations in a row: never more than two keys sign at once', async () =
   expect(await assinam([b, c])).toEqual([c]);
 });
 
+test('a rotation drops the private part of keys earlier rotations retired and no longer listed; their rows stay', async () => {
+  const [a] = (await ChaveDoHub.findAll({ where: { aposentada_em: null } })).map((c) => c.kid);
+  const { kid: b } = await rotacionarChave();
+  // a retiring, still listed: kept whole
+  await rotacionarChave();
+  expect((await ChaveDoHub.findByPk(a))!.chave_privada_pem).toMatch(/^(?!aposentada$)/);
+  await passar(PUBLICADA_ANTES_DE_ASSINAR_MS + ASSINAM_JUNTAS_MS + 2 * 3600_000);
+  await rotacionarChave();
+  // a and b retired over an hour ago: nothing left that signs
+  const linhas = await ChaveDoHub.findAll({ where: { kid: [a, b] } });
+  expect(linhas.map((l) => [l.kid, l.chave_privada_pem]).sort()).toEqual([[a, 'aposentada'], [b, 'aposentada']].sort());
+  // the keys in service still sign
+  expect((await chavesQueAssinam()).length).toBeGreaterThan(0);
+});
+
 test("a process whose clock is behind the one that dated the only key in service signs with it all the same", async () => {
   const kid = await soUmaChave();
   await ChaveDoHub.update({ assina_desde: new Date(Date.now() + 30_000) }, { where: { kid } });
