@@ -1,12 +1,11 @@
 import Joi from 'joi';
-import type { Response } from 'express';
 import { config } from '../../config';
 import { Principal } from '../shared/principal';
 import { LIMITE_EXCEDIDO, limitePorEndereco } from '../shared/limite';
 import { esquemaJwks } from '../shared/openapi';
 import { proibido } from '../shared/errors';
 import { comoId } from '../shared/paginacao';
-import { descrita, Rota, somenteMaster } from '../shared/rotas';
+import { descrita, Rota, semCache, somenteMaster } from '../shared/rotas';
 import { aplicativoPorId, atualizarAplicativo, criarAplicativo, deletarAplicativo, listarAplicativos, renovarSegredo } from './aplicativos';
 import { criarCadastro, listarCadastros, TipoDeCadastro } from './cadastros';
 import { jwks } from './chaves';
@@ -60,12 +59,6 @@ function rotasDeCadastro(tipo: TipoDeCadastro, plural: string): Rota[] {
       tratar: (req) => criarCadastro(tipo, req.entrada.body.nome),
     },
   ];
-}
-
-/** An answer carrying a credential (a token, an application's secret) is kept by no cache on its way (RFC 6749 §5.1). */
-function semCache<T>(res: Response, resposta: Promise<T>): Promise<T> {
-  res.setHeader('Cache-Control', 'no-store');
-  return resposta;
 }
 
 /** Identity routes: SPEC 4.1 plus DESIGN §3 (login, tokens, keys, administration). */

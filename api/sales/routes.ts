@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { TipoDeSistema } from '../../models/sales';
 import { rotasDeAcesso } from '../shared/acesso/rotas';
 import { proibido } from '../shared/errors';
-import { Rota, somenteMaster } from '../shared/rotas';
+import { Rota, semCache, somenteMaster } from '../shared/rotas';
 import { acessoSales } from './acesso';
 import { criarCadastro } from './cadastros';
 import { clientes } from './clientes';
@@ -247,7 +247,8 @@ function rotasDeConfigSystem(): Rota[] {
       status: 201,
       resposta: respostas.configSystem,
       outrasRespostas: { '409': NUMERO_EM_USO },
-      tratar: (req) => criarConfigSystem(req.entrada.body),
+      // the webhook's token, shown this once
+      tratar: (req, res) => semCache(res, criarConfigSystem(req.entrada.body)),
     },
     {
       ...base,
@@ -278,7 +279,8 @@ function rotasDeConfigSystem(): Rota[] {
       validar: { ...paramsId, body: schemas.atualizarConfigSystem },
       resposta: respostas.configSystem,
       outrasRespostas: { '409': NUMERO_EM_USO },
-      tratar: (req) => atualizarConfigSystem(req.entrada.params.id, req.entrada.body),
+      // with renovar_token, the new token
+      tratar: (req, res) => semCache(res, atualizarConfigSystem(req.entrada.params.id, req.entrada.body)),
     },
     {
       ...escrita,

@@ -214,3 +214,9 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
     router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...corpo, ...(rota.aposOCorpo ?? []), pipeline);
   }
 }
+
+/** An answer carrying a credential (a token, a secret) is kept by no cache on its way (RFC 6749 §5.1). */
+export function semCache<T>(res: Response, resposta: Promise<T>): Promise<T> {
+  res.setHeader('Cache-Control', 'no-store');
+  return resposta;
+}

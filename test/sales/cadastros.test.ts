@@ -44,6 +44,8 @@ describe('DESIGN §10: POST /config_system (master)', () => {
       atualizado_em: expect.stringMatching(RFC3339),
       token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     });
+    // an answer with a credential is kept by no cache (RFC 6749 §5.1), as identity's
+    expect(res.headers.get('cache-control')).toBe('no-store');
     const lido = await s.api.get(`/config_system/${res.body.id}`, { token: admin });
     expect(lido.body.token).toBeUndefined();
     const lista = await s.api.get('/config_system', { token: admin, query: { tipo: 'suporte' } });

@@ -1062,6 +1062,7 @@ describe('DESIGN §7, §10: who may call the webhook', () => {
     const renovado = await s.api.patch(`/config_system/${proprio.id}`, { token: await s.admin(), body: { renovar_token: true } });
     expect(renovado.status).toBe(200);
     expect(renovado.body.token).toEqual(expect.any(String));
+    expect(renovado.headers.get('cache-control')).toBe('no-store');
     esperarProblema(await s.webhook(proprio, eventoDeMensagem({ conversa: idDoSuporte() })), 401);
     expect((await s.webhook({ id: proprio.id, token: renovado.body.token }, eventoDeMensagem({ conversa: idDoSuporte() }))).status).toBe(200);
   });
