@@ -32,8 +32,9 @@ export function autenticacaoBasica(usuario: string, senha: string) {
     enviarProblema(res, 429, 'limite_excedido', 'Credenciais erradas demais deste endereço; Retry-After diz em quantos segundos tentar de novo.');
   };
   return async (req: Request, res: Response, next: NextFunction) => {
-    const [tipo, valor] = (req.headers.authorization ?? '').split(' ');
-    const credenciais = tipo === 'Basic' && valor ? Buffer.from(valor, 'base64').toString() : '';
+    // the scheme's name in any case, spaces around the value (RFC 9110 §11.1)
+    const valor = /^Basic +(\S+) *$/i.exec(req.headers.authorization ?? '')?.[1];
+    const credenciais = valor ? Buffer.from(valor, 'base64').toString() : '';
     const separador = credenciais.indexOf(':');
     const [u, s] = separador < 0 ? [] : [credenciais.slice(0, separador), credenciais.slice(separador + 1)];
     // both compared whatever the first gives: a wrong user name answers no sooner than a wrong password

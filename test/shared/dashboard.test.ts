@@ -42,6 +42,13 @@ test('the right user and password pass, a password with colons included (RFC 761
   expect(await res.text()).toBe('filas');
 });
 
+test('the scheme is named in any case, with any spaces before the value (RFC 9110 §11.1)', async () => {
+  const valor = Buffer.from('operador:senha:com:dois-pontos').toString('base64');
+  for (const authorization of [`basic ${valor}`, `BASIC   ${valor}`]) {
+    expect((await fetch(url, { headers: { authorization } })).status).toBe(200);
+  }
+});
+
 test('anything else is 401 with a Basic challenge: wrong or partial password, wrong user, no colon, another scheme, nothing', async () => {
   const casos: (Record<string, string> | undefined)[] = [
     basico('operador:senha'),
