@@ -308,6 +308,7 @@ function rotasDeEntregas(): Rota[] {
         '422': 'Tipo de evento ou versão inexistente, ou versão desligada',
         '503': 'A fila de entregas está indisponível: o evento foi guardado; repita com o mesmo id para ter a resposta (sem id, não repita)',
       },
+      semRetryAfterQuando: 'quando o evento foi guardado sem id: repeti-lo seria publicar outro',
       resumo: 'Publica um evento (token de aplicativo dono do tipo)',
       acesso: 'aplicativo',
       permissao: descrita('o aplicativo dono do tipo de evento, ativo', async (quem) => void (await publicadorAtivo(quem))),

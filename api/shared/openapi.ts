@@ -242,8 +242,10 @@ function respostasDeErro(rota: Rota) {
   // every 423, 429 and 503 says when to try again (api/shared/http-errors.ts, limite.ts)
   for (const status of ['423', '429', '503']) {
     if (!r[status]) continue;
+    const podeFaltar = status === '503' && rota.semRetryAfterQuando;
+    const descricao = `Segundos a esperar antes de tentar de novo${podeFaltar ? `; ausente ${podeFaltar}` : ''}`;
     (r[status] as Record<string, unknown>).headers = {
-      'Retry-After': { description: 'Segundos a esperar antes de tentar de novo', required: true, schema: { type: 'integer', minimum: 1 } },
+      'Retry-After': { description: descricao, required: !podeFaltar, schema: { type: 'integer', minimum: 1 } },
     };
   }
   return r;

@@ -65,6 +65,8 @@ export interface Rota {
   semDependencias?: boolean;
   /** its path's parameters name nothing it could fail to find (a webhook's system authenticates instead: 401): no 404 */
   sem404?: boolean;
+  /** a 503 of this route that must not be repeated carries no Retry-After (a publication without `id`): when that is */
+  semRetryAfterQuando?: string;
   /**
    * middleware run before everything else, the reading of the body included (a rate limit on a
    * public route, a webhook's token): a request it refuses is answered without its body being read

@@ -141,6 +141,8 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     expect(Object.keys(identity.paths['/auth/login'].post.responses)).toContain('415');
     // rules the schema cannot say are said in words: a subscription's address, a CNPJ's check digits
     const hub = await documento('hub');
+    // but the publication stored without an id: repeating it would publish another event
+    expect(hub.paths['/eventos'].post.responses['503'].headers['Retry-After']).toEqual(expect.objectContaining({ required: false, description: expect.stringContaining('sem id') }));
     expect(hub.paths['/assinatura'].post.requestBody.content['application/json'].schema.properties.url_de_destino.description).toMatch(/^https; http só para localhost/);
     expect(leads.paths['/api/cnpj/{cnpj}'].get.parameters[0].description).toContain('verificadores, que são conferidos');
     const sales = await documento('sales');
