@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
 import { DESAFIO_PADRAO } from './http-errors';
-import { recebeJson, Rota } from './rotas';
+import { criaComLeitura, recebeJson, Rota } from './rotas';
 
 const PROBLEMA = {
   type: 'object',
@@ -252,10 +252,11 @@ function respostasDeErro(rota: Rota) {
 }
 
 /** The success answer of a route: its status and what it carries. */
-function respostaDeSucesso(rota: Rota): Record<string, unknown> {
+function respostaDeSucesso(rota: Rota, rotas: Rota[]): Record<string, unknown> {
   if (rota.semSucesso) return {};
   const status = String(rota.status ?? (rota.resposta || rota.respostaBinaria ? 200 : 204));
-  if (rota.resposta) return { [status]: { description: 'Sucesso', content: { 'application/json': { schema: esquemaJson(rota.resposta) } } } };
+  const local = criaComLeitura(rota, rotas) && { headers: { Location: { description: 'Onde ler o registro criado', required: true, schema: { type: 'string' } } } };
+  if (rota.resposta) return { [status]: { description: 'Sucesso', ...local, content: { 'application/json': { schema: esquemaJson(rota.resposta) } } } };
   if (rota.respostaBinaria) return { [status]: { description: 'Os bytes do arquivo', content: { '*/*': { schema: BINARIO } } } };
   return { [status]: { description: 'Sucesso, sem corpo' } };
 }
@@ -305,7 +306,7 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
       summary: rota.resumo,
       ...(descricao ? { description: descricao } : {}),
       parameters: [...parametros(rota.validar?.params, 'path'), ...parametros(rota.validar?.query, 'query'), ...parametros(rota.cabecalhos, 'header')],
-      responses: { ...respostaDeSucesso(rota), ...respostasDeErro(rota) },
+      responses: { ...respostaDeSucesso(rota, rotas), ...respostasDeErro(rota) },
     };
     if (rota.validar?.body) {
       operacao.requestBody = { required: true, content: { 'application/json': { schema: esquemaJson(rota.validar.body) } } };

@@ -166,12 +166,17 @@ const temCorpo = (req: Request) =>
 /** The route reads a JSON body with the service's parser: not a GET, not a streamed body, not one it refuses to take. */
 export const recebeJson = (rota: Rota) => rota.metodo !== 'get' && !rota.corpoEmFluxo && !rota.semCorpo;
 
+/** A creation whose record is read at `<its path>/:id`: its 201 says where, in `Location` (RFC 9110 §15.3.2). */
+export const criaComLeitura = (rota: Rota, rotas: Rota[]) =>
+  rota.status === 201 && rotas.some((r) => r.metodo === 'get' && r.caminho === `${rota.caminho}/:id`);
+
 /**
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
 export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: (limite?: string) => RequestHandler): void {
   for (const rota of rotas) {
+    const lerCriado = criaComLeitura(rota, rotas);
     const esquemas = {
       params: rota.validar?.params && esquemaPronto(rota.validar.params),
       query: rota.validar?.query && esquemaPronto(rota.validar.query, true),
@@ -203,7 +208,11 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
         const resultado = await trabalho;
         if (res.headersSent) return;
         if (resultado === undefined) res.status(204).end();
-        else res.status(rota.status ?? 200).json(resultado);
+        else {
+          const id = lerCriado && (resultado as { id?: unknown }).id;
+          if (typeof id === 'string') res.setHeader('Location', `${req.baseUrl}${rota.caminho}/${encodeURIComponent(id)}`);
+          res.status(rota.status ?? 200).json(resultado);
+        }
       } catch (err) {
         next(err);
       }

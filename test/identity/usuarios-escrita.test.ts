@@ -33,13 +33,14 @@ const ler = (usuarioId: string) => id.api.get(`/usuario/${usuarioId}`, { token: 
 const buscar = (busca: string) => id.api.get('/usuario/filtro', { token: admin, query: { busca } });
 
 describe('POST /usuario (DESIGN §3, §10)', () => {
-  test('creates a user: 201 with the Usuario of SPEC §2', async () => {
+  test('creates a user: 201 with the Usuario of SPEC §2, and Location where it is read', async () => {
     const m = marca();
     const res = await id.api.post('/usuario', { token: admin, body: { nome: `Nova ${m}`, email: `${m}@suite.test`, perfil: 'cliente' } });
     expect(res.status).toBe(201);
     expect(chavesOrdenadas(res.body)).toEqual(CAMPOS_DO_USUARIO);
     expect(res.body).toMatchObject({ nome: `Nova ${m}`, email: `${m}@suite.test`, perfil: 'cliente', tem_senha: false, e_master: false });
-    expect((await ler(res.body.id)).body).toEqual(res.body);
+    expect(res.headers.get('location')).toBe(`/usuario/${res.body.id}`);
+    expect((await id.api.get(res.headers.get('location')!, { token: admin })).body).toEqual(res.body);
   });
 
   test('senha null is no password (a `?` field may be absent or null, SPEC §2): tem_senha false', async () => {
