@@ -347,7 +347,7 @@ export function iniciarWorker(def: DefinicaoDeFila, processador: Processor): Wor
   });
   const log = logger('worker').child({ fila: def.nome });
   worker.on('failed', (job, err) =>
-    log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, err: err instanceof FalhaEsperada ? err.message : err }, 'job falhou'),
+    log.warn({ job_id: job?.id, job: job?.name, tentativas: job?.attemptsMade, ...(err instanceof FalhaEsperada ? { erro: err.message } : { err }) }, 'job falhou'),
   );
   worker.on('error', errosDe('worker', 'error', def.nome, 'erro no worker'));
   jobsEmCurso.set(worker, emCurso);

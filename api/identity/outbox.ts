@@ -2,7 +2,7 @@ import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
 import { AGORA_NO_BANCO } from '../../lib/database';
 import { comCausa } from '../../lib/erros';
-import { logger } from '../../lib/logger';
+import { logger, umaVezPorMinutoPorChave } from '../../lib/logger';
 import { dentroDe } from '../../lib/lifecycle';
 import { PRAZO_DO_COMANDO_MS, redis } from '../../lib/redis';
 import { largarResposta } from '../../lib/resposta';
@@ -14,6 +14,16 @@ import { assinar } from './chaves';
 export type TipoDeEventoDeColaborador = 'colaborador.criado' | 'colaborador.atualizado' | 'colaborador.removido';
 
 const log = logger('identity-outbox');
+/**
+ * A refused event is published again by each of its collaborator's later events as they come up
+ * (they wait behind it): said once a minute per event, with how many times it was not.
+ */
+const avisarRecusa = umaVezPorMinutoPorChave((outras: number, evento: EventoPendente, erro: string) =>
+  log.error(
+    { evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, recusas_caladas: outras, erro: erro.slice(0, 1000) },
+    'o hub recusa o evento: ele e os seguintes do colaborador esperam até que a causa seja corrigida',
+  ),
+);
 
 /** Stores the event in the caller's transaction: it exists if and only if the change does. */
 export async function registrarEvento(
@@ -230,9 +240,7 @@ async function publicar(evento: EventoPendente): Promise<void> {
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
     // retried like an outage, but it will not pass until someone fixes its cause, and it holds
     // back the collaborator's later events meanwhile: said louder than a failed job
-    if (recusaDoHub(resposta.status)) {
-      log.error({ evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, erro: erro.slice(0, 1000) }, 'o hub recusa o evento: ele e os seguintes do colaborador esperam até que a causa seja corrigida');
-    }
+    if (recusaDoHub(resposta.status)) avisarRecusa(evento.id, evento, erro);
   } catch (err) {
     // the operator looks where the error points: identity's own token is not the hub's fault
     erro = `${token === undefined ? 'no token to publish with' : 'hub out of reach'}: ${comCausa(err as Error)}`;

@@ -1,6 +1,6 @@
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
 import { banco, lerDemorado } from '../../lib/database';
-import { logger, umaVezPorMinuto } from '../../lib/logger';
+import { logger, umaVezPorMinuto, umaVezPorMinutoPorChave } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
 import { esperarFimDoJob, eventosDaFila, fila } from '../../queues/fila';
@@ -82,6 +82,11 @@ const workersVistos = new CacheComPrazo<'contagem', Promise<boolean>>(() => VALI
 const avisarSemWorker = umaVezPorMinuto(() =>
   log.warn({ fila: filaLeadsContagem.nome }, 'nenhum worker da fila de contagem: a API conta sozinha (inicie `suite worker leads-contagem`)'),
 );
+// each listing whose count outlasts its wait would say so: a busy minute of broad filters, once,
+// with how many others it stood for
+const avisarContagemLenta = umaVezPorMinutoPorChave((outras: number, filtros: string) =>
+  log.warn({ filtros, outras_desde_o_ultimo_aviso: outras }, 'contagem sem resposta a tempo: total estimado'),
+);
 // the queue paused on the dashboard, or its workers stopped, keeps it full too
 const avisarFilaCheia = umaVezPorMinuto(() =>
   log.warn({ fila: filaLeadsContagem.nome, maxima: CONTAGENS_NA_FILA.maxima }, 'contagens demais esperando na fila: listagens respondem o total estimado sem contar'),
@@ -137,7 +142,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
     return (await esperarFimDoJob(q, job.id!, eventosDaFila(filaLeadsContagem), ESPERA_DA_CONTAGEM_MS)) as Contagem;
   } catch (err) {
     if (['waiting', 'active', 'delayed', 'prioritized'].includes(await job.getState())) {
-      log.warn({ filtros: chaveDosFiltros(filtros) }, 'contagem sem resposta a tempo: total estimado');
+      avisarContagemLenta('', chaveDosFiltros(filtros));
       return ESTIMATIVA;
     }
     // the job is gone: one that ended (and was removed) just before the wait began, or between

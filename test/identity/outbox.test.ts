@@ -360,8 +360,8 @@ test('a refusal (4xx) is logged as an error naming the event, an outage (503) on
     await esperarAte(
       () =>
         mockRegistros.some((r) => r.nivel === 'error') &&
-        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 503/.test(String((r.args[0] as { err: unknown }).err))) &&
-        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 403/.test(String((r.args[0] as { err: unknown }).err))),
+        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 503/.test(String((r.args[0] as { erro: unknown }).erro))) &&
+        mockRegistros.some((r) => r.args[1] === 'job falhou' && /^hub answered 403/.test(String((r.args[0] as { erro: unknown }).erro))),
       'the error and both failed jobs logged',
     );
   } finally {
@@ -373,7 +373,7 @@ test('a refusal (4xx) is logged as an error naming the event, an outage (503) on
   expect(erros.every((e) => e.colaborador_id === proibido.id)).toBe(true);
   expect(erros[0]).toMatchObject({ tipo: 'colaborador.criado', erro: expect.stringMatching(/^hub answered 403/) });
   // each failed attempt's line says why in one line, no stack: the outage fails every event at each retry
-  const falhas = mockRegistros.filter((r) => r.args[1] === 'job falhou').map((r) => (r.args[0] as { err: unknown }).err);
+  const falhas = mockRegistros.filter((r) => r.args[1] === 'job falhou').map((r) => (r.args[0] as { erro: unknown }).erro);
   expect(falhas).toEqual(expect.arrayContaining([expect.stringMatching(/^hub answered 503/), expect.stringMatching(/^hub answered 403/)]));
   expect(falhas.every((e) => typeof e === 'string')).toBe(true);
   await esperarEvento(proibido.id, 'colaborador.criado');
