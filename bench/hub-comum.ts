@@ -197,7 +197,7 @@ export class Bancada {
       try {
         const l = JSON.parse(linha);
         if ((l.level ?? 0) < 40) continue;
-        const err = typeof l.err === 'string' ? l.err : (l.err?.message ?? '');
+        const err = l.erro ?? l.err?.message ?? '';
         const chave = `${l.level >= 50 ? 'ERROR' : 'WARN'} ${l.msg ?? ''}${err ? `: ${String(err).slice(0, 120)}` : ''}`;
         grupos.set(chave, (grupos.get(chave) ?? 0) + 1);
       } catch {

@@ -48,7 +48,7 @@ export async function escutar(app: Express, porta: number, nome: string, host?: 
   logger('http').info({ servico: nome, porta: endereco.port }, 'escutando');
   // a connection that could not be accepted (no file descriptor left) is an `error` event: with
   // no listener it would end the process, and every service and worker `npm start` runs in it
-  server.on('error', (err) => logger('http').error({ servico: nome, err: err.message }, 'erro do servidor HTTP'));
+  server.on('error', (err) => logger('http').error({ servico: nome, erro: err.message }, 'erro do servidor HTTP'));
   aoEncerrar('http', `http:${nome}`, () => fecharServidor(server, fecharAsRespostas));
   return server;
 }

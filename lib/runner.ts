@@ -109,7 +109,7 @@ const FALHA_POR_PARADA = 'job stalled more than allowable limit';
  */
 function semListaDeClientes(err: Error): number {
   if (!/NOPERM|unknown command ['`]?client/i.test(err.message)) throw err;
-  logger('import-cnpj').warn({ err: err.message }, 'o Redis não diz quantos workers há (CLIENT LIST recusado): o comando roda o seu');
+  logger('import-cnpj').warn({ erro: err.message }, 'o Redis não diz quantos workers há (CLIENT LIST recusado): o comando roda o seu');
   return 0;
 }
 

@@ -90,7 +90,6 @@ export function rotasDeFiles(): Rota[] {
           corpo: req,
           chave: req.headers['idempotency-key'] as string | undefined,
         });
-        res.setHeader('Location', `/arquivo/${arquivo.id}`);
         if (repetido) res.setHeader('Idempotent-Replayed', 'true');
         return arquivo;
       },

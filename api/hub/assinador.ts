@@ -213,7 +213,9 @@ export async function carregarChavesDoHub(): Promise<void> {
   await conferirArquivoDaChave();
   const limite = new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS);
   const guardadas = await ChaveDoHub.findAll({
-    where: { revogada_em: null, [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
+    // a key whose private part a rotation dropped is no tampered row: a process whose clock is
+    // behind the command's may still count it as listed
+    where: { revogada_em: null, chave_privada_pem: { [Op.ne]: APOSENTADA }, [Op.or]: [{ aposentada_em: null }, { aposentada_em: { [Op.gt]: limite } }] },
     order: [['assina_desde', 'DESC']],
   });
   chaves = guardadas.map((g) => chaveAceita(g, c)).filter((k): k is Chave => k !== null);
@@ -254,7 +256,7 @@ export async function rotacionarChave(): Promise<{ kid: string; assina_desde: st
       // keys retired by earlier rotations and no longer listed are read by no process again: their
       // private part goes, or a copy of this table and the cipher key would hold every key the hub
       // ever signed with (their rows stay, as a record)
-      const esquecidas = { revogada_em: null, aposentada_em: { [Op.lt]: new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS) } };
+      const esquecidas = { revogada_em: null, aposentada_em: { [Op.lt]: new Date(Date.now() - PUBLICADA_APOS_APOSENTAR_MS - FOLGA_DO_RELOGIO_MS) } };
       await ChaveDoHub.update({ chave_privada_pem: APOSENTADA }, { where: esquecidas, transaction });
       // a key still retiring from an earlier rotation stops when this one starts: never three at once
       await ChaveDoHub.update({ aposentada_em: assinaDesde }, { where: { aposentada_em: { [Op.gt]: assinaDesde } }, transaction });

@@ -20,7 +20,7 @@ const log = logger('identity-outbox');
  */
 const avisarRecusa = umaVezPorMinutoPorChave((outras: number, evento: EventoPendente, erro: string) =>
   log.error(
-    { evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, recusas_caladas: outras, erro: erro.slice(0, 1000) },
+    { evento_id: evento.id, tipo: evento.tipo, colaborador_id: evento.colaborador_id, tentativas: evento.tentativas, repetidos_sem_registro: outras, erro: erro.slice(0, 1000) },
     'o hub recusa o evento: ele e os seguintes do colaborador esperam até que a causa seja corrigida',
   ),
 );
@@ -49,7 +49,7 @@ export async function enfileirar(ids: string[]): Promise<void> {
   if (!ids.length) return;
   const envio = fila(filaIdentityOutbox)
     .addBulk(jobsDeEnvio(ids))
-    .catch((err: Error) => log.warn({ err: err.message, eventos: ids }, 'eventos ficam para a varredura'));
+    .catch((err: Error) => log.warn({ erro: err.message, eventos: ids }, 'eventos ficam para a varredura'));
   if (!(await dentroDe(envio, PRAZO_DO_COMANDO_MS))) log.warn({ eventos: ids }, 'fila sem resposta: eventos ficam para a varredura');
 }
 

@@ -85,7 +85,7 @@ const avisarSemWorker = umaVezPorMinuto(() =>
 // each listing whose count outlasts its wait would say so: a busy minute of broad filters, once,
 // with how many others it stood for
 const avisarContagemLenta = umaVezPorMinutoPorChave((outras: number, filtros: string) =>
-  log.warn({ filtros, outras_desde_o_ultimo_aviso: outras }, 'contagem sem resposta a tempo: total estimado'),
+  log.warn({ filtros, repetidos_sem_registro: outras }, 'contagem sem resposta a tempo: total estimado'),
 );
 // the queue paused on the dashboard, or its workers stopped, keeps it full too
 const avisarFilaCheia = umaVezPorMinuto(() =>

@@ -103,7 +103,7 @@ function rotasDeWebhooks(): Rota[] {
       aposOCorpo: [conferirAssinatura],
       // a message event carries its text twice (the message, and the conversation's last one),
       // JSON-escaped by the platform: up to 6 bytes a character of a 150,000-character message
-      limiteDoCorpo: '4mb',
+      limiteDoCorpo: 4 * 1024 * 1024,
       resposta: respostas.webhookDoSuporte,
       tratar: (req, res) => receberEventoDoSuporte(res.locals.sistema, res.locals.entrega, req.body),
     },

@@ -116,8 +116,8 @@ export function criarApp(def: DefinicaoDoServico): Express {
   // Routes sit on the app's own router, not a nested one, and the JSON parser runs only on the
   // routes that take a body: fewer layers for the router to walk on every request. A route that
   // streams its own body (a file upload) never gets the parser, whatever its Content-Type.
-  const parsers = new Map<string, RequestHandler>();
-  const corpoJson = (limite = '1mb') => {
+  const parsers = new Map<number, RequestHandler>();
+  const corpoJson = (limite: number) => {
     let parser = parsers.get(limite);
     if (!parser) {
       parser = express.json({ limit: limite, verify: def.guardarCorpoBruto ? (req: Request, _res, bytes) => void (req.corpoBruto = bytes) : undefined });

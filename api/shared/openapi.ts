@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
 import { DESAFIO_PADRAO } from './http-errors';
-import { criaComLeitura, recebeJson, Rota } from './rotas';
+import { criaComLeitura, LIMITE_DO_CORPO, recebeJson, Rota } from './rotas';
 
 const PROBLEMA = {
   type: 'object',
@@ -224,7 +224,7 @@ function respostasDeErro(rota: Rota) {
   }
   if (/[:*]/.test(rota.caminho) && !rota.sem404) r['404'] = problema('Não encontrado');
   // any body is parsed, but only one a client is told to send may pass the limit
-  if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${rota.limiteDoCorpo ?? '1mb'})`);
+  if (recebeJson(rota) && rota.validar?.body) r['413'] = problema(`Corpo maior que o limite (${(rota.limiteDoCorpo ?? LIMITE_DO_CORPO) / 1024 / 1024} MiB)`);
   if (recebeJson(rota)) r['415'] = problema('Corpo em outro Content-Type que não JSON, ou em codificação não suportada');
   for (const [status, descricao] of Object.entries(rota.outrasRespostas ?? {})) r[status] = problema(descricao);
   // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential;

@@ -81,8 +81,8 @@ export interface Rota {
   corpoEmFluxo?: boolean;
   /** The route never reads a body: none is parsed, so nothing a caller sends changes its answer. */
   semCorpo?: boolean;
-  /** the JSON body's size limit, when not DESIGN §4's 1 MiB (a webhook whose sender writes larger ones) */
-  limiteDoCorpo?: string;
+  /** the JSON body's size limit in bytes, when not DESIGN §4's 1 MiB (a webhook whose sender writes larger ones) */
+  limiteDoCorpo?: number;
   /**
    * The `WWW-Authenticate` challenge of this route's 401 when the caller is not asked for a bearer
    * token (the default, `Bearer`): a webhook's token travels in its query string.
@@ -135,6 +135,23 @@ function validarParte(esquema: Joi.Schema | undefined, valor: unknown, parte: 'p
   return validarCom(esquema, valor ?? (parte === 'body' ? undefined : {}), mensagem, parte);
 }
 
+/** DESIGN §4: a JSON body over 1 MiB answers 413. */
+export const LIMITE_DO_CORPO = 1024 * 1024;
+
+/**
+ * A JSON body whose declared length passes the limit is refused before the parser is called: the
+ * parser would read it through to drop it, and a client that asked first (`Expect: 100-continue`)
+ * would be told to send it all (lib/http-server.ts). The parser's own rules otherwise: a body of
+ * another type is refused for its type, and a compressed one for what it inflates to.
+ */
+const recusarCorpoGrandeDemais =
+  (limite: number): RequestHandler =>
+  (req, _res, next) => {
+    const semCodificacao = (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
+    const grandeDemais = semCodificacao && req.is('application/json') && Number(req.headers['content-length']) > limite;
+    next(grandeDemais ? Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }) : undefined);
+  };
+
 /** The parser's refusals of a body that are about the caller's input, not the server's limits. */
 const ERROS_DO_CORPO_ADIADOS = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported']);
 
@@ -142,7 +159,8 @@ const ERROS_DO_CORPO_ADIADOS = new Set(['entity.parse.failed', 'encoding.unsuppo
  * A body that is not JSON, or in an encoding or charset the parser does not read, is refused only
  * after the caller is authenticated (DESIGN §10: 401 and 403 before the input's errors), by the
  * route's own checks or its `antes` (a webhook's token and signature). A body past the size limit
- * stops the request at once, without reading the rest.
+ * stops the request: at once when its length is declared (recusarCorpoGrandeDemais), else when the
+ * parser has read that much.
  */
 function adiarErroDoCorpo(corpoJson: RequestHandler): RequestHandler {
   return (req, res, next) =>
@@ -174,7 +192,7 @@ export const criaComLeitura = (rota: Rota, rotas: Rota[]) =>
  * Order of checks (DESIGN §10): authentication (401), permission (403), validation (400); the
  * handler then answers 404/422. Unknown query parameters are ignored; unknown body fields are refused.
  */
-export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: (limite?: string) => RequestHandler): void {
+export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autenticador, corpoJson: (limite: number) => RequestHandler): void {
   for (const rota of rotas) {
     const lerCriado = criaComLeitura(rota, rotas);
     const esquemas = {
@@ -219,7 +237,8 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
     };
     // read after `antes`: a caller over its rate limit, or a webhook's without its token, does not
     // get its body read and parsed first
-    const corpo = recebeJson(rota) ? [adiarErroDoCorpo(corpoJson(rota.limiteDoCorpo))] : [];
+    const limite = rota.limiteDoCorpo ?? LIMITE_DO_CORPO;
+    const corpo = recebeJson(rota) ? [recusarCorpoGrandeDemais(limite), adiarErroDoCorpo(corpoJson(limite))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
     const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
     router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...corpo, ...(rota.aposOCorpo ?? []), pipeline);

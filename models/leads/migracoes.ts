@@ -164,7 +164,7 @@ export const MIGRACOES_LEADS: Migracao[] = [
         await esperarRedis();
         await redis('produtor').del(chave);
       } catch (err) {
-        logger('migracoes').warn({ err: (err as Error).message, chave }, 'geração antiga ficou no Redis: apague a chave com DEL');
+        logger('migracoes').warn({ erro: (err as Error).message, chave }, 'geração antiga ficou no Redis: apague a chave com DEL');
       }
     },
   },

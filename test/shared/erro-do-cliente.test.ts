@@ -1,6 +1,9 @@
 import net, { AddressInfo } from 'node:net';
 import http from 'node:http';
 import express from 'express';
+import Joi from 'joi';
+import { criarApp } from '../../api/shared/app';
+import { naoAutenticado } from '../../api/shared/errors';
 import { escutar } from '../../lib/http-server';
 
 /**
@@ -84,11 +87,16 @@ test('a request whose body does not arrive in time gets its 408 and goes no furt
   expect(rodadas).toBe(antes);
 });
 
-test('Expect: 100-continue on a JSON route: the 100 comes as the body is read, then the answer (a client waiting for it would otherwise wait for ever)', async () => {
-  const antes = rodadas;
-  const corpo = JSON.stringify({ a: 1 });
-  const resultado = await new Promise<{ continuou: boolean; status: number }>((resolve, reject) => {
-    const req = http.request({ port: porta, host: '127.0.0.1', path: '/contar', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(corpo), expect: '100-continue' } });
+/** A POST with `Expect: 100-continue` to `porta`: whether the server said 100 (the body then sent), and the status. */
+function comExpectativa(portaDoServidor: number, caminho: string, corpo: string, tamanhoDeclarado = Buffer.byteLength(corpo)) {
+  return new Promise<{ continuou: boolean; status: number }>((resolve, reject) => {
+    const req = http.request({
+      port: portaDoServidor,
+      host: '127.0.0.1',
+      path: caminho,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': tamanhoDeclarado, expect: '100-continue' },
+    });
     let continuou = false;
     req.on('continue', () => {
       continuou = true;
@@ -101,6 +109,30 @@ test('Expect: 100-continue on a JSON route: the 100 comes as the body is read, t
     req.on('error', reject);
     req.flushHeaders();
   });
-  expect(resultado).toEqual({ continuou: true, status: 200 });
+}
+
+test("Expect: 100-continue on a suite route: a body declared past its limit is refused without the 100 (the parser would have read it through); one within it is asked for", async () => {
+  const app = criarApp({
+    nome: 'teste-expect',
+    info: { title: 'teste', version: '0' },
+    rotas: [{ metodo: 'post', caminho: '/eco', operacao: 'eco', resumo: 'eco', acesso: 'publico', validar: { body: Joi.object({ nome: Joi.string() }) }, tratar: (req) => req.entrada.body }],
+    autenticar: async () => {
+      throw naoAutenticado();
+    },
+    pronto: async () => undefined,
+  });
+  const suite = await escutar(app, 0, 'teste-expect', '127.0.0.1');
+  try {
+    const p = (suite.address() as AddressInfo).port;
+    expect(await comExpectativa(p, '/eco', '{"nome":"x"}', 2 * 1024 * 1024)).toEqual({ continuou: false, status: 413 });
+    expect(await comExpectativa(p, '/eco', '{"nome":"x"}')).toEqual({ continuou: true, status: 200 });
+  } finally {
+    await new Promise((r) => (suite.closeAllConnections(), suite.close(r)));
+  }
+});
+
+test('Expect: 100-continue on a JSON route: the 100 comes as the body is read, then the answer (a client waiting for it would otherwise wait for ever)', async () => {
+  const antes = rodadas;
+  expect(await comExpectativa(porta, '/contar', JSON.stringify({ a: 1 }))).toEqual({ continuou: true, status: 200 });
   expect(rodadas).toBe(antes + 1);
 });
