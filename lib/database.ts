@@ -209,6 +209,12 @@ export const LEITURA_CONFIRMADA = { isolationLevel: Transaction.ISOLATION_LEVELS
 /** How long a process starting beside another that migrates waits for it. */
 const ESPERA_DA_MIGRACAO_S = 1800;
 
+/**
+ * How often the connection holding the migration lock sends a statement while the migrations and
+ * seeds run on others. Tests lower it.
+ */
+export const PULSO_DA_TRAVA = { ms: 30_000 };
+
 /** The named lock a service's migrations run under (leads imports swap their tables under it too). */
 export const travaDaMigracao = (servico: NomeDoServico) => `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
 
@@ -251,12 +257,24 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
         if (Date.now() >= ate) throw new Error(`migration lock ${trava} not obtained in ${ESPERA_DA_MIGRACAO_S} s`);
       }
     }
+    // the lock lives as long as its connection, which otherwise sends nothing while the migrations
+    // and seeds run on others (an index over the registry, the text index's first build: minutes):
+    // a server's or a proxy's idle limit would cut it, and another process would migrate beside
+    // this one. Lost all the same, nothing more is run
+    let travaPerdida: Error | undefined;
+    const pulso = setInterval(() => {
+      sequelize.query('DO 0', { transaction }).catch((err: Error) => (travaPerdida ??= err));
+    }, PULSO_DA_TRAVA.ms);
+    const conferirTrava = () => {
+      if (travaPerdida) throw new Error(`migration lock ${trava} lost with its connection: ${travaPerdida.message}`, { cause: travaPerdida });
+    };
     try {
       // one at a time, each recorded before the next starts: a shutdown stops between two, and
       // waits for the one under way (emSegundoPlano) before it closes the database, which would
       // otherwise leave it applied and unrecorded, to fail at every later start
       const feitas: string[] = [];
       for (const { name } of await umzug.pending()) {
+        conferirTrava();
         if (encerramentoComecou()) throw new Error(`migrations of ${servico} stopped by the shutdown before ${name}`);
         const passo = umzug.up({ to: name });
         emSegundoPlano(passo);
@@ -266,10 +284,13 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
         feitas.push(name);
       }
       if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas }, 'migrações aplicadas');
+      conferirTrava();
       await preparar();
       return feitas;
     } finally {
-      await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
+      clearInterval(pulso);
+      // a lock lost went with its connection
+      if (!travaPerdida) await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }
   });
 }
