@@ -70,7 +70,7 @@ async function principal(b: Bancada): Promise<number> {
   const c = await prepararCenario(e, 1, { url: r.url(), maximo_de_tentativas: TENTATIVAS, tempo_limite_em_segundos: 10 });
 
   // no worker yet: every delivery stays queued
-  await publicarLote(c, EVENTOS, CONEXOES);
+  const publicadas = await publicarLote(c, EVENTOS, CONEXOES);
   let criadas = await totalDeEntregas(c);
   for (let antes = -1; criadas !== antes; ) {
     await dormir(1000);
@@ -128,6 +128,8 @@ async function principal(b: Bancada): Promise<number> {
   const s = await r.pedir<EstadoDoReceptor>('estado');
   const soFalhasComTodas = s.falhasDosSemSucesso[String(TENTATIVAS)] ?? 0;
   const checks = [
+    // every event taken, each with its one delivery: counts that agree over fewer would prove little
+    { nome: 'every event published, each a delivery', ok: publicadas.aceitos === EVENTOS && criadas === EVENTOS, valor: `${f0(publicadas.aceitos)} accepted, ${f0(criadas)} deliveries of ${f0(EVENTOS)}` },
     { nome: 'entregue + fila_de_erro = deliveries created', ok: entregue + filaDeErro === criadas && total === criadas, valor: `${f0(entregue)} + ${f0(filaDeErro)} = ${f0(entregue + filaDeErro)} of ${f0(criadas)}` },
     { nome: 'nothing pending or cancelled', ok: pendente === 0 && cancelada === 0, valor: `${pendente} pending, ${cancelada} cancelled` },
     { nome: "subscriber's distinct ids answered 200 = entregue", ok: s.idsComSucesso === entregue, valor: `${f0(s.idsComSucesso)} vs ${f0(entregue)}` },

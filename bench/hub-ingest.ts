@@ -64,8 +64,9 @@ interface Medida {
 /** the offered rate served in full (the last answers may end a little after the last event was due) */
 const servida = (c: Carga) => c.eventosPorSeg >= 0.97 * TAXA;
 const semFalhas = (c: Carga) => !c.non2xx && !c.erros;
+// the p99 judged is the goal's rate's: another BENCH_TAXA measures, it does not judge
 const cumpre = (m: Medida) =>
-  m.carga.eventosPorSeg >= META_EVENTOS && servida(m.oferecida) && m.oferecida.p99 <= META_P99 && semFalhas(m.carga) && semFalhas(m.oferecida);
+  TAXA === META_EVENTOS && m.carga.eventosPorSeg >= META_EVENTOS && servida(m.oferecida) && m.oferecida.p99 <= META_P99 && semFalhas(m.carga) && semFalhas(m.oferecida);
 const linhaDaCarga = (c: Carga) =>
   `${f0(c.eventosPorSeg)} events/s (2xx)  p50 ${fms(c.p50)} ms  p90 ${fms(c.p90)} ms  p99 ${fms(c.p99)} ms  max ${fms(c.max)} ms  ` +
   `[${f0(c.aceitos)} accepted, ${c.non2xx} non-2xx${c.non2xx ? ` ${JSON.stringify(c.codigos)}` : ''}, ${c.erros} errors]` +

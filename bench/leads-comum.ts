@@ -62,7 +62,8 @@ export function importar(c: Compilado, a: Ambiente, dir: string): Promise<Import
     cpuDoImportador = cpuDoProcesso(filho.pid!) ?? cpuDoImportador;
   }, 100);
   return new Promise((resolve, reject) => {
-    filho.once('exit', (codigo) => {
+    // once its output is read whole: `exit` may come before the last of stdout
+    filho.once('close', (codigo) => {
       clearInterval(amostra);
       const segundos = Number(process.hrtime.bigint() - inicio) / 1e9;
       if (codigo !== 0) return reject(new Error(`import-cnpj exited ${codigo}: ${erros.slice(-2000)}`));

@@ -153,7 +153,9 @@ async function benchWebhook(e: EnderecosDoBench, a: Ambiente) {
   );
   const falhas = fechado.r.non2xx + fechado.r.errors + aberto.r.non2xx + aberto.r.errors;
   const ok = fechado.r.requests.average >= 2000 && aberto.r.latency.p99 <= 25 && falhas === 0 && exato;
-  console.log(`  goal (>= 2,000 events/s; p99 <= 25 ms at 2,000/s): ${ok ? 'MET' : 'NOT MET'}`);
+  // the p99 judged is the goal's rate's: another BENCH_TAXA measures, it does not judge
+  const veredito = TAXA !== 2000 ? `not judged (offered ${f0(TAXA)}/s, not 2,000)` : ok ? 'MET' : 'NOT MET';
+  console.log(`  goal (>= 2,000 events/s; p99 <= 25 ms at 2,000/s): ${veredito}`);
 }
 
 // ------------------------------------------------------------------------------------ consultas
