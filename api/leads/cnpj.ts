@@ -27,7 +27,8 @@ const COLUNAS_DO_SOCIO = LAYOUTS.find((l) => l.tabela === 'socio')!.colunas.map(
 /**
  * The whole records of `cnpjs` CNPJs in one statement (the caller pads their list with
  * emPotenciaDeDois, so a few prepared texts serve every batch): one row per partner, in CNPJ order,
- * then name order of the database's collation (case- and accent-insensitive), then file order; the
+ * then name order of the database's collation (case- and accent-insensitive; a partner without a
+ * name last, where the database would put it first), then file order; the
  * establishment's columns repeat on each, and a record without partners is one row with them null.
  * (Measured against the alternatives: two prepared statements cost two round trips, the same two
  * sent as one text message cost the server a parse of each on every call, and aggregating the
@@ -48,7 +49,7 @@ const sqlDosRegistros = (cnpjs: number) => `SELECT e.*,
   LEFT JOIN simples si ON si.cnpj_basico = e.cnpj_basico
   LEFT JOIN socio so ON so.cnpj_basico = e.cnpj_basico
   WHERE e.cnpj IN (${Array(cnpjs).fill('?').join(', ')})
-  ORDER BY e.cnpj, so.nome_socio_razao_social, so.id`;
+  ORDER BY e.cnpj, so.nome_socio_razao_social IS NULL, so.nome_socio_razao_social, so.id`;
 
 /** The rows of each CNPJ's record, none for one not in the registry. */
 async function lerRegistros(cnpjs: string[]): Promise<Linha[][]> {

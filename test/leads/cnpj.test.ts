@@ -113,6 +113,8 @@ beforeAll(async () => {
         linhaDeSocio({ cnpj_basico: b(SERPRO), nome_socio_razao_social: 'WILSON BIANCARDI COURY', qualificacao_socio: '16' }),
         linhaDeSocio({ cnpj_basico: b(SERPRO), nome_socio_razao_social: 'ANDRE DE CESERO', qualificacao_socio: '05' }),
         linhaDeSocio({ cnpj_basico: b(ALFANUMERICO), nome_socio_razao_social: 'ANA ALFA' }),
+        // a partner without a name (real months have had some), first in the file
+        linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: '', qualificacao_socio: '22' }),
         // a line repeated whole, as real months repeat some; and two of one name that differ
         linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'CARLA REPETIDA' }),
         linhaDeSocio({ cnpj_basico: b(COM_REPETIDOS), nome_socio_razao_social: 'BETO BETA', qualificacao_socio: '49' }),
@@ -468,12 +470,13 @@ describe('the response has exactly the shape of SPEC §2 Establishment (Cnpj)', 
     expect(body.socios.map((s: { nome_socio_razao_social: string }) => s.nome_socio_razao_social)).toEqual(['ANDRE DE CESERO', 'WILSON BIANCARDI COURY']);
   });
 
-  test('a partner line the Receita repeats whole is one partner, listed once; lines of the same name that differ are each listed', async () => {
+  test('a partner line the Receita repeats whole is one partner, listed once; lines of the same name that differ are each listed; one without a name comes last', async () => {
     const { body } = await buscar(COM_REPETIDOS);
     expect(body.socios.map((s: Record<string, string>) => [s.nome_socio_razao_social, s.qualificacao_socio])).toEqual([
       ['BETO BETA', '49'],
       ['BETO BETA', '05'],
       ['CARLA REPETIDA', expect.any(String)],
+      [null, '22'],
     ]);
   });
 });
