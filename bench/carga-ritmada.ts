@@ -127,7 +127,7 @@ export async function cargaRitmada(o: OpcoesDaCargaRitmada): Promise<ResultadoDa
     errors: erros,
     aceitosNoAquecimento,
     falhasNoAquecimento,
-    respondidas: respondidas + erros + aceitosNoAquecimento + falhasNoAquecimento,
+    respondidas: respondidas + aceitosNoAquecimento + falhasNoAquecimento,
     atrasoDoGerador: { p99: percentil(atrasos, 99), max: maior(atrasos) },
   };
 }

@@ -64,9 +64,10 @@ interface Medida {
 /** the offered rate served in full (the last answers may end a little after the last event was due) */
 const servida = (c: Carga) => c.eventosPorSeg >= 0.97 * TAXA;
 const semFalhas = (c: Carga) => !c.non2xx && !c.erros;
-// the p99 judged is the goal's rate's: another BENCH_TAXA measures, it does not judge
 const cumpre = (m: Medida) =>
-  TAXA === META_EVENTOS && m.carga.eventosPorSeg >= META_EVENTOS && servida(m.oferecida) && m.oferecida.p99 <= META_P99 && semFalhas(m.carga) && semFalhas(m.oferecida);
+  m.carga.eventosPorSeg >= META_EVENTOS && servida(m.oferecida) && m.oferecida.p99 <= META_P99 && semFalhas(m.carga) && semFalhas(m.oferecida);
+// the p99 judged is the goal's rate's: another BENCH_TAXA measures, it does not judge
+const veredito = (m: Medida, sim: string, nao: string) => (TAXA !== META_EVENTOS ? 'not judged' : cumpre(m) ? sim : nao);
 const linhaDaCarga = (c: Carga) =>
   `${f0(c.eventosPorSeg)} events/s (2xx)  p50 ${fms(c.p50)} ms  p90 ${fms(c.p90)} ms  p99 ${fms(c.p99)} ms  max ${fms(c.max)} ms  ` +
   `[${f0(c.aceitos)} accepted, ${c.non2xx} non-2xx${c.non2xx ? ` ${JSON.stringify(c.codigos)}` : ''}, ${c.erros} errors]` +
@@ -114,7 +115,7 @@ async function principal(b: Bancada): Promise<number> {
     console.log(`  offered ${f0(TAXA)}/s: ${linhaDaCarga(oferecida)}`);
     const m = { assinaturas: c.assinaturas.length, carga, oferecida, cpu };
     medidas.push(m);
-    console.log(`  goal: ${cumpre(m) ? 'MET' : 'NOT MET'}`);
+    console.log(`  goal: ${veredito(m, 'MET', 'NOT MET')}`);
   }
 
   // the requests still in flight when autocannon stopped finish first
@@ -153,7 +154,7 @@ async function principal(b: Bancada): Promise<number> {
         fpct(m.cpu.hub),
         fpct(m.cpu.banco),
         fpct(m.cpu.outros),
-        cumpre(m) ? 'met' : 'NOT met',
+        veredito(m, 'met', 'NOT met'),
       ]),
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     ),

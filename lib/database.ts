@@ -211,9 +211,25 @@ const ESPERA_DA_MIGRACAO_S = 1800;
 
 /**
  * How often the connection holding the migration lock sends a statement while the migrations and
- * seeds run on others. Tests lower it.
+ * seeds run on others: well within the idle limits proxies are often given (30 s). Tests lower it.
  */
-export const PULSO_DA_TRAVA = { ms: 30_000 };
+export const PULSO_DA_TRAVA = { ms: 10_000 };
+
+/**
+ * Keeps a named lock's connection busy while the work it guards runs on others: `enviar` (a
+ * `DO 0` on it) every `ms`, `aoPerder` told of the first failure (the connection, and the lock with
+ * it, gone). Answers how to stop.
+ */
+export function pulsar(enviar: () => Promise<unknown>, ms: number, aoPerder: (err: Error) => void): () => void {
+  let perdida = false;
+  const pulso = setInterval(() => {
+    enviar().catch((err: Error) => {
+      if (!perdida) aoPerder(err);
+      perdida = true;
+    });
+  }, ms);
+  return () => clearInterval(pulso);
+}
 
 /** The named lock a service's migrations run under (leads imports swap their tables under it too). */
 export const travaDaMigracao = (servico: NomeDoServico) => `migracao_${nomeDoBanco(servico)}`.slice(0, 64);
@@ -262,10 +278,11 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
     // a server's or a proxy's idle limit would cut it, and another process would migrate beside
     // this one. Lost all the same, nothing more is run
     let travaPerdida: Error | undefined;
-    const pulso = setInterval(() => {
-      sequelize.query('DO 0', { transaction }).catch((err: Error) => (travaPerdida ??= err));
-    }, PULSO_DA_TRAVA.ms);
-    const conferirTrava = () => {
+    const naConexaoDaTrava = () => sequelize.query('DO 0', { transaction });
+    const pararPulso = pulsar(naConexaoDaTrava, PULSO_DA_TRAVA.ms, (err) => (travaPerdida ??= err));
+    // asked of the connection itself, not only of the last pulse: a lock lost since is seen
+    const conferirTrava = async () => {
+      await naConexaoDaTrava().catch((err: Error) => (travaPerdida ??= err));
       if (travaPerdida) throw new Error(`migration lock ${trava} lost with its connection: ${travaPerdida.message}`, { cause: travaPerdida });
     };
     try {
@@ -274,7 +291,7 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
       // otherwise leave it applied and unrecorded, to fail at every later start
       const feitas: string[] = [];
       for (const { name } of await umzug.pending()) {
-        conferirTrava();
+        await conferirTrava();
         if (encerramentoComecou()) throw new Error(`migrations of ${servico} stopped by the shutdown before ${name}`);
         const passo = umzug.up({ to: name });
         emSegundoPlano(passo);
@@ -284,11 +301,11 @@ export async function migrar(servico: NomeDoServico, migracoes: Migracao[], prep
         feitas.push(name);
       }
       if (feitas.length) logger('migracoes').info({ servico, migracoes: feitas }, 'migrações aplicadas');
-      conferirTrava();
+      await conferirTrava();
       await preparar();
       return feitas;
     } finally {
-      clearInterval(pulso);
+      pararPulso();
       // a lock lost went with its connection
       if (!travaPerdida) await sequelize.query('SELECT RELEASE_LOCK(?)', { replacements: [trava], transaction });
     }

@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { limiteDeConcorrencia } from '../../lib/concorrencia';
-import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, travaDaMigracao } from '../../lib/database';
+import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, pulsar, travaDaMigracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
@@ -389,7 +389,7 @@ export async function importarCnpj(
     });
     const porTabela = agrupar(arquivos, (a) => a.layout.tabela);
     const andamento = new Andamento(inicio, bytesDe(arquivos), porTabela.keys(), linhas, aoProgredir);
-    let pulsacao: NodeJS.Timeout | undefined;
+    let pararPulso = () => undefined as void;
     try {
       // Leftovers of a run cut short before or after its swap, of every kind (the next months may
       // bring no file of that kind): only an import makes them, and this one holds the lock.
@@ -424,9 +424,11 @@ export async function importarCnpj(
       };
       // the lock's connection lost (the server let it go after a stall past its wait): another import
       // may start, so this one stops loading at once
-      pulsacao = setInterval(() => {
-        controle.query('DO 0').catch((err: Error) => void falhar(new Error(`Importação interrompida: a conexão da trava caiu (${err.message}).`)));
-      }, lockMs / 4);
+      pararPulso = pulsar(
+        () => controle.query('DO 0'),
+        lockMs / 4,
+        (err) => void falhar(new Error(`Importação interrompida: a conexão da trava caiu (${err.message}).`)),
+      );
       const vez = limiteDeConcorrencia(CARGAS_SIMULTANEAS);
       const tarefa = <T>(fn: () => Promise<T>, urgente = false) =>
         vez(async () => {
@@ -510,7 +512,7 @@ export async function importarCnpj(
       await controle.query('SELECT RELEASE_LOCK(?)', [travaDaMigracao('leads')]).catch(() => undefined);
     } catch (err) {
       andamento.parar();
-      clearInterval(pulsacao);
+      pararPulso();
       // briefly: a table still held (the leftovers that failed this run) is the next run's to drop
       await controle.query('SET SESSION lock_wait_timeout = 2').catch(() => undefined);
       for (const t of tabelas) await controle.query(`DROP TABLE IF EXISTS ${t}_nova`).catch(() => undefined);
@@ -547,7 +549,7 @@ export async function importarCnpj(
     } finally {
       // told until the tidy-up ends (the old tables' drop may wait), and never after
       andamento.parar();
-      clearInterval(pulsacao);
+      pararPulso();
     }
   });
 }

@@ -147,7 +147,8 @@ export const LIMITE_DO_CORPO = 1024 * 1024;
 const recusarCorpoGrandeDemais =
   (limite: number): RequestHandler =>
   (req, _res, next) => {
-    const semCodificacao = (req.headers['content-encoding'] ?? 'identity').toLowerCase() === 'identity';
+    // as the parser reads it: none, or an empty one, is identity
+    const semCodificacao = (req.headers['content-encoding'] || 'identity').toLowerCase() === 'identity';
     const grandeDemais = semCodificacao && req.is('application/json') && Number(req.headers['content-length']) > limite;
     next(grandeDemais ? Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413 }) : undefined);
   };

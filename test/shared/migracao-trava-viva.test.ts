@@ -69,10 +69,11 @@ test('a lock connection idle a second is what an idle limit cuts: while the migr
 test('the lock lost with its connection midway: the migration under way ends, the next is not run, and the start fails saying so', async () => {
   const vigiada = vigiar((ociosaHaS) => ociosaHaS !== null);
   try {
-    await expect(migrar(SERVICO, [lenta('0001-lenta'), lenta('0002-lenta'), lenta('0003-lenta')])).rejects.toThrow(/migration lock .* lost with its connection/);
+    await expect(migrar(SERVICO, [lenta('1001-lenta'), lenta('1002-lenta'), lenta('1003-lenta')])).rejects.toThrow(/migration lock .* lost with its connection/);
   } finally {
     expect(await vigiada.parar()).toBe(true);
   }
   // the one under way when the lock went was recorded; none after it ran
-  expect(await feitas()).toEqual(['0001-lenta', '0002-lenta']);
+  const destas = (await feitas()).filter((n) => n.startsWith('100'));
+  expect(destas).toEqual(['1001-lenta']);
 });
