@@ -122,11 +122,12 @@ async function aplicativosDoIdentity(token: string): Promise<AplicativoDoIdentit
  * when it first appears (DESIGN §10).
  */
 export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: AbortSignal) {
-  const token = tokenDoChamador ?? (await tokenDoServico('hub'));
-  if (!token) {
+  const primeiro = tokenDoChamador ?? (await tokenDoServico('hub'));
+  if (!primeiro) {
     avisarSemCredenciais();
     return { ignorado: 'sem token: o segredo do hub não está registrado' };
   }
+  let token = primeiro;
   // the hub's own token refused is not reused: the next sync asks for a new one (identity may have
   // new keys), whether the listing or a departure's confirmation, which the sync outlives, was refused
   const aoRecusar = (err: unknown) => {
@@ -137,7 +138,17 @@ export async function sincronizarAplicativos(tokenDoChamador?: string, sinal?: A
   try {
     // a shutdown gives up the wait for another sync (it may last longer than the shutdown's
     // grace): null, to be run again
-    const r = await sozinho('hub', 'sincronizar-aplicativos', () => sincronizarCom(token, aoRecusar), ESPERA_PELA_OUTRA_SYNC_S, sinal);
+    const r = await sozinho(
+      'hub',
+      'sincronizar-aplicativos',
+      async () => {
+        // asked again once the turn came (it is kept): the wait may have outlasted the one held
+        if (!tokenDoChamador) token = (await tokenDoServico('hub')) ?? token;
+        return sincronizarCom(token, aoRecusar);
+      },
+      ESPERA_PELA_OUTRA_SYNC_S,
+      sinal,
+    );
     if (!r && sinal?.aborted) return null;
     return r ?? { ignorado: 'outra sincronização não terminou a tempo' };
   } catch (err) {

@@ -20,6 +20,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Hub, hubDe, unico, URL_LOCAL } from './apoio-admin';
 import { identityPorRetransmissor } from '../helpers/retransmissor-do-identity';
 import { Registro } from '../helpers/registros';
+import { adiantarRelogio } from '../helpers/relogio';
 
 const mockRegistros: Registro[] = [];
 jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra('hub-aplicativos', ['error'], () => mockRegistros));
@@ -200,6 +201,27 @@ describe('leaving identity (SPEC §3 Hub application activity)', () => {
     }
     await hub.sincronizar();
     expect(await hub.doHub(nova.id)).toMatchObject({ ativo: true });
+  });
+
+  test("a sync that waited for another's turn past its token's life reads identity with one asked for after the wait", async () => {
+    const nova = await hub.criarNoIdentity(`${tag} Depois da vez`);
+    // the hub's token held now, valid an hour
+    await sincronizarAplicativos();
+    const outra = await novaConexao('hub');
+    let voltar = () => undefined as void;
+    try {
+      await outra.query('SELECT GET_LOCK(?, 0)', [nomeDaTrava('hub', 'sincronizar-aplicativos')]);
+      const sincronizando = sincronizarAplicativos();
+      await esperarOutraConexao(outra, 'the sync waiting for its turn', ['SELECT GET_LOCK%']);
+      // the other sync ends when that hour has gone by (the clock moved, not waited)
+      voltar = adiantarRelogio(2 * 3600_000);
+      await outra.query('SELECT RELEASE_LOCK(?)', [nomeDaTrava('hub', 'sincronizar-aplicativos')]);
+      expect(await sincronizando).not.toHaveProperty('ignorado');
+      expect(await hub.doHub(nova.id)).toMatchObject({ ativo: true });
+    } finally {
+      voltar();
+      await outra.end();
+    }
   });
 
   test('an application that owns an event type becomes inactive and keeps its type', async () => {
