@@ -28,6 +28,11 @@ const TITULO: Partial<Record<TipoDeErro, string>> = {
 
 /** The `WWW-Authenticate` challenge of a 401, but on a route with its own (Rota.desafio). */
 export const DESAFIO_PADRAO = 'Bearer';
+/**
+ * The challenge of a 401 for a bearer token sent and refused (expired, revoked, forged): RFC 6750
+ * §3.1's `invalid_token`, which tells a client to get a new token rather than send that one again.
+ */
+export const DESAFIO_DO_TOKEN_RECUSADO = 'Bearer error="invalid_token"';
 
 /** The deferred error of a body sent in a Content-Type other than JSON (rotas.ts): 415. */
 export const TIPO_NAO_JSON = 'content-type.not-json';

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
-import { DESAFIO_PADRAO } from './http-errors';
+import { DESAFIO_DO_TOKEN_RECUSADO, DESAFIO_PADRAO } from './http-errors';
 import { criaComLeitura, LIMITE_DO_CORPO, recebeJson, Rota } from './rotas';
 
 const PROBLEMA = {
@@ -230,12 +230,15 @@ function respostasDeErro(rota: Rota) {
   // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential;
   // a public route refusing the credentials of its body (a login) sends the bearer challenge all the same
   if (r['401']) {
-    const desafio = rota.desafio ?? DESAFIO_PADRAO;
     const semToken = rota.acesso === 'publico' && !rota.desafio;
-    const descricao = semToken ? 'O desafio de todo 401 dos serviços; esta rota não recebe token: as credenciais vão no corpo' : 'O que a rota pede para autenticar';
-    (r['401'] as Record<string, unknown>).headers = {
-      'WWW-Authenticate': { description: descricao, required: true, schema: { type: 'string', const: desafio } },
-    };
+    const comToken = rota.acesso !== 'publico';
+    const descricao = semToken
+      ? 'O desafio de todo 401 dos serviços; esta rota não recebe token: as credenciais vão no corpo'
+      : comToken
+        ? 'Bearer; com error="invalid_token" quando o token enviado foi recusado (vencido, revogado, inválido: RFC 6750 §3.1)'
+        : 'O que a rota pede para autenticar';
+    const schema = comToken ? { type: 'string', enum: [DESAFIO_PADRAO, DESAFIO_DO_TOKEN_RECUSADO] } : { type: 'string', const: rota.desafio ?? DESAFIO_PADRAO };
+    (r['401'] as Record<string, unknown>).headers = { 'WWW-Authenticate': { description: descricao, required: true, schema } };
   }
   // the database, Redis or (checking a token) the identity service out of reach
   if (!rota.semDependencias) r['503'] ??= problema('Uma dependência do serviço está indisponível; tente de novo');

@@ -3,8 +3,8 @@ import Joi from 'joi';
 import './express';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Autenticador, tokenDoCabecalho } from './auth';
-import { dadosInvalidos, naoAutenticado, proibido } from './errors';
-import { TIPO_NAO_JSON } from './http-errors';
+import { dadosInvalidos, ErroDeDominio, naoAutenticado, proibido } from './errors';
+import { DESAFIO_DO_TOKEN_RECUSADO, TIPO_NAO_JSON } from './http-errors';
 import { caminhoAte, esquemaPronto, PROFUNDIDADE_MAXIMA_DO_CORPO, validarCom } from './validacao';
 import { Principal } from './principal';
 
@@ -206,7 +206,10 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
         if (rota.acesso !== 'publico') {
           const token = tokenDoCabecalho(req.headers.authorization);
           if (!token) throw naoAutenticado('Token ausente: envie Authorization: Bearer <token>.');
-          const principal = await autenticar(token);
+          const principal = await autenticar(token).catch((err: unknown) => {
+            if (err instanceof ErroDeDominio && err.tipo === 'nao_autenticado') req.desafio = DESAFIO_DO_TOKEN_RECUSADO;
+            throw err;
+          });
           if (rota.acesso === 'usuario' && principal.tipo !== 'usuario') throw proibido('Esta operação exige um usuário.');
           if (rota.acesso === 'aplicativo' && principal.tipo !== 'aplicativo') {
             throw proibido('Esta operação exige um token de aplicativo.');

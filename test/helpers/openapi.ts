@@ -106,8 +106,8 @@ export function conformidadeDe(base: string, doc: any) {
     return Object.entries<any>(documentada.headers ?? {}).flatMap(([nome, cabecalho]) => {
       const recebido = res.headers.get(nome);
       if (recebido === null) return cabecalho.required ? [`${op} ${res.status} lacks its documented ${nome} header`] : [];
-      const esperado = cabecalho.schema?.const;
-      return esperado !== undefined && recebido !== esperado ? [`${op} ${res.status} sent ${nome}: ${recebido}, documented ${esperado}`] : [];
+      const aceitos: unknown[] | undefined = cabecalho.schema?.const !== undefined ? [cabecalho.schema.const] : cabecalho.schema?.enum;
+      return aceitos && !aceitos.includes(recebido) ? [`${op} ${res.status} sent ${nome}: ${recebido}, documented ${aceitos.join(' or ')}`] : [];
     });
   }
 

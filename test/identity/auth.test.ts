@@ -90,8 +90,11 @@ describe('a protected route refuses what is not a valid token (DESIGN §4: 401)'
     problemaDeReferencia = esperarProblema(await listar('nao.e.token'), 401);
   });
   const recusado = async (token: string) => {
-    const problema = esperarProblema(await listar(token), 401);
+    const res = await listar(token);
+    const problema = esperarProblema(res, 401);
     expect(problema).toEqual(problemaDeReferencia);
+    // a token sent and refused says so (RFC 6750 §3.1): the client gets a new one
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect(JSON.stringify(problema)).not.toMatch(/BEGIN|PRIVATE|signature|invalid algorithm|jws|jwt/i);
   };
 
