@@ -201,20 +201,32 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
       query: rota.validar?.query && esquemaPronto(rota.validar.query, true),
       body: rota.validar?.body && esquemaPronto(rota.validar.body),
     };
+    // the token before the body is read: a caller without a valid one gets its 401 without the
+    // server parsing a body of up to its limit (nor, had it asked first, telling it to send one)
+    const autenticacao: RequestHandler[] =
+      rota.acesso === 'publico'
+        ? []
+        : [
+            (req, _res, next) => {
+              const token = tokenDoCabecalho(req.headers.authorization);
+              if (!token) return next(naoAutenticado('Token ausente: envie Authorization: Bearer <token>.'));
+              autenticar(token).then(
+                (principal) => ((req.principal = principal), next()),
+                (err: unknown) => {
+                  if (err instanceof ErroDeDominio && err.tipo === 'nao_autenticado') req.desafio = DESAFIO_DO_TOKEN_RECUSADO;
+                  next(err);
+                },
+              );
+            },
+          ];
     const pipeline = async (req: Request, res: Response, next: NextFunction) => {
       try {
         if (rota.acesso !== 'publico') {
-          const token = tokenDoCabecalho(req.headers.authorization);
-          if (!token) throw naoAutenticado('Token ausente: envie Authorization: Bearer <token>.');
-          const principal = await autenticar(token).catch((err: unknown) => {
-            if (err instanceof ErroDeDominio && err.tipo === 'nao_autenticado') req.desafio = DESAFIO_DO_TOKEN_RECUSADO;
-            throw err;
-          });
+          const principal = req.principal!;
           if (rota.acesso === 'usuario' && principal.tipo !== 'usuario') throw proibido('Esta operação exige um usuário.');
           if (rota.acesso === 'aplicativo' && principal.tipo !== 'aplicativo') {
             throw proibido('Esta operação exige um token de aplicativo.');
           }
-          req.principal = principal;
           if (rota.permissao) await rota.permissao(principal, req);
         }
         if (req.corpoIlegivel) throw req.corpoIlegivel;
@@ -245,7 +257,7 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
     const corpo = recebeJson(rota) ? [recusarCorpoGrandeDemais(limite), adiarErroDoCorpo(corpoJson(limite))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
     const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
-    router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...corpo, ...(rota.aposOCorpo ?? []), pipeline);
+    router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...autenticacao, ...corpo, ...(rota.aposOCorpo ?? []), pipeline);
   }
 }
 

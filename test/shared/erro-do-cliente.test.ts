@@ -88,14 +88,14 @@ test('a request whose body does not arrive in time gets its 408 and goes no furt
 });
 
 /** A POST with `Expect: 100-continue` to `porta`: whether the server said 100 (the body then sent), and the status. */
-function comExpectativa(portaDoServidor: number, caminho: string, corpo: string, tamanhoDeclarado = Buffer.byteLength(corpo)) {
+function comExpectativa(portaDoServidor: number, caminho: string, corpo: string, tamanhoDeclarado = Buffer.byteLength(corpo), autorizacao?: string) {
   return new Promise<{ continuou: boolean; status: number }>((resolve, reject) => {
     const req = http.request({
       port: portaDoServidor,
       host: '127.0.0.1',
       path: caminho,
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': tamanhoDeclarado, expect: '100-continue' },
+      headers: { 'content-type': 'application/json', 'content-length': tamanhoDeclarado, expect: '100-continue', ...(autorizacao && { authorization: autorizacao }) },
     });
     let continuou = false;
     req.on('continue', () => {
@@ -111,11 +111,14 @@ function comExpectativa(portaDoServidor: number, caminho: string, corpo: string,
   });
 }
 
-test("Expect: 100-continue on a suite route: a body declared past its limit is refused without the 100 (the parser would have read it through); one within it is asked for", async () => {
+test("Expect: 100-continue on a suite route: a body declared past its limit, or sent without a valid token, is refused without the 100; one within it is asked for", async () => {
   const app = criarApp({
     nome: 'teste-expect',
     info: { title: 'teste', version: '0' },
-    rotas: [{ metodo: 'post', caminho: '/eco', operacao: 'eco', resumo: 'eco', acesso: 'publico', validar: { body: Joi.object({ nome: Joi.string() }) }, tratar: (req) => req.entrada.body }],
+    rotas: [
+      { metodo: 'post', caminho: '/eco', operacao: 'eco', resumo: 'eco', acesso: 'publico', validar: { body: Joi.object({ nome: Joi.string() }) }, tratar: (req) => req.entrada.body },
+      { metodo: 'post', caminho: '/privada', operacao: 'privada', resumo: 'privada', acesso: 'usuario', validar: { body: Joi.object({ nome: Joi.string() }) }, tratar: (req) => req.entrada.body },
+    ],
     autenticar: async () => {
       throw naoAutenticado();
     },
@@ -126,6 +129,9 @@ test("Expect: 100-continue on a suite route: a body declared past its limit is r
     const p = (suite.address() as AddressInfo).port;
     expect(await comExpectativa(p, '/eco', '{"nome":"x"}', 2 * 1024 * 1024)).toEqual({ continuou: false, status: 413 });
     expect(await comExpectativa(p, '/eco', '{"nome":"x"}')).toEqual({ continuou: true, status: 200 });
+    // a route that takes a token checks it before the body: without one, or with one refused, the body is never asked for
+    expect(await comExpectativa(p, '/privada', '{"nome":"x"}')).toEqual({ continuou: false, status: 401 });
+    expect(await comExpectativa(p, '/privada', '{"nome":"x"}', undefined, 'Bearer um.token.qualquer')).toEqual({ continuou: false, status: 401 });
   } finally {
     await new Promise((r) => (suite.closeAllConnections(), suite.close(r)));
   }
