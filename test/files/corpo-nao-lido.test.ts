@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import nock from 'nock';
+import { postComExpectativa } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { bytesAleatorios, filesDe } from './apoio';
 
@@ -162,30 +163,12 @@ test('an accepted upload arriving slowly, for longer than a closing connection i
   expect(saude).toEqual(fechadaLogo('http/1.1 200 ok'));
 });
 
-/**
- * A POST sent with `Expect: 100-continue` (as curl sends bodies past 1 MiB): answers whether the
- * server said 100 (the body is then sent), the status, and the answer's body.
- */
-function comExpectativa(caminho: string, o: { token?: string; tamanho: number; expect?: string }) {
-  return new Promise<{ continuou: boolean; status: number; tipo?: string }>((resolve, reject) => {
-    const req = http.request(new URL(caminho, suite.url.files), {
-      method: 'POST',
-      agent: false,
-      headers: { ...(o.token && { authorization: `Bearer ${o.token}` }), 'content-length': String(o.tamanho), expect: o.expect ?? '100-continue' },
-    });
-    let continuou = false;
-    req.on('continue', () => {
-      continuou = true;
-      req.end(bytesAleatorios(o.tamanho));
-    });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve({ continuou, status: res.statusCode!, tipo: res.headers['content-type'] }));
-    });
-    req.on('error', reject);
-    req.flushHeaders();
+/** A POST to file storage with `Expect: 100-continue`, of `tamanho` random bytes. */
+const comExpectativa = (caminho: string, o: { token?: string; tamanho: number; expect?: string }) =>
+  postComExpectativa(new URL(caminho, suite.url.files), bytesAleatorios(o.tamanho), {
+    headers: o.token ? { authorization: `Bearer ${o.token}` } : {},
+    expect: o.expect,
   });
-}
 
 test('Expect: 100-continue: a body the route refuses unread is answered instead of the 100 (no token, past the size limit), one it takes gets the 100 and is stored; another expectation is a 417 problem', async () => {
   const grande = 26 * 1024 * 1024; // past FILES_TAMANHO_MAXIMO_MB's 25

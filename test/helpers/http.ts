@@ -71,3 +71,33 @@ export function servidorQueLeOCorpo(responder: (bruto: string, req: http.Incomin
     req.on('end', () => responder(bruto, req, res));
   });
 }
+
+/**
+ * A POST to `url` sent with `Expect: 100-continue` (as curl sends bodies past 1 MiB), declaring
+ * `tamanho` bytes (the body's, by default): whether the server said 100 (the body is then sent),
+ * the status, and the answer's Content-Type.
+ */
+export function postComExpectativa(
+  url: URL,
+  corpo: Buffer | string,
+  o: { headers?: Record<string, string>; tamanho?: number; expect?: string } = {},
+): Promise<{ continuou: boolean; status: number; tipo?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      agent: false,
+      headers: { ...o.headers, 'content-length': String(o.tamanho ?? Buffer.byteLength(corpo)), expect: o.expect ?? '100-continue' },
+    });
+    let continuou = false;
+    req.on('continue', () => {
+      continuou = true;
+      req.end(corpo);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve({ continuou, status: res.statusCode!, tipo: res.headers['content-type'] }));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+  });
+}

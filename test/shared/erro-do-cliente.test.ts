@@ -5,6 +5,7 @@ import Joi from 'joi';
 import { criarApp } from '../../api/shared/app';
 import { naoAutenticado } from '../../api/shared/errors';
 import { escutar } from '../../lib/http-server';
+import { postComExpectativa } from '../helpers/http';
 
 /**
  * What Node refuses before any route sees it (DESIGN §4: errors are problem+json): a request it
@@ -87,29 +88,15 @@ test('a request whose body does not arrive in time gets its 408 and goes no furt
   expect(rodadas).toBe(antes);
 });
 
-/** A POST with `Expect: 100-continue` to `porta`: whether the server said 100 (the body then sent), and the status. */
-function comExpectativa(portaDoServidor: number, caminho: string, corpo: string, tamanhoDeclarado = Buffer.byteLength(corpo), autorizacao?: string) {
-  return new Promise<{ continuou: boolean; status: number }>((resolve, reject) => {
-    const req = http.request({
-      port: portaDoServidor,
-      host: '127.0.0.1',
-      path: caminho,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': tamanhoDeclarado, expect: '100-continue', ...(autorizacao && { authorization: autorizacao }) },
-    });
-    let continuou = false;
-    req.on('continue', () => {
-      continuou = true;
-      req.end(corpo);
-    });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve({ continuou, status: res.statusCode! }));
-    });
-    req.on('error', reject);
-    req.flushHeaders();
+const PROBLEMA = expect.stringMatching(/^application\/problem\+json/);
+const COMO_JSON = expect.stringMatching(/^application\/json/);
+
+/** A JSON POST to `portaDoServidor` with `Expect: 100-continue` (postComExpectativa). */
+const comExpectativa = (portaDoServidor: number, caminho: string, corpo: string, tamanho?: number, autorizacao?: string) =>
+  postComExpectativa(new URL(caminho, `http://127.0.0.1:${portaDoServidor}`), corpo, {
+    headers: { 'content-type': 'application/json', ...(autorizacao && { authorization: autorizacao }) },
+    tamanho,
   });
-}
 
 test("Expect: 100-continue on a suite route: a body declared past its limit, or sent without a valid token, is refused without the 100; one within it is asked for", async () => {
   const app = criarApp({
@@ -127,11 +114,11 @@ test("Expect: 100-continue on a suite route: a body declared past its limit, or 
   const suite = await escutar(app, 0, 'teste-expect', '127.0.0.1');
   try {
     const p = (suite.address() as AddressInfo).port;
-    expect(await comExpectativa(p, '/eco', '{"nome":"x"}', 2 * 1024 * 1024)).toEqual({ continuou: false, status: 413 });
-    expect(await comExpectativa(p, '/eco', '{"nome":"x"}')).toEqual({ continuou: true, status: 200 });
+    expect(await comExpectativa(p, '/eco', '{"nome":"x"}', 2 * 1024 * 1024)).toEqual({ continuou: false, status: 413, tipo: PROBLEMA });
+    expect(await comExpectativa(p, '/eco', '{"nome":"x"}')).toEqual({ continuou: true, status: 200, tipo: COMO_JSON });
     // a route that takes a token checks it before the body: without one, or with one refused, the body is never asked for
-    expect(await comExpectativa(p, '/privada', '{"nome":"x"}')).toEqual({ continuou: false, status: 401 });
-    expect(await comExpectativa(p, '/privada', '{"nome":"x"}', undefined, 'Bearer um.token.qualquer')).toEqual({ continuou: false, status: 401 });
+    expect(await comExpectativa(p, '/privada', '{"nome":"x"}')).toEqual({ continuou: false, status: 401, tipo: PROBLEMA });
+    expect(await comExpectativa(p, '/privada', '{"nome":"x"}', undefined, 'Bearer um.token.qualquer')).toEqual({ continuou: false, status: 401, tipo: PROBLEMA });
   } finally {
     await new Promise((r) => (suite.closeAllConnections(), suite.close(r)));
   }
@@ -139,6 +126,6 @@ test("Expect: 100-continue on a suite route: a body declared past its limit, or 
 
 test('Expect: 100-continue on a JSON route: the 100 comes as the body is read, then the answer (a client waiting for it would otherwise wait for ever)', async () => {
   const antes = rodadas;
-  expect(await comExpectativa(porta, '/contar', JSON.stringify({ a: 1 }))).toEqual({ continuou: true, status: 200 });
+  expect(await comExpectativa(porta, '/contar', JSON.stringify({ a: 1 }))).toEqual({ continuou: true, status: 200, tipo: COMO_JSON });
   expect(rodadas).toBe(antes + 1);
 });
