@@ -145,6 +145,8 @@ const NUL = 0x00;
 const LF = 0x0a;
 const CR = 0x0d;
 const ESPACO = 0x20;
+const TAB = 0x09;
+const NBSP = 0xa0; // ISO-8859-1's no-break space
 const ASPAS = 0x22;
 const PONTO_E_VIRGULA = 0x3b;
 const VIRGULA = 0x2c;
@@ -469,7 +471,7 @@ export class LimpezaDeCampos extends Transform {
   }
 
   private vazio(): boolean {
-    for (let i = 0; i < this.tamanho; i++) if (this.campo[i] !== ESPACO) return false;
+    for (let i = 0; i < this.tamanho; i++) if (!branco(this.campo[i])) return false;
     return true;
   }
 
@@ -478,8 +480,8 @@ export class LimpezaDeCampos extends Transform {
     const tipo = this.tipos[this.coluna] ?? 'texto';
     let inicio = 0;
     let fim = this.tamanho;
-    while (inicio < fim && campo[inicio] === ESPACO) inicio++;
-    while (fim > inicio && campo[fim - 1] === ESPACO) fim--;
+    while (inicio < fim && branco(campo[inicio])) inicio++;
+    while (fim > inicio && branco(campo[fim - 1])) fim--;
     // the layout gives a DDD 4 characters and some rows pad it with zeros: no DDD starts with 0
     if (tipo === 'ddd') while (inicio < fim && campo[inicio] === ZERO) inicio++;
     if (tipo === 'codigo') for (let i = inicio; i < fim; i++) if (campo[i] >= A_MINUSCULO && campo[i] <= Z_MINUSCULO) campo[i] -= A_MINUSCULO - A_MAIUSCULO;
@@ -535,8 +537,8 @@ export class LimpezaDeCampos extends Transform {
       // spaces around a code (`6204000, 6209100`) are not part of it
       let a = de;
       let z = ate;
-      while (a < z && campo[a] === ESPACO) a++;
-      while (z > a && campo[z - 1] === ESPACO) z--;
+      while (a < z && branco(campo[a])) a++;
+      while (z > a && branco(campo[z - 1])) z--;
       if (z - a === 7 && numerico(campo, a, z)) {
         const linhas = this.linhasDosCnaes.reservar(23);
         let n = this.linhasDosCnaes.tamanho;
@@ -549,6 +551,14 @@ export class LimpezaDeCampos extends Transform {
       de = ate + 1;
     }
   }
+}
+
+/**
+ * Blank at a field's edges: a tab or a no-break space is as empty as a space (a field of only those
+ * is null), and never part of a code, a name or a date.
+ */
+function branco(b: number): boolean {
+  return b === ESPACO || b === TAB || b === NBSP;
 }
 
 /** A CNAE is 7 digits (the CNPJ's parts may hold letters, its activity codes do not). */

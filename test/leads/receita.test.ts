@@ -35,6 +35,13 @@ describe('LimpezaDeCampos: each field as the database should load it', () => {
     expect(await limpar('"";"   ";"";""\n')).toBe('NULL;NULL;NULL;NULL\n');
   });
 
+  test('a tab or a no-break space at the edges is blank as a space is: trimmed, and a field of only those is null', async () => {
+    expect(await limpar('"\tab12\xa0";"\xa0JOSE\tSILVA\t";"\t20200131 ";"\xa01500,50\t"\n')).toBe('"AB12";"JOSE\tSILVA";"20200131";"1500.50"\n');
+    expect(await limpar('"1";"\t";"\xa0\xa0";" \t\xa0"\n')).toBe('"1";NULL;NULL;NULL\n');
+    // a line of only such bytes is blank
+    expect(await limpar('"1";"A";"";""\n\t\xa0\n"2";"B";"";""\n')).toBe('"1";"A";NULL;NULL\n"2";"B";NULL;NULL\n');
+  });
+
   test('codes are upper case (alphanumeric CNPJ parts), and only codes', async () => {
     expect(await limpar('"12abc34d";"loja abc";"";""\n')).toBe('"12ABC34D";"loja abc";NULL;NULL\n');
   });
@@ -198,21 +205,23 @@ describe('CnaesSecundarios: one `cnae;cnpj` line per secondary CNAE, beside the 
     return { dados, cnaes: await linhasDosCnaes, maiorEspera };
   }
 
-  test('each well-formed CNAE of the list (7 digits, spaces around it dropped), with the full CNPJ; malformed ones give none, and an establishment without a whole CNPJ is not loaded at all', async () => {
+  test('each well-formed CNAE of the list (7 digits, blanks around it dropped), with the full CNPJ; malformed ones give none, and an establishment without a whole CNPJ is not loaded at all', async () => {
     const { dados, cnaes } = await separar(
       linha('00000068', '0001', '70', '6204000,6209100') +
         linha('00000215', '0001', '02', '') +
         linha('00000300', '0001', '02', '4711302 ,  4712100') +
+        linha('00000400', '0001', '02', '\t6204000\xa0,\xa04712100') +
         linha('12abc34d', '0001', '35', ' 62040aa , 123,4751201') +
         linha('1234', '0001', '99', '6204000') +
         linha('0000;068', '0001', '70', '6204000'),
     );
-    expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4711302;00000300000102\n4712100;00000300000102\n4751201;12ABC34D000135\n');
-    // the four with a whole CNPJ go to their own table; the two without one nowhere
+    expect(cnaes).toBe('6204000;00000068000170\n6209100;00000068000170\n4711302;00000300000102\n4712100;00000300000102\n6204000;00000400000102\n4712100;00000400000102\n4751201;12ABC34D000135\n');
+    // the five with a whole CNPJ go to their own table; the two without one nowhere
     expect(dados.split('\n').map((l) => l.split(';').slice(0, 3).join(';'))).toEqual([
       '"00000068";"0001";"70"',
       '"00000215";"0001";"02"',
       '"00000300";"0001";"02"',
+      '"00000400";"0001";"02"',
       '"12ABC34D";"0001";"35"',
       '',
     ]);
