@@ -115,6 +115,33 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(await lerComoAdmin(master.id)).toEqual(master);
   });
 
+  test('an editor, who may not ask identity about someone else, is refused by the local record of a master: 409, nothing changes', async () => {
+    const usuario = await it.identity.criarUsuario({ e_master: true });
+    await it.sincronizar();
+    const master = await it.colaboradorDe(usuario);
+    const { token } = await it.pessoa({ permissoes: { colaboradores: ['ler', 'editar'] } });
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const problema = esperarProblema(await it.api.patch(vinculo(master.id), { token, body: { perfil_acesso_id: perfil.id } }), 409);
+    expect(problema.detail).toMatch(/master/i);
+    expect(await lerComoAdmin(master.id)).toEqual(master);
+  });
+
+  test('a master made an ordinary user in identity since the last master listing takes a profile at once: identity, asked, is fresher than the local record', async () => {
+    const admin = await it.admin();
+    const usuario = await it.identity.criarUsuario({ e_master: true });
+    await it.sincronizar();
+    const master = await it.colaboradorDe(usuario);
+    expect(master).toMatchObject({ master: true });
+    expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const res = await it.api.patch(vinculo(master.id), { token: admin, body: { perfil_acesso_id: perfil.id } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: master.id, master: false, perfil_acesso_id: perfil.id, perfil_acesso: perfil.nome });
+    // the next master listing keeps the profile given (a demoted master would get `Acesso inicial`)
+    await it.sincronizar();
+    expect(await lerComoAdmin(master.id)).toMatchObject({ master: false, perfil_acesso_id: perfil.id, perfil_acesso: perfil.nome });
+  });
+
   test('a collaborator made master in identity since the last master listing does not accept a profile either: identity is asked, 409, nothing changes (SPEC 4.5 rule 7, SPEC §7)', async () => {
     const admin = await it.admin();
     const { usuario, colaborador } = await it.pessoa();

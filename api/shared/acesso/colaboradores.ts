@@ -232,7 +232,8 @@ export function criarColaboradores(
       masterNoIdentity?: (authId: string) => Promise<boolean>,
     ): Promise<ColaboradorJson> {
       if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
-      let masterSegundoIdentity = false;
+      // undefined when identity was not asked: the local flag decides then
+      let masterSegundoIdentity: boolean | undefined;
       if (perfilAcessoId !== null && masterNoIdentity) {
         const authId = await authIdDe(id);
         // a profile that does not exist is refused before identity is asked (DESIGN §10: 404, then
@@ -253,7 +254,12 @@ export function criarColaboradores(
         if (perfilAcessoId !== null) {
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
           if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
-          if (c.master || masterSegundoIdentity) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+          // identity's answer of a moment ago is fresher than the flag of the last master listing,
+          // both ways: made master since, or master no more
+          if (masterSegundoIdentity ?? c.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+          // the row learns it too, or the next listing, taking the person for a master demoted
+          // since, would replace this profile with `Acesso inicial`
+          if (masterSegundoIdentity === false) c.master = false;
           conferirAlcance(perfil.permissoes, alcance);
         }
         // the profile taken away must be one the caller could have given too
@@ -310,7 +316,8 @@ export function criarColaboradores(
           // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
           if (u.e_master) mudancas.perfil_acesso_id = null;
           // one who stops being master had none by that rule, not by anyone's choice (a master's
-          // row refuses a link, so none was made since it was read): `Acesso inicial`, as one
+          // row refuses a link; one made after identity said otherwise cleared the row's flag):
+          // `Acesso inicial`, as one
           // registered anew (DESIGN §10), not a person left with no area
           else if (local.master) mudancas.perfil_acesso_id = acessoInicialId;
           if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
