@@ -56,7 +56,7 @@ export const schemas = {
     .xor('ids', 'chave')
     .messages({ 'object.missing': 'informe ids ou chave', 'object.xor': 'informe ids ou chave, não os dois' }),
   conteudo: Joi.object({
-    expira: inteiroEscrito(Joi.number().min(0)).required().description('Validade do link, em segundos Unix (vem na `url`).'),
+    expira: inteiroEscrito().min(0).required().description('Validade do link, em segundos Unix (vem na `url`).'),
     assinatura: Joi.string().max(200).required().description('HMAC do link (vem na `url`).'),
   }),
 };

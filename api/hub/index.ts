@@ -7,6 +7,7 @@ import { prontidao, Servico } from '../shared/servico';
 import { acessoHub } from './acesso';
 import { carregarChavesDoHub } from './assinador';
 import { rotasDoHub } from './routes';
+import { webhooksDoHub } from './schemas';
 
 export const hub: Servico = {
   nome: 'hub',
@@ -22,6 +23,7 @@ export const hub: Servico = {
       nome: 'hub',
       info: { title: 'Webhook hub', version: '0.1.0', description: 'Eventos publicados e entregues às assinaturas, assinados.' },
       rotas: rotasDoHub(),
+      webhooks: webhooksDoHub,
       autenticar: autenticadorRemoto(),
       pronto: () => prontidao('hub'),
     }),

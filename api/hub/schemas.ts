@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { SITUACOES_DA_ENTREGA } from '../../models/hub/entrega';
-import { paginaNumerada, sempre } from '../shared/openapi';
+import { paginaNumerada, sempre, WebhookDocumentado } from '../shared/openapi';
 import { booleano, id, inteiroEscrito, pagina, tamanho, texto } from '../shared/paginacao';
 
 const nomeDeTipo = () =>
@@ -19,7 +19,7 @@ const urlDeDestino = () =>
 
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
-  paramsVersao: Joi.object({ id: id().required(), versao: inteiroEscrito(Joi.number().min(1)).required() }),
+  paramsVersao: Joi.object({ id: id().required(), versao: inteiroEscrito().min(1).required() }),
   paginaSemMaximo: Joi.object({ pagina: pagina(), tamanho: tamanho(10) }),
   autocomplete: Joi.object({ busca: texto(), pagina: pagina(), tamanho: tamanho(10) }),
   filtroDeAplicativos: Joi.object({ nome: texto(), ativo: booleano() }),
@@ -136,4 +136,41 @@ export const respostas = {
   pagina: paginaNumerada,
   /** GET /entrega: `total` stops at 10,000, and `estimado` says when it did */
   paginaDeEntregas: (item: Joi.Schema) => paginaNumerada(item).keys({ estimado: Joi.boolean().required() }),
+};
+
+/**
+ * What a subscriber receives (DESIGN §5, api/hub/entregas.ts enviarAssinada), for the `webhooks`
+ * of the hub's OpenAPI document: a subscriber reads there what to expect and how to verify it.
+ */
+export const webhooksDoHub: Record<string, WebhookDocumentado> = {
+  entrega: {
+    resumo: 'Uma entrega de evento a uma assinatura: POST à url dela, assinado',
+    descricao:
+      'Verifique uma das duas assinaturas: `webhook-signature` (Standard Webhooks v1a, Ed25519) ou `webhook-token` (JWS ' +
+      '`typ: webhook+jwt`, `iss` o endereço do hub, `aud` o seu id de aplicativo no identity, `body_sha256` o SHA-256 ' +
+      'base64url do corpo recebido), com as chaves de `GET /.well-known/jwks.json` do hub. A entrega é pelo menos uma vez: ' +
+      'guarde `webhook-id` e ignore repetições. Responda dentro de `tempo_limite_em_segundos` da assinatura; redirecionamentos ' +
+      'não são seguidos.',
+    corpo: sempre({
+      id: Joi.string().description('O id do evento no hub'),
+      tipo: Joi.string().description('O nome do tipo de evento'),
+      versao: Joi.number().integer().min(1),
+      aplicativo_origem_id: Joi.string().description('O aplicativo que publicou (id no identity)'),
+      aplicativo_assinante_id: Joi.string().description('O aplicativo assinante, você (id no identity)'),
+      criado_em: Joi.string().isoDate().description('Quando o hub recebeu o evento'),
+      dados: Joi.any().description('O que o publicador enviou, válido pelo esquema da versão'),
+    }).label('EntregaDoHub'),
+    cabecalhos: Joi.object({
+      'webhook-id': Joi.string().required().description('O id da entrega: o mesmo em cada tentativa'),
+      'webhook-timestamp': Joi.string().pattern(/^\d+$/).required().description('Segundos desde 1970, de quando esta tentativa foi assinada'),
+      'webhook-signature': Joi.string()
+        .required()
+        .description('`v1a,<base64 da assinatura Ed25519 de "{webhook-id}.{webhook-timestamp}.{corpo}">`, uma por chave em serviço, separadas por espaço'),
+      'webhook-token': Joi.string().required().description('JWS EdDSA (`typ: webhook+jwt`, `kid` do JWKS do hub), válido por 5 minutos, `jti` igual a webhook-id'),
+    }),
+    respostas: {
+      '2XX': 'Recebida: a entrega termina',
+      default: 'Outra resposta, um tempo esgotado ou uma conexão recusada: falha da tentativa, repetida conforme o calendário de retentativas até o máximo da assinatura, depois na fila de erro',
+    },
+  },
 };

@@ -22,6 +22,9 @@ const refOpcional = () => id().allow(null);
 
 export const filtrosDeUsuario = { busca: texto(), perfil: perfil().empty('') };
 
+/** a picture's address: http or https only (the document's `format: uri` alone would allow any scheme) */
+const imagem = () => Joi.string().uri({ scheme: ['http', 'https'] }).max(1000).allow(null).description('Endereço http ou https da imagem');
+
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   login: Joi.object({ email: email().required(), senha: Joi.string().max(200).required() }).required(),
@@ -39,7 +42,7 @@ export const schemas = {
     setor_id: refOpcional(),
     cargo_id: refOpcional(),
     funcao_id: refOpcional(),
-    imagem: Joi.string().uri({ scheme: ['http', 'https'] }).max(1000).allow(null),
+    imagem: imagem(),
   }).required(),
   atualizarUsuario: Joi.object({
     nome: Joi.string().trim().min(1).max(200),
@@ -50,7 +53,7 @@ export const schemas = {
     setor_id: refOpcional(),
     cargo_id: refOpcional(),
     funcao_id: refOpcional(),
-    imagem: Joi.string().uri({ scheme: ['http', 'https'] }).max(1000).allow(null),
+    imagem: imagem(),
   }).required(),
   listaDeAplicativos: Joi.object({ pagina: pagina(), tamanho: tamanho(10, 500) }),
   criarAplicativo: Joi.object({

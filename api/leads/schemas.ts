@@ -15,7 +15,7 @@ export const schemas = {
           '(CNPJ alfanumérico, em qualquer caixa), os 2 últimos dígitos verificadores, que são conferidos (400 quando não batem)',
       ),
   }),
-  empresas: Joi.object({ pagina: pagina(), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO), ...esquemaDosFiltros }),
+  empresas: Joi.object({ pagina: pagina().description('Página, a partir de 1 (abaixo de 1 vira 1; além da última, a última: `pagina` da resposta diz qual veio).'), tamanho: tamanho(TAMANHO_PADRAO, TAMANHO_MAXIMO), ...esquemaDosFiltros }),
 };
 
 const s = Joi.string();

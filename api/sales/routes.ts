@@ -245,7 +245,7 @@ function rotasDeConfigSystem(): Rota[] {
       resumo: 'Cadastra um sistema (suporte, mensageiro ou gateway); o token do webhook aparece só nesta resposta',
       validar: { body: schemas.criarConfigSystem },
       status: 201,
-      resposta: respostas.configSystem,
+      resposta: respostas.configSystemCriado,
       outrasRespostas: { '409': NUMERO_EM_USO },
       // the webhook's token, shown this once
       tratar: (req, res) => semCache(res, criarConfigSystem(req.entrada.body)),

@@ -66,7 +66,7 @@ const robo = Joi.object({
 export const schemas = {
   paramsId: Joi.object({ id: id().required() }),
   paramsWebhook: Joi.object({ config_id: id().required() }),
-  tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('') }),
+  tokenDoWebhook: Joi.object({ token: Joi.string().max(500).empty('').description('O token do sistema configurado; sem ele, ou errado, 401') }),
   /** read by conferirAssinatura, said here for the OpenAPI document */
   cabecalhosDoWebhookDoSuporte: Joi.object({
     'X-Chatwoot-Signature': Joi.string().description('sha256=<hex> de `<X-Chatwoot-Timestamp>.<corpo>` com o segredo_hmac do sistema; exigida quando ele tem um'),
@@ -195,6 +195,9 @@ const configSystem = sempre({
   token: Joi.string().optional().description('Só na resposta que o criou ou renovou'),
 }).label('ConfigSystem');
 
+/** the answer that created a system: its webhook token, always (shown this once) */
+const configSystemCriado = configSystem.keys({ token: Joi.string().required().description('O token do webhook: só nesta resposta e na que o renovar') }).label('ConfigSystemCriado');
+
 const clienteJson = sempre({
   id: Joi.string(),
   razao_social: Joi.string(),
@@ -224,6 +227,7 @@ export const respostas = {
   conversas: Joi.array().items(conversa),
   mensagens: Joi.array().items(mensagem),
   configSystem,
+  configSystemCriado,
   paginaDeConfigSystems: paginaNumerada(configSystem),
   cliente: clienteJson,
   paginaDeClientes: paginaNumerada(clienteJson),

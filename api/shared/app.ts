@@ -7,7 +7,7 @@ import { dentroDe } from '../../lib/lifecycle';
 import { Autenticador } from './auth';
 import { ErroDeDominio } from './errors';
 import { enviarProblema, naoEncontradoRota, tratadorDeErros } from './http-errors';
-import { documentoOpenApi, sempre } from './openapi';
+import { documentoOpenApi, sempre, WebhookDocumentado } from './openapi';
 import { aberturaDaRequisicao } from './abertura-da-requisicao';
 import { montarRotas, Rota } from './rotas';
 
@@ -18,6 +18,8 @@ export interface DefinicaoDoServico {
   autenticar: Autenticador;
   /** readiness: resolves when the database and Redis answer */
   pronto: () => Promise<void>;
+  /** the requests the service sends to addresses it is given, for its OpenAPI document */
+  webhooks?: Record<string, WebhookDocumentado>;
   /** keep the raw bytes of JSON bodies in `req.corpoBruto` (webhooks whose HMAC covers them) */
   guardarCorpoBruto?: boolean;
 }
@@ -112,7 +114,7 @@ export function criarApp(def: DefinicaoDoServico): Express {
   app.use(aberturaDaRequisicao(def.nome));
 
   let cache: unknown;
-  const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas))), ...def.rotas];
+  const todas: Rota[] = [...rotasDeServico(def, () => (cache ??= documentoOpenApi(def.info, todas, def.webhooks))), ...def.rotas];
   // Routes sit on the app's own router, not a nested one, and the JSON parser runs only on the
   // routes that take a body: fewer layers for the router to walk on every request. A route that
   // streams its own body (a file upload) never gets the parser, whatever its Content-Type.

@@ -285,6 +285,17 @@ function operacaoHead(get: Record<string, any>): Record<string, unknown> {
   };
 }
 
+/**
+ * A public route whose 401 asks for a token in the query string (a webhook's `Query-Token
+ * name="token"`, Rota.desafio): its credential is an API key in that parameter, which the document
+ * says as a security requirement (the parameter's own schema leaves it optional, as a missing one
+ * gets the 401, not a 400).
+ */
+function tokenNaQuery(rota: Rota): { esquema: string; nome: string } | undefined {
+  const nome = /^Query-Token name="([^"]+)"$/.exec(rota.desafio ?? '')?.[1];
+  return nome ? { esquema: `${nome}_na_query`, nome } : undefined;
+}
+
 const TOKENS = { usuario: 'de usuário', aplicativo: 'de aplicativo', usuario_ou_aplicativo: 'de usuário ou de aplicativo' } as const;
 
 /**
@@ -297,9 +308,36 @@ function quemAcessa(rota: Rota): string | undefined {
   return `Acesso: token ${TOKENS[rota.acesso]}${permissao ? `; ${permissao}` : ''}.`;
 }
 
+/** A request the service itself sends to an address it was given (a webhook): OpenAPI 3.1 `webhooks`. */
+export interface WebhookDocumentado {
+  resumo: string;
+  descricao?: string;
+  corpo: Joi.Schema;
+  cabecalhos: Joi.ObjectSchema;
+  /** by status (`2XX`, `default`), what each answer means to the sender */
+  respostas: Record<string, string>;
+}
+
+function webhookOpenApi(w: WebhookDocumentado) {
+  return {
+    post: {
+      summary: w.resumo,
+      ...(w.descricao ? { description: w.descricao } : {}),
+      parameters: parametros(w.cabecalhos, 'header'),
+      requestBody: { required: true, content: { 'application/json': { schema: esquemaJson(w.corpo) } } },
+      responses: Object.fromEntries(Object.entries(w.respostas).map(([status, descricao]) => [status, { description: descricao }])),
+    },
+  };
+}
+
 /** The OpenAPI 3.1 document of a service, built from the same joi schemas that validate requests. */
-export function documentoOpenApi(info: { title: string; version: string; description?: string }, rotas: Rota[]) {
+export function documentoOpenApi(
+  info: { title: string; version: string; description?: string },
+  rotas: Rota[],
+  webhooks: Record<string, WebhookDocumentado> = {},
+) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const esquemasDeSeguranca: Record<string, unknown> = { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } };
   for (const rota of rotas) {
     const caminho = caminhoOpenApi(rota.caminho);
     const acesso = quemAcessa(rota);
@@ -320,17 +358,25 @@ export function documentoOpenApi(info: { title: string; version: string; descrip
       operacao.security = [{ bearer: [] }];
       operacao['x-acesso'] = rota.acesso;
       if (rota.permissao?.descricao) operacao['x-permissao'] = rota.permissao.descricao;
+    } else {
+      const naQuery = tokenNaQuery(rota);
+      if (naQuery) {
+        operacao.security = [{ [naQuery.esquema]: [] }];
+        esquemasDeSeguranca[naQuery.esquema] = { type: 'apiKey', in: 'query', name: naQuery.nome };
+      }
     }
     (paths[caminho] ??= {})[rota.metodo] = operacao;
     if (rota.metodo === 'get' && rota.documentarHead) paths[caminho].head = operacaoHead(operacao);
   }
+  const nomesDosWebhooks = Object.keys(webhooks);
   return {
     openapi: '3.1.0',
     info,
     paths,
+    ...(nomesDosWebhooks.length ? { webhooks: Object.fromEntries(nomesDosWebhooks.map((n) => [n, webhookOpenApi(webhooks[n])])) } : {}),
     components: {
       schemas: { Problema: PROBLEMA },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: esquemasDeSeguranca,
     },
   };
 }

@@ -1,4 +1,6 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { createRemoteJWKSet, decodeProtectedHeader, JWK, jwtVerify } from 'jose';
 import { esperarAte, hubNesteArquivo, Recebida } from './apoio-entregas';
 
@@ -73,6 +75,26 @@ test('a delivery is a POST of JSON whose body is {id, tipo, versao, aplicativo_o
   // webhook-id is the delivery id, the one GET /entrega shows
   const entrega = await t.hub.entregaDoEvento(c.assinatura.id, eventoId);
   expect(r.webhookId).toBe(entrega.id);
+});
+
+test("a delivery is what the hub's OpenAPI document says under `webhooks.entrega`: its body validates against the documented schema (no field more or less), and every documented header comes, in its documented form", async () => {
+  const { r } = await umaEntrega('/documentada');
+  const doc = (await (await fetch(`${t.suite.url.hub}/openapi.json`)).json()) as any;
+  const entrega = doc.webhooks.entrega.post;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  const corpo = ajv.compile(entrega.requestBody.content['application/json'].schema);
+  expect([corpo(r.corpo), corpo.errors]).toEqual([true, null]);
+  // the schema is closed: a field the document does not name would fail it
+  expect(corpo({ ...r.corpo, extra: 1 })).toBe(false);
+  const cabecalhos = entrega.parameters.filter((p: any) => p.in === 'header');
+  expect(cabecalhos.map((p: any) => p.name).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp', 'webhook-token']);
+  for (const p of cabecalhos) {
+    expect([p.name, p.required]).toEqual([p.name, true]);
+    const valor = ajv.compile(p.schema);
+    expect([p.name, valor(r.cabecalhos[p.name])]).toEqual([p.name, true]);
+  }
+  expect(Object.keys(entrega.responses).sort()).toEqual(['2XX', 'default']);
 });
 
 test('webhook-token verifies with jose using only the hub JWKS and the subscriber id: issuer the hub, audience the subscriber, typ webhook+jwt, body_sha256 of the raw body (DESIGN §5)', async () => {

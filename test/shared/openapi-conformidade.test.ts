@@ -53,8 +53,9 @@ const PARAMETROS_QUAISQUER = { id: 'x', versao: '1', config_id: 'x', cnpj: '0000
  * The operations an outside client may call without a bearer token are exactly `publicas`; every
  * other answers 401 (documented, with the problem shape) when the token is missing or invalid.
  */
+/** `publicas`: the operations that take no bearer token (public, or with a credential of their own) */
 async function conferirSeguranca(c: Conformidade, publicas: string[]) {
-  const semToken = c.operacoes().filter((op) => !c.operacao(op).security?.length);
+  const semToken = c.operacoes().filter((op) => !c.operacao(op).security?.some((s: Record<string, unknown>) => 'bearer' in s));
   expect(semToken.sort()).toEqual([...publicas].sort());
   expect(c.doc.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   for (const op of c.operacoes().filter((o) => !publicas.includes(o))) {
@@ -420,7 +421,12 @@ describe('sales', () => {
     for (const op of ['POST /webhooks/suporte/{config_id}', 'POST /webhooks/gateway/{config_id}']) {
       expect(c.operacao(op).parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'token', in: 'query' })]));
       expect(c.operacao(op).responses['401'].headers['WWW-Authenticate'].schema.const).toBe('Query-Token name="token"');
+      // and say so as their security requirement: an API key in that parameter
+      expect(c.operacao(op).security).toEqual([{ token_na_query: [] }]);
     }
+    expect(c.doc.components.securitySchemes.token_na_query).toEqual({ type: 'apiKey', in: 'query', name: 'token' });
+    // the public routes without any credential say none
+    for (const op of ['GET /saude', 'GET /pronto', 'GET /openapi.json']) expect(c.operacao(op).security).toBeUndefined();
   });
 
   test('answers conform to the document', async () => {

@@ -210,13 +210,14 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
       for (const [caminho, operacoes] of Object.entries<any>((await documento(nome)).paths)) {
         for (const [metodo, op] of Object.entries<any>(operacoes)) {
-          expect([`${nome} ${metodo} ${caminho}`, Boolean(op['x-acesso'])]).toEqual([`${nome} ${metodo} ${caminho}`, Boolean(op.security)]);
+          const bearer = Boolean(op.security?.some((s: Record<string, unknown>) => 'bearer' in s));
+          expect([`${nome} ${metodo} ${caminho}`, Boolean(op['x-acesso'])]).toEqual([`${nome} ${metodo} ${caminho}`, bearer]);
         }
       }
     }
   });
 
-  test('every number an answer carries (a count, a page, a size, an id of another platform) is documented as an integer', async () => {
+  test('every number an answer carries (a count, a page, a size, an id of another platform), and every one a request takes (a version, a link\'s expiry), is documented as an integer', async () => {
     const numeros: string[] = [];
     const visitar = (no: unknown, onde: string): void => {
       if (!no || typeof no !== 'object') return;
@@ -227,7 +228,12 @@ describe('answers beyond the usual ones, and the fields SPEC requires, are in th
     };
     for (const nome of Object.keys(SERVICOS_DA_SUITE)) {
       for (const [caminho, ops] of Object.entries<any>((await documento(nome)).paths)) {
-        for (const [metodo, op] of Object.entries<any>(ops)) visitar(op.responses, `${nome} ${metodo.toUpperCase()} ${caminho}`);
+        for (const [metodo, op] of Object.entries<any>(ops)) {
+          const onde = `${nome} ${metodo.toUpperCase()} ${caminho}`;
+          visitar(op.responses, onde);
+          visitar(op.parameters, `${onde} parameters`);
+          visitar(op.requestBody, `${onde} requestBody`);
+        }
       }
     }
     expect(numeros).toEqual([]);
@@ -443,8 +449,9 @@ describe('the answers of hub, identity, intranet, sales and files list in `requi
     const mensagem = resposta('sales', 'buscar_mensagens_conversa').items;
     expect(exigidos(mensagem)).toEqual(campos('ConversaMensagem'));
     expect(exigidos(mensagem.properties.anexos.items)).toEqual(campos('AnexoDaMensagem'));
-    // a field a route may leave out stays optional: the webhook token only comes with its creation
-    expect(resposta('sales', 'criar_config_system').required).not.toContain('token');
+    // the webhook token comes always with the creation, and with an update only when renewed
+    expect(resposta('sales', 'criar_config_system').required).toContain('token');
+    expect(resposta('sales', 'atualizar_pelo_id_config_system').required).not.toContain('token');
     expect(resposta('sales', 'criar_config_system').required).toEqual(expect.arrayContaining(['id', 'tipo', 'nome', 'ativo']));
   });
 

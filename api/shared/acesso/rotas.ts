@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { paginaNumerada, sempre } from '../openapi';
-import { booleano, id, inteiroAjustado, pagina, tamanho, texto } from '../paginacao';
+import { booleano, id, pagina, tamanho, texto } from '../paginacao';
 import { Rota } from '../rotas';
 import { AREA_DO_MODULO, ModuloDeAcesso } from '.';
 import { ACOES } from './permissoes';
@@ -81,7 +81,7 @@ export function rotasDeAcesso(acesso: ModuloDeAcesso): Rota[] {
       resumo: 'Autocomplete por nome ou e-mail (cursor)',
       acesso: 'usuario',
       permissao: ler,
-      validar: { query: Joi.object({ busca: texto(), tamanho: inteiroAjustado(10, 100), cursor: CURSOR }) },
+      validar: { query: Joi.object({ busca: texto(), tamanho: tamanho(10, 100), cursor: CURSOR }) },
       resposta: paginaCursor(autocompleteSchema),
       // no sync: a screen asks on every keystroke, and each sync reads every collaborator of
       // identity; the people it would register come with the list, the total or the filter
