@@ -920,22 +920,27 @@ export async function reenviarFalhas(assinaturaId: string, tamanhoDaPagina = 500
   await conferirQueRecebe(assinaturaId);
   const momento = new Date();
   let reenviadas = 0;
-  await emPaginas(assinaturaId, 'fila_de_erro', null, tamanhoDaPagina, async (ids) => {
-    // the retention purge locks deliveries, then their subscription: the opposite order, so one of
-    // the two may be chosen to lose, and is run again
-    const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
-      if (await motivoDeNaoReceber(assinaturaId, { transaction, lock: transaction.LOCK.SHARE })) return null;
-      const [, alteradas] = (await banco('hub').query(
-        `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ?
-          WHERE id IN (?) AND situacao = 'fila_de_erro'`,
-        { replacements: [dataSql(momento), dataSql(momento), ids], transaction, type: QueryTypes.UPDATE },
-      )) as unknown as [unknown, number];
-      return alteradas;
-    }));
-    if (n === null) return false;
-    reenviadas += n;
-  });
-  if (reenviadas) emSegundoPlano(enfileirarReenviadas(assinaturaId, momento, tamanhoDaPagina));
+  try {
+    await emPaginas(assinaturaId, 'fila_de_erro', null, tamanhoDaPagina, async (ids) => {
+      // the retention purge locks deliveries, then their subscription: the opposite order, so one of
+      // the two may be chosen to lose, and is run again
+      const n = await repetirEmConflito('reenvio das falhas', () => banco('hub').transaction(async (transaction) => {
+        if (await motivoDeNaoReceber(assinaturaId, { transaction, lock: transaction.LOCK.SHARE })) return null;
+        const [, alteradas] = (await banco('hub').query(
+          `UPDATE ${POR_ID} SET situacao = 'pendente', tentativas = 0, proxima_tentativa_em = ?, ultimo_erro = NULL, atualizada_em = ?
+            WHERE id IN (?) AND situacao = 'fila_de_erro'`,
+          { replacements: [dataSql(momento), dataSql(momento), ids], transaction, type: QueryTypes.UPDATE },
+        )) as unknown as [unknown, number];
+        return alteradas;
+      }));
+      if (n === null) return false;
+      reenviadas += n;
+    });
+  } finally {
+    // a page that failed (503) leaves the pages before it committed: their jobs go all the same,
+    // rather than wait minutes for the sweep (a retry takes only what is still in the error queue)
+    if (reenviadas) emSegundoPlano(enfileirarReenviadas(assinaturaId, momento, tamanhoDaPagina));
+  }
   return { reenviadas };
 }
 

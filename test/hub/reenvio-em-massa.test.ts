@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { banco, novaConexao } from '../../lib/database';
+import { reenviarFalhas } from '../../api/hub/entregas';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -77,3 +78,35 @@ test('a replay meeting the retention purge (which locks deliveries, then their s
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ reenviadas: 1 });
 }, 60_000);
+
+test('a replay whose later page fails answers the failure, and the pages already replayed get their jobs at once, not minutes later from the sweep', async () => {
+  const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/pagina-falha') });
+  const { id: eventoId } = await c.publicar({ n: 1 });
+  const ids = Array.from({ length: 5 }, () => randomUUID());
+  await banco('hub').query(
+    `INSERT INTO entrega (id, evento_id, assinatura_id, situacao, tentativas, ultimo_erro, criada_em, atualizada_em)
+     VALUES ${ids.map(() => `(?, ?, ?, 'fila_de_erro', 5, 'HTTP 500', NOW(3) - INTERVAL 1 HOUR, NOW(3) - INTERVAL 1 HOUR)`).join(', ')}`,
+    { replacements: ids.flatMap((id) => [id, eventoId, c.assinatura.id]) },
+  );
+  // the second page's transaction fails (the database out of reach for a moment, say); only the
+  // replay's own are counted, whatever else of this process opens one meanwhile
+  const sequelize = banco('hub');
+  const transacao = sequelize.transaction.bind(sequelize);
+  let chamadas = 0;
+  const espiao = jest.spyOn(sequelize, 'transaction').mockImplementation(((...args: unknown[]) => {
+    if (new Error().stack?.includes('reenviarFalhas') && ++chamadas === 2) return Promise.reject(new Error('falha simulada da segunda página'));
+    return (transacao as (...a: unknown[]) => unknown)(...args);
+  }) as typeof sequelize.transaction);
+  try {
+    await expect(reenviarFalhas(c.assinatura.id, 2)).rejects.toThrow('falha simulada da segunda página');
+  } finally {
+    espiao.mockRestore();
+  }
+  const [pendentes] = (await banco('hub').query(`SELECT id FROM entrega WHERE id IN (?) AND situacao = 'pendente'`, { replacements: [ids] })) as [{ id: string }[], unknown];
+  expect(pendentes).toHaveLength(2);
+  const q = fila(filaHubEntrega, 'painel');
+  await esperarAte(async () => (await Promise.all(pendentes.map((p) => q.getJob(p.id)))).every(Boolean), 'a job for each delivery replayed before the failure', 5000);
+  // the rest stays in the error queue, for a retry to take
+  const [naFila] = (await banco('hub').query(`SELECT COUNT(*) AS n FROM entrega WHERE id IN (?) AND situacao = 'fila_de_erro'`, { replacements: [ids] })) as [{ n: number }[], unknown];
+  expect(Number(naFila[0].n)).toBe(3);
+});
