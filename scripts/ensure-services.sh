@@ -39,15 +39,31 @@ answers() { # host port [socket]: the Unix socket when one is named, else TCP
   ' "$1" "$2" "${3:--}"
 }
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
-# sudo never prompts: a run without a terminal (CI) fails at once instead of waiting for a password
+# root, or sudo: without a password, or with one typed on the terminal of this run (`npm start` from a
+# shell: sudo asks on the terminal, not on stdin); a run without a terminal (CI) never waits for a
+# password, and fails at once saying why. A password refused is not asked again in the same run.
 sem_sudo_dito=0
+sudo_recusado=0
+pode_usar_sudo() {
+  command -v sudo >/dev/null || return 1
+  sudo -n true 2>/dev/null && return 0
+  [ "$sudo_recusado" = 0 ] && { : </dev/tty; } 2>/dev/null && sudo -v && return 0
+  sudo_recusado=1
+  return 1
+}
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; return; fi
-  if ! command -v sudo >/dev/null; then
+  if ! pode_usar_sudo; then
     # said once: a run may try several steps as root before one it cannot do without
     local passo # the command, past `env` and its assignments
     for passo in "$@"; do [[ "$passo" == env || "$passo" == *=* ]] || break; done
-    [ "$sem_sudo_dito" = 1 ] || echo "some steps need root ($passo first): run as root, or install sudo allowing them without a password" >&2
+    if [ "$sem_sudo_dito" = 0 ]; then
+      if command -v sudo >/dev/null; then
+        echo "some steps need root ($passo first) and sudo asks for a password, with no terminal here to type it on: run sudo -v first, then this command again (or run it as root)" >&2
+      else
+        echo "some steps need root ($passo first): run as root, or install sudo" >&2
+      fi
+    fi
     sem_sudo_dito=1
     return 1
   fi
@@ -94,6 +110,13 @@ apt_install() {
 }
 
 mariadbd_path=/usr/sbin/mariadbd
+# The system's MariaDB service answers where MYSQL_URL asks (Debian's listens on 127.0.0.1:3306),
+# systemd runs the machine (in a container nothing would start it) and the service is enabled: one
+# an operator disabled or masked is left alone, for a server of the script's own
+mariadb_do_sistema() {
+  [ "$MYSQL_PORT" = 3306 ] && [ "$MYSQL_HOST" != "::1" ] && [ "$MYSQL_SOCKET" = "-" ] && [ -d /run/systemd/system ] \
+    && command -v systemctl >/dev/null && systemctl is-enabled --quiet mariadb 2>/dev/null
+}
 ensure_mariadb() {
   answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
   is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") does not answer" >&2; exit 1; }
@@ -104,6 +127,15 @@ ensure_mariadb() {
     # on a machine with systemd the package starts its own server: a second one would only fail
     # on the data folder's locks (in a container nothing starts it, and those seconds are lost once)
     answers_within 5 "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
+  fi
+  # Debian's own service, installed before and stopped since (for a backup, say): started, not
+  # bypassed by a bare server outside systemd, which the service would then fail to start beside
+  # (the data folder's locks) and which a package upgrade would not restart
+  if mariadb_do_sistema; then
+    echo "starting MariaDB (the system's mariadb service)"
+    as_root service mariadb start && wait_for MariaDB "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
+    echo "the system's mariadb service, enabled, did not start: start it (see journalctl -u mariadb), or disable it for this script to start a server of its own" >&2
+    exit 1
   fi
   echo "starting MariaDB"
   as_root mkdir -p /run/mysqld && as_root chown mysql:mysql /run/mysqld 2>/dev/null || true
@@ -266,7 +298,8 @@ ensure_login() {
   [ "$MYSQL_SOCKET" != "-" ] && socket_args=(--socket="$MYSQL_SOCKET")
   como_root() { as_root "$cliente" --protocol=socket "${socket_args[@]}" -N "$@"; }
   # the socket (the URL's, or the client's default) must lead to the server of MYSQL_URL's port
-  porta="$(como_root -e 'SELECT @@port' 2>/dev/null)" || { recusa "the local socket does not let the system's root in"; return 1; }
+  # the client's own error, or sudo's, stays on the screen: it says why better than this script can
+  porta="$(como_root -e 'SELECT @@port')" || { recusa "the local socket does not let the system's root in (see above)"; return 1; }
   if [ "$MYSQL_SOCKET" = "-" ] && [ "$porta" != "$MYSQL_PORT" ]; then
     recusa "the local socket leads to the server of port $porta; give the login yourself"
     return 1
@@ -335,8 +368,8 @@ ensure_mroonga() {
       echo "mariadb-plugin-mroonga=$versao could not be had before; not trying again (delete $marca to retry)" >&2
       return 1
     fi
-    if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then
-      echo "installing mariadb-plugin-mroonga needs root: run as root, or with sudo that does not ask for a password" >&2
+    if [ "$(id -u)" != 0 ] && ! pode_usar_sudo; then
+      echo "installing mariadb-plugin-mroonga needs root: run as root, or run sudo -v first" >&2
       return 1
     fi
     echo "installing MariaDB's Mroonga engine (Debian package mariadb-plugin-mroonga $versao)"
@@ -366,5 +399,7 @@ main() {
   if is_local "$MYSQL_HOST"; then
     ensure_mroonga || echo "warning: no Mroonga engine; the sales text search reads the messages instead" >&2
   fi
+  # one line on every run: a MYSQL_URL or REDIS_URL left in the shell from another project is seen
+  echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") (MYSQL_URL), Redis at $(where "$REDIS_HOST" "$REDIS_PORT") (REDIS_URL)" >&2
 }
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

@@ -36,8 +36,9 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
   || [ ! -x node_modules/.bin/tsc ] || [ ! -x node_modules/.bin/jest ]; then
   echo "installing dependencies (npm ci)"
-  # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then
-  npm ci --include=dev --no-audit --no-fund || npm install --include=dev --no-audit --no-fund
+  # npm 11 may refuse its own lockfile's optional per-platform packages: install from it then,
+  # leaving the lockfile as committed (--no-save)
+  npm ci --include=dev --no-audit --no-fund || npm install --no-save --include=dev --no-audit --no-fund
 fi
 # without the lock's descriptor: a server it starts in the background would inherit it and hold the lock for good
 bash scripts/ensure-services.sh 9>&-

@@ -15,6 +15,7 @@ import { portaLivre } from '../helpers/processo';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/ensure-services.sh');
 const REAIS = ['bash', 'node', 'env', 'mkdir', 'chmod', 'seq', 'sleep', 'cat', 'dirname', 'id', 'rm'];
+const SETSID = execFileSync('sh', ['-c', 'command -v setsid'], { encoding: 'utf8' }).trim();
 const onde = Object.fromEntries(REAIS.map((c) => [c, execFileSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' }).trim()]));
 
 let pasta: string;
@@ -34,9 +35,13 @@ function falso(nome: string, corpo = '') {
   chmodSync(arquivo, 0o755);
 }
 
-/** `passos` in bash after sourcing the script, with the test's folder as the only PATH. */
-function rodar(passos: string, env: Record<string, string> = {}) {
-  const r = spawnSync(onde.bash, ['-c', `source "${SCRIPT}"\n${passos}`], {
+/**
+ * `passos` in bash after sourcing the script, with the test's folder as the only PATH; `semTerminal`:
+ * in a session of its own (setsid), where no terminal can be opened.
+ */
+function rodar(passos: string, env: Record<string, string> = {}, semTerminal = false) {
+  const comando = [onde.bash, '-c', `source "${SCRIPT}"\n${passos}`];
+  const r = spawnSync(semTerminal ? SETSID : comando[0], semTerminal ? ['--wait', ...comando] : comando.slice(1), {
     env: { PATH: path.join(pasta, 'bin'), HOME: pasta, PASTA: pasta, XDG_CACHE_HOME: path.join(pasta, 'cache'), XDG_STATE_HOME: path.join(pasta, 'state'), ...env },
     encoding: 'utf8',
     timeout: 20_000,
@@ -165,6 +170,39 @@ describe("Debian's Redis service installed and enabled, stopped since", () => {
   });
 });
 
+describe("Debian's MariaDB service installed and enabled, stopped since", () => {
+  /** ensure_mariadb with mariadbd installed and the system's service present (mariadb_do_sistema). */
+  const comServico = (porta: number, inicio: string) =>
+    rodar(
+      `mariadb_do_sistema() { return 0; }
+      mariadbd_path="$PASTA/bin/mariadbd"
+      as_root() { echo "as_root $*" >>"$PASTA/log"; [ "$1" = service ] || return 0; ${inicio}; }
+      wait_for() { answers_within 5 "$2" "$3"; }
+      trap '[ -s "$PASTA/pid" ] && kill "$(cat "$PASTA/pid")"' EXIT
+      ensure_mariadb`,
+      { MYSQL_URL: `mysql://root@127.0.0.1:${porta}` },
+    );
+
+  beforeEach(() => falso('mariadbd'));
+
+  it('is started through the service, and no bare server of the script\'s own beside it', async () => {
+    const porta = await portaLivre();
+    const r = comServico(
+      porta,
+      `node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1")' "$MYSQL_PORT" & echo $! >"$PASTA/pid"`,
+    );
+    expect(r).toMatchObject({ codigo: 0, erros: '' });
+    expect(r.log).toBe('as_root service mariadb start\n');
+  });
+
+  it('that does not start: stops, saying where to look, and starts none of its own', async () => {
+    const r = comServico(await portaLivre(), 'return 1');
+    expect(r.codigo).toBe(1);
+    expect(r.erros).toContain("the system's mariadb service, enabled, did not start: start it (see journalctl -u mariadb)");
+    expect(r.log).toBe('as_root service mariadb start\n');
+  });
+});
+
 describe('the Mroonga package of the server version, when its install fails', () => {
   const VERSAO = '1:10.11.6-0+deb12u1';
   /** A local Debian MariaDB without the engine; apt knows no mariadb-plugin-mroonga of its version. */
@@ -241,6 +279,20 @@ test("a step that needs root, without root or sudo, is named by its command, not
   falso('id', 'echo 1000');
   const r = rodar('as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y redis-server');
   expect(r.erros).toContain('some steps need root (apt-get first)');
+});
+
+test('sudo that asks for a password, with no terminal to type it on (CI): a step that needs root fails at once, saying what to do, and sudo never prompts nor runs the step', () => {
+  falso('sudo', '[ "$1" = -n ] && { echo "sudo: a password is required" >&2; exit 1; }; echo "prompted" >>"$PASTA/log"; exit 1');
+  rmSync(path.join(pasta, 'bin', 'id'));
+  falso('id', 'echo 1000');
+  // a session of its own: no controlling terminal, whatever runs the tests
+  const r = rodar('as_root apt-get install -y redis-server || echo "rc=$?"; as_root service redis-server start || echo "rc=$?"', {}, true);
+  expect(r.saida).toBe('rc=1\nrc=1\n');
+  expect(r.log).not.toContain('prompted');
+  expect(r.log).not.toContain('apt-get');
+  // said once, naming the first step
+  expect(r.erros.match(/some steps need root/g)).toHaveLength(1);
+  expect(r.erros).toContain('some steps need root (apt-get first) and sudo asks for a password, with no terminal here to type it on: run sudo -v first');
 });
 
 test("an account with a password of its own is seen wherever MariaDB keeps it: as the first method or among the alternatives of `auth_or` (the script then never changes it)", async () => {
