@@ -1,6 +1,7 @@
 import { acessoIntranet } from '../../api/intranet/acesso';
 import * as leituraDoIdentity from '../../api/shared/leitura-do-identity';
 import { nomeDaTrava, novaConexao } from '../../lib/database';
+import { Colaborador } from '../../models/intranet';
 import { dormir } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -277,6 +278,17 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     await new Promise((r) => setTimeout(r, 20));
     await it.sincronizar();
     expect(await registrados(tag)).toEqual([antes]);
+  });
+
+  test('a record made inactive here is active again at the next master listing: identity has no status, and everyone it lists is active (DESIGN §10)', async () => {
+    const tag = unico('Ativo');
+    await usuario({ nome: `${tag} Volta` });
+    await it.sincronizar();
+    const [registrado] = await registrados(tag);
+    await Colaborador.update({ ativo: false }, { where: { id: registrado.id } });
+    expect((await registrados(tag))[0]).toMatchObject({ id: registrado.id, ativo: false });
+    await it.sincronizar();
+    expect((await registrados(tag))[0]).toMatchObject({ id: registrado.id, ativo: true, perfil_acesso_id: registrado.perfil_acesso_id });
   });
 
   test('identity users that were removed are marked deleted: gone from list, filter, total and autocomplete, 404 by id (DESIGN §10, SPEC 4.5 rule 3)', async () => {
