@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import nock from 'nock';
-import { QueryTypes } from 'sequelize';
+import { Op, QueryTypes } from 'sequelize';
 import { apagarCopiasPendentes, copiarAnexo, enfileirarRemocao, varrerAnexos } from '../../api/sales/anexos';
 import { config, loadConfig } from '../../config';
 import { banco, novaConexao } from '../../lib/database';
@@ -116,6 +116,26 @@ describe('SPEC 4.6 rule 7, §6.9: the attachment is copied to file storage right
     expect((await t.s.mensagens(r.conversa_id))[0]).toMatchObject({ conteudo: 'This message was deleted', quantidade_anexos: 0, anexos: [] });
     expect(await AnexoDaMensagem.count({ where: { conversa_id: r.conversa_id } })).toBe(0);
   });
+
+  it('a conversation with more attachments than file storage answers in one call (100) lists every one with its own signed url', async () => {
+    const copias = nock(CHAT).get(/\/rails\/active_storage\/muitos\//).times(120).reply(200, (uri) => Buffer.from(uri), { 'content-type': 'image/jpeg' });
+    const conversa = idDoSuporte();
+    let conversaId = '';
+    for (let m = 0; m < 6; m++) {
+      const anexos = Array.from({ length: 20 }, (_, i) => ({ id: idDoSuporte(), data_url: `${CHAT}/rails/active_storage/muitos/${m}-${i}.jpg`, file_type: 'image' }));
+      conversaId = (await t.s.registrar(t.sistema, eventoDeMensagem({ conversa, conteudo: `lote ${m}`, anexos }))).conversa_id;
+    }
+    await esperarAte(async () => (await AnexoDaMensagem.count({ where: { conversa_id: conversaId, arquivo_id: { [Op.ne]: null } } })) === 120, 'the 120 copies', 60_000);
+    expect(copias.isDone()).toBe(true);
+    const anexos = (await t.s.mensagens(conversaId)).flatMap((m: any) => m.anexos);
+    expect(anexos).toHaveLength(120);
+    expect(anexos.every((a: any) => typeof a.url === 'string' && a.url.includes(`/arquivo/${a.arquivo_id}/conteudo?`))).toBe(true);
+    // the last of them, past the first call's 100, serves its own bytes
+    const ultimo = anexos[anexos.length - 1];
+    const download = await fetch(ultimo.url);
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(new URL(ultimo.endereco).pathname);
+  }, 90_000);
 
   it('an attachment with no file (a contact card, a location, a shared page: no address, or one outside the platform) is left out; the message and its other attachments are stored', async () => {
     nock(CHAT).get('/rails/active_storage/cartao.jpg').reply(200, Buffer.from('jpg'), { 'content-type': 'image/jpeg' });
