@@ -246,8 +246,9 @@ describe('reading applications needs ler in aplicativos, contratos, assinaturas 
 });
 
 describe('event types and versions are area contratos (DESIGN §5)', () => {
-  test('ler in contratos reads types and versions; no ler there or in assinaturas is refused', async () => {
+  test('ler in contratos reads types and versions, and so does ler in assinaturas (a subscription names a type and its version); no ler in either is refused', async () => {
     expect(await statusDe(p.leitorContratos.token, leiturasDeTipos())).toEqual(todos(leiturasDeTipos(), 200));
+    expect(await statusDe(p.leitorAssinaturas.token, leiturasDeTipos())).toEqual(todos(leiturasDeTipos(), 200));
     for (const quem of ['leitorAplicativos', 'leitorMonitoramento', 'soColaboradores']) {
       expect(await statusDe(p[quem].token, leiturasDeTipos())).toEqual(todos(leiturasDeTipos(), 403));
     }

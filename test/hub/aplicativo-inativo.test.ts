@@ -108,6 +108,10 @@ describe('deactivated in identity (decided for the hub: whether an application i
     await sincronizar();
     const lista = (await hub.api.get('/aplicativo/filtro', { token: await hub.admin(), query: { nome: app.nome } })).body;
     expect(lista.map((a: any) => [a.identificador_no_auth, a.ativo])).toEqual([[app.id, false]]);
+    // listed and counted all the same: only deletion takes one out (SPEC 4.4 rule 1)
+    const pagina = (await hub.api.get('/aplicativo', { token: await hub.admin(), query: { tamanho: 1000 } })).body;
+    expect(pagina.itens.filter((a: any) => a.id === lista[0].id)).toEqual([expect.objectContaining({ ativo: false })]);
+    expect(pagina.total).toBe(await Aplicativo.count());
   });
 });
 

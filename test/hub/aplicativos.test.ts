@@ -18,9 +18,13 @@ beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub']);
   hub = hubDe(suite);
   admin = await hub.admin();
-  idDoBravo = await hub.criarNoIdentity(`${tag} bravo`, 'Integração Financeira');
-  await hub.criarNoIdentity(`${tag} Alfa`, null);
+  // each synced alone, against the names' order (one sync registers identity's new applications in
+  // name order): ids and creation times run opposite to the names, so only an order by name passes
   await hub.criarNoIdentity(`${tag} Charlie`, 'Portal de vendas');
+  await hub.sincronizar();
+  idDoBravo = await hub.criarNoIdentity(`${tag} bravo`, 'Integração Financeira');
+  await hub.sincronizar();
+  await hub.criarNoIdentity(`${tag} Alfa`, null);
   await hub.sincronizar();
   const todos = (await hub.api.get('/aplicativo/filtro', { token: admin, query: { nome: tag } })).body as any[];
   [alfa, bravo, charlie] = [`${tag} Alfa`, `${tag} bravo`, `${tag} Charlie`].map((n) => todos.find((a) => a.nome === n));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { banco, novaConexao } from '../../lib/database';
+import { Assinatura } from '../../models/hub';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -23,10 +24,16 @@ beforeAll(async () => {
   suite = await iniciarSuite(['identity', 'hub']);
   hub = hubDe(suite);
   admin = await hub.admin();
-  [alfa, beta, gama, dono] = await hub.aplicativos(`${tag} Alfa`, `${tag} beta`, `${tag} Gama`, `${tag} Dono`);
+  // the sort keys made against their order, each synced alone (one sync registers identity's new
+  // applications in name order): ids and creation times run opposite to the names, so only an
+  // order by name passes
+  [gama] = await hub.aplicativos(`${tag} Gama`);
+  [beta] = await hub.aplicativos(`${tag} beta`);
+  [alfa] = await hub.aplicativos(`${tag} Alfa`);
+  [dono] = await hub.aplicativos(`${tag} Dono`);
   tipos = [];
-  for (const nome of ['alfa', 'Beta', 'c1', 'c2']) tipos.push(await hub.criarTipo(dono.id, { nome: `${tag}.${nome}`, versoes: 2 }));
-  // created out of order: the reads must sort them
+  for (const nome of ['c2', 'c1', 'Beta', 'alfa']) tipos.unshift(await hub.criarTipo(dono.id, { nome: `${tag}.${nome}`, versoes: 2 }));
+  // the subscriptions too: the reads must sort them
   const pares: [any, number][] = [
     [gama, 0], [beta, 1], [alfa, 1], [beta, 0], [alfa, 0], [gama, 3], [alfa, 2], [beta, 3], [gama, 2], [beta, 2], [alfa, 3], [gama, 1],
   ];
@@ -65,6 +72,19 @@ describe('GET /assinatura and /assinatura/filtro: order and total (SPEC 4.3 rule
       vistas.push(...res.body.itens);
     }
     expect(vistas).toEqual(todas);
+  });
+
+  test('an inactive subscription is still listed and counted, with ativa false: only deletion takes one out (rule 2, SPEC §3)', async () => {
+    const alvo = ass[`${beta.nome}/${tipos[2].nome}`];
+    expect((await hub.api.patch(`/assinatura/${alvo.id}`, { token: admin, body: { ativa: false } })).status).toBe(200);
+    try {
+      const res = await listar({ tamanho: 1000 });
+      expect(res.body.itens.find((a: any) => a.id === alvo.id)).toMatchObject({ id: alvo.id, ativa: false });
+      expect(res.body.total).toBe(await Assinatura.count());
+      expect(res.body.total).toBe(res.body.itens.length);
+    } finally {
+      await hub.api.patch(`/assinatura/${alvo.id}`, { token: admin, body: { ativa: true } });
+    }
   });
 
   test('the filter without parameters, or with empty ones, returns every live subscription (rule 4)', async () => {

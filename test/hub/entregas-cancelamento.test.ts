@@ -6,6 +6,7 @@ import { Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
+import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { dormir, esperarAte, hubDe, Hub, iniciarReceptor, Receptor } from './apoio-entregas';
 
@@ -237,7 +238,7 @@ test('an attempt that waits (its keys reloading) before sending reads the delive
   }
 });
 
-test('reactivating a subscription does not revive its cancelled deliveries; events accepted afterwards are delivered again', async () => {
+test('reactivating a subscription does not revive its cancelled deliveries, nor does a replay (409); events accepted afterwards are delivered again', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reativada'), maximo_de_tentativas: 5 });
   const antigo = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
   await hub.esperarPrimeiraFalha(antigo.id);
@@ -254,6 +255,11 @@ test('reactivating a subscription does not revive its cancelled deliveries; even
   await dormir(1900);
   expect((await hub.entrega(antigo.id)).situacao).toBe('cancelada');
   expect(noCaminho('/reativada').map((r) => r.corpo.dados)).toEqual([{ n: 2 }]);
+  // nor does a replay: a cancelled delivery is no failure to send again (409), and stays cancelled
+  const token = await hub.admin();
+  expect(esperarProblema(await hub.api.post(`/entrega/${antigo.id}/reenviar`, { token }), 409).detail).toMatch(/cancelada/i);
+  expect((await hub.api.post(`/assinatura/${c.assinatura.id}/reenviar_falhas`, { token })).body).toEqual({ reenviadas: 0 });
+  expect((await hub.entrega(antigo.id)).situacao).toBe('cancelada');
 });
 
 test('a 503 with Retry-After is honoured: the next attempt waits the seconds asked, beyond the scheduled 1.5 s ±20% (DESIGN §5)', async () => {

@@ -441,27 +441,35 @@ describe('retention (DESIGN §5: history purged after HUB_RETENCAO_DIAS)', () =>
     expect((await t.hub.assinatura(c.assinatura.id)).ultima_entrega_em).toBe(entregue.entregue_em);
   });
 
-  test('purgarHistorico drops finished deliveries, their attempts and events older than the period; pending and recent ones stay', async () => {
+  test('purgarHistorico drops finished deliveries (delivered, in the error queue, cancelled), their attempts and events older than the period; pending and recent ones stay', async () => {
     const c = await t.hub.cenario({ url_de_destino: t.receptor.url('/retencao') });
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await c.publicar({ n: i })).id);
+    for (let i = 0; i < 5; i++) ids.push((await c.publicar({ n: i })).id);
     const entregue = async (eventoId: string) => t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, eventoId)).id, 'entregue');
-    const [velha, velhaPendente, recente] = await Promise.all(ids.map(entregue));
+    const [velha, velhaPendente, recente, velhaNaFila, velhaCancelada] = await Promise.all(ids.map(entregue));
 
-    // 31 days ago: one finished, one still pending (its retries go on past any period)
+    // 31 days ago: one finished, one still pending (its retries go on past any period), and one
+    // ended in each of the other finished states (never delivered)
     const antigo = new Date(Date.now() - 31 * 86_400_000);
     const sequelize = Entrega.sequelize!;
-    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id IN (?, ?)', { replacements: [antigo, antigo, velha.id, velhaPendente.id] });
-    await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?, ?)', { replacements: [antigo, velha.evento_id, velhaPendente.evento_id] });
+    const velhas = [velha, velhaPendente, velhaNaFila, velhaCancelada];
+    await sequelize.query('UPDATE entrega SET criada_em = ?, atualizada_em = ? WHERE id IN (?)', { replacements: [antigo, antigo, velhas.map((e) => e.id)] });
+    await sequelize.query('UPDATE evento SET criado_em = ? WHERE id IN (?)', { replacements: [antigo, velhas.map((e) => e.evento_id)] });
+    await sequelize.query(
+      `UPDATE entrega SET situacao = IF(id = ?, 'fila_de_erro', 'cancelada'), entregue_em = NULL WHERE id IN (?, ?)`,
+      { replacements: [velhaNaFila.id, velhaNaFila.id, velhaCancelada.id] },
+    );
     // silent: its last change stays 31 days ago, so only being pending keeps it
     await Entrega.update({ situacao: 'pendente' }, { where: { id: velhaPendente.id }, silent: true });
     expect((await Entrega.findByPk(velhaPendente.id))!.atualizada_em.getTime()).toBeLessThan(Date.now() - 30 * 86_400_000);
 
     const r = await purgarHistorico(30);
-    expect(r.entregas).toBeGreaterThanOrEqual(1);
-    esperarProblema(await t.hub.api.get(`/entrega/${velha.id}`, { token: await t.hub.admin() }), 404);
-    expect(await TentativaDeEntrega.count({ where: { entrega_id: velha.id } })).toBe(0);
-    expect(await Evento.count({ where: { id: velha.evento_id } })).toBe(0);
+    expect(r.entregas).toBeGreaterThanOrEqual(3);
+    for (const purgada of [velha, velhaNaFila, velhaCancelada]) {
+      esperarProblema(await t.hub.api.get(`/entrega/${purgada.id}`, { token: await t.hub.admin() }), 404);
+      expect(await TentativaDeEntrega.count({ where: { entrega_id: purgada.id } })).toBe(0);
+      expect(await Evento.count({ where: { id: purgada.evento_id } })).toBe(0);
+    }
 
     expect((await t.hub.entrega(velhaPendente.id)).situacao).toBe('pendente');
     expect(await Evento.count({ where: { id: velhaPendente.evento_id } })).toBe(1);
