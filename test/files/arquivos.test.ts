@@ -402,7 +402,17 @@ describe('GET /arquivo (DESIGN §7 lists its own files; DESIGN §4 page-number p
     // DESIGN §4: below 1 becomes 1, the cap applies, non-integers are refused
     const ajustada = await files.api.get('/arquivo', { token: dono.token, query: { pagina: 0, tamanho: 1000 } });
     expect(ajustada.body).toEqual(expect.objectContaining({ pagina: 1, tamanho: 100, total: 3 }));
+    expect(ajustada.body.itens.map((a: any) => a.id)).toEqual([ids[2], ids[1], ids[0]]);
     esperarProblema(await files.api.get('/arquivo', { token: dono.token, query: { tamanho: 'dez' } }), 400);
+  });
+
+  test('a page holds at most 100 files, whatever tamanho asks', async () => {
+    const dono = await files.novoAplicativo();
+    for (let i = 0; i < 101; i++) await files.enviar(dono.token, `f${i}`, 'x');
+    const res = await files.api.get('/arquivo', { token: dono.token, query: { tamanho: 500 } });
+    expect(res.body).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 100, total: 101 });
+    expect(res.body.itens).toHaveLength(100);
+    expect((await files.api.get('/arquivo', { token: dono.token, query: { tamanho: 500, pagina: 2 } })).body.itens).toHaveLength(1);
   });
 
   test('an application with no files gets an empty page', async () => {

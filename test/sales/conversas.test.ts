@@ -9,7 +9,7 @@ import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { dormir, esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { CAMPOS_DA_CONVERSA, CHAT, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
+import { CAMPOS_DA_CONVERSA, CHAT, eventoDeConversa, eventoDeMensagem, idDoSuporte, novoContato, RFC3339, Sales, salesDe, unico } from './apoio';
 
 let suite: SuiteDeTeste;
 let s: Sales;
@@ -50,7 +50,7 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
 
     const p1 = await get('/conversa', { tamanho: 5 });
     expect(p1.status).toBe(200);
-    expect(p1.body).toMatchObject({ pagina: 1, tamanho: 50, total: vivas });
+    expect(p1.body).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 50, total: vivas });
     expect(p1.body.itens).toHaveLength(50);
     for (const item of p1.body.itens) expect(Object.keys(item).sort()).toEqual(CAMPOS_DA_CONVERSA);
 
@@ -60,8 +60,26 @@ describe('SPEC 4.6 rule 1: GET /conversa', () => {
     const datas = todas.map((c) => c.ultima_mensagem_em);
     expect(datas).toEqual(recentesPrimeiro(datas));
 
-    expect((await get('/conversa', { pagina: 0 })).body.pagina).toBe(1);
+    const pagina0 = (await get('/conversa', { pagina: 0 })).body;
+    expect(pagina0.pagina).toBe(1);
+    expect(pagina0.itens.map((c: any) => c.id)).toEqual(p1.body.itens.map((c: any) => c.id));
     expect((await get('/conversa', { pagina: 99 })).body.itens).toEqual([]);
+  });
+
+  it('a conversation the platform opened with no message yet is listed after every one that has messages', async () => {
+    const vazia = idDoSuporte();
+    const r = await s.registrar(sistema, eventoDeConversa('conversation_created', { conversa: vazia }));
+    await conversa({ em: new Date('2020-01-01T00:00:00Z') });
+    const todas: any[] = [];
+    for (let pagina = 1; ; pagina++) {
+      const { itens } = (await get('/conversa', { pagina })).body;
+      if (!itens.length) break;
+      todas.push(...itens);
+    }
+    const posicao = todas.findIndex((c) => c.id === r.conversa_id);
+    expect(todas[posicao].ultima_mensagem_em).toBeNull();
+    // every conversation with a message, the oldest included, comes before it
+    expect(todas.slice(posicao).every((c) => c.ultima_mensagem_em === null)).toBe(true);
   });
 
   it('conversations whose last messages share one time are each listed once, by id (descending) among them, across pages and in the filter', async () => {
@@ -247,7 +265,7 @@ describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
 
     const res = await get('/conversa/autocomplete', { busca: tag.toLowerCase() });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ pagina: 1, tamanho: 10, total: 3 });
+    expect(res.body).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 10, total: 3 });
     expect(res.body.itens.map((i: any) => i.contato_nome)).toEqual([`${tag} alberto`, `${tag} Bruna`, `${tag} Carla`]);
     expect(Object.keys(res.body.itens[0]).sort()).toEqual(['contato_nome', 'contato_telefone', 'id', 'suporte_conversa_id']);
 
@@ -261,7 +279,15 @@ describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
     const pagina2 = await get('/conversa/autocomplete', { busca: tag, tamanho: 2, pagina: 2 });
     expect(pagina2.body).toMatchObject({ pagina: 2, tamanho: 2, total: 3 });
     expect(pagina2.body.itens.map((i: any) => i.contato_nome)).toEqual([`${tag} Carla`]);
-    expect((await get('/conversa/autocomplete', { busca: tag, tamanho: 0, pagina: -3 })).body).toMatchObject({ pagina: 1, tamanho: 1 });
+    const minimo = (await get('/conversa/autocomplete', { busca: tag, tamanho: 0, pagina: -3 })).body;
+    expect(minimo).toEqual({ itens: [expect.objectContaining({ contato_nome: `${tag} alberto` })], pagina: 1, tamanho: 1, total: 3 });
+  });
+
+  it('`tamanho` defaults to 10 items', async () => {
+    const res = (await get('/conversa/autocomplete')).body;
+    expect(res.total).toBeGreaterThan(10);
+    expect(res).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 10, total: res.total });
+    expect(res.itens).toHaveLength(10);
   });
 
   it('without busca, every live conversation; `tamanho` has no maximum', async () => {
@@ -281,18 +307,24 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
   it('ids and status compare exactly; results are most recent first', async () => {
     const cliente = await s.criar('cliente', { razao_social: `${unico('Padaria ')} Ltda` });
     const robo = await s.criar('robo', { nome: unico('Robô ') });
-    // the most recent made first: an order by id or by creation would list `a` first
-    const b = await conversa({ em: new Date('2026-03-02T00:00:00Z'), status: 'resolved' });
+    // made middle, newest, oldest: an order by id (or creation) either way is not the order by last message
+    const m = await conversa({ em: new Date('2026-03-02T00:00:00Z'), status: 'open' });
+    const b = await conversa({ em: new Date('2026-03-03T00:00:00Z'), status: 'resolved' });
     const a = await conversa({ em: new Date('2026-03-01T00:00:00Z'), status: 'open' });
-    // `a` changed last: an order by the last change is not taken for one by last message either
-    for (const c of [b, a]) {
+    // changed in the order a, m, b: an order by the last change is not taken for one by last message either
+    for (const c of [a, m, b]) {
       const r = await s.api.patch(`/conversa/${c.id}`, { token: admin, body: { cliente_id: cliente.id, robo_id: robo.id } });
       expect(r.status).toBe(200);
     }
-    expect((await get('/conversa/filtro', { cliente_id: cliente.id })).body.map((c: any) => c.id)).toEqual([b.id, a.id]);
-    expect((await get('/conversa/filtro', { robo_id: robo.id, status: 'open' })).body.map((c: any) => c.id)).toEqual([a.id]);
+    expect((await get('/conversa/filtro', { cliente_id: cliente.id })).body.map((c: any) => c.id)).toEqual([b.id, m.id, a.id]);
+    expect((await get('/conversa/filtro', { robo_id: robo.id, status: 'open' })).body.map((c: any) => c.id)).toEqual([m.id, a.id]);
     expect((await get('/conversa/filtro', { suporte_conversa_id: b.suporteConversaId })).body.map((c: any) => c.id)).toEqual([b.id]);
+    // exact, not a part: a prefix of an id finds nothing
     expect((await get('/conversa/filtro', { cliente_id: cliente.id.slice(0, 8) })).body).toEqual([]);
+    expect((await get('/conversa/filtro', { robo_id: robo.id.slice(0, 8) })).body).toEqual([]);
+    const prefixo = String(b.suporteConversaId).slice(0, -1);
+    const porPrefixo = (await get('/conversa/filtro', { suporte_conversa_id: prefixo })).body.map((c: any) => c.id);
+    expect(porPrefixo).not.toContain(b.id);
   });
 
   it('a contact is found by its own name whatever its letters: the database puts both in lower case (İ, ẞ)', async () => {
