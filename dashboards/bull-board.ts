@@ -75,6 +75,34 @@ export function somenteHostLocal(req: Request, res: Response, next: NextFunction
   enviarProblema(res, 403, 'proibido', 'Sem DASHBOARD_USUARIO e DASHBOARD_SENHA, o painel só atende por localhost ou 127.0.0.1.');
 }
 
+const METODOS_SEGUROS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A change (retry, clean, add a job) only from the board's own page: a page of another site the
+ * operator visits could otherwise send one with the browser's credentials (or, in LOCALHOST, none
+ * needed). PUT, PATCH and DELETE from another origin need the browser to ask first (CORS), which the
+ * board never allows; a POST does not, so Bull Board's `add` was open to a form or a `no-cors`
+ * fetch. A browser names the origin of every such request (`Origin`, `Sec-Fetch-Site`): another
+ * one is refused, and a POST must be JSON, which no cross-site request sends unasked. A client
+ * that names no origin (curl, a script) is no browser carrying someone's credentials.
+ */
+export function somenteDaPropriaPagina(req: Request, res: Response, next: NextFunction): void {
+  if (METODOS_SEGUROS.has(req.method)) return next();
+  const site = req.headers['sec-fetch-site'];
+  const origem = req.headers.origin;
+  let mesmaOrigem = site === undefined || site === 'same-origin';
+  if (mesmaOrigem && origem !== undefined) {
+    try {
+      mesmaOrigem = new URL(origem).host === req.headers.host;
+    } catch {
+      mesmaOrigem = false;
+    }
+  }
+  if (!mesmaOrigem) return enviarProblema(res, 403, 'proibido', 'Mudanças no painel só pela página do próprio painel.');
+  if (req.method === 'POST' && !req.is('application/json')) return enviarProblema(res, 415, 'tipo_nao_suportado', 'O painel só recebe JSON.');
+  next();
+}
+
 /**
  * Outside LOCALHOST the dashboard needs its credentials: checked before a process that serves it
  * opens anything else, so a missing one stops it with one line, not after its workers took jobs.
@@ -113,6 +141,7 @@ export function appDoDashboard(): express.Express {
     res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
     next();
   });
+  app.use(somenteDaPropriaPagina);
   app.use(usuario && senha ? autenticacaoBasica(usuario, senha) : somenteHostLocal);
   app.use('/', adaptador.getRouter());
   // what Bull Board does not answer itself (an unknown path, a path no URL decoder reads) is

@@ -5,6 +5,7 @@ import express from 'express';
 import pino from 'pino';
 import { config, ConfigError } from '../../config';
 import { appDoDashboard, autenticacaoBasica, FALHAS_NO_DASHBOARD } from '../../dashboards/bull-board';
+import { FILAS } from '../../queues';
 import { fila, opcoesDosJobsDe } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { filaSalesAnexo } from '../../queues/sales-anexo';
@@ -167,6 +168,49 @@ test("the board never renders inside another site's frame (clickjacking its butt
         csp: "frame-ancestors 'none'",
       });
     }
+  }));
+
+/** A request to the open dashboard with its own method, headers and body: its status and body. */
+function pedir(porta: number, metodo: string, caminho: string, cabecalhos: Record<string, string>, corpo = ''): Promise<{ status: number; corpo: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: porta, method: metodo, path: caminho, headers: { host: `localhost:${porta}`, ...cabecalhos } }, (res) => {
+      let recebido = '';
+      res.on('data', (p) => (recebido += p));
+      res.on('end', () => resolve({ status: res.statusCode!, corpo: recebido }));
+    });
+    req.on('error', reject);
+    req.end(corpo);
+  });
+}
+
+test("a change on the board from another site's page (a form post or a no-cors fetch carrying the browser's credentials) is refused: only the board's own page, or a client naming no origin, changes anything", () =>
+  comPainelAberto(async (porta) => {
+    const nomeDaFila = FILAS[0].nome;
+    const antes = await fila(FILAS[0], 'painel').count();
+    const adicionar = `/api/queues/${encodeURIComponent(nomeDaFila)}/add`;
+    const json = { 'content-type': 'application/json' };
+    // what a hostile page can send without the browser asking first: refused, nothing added
+    for (const [cabecalhos, status] of [
+      [{ origin: 'https://ataque.example', 'content-type': 'text/plain' }, 403],
+      [{ origin: 'https://ataque.example', 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, 403],
+      [{ 'sec-fetch-site': 'same-site', ...json }, 403],
+      [{ origin: 'null', ...json }, 403],
+      // the board's own origin, but not JSON: no page of the board sends that
+      [{ origin: `http://localhost:${porta}`, 'sec-fetch-site': 'same-origin', 'content-type': 'text/plain' }, 415],
+    ] as const) {
+      const res = await pedir(porta, 'POST', adicionar, cabecalhos, '{"name":"forjado"}');
+      expect({ cabecalhos, status: res.status }).toEqual({ cabecalhos, status });
+    }
+    expect(await fila(FILAS[0], 'painel').count()).toBe(antes);
+    // a PUT from another origin is refused as well (a browser would ask first, and be told no)
+    expect((await pedir(porta, 'PUT', `/api/queues/${encodeURIComponent(nomeDaFila)}/pause`, { origin: 'https://ataque.example' })).status).toBe(403);
+    // the board's own page, and a client naming no origin, reach Bull Board (here: a queue it does not have)
+    for (const cabecalhos of [{ origin: `http://localhost:${porta}`, 'sec-fetch-site': 'same-origin', ...json }, json]) {
+      const res = await pedir(porta, 'POST', '/api/queues/fila-que-nao-existe/add', cabecalhos, '{"name":"x","data":{}}');
+      expect({ cabecalhos, status: res.status }).toEqual({ cabecalhos, status: 404 });
+    }
+    // reads need no origin check
+    expect((await pedir(porta, 'GET', '/api/queues', { origin: 'https://ataque.example', 'sec-fetch-site': 'cross-site' })).status).toBe(200);
   }));
 
 test('outside LOCALHOST without its credentials, `suite start` and `suite dashboard` stop before opening anything, with a configuration error', async () => {
