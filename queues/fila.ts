@@ -1,8 +1,12 @@
 import type { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
+import { QueryTypes, Sequelize } from 'sequelize';
 import { CacheComPrazo } from '../lib/cache';
+import { Cifra } from '../lib/cifra';
+import { banco } from '../lib/database';
 import { aoComecarOEncerramento, aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
 import { logger, umaVezPorMinutoPorChave } from '../lib/logger';
 import { novaConexaoRedis, redis } from '../lib/redis';
@@ -253,25 +257,71 @@ export async function avisarSeNenhumWorker(def: DefinicaoDeFila): Promise<void> 
  * The callers' tokens a queue's next job acts with (masters', for the syncs with identity), kept
  * out of the job's data, which the dashboard shows to whoever opens it: in a Redis sorted set of
  * the queue, each scored by when it lapses (as long as a job may take to start). Concurrent
- * callers share the job, which tries the newest token first (comTokenDaFila).
+ * callers share the job, which tries the newest token first (comTokenDaFila). Each is sealed
+ * (AES-256-GCM) under a key kept in the service's own database (lacreDosTokens): whoever reads
+ * Redis (a replica, a backup of its files, a suite sharing it) finds no master's token to use at
+ * identity.
  */
 export const tokenDaFila = {
   async guardar(def: DefinicaoDeFila, token: string, segundos = 120): Promise<void> {
     const chave = chaveDoToken(def);
+    const selado = (await lacreDosTokens(def.servico)).cifrar(token);
     const agora = Date.now();
     await redis('produtor')
       .multi()
-      .zadd(chave, agora + segundos * 1000, token)
+      .zadd(chave, agora + segundos * 1000, selado)
       .zremrangebyscore(chave, '-inf', agora)
       // the newest few: many callers within two minutes need no more to fall back on
       .zremrangebyrank(chave, 0, -(TOKENS_GUARDADOS + 1))
       .pexpire(chave, segundos * 1000)
       .exec();
   },
-  /** the tokens not yet lapsed, newest first */
-  ler: (def: DefinicaoDeFila) => redis('produtor').zrevrangebyscore(chaveDoToken(def), '+inf', Date.now()),
-  descartar: (def: DefinicaoDeFila, token: string) => redis('produtor').zrem(chaveDoToken(def), token),
+  /**
+   * The tokens not yet lapsed, newest first, each with its stored form (to drop it by); one that
+   * does not open under the key (stored in clear by an earlier version, or under another key) is
+   * dropped.
+   */
+  async ler(def: DefinicaoDeFila): Promise<{ token: string; guardado: string }[]> {
+    const lacre = await lacreDosTokens(def.servico);
+    const lidos: { token: string; guardado: string }[] = [];
+    for (const guardado of await redis('produtor').zrevrangebyscore(chaveDoToken(def), '+inf', Date.now())) {
+      try {
+        lidos.push({ token: lacre.decifrar(guardado), guardado });
+      } catch {
+        await tokenDaFila.descartar(def, guardado);
+      }
+    }
+    return lidos;
+  },
+  descartar: (def: DefinicaoDeFila, guardado: string) => redis('produtor').zrem(chaveDoToken(def), guardado),
 };
+
+const NOME_DO_LACRE = 'tokens-dos-chamadores';
+const lacres = new WeakMap<Sequelize, Promise<Cifra>>();
+
+/**
+ * The key that seals a service's stored tokens: made by the first process that needs it and kept in
+ * its database (`segredo_do_acesso`), where every process of the service finds the same one.
+ */
+function lacreDosTokens(servico: NomeDoServico): Promise<Cifra> {
+  const sequelize = banco(servico);
+  let lacre = lacres.get(sequelize);
+  if (!lacre) {
+    lacre = (async () => {
+      // two processes at once: the first insert wins, both read the winner
+      await sequelize.query('INSERT IGNORE INTO segredo_do_acesso (nome, valor, criado_em) VALUES (?, ?, NOW(3))', {
+        replacements: [NOME_DO_LACRE, randomBytes(32).toString('base64url')],
+      });
+      const [linha] = await sequelize.query<{ valor: string }>('SELECT valor FROM segredo_do_acesso WHERE nome = ?', { replacements: [NOME_DO_LACRE], type: QueryTypes.SELECT });
+      if (!linha) throw new Error(`the key ${NOME_DO_LACRE} of ${servico} was not stored`);
+      return new Cifra(Buffer.from(linha.valor, 'utf8'));
+    })();
+    // a failure (the database away) is not kept: the next call asks again
+    lacre.catch(() => lacres.delete(sequelize));
+    lacres.set(sequelize, lacre);
+  }
+  return lacre;
+}
 // outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be;
 // named apart from the single string of earlier versions, which processes of both kinds would
 // otherwise read with the wrong type during a rolling upgrade
@@ -298,12 +348,12 @@ export class TokenRecusado extends Error {
  * stale master's listing cannot spoil the sync a real master asked for, nor the next ones.
  */
 export async function comTokenDaFila<T>(def: DefinicaoDeFila, agir: (token: string) => Promise<T>): Promise<{ resultado: T } | null> {
-  for (const token of await tokenDaFila.ler(def)) {
+  for (const { token, guardado } of await tokenDaFila.ler(def)) {
     try {
       return { resultado: await agir(token) };
     } catch (err) {
       if (!(err instanceof TokenRecusado)) throw err;
-      await tokenDaFila.descartar(def, token);
+      await tokenDaFila.descartar(def, guardado);
     }
   }
   return null;

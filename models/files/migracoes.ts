@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
 export const MIGRACOES_FILES: Migracao[] = [
@@ -90,4 +90,5 @@ export const MIGRACOES_FILES: Migracao[] = [
     },
   },
   migracaoDosNomesDePerfil,
+  migracaoDoSegredoDosTokens,
 ];

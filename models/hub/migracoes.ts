@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
-import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
 export const MIGRACOES_HUB: Migracao[] = [
@@ -292,4 +292,5 @@ export const MIGRACOES_HUB: Migracao[] = [
     },
   },
   migracaoDosNomesDePerfil,
+  migracaoDoSegredoDosTokens,
 ];

@@ -2,7 +2,7 @@ import { config } from '../../config';
 import { Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
-import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { ASCII, TABELA } from '../shared/sql';
 
 /** The Receita's code tables: code and description (DESIGN §6). */
@@ -169,4 +169,5 @@ export const MIGRACOES_LEADS: Migracao[] = [
     },
   },
   migracaoDosNomesDePerfil,
+  migracaoDoSegredoDosTokens,
 ];

@@ -1,6 +1,6 @@
 import { AGORA_NO_BANCO, dataSql, LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
-import { migracaoDeAcesso, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
+import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ASCII, existeNoEsquema, semAcentos, TABELA } from '../shared/sql';
 
 const MOMENTOS = `criado_em DATETIME(3) NOT NULL,
@@ -495,4 +495,5 @@ export const MIGRACOES_SALES: Migracao[] = [
     },
   },
   migracaoDosNomesDePerfil,
+  migracaoDoSegredoDosTokens,
 ];

@@ -1,3 +1,5 @@
+import { Cifra } from '../../lib/cifra';
+import { banco } from '../../lib/database';
 import { redis } from '../../lib/redis';
 import { chaveDoToken, DefinicaoDeFila, fila, tokenDaFila } from '../../queues/fila';
 import { filaHubAplicativoSync } from '../../queues/hub-aplicativo-sync';
@@ -34,9 +36,35 @@ test.each([
     expect(job).toBeDefined();
     expect(JSON.stringify(job.asJSON())).not.toContain(admin);
     const chave = chaveDoToken(def);
-    expect(await tokenDaFila.ler(def)).toEqual([admin]);
+    expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual([admin]);
+    // sealed in Redis: nothing there is the token, nor any part of it a reader could use
+    const guardados = await redis('produtor').zrange(chave, '0', '-1');
+    expect(guardados).toHaveLength(1);
+    for (const parte of admin.split('.')) expect(guardados[0]).not.toContain(parte);
     const ttl = await redis('produtor').ttl(chave);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(120);
   },
 );
+
+describe("the tokens' seal (a reader of Redis, a replica or a backup of its files, finds no master's token to use)", () => {
+  const def = filaIntranetColaboradorSync;
+  beforeEach(() => redis('produtor').del(chaveDoToken(def)));
+  afterEach(() => redis('produtor').del(chaveDoToken(def)));
+
+  test("its key is kept in the service's own database, made once: every process of the service opens what another sealed", async () => {
+    await tokenDaFila.guardar(def, 'um.token.qualquer');
+    const [linhas] = (await banco('intranet').query("SELECT COUNT(*) AS n FROM segredo_do_acesso WHERE nome = 'tokens-dos-chamadores'")) as [{ n: number }[], unknown];
+    expect(Number(linhas[0].n)).toBe(1);
+    expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual(['um.token.qualquer']);
+  });
+
+  test('a token stored in clear (by an earlier version) or sealed under another key is dropped as it is read, never handed to a job', async () => {
+    await tokenDaFila.guardar(def, 'o.token.selado');
+    const chave = chaveDoToken(def);
+    const outraChave = new Cifra(Buffer.from('outra chave')).cifrar('de.outro.lugar');
+    await redis('produtor').zadd(chave, String(Date.now() + 60_000), 'em.claro.antigo', String(Date.now() + 60_000), outraChave);
+    expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual(['o.token.selado']);
+    expect(await redis('produtor').zrange(chave, '0', '-1')).toHaveLength(1);
+  });
+});
