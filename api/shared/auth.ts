@@ -29,11 +29,15 @@ export function criarAutenticador(chaves: JWTVerifyGetKey): Autenticador {
     if (guardado) return guardado;
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, chaves, {
+      let protectedHeader;
+      ({ payload, protectedHeader } = await jwtVerify(token, chaves, {
         issuer: config().servicos.identity.url,
         algorithms: ALGORITMOS,
         requiredClaims: ['sub', 'exp', 'iat'],
       }));
+      // an access token says JWT, or nothing: another kind of token (the hub's `webhook+jwt`) is
+      // never one, whatever keys a misconfigured address would verify it with
+      if (protectedHeader.typ !== undefined && protectedHeader.typ.toUpperCase() !== 'JWT') throw naoAutenticado();
     } catch (err) {
       // identity out of reach with no key known yet says nothing about the token: try again later
       if (err instanceof IdentityForaDoAlcance) {

@@ -164,6 +164,14 @@ describe('a protected route refuses what is not a valid token (DESIGN §4: 401)'
     await recusado(`${corpo}.${createHmac('sha256', publica).update(corpo).digest('base64url')}`);
   });
 
+  test('a token of another kind (typ other than JWT: a webhook-token, say) answers 401, even signed with the service key and shaped as an access token', async () => {
+    const { pem, kid } = await chavePrivadaDoServico();
+    const opcoes = { algorithm: 'RS256' as const, keyid: kid, subject: adminId, issuer: suite.url.identity, expiresIn: 600 };
+    await recusado(jwt.sign(claimsDeMaster(), pem, { ...opcoes, header: { alg: 'RS256', kid, typ: 'webhook+jwt' } }));
+    // typ JWT, in any case, is an access token
+    expect((await listar(jwt.sign(claimsDeMaster(), pem, { ...opcoes, header: { alg: 'RS256', kid, typ: 'jwt' } }))).status).toBe(200);
+  });
+
   test('a token of another issuer answers 401, even signed with the service key', async () => {
     const { pem, kid } = await chavePrivadaDoServico();
     const opcoes = { algorithm: 'RS256' as const, keyid: kid, subject: adminId, expiresIn: 600 };
