@@ -240,6 +240,9 @@ async function mudarUsuario(
       return { usuario: u, eventos: tipo ? [await registrarEvento(tipo, { ...usuarioJson(u) }, transaction)] : [] };
     }),
   );
+  // master, e-mail and password decide how identity takes the user's tokens (titulares.ts): told
+  // before the events are queued, which may wait seconds on a slow Redis, the old token's taken meanwhile
+  if (id) await titularMudou('usuario', id);
   await enfileirar(eventos);
   return usuario;
 }
@@ -361,8 +364,6 @@ export async function atualizarUsuario(id: string, e: EntradaDeUsuario, quem: Pr
     if (u.changed()) await u.save({ transaction });
     return { usuario: u, visivel };
   });
-  // master, e-mail and password decide how identity takes the user's tokens (titulares.ts)
-  await titularMudou('usuario', id);
   return usuarioJson(mudado);
 }
 
@@ -373,5 +374,4 @@ export async function deletarUsuario(id: string, quem: Principal): Promise<void>
     await atual!.destroy({ transaction });
     return { usuario: atual!, visivel: true };
   });
-  await titularMudou('usuario', id);
 }

@@ -1,6 +1,8 @@
 import IORedis from 'ioredis';
 import { guardaTitulares } from '../../api/identity/titulares';
 import { config } from '../../config';
+import { fila } from '../../queues/fila';
+import { filaIdentityOutbox } from '../../queues/identity-outbox';
 import { banco } from '../../lib/database';
 import { esperarAte } from '../helpers/espera';
 import { identityDe } from '../helpers/identity';
@@ -88,6 +90,26 @@ test('a change through identity is seen here at once, and sent to the other proc
     expect(recebidas).toEqual([`aplicativo:${app.id}`, `usuario:${outro.usuario.id}`]);
   } finally {
     ouvinte.disconnect();
+  }
+});
+
+test("a user's change cuts the old token off at once, before its event is queued (a slow Redis holds the answer up to seconds, not the cut)", async () => {
+  const u = await id.criarUsuarioLogado();
+  await assinado();
+  expect((await lerASiMesmo(u)).status).toBe(200);
+  const admin = await id.admin();
+  await proximoSegundo();
+  // the event's queue that never answers: the change's answer waits for it (a bounded time)
+  const filaDoOutbox = fila(filaIdentityOutbox);
+  const espera = jest.spyOn(filaDoOutbox, 'addBulk').mockImplementation(() => new Promise(() => undefined));
+  try {
+    // a new password (the cut) with a new name (the event collaborators see)
+    const troca = id.api.patch(`/usuario/${u.usuario.id}`, { token: admin, body: { nome: 'Outro Nome', senha: 'outra-senha-bem-longa-1' } });
+    await esperarAte(() => espera.mock.calls.length > 0, 'the change committed, its event on its way');
+    expect((await lerASiMesmo(u)).status).toBe(401);
+    expect((await troca).status).toBe(200);
+  } finally {
+    espera.mockRestore();
   }
 });
 
