@@ -59,8 +59,6 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
 
 export interface PedidoDeContagem {
   filtros: FiltrosDeEmpresas;
-  /** where the result is cached: the key names the data's generation (geracao.ts) */
-  chave: string;
   /**
    * that generation: a name's list is read for it, not for the one this worker last read (up to
    * VALIDADE_DA_GERACAO_MS old), so a count keyed for a new month never uses last month's list
@@ -68,8 +66,13 @@ export interface PedidoDeContagem {
   geracao?: string;
 }
 
-/** The job's work: counts and caches the result, so a count that ends after the listing gave up still serves the next one. */
-export async function contarEGuardar({ filtros, chave, geracao }: PedidoDeContagem, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
+/**
+ * The job's work: counts and caches the result, so a count that ends after the listing gave up
+ * still serves the next one. The cache's key is made here from what is counted, never read from
+ * the job: a job added or edited on the dashboard would otherwise write any key of Redis.
+ */
+export async function contarEGuardar({ filtros, geracao }: PedidoDeContagem, teto = TETO_DA_CONTAGEM): Promise<Contagem> {
+  const { chave } = await chaveNaGeracao('contagem', chaveDosFiltros(filtros), geracao);
   const { contagem, cortada } = await contarEmpresas(filtros, teto, geracao);
   await redis('produtor').set(chave, JSON.stringify(contagem), 'EX', cortada ? VALIDADE_DA_ESTIMATIVA_S : VALIDADE_DO_CACHE_S);
   return contagem;
@@ -124,7 +127,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   const { chave, geracao, hash } = await chaveNaGeracao('contagem', chaveDosFiltros(filtros));
   const guardada = await r.get(chave);
   if (guardada) return JSON.parse(guardada) as Contagem;
-  const pedido: PedidoDeContagem = { filtros, chave, geracao };
+  const pedido: PedidoDeContagem = { filtros, geracao };
   const q = fila(filaLeadsContagem);
   // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted

@@ -1,7 +1,7 @@
 import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
-import { CONTAGENS_NA_FILA, contarEGuardar, contarEmpresas, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
+import { CONTAGENS_NA_FILA, contarEGuardar, contarEmpresas, PedidoDeContagem, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros } from '../../api/leads/filtros';
 import { chaveNaGeracao, geracaoDosDados, novaGeracaoDosDados, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { config } from '../../config';
@@ -175,18 +175,31 @@ describe('rule 4: total counts the matching establishments (SPEC 4.2 rule 4)', (
 
   test('a count past the cap is cached as long as an exact one (it cannot change before the next import); one the time limit cut, 10 minutes', async () => {
     const n = esperados(cadastro, ({ e }: Visao) => e.uf === 'SP').length;
-    const chave = `${config().queuePrefix}:teste:contagem-no-teto`;
-    expect(await contarEGuardar({ filtros: { uf: 'SP' }, chave }, n - 1)).toEqual({ total: n - 1, estimado: true });
+    const { chave, geracao } = await chaveNaGeracao('contagem', chaveDosFiltros({ uf: 'SP' }));
+    await redis('produtor').del(chave);
+    expect(await contarEGuardar({ filtros: { uf: 'SP' }, geracao }, n - 1)).toEqual({ total: n - 1, estimado: true });
     expect(await redis('produtor').ttl(chave)).toBeGreaterThan(23 * 3600);
     const cortada = jest.spyOn(database, 'lerDemorado').mockRejectedValueOnce(Object.assign(new Error('Query execution was interrupted (max_statement_time exceeded)'), { errno: 1969 }));
     try {
-      expect(await contarEGuardar({ filtros: { uf: 'SP' }, chave })).toEqual({ total: TETO_DA_CONTAGEM, estimado: true });
+      expect(await contarEGuardar({ filtros: { uf: 'SP' }, geracao })).toEqual({ total: TETO_DA_CONTAGEM, estimado: true });
     } finally {
       cortada.mockRestore();
     }
     expect(await redis('produtor').ttl(chave)).toBeLessThanOrEqual(600);
     await redis('produtor').del(chave);
   });
+});
+
+test("a count job's data names no key: whatever key it carries (a job added on the dashboard), the result goes under the key of its filters", async () => {
+  const alheia = `${config().queuePrefix}:qualquer:chave`;
+  await redis('produtor').set(alheia, 'intocada');
+  const { chave, geracao } = await chaveNaGeracao('contagem', chaveDosFiltros({ uf: 'RJ' }));
+  await redis('produtor').del(chave);
+  const pedido = { filtros: { uf: 'RJ' }, geracao, chave: alheia } as PedidoDeContagem;
+  const contagem = await contarEGuardar(pedido);
+  expect(await redis('produtor').get(alheia)).toBe('intocada');
+  expect(JSON.parse((await redis('produtor').get(chave))!)).toEqual(contagem);
+  await redis('produtor').del(alheia, chave);
 });
 
 describe('rule 4: counts are cached per filter set until novaGeracaoDosDados (DESIGN §6)', () => {
@@ -329,7 +342,9 @@ describe("the data's generation lives in the database, read once every few secon
       // a new month swapped in by another process: this one still reads the old generation for a moment
       const nova = await geracaoMudadaAoLado();
       const { chave } = await chaveNaGeracao('contagem', chaveDosFiltros({ nome: 'cafe' }), nova);
-      expect(await contarEGuardar({ filtros: { nome: 'cafe' }, chave, geracao: nova })).toEqual({ total: antes.length + 1, estimado: false });
+      expect(await contarEGuardar({ filtros: { nome: 'cafe' }, geracao: nova })).toEqual({ total: antes.length + 1, estimado: false });
+      // cached under the key of the filters and that generation
+      expect(JSON.parse((await redis('produtor').get(chave))!)).toEqual({ total: antes.length + 1, estimado: false });
     } finally {
       await remover(cadastro, [novo.cnpj]);
       await novaGeracaoDosDados();
