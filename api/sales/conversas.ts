@@ -139,7 +139,8 @@ export async function autocompletarConversas(busca: string | undefined, pagina: 
         ORDER BY c.contato_nome, c.id LIMIT ? OFFSET ?`,
       [...parametros, tamanho, offset(pagina, tamanho)],
     ),
-    lerDemorado<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa c ${where}`, parametros),
+    // without busca, every live conversation: the kept counts say how many, where a COUNT read every one on each keystroke
+    busca ? lerDemorado<{ total: number }>(sales(), `SELECT COUNT(*) AS total FROM conversa c ${where}`, parametros) : totalDeConversas().then((total) => [{ total }]),
   ]);
   return { itens: itens.map((i) => ({ ...i, suporte_conversa_id: Number(i.suporte_conversa_id) })), pagina, tamanho, total: Number(total) };
 }

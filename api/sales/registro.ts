@@ -532,7 +532,8 @@ async function repararIndiceDeTexto(lote: Pedido[]): Promise<void> {
   try {
     const conversas = await lerPorTexto<{ id: string }>(
       banco('sales'),
-      'SELECT id FROM conversa WHERE (config_system_suporte_id, suporte_conversa_id) IN (?)',
+      // the index named, as in historicosApagados: the planner may otherwise range over every conversation of the system
+      'SELECT id FROM conversa FORCE INDEX (conversa_suporte_conversa) WHERE (config_system_suporte_id, suporte_conversa_id) IN (?)',
       [editadas.map((p) => [p.sistema.id, p.evento.conversa.suporteConversaId])],
     );
     await recopiarConversas(conversas.map((c) => c.id));
