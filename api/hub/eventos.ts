@@ -8,6 +8,7 @@ import { logger } from '../../lib/logger';
 import { GravadorEmLotes, MENSAGEM_MAXIMA } from '../../lib/lotes';
 import { redis } from '../../lib/redis';
 import { Aplicativo, Assinatura, Evento, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { comONome } from '../../models/hub/tipo-de-evento';
 import { TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
@@ -314,7 +315,7 @@ const passagemRecusada = new CacheComPrazo<string, true>(() => INTERVALO_DAS_SIN
 /** A publication no earlier one of its `id` made: checked against its type and version, then batched. */
 async function publicarNova(app: Aplicativo, p: Publicacao): Promise<RespostaDaPublicacao> {
   const tipoPeloNome = () =>
-    tipos.obterOuCarregar(p.tipo, () => TipoDeEvento.findOne({ where: { nome: p.tipo }, attributes: ['id', 'nome', 'aplicativo_id'] }));
+    tipos.obterOuCarregar(p.tipo, () => TipoDeEvento.findOne({ where: comONome(p.tipo), attributes: ['id', 'nome', 'aplicativo_id'] }));
   let tipo = await tipoPeloNome();
   if (!tipo) throw referenciaInvalida('tipo', 'Tipo de evento não encontrado.');
   if (tipo.aplicativo_id !== app.id && (await tiposPassadosAoIdentity(app, tipo))) tipo = await tipoPeloNome();

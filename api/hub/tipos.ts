@@ -3,7 +3,7 @@ import { Op, Transaction } from 'sequelize';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
-import { SituacaoDaVersao, TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
+import { comONome, SituacaoDaVersao, TIPOS_DO_IDENTITY } from '../../models/hub/tipo-de-evento';
 import { iso } from '../../models/shared/base';
 import { conflito, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
@@ -76,7 +76,7 @@ async function nomeLivre(nome: string, exceto?: string, transaction?: Transactio
   // first by another application, identity's events would be refused. Without case, as the
   // database compares names
   if (TIPOS_DO_IDENTITY.includes(nome.toLowerCase())) throw conflito(`O nome ${nome} é reservado aos eventos do identity.`);
-  const outro = await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'], transaction });
+  const outro = await TipoDeEvento.findOne({ where: comONome(nome), attributes: ['id'], transaction });
   if (outro && outro.id !== exceto) throw nomeEmUso();
 }
 const nomeEmUso = () => conflito('Já existe um tipo de evento com este nome.');
@@ -186,7 +186,7 @@ export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise
   const app = await Aplicativo.findOne({ where: { identificador_no_auth: identificadorNoAuth } });
   if (!app) return;
   for (const nome of TIPOS_DO_IDENTITY) {
-    if (await TipoDeEvento.findOne({ where: { nome }, attributes: ['id'] })) continue;
+    if (await TipoDeEvento.findOne({ where: comONome(nome), attributes: ['id'] })) continue;
     // the type and its version 1 together, or neither
     await banco('hub').transaction(async (transaction) => {
       const t = await TipoDeEvento.create({ nome, descricao: 'Evento de colaborador publicado pelo identity', aplicativo_id: app.id }, { transaction });
@@ -202,7 +202,7 @@ export async function criarTiposDoIdentity(identificadorNoAuth: string): Promise
  * types can be neither deleted nor given another owner through the API.
  */
 async function passarTiposAoIdentity(app: Aplicativo): Promise<void> {
-  const [passados] = await TipoDeEvento.update({ aplicativo_id: app.id }, { where: { nome: TIPOS_DO_IDENTITY, aplicativo_id: { [Op.ne]: app.id } } });
+  const [passados] = await TipoDeEvento.update({ aplicativo_id: app.id }, { where: { [Op.and]: [comONome(TIPOS_DO_IDENTITY), { aplicativo_id: { [Op.ne]: app.id } }] } });
   if (!passados) return;
   log.warn({ aplicativo_id: app.id, tipos: passados }, 'tipos colaborador.* passados ao aplicativo atual do identity');
   esquecerContratos();

@@ -1,3 +1,4 @@
+import { col, Op, where, WhereOptions } from 'sequelize';
 import { BelongsTo, Column, DataType, HasMany, Model, Table } from 'sequelize-typescript';
 import { json, MOMENTO, novoId, tabela } from '../shared/base';
 import { Aplicativo } from './aplicativo';
@@ -18,6 +19,13 @@ export class TipoDeEvento extends Model {
   @BelongsTo(() => Aplicativo, { foreignKey: 'aplicativo_id', constraints: false }) declare aplicativo?: Aplicativo;
   @HasMany(() => VersaoDeEvento, { foreignKey: 'tipo_de_evento_id', constraints: false }) declare versoes?: VersaoDeEvento[];
 }
+
+/**
+ * The live types named `nome` (one, or any of a list), through the unique key of live names: `nome`
+ * itself has no index, and a lookup by it read every type, the deleted ones too (on every cache
+ * miss of a publication, at every application sync).
+ */
+export const comONome = (nome: string | string[]): WhereOptions => where(col('nome_unico'), Array.isArray(nome) ? { [Op.in]: nome } : nome);
 
 /** A schema version of a type: `dados` of its events must match `esquema` (a JSON Schema). */
 @Table({ tableName: 'versao_de_evento', underscored: true, timestamps: true, createdAt: 'criada_em', updatedAt: 'atualizada_em' })

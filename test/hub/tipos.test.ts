@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { idDoAplicativoDe } from '../../lib/credenciais';
 import { banco, novaConexao } from '../../lib/database';
+import { TipoDeEvento } from '../../models/hub';
+import { comONome } from '../../models/hub/tipo-de-evento';
 import { esperarOutraConexao } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
@@ -335,4 +337,17 @@ describe('the identity application’s own types (DESIGN §10)', () => {
       ['colaborador.atualizado', 'colaborador.criado', 'colaborador.removido'].map((nome) => [nome, doIdentity.id]),
     );
   });
+});
+
+test("a type is found by name through the unique key of live names, not by reading every type (the publication's lookup, the name's check, the application sync)", async () => {
+  const tipo = await hub.criarTipo(dono.id, { nome: `${unico('idx').toLowerCase()}.criado` });
+  let sql = '';
+  const achado = await TipoDeEvento.findOne({ where: comONome(tipo.nome.toUpperCase()), attributes: ['id'], logging: (s: string) => (sql = s.replace(/^Executing \([^)]*\): /, '')) });
+  // the name compared as the database compares names: without case
+  expect(achado?.id).toBe(tipo.id);
+  const [plano] = (await banco('hub').query(`EXPLAIN ${sql}`)) as [{ key: string | null; type: string }[], unknown];
+  expect(plano[0]).toMatchObject({ key: 'tipo_de_evento_nome_unico', type: 'const' });
+  // a deleted one of that name is not found
+  expect((await hub.api.del(`/tipo_de_evento/${tipo.id}`, { token: admin })).status).toBe(204);
+  expect(await TipoDeEvento.findOne({ where: comONome(tipo.nome), attributes: ['id'] })).toBeNull();
 });
