@@ -1,4 +1,5 @@
 import { acessoIntranet } from '../../api/intranet/acesso';
+import { REGISTROS_POR_INSERT } from '../../api/shared/acesso/colaboradores';
 import * as leituraDoIdentity from '../../api/shared/leitura-do-identity';
 import { nomeDaTrava, novaConexao } from '../../lib/database';
 import { Colaborador } from '../../models/intranet';
@@ -278,6 +279,24 @@ describe('the master listing mirrors identity collaborators (SPEC 4.5 rule 2, DE
     await new Promise((r) => setTimeout(r, 20));
     await it.sincronizar();
     expect(await registrados(tag)).toEqual([antes]);
+  });
+
+  test('many new people at once are registered in slices (one INSERT of tens of thousands passed the packet limit), every one of them', async () => {
+    const tag = unico('Lote');
+    for (let i = 0; i < 5; i++) await usuario({ nome: `${tag} ${i}` });
+    const antes = REGISTROS_POR_INSERT.maximo;
+    REGISTROS_POR_INSERT.maximo = 2;
+    const insercoes = jest.spyOn(Colaborador, 'bulkCreate');
+    try {
+      await it.sincronizar();
+      const deste = insercoes.mock.calls.map(([linhas]) => (linhas as { nome: string }[]).filter((l) => l.nome.startsWith(tag)).length).filter(Boolean);
+      expect(deste.reduce((a, b) => a + b, 0)).toBe(5);
+      expect(deste.every((n) => n <= 2)).toBe(true);
+    } finally {
+      insercoes.mockRestore();
+      REGISTROS_POR_INSERT.maximo = antes;
+    }
+    expect((await registrados(tag)).map((c) => c.nome).sort()).toEqual([0, 1, 2, 3, 4].map((i) => `${tag} ${i}`));
   });
 
   test('a record made inactive here is active again at the next master listing: identity has no status, and everyone it lists is active (DESIGN §10)', async () => {

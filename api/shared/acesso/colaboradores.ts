@@ -9,6 +9,9 @@ import { contem, PaginaCursor } from '../paginacao';
 import { Autoridade, ConferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
+/** People registered per INSERT by a sync (tests lower it): each row a few hundred bytes, far under any packet limit. */
+export const REGISTROS_POR_INSERT = { maximo: 1000 };
+
 export const TAMANHO_DA_PAGINA = 50;
 
 export interface ColaboradorJson {
@@ -328,7 +331,10 @@ export function criarColaboradores(
         }
       }
       if (novos.length) {
-        await Colaborador.bulkCreate(novos);
+        // in slices: a first sync of a large company (tens of thousands of people at once) in one
+        // INSERT passed MariaDB's max_allowed_packet (16 MiB by default) and failed at every listing
+        const n = REGISTROS_POR_INSERT.maximo;
+        for (let i = 0; i < novos.length; i += n) await Colaborador.bulkCreate(novos.slice(i, i + n));
         // a refusal cached before the person was registered must not outlive the registration
         novos.forEach((n) => aoMudarPerfil(n.auth_id as string));
         resultado.criados = novos.length;
