@@ -47,10 +47,13 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
     Entrega.count({ where: { assinatura_id: ids, situacao: 'fila_de_erro' }, group: ['assinatura_id'] }),
     // the last success is read from the deliveries (no hot row to update per delivery); the column
     // keeps it once the history is purged or replayed. Both in one statement, so one snapshot: a
-    // purge or a replay moves it from the deliveries to the column in one transaction
+    // purge or a replay moves it from the deliveries to the column in one transaction. The newest
+    // read backwards through entrega_ultima, one entry: a MAX correlated with the row read every
+    // delivered entry of the subscription (200,002 index reads for 200,000 against 2)
     banco('hub').query(
       `SELECT a.id, a.ultima_entrega_em AS guardada,
-              (SELECT MAX(e.entregue_em) FROM entrega e WHERE e.assinatura_id = a.id AND e.situacao = 'entregue') AS entregue
+              (SELECT e.entregue_em FROM entrega e WHERE e.assinatura_id = a.id AND e.situacao = 'entregue'
+                ORDER BY e.entregue_em DESC LIMIT 1) AS entregue
          FROM assinatura a WHERE a.id IN (?)`,
       { replacements: [ids], type: QueryTypes.SELECT },
     ) as Promise<{ id: string; guardada: Date | null; entregue: Date | null }[]>,
