@@ -99,9 +99,11 @@ async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null, sinal?
  * contact's last message: a late event that set a handed-over conversation back to `pending`
  * does not make it go again. A wait is told apart by the platform's times only (the contact's
  * message, as the hand-over recorded it), never against `transferida_em`, our own clock: with the
- * two clocks apart, a new message would be taken for an old one, or an old one for a new one.
+ * two clocks apart, a new message would be taken for an old one, or an old one for a new one. The
+ * generated column `espera_do_contato_em` (sales migration 0023) holds the same test for the index
+ * the run reads by: a change here is a change there too.
  */
-const SEM_RESPOSTA = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em IS NOT NULL
+export const SEM_RESPOSTA = `c.deletado_em IS NULL AND c.ultima_mensagem_do_contato_em IS NOT NULL
   AND (c.ultima_mensagem_do_robo_em IS NULL OR c.ultima_mensagem_do_robo_em < c.ultima_mensagem_do_contato_em)
   AND (c.transferida_contato_em IS NULL OR c.transferida_contato_em < c.ultima_mensagem_do_contato_em)`;
 
@@ -224,7 +226,9 @@ export async function transferirSemResposta(
 
 /**
  * A system's conversations waiting for a hand-over that may be tried now, oldest wait first. Read
- * in its index's order (the contact's last message) and stopped at the run's places, so the
+ * in its index's order (`espera_do_contato_em`: the contact's last message while SEM_RESPOSTA
+ * holds, null otherwise, so the conversations the robot answered last, pending for good, are not
+ * read at every run) and stopped at the run's places, so the
  * wait's start, read from the messages, is read for those only: a backlog of thousands of pending
  * conversations is not read whole every minute (33,000 took 3 s, sorted by the start). A refusal's
  * back-off holds while the wait it was for goes on (its start, `transferencia_falhou_contato_em`);
@@ -237,11 +241,11 @@ async function esperandoNoSistema(sistemaId: string, limite: string, agora: Date
         c.transferencia_falhas, c.transferencia_falhou_contato_em AS falhou_contato_em, c.transferencia_tentar_apos AS tentar_apos,
         ${INICIO_DA_ESPERA} AS espera_desde
        FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
-      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA}
+      WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND c.deletado_em IS NULL AND c.espera_do_contato_em IS NOT NULL
         AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
         AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < c.ultima_mensagem_do_contato_em)
      HAVING espera_desde < ? AND (tentar_apos IS NULL OR tentar_apos <= ? OR falhou_contato_em < espera_desde)
-      ORDER BY c.ultima_mensagem_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
+      ORDER BY c.espera_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
     [sistemaId, dataSql(agora), limite, dataSql(agora)],
   );
   return linhas

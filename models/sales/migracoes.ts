@@ -496,4 +496,29 @@ export const MIGRACOES_SALES: Migracao[] = [
   },
   migracaoDosNomesDePerfil,
   migracaoDoSegredoDosTokens,
+  {
+    name: '0023-sales-espera-sem-resposta',
+    async up(qi) {
+      // The hand-over reads, every minute, the pending conversations of a system oldest wait first
+      // (api/sales/transferencia.ts). By the contact's last message alone, those the robot answered
+      // last, pending for good, came first in the index and were read on every run before the first
+      // real wait. `espera_do_contato_em` is that time only while the contact waits unanswered and
+      // not handed over (SEM_RESPOSTA), NULL otherwise, so the index holds the waits alone at its end
+      await adicionarColuna(
+        qi,
+        'conversa',
+        'espera_do_contato_em',
+        `DATETIME(3) AS (IF(ultima_mensagem_do_contato_em IS NOT NULL
+          AND (ultima_mensagem_do_robo_em IS NULL OR ultima_mensagem_do_robo_em < ultima_mensagem_do_contato_em)
+          AND (transferida_contato_em IS NULL OR transferida_contato_em < ultima_mensagem_do_contato_em),
+          ultima_mensagem_do_contato_em, NULL)) VIRTUAL`,
+      );
+      if (await existeNoEsquema(qi, 'conversa', { indice: 'conversa_espera_do_sistema' })) {
+        await qi.sequelize.query(
+          `ALTER TABLE conversa DROP INDEX conversa_espera_do_sistema,
+            ADD KEY conversa_sem_resposta (config_system_suporte_id, status, deletado_em, espera_do_contato_em)`,
+        );
+      }
+    },
+  },
 ];

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { esperaAposFalhas, ProgressoDaTransferencia, transferirSemResposta } from '../../api/sales/transferencia';
+import { esperaAposFalhas, ProgressoDaTransferencia, SEM_RESPOSTA, transferirSemResposta } from '../../api/sales/transferencia';
 import { loadConfig } from '../../config';
 import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
@@ -779,6 +779,27 @@ describe('the hand-over trigger', () => {
   });
 });
 
+test("the index the run reads by holds the waits alone: espera_do_contato_em is set exactly where SEM_RESPOSTA holds, whatever the robot's or the hand-over's times", async () => {
+  const ids = [
+    (await esperando({ esperaS: 3600 })).registro.id,
+    (await esperando({ esperaS: 3600, roboRespondeu: true })).registro.id,
+    (await esperando({ esperaS: 600 })).registro.id,
+    (await esperando({ esperaS: 600 })).registro.id,
+    (await esperando({ esperaS: 600 })).registro.id,
+  ];
+  const sales = banco('sales');
+  // handed over for this message; handed over for an earlier one; answered by the robot before it
+  await sales.query('UPDATE conversa SET transferida_contato_em = ultima_mensagem_do_contato_em WHERE id = ?', { replacements: [ids[2]] });
+  await sales.query('UPDATE conversa SET transferida_contato_em = ultima_mensagem_do_contato_em - INTERVAL 1 MINUTE WHERE id = ?', { replacements: [ids[3]] });
+  await sales.query('UPDATE conversa SET ultima_mensagem_do_robo_em = ultima_mensagem_do_contato_em - INTERVAL 1 SECOND WHERE id = ?', { replacements: [ids[4]] });
+  const [linhas] = (await sales.query(
+    `SELECT c.id, c.espera_do_contato_em IS NOT NULL AS no_indice, (${SEM_RESPOSTA}) AS sem_resposta FROM conversa c WHERE c.id IN (?)`,
+    { replacements: [ids] },
+  )) as [{ id: string; no_indice: number; sem_resposta: number }[], unknown];
+  const porId = new Map(linhas.map((l) => [l.id, [Number(l.no_indice), Number(l.sem_resposta)]]));
+  expect(ids.map((id) => porId.get(id))).toEqual([[1, 1], [0, 0], [0, 0], [1, 1], [1, 1]]);
+});
+
 describe('migration 0010: the hand-overs and refusals recorded before keep their decision', () => {
   it('a hand-over or refusal later than the contact\'s last message covers it; an earlier one leaves a new wait', async () => {
     const sales = banco('sales');
@@ -793,8 +814,12 @@ describe('migration 0010: the hand-overs and refusals recorded before keep their
         { replacements: [id] },
       );
     }
+    // the table as 0010 found it: before 0023's column, which reads the ones 0010 adds, and its index
+    await sales.query('ALTER TABLE conversa DROP INDEX conversa_sem_resposta, DROP COLUMN espera_do_contato_em');
+    await sales.query('ALTER TABLE conversa ADD KEY conversa_espera_do_sistema (config_system_suporte_id, status, deletado_em, ultima_mensagem_do_contato_em)');
     await sales.query('ALTER TABLE conversa DROP COLUMN transferida_contato_em, DROP COLUMN transferencia_falhou_contato_em');
     await MIGRACOES_SALES.find((m) => m.name === '0010-sales-espera-pelo-relogio-do-suporte')!.up(sales.getQueryInterface());
+    await MIGRACOES_SALES.find((m) => m.name === '0023-sales-espera-sem-resposta')!.up(sales.getQueryInterface());
     const [linhas] = (await sales.query(
       `SELECT id, transferida_contato_em >= ultima_mensagem_do_contato_em AS transferida_cobre,
           transferencia_falhou_contato_em >= ultima_mensagem_do_contato_em AS recusa_cobre
