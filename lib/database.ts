@@ -559,6 +559,34 @@ export async function lerDemorado<T>(sequelize: { config: { database: string } }
 }
 
 /**
+ * Statement timeouts: MariaDB (max_statement_time) and MySQL (MAX_EXECUTION_TIME). MariaDB's limit
+ * stopping InnoDB inside a full-text search comes back as error 188 instead, its storage engine's
+ * "aborted by user" (the statement interrupted there; mysql2 names the code by MySQL's meaning).
+ */
+const TEMPO_ESGOTADO = new Set([1969, 3024, 188]);
+export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0);
+
+const servidoresMariaDb = new WeakMap<Sequelize, Promise<boolean>>();
+
+/** MariaDB and MySQL write a few things differently; asked once per database (again after a failure). */
+export function ehMariaDb(sequelize: Sequelize): Promise<boolean> {
+  let servidor = servidoresMariaDb.get(sequelize);
+  if (!servidor) {
+    servidor = lerLinhas<{ v: string }>(sequelize, 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v));
+    servidor.catch(() => servidoresMariaDb.delete(sequelize));
+    servidoresMariaDb.set(sequelize, servidor);
+  }
+  return servidor;
+}
+
+/** A SELECT the database itself stops after `segundos` (see `tempoEsgotado`). */
+export async function comPrazo(sequelize: Sequelize, select: string, segundos: number): Promise<string> {
+  return (await ehMariaDb(sequelize))
+    ? `SET STATEMENT max_statement_time = ${segundos} FOR ${select}`
+    : select.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${segundos * 1000}) */`);
+}
+
+/**
  * The database's clock, in UTC (the connections' zone): one for every process of a service,
  * whatever each one's own says. A time one process writes and another compares with its "now"
  * (a sweep's "older than") is written and compared on it.

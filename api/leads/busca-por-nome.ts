@@ -1,8 +1,7 @@
 import { CacheComPrazo } from '../../lib/cache';
-import { banco, lerDemorado } from '../../lib/database';
+import { banco, comPrazo, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas, nomeNaChave } from './filtros';
 import { chaveNaGeracao } from './geracao';
-import { comPrazo, tempoEsgotado } from './sql';
 
 /**
  * Establishments a `nome` names, listed from the full-text indexes when there are at most this
@@ -53,7 +52,7 @@ const TEMPO_ESGOTADO = Symbol('tempo esgotado');
 async function listarDosIndices(busca: string): Promise<string[] | undefined | typeof TEMPO_ESGOTADO> {
   const limite = LIMITES_DO_NOME.lista + 1;
   const ler = async (select: string) =>
-    (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);
+    (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(banco('leads'), select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);
   try {
     const [fantasia, razao] = await Promise.all([
       ler('SELECT e.cnpj FROM estabelecimento e WHERE MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE) LIMIT ?'),

@@ -1,5 +1,5 @@
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
-import { banco, lerDemorado } from '../../lib/database';
+import { banco, comPrazo, ehMariaDb, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { logger, umaVezPorMinuto, umaVezPorMinutoPorChave } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
@@ -8,7 +8,6 @@ import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { condicoesComNome } from './busca-por-nome';
 import { chaveDosFiltros, FiltrosDeEmpresas } from './filtros';
 import { chaveNaGeracao } from './geracao';
-import { comPrazo, ehMariaDb, tempoEsgotado } from './sql';
 
 /** SPEC 4.2 rule 4: the count stops past this and says it is an estimate. */
 export const TETO_DA_CONTAGEM = 2_000_000;
@@ -44,11 +43,11 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
   const linhas = teto + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).
-  const select = (await ehMariaDb())
+  const select = (await ehMariaDb(banco('leads')))
     ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${linhas}`
     : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${linhas}) t`;
   try {
-    const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(select, PRAZO_DA_CONTAGEM_S), parametros);
+    const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(banco('leads'), select, PRAZO_DA_CONTAGEM_S), parametros);
     const n = Number(total);
     return { contagem: n > teto ? estimativa : { total: n, estimado: false }, cortada: false };
   } catch (err) {

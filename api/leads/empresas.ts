@@ -1,10 +1,9 @@
-import { banco, lerDemorado } from '../../lib/database';
+import { banco, comPrazo, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
 import { condicoesComNome } from './busca-por-nome';
 import { Condicoes, FiltrosDeEmpresas } from './filtros';
-import { comPrazo, tempoEsgotado } from './sql';
 
 export const TAMANHO_PADRAO = 12;
 export const TAMANHO_MAXIMO = 50;
@@ -61,7 +60,7 @@ async function resumos({ onde, parametros }: Condicoes, pagina: number, porPagin
       LEFT JOIN municipio mu ON mu.codigo = e.municipio
       ORDER BY e.cnpj`;
   try {
-    return await lerDemorado<Resumo>(banco('leads'), await comPrazo(select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
+    return await lerDemorado<Resumo>(banco('leads'), await comPrazo(banco('leads'), select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
   } catch (err) {
     if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A página demorou demais: combine mais filtros ou peça uma página anterior.');
     throw err;

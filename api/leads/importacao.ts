@@ -8,11 +8,10 @@ import { v7 as uuidv7 } from 'uuid';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
 import { limiteDeConcorrencia } from '../../lib/concorrencia';
-import { banco, dataSql, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, pulsar, travaDaMigracao } from '../../lib/database';
+import { banco, dataSql, ehMariaDb, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, pulsar, travaDaMigracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
-import { ehMariaDb } from './sql';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
 /**
@@ -675,7 +674,7 @@ async function trocarTabelas(conexao: Connection, tabelas: string[], sinal?: Abo
  * instead (a lookup answered 503, to be asked again).
  */
 async function interromperLeiturasLongas(conexao: Connection, tabelas: string[]): Promise<void> {
-  const mariaDb = await ehMariaDb();
+  const mariaDb = await ehMariaDb(banco('leads'));
   const [linhas] = await conexao.query(
     `SELECT ID AS id${mariaDb ? ', QUERY_ID AS consulta' : ''} FROM information_schema.PROCESSLIST
       WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND TIME >= 2

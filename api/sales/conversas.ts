@@ -1,5 +1,5 @@
 import { literal } from 'sequelize';
-import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito } from '../../lib/database';
+import { banco, comPrazo, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, tempoEsgotado } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { semAcentos } from '../../models/shared/sql';
@@ -180,15 +180,21 @@ export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJs
   // index (a fraction of a second for 200,000) rather than walking the rows in recency order, which
   // costs far more when the contact is rare. The 500 ids are chosen first, then their rows read.
   const indice = f.contato ? 'IGNORE INDEX (conversa_recentes)' : '';
-  const linhas = await lerDemorado<Linha>(
-    sales(),
-    `${SELECAO} FROM (SELECT c.id FROM conversa c ${indice} WHERE ${condicoes.join(' AND ')}
+  const select = `${SELECAO} FROM (SELECT c.id FROM conversa c ${indice} WHERE ${condicoes.join(' AND ')}
         ORDER BY ${RECENTES} LIMIT ${MAXIMO_DO_FILTRO}) p
-      JOIN conversa c ON c.id = p.id ${NOMES} ORDER BY ${RECENTES}`,
-    parametros,
-  );
-  return linhas.map(comoJson);
+      JOIN conversa c ON c.id = p.id ${NOMES} ORDER BY ${RECENTES}`;
+  try {
+    // stopped by the database past its limit: a rare text over years of messages would otherwise
+    // read them for minutes, long after the caller gave up
+    return (await lerDemorado<Linha>(sales(), await comPrazo(sales(), select, PRAZO_DO_FILTRO_S), parametros)).map(comoJson);
+  } catch (err) {
+    if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A busca demorou demais: combine mais filtros (status, cliente_id, contato) com o texto.');
+    throw err;
+  }
 }
+
+/** How long a filter may read, as a page of the leads listing. */
+export const PRAZO_DO_FILTRO_S = 10;
 
 /** GET /conversa/{id} (SPEC 4.6 rule 5): a deleted conversation is not found. */
 export async function conversaPorId(id: string): Promise<ConversaJson> {

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { v7 as uuidv7 } from 'uuid';
 import { compactarContagem } from '../../api/sales/contagem';
-import { deletarConversa } from '../../api/sales/conversas';
+import { deletarConversa, PRAZO_DO_FILTRO_S } from '../../api/sales/conversas';
 import * as database from '../../lib/database';
 import { banco, novaConexao } from '../../lib/database';
 import { AnexoDaMensagem, Conversa, ConversaMensagem } from '../../models/sales';
@@ -325,6 +325,25 @@ describe('SPEC 4.6 rule 4: GET /conversa/filtro', () => {
     const prefixo = String(b.suporteConversaId).slice(0, -1);
     const porPrefixo = (await get('/conversa/filtro', { suporte_conversa_id: prefixo })).body.map((c: any) => c.id);
     expect(porPrefixo).not.toContain(b.id);
+  });
+
+  it('the filter runs under a time limit the database enforces; past it, 503 asking for more filters, never a read of minutes', async () => {
+    const lido = jest.spyOn(database, 'lerDemorado');
+    try {
+      expect((await get('/conversa/filtro', { texto: 'qualquer coisa' })).status).toBe(200);
+      const sql = String(lido.mock.calls.at(-1)![1]);
+      expect(sql).toMatch(new RegExp(`^SET STATEMENT max_statement_time = ${PRAZO_DO_FILTRO_S} FOR SELECT `));
+      // the database's own refusal once the limit passed
+      const ler = lido.getMockImplementation() ?? jest.requireActual('../../lib/database').lerDemorado;
+      lido.mockImplementation(async (banco, sql, parametros) => {
+        if (sql.startsWith('SET STATEMENT')) throw Object.assign(new Error('Query execution was interrupted (max_statement_time exceeded)'), { errno: 1969 });
+        return ler(banco, sql, parametros);
+      });
+      const problema = esperarProblema(await get('/conversa/filtro', { texto: 'qualquer coisa' }), 503);
+      expect(problema.detail).toMatch(/combine mais filtros/);
+    } finally {
+      lido.mockRestore();
+    }
   });
 
   it('a contact is found by its own name whatever its letters: the database puts both in lower case (İ, ẞ)', async () => {
