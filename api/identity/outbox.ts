@@ -161,12 +161,25 @@ export async function purgarEventosEnviados(
   return { apagados };
 }
 
-/** The identity service's own application token, signed locally: it is the issuer. */
+/** How long the outbox's token is valid, and how long before its end it is signed again. */
+const VALIDADE_DO_TOKEN_S = 300;
+const RENOVAR_ANTES_MS = 60_000;
+let tokenGuardado: { chave: string; token: string; valeAte: number } | undefined;
+
+/**
+ * The identity service's own application token, signed locally (it is the issuer), and used for
+ * most of its life: a backlog drained after a hub outage read the application and signed anew for
+ * each of its events.
+ */
 async function tokenDoIdentity(): Promise<string> {
   const clientId = config().servicos.identity.clientId;
+  const chave = `${config().servicos.identity.url} ${clientId ?? ''}`;
+  if (tokenGuardado?.chave === chave && tokenGuardado.valeAte - RENOVAR_ANTES_MS > Date.now()) return tokenGuardado.token;
   const app = await Aplicativo.findOne({ where: clientId ? { id: clientId } : { servico_da_suite: 'identity' } });
   if (!app) throw new Error('the identity service has no application of its own (IDENTITY_CLIENT_ID)');
-  return assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, 300);
+  const token = assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, VALIDADE_DO_TOKEN_S);
+  tokenGuardado = { chave, token, valeAte: Date.now() + VALIDADE_DO_TOKEN_S * 1000 };
+  return token;
 }
 
 /** Unsent events of the same collaborator older than the one a job sends are read this many at a time. */
@@ -237,6 +250,8 @@ async function publicar(evento: EventoPendente): Promise<void> {
       await evento.update({ enviado_em: new Date(), ultimo_erro: null });
       return;
     }
+    // a token refused (a signing key taken out of service meanwhile): the next try signs a new one
+    if (resposta.status === 401) tokenGuardado = undefined;
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
     // retried like an outage, but it will not pass until someone fixes its cause, and it holds
     // back the collaborator's later events meanwhile: said louder than a failed job

@@ -12,7 +12,7 @@ import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { Registro } from '../helpers/registros';
 import { comMudancaEmCurso } from '../helpers/espera';
 import { esperarProblema, servidorQueLeOCorpo } from '../helpers/http';
-import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte } from './apoio';
+import { CAMPOS_DO_USUARIO, chavesOrdenadas, dormir, esperarAte, proximoSegundo } from './apoio';
 
 const mockRegistros: Registro[] = [];
 jest.mock('../../lib/logger', () => jest.requireActual('../helpers/registros').loggerQueRegistra(['identity-outbox', 'worker'], ['error', 'warn'], () => mockRegistros));
@@ -33,8 +33,8 @@ interface Chamada {
   status: number;
 }
 
-/** How the stand-in hub behaves now: accept (202), be unavailable (503) or drop the connection. */
-let modo: 'aceitar' | 'indisponivel' | 'derrubar' = 'aceitar';
+/** How the stand-in hub behaves now: accept (202), be unavailable (503), refuse the token (401) or drop the connection. */
+let modo: 'aceitar' | 'indisponivel' | 'recusarToken' | 'derrubar' = 'aceitar';
 /** collaborators whose `colaborador.criado` the stand-in answers 503, whatever the mode */
 const indisponiveis = new Set<string>();
 /** names of collaborators whose `colaborador.criado` the stand-in forbids (403), as a hub whose rules refuse it */
@@ -56,6 +56,11 @@ const hub = servidorQueLeOCorpo((bruto, req, res) => {
   }
   const indisponivel = modo === 'indisponivel' || (indisponiveis.has(corpo?.dados?.id) && corpo?.tipo === 'colaborador.criado');
   const proibir = proibidos.has(corpo?.dados?.nome) && corpo?.tipo === 'colaborador.criado';
+  if (modo === 'recusarToken') {
+    chamada.status = 401;
+    res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ title: 'Não autenticado' }));
+    return;
+  }
   chamada.status = proibir ? 403 : indisponivel ? 503 : 202;
   res.writeHead(chamada.status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(proibir ? { title: 'Proibido' } : indisponivel ? { title: 'indisponível' } : { id: corpo?.id, entregas: 0 }));
@@ -168,6 +173,27 @@ test('the event carries an application token of the identity service, verified b
   const doIdentity = await Aplicativo.findOne({ where: { servico_da_suite: 'identity' } });
   expect(payload).toMatchObject({ tipo: 'aplicativo', sub: doIdentity!.id });
 });
+
+test('one token serves event after event for most of its life (a backlog drained after an outage signed one per event); one the hub refuses (401) is signed anew for the next try', async () => {
+  const a = await colaborador();
+  const ca = await esperarEvento(a.id, 'colaborador.criado');
+  // a second later: a token signed again would differ (its iat)
+  await proximoSegundo();
+  const b = await colaborador();
+  const cb = await esperarEvento(b.id, 'colaborador.criado');
+  expect(cb.autorizacao).toBe(ca.autorizacao);
+  // the hub refuses the token once (a signing key taken out of service, say)
+  await proximoSegundo();
+  modo = 'recusarToken';
+  const c = await colaborador();
+  try {
+    await esperarAte(() => doUsuario(c.id).some((x) => x.status === 401), 'the token refused');
+  } finally {
+    modo = 'aceitar';
+  }
+  const aceita = await esperarEvento(c.id, 'colaborador.criado');
+  expect(aceita.autorizacao).not.toBe(ca.autorizacao);
+}, 60_000);
 
 test('updating a colaborador publishes colaborador.atualizado with the new data', async () => {
   const u = await colaborador();
