@@ -542,7 +542,11 @@ interface Candidata extends Posicao {
  */
 let retomarDe: Posicao | null = null;
 
-/** Late pending deliveries after `depois` and up to `ate` (inclusive), in the index's order. */
+/**
+ * Late pending deliveries after `depois` and up to `ate` (inclusive), in the index's order. The
+ * event's batch (`lote`) matters only to a delivery never tried nor touched: the others' events,
+ * most of a backlog once tried, are not read.
+ */
 function lerAtrasadas(atraso: string, depois: Posicao | null, ate: Posicao | null, n: number): Promise<Candidata[]> {
   const depoisSql = depois ? ' AND (e.proxima_tentativa_em > ? OR (e.proxima_tentativa_em = ? AND e.id > ?))' : '';
   const ateSql = ate ? ' AND (e.proxima_tentativa_em < ? OR (e.proxima_tentativa_em = ? AND e.id <= ?))' : '';
@@ -550,7 +554,8 @@ function lerAtrasadas(atraso: string, depois: Posicao | null, ate: Posicao | nul
     banco('hub'),
     `SELECT e.id, DATE_FORMAT(e.proxima_tentativa_em, '%Y-%m-%d %H:%i:%s.%f') AS em, ev.lote,
             e.tentativas = 0 AND e.atualizada_em = e.criada_em AS do_lote
-       FROM entrega e JOIN evento ev ON ev.id = e.evento_id
+       FROM entrega e
+       LEFT JOIN evento ev ON ev.id = e.evento_id AND e.tentativas = 0 AND e.atualizada_em = e.criada_em
       WHERE e.situacao = 'pendente' AND e.proxima_tentativa_em < ?${depoisSql}${ateSql}
       ORDER BY e.proxima_tentativa_em, e.id LIMIT ${Math.trunc(n)}`,
     [atraso, ...(depois ? [depois.em, depois.em, depois.id] : []), ...(ate ? [ate.em, ate.em, ate.id] : [])],
