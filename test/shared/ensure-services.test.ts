@@ -138,68 +138,59 @@ test.each([
   );
 });
 
-describe("Debian's Redis service installed and enabled, stopped since", () => {
-  /** ensure_redis with redis-server installed and the system's service present (redis_do_sistema). */
+/**
+ * Debian's own service of each server, installed and enabled, stopped since (maintenance, a backup):
+ * started through the system, never bypassed by a server of the script's own beside its data.
+ */
+describe.each([
+  {
+    servidor: 'Redis',
+    servico: 'redis-server',
+    programa: 'redis-server',
+    preparo: 'redis_do_sistema() { return 0; }',
+    garantir: 'ensure_redis',
+    porta: '$REDIS_PORT',
+    url: (porta: number) => ({ REDIS_URL: `redis://127.0.0.1:${porta}` }),
+    falha: "the system's redis-server service, enabled, did not start: start it (see journalctl -u redis-server), or disable it for the suite to start a Redis of its own",
+  },
+  {
+    servidor: 'MariaDB',
+    servico: 'mariadb',
+    programa: 'mariadbd',
+    preparo: 'mariadb_do_sistema() { return 0; }\n      mariadbd_path="$PASTA/bin/mariadbd"',
+    garantir: 'ensure_mariadb',
+    porta: '$MYSQL_PORT',
+    url: (porta: number) => ({ MYSQL_URL: `mysql://root@127.0.0.1:${porta}` }),
+    falha: "the system's mariadb service, enabled, did not start: start it (see journalctl -u mariadb), or disable it for this script to start a server of its own",
+  },
+])("Debian's $servidor service installed and enabled, stopped since", (c) => {
+  /** the `garantir` step with the server installed and the system's service present; `inicio`, what starting the service does */
   const comServico = (porta: number, inicio: string) =>
     rodar(
-      `redis_do_sistema() { return 0; }
-      as_root() { echo "as_root $*" >>"$PASTA/log"; ${inicio}; }
-      wait_for() { answers_within 5 "$2" "$3"; }
-      trap '[ -s "$PASTA/pid" ] && kill "$(cat "$PASTA/pid")"' EXIT
-      ensure_redis`,
-      { REDIS_URL: `redis://127.0.0.1:${porta}` },
-    );
-
-  beforeEach(() => falso('redis-server'));
-
-  it('is started, and no server of the suite\'s own beside it (it would hold an empty queue store)', async () => {
-    const porta = await portaLivre();
-    const r = comServico(
-      porta,
-      `node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1")' "$REDIS_PORT" & echo $! >"$PASTA/pid"`,
-    );
-    expect(r).toMatchObject({ codigo: 0, erros: '' });
-    expect(r.log).toBe('as_root service redis-server start\n');
-  });
-
-  it('that does not start: stops, saying where to look, and starts none of its own', async () => {
-    const r = comServico(await portaLivre(), 'return 1');
-    expect(r.codigo).toBe(1);
-    expect(r.erros).toContain("the system's redis-server service, enabled, did not start: start it (see journalctl -u redis-server), or disable it for the suite to start a Redis of its own");
-    expect(r.log).toBe('as_root service redis-server start\n');
-  });
-});
-
-describe("Debian's MariaDB service installed and enabled, stopped since", () => {
-  /** ensure_mariadb with mariadbd installed and the system's service present (mariadb_do_sistema). */
-  const comServico = (porta: number, inicio: string) =>
-    rodar(
-      `mariadb_do_sistema() { return 0; }
-      mariadbd_path="$PASTA/bin/mariadbd"
+      `${c.preparo}
       as_root() { echo "as_root $*" >>"$PASTA/log"; [ "$1" = service ] || return 0; ${inicio}; }
       wait_for() { answers_within 5 "$2" "$3"; }
       trap '[ -s "$PASTA/pid" ] && kill "$(cat "$PASTA/pid")"' EXIT
-      ensure_mariadb`,
-      { MYSQL_URL: `mysql://root@127.0.0.1:${porta}` },
+      ${c.garantir}`,
+      c.url(porta),
     );
 
-  beforeEach(() => falso('mariadbd'));
+  beforeEach(() => falso(c.programa));
 
-  it('is started through the service, and no bare server of the script\'s own beside it', async () => {
-    const porta = await portaLivre();
+  it("is started through the service, and no server of the script's own beside it (it would hold an empty store beside the service's data)", async () => {
     const r = comServico(
-      porta,
-      `node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1")' "$MYSQL_PORT" & echo $! >"$PASTA/pid"`,
+      await portaLivre(),
+      `node -e 'require("net").createServer((s) => s.end()).listen(Number(process.argv[1]), "127.0.0.1")' "${c.porta}" & echo $! >"$PASTA/pid"`,
     );
     expect(r).toMatchObject({ codigo: 0, erros: '' });
-    expect(r.log).toBe('as_root service mariadb start\n');
+    expect(r.log).toBe(`as_root service ${c.servico} start\n`);
   });
 
   it('that does not start: stops, saying where to look, and starts none of its own', async () => {
     const r = comServico(await portaLivre(), 'return 1');
     expect(r.codigo).toBe(1);
-    expect(r.erros).toContain("the system's mariadb service, enabled, did not start: start it (see journalctl -u mariadb)");
-    expect(r.log).toBe('as_root service mariadb start\n');
+    expect(r.erros).toContain(c.falha);
+    expect(r.log).toBe(`as_root service ${c.servico} start\n`);
   });
 });
 
