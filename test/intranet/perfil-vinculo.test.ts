@@ -126,6 +126,18 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(await lerComoAdmin(master.id)).toEqual(master);
   });
 
+  test("a master listing that marks the person master after identity was asked (and said no) still refuses: the flag changed since the question, either saying master is enough", async () => {
+    const { colaborador } = await it.pessoa();
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    const masterNoIdentity = async () => {
+      // the listing's write, committed between the question and the row's lock
+      await Colaborador.update({ master: true }, { where: { id: colaborador.id } });
+      return false;
+    };
+    await expect(acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, async () => 'todas', masterNoIdentity)).rejects.toThrow(/master/);
+    expect(await Colaborador.findByPk(colaborador.id)).toMatchObject({ master: true, perfil_acesso_id: colaborador.perfil_acesso_id });
+  });
+
   test('a master made an ordinary user in identity since the last master listing takes a profile at once: identity, asked, is fresher than the local record', async () => {
     const admin = await it.admin();
     const usuario = await it.identity.criarUsuario({ e_master: true });

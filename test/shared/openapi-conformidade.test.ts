@@ -50,10 +50,10 @@ async function documentoDe(nome: string): Promise<Conformidade> {
 const PARAMETROS_QUAISQUER = { id: 'x', versao: '1', config_id: 'x', cnpj: '00000000000191' };
 
 /**
- * The operations an outside client may call without a bearer token are exactly `publicas`; every
- * other answers 401 (documented, with the problem shape) when the token is missing or invalid.
+ * The operations an outside client may call without a bearer token (public, or with a credential of
+ * their own) are exactly `publicas`; every other answers 401 (documented, with the problem shape)
+ * when the token is missing or invalid.
  */
-/** `publicas`: the operations that take no bearer token (public, or with a credential of their own) */
 async function conferirSeguranca(c: Conformidade, publicas: string[]) {
   const semToken = c.operacoes().filter((op) => !c.operacao(op).security?.some((s: Record<string, unknown>) => 'bearer' in s));
   expect(semToken.sort()).toEqual([...publicas].sort());

@@ -9,10 +9,10 @@ import { contem, PaginaCursor } from '../paginacao';
 import { Autoridade, ConferirAlcance } from './permissoes';
 
 /** GET /colaborador always answers pages of 50 (SPEC 4.5 rule 1). */
+export const TAMANHO_DA_PAGINA = 50;
+
 /** People registered per INSERT by a sync (tests lower it): each row a few hundred bytes, far under any packet limit. */
 export const REGISTROS_POR_INSERT = { maximo: 1000 };
-
-export const TAMANHO_DA_PAGINA = 50;
 
 export interface ColaboradorJson {
   id: string;
@@ -159,10 +159,10 @@ export function criarColaboradores(
     return { itens: itens.map(mapear), proximo_cursor: proximo, tamanho };
   }
 
-  async function authIdDe(id: string): Promise<string> {
-    const c = await Colaborador.findByPk(id, { attributes: ['auth_id'] });
+  async function identidadeDe(id: string): Promise<{ authId: string; master: boolean }> {
+    const c = await Colaborador.findByPk(id, { attributes: ['auth_id', 'master'] });
     if (!c) throw naoEncontrado('Colaborador');
-    return c.auth_id;
+    return { authId: c.auth_id, master: c.master };
   }
 
   async function existente(id: string): Promise<ComPerfil> {
@@ -237,8 +237,11 @@ export function criarColaboradores(
       if (perfilAcessoId === undefined) return colaboradorJson(await existente(id));
       // undefined when identity was not asked: the local flag decides then
       let masterSegundoIdentity: boolean | undefined;
+      // the local flag as it was when identity was asked
+      let masterAoPerguntar: boolean | undefined;
       if (perfilAcessoId !== null && masterNoIdentity) {
-        const authId = await authIdDe(id);
+        const { authId, master } = await identidadeDe(id);
+        masterAoPerguntar = master;
         // a profile that does not exist is refused before identity is asked (DESIGN §10: 404, then
         // 422, then 409), identity away or not; read again under lock below
         if (!(await PerfilAcesso.findByPk(perfilAcessoId, { attributes: ['id'] }))) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
@@ -258,8 +261,10 @@ export function criarColaboradores(
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
           if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
           // identity's answer of a moment ago is fresher than the flag of the last master listing,
-          // both ways: made master since, or master no more
-          if (masterSegundoIdentity ?? c.master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
+          // both ways: made master since, or master no more. Unless a listing changed the flag after
+          // the question: then either saying master is enough
+          const master = masterSegundoIdentity === undefined ? c.master : c.master !== masterAoPerguntar ? c.master || masterSegundoIdentity : masterSegundoIdentity;
+          if (master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
           // the row learns it too, or the next listing, taking the person for a master demoted
           // since, would replace this profile with `Acesso inicial`
           if (masterSegundoIdentity === false) c.master = false;
@@ -334,9 +339,13 @@ export function criarColaboradores(
         // in slices: a first sync of a large company (tens of thousands of people at once) in one
         // INSERT passed MariaDB's max_allowed_packet (16 MiB by default) and failed at every listing
         const n = REGISTROS_POR_INSERT.maximo;
-        for (let i = 0; i < novos.length; i += n) await Colaborador.bulkCreate(novos.slice(i, i + n));
-        // a refusal cached before the person was registered must not outlive the registration
-        novos.forEach((n) => aoMudarPerfil(n.auth_id as string));
+        for (let i = 0; i < novos.length; i += n) {
+          const fatia = novos.slice(i, i + n);
+          await Colaborador.bulkCreate(fatia);
+          // a refusal cached before the person was registered must not outlive the registration
+          // (each slice's at once: a later slice that fails leaves the earlier ones registered)
+          fatia.forEach((f) => aoMudarPerfil(f.auth_id as string));
+        }
         resultado.criados = novos.length;
       }
       const sumidos = locais.filter((c) => !c.deletado_em && !vistos.has(c.auth_id));
