@@ -20,8 +20,8 @@ export class Cifra {
     return createHmac('sha256', this.chave).update(uso).digest();
   }
 
-  cifrar(texto: string): string {
-    const iv = randomBytes(12);
+  /** `iv`: random unless given (one derived from the text makes equal texts equal ciphertexts) */
+  cifrar(texto: string, iv: Buffer = randomBytes(12)): string {
     const cifra = createCipheriv('aes-256-gcm', this.chave, iv);
     const corpo = Buffer.concat([cifra.update(texto, 'utf8'), cifra.final()]);
     return [VERSAO, iv.toString('base64url'), cifra.getAuthTag().toString('base64url'), corpo.toString('base64url')].join('.');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ModelStatic } from 'sequelize';
+import { ModelStatic, QueryTypes, Sequelize } from 'sequelize';
 import { Model } from 'sequelize-typescript';
 import { config, ConfigError } from '../config';
 
@@ -20,9 +20,19 @@ export async function segredoDoServico(o: {
 }): Promise<Buffer> {
   if (o.doAmbiente) return Buffer.from(o.doAmbiente, 'utf8');
   if (config().ambiente !== 'LOCALHOST') throw new ConfigError(`invalid configuration: ${o.variavel} required outside LOCALHOST`);
-  // two processes starting together: the first insert wins, both read the winner
-  await o.modelo.bulkCreate([{ nome: o.nome, valor: randomBytes(32).toString('base64url') } as never], { ignoreDuplicates: true });
-  const guardado = await o.modelo.findByPk(o.nome);
-  if (!guardado) throw new Error(`secret ${o.nome} not stored`);
+  return segredoGerado(o.modelo.sequelize!, o.modelo.getTableName() as string, o.nome);
+}
+
+/**
+ * A random key kept under `nome` in `tabela` (`nome`, `valor`, `criado_em`) of a service's
+ * database: made by the first process that asks, the same for every process after.
+ */
+export async function segredoGerado(sequelize: Sequelize, tabela: string, nome: string): Promise<Buffer> {
+  // two processes at once: the first insert wins, both read the winner
+  await sequelize.query(`INSERT IGNORE INTO ${tabela} (nome, valor, criado_em) VALUES (?, ?, NOW(3))`, {
+    replacements: [nome, randomBytes(32).toString('base64url')],
+  });
+  const [guardado] = await sequelize.query<{ valor: string }>(`SELECT valor FROM ${tabela} WHERE nome = ?`, { replacements: [nome], type: QueryTypes.SELECT });
+  if (!guardado) throw new Error(`secret ${nome} not stored`);
   return Buffer.from(guardado.valor, 'utf8');
 }

@@ -1,14 +1,15 @@
 import type { EventEmitter } from 'node:events';
-import { randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { QueryTypes, Sequelize } from 'sequelize';
+import { Sequelize } from 'sequelize';
 import { CacheComPrazo } from '../lib/cache';
 import { Cifra } from '../lib/cifra';
 import { banco } from '../lib/database';
 import { aoComecarOEncerramento, aoEncerrar, dentroDe, tempoRestanteDoEncerramento } from '../lib/lifecycle';
-import { logger, umaVezPorMinutoPorChave } from '../lib/logger';
+import { logger, umaVezPorMinuto, umaVezPorMinutoPorChave } from '../lib/logger';
+import { segredoGerado } from '../lib/segredo-local';
 import { novaConexaoRedis, redis } from '../lib/redis';
 
 /** A queue's definition: its name (never renamed casually), owner service and options. */
@@ -265,7 +266,7 @@ export async function avisarSeNenhumWorker(def: DefinicaoDeFila): Promise<void> 
 export const tokenDaFila = {
   async guardar(def: DefinicaoDeFila, token: string, segundos = 120): Promise<void> {
     const chave = chaveDoToken(def);
-    const selado = (await lacreDosTokens(def.servico)).cifrar(token);
+    const selado = selar(await lacreDosTokens(def.servico), token);
     const agora = Date.now();
     await redis('produtor')
       .multi()
@@ -288,6 +289,7 @@ export const tokenDaFila = {
       try {
         lidos.push({ token: lacre.decifrar(guardado), guardado });
       } catch {
+        avisarTokenDescartado(def.nome);
         await tokenDaFila.descartar(def, guardado);
       }
     }
@@ -307,21 +309,27 @@ function lacreDosTokens(servico: NomeDoServico): Promise<Cifra> {
   const sequelize = banco(servico);
   let lacre = lacres.get(sequelize);
   if (!lacre) {
-    lacre = (async () => {
-      // two processes at once: the first insert wins, both read the winner
-      await sequelize.query('INSERT IGNORE INTO segredo_do_acesso (nome, valor, criado_em) VALUES (?, ?, NOW(3))', {
-        replacements: [NOME_DO_LACRE, randomBytes(32).toString('base64url')],
-      });
-      const [linha] = await sequelize.query<{ valor: string }>('SELECT valor FROM segredo_do_acesso WHERE nome = ?', { replacements: [NOME_DO_LACRE], type: QueryTypes.SELECT });
-      if (!linha) throw new Error(`the key ${NOME_DO_LACRE} of ${servico} was not stored`);
-      return new Cifra(Buffer.from(linha.valor, 'utf8'));
-    })();
+    lacre = segredoGerado(sequelize, 'segredo_do_acesso', NOME_DO_LACRE).then((segredo) => new Cifra(segredo));
     // a failure (the database away) is not kept: the next call asks again
     lacre.catch(() => lacres.delete(sequelize));
     lacres.set(sequelize, lacre);
   }
   return lacre;
 }
+
+/**
+ * A token sealed always the same way (its IV derived from it under the key): stored again, it is the
+ * same member of the set, which only moves its lapse; with a random IV each listing of one master
+ * added a copy, and ten of them pushed every other master's token out.
+ */
+function selar(lacre: Cifra, token: string): string {
+  return lacre.cifrar(token, createHmac('sha256', lacre.derivar('iv-dos-tokens')).update(token).digest().subarray(0, 12));
+}
+
+const avisarTokenDescartado = umaVezPorMinuto((fila: string) =>
+  logger('filas').warn({ fila }, 'token guardado que não abre com a chave do serviço descartado (de uma versão anterior, ou de outra chave)'),
+);
+
 // outside the queue's own keys (`<prefix>:<queue>:<job id>`), where a job named `token` would be;
 // named apart from the single string of earlier versions, which processes of both kinds would
 // otherwise read with the wrong type during a rolling upgrade

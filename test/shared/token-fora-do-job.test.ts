@@ -52,11 +52,18 @@ describe("the tokens' seal (a reader of Redis, a replica or a backup of its file
   beforeEach(() => redis('produtor').del(chaveDoToken(def)));
   afterEach(() => redis('produtor').del(chaveDoToken(def)));
 
-  test("its key is kept in the service's own database, made once: every process of the service opens what another sealed", async () => {
+  test("its key is kept in the service's own database: any process of the service, reading it there, opens what another sealed", async () => {
     await tokenDaFila.guardar(def, 'um.token.qualquer');
-    const [linhas] = (await banco('intranet').query("SELECT COUNT(*) AS n FROM segredo_do_acesso WHERE nome = 'tokens-dos-chamadores'")) as [{ n: number }[], unknown];
-    expect(Number(linhas[0].n)).toBe(1);
-    expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual(['um.token.qualquer']);
+    const [[linha]] = (await banco('intranet').query("SELECT valor FROM segredo_do_acesso WHERE nome = 'tokens-dos-chamadores'")) as [{ valor: string }[], unknown];
+    const [guardado] = await redis('produtor').zrange(chaveDoToken(def), '0', '-1');
+    expect(new Cifra(Buffer.from(linha.valor, 'utf8')).decifrar(guardado)).toBe('um.token.qualquer');
+  });
+
+  test('a token stored again is the same member, its lapse moved: one master listing again and again leaves one copy, not ten that push out every other master', async () => {
+    for (let i = 0; i < 12; i++) await tokenDaFila.guardar(def, 'o.mesmo.master');
+    await tokenDaFila.guardar(def, 'outro.master.qualquer');
+    expect(await redis('produtor').zcard(chaveDoToken(def))).toBe(2);
+    expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual(['outro.master.qualquer', 'o.mesmo.master']);
   });
 
   test('a token stored in clear (by an earlier version) or sealed under another key is dropped as it is read, never handed to a job', async () => {
