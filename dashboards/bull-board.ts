@@ -82,18 +82,21 @@ const METODOS_SEGUROS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * operator visits could otherwise send one with the browser's credentials (or, in LOCALHOST, none
  * needed). PUT, PATCH and DELETE from another origin need the browser to ask first (CORS), which the
  * board never allows; a POST does not, so Bull Board's `add` was open to a form or a `no-cors`
- * fetch. A browser names the origin of every such request (`Origin`, `Sec-Fetch-Site`): another
- * one is refused, and a POST must be JSON, which no cross-site request sends unasked. A client
- * that names no origin (curl, a script) is no browser carrying someone's credentials.
+ * fetch. A browser says where such a request comes from (`Sec-Fetch-Site`, or in older ones only
+ * `Origin`): another site is refused, and a POST must be JSON, which no cross-site request sends
+ * unasked. A client that names no origin (curl, a script) is no browser carrying someone's
+ * credentials.
  */
 export function somenteDaPropriaPagina(req: Request, res: Response, next: NextFunction): void {
   if (METODOS_SEGUROS.has(req.method)) return next();
   const site = req.headers['sec-fetch-site'];
   const origem = req.headers.origin;
-  let mesmaOrigem = site === undefined || site === 'same-origin';
-  if (mesmaOrigem && origem !== undefined) {
+  // Sec-Fetch-Site, which no page can set, decides when the browser sends it: a proxy that gives
+  // the board its own Host (nginx's default) makes Origin and Host differ for the board's own page
+  let mesmaOrigem = site === 'same-origin';
+  if (site === undefined) {
     try {
-      mesmaOrigem = new URL(origem).host === req.headers.host;
+      mesmaOrigem = origem === undefined || new URL(origem).host === req.headers.host;
     } catch {
       mesmaOrigem = false;
     }

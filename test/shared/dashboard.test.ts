@@ -204,8 +204,14 @@ test("a change on the board from another site's page (a form post or a no-cors f
     expect(await fila(FILAS[0], 'painel').count()).toBe(antes);
     // a PUT from another origin is refused as well (a browser would ask first, and be told no)
     expect((await pedir(porta, 'PUT', `/api/queues/${encodeURIComponent(nomeDaFila)}/pause`, { origin: 'https://ataque.example' })).status).toBe(403);
-    // the board's own page, and a client naming no origin, reach Bull Board (here: a queue it does not have)
-    for (const cabecalhos of [{ origin: `http://localhost:${porta}`, 'sec-fetch-site': 'same-origin', ...json }, json]) {
+    // the board's own page (behind a proxy that gives it its own Host too: the browser's Sec-Fetch-Site
+    // decides), and a client naming no origin, reach Bull Board (here: a queue it does not have)
+    for (const cabecalhos of [
+      { origin: `http://localhost:${porta}`, 'sec-fetch-site': 'same-origin', ...json },
+      { origin: 'https://filas.empresa.example', 'sec-fetch-site': 'same-origin', ...json },
+      { origin: `http://localhost:${porta}`, ...json },
+      json,
+    ]) {
       const res = await pedir(porta, 'POST', '/api/queues/fila-que-nao-existe/add', cabecalhos, '{"name":"x","data":{}}');
       expect({ cabecalhos, status: res.status }).toEqual({ cabecalhos, status: 404 });
     }
