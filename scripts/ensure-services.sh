@@ -41,7 +41,8 @@ answers() { # host port [socket]: the Unix socket when one is named, else TCP
 is_local() { [[ "$1" == "127.0.0.1" || "$1" == "localhost" || "$1" == "::1" ]]; }
 # root, or sudo: without a password, or with one typed on the terminal of this run (`npm start` from a
 # shell: sudo asks on the terminal, not on stdin); a run without a terminal (CI) never waits for a
-# password, and fails at once saying why. A password refused is not asked again in the same run.
+# password, and fails at once saying why. A password refused is not asked again by the same shell
+# (a step run in a subshell, `$(...)`, may ask once more: sudo itself stops after three tries).
 sem_sudo_dito=0
 sudo_recusado=0
 pode_usar_sudo() {

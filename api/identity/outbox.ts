@@ -166,6 +166,11 @@ const VALIDADE_DO_TOKEN_S = 300;
 const RENOVAR_ANTES_MS = 60_000;
 let tokenGuardado: { chave: string; token: string; valeAte: number } | undefined;
 
+/** The next event signs a new token (the hub refused this one). */
+export function esquecerTokenDoOutbox(): void {
+  tokenGuardado = undefined;
+}
+
 /**
  * The identity service's own application token, signed locally (it is the issuer), and used for
  * most of its life: a backlog drained after a hub outage read the application and signed anew for
@@ -251,7 +256,7 @@ async function publicar(evento: EventoPendente): Promise<void> {
       return;
     }
     // a token refused (a signing key taken out of service meanwhile): the next try signs a new one
-    if (resposta.status === 401) tokenGuardado = undefined;
+    if (resposta.status === 401) esquecerTokenDoOutbox();
     erro = `hub answered ${resposta.status}: ${(await resposta.text()).slice(0, 500)}`;
     // retried like an outage, but it will not pass until someone fixes its cause, and it holds
     // back the collaborator's later events meanwhile: said louder than a failed job

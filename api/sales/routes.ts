@@ -16,7 +16,7 @@ import {
   deletarConfigSystem,
   listarConfigSystems,
 } from './config-system';
-import { atualizarConversa, autocompletarConversas, conversaPorId, deletarConversa, filtrarConversas, listarConversas } from './conversas';
+import { atualizarConversa, autocompletarConversas, conversaPorId, deletarConversa, filtrarConversas, listarConversas, PRAZO_DO_FILTRO_S } from './conversas';
 import { registrarEventoDoGateway } from './gateway';
 import { mensagensDaConversa } from './mensagens';
 import { robos } from './robos';
@@ -175,6 +175,9 @@ function rotasDeConversas(): Rota[] {
       permissao: ler,
       validar: { query: schemas.filtroDeConversas },
       resposta: respostas.conversas,
+      outrasRespostas: {
+        '503': `A busca passou de ${PRAZO_DO_FILTRO_S} segundos no banco de dados (um texto raro em anos de mensagens): combine mais filtros; ou uma dependência indisponível`,
+      },
       tratar: (req) => filtrarConversas(req.entrada.query),
     },
     {

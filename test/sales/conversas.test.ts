@@ -284,6 +284,8 @@ describe('SPEC 4.6 rule 3: GET /conversa/autocomplete', () => {
   });
 
   it('`tamanho` defaults to 10 items', async () => {
+    // more than a page of its own, whatever ran before
+    for (let i = 0; i < 11; i++) await conversa();
     const res = (await get('/conversa/autocomplete')).body;
     expect(res.total).toBeGreaterThan(10);
     expect(res).toEqual({ itens: expect.any(Array), pagina: 1, tamanho: 10, total: res.total });

@@ -15,7 +15,6 @@ import { portaLivre } from '../helpers/processo';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/ensure-services.sh');
 const REAIS = ['bash', 'node', 'env', 'mkdir', 'chmod', 'seq', 'sleep', 'cat', 'dirname', 'id', 'rm'];
-const SETSID = execFileSync('sh', ['-c', 'command -v setsid'], { encoding: 'utf8' }).trim();
 const onde = Object.fromEntries(REAIS.map((c) => [c, execFileSync('sh', ['-c', `command -v ${c}`], { encoding: 'utf8' }).trim()]));
 
 let pasta: string;
@@ -41,7 +40,9 @@ function falso(nome: string, corpo = '') {
  */
 function rodar(passos: string, env: Record<string, string> = {}, semTerminal = false) {
   const comando = [onde.bash, '-c', `source "${SCRIPT}"\n${passos}`];
-  const r = spawnSync(semTerminal ? SETSID : comando[0], semTerminal ? ['--wait', ...comando] : comando.slice(1), {
+  // util-linux's setsid, looked up only by the test that needs it
+  const setsid = semTerminal ? execFileSync('sh', ['-c', 'command -v setsid'], { encoding: 'utf8' }).trim() : '';
+  const r = spawnSync(semTerminal ? setsid : comando[0], semTerminal ? ['--wait', ...comando] : comando.slice(1), {
     env: { PATH: path.join(pasta, 'bin'), HOME: pasta, PASTA: pasta, XDG_CACHE_HOME: path.join(pasta, 'cache'), XDG_STATE_HOME: path.join(pasta, 'state'), ...env },
     encoding: 'utf8',
     timeout: 20_000,
