@@ -6,6 +6,7 @@ import { ModelCtor, Sequelize } from 'sequelize-typescript';
 import { SequelizeStorage, Umzug } from 'umzug';
 import { config, ConfigError } from '../config';
 import { NomeDoServico } from '../config/services';
+import { CacheComPrazo } from './cache';
 import { aoEncerrar, emSegundoPlano, encerramentoComecou } from './lifecycle';
 import { logger } from './logger';
 import { SONDA_DA_CONEXAO_MS } from './tcp';
@@ -566,17 +567,13 @@ export async function lerDemorado<T>(sequelize: { config: { database: string } }
 const TEMPO_ESGOTADO = new Set([1969, 3024, 188]);
 export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errno?: number }).errno ?? 0);
 
-const servidoresMariaDb = new WeakMap<Sequelize, Promise<boolean>>();
+const servidoresMariaDb = new CacheComPrazo<string, Promise<boolean>>(() => Infinity);
 
 /** MariaDB and MySQL write a few things differently; asked once per database (again after a failure). */
 export function ehMariaDb(sequelize: Sequelize): Promise<boolean> {
-  let servidor = servidoresMariaDb.get(sequelize);
-  if (!servidor) {
-    servidor = lerLinhas<{ v: string }>(sequelize, 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v));
-    servidor.catch(() => servidoresMariaDb.delete(sequelize));
-    servidoresMariaDb.set(sequelize, servidor);
-  }
-  return servidor;
+  return servidoresMariaDb.compartilhar(sequelize.config.database, () =>
+    lerLinhas<{ v: string }>(sequelize, 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v)),
+  );
 }
 
 /** A SELECT the database itself stops after `segundos` (see `tempoEsgotado`). */

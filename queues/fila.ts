@@ -3,7 +3,6 @@ import { createHmac } from 'node:crypto';
 import { DelayedError, Job, JobsOptions, Processor, Queue, QueueEvents, Worker, WorkerOptions } from 'bullmq';
 import { config } from '../config';
 import { NomeDoServico } from '../config/services';
-import { Sequelize } from 'sequelize';
 import { CacheComPrazo } from '../lib/cache';
 import { Cifra } from '../lib/cifra';
 import { banco } from '../lib/database';
@@ -299,22 +298,15 @@ export const tokenDaFila = {
 };
 
 const NOME_DO_LACRE = 'tokens-dos-chamadores';
-const lacres = new WeakMap<Sequelize, Promise<Cifra>>();
+const lacres = new CacheComPrazo<NomeDoServico, Promise<Cifra>>(() => Infinity);
 
 /**
  * The key that seals a service's stored tokens: made by the first process that needs it and kept in
- * its database (`segredo_do_acesso`), where every process of the service finds the same one.
+ * its database (`segredo_do_acesso`), where every process of the service finds the same one. A
+ * failure (the database away) is not kept: the next call asks again.
  */
 function lacreDosTokens(servico: NomeDoServico): Promise<Cifra> {
-  const sequelize = banco(servico);
-  let lacre = lacres.get(sequelize);
-  if (!lacre) {
-    lacre = segredoGerado(sequelize, 'segredo_do_acesso', NOME_DO_LACRE).then((segredo) => new Cifra(segredo));
-    // a failure (the database away) is not kept: the next call asks again
-    lacre.catch(() => lacres.delete(sequelize));
-    lacres.set(sequelize, lacre);
-  }
-  return lacre;
+  return lacres.compartilhar(servico, async () => new Cifra(await segredoGerado(banco(servico), 'segredo_do_acesso', NOME_DO_LACRE)));
 }
 
 /**

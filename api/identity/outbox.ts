@@ -1,5 +1,6 @@
 import { literal, Op, Transaction } from 'sequelize';
 import { config } from '../../config';
+import { CacheComPrazo } from '../../lib/cache';
 import { AGORA_NO_BANCO } from '../../lib/database';
 import { comCausa } from '../../lib/erros';
 import { logger, umaVezPorMinutoPorChave } from '../../lib/logger';
@@ -164,11 +165,12 @@ export async function purgarEventosEnviados(
 /** How long the outbox's token is valid, and how long before its end it is signed again. */
 const VALIDADE_DO_TOKEN_S = 300;
 const RENOVAR_ANTES_MS = 60_000;
-let tokenGuardado: { chave: string; token: string; valeAte: number } | undefined;
+/** by identity's address and application: a token for another is never reused */
+const tokens = new CacheComPrazo<string, string>(() => VALIDADE_DO_TOKEN_S * 1000 - RENOVAR_ANTES_MS, 1);
 
 /** The next event signs a new token (the hub refused this one). */
 export function esquecerTokenDoOutbox(): void {
-  tokenGuardado = undefined;
+  tokens.esquecer();
 }
 
 /**
@@ -178,13 +180,11 @@ export function esquecerTokenDoOutbox(): void {
  */
 async function tokenDoIdentity(): Promise<string> {
   const clientId = config().servicos.identity.clientId;
-  const chave = `${config().servicos.identity.url} ${clientId ?? ''}`;
-  if (tokenGuardado?.chave === chave && tokenGuardado.valeAte - RENOVAR_ANTES_MS > Date.now()) return tokenGuardado.token;
-  const app = await Aplicativo.findOne({ where: clientId ? { id: clientId } : { servico_da_suite: 'identity' } });
-  if (!app) throw new Error('the identity service has no application of its own (IDENTITY_CLIENT_ID)');
-  const token = assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, VALIDADE_DO_TOKEN_S);
-  tokenGuardado = { chave, token, valeAte: Date.now() + VALIDADE_DO_TOKEN_S * 1000 };
-  return token;
+  return tokens.obterOuCarregar(`${config().servicos.identity.url} ${clientId ?? ''}`, async () => {
+    const app = await Aplicativo.findOne({ where: clientId ? { id: clientId } : { servico_da_suite: 'identity' } });
+    if (!app) throw new Error('the identity service has no application of its own (IDENTITY_CLIENT_ID)');
+    return assinar({ tipo: 'aplicativo', nome: app.nome }, app.id, VALIDADE_DO_TOKEN_S);
+  });
 }
 
 /** Unsent events of the same collaborator older than the one a job sends are read this many at a time. */
