@@ -73,12 +73,6 @@ const conferirAssinatura: RequestHandler = (req, res, next) => {
   }
 };
 
-/**
- * The challenge of a webhook's 401: its token goes in the `token` query parameter, not in an
- * Authorization header, so the answer does not ask for a bearer token (no registered HTTP scheme
- * carries a credential in the query string; RFC 9110 §11.6.1 still wants a challenge).
- */
-const DESAFIO_DO_WEBHOOK = 'Query-Token name="token"';
 
 /** Routes of the chat platform's and the messaging gateway's webhooks (DESIGN §7). */
 function rotasDeWebhooks(): Rota[] {
@@ -95,7 +89,7 @@ function rotasDeWebhooks(): Rota[] {
       resumo: 'Webhook da plataforma de atendimento: cria e atualiza conversas e mensagens',
       descricao: DESCRICAO_DO_WEBHOOK_DO_SUPORTE,
       acesso: 'publico',
-      desafio: DESAFIO_DO_WEBHOOK,
+      tokenNaQuery: 'token',
       sem404: true,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       cabecalhos: schemas.cabecalhosDoWebhookDoSuporte,
@@ -115,7 +109,7 @@ function rotasDeWebhooks(): Rota[] {
       resumo: 'Webhook do gateway de mensagens: liga conversas ao gateway e ao número',
       descricao: DESCRICAO_DO_WEBHOOK_DO_GATEWAY,
       acesso: 'publico',
-      desafio: DESAFIO_DO_WEBHOOK,
+      tokenNaQuery: 'token',
       sem404: true,
       validar: { params: schemas.paramsWebhook, query: schemas.tokenDoWebhook, body: schemas.webhook },
       antes: [autenticarSistema('gateway')],

@@ -10,7 +10,7 @@ declare global {
       corpoBruto?: Buffer;
       /** the parser's error for a body that is not JSON, raised once the caller is authenticated */
       corpoIlegivel?: Error;
-      /** the route's `WWW-Authenticate` challenge for a 401, when not `Bearer` (Rota.desafio) */
+      /** the route's `WWW-Authenticate` challenge for a 401, when not `Bearer` (Rota.tokenNaQuery) */
       desafio?: string;
       /** params, query and body after joi validation and conversion */
       entrada: { params: any; query: any; body: any };

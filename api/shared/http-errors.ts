@@ -26,8 +26,14 @@ const TITULO: Partial<Record<TipoDeErro, string>> = {
   idempotency_key_reusada: 'Idempotency-Key já usada',
 };
 
-/** The `WWW-Authenticate` challenge of a 401, but on a route with its own (Rota.desafio). */
+/** The `WWW-Authenticate` challenge of a 401, but on a route whose token goes in its query (Rota.tokenNaQuery). */
 export const DESAFIO_PADRAO = 'Bearer';
+/**
+ * The challenge of a route whose token goes in the query parameter `nome` (a webhook's), not in an
+ * Authorization header: the answer does not ask for a bearer token (no registered HTTP scheme
+ * carries a credential in the query string; RFC 9110 §11.6.1 still wants a challenge).
+ */
+export const desafioDoTokenNaQuery = (nome: string) => `Query-Token name="${nome}"`;
 /**
  * The challenge of a 401 for a bearer token sent and refused (expired, revoked, forged): RFC 6750
  * §3.1's `invalid_token`, which tells a client to get a new token rather than send that one again.

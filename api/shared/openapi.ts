@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import parse from 'joi-to-json';
-import { DESAFIO_DO_TOKEN_RECUSADO, DESAFIO_PADRAO } from './http-errors';
+import { DESAFIO_DO_TOKEN_RECUSADO, DESAFIO_PADRAO, desafioDoTokenNaQuery } from './http-errors';
 import { criaComLeitura, LIMITE_DO_CORPO, recebeJson, Rota } from './rotas';
 
 const PROBLEMA = {
@@ -230,14 +230,14 @@ function respostasDeErro(rota: Rota) {
   // what a 401 asks for (api/shared/http-errors.ts): a bearer token, or the route's own credential;
   // a public route refusing the credentials of its body (a login) sends the bearer challenge all the same
   if (r['401']) {
-    const semToken = rota.acesso === 'publico' && !rota.desafio;
+    const semToken = rota.acesso === 'publico' && !rota.tokenNaQuery;
     const comToken = rota.acesso !== 'publico';
     const descricao = semToken
       ? 'O desafio de todo 401 dos serviços; esta rota não recebe token: as credenciais vão no corpo'
       : comToken
         ? 'Bearer; com error="invalid_token" quando o token enviado foi recusado (vencido, revogado, inválido: RFC 6750 §3.1)'
         : 'O que a rota pede para autenticar';
-    const schema = comToken ? { type: 'string', enum: [DESAFIO_PADRAO, DESAFIO_DO_TOKEN_RECUSADO] } : { type: 'string', const: rota.desafio ?? DESAFIO_PADRAO };
+    const schema = comToken ? { type: 'string', enum: [DESAFIO_PADRAO, DESAFIO_DO_TOKEN_RECUSADO] } : { type: 'string', const: rota.tokenNaQuery ? desafioDoTokenNaQuery(rota.tokenNaQuery) : DESAFIO_PADRAO };
     (r['401'] as Record<string, unknown>).headers = { 'WWW-Authenticate': { description: descricao, required: true, schema } };
   }
   // the database, Redis or (checking a token) the identity service out of reach
@@ -283,17 +283,6 @@ function operacaoHead(get: Record<string, any>): Record<string, unknown> {
     summary: `Os cabeçalhos de GET, sem o corpo: ${get.summary}`,
     responses: respostas,
   };
-}
-
-/**
- * A public route whose 401 asks for a token in the query string (a webhook's `Query-Token
- * name="token"`, Rota.desafio): its credential is an API key in that parameter, which the document
- * says as a security requirement (the parameter's own schema leaves it optional, as a missing one
- * gets the 401, not a 400).
- */
-function tokenNaQuery(rota: Rota): { esquema: string; nome: string } | undefined {
-  const nome = /^Query-Token name="([^"]+)"$/.exec(rota.desafio ?? '')?.[1];
-  return nome ? { esquema: `${nome}_na_query`, nome } : undefined;
 }
 
 const TOKENS = { usuario: 'de usuário', aplicativo: 'de aplicativo', usuario_ou_aplicativo: 'de usuário ou de aplicativo' } as const;
@@ -358,12 +347,12 @@ export function documentoOpenApi(
       operacao.security = [{ bearer: [] }];
       operacao['x-acesso'] = rota.acesso;
       if (rota.permissao?.descricao) operacao['x-permissao'] = rota.permissao.descricao;
-    } else {
-      const naQuery = tokenNaQuery(rota);
-      if (naQuery) {
-        operacao.security = [{ [naQuery.esquema]: [] }];
-        esquemasDeSeguranca[naQuery.esquema] = { type: 'apiKey', in: 'query', name: naQuery.nome };
-      }
+    } else if (rota.tokenNaQuery) {
+      // a token in the query (a webhook's): an API key in that parameter, said as its security
+      // requirement (the parameter's own schema leaves it optional: a missing one gets the 401, not a 400)
+      const esquema = `${rota.tokenNaQuery}_na_query`;
+      operacao.security = [{ [esquema]: [] }];
+      esquemasDeSeguranca[esquema] = { type: 'apiKey', in: 'query', name: rota.tokenNaQuery };
     }
     (paths[caminho] ??= {})[rota.metodo] = operacao;
     if (rota.metodo === 'get' && rota.documentarHead) paths[caminho].head = operacaoHead(operacao);

@@ -4,7 +4,7 @@ import './express';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { Autenticador, tokenDoCabecalho } from './auth';
 import { dadosInvalidos, ErroDeDominio, naoAutenticado, proibido } from './errors';
-import { DESAFIO_DO_TOKEN_RECUSADO, TIPO_NAO_JSON } from './http-errors';
+import { DESAFIO_DO_TOKEN_RECUSADO, desafioDoTokenNaQuery, TIPO_NAO_JSON } from './http-errors';
 import { caminhoAte, esquemaPronto, PROFUNDIDADE_MAXIMA_DO_CORPO, validarCom } from './validacao';
 import { Principal } from './principal';
 
@@ -84,10 +84,10 @@ export interface Rota {
   /** the JSON body's size limit in bytes, when not DESIGN §4's 1 MiB (a webhook whose sender writes larger ones) */
   limiteDoCorpo?: number;
   /**
-   * The `WWW-Authenticate` challenge of this route's 401 when the caller is not asked for a bearer
-   * token (the default, `Bearer`): a webhook's token travels in its query string.
+   * The query parameter that carries this public route's credential (a webhook's token): its 401
+   * asks for that one (desafioDoTokenNaQuery), not for a bearer token.
    */
-  desafio?: string;
+  tokenNaQuery?: string;
   tratar: (req: Request, res: Response) => Promise<unknown> | unknown;
 }
 
@@ -256,7 +256,8 @@ export function montarRotas(router: IRouter, rotas: Rota[], autenticar: Autentic
     const limite = rota.limiteDoCorpo ?? LIMITE_DO_CORPO;
     const corpo = recebeJson(rota) ? [recusarCorpoGrandeDemais(limite), adiarErroDoCorpo(corpoJson(limite))] : [];
     // the route's own challenge, for a 401 raised anywhere along it (tratadorDeErros)
-    const desafio: RequestHandler[] = rota.desafio ? [(req, _res, next) => ((req.desafio = rota.desafio), next())] : [];
+    const desafioDaRota = rota.tokenNaQuery && desafioDoTokenNaQuery(rota.tokenNaQuery);
+    const desafio: RequestHandler[] = desafioDaRota ? [(req, _res, next) => ((req.desafio = desafioDaRota), next())] : [];
     router[rota.metodo](rota.caminho, ...desafio, ...(rota.antes ?? []), ...autenticacao, ...corpo, ...(rota.aposOCorpo ?? []), pipeline);
   }
 }
