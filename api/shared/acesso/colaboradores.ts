@@ -261,9 +261,9 @@ export function criarColaboradores(
           perfil = await PerfilAcesso.findByPk(perfilAcessoId, { transaction, lock: transaction.LOCK.SHARE });
           if (!perfil) throw referenciaInvalida('perfil_acesso_id', 'Perfil de acesso não encontrado.');
           // identity's answer of a moment ago is fresher than the flag of the last master listing,
-          // both ways: made master since, or master no more. Unless a listing changed the flag after
-          // the question: then either saying master is enough
-          const master = masterSegundoIdentity === undefined ? c.master : c.master !== masterAoPerguntar ? c.master || masterSegundoIdentity : masterSegundoIdentity;
+          // both ways (made master since, or master no more), unless a listing made the person
+          // master after the question
+          const master = masterSegundoIdentity === undefined ? c.master : masterSegundoIdentity || (c.master && !masterAoPerguntar);
           if (master) throw conflito('Um colaborador master no identity não aceita perfil de acesso.');
           // the row learns it too, or the next listing, taking the person for a master demoted
           // since, would replace this profile with `Acesso inicial`
@@ -325,8 +325,7 @@ export function criarColaboradores(
           if (u.e_master) mudancas.perfil_acesso_id = null;
           // one who stops being master had none by that rule, not by anyone's choice (a master's
           // row refuses a link; one made after identity said otherwise cleared the row's flag):
-          // `Acesso inicial`, as one
-          // registered anew (DESIGN §10), not a person left with no area
+          // `Acesso inicial`, as one registered anew (DESIGN §10), not a person left with no area
           else if (local.master) mudancas.perfil_acesso_id = acessoInicialId;
           if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
           else await escrever(local, mudancas);
