@@ -534,7 +534,7 @@ export class LimpezaDeCampos extends Transform {
     for (let de = inicio; de < fim; ) {
       let ate = campo.indexOf(VIRGULA, de);
       if (ate < 0 || ate > fim) ate = fim;
-      // spaces around a code (`6204000, 6209100`) are not part of it
+      // blanks around a code (`6204000, 6209100`) are not part of it
       let a = de;
       let z = ate;
       while (a < z && branco(campo[a])) a++;
