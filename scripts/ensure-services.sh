@@ -110,14 +110,16 @@ apt_install() {
     -o Dpkg::Options::=--force-confold install -y -qq "$@" >/dev/null </dev/null
 }
 
-mariadbd_path=/usr/sbin/mariadbd
-# The system's MariaDB service answers where MYSQL_URL asks (Debian's listens on 127.0.0.1:3306),
-# systemd runs the machine (in a container nothing would start it) and the service is enabled: one
-# an operator disabled or masked is left alone, for a server of the script's own
-mariadb_do_sistema() {
-  [ "$MYSQL_PORT" = 3306 ] && [ "$MYSQL_HOST" != "::1" ] && [ "$MYSQL_SOCKET" = "-" ] && [ -d /run/systemd/system ] \
-    && command -v systemctl >/dev/null && systemctl is-enabled --quiet mariadb 2>/dev/null
+# A service of the system's that the script starts rather than run a server of its own beside it:
+# systemd runs the machine (in a container nothing would start it) and the unit is enabled (one an
+# operator disabled or masked is left alone)
+servico_do_sistema() { # unit
+  [ -d /run/systemd/system ] && command -v systemctl >/dev/null && systemctl is-enabled --quiet "$1" 2>/dev/null
 }
+
+mariadbd_path=/usr/sbin/mariadbd
+# The system's MariaDB service answers where MYSQL_URL asks (Debian's listens on 127.0.0.1:3306)
+mariadb_do_sistema() { [ "$MYSQL_PORT" = 3306 ] && [ "$MYSQL_HOST" != "::1" ] && [ "$MYSQL_SOCKET" = "-" ] && servico_do_sistema mariadb; }
 ensure_mariadb() {
   answers "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET" && return 0
   is_local "$MYSQL_HOST" || { echo "MySQL/MariaDB at $(where "$MYSQL_HOST" "$MYSQL_PORT" "$MYSQL_SOCKET") does not answer" >&2; exit 1; }
@@ -180,13 +182,8 @@ ensure_mariadb() {
   }
 }
 
-# The system's Redis service answers where REDIS_URL asks (Debian's listens on 6379 of loopback),
-# systemd runs the machine (in a container nothing would start it) and the service is enabled: one
-# an operator disabled or masked is left alone, for the suite's own Redis
-redis_do_sistema() {
-  [ "$REDIS_PORT" = 6379 ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null \
-    && systemctl is-enabled --quiet redis-server 2>/dev/null
-}
+# The system's Redis service answers where REDIS_URL asks (Debian's listens on 6379 of loopback)
+redis_do_sistema() { [ "$REDIS_PORT" = 6379 ] && servico_do_sistema redis-server; }
 
 ensure_redis() {
   answers "$REDIS_HOST" "$REDIS_PORT" && return 0
