@@ -170,4 +170,26 @@ export const MIGRACOES_LEADS: Migracao[] = [
   },
   migracaoDosNomesDePerfil,
   migracaoDoSegredoDosTokens,
+  {
+    name: '0007-estabelecimento-matriz-nas-listagens',
+    async up(qi) {
+      // GET /api/empresas?matriz_filial=: the listing's indexes held every common filter but this
+      // one, so a count or a deep page with it read each row the others left (a first page of São
+      // Paulo's active headquarters waited about 1 s for its count among a million establishments;
+      // with the column in the index, 0.1 s). One byte per entry; each import's copy takes the
+      // indexes as the live table has them. One statement: the old index serves until the new one
+      // replaces it.
+      const listagens: [string, string][] = [
+        ['estabelecimento_uf', 'uf, cnpj, situacao_cadastral, cnae_fiscal_principal, municipio'],
+        ['estabelecimento_situacao', 'situacao_cadastral, cnpj, uf, cnae_fiscal_principal, municipio'],
+        ['estabelecimento_cnae', 'cnae_fiscal_principal, cnpj, uf, situacao_cadastral, municipio'],
+        ['estabelecimento_municipio', 'municipio, cnpj, situacao_cadastral, cnae_fiscal_principal'],
+      ];
+      await qi.sequelize.query(
+        `ALTER TABLE estabelecimento ${listagens
+          .map(([nome, colunas]) => `DROP INDEX ${nome}, ADD INDEX ${nome} (${colunas}, identificador_matriz_filial)`)
+          .join(', ')}`,
+      );
+    },
+  },
 ];
