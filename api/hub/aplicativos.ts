@@ -11,7 +11,7 @@ import { naoEncontrado } from '../shared/errors';
 import { lerDoIdentity, lerDoIdentitySeExistir } from '../shared/leitura-do-identity';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
 import { esquecerTokenDoServico, tokenDoServico } from '../shared/token-do-servico';
-import { cancelarPendentes, removerJobs } from './entregas';
+import { cancelarPendentes, cancelarPendentesEmPaginas, removerJobs } from './entregas';
 import { esquecerContratos } from './eventos';
 import { criarTiposDoIdentity } from './tipos';
 
@@ -202,8 +202,11 @@ async function sincronizarCom(token: string, aoRecusar: (err: unknown) => void) 
     } else if (local.ativo && !ativo) {
       // deactivated in identity: inactive here as one that left, under its row's lock
       if (await desativarNoHub(local.id, { nome: remoto.nome, descricao: remoto.descricao })) r.desativados++;
-    } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao || local.ativo !== ativo) {
-      await local.update({ nome: remoto.nome, descricao: remoto.descricao, ativo });
+    } else if (!local.ativo && ativo) {
+      await reativarNoHub(local.id, { nome: remoto.nome, descricao: remoto.descricao });
+      r.atualizados++;
+    } else if (local.nome !== remoto.nome || local.descricao !== remoto.descricao) {
+      await local.update({ nome: remoto.nome, descricao: remoto.descricao });
       r.atualizados++;
     }
   }
@@ -250,10 +253,10 @@ async function confirmarSaidas(faltando: Aplicativo[], token: string, aoRecusar:
  * subscriptions. Creating a type or a subscription reads the application's row FOR SHARE, so
  * neither slips in between the count and the decision (decidirSobTrava).
  * Made inactive, it receives nothing more (its subscriptions' events may carry collaborators'
- * data): the pending deliveries of each of its subscriptions are cancelled in the same
- * transaction, as deactivating that subscription cancels them, its `ativa` left as it is. A
- * publication or a replay reads the application FOR SHARE as it stores deliveries, so it either
- * committed first, and its pending ones are cancelled here, or it sees the application inactive.
+ * data): once that commits, the pending deliveries of each of its subscriptions are cancelled, as
+ * deactivating that subscription cancels them, its `ativa` left as it is. A publication or a replay
+ * reads the application FOR SHARE as it stores deliveries, so it either committed first, and its
+ * pending ones are among those cancelled, or it sees the application inactive.
  */
 async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | undefined> {
   const decisao = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
@@ -261,13 +264,12 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
     const emUso = (await contagens([a.id], transaction)).get(a.id)!;
     if (!emUso.tipos && !emUso.assinaturas) {
       await a.destroy({ transaction });
-      return { saida: 'removidos' as const, canceladas: [] };
+      return 'removidos' as const;
     }
-    const canceladas = await desativar(a, transaction);
-    return canceladas && { saida: 'desativados' as const, canceladas };
+    return (await desativar(a, transaction)) ? ('desativados' as const) : undefined;
   });
-  removerJobsDasCanceladas(decisao?.canceladas);
-  return decisao?.saida;
+  if (decisao === 'desativados') await cancelarDoAssinante(id);
+  return decisao;
 }
 
 /**
@@ -275,32 +277,45 @@ async function sairDoHub(id: string): Promise<'removidos' | 'desativados' | unde
  * name and description as identity has them, in the same commit; whether it was active.
  */
 async function desativarNoHub(id: string, dados: { nome: string; descricao: string | null }): Promise<boolean> {
-  const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
-    if (!a) return undefined;
+  const desativado = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
+    if (!a) return false;
     await a.update(dados, { transaction });
     return desativar(a, transaction);
   });
-  removerJobsDasCanceladas(canceladas);
-  return Boolean(canceladas);
+  if (desativado) await cancelarDoAssinante(id);
+  return desativado;
+}
+
+/** Makes an active application inactive, inside the caller's transaction that holds its row; whether it was active. */
+async function desativar(a: Aplicativo, transaction: Transaction): Promise<boolean> {
+  if (!a.ativo) return false;
+  await a.update({ ativo: false }, { transaction });
+  return true;
 }
 
 /**
- * Makes an active application inactive and cancels the pending deliveries of each of its
- * subscriptions, inside the caller's transaction that holds its row; answers what was cancelled
- * (subscription, cancelled at), or undefined when it was inactive already.
+ * An inactive application active again in identity: active here, under its row's lock, with what
+ * its subscriptions' cancellations left pending (cancelarPendentes) cancelled in the same commit.
  */
-async function desativar(a: Aplicativo, transaction: Transaction): Promise<[string, Date | null][] | undefined> {
-  if (!a.ativo) return undefined;
-  await a.update({ ativo: false }, { transaction });
-  const canceladas: [string, Date | null][] = [];
-  for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: a.id }, attributes: ['id'], transaction })) {
-    canceladas.push([s.id, await cancelarPendentes(s.id, transaction)]);
-  }
-  return canceladas;
+async function reativarNoHub(id: string, dados: { nome: string; descricao: string | null }): Promise<void> {
+  const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
+    if (!a) return [];
+    const eraInativo = !a.ativo;
+    await a.update({ ...dados, ativo: true }, { transaction });
+    if (!eraInativo) return [];
+    const canceladas: [string, Date | null][] = [];
+    for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: a.id }, attributes: ['id'], transaction })) {
+      canceladas.push([s.id, await cancelarPendentes(s.id, transaction)]);
+    }
+    return canceladas;
+  });
+  for (const [assinaturaId, canceladasEm] of canceladas) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
 }
 
-/** Their jobs, once committed: each finds its delivery cancelled anyway, this only spares the queue. */
-function removerJobsDasCanceladas(canceladas: [string, Date | null][] | undefined): void {
-  for (const [assinaturaId, canceladasEm] of canceladas ?? []) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
+/** The pending deliveries of each subscription of an application made inactive, once that committed. */
+async function cancelarDoAssinante(aplicativoId: string): Promise<void> {
+  for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: aplicativoId }, attributes: ['id'] })) {
+    emSegundoPlano(removerJobs(s.id, await cancelarPendentesEmPaginas(s.id)));
+  }
 }
 

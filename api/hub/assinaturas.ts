@@ -6,7 +6,7 @@ import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
-import { cancelarPendentes, removerJobs } from './entregas';
+import { cancelarPendentes, cancelarPendentesEmPaginas, removerJobs } from './entregas';
 import { esquecerAssinaturas } from './eventos';
 
 /** SPEC §2 Assinatura. */
@@ -217,25 +217,23 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   // read again under lock: a change or deletion committed since the check above is what this one
   // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
   // beside them, where a worker recording a delivery's end writes (the two would wait on each other)
-  const canceladasEm = await mudarSobTrava(Assinatura, id, 'Assinatura', async (a, transaction) => {
+  const { ativa, canceladasEm } = await mudarSobTrava(Assinatura, id, 'Assinatura', async (a, transaction) => {
     if (e.versao_do_esquema != null && e.versao_do_esquema !== a.versao_do_esquema) {
       await conferirVersao(a.tipo_de_evento_id, e.versao_do_esquema, transaction);
     }
+    const reativada = !a.ativa && mudancas.ativa === true;
     await a.update(mudancas, { transaction });
-    return a.ativa ? null : cancelarPendentes(a.id, transaction);
+    return { ativa: a.ativa, canceladasEm: reativada ? await cancelarPendentes(a.id, transaction) : null };
   });
   esquecerAssinaturas();
-  emSegundoPlano(removerJobs(id, canceladasEm));
+  emSegundoPlano(removerJobs(id, ativa ? canceladasEm : await cancelarPendentesEmPaginas(id)));
   return assinaturaPorId(id);
 }
 
 /** SPEC §3: logical deletion; pending deliveries cancelled at once; history kept until retention. */
 export async function deletarAssinatura(id: string): Promise<void> {
   await existente(id);
-  const canceladasEm = await mudarSobTrava(Assinatura, id, 'Assinatura', async (a, transaction) => {
-    await a.destroy({ transaction });
-    return cancelarPendentes(a.id, transaction);
-  });
+  await mudarSobTrava(Assinatura, id, 'Assinatura', (a, transaction) => a.destroy({ transaction }));
   esquecerAssinaturas();
-  emSegundoPlano(removerJobs(id, canceladasEm));
+  emSegundoPlano(removerJobs(id, await cancelarPendentesEmPaginas(id)));
 }

@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import { IndexHints, LOCK, Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { config } from '../../config';
 import { agrupar } from '../../lib/agrupar';
-import { banco, dataSql, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
+import { banco, dataSql, escreverJuntos, LEITURA_CONFIRMADA, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, valorPorId } from '../../lib/database';
 import { GravadorEmLotes } from '../../lib/lotes';
 import { emSegundoPlano } from '../../lib/lifecycle';
 import { logger } from '../../lib/logger';
@@ -455,12 +455,57 @@ interface LinhaDaEntrega {
 }
 
 /**
- * SPEC §6 rule 6: pending deliveries of a deactivated or deleted subscription stop at once (and
- * those of an application the sync makes inactive, docs/decisoes.md). Runs in the transaction that
- * deactivates or deletes it, so the two are stored together (a reactivation never finds them
- * still pending), with one statement whatever their number, none of them read
- * into memory (a subscriber down for hours leaves hundreds of thousands). Answers the moment it
- * stamped them with, for `removerJobs` once it commits; null when there were none.
+ * The subscription `a` takes deliveries and its subscriber `s` is active (an application that left
+ * identity receives nothing): read by a publication before its batch's transaction and again in it.
+ */
+export const ASSINATURA_RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1';
+
+/** Pending deliveries cancelled per statement of `cancelarPendentesEmPaginas`. */
+export const CANCELADAS_POR_VEZ = { maximo: 1000 };
+
+/**
+ * SPEC §6 rule 6: the pending deliveries of a subscription that no longer receives (deactivated,
+ * deleted, or its subscriber made inactive by the sync, docs/decisoes.md) stop at once. Run once
+ * that change has committed, a page at a time, each page in a short transaction of its own: the
+ * change's transaction holds the subscription's (or the application's) row, which every
+ * publication of its type reads FOR SHARE, and cancelling a backlog there (200,000 pending took
+ * 7.7 s) held every publication batch with that type for as long. From the commit on, a
+ * publication stores its delivery cancelled and a worker cancels a pending one it picks up, so
+ * nothing more is sent meanwhile.
+ * Each page reads the subscription and its subscriber FOR SHARE and stops once it receives again:
+ * a reactivation (under the row's lock, so never in the middle of a page) cancels what is left
+ * itself (`cancelarPendentes`), and what it lets through afterwards is not this cancellation's.
+ * Every page is stamped with one moment, answered for `removerJobs`; null when none was cancelled.
+ */
+export async function cancelarPendentesEmPaginas(assinaturaId: string): Promise<Date | null> {
+  const momento = new Date();
+  let canceladas = 0;
+  for (;;) {
+    const naPagina = await repetirEmConflito('cancelamento de entregas pendentes', () =>
+      banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
+        const [aindaParada] = await banco('hub').query(
+          `SELECT a.id FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
+            WHERE a.id = ? AND NOT (${ASSINATURA_RECEBE}) LOCK IN SHARE MODE`,
+          { replacements: [assinaturaId], type: QueryTypes.SELECT, transaction },
+        );
+        if (!aindaParada) return 0;
+        const [n] = await Entrega.update(
+          { situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: momento },
+          { where: { assinatura_id: assinaturaId, situacao: 'pendente' }, limit: CANCELADAS_POR_VEZ.maximo, transaction, silent: true },
+        );
+        return n;
+      }),
+    );
+    canceladas += naPagina;
+    if (naPagina < CANCELADAS_POR_VEZ.maximo) return canceladas ? momento : null;
+  }
+}
+
+/**
+ * Inside the transaction that makes a subscription (or its subscriber) receive again, under its
+ * row's lock: any delivery still pending was stored before it stopped receiving (since then they
+ * are stored cancelled) and was left by a cancellation cut short (a process stopped midway) or
+ * still running; cancelled here, none of them reaches the subscriber. Usually none; one statement.
  */
 export async function cancelarPendentes(assinaturaId: string, transaction: Transaction): Promise<Date | null> {
   const momento = new Date();
@@ -502,7 +547,7 @@ async function emPaginas(
 }
 
 /**
- * The jobs of the deliveries `cancelarPendentes` cancelled would find them cancelled anyway:
+ * The jobs of the deliveries a cancellation stamped `canceladasEm` would find them cancelled anyway:
  * removing them frees Redis of waiting retries.
  */
 export async function removerJobs(assinaturaId: string, canceladasEm: Date | null, tamanhoDaPagina = 1000): Promise<void> {

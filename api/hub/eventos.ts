@@ -13,7 +13,7 @@ import { novoId } from '../../models/shared/base';
 import { ID_ASCII } from '../../models/shared/sql';
 import { ErroDeDominio, proibido, referenciaInvalida } from '../shared/errors';
 import { Principal } from '../shared/principal';
-import { dividirEmLotes, enfileirarLotes, jobsNaFila } from './entregas';
+import { ASSINATURA_RECEBE, dividirEmLotes, enfileirarLotes, jobsNaFila } from './entregas';
 import { validarDados } from './esquemas';
 import { esperarSincronizacao } from './sincronizacao';
 
@@ -381,11 +381,6 @@ const lotes = new GravadorEmLotes<Pedido, RespostaDaPublicacao | ErroDeDominio>(
 
 const repetido = (err: unknown) => err instanceof UniqueConstraintError || chaveDuplicada(err);
 
-/**
- * The subscription `a` takes deliveries and its subscriber `s` is active (an application that left
- * identity receives nothing): read before the batch's transaction, and again in it (RECEBE).
- */
-const ASSINATURA_RECEBE = 'a.ativa = 1 AND a.deletada_em IS NULL AND s.ativo = 1';
 /** ASSINATURA_RECEBE still, and still of the version of the `nova` row's event. */
 const RECEBE = `${ASSINATURA_RECEBE} AND a.versao_do_esquema = nova.versao`;
 

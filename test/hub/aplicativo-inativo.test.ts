@@ -416,6 +416,28 @@ describe('back in identity', () => {
     await hub.esperarSituacao((await hub.entregaDoEvento(c.assinatura.id, id)).id, 'entregue');
   });
 
+  test('active again with deliveries its cancellation left pending (a process stopped midway): the sync cancels them as it makes it active, and none is sent', async () => {
+    const c = await hub.cenario({ url_de_destino: receptor.url('/falha/sobra-do-app'), maximo_de_tentativas: 5 });
+    const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+    await hub.esperarPrimeiraFalha(entrega.id);
+    const q = fila(filaHubEntrega);
+    // no attempt meanwhile: an attempt would cancel it itself, finding the subscriber inactive
+    await q.pause();
+    try {
+      // made inactive, its process stopped before the cancellation
+      await Aplicativo.update({ ativo: false }, { where: { id: c.assinante.hub.id } });
+      expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+      await voltar(c.assinante);
+      expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+    } finally {
+      await q.resume();
+    }
+    // past when its next attempt was due (1.5 s + 20% after the first)
+    await dormir(1900);
+    expect(noCaminho('/falha/sobra-do-app')).toHaveLength(1);
+    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+  });
+
   test('active again: its active subscriptions receive the events published from then on; those of while it was out are not sent, its cancelled deliveries stay cancelled, and its inactive subscription stays inactive', async () => {
     falhando.add('/volta');
     const c = await hub.cenario({ url_de_destino: receptor.url('/volta'), maximo_de_tentativas: 5 });

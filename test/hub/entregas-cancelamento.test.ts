@@ -1,8 +1,8 @@
 import { RECARGA_DAS_CHAVES } from '../../api/hub/assinador';
 import { DatabaseError } from 'sequelize';
-import { removerJobs } from '../../api/hub/entregas';
+import { CANCELADAS_POR_VEZ, cancelarPendentesEmPaginas, removerJobs } from '../../api/hub/entregas';
 import { novaConexao } from '../../lib/database';
-import { Entrega } from '../../models/hub';
+import { Assinatura, Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
 import { filaHubEntrega } from '../../queues/hub-entrega';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -112,14 +112,15 @@ test('the jobs of a cancellation are found page by page, and only those: a deliv
   expect(await q.getJob(ids[2])).toBeUndefined();
 });
 
-test('deactivating and deleting store the subscription change and the cancellation together: while a pending delivery is held, the subscription is not yet seen changed (SPEC §6 rule 6)', async () => {
+test('deactivating and deleting commit the change first and cancel afterwards: while a pending delivery is held, the subscription is already changed and a publication of its type is not held (SPEC §6 rule 6)', async () => {
   for (const acao of ['desativar', 'deletar'] as const) {
-    const c = await hub.cenario({ url_de_destino: receptor.url(`/falha/junto-${acao}`), maximo_de_tentativas: 5 });
+    const c = await hub.cenario({ url_de_destino: receptor.url(`/falha/antes-${acao}`), maximo_de_tentativas: 5 });
     const { id } = await c.publicar();
     const entrega = await hub.entregaDoEvento(c.assinatura.id, id);
     await hub.esperarPrimeiraFalha(entrega.id);
     const conexao = await novaConexao('hub');
     try {
+      // a worker recording the delivery's attempt holds its row: the cancellation waits for it
       await conexao.beginTransaction();
       await conexao.query('SELECT id FROM entrega WHERE id = ? FOR UPDATE', [entrega.id]);
       const token = await hub.admin();
@@ -127,10 +128,13 @@ test('deactivating and deleting store the subscription change and the cancellati
         acao === 'desativar'
           ? hub.api.patch(`/assinatura/${c.assinatura.id}`, { token, body: { ativa: false } })
           : hub.api.del(`/assinatura/${c.assinatura.id}`, { token });
-      await esperarOutraConexao(conexao, 'the cancellation waiting on the delivery', ['%FROM `entrega`%FOR UPDATE%', 'UPDATE `entrega`%']);
-      // a reader outside both transactions sees neither change yet
-      const [linhas] = await conexao.query('SELECT ativa, deletada_em FROM assinatura WHERE id = ?', [c.assinatura.id]);
-      expect(linhas).toEqual([{ ativa: 1, deletada_em: null }]);
+      await esperarOutraConexao(conexao, 'the cancellation waiting on the delivery', ['UPDATE `entrega`%']);
+      const [linhas] = await conexao.query('SELECT ativa, deletada_em IS NOT NULL AS deletada FROM assinatura WHERE id = ?', [c.assinatura.id]);
+      expect(linhas).toEqual([acao === 'desativar' ? { ativa: 0, deletada: 0 } : { ativa: 1, deletada: 1 }]);
+      // the subscription's row is free: publications of its type go on (before, they waited for the
+      // whole cancellation: 7.7 s for a backlog of 200,000)
+      const publicada = await Promise.race([c.publicar({ n: 2 }), dormir(5000).then(() => 'held' as const)]);
+      expect(publicada).toEqual({ id: expect.any(String), entregas: 0 });
       await conexao.commit();
       expect((await resposta).status).toBe(acao === 'desativar' ? 200 : 204);
     } finally {
@@ -138,6 +142,59 @@ test('deactivating and deleting store the subscription change and the cancellati
     }
     expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
   }
+});
+
+test('a backlog is cancelled a page at a time under one stamp: every pending delivery cancelled, every job removed', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/paginada'), maximo_de_tentativas: 5 });
+  const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
+  const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
+  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
+  const espiao = jest.spyOn(Entrega, 'update');
+  const antes = CANCELADAS_POR_VEZ.maximo;
+  CANCELADAS_POR_VEZ.maximo = 2;
+  try {
+    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
+    const paginas = espiao.mock.calls.filter(([valores]) => (valores as { situacao?: string }).situacao === 'cancelada');
+    expect(paginas.map(([, opcoes]) => (opcoes as { limit?: number }).limit)).toEqual([2, 2]);
+  } finally {
+    CANCELADAS_POR_VEZ.maximo = antes;
+    espiao.mockRestore();
+  }
+  const lidas = await Promise.all(entregas.map((e) => hub.entrega(e.id)));
+  expect(lidas.map((e) => e.situacao)).toEqual(['cancelada', 'cancelada', 'cancelada']);
+  const q = fila(filaHubEntrega);
+  await esperarAte(async () => (await Promise.all(entregas.map((e) => q.getJob(e.id)))).every((j) => !j), 'the jobs of all three removed');
+});
+
+test('a cancellation cut short leaves deliveries pending on an inactive subscription: reactivating it cancels them in its own commit, and none is sent', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/sobra'), maximo_de_tentativas: 5 });
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+  await hub.esperarPrimeiraFalha(entrega.id);
+  const q = fila(filaHubEntrega);
+  // no attempt meanwhile: an attempt would cancel it itself, finding the subscription inactive
+  await q.pause();
+  try {
+    // the deactivation committed, its process stopped before the cancellation
+    await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
+    expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+    const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: true } });
+    expect({ status: res.status, ativa: res.body.ativa }).toEqual({ status: 200, ativa: true });
+    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+  } finally {
+    await q.resume();
+  }
+  // past when its next attempt was due (1.5 s + 20% after the first)
+  await dormir(1900);
+  expect(noCaminho('/falha/sobra')).toHaveLength(1);
+});
+
+test('a cancellation that finds its subscription receiving again stops: what that subscription stores since stays pending', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/reativada'), maximo_de_tentativas: 5 });
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+  await hub.esperarPrimeiraFalha(entrega.id);
+  expect(await cancelarPendentesEmPaginas(c.assinatura.id)).toBeNull();
+  expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+  await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
 });
 
 test('maximo_de_tentativas lowered to the attempts already made: the next attempt is not sent, the delivery goes to the error queue (SPEC §6 rule 3)', async () => {
