@@ -295,9 +295,11 @@ async function desativar(a: Aplicativo, transaction: Transaction): Promise<boole
 
 /**
  * An inactive application active again in identity: active here, under its row's lock, with what
- * its subscriptions' cancellations left pending (cancelarPendentes) cancelled in the same commit.
+ * its subscriptions' cancellations left pending (cancelarPendentes) cancelled in the same commit;
+ * most of that first, while it does not receive, a page at a time.
  */
 async function reativarNoHub(id: string, dados: { nome: string; descricao: string | null }): Promise<void> {
+  await cancelarDoAssinante(id);
   const canceladas = await decidirSobTrava(Aplicativo, id, async (a, transaction) => {
     if (!a) return [];
     const eraInativo = !a.ativo;
@@ -312,7 +314,7 @@ async function reativarNoHub(id: string, dados: { nome: string; descricao: strin
   for (const [assinaturaId, canceladasEm] of canceladas) emSegundoPlano(removerJobs(assinaturaId, canceladasEm));
 }
 
-/** The pending deliveries of each subscription of an application made inactive, once that committed. */
+/** The pending deliveries of each subscription of an inactive application (made so, committed). */
 async function cancelarDoAssinante(aplicativoId: string): Promise<void> {
   for (const s of await Assinatura.findAll({ where: { aplicativo_assinante_id: aplicativoId }, attributes: ['id'] })) {
     emSegundoPlano(removerJobs(s.id, await cancelarPendentesEmPaginas(s.id)));

@@ -214,6 +214,9 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   for (const campo of ['url_de_destino', 'versao_do_esquema', 'ativa', 'maximo_de_tentativas', 'tempo_limite_em_segundos'] as const) {
     if (e[campo] !== undefined && e[campo] !== null) mudancas[campo] = e[campo];
   }
+  // a reactivation cancels what a cancellation left pending (cancelarPendentes, under the lock):
+  // most of it first, while the subscription does not receive, a page at a time
+  if (e.ativa === true) await cancelarPendentesEmPaginas(id);
   // read again under lock: a change or deletion committed since the check above is what this one
   // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
   // beside them, where a worker recording a delivery's end writes (the two would wait on each other)

@@ -304,8 +304,8 @@ async function tentar(entregaId: string, primeira: boolean, sinal?: AbortSignal)
   const assinantes = await chavesQueAssinam();
   const e = await leituras.guardar(entregaId);
   if (!e || e.situacao !== 'pendente') return 'ignorada';
-  // an inactive subscriber (it left identity) receives nothing: the sync cancels its pending
-  // deliveries as it makes it inactive, and this cancels any it left (inactive before that rule)
+  // a subscription or subscriber that no longer receives: its cancellation, after the change's
+  // commit, may not have reached this one yet (or was cut short); an attempt never goes out
   if (e.deletada_em || !e.ativa || !e.assinante_ativo) {
     await Entrega.update({ situacao: 'cancelada', proxima_tentativa_em: null }, { where: { id: e.id, situacao: 'pendente' } });
     return 'cancelada';
@@ -476,29 +476,36 @@ export const CANCELADAS_POR_VEZ = { maximo: 1000 };
  * a reactivation (under the row's lock, so never in the middle of a page) cancels what is left
  * itself (`cancelarPendentes`), and what it lets through afterwards is not this cancellation's.
  * Every page is stamped with one moment, answered for `removerJobs`; null when none was cancelled.
+ * A failure midway (the database) is logged, not thrown: the change it follows has committed, and
+ * the deliveries it left pending are cancelled by their attempts, or by a reactivation, never sent.
  */
 export async function cancelarPendentesEmPaginas(assinaturaId: string): Promise<Date | null> {
   const momento = new Date();
   let canceladas = 0;
-  for (;;) {
-    const naPagina = await repetirEmConflito('cancelamento de entregas pendentes', () =>
-      banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
-        const [aindaParada] = await banco('hub').query(
-          `SELECT a.id FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
-            WHERE a.id = ? AND NOT (${ASSINATURA_RECEBE}) LOCK IN SHARE MODE`,
-          { replacements: [assinaturaId], type: QueryTypes.SELECT, transaction },
-        );
-        if (!aindaParada) return 0;
-        const [n] = await Entrega.update(
-          { situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: momento },
-          { where: { assinatura_id: assinaturaId, situacao: 'pendente' }, limit: CANCELADAS_POR_VEZ.maximo, transaction, silent: true },
-        );
-        return n;
-      }),
-    );
-    canceladas += naPagina;
-    if (naPagina < CANCELADAS_POR_VEZ.maximo) return canceladas ? momento : null;
+  try {
+    for (;;) {
+      const naPagina = await repetirEmConflito('cancelamento de entregas pendentes', () =>
+        banco('hub').transaction(LEITURA_CONFIRMADA, async (transaction) => {
+          const [aindaParada] = await banco('hub').query(
+            `SELECT a.id FROM assinatura a JOIN aplicativo s ON s.id = a.aplicativo_assinante_id
+              WHERE a.id = ? AND NOT (${ASSINATURA_RECEBE}) LOCK IN SHARE MODE`,
+            { replacements: [assinaturaId], type: QueryTypes.SELECT, transaction },
+          );
+          if (!aindaParada) return 0;
+          const [n] = await Entrega.update(
+            { situacao: 'cancelada', proxima_tentativa_em: null, atualizada_em: momento },
+            { where: { assinatura_id: assinaturaId, situacao: 'pendente' }, limit: CANCELADAS_POR_VEZ.maximo, transaction, silent: true },
+          );
+          return n;
+        }),
+      );
+      canceladas += naPagina;
+      if (naPagina < CANCELADAS_POR_VEZ.maximo) break;
+    }
+  } catch (err) {
+    log.error({ erro: (err as Error).message, assinatura_id: assinaturaId, canceladas }, 'cancelamento de entregas pendentes interrompido: as restantes se cancelam na vez de cada uma');
   }
+  return canceladas ? momento : null;
 }
 
 /**

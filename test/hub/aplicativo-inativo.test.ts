@@ -423,13 +423,18 @@ describe('back in identity', () => {
     const q = fila(filaHubEntrega);
     // no attempt meanwhile: an attempt would cancel it itself, finding the subscriber inactive
     await q.pause();
+    const espiao = jest.spyOn(Entrega, 'update');
     try {
       // made inactive, its process stopped before the cancellation
       await Aplicativo.update({ ativo: false }, { where: { id: c.assinante.hub.id } });
       expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
       await voltar(c.assinante);
       expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+      // a page at a time before the application's lock, not in one statement under it
+      const paginas = espiao.mock.calls.filter(([valores, opcoes]) => (valores as { situacao?: string }).situacao === 'cancelada' && (opcoes as { limit?: number }).limit);
+      expect(paginas).toHaveLength(1);
     } finally {
+      espiao.mockRestore();
       await q.resume();
     }
     // past when its next attempt was due (1.5 s + 20% after the first)

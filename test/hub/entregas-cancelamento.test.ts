@@ -1,6 +1,7 @@
 import { RECARGA_DAS_CHAVES } from '../../api/hub/assinador';
 import { DatabaseError } from 'sequelize';
 import { CANCELADAS_POR_VEZ, cancelarPendentesEmPaginas, removerJobs } from '../../api/hub/entregas';
+import * as database from '../../lib/database';
 import { novaConexao } from '../../lib/database';
 import { Assinatura, Entrega } from '../../models/hub';
 import { fila } from '../../queues/fila';
@@ -144,48 +145,113 @@ test('deactivating and deleting commit the change first and cancel afterwards: w
   }
 });
 
+/** Entrega.update's calls that cancel by pages (the worker's own cancellations carry no limit). */
+const paginasDeCancelamento = (espiao: jest.SpyInstance) =>
+  espiao.mock.calls
+    .filter(([valores, opcoes]) => (valores as { situacao?: string }).situacao === 'cancelada' && (opcoes as { limit?: number }).limit !== undefined)
+    .map(([, opcoes]) => (opcoes as { limit: number }).limit);
+
 test('a backlog is cancelled a page at a time under one stamp: every pending delivery cancelled, every job removed', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/paginada'), maximo_de_tentativas: 5 });
   const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
   const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
   for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
+  const q = fila(filaHubEntrega);
+  const remocoes = jest.spyOn(q, 'remove');
   const espiao = jest.spyOn(Entrega, 'update');
   const antes = CANCELADAS_POR_VEZ.maximo;
   CANCELADAS_POR_VEZ.maximo = 2;
   try {
     expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
-    const paginas = espiao.mock.calls.filter(([valores]) => (valores as { situacao?: string }).situacao === 'cancelada');
-    expect(paginas.map(([, opcoes]) => (opcoes as { limit?: number }).limit)).toEqual([2, 2]);
+    expect(paginasDeCancelamento(espiao)).toEqual([2, 2]);
+    const lidas = await Promise.all(entregas.map((e) => hub.entrega(e.id)));
+    expect(lidas.map((e) => e.situacao)).toEqual(['cancelada', 'cancelada', 'cancelada']);
+    // removed by the cancellation, found by its stamp (a job that ran finds its delivery cancelled
+    // and leaves the queue too, so the queue alone would not say which)
+    await esperarAte(async () => entregas.every((e) => remocoes.mock.calls.some(([id]) => id === e.id)), 'the jobs of all three removed by the cancellation');
   } finally {
     CANCELADAS_POR_VEZ.maximo = antes;
     espiao.mockRestore();
+    remocoes.mockRestore();
   }
-  const lidas = await Promise.all(entregas.map((e) => hub.entrega(e.id)));
-  expect(lidas.map((e) => e.situacao)).toEqual(['cancelada', 'cancelada', 'cancelada']);
-  const q = fila(filaHubEntrega);
-  await esperarAte(async () => (await Promise.all(entregas.map((e) => q.getJob(e.id)))).every((j) => !j), 'the jobs of all three removed');
 });
 
-test('a cancellation cut short leaves deliveries pending on an inactive subscription: reactivating it cancels them in its own commit, and none is sent', async () => {
+test('a cancellation cut short leaves deliveries pending on an inactive subscription: reactivating it cancels them, most a page at a time before its lock, and none is sent', async () => {
   const c = await hub.cenario({ url_de_destino: receptor.url('/falha/sobra'), maximo_de_tentativas: 5 });
-  const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
-  await hub.esperarPrimeiraFalha(entrega.id);
+  const entregas = [];
+  for (const n of [1, 2, 3]) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
+  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
   const q = fila(filaHubEntrega);
   // no attempt meanwhile: an attempt would cancel it itself, finding the subscription inactive
   await q.pause();
+  const espiao = jest.spyOn(Entrega, 'update');
+  const antes = CANCELADAS_POR_VEZ.maximo;
+  CANCELADAS_POR_VEZ.maximo = 2;
   try {
     // the deactivation committed, its process stopped before the cancellation
     await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
-    expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+    expect((await hub.entrega(entregas[0].id)).situacao).toBe('pendente');
     const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: true } });
     expect({ status: res.status, ativa: res.body.ativa }).toEqual({ status: 200, ativa: true });
-    expect(await hub.entrega(entrega.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
+    expect(paginasDeCancelamento(espiao)).toEqual([2, 2]);
+    for (const e of entregas) expect(await hub.entrega(e.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
   } finally {
+    CANCELADAS_POR_VEZ.maximo = antes;
+    espiao.mockRestore();
     await q.resume();
   }
-  // past when its next attempt was due (1.5 s + 20% after the first)
+  // past when their next attempts were due (1.5 s + 20% after the first)
   await dormir(1900);
-  expect(noCaminho('/falha/sobra')).toHaveLength(1);
+  expect(noCaminho('/falha/sobra')).toHaveLength(3);
+});
+
+test('a cancellation the database cuts short is logged, not answered as an error (the change committed): what it left pending is cancelled at its attempt, never sent', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/cortada'), maximo_de_tentativas: 5 });
+  const entrega = await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n: 1 })).id);
+  await hub.esperarPrimeiraFalha(entrega.id);
+  const espiao = jest.spyOn(Entrega, 'update').mockImplementationOnce((async () => {
+    throw new DatabaseError(Object.assign(new Error('Lock wait timeout exceeded'), { code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205, sql: 'UPDATE entrega' }) as never);
+  }) as never);
+  try {
+    const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+    expect({ status: res.status, ativa: res.body.ativa }).toEqual({ status: 200, ativa: false });
+  } finally {
+    espiao.mockRestore();
+  }
+  expect((await hub.entrega(entrega.id)).situacao).toBe('pendente');
+  // its next attempt (1.5 s + 20% after the first) finds the subscription inactive
+  await esperarAte(async () => (await hub.entrega(entrega.id)).situacao === 'cancelada', 'cancelled at its attempt', 5000);
+  expect(noCaminho('/falha/cortada')).toHaveLength(1);
+});
+
+test('a cancellation that finds its subscription receiving again between two pages stops there: what is left stays pending', async () => {
+  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/entre-paginas'), maximo_de_tentativas: 5 });
+  const entregas = [];
+  for (const n of [1, 2, 3]) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
+  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
+  const q = fila(filaHubEntrega);
+  await q.pause();
+  await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
+  const real = database.repetirEmConflito;
+  // the first page's transaction, then a reactivation (the row's lock lets one in between pages)
+  const espiao = jest.spyOn(database, 'repetirEmConflito').mockImplementationOnce(async (descricao, trabalho) => {
+    const r = await real(descricao, trabalho);
+    await Assinatura.update({ ativa: true }, { where: { id: c.assinatura.id } });
+    return r;
+  });
+  const antes = CANCELADAS_POR_VEZ.maximo;
+  CANCELADAS_POR_VEZ.maximo = 1;
+  try {
+    expect(await cancelarPendentesEmPaginas(c.assinatura.id)).toEqual(expect.any(Date));
+    const situacoes = await Promise.all(entregas.map(async (e) => (await hub.entrega(e.id)).situacao));
+    expect(situacoes.filter((x) => x === 'cancelada')).toHaveLength(1);
+    expect(situacoes.filter((x) => x === 'pendente')).toHaveLength(2);
+  } finally {
+    CANCELADAS_POR_VEZ.maximo = antes;
+    espiao.mockRestore();
+    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+    await q.resume();
+  }
 });
 
 test('a cancellation that finds its subscription receiving again stops: what that subscription stores since stays pending', async () => {
