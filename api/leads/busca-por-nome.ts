@@ -7,7 +7,7 @@ import { chaveNaGeracao } from './geracao';
  * Establishments a `nome` names, listed from the full-text indexes when there are at most this
  * many on each side (nome fantasia, razão social). Tests lower it to reach the other path.
  */
-export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1 };
+export const LIMITES_DO_NOME = { lista: 5000, prazoS: 1, esgotadoMs: 60_000 };
 /**
  * Names' lists already read, for the data they were read from (the key holds its generation):
  * the pages of one search and its count read a list once, and so do the spellings the indexes
@@ -25,7 +25,8 @@ const listasDosNomes = new CacheComPrazo<string, string[] | null>(() => 2 * 60_0
  * for a rare one (a few seconds per million rows: a 503 and an estimated total over the real
  * registry). So the names' matches are listed first, from each index, up to LIMITES_DO_NOME.lista
  * on each side: a name with that few matches becomes a list of CNPJs (primary-key lookups); a
- * common one, or a list slower than LIMITES_DO_NOME.prazoS, keeps the walk, where matches are dense.
+ * common one, or a list slower than LIMITES_DO_NOME.prazoS (then for esgotadoMs), keeps the walk,
+ * where matches are dense.
  * The list runs before the page's read and the count's, inside their own limits' margins: the
  * count job's 1 + 6 seconds stay under the 8 a listing waits for it. It is kept for the current
  * data (listasDosNomes), so the count and the next pages find it read. Answers undefined for the walk.
@@ -40,8 +41,13 @@ export async function cnpjsDoNome(nome: string, geracao?: string): Promise<strin
   const guardada = listasDosNomes.obter(chave);
   if (guardada !== undefined) return guardada ?? undefined;
   const lista = await listarDosIndices(busca);
-  // a list that ran out of time is not kept: the database may just have been busy
-  if (lista === TEMPO_ESGOTADO) return undefined;
+  if (lista === TEMPO_ESGOTADO) {
+    // the walk for a while: a word common in the real registry runs out of time on every try, and
+    // each page of its listing would spend the time limit again. Not longer: the database may only
+    // have been busy
+    listasDosNomes.guardar(chave, null, Date.now() + LIMITES_DO_NOME.esgotadoMs);
+    return undefined;
+  }
   listasDosNomes.guardar(chave, lista ?? null);
   return lista;
 }

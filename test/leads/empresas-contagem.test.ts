@@ -1,6 +1,6 @@
 import { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
-import { cnpjsDoNome } from '../../api/leads/busca-por-nome';
+import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { CONTAGENS_NA_FILA, contarEGuardar, contarEmpresas, PedidoDeContagem, PRAZO_DA_CONTAGEM_S, TETO_DA_CONTAGEM } from '../../api/leads/contagem';
 import { chaveDosFiltros, condicoesDosFiltros, FiltrosDeEmpresas } from '../../api/leads/filtros';
 import { chaveNaGeracao, geracaoDosDados, novaGeracaoDosDados, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
@@ -544,15 +544,30 @@ describe("a name's list of establishments is kept for the current data (api/lead
     }
   });
 
-  test('a list the database could not give in time is not kept: the next listing asks again', async () => {
-    const trava = await travarEstabelecimentos();
+  test('a list the database could not give in time means the walk for LIMITES_DO_NOME.esgotadoMs, without asking again; then it is asked again', async () => {
+    const antes = LIMITES_DO_NOME.esgotadoMs;
+    LIMITES_DO_NOME.esgotadoMs = 1500;
     try {
-      // waiting on the lock until the list's own time limit: the walk, for now
-      expect(await cnpjsDoNome('cafe')).toBeUndefined();
+      const trava = await travarEstabelecimentos();
+      try {
+        // waiting on the lock until the list's own time limit: the walk, for now
+        expect(await cnpjsDoNome('cafe')).toBeUndefined();
+      } finally {
+        await destravar(trava);
+      }
+      // the database answers again, but the next pages do not spend the time limit on the list
+      const consultas = jest.spyOn(database, 'lerDemorado');
+      try {
+        expect(await cnpjsDoNome('cafe')).toBeUndefined();
+        expect(consultas).not.toHaveBeenCalled();
+      } finally {
+        consultas.mockRestore();
+      }
+      await new Promise((r) => setTimeout(r, 1600));
+      expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...esperados(cadastro, CAFE)].sort());
     } finally {
-      await destravar(trava);
+      LIMITES_DO_NOME.esgotadoMs = antes;
     }
-    expect((await cnpjsDoNome('cafe'))!.sort()).toEqual([...esperados(cadastro, CAFE)].sort());
   });
 });
 
