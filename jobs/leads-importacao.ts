@@ -4,8 +4,13 @@ import { progressoNoPainel } from '../queues/fila';
 
 /**
  * Adapter: imports the directory named by the job, reporting progress to the dashboard; the
- * worker's abort signal (shutdown) stops it.
+ * worker's abort signal (shutdown) stops it. A job runs once (no retries, none after a stall): one
+ * started before was retried by hand on the dashboard, and its month may be older than one
+ * imported since, which it would replace.
  */
-export function processarLeadsImportacao(job: Job<{ diretorio: string }>, _token?: string, sinal?: AbortSignal) {
+export async function processarLeadsImportacao(job: Job<{ diretorio: string }>, _token?: string, sinal?: AbortSignal) {
+  if (job.attemptsStarted > 1) {
+    throw new Error(`este job de importação já rodou (repetido pelo painel?): para importar ${job.data.diretorio} de novo, rode suite import-cnpj`);
+  }
   return importarCnpj(job.data.diretorio, progressoNoPainel(job), sinal);
 }

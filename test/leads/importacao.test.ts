@@ -1333,6 +1333,27 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     expect(vistos.at(-1)).toMatchObject({ fase: 'concluida', percentual: 100 });
   });
 
+  test('a finished import job retried from the dashboard fails at once, saying why, and imports nothing: its month may be older than one imported since', async () => {
+    const cnpj = novoCnpj();
+    const antigo = await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES ANTIGO' })] });
+    const eventos = eventosDaFila(filaLeadsImportacao);
+    await eventos.waitUntilReady();
+    const q = fila(filaLeadsImportacao);
+    const job = await q.add('importar', { diretorio: antigo });
+    await job.waitUntilFinished(eventos, 60_000);
+    // a newer month imported since
+    await importarCnpjPelaFila(await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES NOVO' })] }), () => undefined);
+    const importacoes = async () => (await banco('leads').query('SELECT id FROM importacao', { type: QueryTypes.SELECT })).length;
+    const antes = await importacoes();
+
+    await (await q.getJob(job.id!))!.retry('completed');
+    await esperarAte(async () => (await q.getJob(job.id!))!.getState().then((e) => e === 'failed'), 'the retried job failed', 30_000);
+    const repetido = await q.getJob(job.id!);
+    expect(repetido!.failedReason).toMatch(/já rodou.*import-cnpj/);
+    expect(await importacoes()).toBe(antes);
+    expect((await registro(cnpj)).nome_fantasia).toBe('MES NOVO');
+  });
+
   test('a job on a directory it cannot import fails once (no retry), with the reason on the job', async () => {
     const dir = dirs.novo();
     const eventos = eventosDaFila(filaLeadsImportacao);
