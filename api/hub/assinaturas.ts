@@ -216,7 +216,7 @@ export async function atualizarAssinatura(id: string, e: AtualizarAssinatura): P
   }
   // a reactivation cancels what a cancellation left pending (cancelarPendentes, under the lock):
   // most of it first, while the subscription does not receive, a page at a time
-  if (e.ativa === true) await cancelarPendentesEmPaginas(id);
+  if (e.ativa === true) emSegundoPlano(removerJobs(id, await cancelarPendentesEmPaginas(id)));
   // read again under lock: a change or deletion committed since the check above is what this one
   // follows. READ COMMITTED: cancelarPendentes locks the pending deliveries only, not the index gaps
   // beside them, where a worker recording a delivery's end writes (the two would wait on each other)

@@ -211,7 +211,7 @@ describe('the listing indexes hold every common filter of the establishment, mat
     ['estabelecimento_cnae', { cnae: '6204000', uf: 'RJ', situacao_cadastral: '08', matriz_filial: '1' }],
     ['estabelecimento_municipio', { municipio: '7107', situacao_cadastral: '02', cnae: '4781400', matriz_filial: '2' }],
   ];
-  test.each(listagens)('a count through %s reads index entries alone, no row', async (indice, filtros) => {
+  test.each(listagens)('%s covers a count with those filters: read through it, the count reads index entries alone, no row', async (indice, filtros) => {
     const { onde, parametros } = condicoesDosFiltros(filtros);
     const [plano] = await banco('leads').query<{ key: string; Extra: string }>(
       `EXPLAIN SELECT COUNT(*) FROM estabelecimento e FORCE INDEX (${indice}) ${onde}`,
