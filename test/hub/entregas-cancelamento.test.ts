@@ -145,68 +145,65 @@ test('deactivating and deleting commit the change first and cancel afterwards: w
   }
 });
 
-/** Entrega.update's calls that cancel by pages (the worker's own cancellations carry no limit). */
-const paginasDeCancelamento = (espiao: jest.SpyInstance) =>
-  espiao.mock.calls
-    .filter(([valores, opcoes]) => (valores as { situacao?: string }).situacao === 'cancelada' && (opcoes as { limit?: number }).limit !== undefined)
-    .map(([, opcoes]) => (opcoes as { limit: number }).limit);
-
-test('a backlog is cancelled a page at a time under one stamp: every pending delivery cancelled, every job removed', async () => {
-  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/paginada'), maximo_de_tentativas: 5 });
-  const eventos = [await c.publicar({ n: 1 }), await c.publicar({ n: 2 }), await c.publicar({ n: 3 })];
-  const entregas = await Promise.all(eventos.map((e) => hub.entregaDoEvento(c.assinatura.id, e.id)));
+/**
+ * Three deliveries of a new subscription, each past its first failed attempt, with the queue paused
+ * (no attempt meanwhile: one would cancel its delivery itself, under another stamp), and the
+ * cancellation's pages of `porPagina` deliveries. `fazer` gets the subscription, the deliveries, the
+ * page sizes Entrega.update was called with (the worker's own cancellations carry no limit) and the
+ * jobs removed; all is put back after it.
+ */
+async function comTresPendentes(
+  caminho: string,
+  porPagina: number,
+  fazer: (c: Awaited<ReturnType<Hub['cenario']>>, entregas: { id: string }[], paginas: () => number[], removidos: () => unknown[]) => Promise<void>,
+) {
+  const c = await hub.cenario({ url_de_destino: receptor.url(caminho), maximo_de_tentativas: 5 });
+  const entregas: { id: string }[] = [];
+  for (const n of [1, 2, 3]) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
   for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
   const q = fila(filaHubEntrega);
-  // no attempt meanwhile: one would cancel its delivery itself, under another stamp
   await q.pause();
-  const remocoes = jest.spyOn(q, 'remove');
   const espiao = jest.spyOn(Entrega, 'update');
+  const remocoes = jest.spyOn(q, 'remove');
   const antes = CANCELADAS_POR_VEZ.maximo;
-  CANCELADAS_POR_VEZ.maximo = 2;
+  CANCELADAS_POR_VEZ.maximo = porPagina;
+  const paginas = () =>
+    espiao.mock.calls
+      .filter(([valores, opcoes]) => (valores as { situacao?: string }).situacao === 'cancelada' && (opcoes as { limit?: number }).limit !== undefined)
+      .map(([, opcoes]) => (opcoes as { limit: number }).limit);
   try {
-    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
-    expect(paginasDeCancelamento(espiao)).toEqual([2, 2]);
-    const lidas = await Promise.all(entregas.map((e) => hub.entrega(e.id)));
-    expect(lidas.map((e) => e.situacao)).toEqual(['cancelada', 'cancelada', 'cancelada']);
-    // removed by the cancellation, found by its stamp (a job that ran finds its delivery cancelled
-    // and leaves the queue too, so the queue alone would not say which)
-    await esperarAte(async () => entregas.every((e) => remocoes.mock.calls.some(([id]) => id === e.id)), 'the jobs of all three removed by the cancellation');
+    await fazer(c, entregas, paginas, () => remocoes.mock.calls.map(([id]) => id));
   } finally {
     CANCELADAS_POR_VEZ.maximo = antes;
     espiao.mockRestore();
     remocoes.mockRestore();
     await q.resume();
   }
+}
+
+test('a backlog is cancelled a page at a time under one stamp: every pending delivery cancelled, every job removed', async () => {
+  await comTresPendentes('/falha/paginada', 2, async (c, entregas, paginas, removidos) => {
+    expect((await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } })).status).toBe(200);
+    expect(paginas()).toEqual([2, 2]);
+    const lidas = await Promise.all(entregas.map((e) => hub.entrega(e.id)));
+    expect(lidas.map((e) => e.situacao)).toEqual(['cancelada', 'cancelada', 'cancelada']);
+    // removed by the cancellation, found by its stamp
+    await esperarAte(async () => entregas.every((e) => removidos().includes(e.id)), 'the jobs of all three removed by the cancellation');
+  });
 });
 
 test('a cancellation cut short leaves deliveries pending on an inactive subscription: reactivating it cancels them, most a page at a time before its lock, and none is sent', async () => {
-  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/sobra'), maximo_de_tentativas: 5 });
-  const entregas: Awaited<ReturnType<Hub["entregaDoEvento"]>>[] = [];
-  for (const n of [1, 2, 3]) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
-  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
-  const q = fila(filaHubEntrega);
-  // no attempt meanwhile: an attempt would cancel it itself, finding the subscription inactive
-  await q.pause();
-  const espiao = jest.spyOn(Entrega, 'update');
-  const remocoes = jest.spyOn(q, 'remove');
-  const antes = CANCELADAS_POR_VEZ.maximo;
-  CANCELADAS_POR_VEZ.maximo = 2;
-  try {
+  await comTresPendentes('/falha/sobra', 2, async (c, entregas, paginas, removidos) => {
     // the deactivation committed, its process stopped before the cancellation
     await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
     expect((await hub.entrega(entregas[0].id)).situacao).toBe('pendente');
     const res = await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: true } });
     expect({ status: res.status, ativa: res.body.ativa }).toEqual({ status: 200, ativa: true });
-    expect(paginasDeCancelamento(espiao)).toEqual([2, 2]);
+    expect(paginas()).toEqual([2, 2]);
     for (const e of entregas) expect(await hub.entrega(e.id)).toMatchObject({ situacao: 'cancelada', proxima_tentativa_em: null });
     // and their waiting retries leave the queue
-    await esperarAte(async () => entregas.every((e) => remocoes.mock.calls.some(([id]) => id === e.id)), 'their jobs removed');
-  } finally {
-    CANCELADAS_POR_VEZ.maximo = antes;
-    espiao.mockRestore();
-    remocoes.mockRestore();
-    await q.resume();
-  }
+    await esperarAte(async () => entregas.every((e) => removidos().includes(e.id)), 'their jobs removed');
+  });
   // past when their next attempts were due (1.5 s + 20% after the first)
   await dormir(1900);
   expect(noCaminho('/falha/sobra')).toHaveLength(3);
@@ -235,33 +232,25 @@ test('a cancellation the database cuts short is logged, not answered as an error
 });
 
 test('a cancellation that finds its subscription receiving again between two pages stops there: what is left stays pending', async () => {
-  const c = await hub.cenario({ url_de_destino: receptor.url('/falha/entre-paginas'), maximo_de_tentativas: 5 });
-  const entregas: Awaited<ReturnType<Hub["entregaDoEvento"]>>[] = [];
-  for (const n of [1, 2, 3]) entregas.push(await hub.entregaDoEvento(c.assinatura.id, (await c.publicar({ n })).id));
-  for (const e of entregas) await hub.esperarPrimeiraFalha(e.id);
-  const q = fila(filaHubEntrega);
-  await q.pause();
-  await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
-  const real = database.repetirEmConflito;
-  // the first page's transaction, then a reactivation (the row's lock lets one in between pages)
-  const espiao = jest.spyOn(database, 'repetirEmConflito').mockImplementationOnce(async (descricao, trabalho) => {
-    const r = await real(descricao, trabalho);
-    await Assinatura.update({ ativa: true }, { where: { id: c.assinatura.id } });
-    return r;
+  await comTresPendentes('/falha/entre-paginas', 1, async (c, entregas) => {
+    await Assinatura.update({ ativa: false }, { where: { id: c.assinatura.id } });
+    const real = database.repetirEmConflito;
+    // the first page's transaction, then a reactivation (the row's lock lets one in between pages)
+    const espiao = jest.spyOn(database, 'repetirEmConflito').mockImplementationOnce(async (descricao, trabalho) => {
+      const r = await real(descricao, trabalho);
+      await Assinatura.update({ ativa: true }, { where: { id: c.assinatura.id } });
+      return r;
+    });
+    try {
+      expect(await cancelarPendentesEmPaginas(c.assinatura.id)).toEqual(expect.any(Date));
+      const situacoes = await Promise.all(entregas.map(async (e) => (await hub.entrega(e.id)).situacao));
+      expect(situacoes.filter((x) => x === 'cancelada')).toHaveLength(1);
+      expect(situacoes.filter((x) => x === 'pendente')).toHaveLength(2);
+    } finally {
+      espiao.mockRestore();
+      await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
+    }
   });
-  const antes = CANCELADAS_POR_VEZ.maximo;
-  CANCELADAS_POR_VEZ.maximo = 1;
-  try {
-    expect(await cancelarPendentesEmPaginas(c.assinatura.id)).toEqual(expect.any(Date));
-    const situacoes = await Promise.all(entregas.map(async (e) => (await hub.entrega(e.id)).situacao));
-    expect(situacoes.filter((x) => x === 'cancelada')).toHaveLength(1);
-    expect(situacoes.filter((x) => x === 'pendente')).toHaveLength(2);
-  } finally {
-    CANCELADAS_POR_VEZ.maximo = antes;
-    espiao.mockRestore();
-    await hub.api.patch(`/assinatura/${c.assinatura.id}`, { token: await hub.admin(), body: { ativa: false } });
-    await q.resume();
-  }
 });
 
 test('a cancellation that finds its subscription receiving again stops: what that subscription stores since stays pending', async () => {
