@@ -177,8 +177,9 @@ export const MIGRACOES_LEADS: Migracao[] = [
       // one, so a count or a deep page with it read each row the others left (a first page of São
       // Paulo's active headquarters waited about 1 s for its count among a million establishments;
       // with the column in the index, 0.1 s). One byte per entry; each import's copy takes the
-      // indexes as the live table has them. One statement, in place: the registry stays readable and the
-      // old index serves until the new one replaces it (a server that cannot fails it, not copies).
+      // indexes as the live table has them. One statement, in place: the registry stays readable
+      // and the old index serves until the new one replaces it (a server that cannot fails it
+      // rather than copy the table).
       const listagens: [string, string][] = [
         ['estabelecimento_uf', 'uf, cnpj, situacao_cadastral, cnae_fiscal_principal, municipio'],
         ['estabelecimento_situacao', 'situacao_cadastral, cnpj, uf, cnae_fiscal_principal, municipio'],
