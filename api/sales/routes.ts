@@ -73,7 +73,6 @@ const conferirAssinatura: RequestHandler = (req, res, next) => {
   }
 };
 
-
 /** Routes of the chat platform's and the messaging gateway's webhooks (DESIGN §7). */
 function rotasDeWebhooks(): Rota[] {
   return [
