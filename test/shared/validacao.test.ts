@@ -28,10 +28,14 @@ test('each field at fault is listed, each once, under the route\'s message', () 
 test('a body of 100,000 unknown keys gets the first ERROS_LISTADOS, the count in the message, and costs about what joi does', () => {
   const corpo: Record<string, unknown> = { email: 'a@exemplo.com' };
   for (let i = 0; i < 100_000; i++) corpo[`k${i}`] = 0;
-  const inicio = performance.now();
+  // joi alone, measured in the same run (the machine's load weighs on both alike): about 0.3 s on
+  // a quiet one; comparing each error with every other took 20 times as long (6 s)
+  let inicio = performance.now();
+  esquema.validate(corpo);
+  const doJoi = performance.now() - inicio;
+  inicio = performance.now();
   const err = errosDe(corpo);
-  // joi alone takes about 0.3 s for these; comparing each error with every other took 6 s
-  expect(performance.now() - inicio).toBeLessThan(3000);
+  expect(performance.now() - inicio).toBeLessThan(5 * doJoi + 500);
   expect(err.erros).toHaveLength(ERROS_LISTADOS);
   expect(err.erros?.[0]).toEqual({ campo: 'k0', mensagem: expect.any(String) });
   expect(err.message).toBe(`Dados inválidos. (100000 erros; os primeiros ${ERROS_LISTADOS} abaixo)`);
