@@ -4,6 +4,7 @@ import { processarFilesColaboradorSync } from './files-colaborador-sync';
 import { processarFilesLimpeza } from './files-limpeza';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
+import { processarHubContagem } from './hub-contagem';
 import { processarHubEntrega, prepararWorkerDeEntregas } from './hub-entrega';
 import { processarHubRetencao } from './hub-retencao';
 import { processarIdentityOutbox } from './identity-outbox';
@@ -24,6 +25,7 @@ export const PROCESSADORES: Record<string, Processor> = {
   'hub-aplicativo-sync': processarHubAplicativoSync,
   'hub-retencao': processarHubRetencao,
   'hub-colaborador-sync': processarHubColaboradorSync,
+  'hub-contagem': processarHubContagem,
   'leads-importacao': processarLeadsImportacao,
   'leads-contagem': processarLeadsContagem,
   'leads-colaborador-sync': processarLeadsColaboradorSync,

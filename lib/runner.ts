@@ -12,6 +12,7 @@ import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs
 import { definicaoDaFila, FILAS } from '../queues';
 import { DefinicaoDeFila, emCursoNoWorker, esperarFimDoJob, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
+import { filaHubContagem, INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS } from '../queues/hub-contagem';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { filaLeadsImportacao } from '../queues/leads-importacao';
@@ -232,6 +233,7 @@ function repetiveis(): { fila: DefinicaoDeFila; chave: string; cadaMs: number }[
     { fila: filaIdentityOutbox, chave: 'purgar', cadaMs: INTERVALO_DA_PURGA_MS },
     { fila: filaHubRetencao, chave: 'purgar', cadaMs: INTERVALO_DA_RETENCAO_MS },
     { fila: filaHubRetencao, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS },
+    { fila: filaHubContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS },
     { fila: filaSalesTransferencia, chave: 'transferir', cadaMs: config().sales.transferenciaIntervaloSegundos * 1000 },
     { fila: filaSalesAnexo, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS },
     { fila: filaSalesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },

@@ -4,6 +4,7 @@ import { filaFilesColaboradorSync } from './files-colaborador-sync';
 import { filaFilesLimpeza } from './files-limpeza';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
 import { filaHubColaboradorSync } from './hub-colaborador-sync';
+import { filaHubContagem } from './hub-contagem';
 import { filaHubEntrega } from './hub-entrega';
 import { filaHubRetencao } from './hub-retencao';
 import { filaIdentityOutbox } from './identity-outbox';
@@ -24,6 +25,7 @@ export const FILAS: DefinicaoDeFila[] = [
   filaHubAplicativoSync,
   filaHubRetencao,
   filaHubColaboradorSync,
+  filaHubContagem,
   filaLeadsImportacao,
   filaLeadsContagem,
   filaLeadsColaboradorSync,

@@ -1,11 +1,12 @@
 import { Op, QueryTypes, Transaction, WhereOptions } from 'sequelize';
 import { banco } from '../../lib/database';
 import { emSegundoPlano } from '../../lib/lifecycle';
-import { Aplicativo, Assinatura, Entrega, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
+import { Aplicativo, Assinatura, TipoDeEvento, VersaoDeEvento } from '../../models/hub';
 import { iso } from '../../models/shared/base';
 import { conflito, dadosInvalidos, naoEncontrado, referenciaInvalida } from '../shared/errors';
 import { comoConflitoDaRegra, mudarSobTrava } from '../shared/sob-trava';
 import { contem, offset, PaginaNumerada } from '../shared/paginacao';
+import { entregasNaFilaDeErro } from './contagem';
 import { cancelarPendentes, cancelarPendentesEmPaginas, removerJobs } from './entregas';
 import { esquecerAssinaturas } from './eventos';
 
@@ -44,7 +45,7 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
   if (!lista.length) return [];
   const ids = lista.map((a) => a.id);
   const [naFila, ultimas, versoes] = await Promise.all([
-    Entrega.count({ where: { assinatura_id: ids, situacao: 'fila_de_erro' }, group: ['assinatura_id'] }),
+    entregasNaFilaDeErro(ids),
     // the last success is read from the deliveries (no hot row to update per delivery); the column
     // keeps it once the history is purged or replayed. Both in one statement, so one snapshot: a
     // purge or a replay moves it from the deliveries to the column in one transaction. The newest
@@ -62,7 +63,6 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
       attributes: ['tipo_de_evento_id', 'versao', 'situacao'],
     }),
   ]);
-  const erros = new Map((naFila as unknown as { assinatura_id: string; count: number }[]).map((c) => [c.assinatura_id, Number(c.count)]));
   const situacoes = new Map(versoes.map((v) => [`${v.tipo_de_evento_id}:${v.versao}`, v.situacao]));
   const ultimaEntrega = new Map(
     ultimas.map((u) => {
@@ -82,7 +82,7 @@ async function comoJson(lista: Assinatura[]): Promise<AssinaturaJson[]> {
     maximo_de_tentativas: a.maximo_de_tentativas,
     tempo_limite_em_segundos: a.tempo_limite_em_segundos,
     ativa: a.ativa,
-    entregas_na_fila_de_erro: erros.get(a.id) ?? 0,
+    entregas_na_fila_de_erro: naFila.get(a.id) ?? 0,
     ultima_entrega_em: iso(ultimaEntrega.get(a.id) ?? null),
     criada_em: iso(a.criada_em)!,
     atualizada_em: iso(a.atualizada_em)!,

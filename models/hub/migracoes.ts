@@ -1,4 +1,4 @@
-import { QueryTypes } from 'sequelize';
+import { QueryTypes, Transaction } from 'sequelize';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
@@ -293,4 +293,60 @@ export const MIGRACOES_HUB: Migracao[] = [
   },
   migracaoDosNomesDePerfil,
   migracaoDoSegredoDosTokens,
+  {
+    name: '0015-hub-fila-de-erro-contada',
+    async up(qi) {
+      // Each subscription's `entregas_na_fila_de_erro` was counted on every read: with a million
+      // deliveries in a subscription's error queue, each listing took most of a second. The triggers
+      // log each delivery entering or leaving the error queue as a delta; the hub-contagem job folds
+      // the deltas into the base counts (lib/contagem.ts). Deliveries are always stored `pendente`
+      // (api/hub/eventos.ts), so an insertion needs no trigger, and the publications' insertions,
+      // the hub's busiest statement, pay nothing. Run again after a stop midway, it builds the same.
+      const s = qi.sequelize;
+      const q = (sql: string) => s.query(sql);
+      await q(`CREATE TABLE IF NOT EXISTS fila_de_erro_contagem (
+        assinatura_id CHAR(36) ${ID_ASCII} NOT NULL PRIMARY KEY,
+        total BIGINT NOT NULL
+      ) ${TABELA}`);
+      await q(`CREATE TABLE IF NOT EXISTS fila_de_erro_contagem_delta (
+        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        assinatura_id CHAR(36) ${ID_ASCII} NOT NULL,
+        delta INT NOT NULL,
+        KEY fila_de_erro_contagem_delta_assinatura (assinatura_id)
+      ) ${TABELA}`);
+      const registrar = (linha: 'NEW' | 'OLD', delta: string) =>
+        `INSERT INTO fila_de_erro_contagem_delta (assinatura_id, delta) VALUES (${linha}.assinatura_id, ${delta})`;
+      await q('DROP TRIGGER IF EXISTS fila_de_erro_alteracao');
+      await q(`CREATE TRIGGER fila_de_erro_alteracao AFTER UPDATE ON entrega FOR EACH ROW
+        BEGIN
+          IF (OLD.situacao = 'fila_de_erro') <> (NEW.situacao = 'fila_de_erro') THEN
+            ${registrar('NEW', "IF(NEW.situacao = 'fila_de_erro', 1, -1)")};
+          END IF;
+        END`);
+      await q('DROP TRIGGER IF EXISTS fila_de_erro_remocao');
+      await q(`CREATE TRIGGER fila_de_erro_remocao AFTER DELETE ON entrega FOR EACH ROW
+        BEGIN IF OLD.situacao = 'fila_de_erro' THEN ${registrar('OLD', '-1')}; END IF; END`);
+      // The base counts from one snapshot taken after the triggers exist (workers of the previous
+      // release may still be delivering): a change committed before it is in the count, so its delta,
+      // seen in the same snapshot, is dropped; one committed after it keeps its delta.
+      await s.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
+        const ler = <T extends object>(sql: string) => s.query<T>(sql, { transaction, type: QueryTypes.SELECT });
+        const contagens = await ler<{ assinatura_id: string; total: number }>(
+          "SELECT assinatura_id, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
+        );
+        const vistos = await ler<{ id: number }>('SELECT id FROM fila_de_erro_contagem_delta');
+        await s.query('DELETE FROM fila_de_erro_contagem', { transaction });
+        for (let i = 0; i < contagens.length; i += 1000) {
+          const parte = contagens.slice(i, i + 1000);
+          await s.query('INSERT INTO fila_de_erro_contagem (assinatura_id, total) VALUES ?', {
+            replacements: [parte.map((c) => [c.assinatura_id, c.total])],
+            transaction,
+          });
+        }
+        for (let i = 0; i < vistos.length; i += 10_000) {
+          await s.query('DELETE FROM fila_de_erro_contagem_delta WHERE id IN (?)', { replacements: [vistos.slice(i, i + 10_000).map((d) => d.id)], transaction });
+        }
+      });
+    },
+  },
 ];

@@ -225,6 +225,7 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
       'identity-outbox purgar',
       'hub-retencao purgar',
       'hub-retencao varrer',
+      'hub-contagem compactar',
       'sales-transferencia transferir',
       'sales-anexo varrer',
       'sales-contagem compactar',

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { banco as bancoDoServico, migrar } from '../../lib/database';
+import { MIGRACOES_HUB } from '../../models/hub/migracoes';
+import { bancoAntesDaMigracao } from '../helpers/migracoes';
+
+/**
+ * Migration 0015 counts each subscription's error queue once, then keeps the count by triggers:
+ * the deliveries already there are counted, a delta logged before the count is not counted twice,
+ * and run again it builds the same counts.
+ */
+const banco = bancoAntesDaMigracao('hub', MIGRACOES_HUB, '0015-hub-fila-de-erro-contada');
+const { q, indice } = banco;
+
+afterAll(() => banco.apagar());
+
+async function entregas(assinaturaId: string, situacao: string, quantas: number): Promise<string[]> {
+  const ids = Array.from({ length: quantas }, () => randomUUID());
+  for (const id of ids) {
+    await q('INSERT INTO entrega (id, evento_id, assinatura_id, situacao, criada_em, atualizada_em) VALUES (?, ?, ?, ?, NOW(3), NOW(3))', [
+      id,
+      randomUUID(),
+      assinaturaId,
+      situacao,
+    ]);
+  }
+  return ids;
+}
+
+const contagens = async () =>
+  Object.fromEntries(
+    (
+      await q(`SELECT assinatura_id, SUM(total) AS total FROM (
+                 SELECT assinatura_id, total FROM fila_de_erro_contagem UNION ALL SELECT assinatura_id, delta FROM fila_de_erro_contagem_delta
+               ) t GROUP BY assinatura_id`)
+    ).map((c) => [c.assinatura_id, Number(c.total)]),
+  );
+
+test('the error queues already stored are counted; the triggers keep the counts from then on; run again, the same counts', async () => {
+  await banco.abrir();
+  const [a, b, semFalhas] = [randomUUID(), randomUUID(), randomUUID()];
+  const naFilaDeA = await entregas(a, 'fila_de_erro', 3);
+  await entregas(a, 'entregue', 2);
+  await entregas(b, 'fila_de_erro', 1);
+  await entregas(semFalhas, 'pendente', 2);
+
+  expect(await migrar('hub', MIGRACOES_HUB.slice(0, indice + 1))).toEqual(['0015-hub-fila-de-erro-contada']);
+  expect(await contagens()).toEqual({ [a]: 3, [b]: 1 });
+  expect(await q('SELECT * FROM fila_de_erro_contagem_delta')).toEqual([]);
+
+  // from now on the triggers log each change: one out of the queue, one purged, one new in it
+  await q("UPDATE entrega SET situacao = 'pendente' WHERE id = ?", [naFilaDeA[0]]);
+  await q('DELETE FROM entrega WHERE id = ?', [naFilaDeA[1]]);
+  await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE assinatura_id = ? AND situacao = 'pendente' LIMIT 1", [semFalhas]);
+  expect(await contagens()).toEqual({ [a]: 1, [b]: 1, [semFalhas]: 1 });
+
+  // run again (a stop midway, say) with deltas logged: counted from the deliveries once, the deltas
+  // it saw dropped, so nothing counts twice
+  await MIGRACOES_HUB[indice].up(bancoDoServico('hub').getQueryInterface());
+  expect(await contagens()).toEqual({ [a]: 1, [b]: 1, [semFalhas]: 1 });
+  expect(await q('SELECT * FROM fila_de_erro_contagem_delta')).toEqual([]);
+});
+
+test('a delivery entering the error queue while the migration counts is counted once: after its snapshot, by its delta', async () => {
+  const assinatura = randomUUID();
+  const [antes, durante] = await entregas(assinatura, 'pendente', 2);
+  await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", [antes]);
+  const sequelize = bancoDoServico('hub');
+  const consulta = sequelize.query.bind(sequelize);
+  // a worker of the previous release commits between the migration's count and its reading of the deltas
+  const espiao = jest.spyOn(sequelize, 'query').mockImplementation((async (sql: string, opcoes?: object) => {
+    const resposta = await consulta(sql, opcoes);
+    if (sql.includes('COUNT(*) AS total FROM entrega')) await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", [durante]);
+    return resposta;
+  }) as typeof sequelize.query);
+  try {
+    await MIGRACOES_HUB[indice].up(sequelize.getQueryInterface());
+  } finally {
+    espiao.mockRestore();
+  }
+  expect((await contagens())[assinatura]).toBe(2);
+  expect(await q('SELECT assinatura_id, delta FROM fila_de_erro_contagem_delta')).toEqual([{ assinatura_id: assinatura, delta: 1 }]);
+});
