@@ -1,6 +1,7 @@
 import { Processor, Worker } from 'bullmq';
 import { FILAS } from '../queues';
 import { processarFilesColaboradorSync } from './files-colaborador-sync';
+import { processarFilesContagem } from './files-contagem';
 import { processarFilesLimpeza } from './files-limpeza';
 import { processarHubAplicativoSync } from './hub-aplicativo-sync';
 import { processarHubColaboradorSync } from './hub-colaborador-sync';
@@ -34,6 +35,7 @@ export const PROCESSADORES: Record<string, Processor> = {
   'sales-contagem': processarSalesContagem,
   'sales-colaborador-sync': processarSalesColaboradorSync,
   'files-limpeza': processarFilesLimpeza,
+  'files-contagem': processarFilesContagem,
   'files-colaborador-sync': processarFilesColaboradorSync,
 };
 

@@ -11,6 +11,7 @@ import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bu
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { DefinicaoDeFila, emCursoNoWorker, esperarFimDoJob, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
+import { filaFilesContagem, INTERVALO_DA_CONSOLIDACAO_DOS_ARQUIVOS_MS } from '../queues/files-contagem';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
 import { filaHubContagem, INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS } from '../queues/hub-contagem';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
@@ -238,6 +239,7 @@ function repetiveis(): { fila: DefinicaoDeFila; chave: string; cadaMs: number }[
     { fila: filaSalesAnexo, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS },
     { fila: filaSalesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },
     { fila: filaFilesLimpeza, chave: 'varrer', cadaMs: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS },
+    { fila: filaFilesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_DOS_ARQUIVOS_MS },
   ];
 }
 

@@ -1,6 +1,7 @@
 import { ConfigError } from '../config';
 import { DefinicaoDeFila } from './fila';
 import { filaFilesColaboradorSync } from './files-colaborador-sync';
+import { filaFilesContagem } from './files-contagem';
 import { filaFilesLimpeza } from './files-limpeza';
 import { filaHubAplicativoSync } from './hub-aplicativo-sync';
 import { filaHubColaboradorSync } from './hub-colaborador-sync';
@@ -34,6 +35,7 @@ export const FILAS: DefinicaoDeFila[] = [
   filaSalesContagem,
   filaSalesColaboradorSync,
   filaFilesLimpeza,
+  filaFilesContagem,
   filaFilesColaboradorSync,
 ];
 

@@ -1,4 +1,5 @@
-import { QueryTypes, Transaction } from 'sequelize';
+import { QueryTypes } from 'sequelize';
+import { contarDoInicio } from '../../lib/contagem';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
 import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
@@ -326,27 +327,12 @@ export const MIGRACOES_HUB: Migracao[] = [
       await q('DROP TRIGGER IF EXISTS fila_de_erro_remocao');
       await q(`CREATE TRIGGER fila_de_erro_remocao AFTER DELETE ON entrega FOR EACH ROW
         BEGIN IF OLD.situacao = 'fila_de_erro' THEN ${registrar('OLD', '-1')}; END IF; END`);
-      // The base counts from one snapshot taken after the triggers exist (workers of the previous
-      // release may still be delivering): a change committed before it is in the count, so its delta,
-      // seen in the same snapshot, is dropped; one committed after it keeps its delta.
-      await s.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
-        const ler = <T extends object>(sql: string) => s.query<T>(sql, { transaction, type: QueryTypes.SELECT });
-        const contagens = await ler<{ assinatura_id: string; total: number }>(
-          "SELECT assinatura_id, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
-        );
-        const vistos = await ler<{ id: number }>('SELECT id FROM fila_de_erro_contagem_delta');
-        await s.query('DELETE FROM fila_de_erro_contagem', { transaction });
-        for (let i = 0; i < contagens.length; i += 1000) {
-          const parte = contagens.slice(i, i + 1000);
-          await s.query('INSERT INTO fila_de_erro_contagem (assinatura_id, total) VALUES ?', {
-            replacements: [parte.map((c) => [c.assinatura_id, c.total])],
-            transaction,
-          });
-        }
-        for (let i = 0; i < vistos.length; i += 10_000) {
-          await s.query('DELETE FROM fila_de_erro_contagem_delta WHERE id IN (?)', { replacements: [vistos.slice(i, i + 10_000).map((d) => d.id)], transaction });
-        }
-      });
+      // workers of the previous release may still be delivering: counted from one snapshot
+      await contarDoInicio(
+        s,
+        { base: 'fila_de_erro_contagem', deltas: 'fila_de_erro_contagem_delta', chave: 'assinatura_id' },
+        "SELECT assinatura_id AS chave, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
+      );
     },
   },
 ];

@@ -230,6 +230,7 @@ test("repeatable jobs run once, not with their queue's retries: the next run is 
       'sales-anexo varrer',
       'sales-contagem compactar',
       'files-limpeza varrer',
+      'files-contagem compactar',
     ]),
   );
   for (const a of todos) expect(a.opts).toEqual(expect.objectContaining({ attempts: 1 }));
