@@ -1,4 +1,3 @@
-import { QueryTypes, Sequelize, Transaction } from 'sequelize';
 import { emTransacao, lerPorTexto } from './database';
 
 /**
@@ -9,29 +8,6 @@ import { emTransacao, lerPorTexto } from './database';
  */
 export type TabelasDaContagem = { base: string; deltas: string; chave: string };
 export type ContagemComDeltas = TabelasDaContagem & { banco: { config: { database: string } } };
-
-/**
- * A migration's first base totals, `contagens` (a SELECT of `chave` and `total`) read from one
- * snapshot taken after the triggers exist: processes of the previous release may still be writing,
- * and a change committed before the snapshot is in the count, so its delta, seen in the same
- * snapshot, is dropped; one committed after it keeps its delta. Run again, it builds the same.
- */
-export async function contarDoInicio(s: Sequelize, c: TabelasDaContagem, contagens: string): Promise<void> {
-  await s.transaction({ isolationLevel: Transaction.ISOLATION_LEVELS.REPEATABLE_READ }, async (transaction) => {
-    const ler = <T extends object>(sql: string) => s.query<T>(sql, { transaction, type: QueryTypes.SELECT });
-    const totais = await ler<{ chave: string; total: number }>(contagens);
-    const vistos = await ler<{ id: number }>(`SELECT id FROM ${c.deltas}`);
-    await s.query(`DELETE FROM ${c.base}`, { transaction });
-    for (let i = 0; i < totais.length; i += 1000) {
-      const parte = totais.slice(i, i + 1000).map((t) => [t.chave, t.total]);
-      await s.query(`INSERT INTO ${c.base} (${c.chave}, total) VALUES ?`, { replacements: [parte], transaction });
-    }
-    for (let i = 0; i < vistos.length; i += DELTAS_POR_VEZ) {
-      const parte = vistos.slice(i, i + DELTAS_POR_VEZ).map((d) => d.id);
-      await s.query(`DELETE FROM ${c.deltas} WHERE id IN (?)`, { replacements: [parte], transaction });
-    }
-  });
-}
 
 /** Deltas folded per transaction: its locks, and the DELETE's list of ids, stay bounded. */
 export const DELTAS_POR_VEZ = 10_000;

@@ -1,5 +1,5 @@
 import { Migracao } from '../../lib/database';
-import { contarDoInicio } from '../../lib/contagem';
+import { criarContagemComDeltas, registrarDelta } from '../shared/contagem';
 import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { ASCII, existeNoEsquema, TABELA } from '../shared/sql';
 
@@ -98,39 +98,24 @@ export const MIGRACOES_FILES: Migracao[] = [
       // `GET /arquivo`'s total was counted on every page: 0.4 s for an application holding a
       // million files (the sales attachments). The triggers log each file that begins or stops
       // being live as a delta; the files-contagem job folds them into the base counts (lib/contagem.ts).
-      // Run again after a stop midway, it builds the same.
-      const s = qi.sequelize;
-      const q = (sql: string) => s.query(sql);
-      await q(`CREATE TABLE IF NOT EXISTS arquivo_contagem (
-        aplicativo_id VARCHAR(64) ${ASCII} NOT NULL PRIMARY KEY,
-        total BIGINT NOT NULL
-      ) ${TABELA}`);
-      await q(`CREATE TABLE IF NOT EXISTS arquivo_contagem_delta (
-        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-        aplicativo_id VARCHAR(64) ${ASCII} NOT NULL,
-        delta INT NOT NULL,
-        KEY arquivo_contagem_delta_aplicativo (aplicativo_id)
-      ) ${TABELA}`);
-      const registrar = (linha: 'NEW' | 'OLD', delta: 1 | -1) =>
-        `INSERT INTO arquivo_contagem_delta (aplicativo_id, delta) VALUES (${linha}.aplicativo_id, ${delta})`;
-      for (const nome of ['arquivo_contagem_insercao', 'arquivo_contagem_alteracao', 'arquivo_contagem_remocao']) await q(`DROP TRIGGER IF EXISTS ${nome}`);
-      await q(`CREATE TRIGGER arquivo_contagem_insercao AFTER INSERT ON arquivo FOR EACH ROW
-        BEGIN IF NEW.deletado_em IS NULL THEN ${registrar('NEW', 1)}; END IF; END`);
-      await q(`CREATE TRIGGER arquivo_contagem_alteracao AFTER UPDATE ON arquivo FOR EACH ROW
-        BEGIN
-          IF NOT (OLD.aplicativo_id <=> NEW.aplicativo_id AND (OLD.deletado_em IS NULL) <=> (NEW.deletado_em IS NULL)) THEN
-            IF OLD.deletado_em IS NULL THEN ${registrar('OLD', -1)}; END IF;
-            IF NEW.deletado_em IS NULL THEN ${registrar('NEW', 1)}; END IF;
-          END IF;
-        END`);
-      await q(`CREATE TRIGGER arquivo_contagem_remocao AFTER DELETE ON arquivo FOR EACH ROW
-        BEGIN IF OLD.deletado_em IS NULL THEN ${registrar('OLD', -1)}; END IF; END`);
-      // uploads of the previous release's processes may still be arriving: counted from one snapshot
-      await contarDoInicio(
-        s,
-        { base: 'arquivo_contagem', deltas: 'arquivo_contagem_delta', chave: 'aplicativo_id' },
-        'SELECT aplicativo_id AS chave, COUNT(*) AS total FROM arquivo WHERE deletado_em IS NULL GROUP BY aplicativo_id',
-      );
+      const c = { base: 'arquivo_contagem', deltas: 'arquivo_contagem_delta', chave: 'aplicativo_id' };
+      await criarContagemComDeltas(qi.sequelize, c, {
+        tipoDaChave: `VARCHAR(64) ${ASCII}`,
+        gatilhos: {
+          arquivo_contagem_insercao: `AFTER INSERT ON arquivo FOR EACH ROW
+            BEGIN IF NEW.deletado_em IS NULL THEN ${registrarDelta(c, 'NEW', '1')}; END IF; END`,
+          arquivo_contagem_alteracao: `AFTER UPDATE ON arquivo FOR EACH ROW
+            BEGIN
+              IF NOT (OLD.aplicativo_id <=> NEW.aplicativo_id AND (OLD.deletado_em IS NULL) <=> (NEW.deletado_em IS NULL)) THEN
+                IF OLD.deletado_em IS NULL THEN ${registrarDelta(c, 'OLD', '-1')}; END IF;
+                IF NEW.deletado_em IS NULL THEN ${registrarDelta(c, 'NEW', '1')}; END IF;
+              END IF;
+            END`,
+          arquivo_contagem_remocao: `AFTER DELETE ON arquivo FOR EACH ROW
+            BEGIN IF OLD.deletado_em IS NULL THEN ${registrarDelta(c, 'OLD', '-1')}; END IF; END`,
+        },
+        contagens: 'SELECT aplicativo_id AS chave, COUNT(*) AS total FROM arquivo WHERE deletado_em IS NULL GROUP BY aplicativo_id',
+      });
     },
   },
 ];

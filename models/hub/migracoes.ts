@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
-import { contarDoInicio } from '../../lib/contagem';
 import { LEITURA_CONFIRMADA, Migracao } from '../../lib/database';
+import { criarContagemComDeltas, registrarDelta } from '../shared/contagem';
 import { migracaoDeAcesso, migracaoDoSegredoDosTokens, migracaoDosNomesDePerfil } from '../shared/migracoes-de-acesso';
 import { adicionarColuna, ID_ASCII, TABELA } from '../shared/sql';
 
@@ -302,37 +302,22 @@ export const MIGRACOES_HUB: Migracao[] = [
       // log each delivery entering or leaving the error queue as a delta; the hub-contagem job folds
       // the deltas into the base counts (lib/contagem.ts). Deliveries are always stored `pendente`
       // (api/hub/eventos.ts), so an insertion needs no trigger, and the publications' insertions,
-      // the hub's busiest statement, pay nothing. Run again after a stop midway, it builds the same.
-      const s = qi.sequelize;
-      const q = (sql: string) => s.query(sql);
-      await q(`CREATE TABLE IF NOT EXISTS fila_de_erro_contagem (
-        assinatura_id CHAR(36) ${ID_ASCII} NOT NULL PRIMARY KEY,
-        total BIGINT NOT NULL
-      ) ${TABELA}`);
-      await q(`CREATE TABLE IF NOT EXISTS fila_de_erro_contagem_delta (
-        id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-        assinatura_id CHAR(36) ${ID_ASCII} NOT NULL,
-        delta INT NOT NULL,
-        KEY fila_de_erro_contagem_delta_assinatura (assinatura_id)
-      ) ${TABELA}`);
-      const registrar = (linha: 'NEW' | 'OLD', delta: string) =>
-        `INSERT INTO fila_de_erro_contagem_delta (assinatura_id, delta) VALUES (${linha}.assinatura_id, ${delta})`;
-      await q('DROP TRIGGER IF EXISTS fila_de_erro_alteracao');
-      await q(`CREATE TRIGGER fila_de_erro_alteracao AFTER UPDATE ON entrega FOR EACH ROW
-        BEGIN
-          IF (OLD.situacao = 'fila_de_erro') <> (NEW.situacao = 'fila_de_erro') THEN
-            ${registrar('NEW', "IF(NEW.situacao = 'fila_de_erro', 1, -1)")};
-          END IF;
-        END`);
-      await q('DROP TRIGGER IF EXISTS fila_de_erro_remocao');
-      await q(`CREATE TRIGGER fila_de_erro_remocao AFTER DELETE ON entrega FOR EACH ROW
-        BEGIN IF OLD.situacao = 'fila_de_erro' THEN ${registrar('OLD', '-1')}; END IF; END`);
-      // workers of the previous release may still be delivering: counted from one snapshot
-      await contarDoInicio(
-        s,
-        { base: 'fila_de_erro_contagem', deltas: 'fila_de_erro_contagem_delta', chave: 'assinatura_id' },
-        "SELECT assinatura_id AS chave, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
-      );
+      // the hub's busiest statement, pay nothing.
+      const c = { base: 'fila_de_erro_contagem', deltas: 'fila_de_erro_contagem_delta', chave: 'assinatura_id' };
+      await criarContagemComDeltas(qi.sequelize, c, {
+        tipoDaChave: `CHAR(36) ${ID_ASCII}`,
+        gatilhos: {
+          fila_de_erro_alteracao: `AFTER UPDATE ON entrega FOR EACH ROW
+            BEGIN
+              IF (OLD.situacao = 'fila_de_erro') <> (NEW.situacao = 'fila_de_erro') THEN
+                ${registrarDelta(c, 'NEW', "IF(NEW.situacao = 'fila_de_erro', 1, -1)")};
+              END IF;
+            END`,
+          fila_de_erro_remocao: `AFTER DELETE ON entrega FOR EACH ROW
+            BEGIN IF OLD.situacao = 'fila_de_erro' THEN ${registrarDelta(c, 'OLD', '-1')}; END IF; END`,
+        },
+        contagens: "SELECT assinatura_id AS chave, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
+      });
     },
   },
 ];

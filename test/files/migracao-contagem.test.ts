@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { lerContagens } from '../../lib/contagem';
 import { banco as bancoDoServico, migrar } from '../../lib/database';
 import { MIGRACOES_FILES } from '../../models/files/migracoes';
 import { bancoAntesDaMigracao } from '../helpers/migracoes';
@@ -23,13 +24,7 @@ async function arquivo(aplicativoId: string, deletado = false): Promise<string> 
 }
 
 const contagens = async () =>
-  Object.fromEntries(
-    (
-      await q(`SELECT aplicativo_id, SUM(total) AS total FROM (
-                 SELECT aplicativo_id, total FROM arquivo_contagem UNION ALL SELECT aplicativo_id, delta FROM arquivo_contagem_delta
-               ) t GROUP BY aplicativo_id`)
-    ).map((c) => [c.aplicativo_id, Number(c.total)]),
-  );
+  Object.fromEntries(await lerContagens({ banco: bancoDoServico('files'), base: 'arquivo_contagem', deltas: 'arquivo_contagem_delta', chave: 'aplicativo_id' }));
 
 test('the live files already stored are counted, the deleted ones not; the triggers keep the counts; run again, the same counts', async () => {
   await banco.abrir();

@@ -262,8 +262,19 @@ export function hubDe(suite: SuiteDeTeste) {
     return exigir(await api.get(`/assinatura/${id}`, { token: await admin() }), 200, `subscription ${id}`);
   }
 
+  /** A scenario whose `quantas` deliveries end in the error queue (one attempt each): `url_de_destino` must fail. */
+  async function cenarioNaFilaDeErro(url_de_destino: string, quantas: number) {
+    const c = await cenario({ url_de_destino, maximo_de_tentativas: 1 });
+    const naFila = [];
+    for (let i = 0; i < quantas; i++) {
+      const { id } = await c.publicar({ n: i });
+      naFila.push(await esperarSituacao((await entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
+    }
+    return { c, entregas: naFila };
+  }
+
   return {
-    ...{ identity, api, admin, noHub, aplicativo, aplicativos, tipo, versao, assinar, publicar, cenario },
+    ...{ identity, api, admin, noHub, aplicativo, aplicativos, tipo, versao, assinar, publicar, cenario, cenarioNaFilaDeErro },
     ...{ entregas, entrega, entregaDoEvento, esperarSituacao, esperarPrimeiraFalha, assinatura },
   };
 }

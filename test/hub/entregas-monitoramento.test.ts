@@ -30,13 +30,7 @@ const noCaminho = (caminho: string) => t.receptor.recebidas.filter((r) => r.cami
 /** A subscription whose deliveries end in the error queue (one attempt each) while its path fails. */
 async function cenarioComFalhas(caminho: string, quantas: number) {
   falhando.add(caminho);
-  const c = await t.hub.cenario({ url_de_destino: t.receptor.url(caminho), maximo_de_tentativas: 1 });
-  const entregas = [];
-  for (let i = 0; i < quantas; i++) {
-    const { id } = await c.publicar({ n: i });
-    entregas.push(await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
-  }
-  return { c, entregas };
+  return t.hub.cenarioNaFilaDeErro(t.receptor.url(caminho), quantas);
 }
 
 const CAMPOS_DA_ENTREGA = [

@@ -22,13 +22,7 @@ const deltasDe = async (assinaturaId: string) =>
 
 async function emFalha(caminho: string, quantas: number) {
   falhando.add(caminho);
-  const c = await t.hub.cenario({ url_de_destino: t.receptor.url(caminho), maximo_de_tentativas: 1 });
-  const entregas = [];
-  for (let i = 0; i < quantas; i++) {
-    const { id } = await c.publicar({ n: i });
-    entregas.push(await t.hub.esperarSituacao((await t.hub.entregaDoEvento(c.assinatura.id, id)).id, 'fila_de_erro'));
-  }
-  return { c, entregas };
+  return t.hub.cenarioNaFilaDeErro(t.receptor.url(caminho), quantas);
 }
 
 test('the count follows each delivery into and out of the error queue, before and after the deltas are folded', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { lerContagens } from '../../lib/contagem';
 import { banco as bancoDoServico, migrar } from '../../lib/database';
 import { MIGRACOES_HUB } from '../../models/hub/migracoes';
 import { bancoAntesDaMigracao } from '../helpers/migracoes';
@@ -28,11 +29,7 @@ async function entregas(assinaturaId: string, situacao: string, quantas: number)
 
 const contagens = async () =>
   Object.fromEntries(
-    (
-      await q(`SELECT assinatura_id, SUM(total) AS total FROM (
-                 SELECT assinatura_id, total FROM fila_de_erro_contagem UNION ALL SELECT assinatura_id, delta FROM fila_de_erro_contagem_delta
-               ) t GROUP BY assinatura_id`)
-    ).map((c) => [c.assinatura_id, Number(c.total)]),
+    await lerContagens({ banco: bancoDoServico('hub'), base: 'fila_de_erro_contagem', deltas: 'fila_de_erro_contagem_delta', chave: 'assinatura_id' }),
   );
 
 test('the error queues already stored are counted; the triggers keep the counts from then on; run again, the same counts', async () => {
