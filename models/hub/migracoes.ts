@@ -316,7 +316,10 @@ export const MIGRACOES_HUB: Migracao[] = [
           fila_de_erro_remocao: `AFTER DELETE ON entrega FOR EACH ROW
             BEGIN IF OLD.situacao = 'fila_de_erro' THEN ${registrarDelta(c, 'OLD', '-1')}; END IF; END`,
         },
-        contagens: "SELECT assinatura_id AS chave, COUNT(*) AS total FROM entrega WHERE situacao = 'fila_de_erro' GROUP BY assinatura_id",
+        // per subscription, each count a range of entrega_assinatura holding its error queue alone:
+        // grouped, the count would scan the whole history's index
+        contagens: `SELECT a.id AS chave, (SELECT COUNT(*) FROM entrega e WHERE e.assinatura_id = a.id AND e.situacao = 'fila_de_erro') AS total
+          FROM assinatura a`,
       });
     },
   },

@@ -14,6 +14,19 @@ const { q, indice } = banco;
 
 afterAll(() => banco.apagar());
 
+/** A subscription (with its subscriber and type), deleted when asked: deleted ones keep their history. */
+async function assinatura(deletada = false): Promise<string> {
+  const [aplicativo, tipo, id] = [randomUUID(), randomUUID(), randomUUID()];
+  await q('INSERT INTO aplicativo (id, identificador_no_auth, nome, criado_em, atualizado_em) VALUES (?, ?, ?, NOW(3), NOW(3))', [aplicativo, aplicativo, 'App']);
+  await q('INSERT INTO tipo_de_evento (id, nome, aplicativo_id, criado_em, atualizado_em) VALUES (?, ?, ?, NOW(3), NOW(3))', [tipo, `t.${tipo}`, aplicativo]);
+  await q(
+    `INSERT INTO assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino, criada_em, atualizada_em, deletada_em)
+     VALUES (?, ?, ?, 1, 'https://assinante.test/', NOW(3), NOW(3), ?)`,
+    [id, aplicativo, tipo, deletada ? new Date() : null],
+  );
+  return id;
+}
+
 async function entregas(assinaturaId: string, situacao: string, quantas: number): Promise<string[]> {
   const ids = Array.from({ length: quantas }, () => randomUUID());
   for (const id of ids) {
@@ -34,14 +47,14 @@ const contagens = async () =>
 
 test('the error queues already stored are counted; the triggers keep the counts from then on; run again, the same counts', async () => {
   await banco.abrir();
-  const [a, b, semFalhas] = [randomUUID(), randomUUID(), randomUUID()];
+  const [a, b, semFalhas] = [await assinatura(), await assinatura(true), await assinatura()];
   const naFilaDeA = await entregas(a, 'fila_de_erro', 3);
   await entregas(a, 'entregue', 2);
   await entregas(b, 'fila_de_erro', 1);
   await entregas(semFalhas, 'pendente', 2);
 
   expect(await migrar('hub', MIGRACOES_HUB.slice(0, indice + 1))).toEqual(['0015-hub-fila-de-erro-contada']);
-  expect(await contagens()).toEqual({ [a]: 3, [b]: 1 });
+  expect(await contagens()).toEqual({ [a]: 3, [b]: 1, [semFalhas]: 0 });
   expect(await q('SELECT * FROM fila_de_erro_contagem_delta')).toEqual([]);
 
   // from now on the triggers log each change: one out of the queue, one purged, one new in it
@@ -58,15 +71,15 @@ test('the error queues already stored are counted; the triggers keep the counts 
 });
 
 test('a delivery entering the error queue while the migration counts is counted once: after its snapshot, by its delta', async () => {
-  const assinatura = randomUUID();
-  const [antes, durante] = await entregas(assinatura, 'pendente', 2);
+  const id = await assinatura();
+  const [antes, durante] = await entregas(id, 'pendente', 2);
   await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", [antes]);
   const sequelize = bancoDoServico('hub');
   const consulta = sequelize.query.bind(sequelize);
   // a worker of the previous release commits between the migration's count and its reading of the deltas
   const espiao = jest.spyOn(sequelize, 'query').mockImplementation((async (sql: string, opcoes?: object) => {
     const resposta = await consulta(sql, opcoes);
-    if (sql.includes('COUNT(*) AS total FROM entrega')) await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", [durante]);
+    if (sql.includes('COUNT(*) FROM entrega')) await q("UPDATE entrega SET situacao = 'fila_de_erro' WHERE id = ?", [durante]);
     return resposta;
   }) as typeof sequelize.query);
   try {
@@ -74,6 +87,6 @@ test('a delivery entering the error queue while the migration counts is counted 
   } finally {
     espiao.mockRestore();
   }
-  expect((await contagens())[assinatura]).toBe(2);
-  expect(await q('SELECT assinatura_id, delta FROM fila_de_erro_contagem_delta')).toEqual([{ assinatura_id: assinatura, delta: 1 }]);
+  expect((await contagens())[id]).toBe(2);
+  expect(await q('SELECT assinatura_id, delta FROM fila_de_erro_contagem_delta')).toEqual([{ assinatura_id: id, delta: 1 }]);
 });
