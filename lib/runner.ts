@@ -16,7 +16,7 @@ import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues
 import { filaHubContagem, INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS } from '../queues/hub-contagem';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
-import { filaLeadsImportacao } from '../queues/leads-importacao';
+import { enfileirarImportacao, filaLeadsImportacao } from '../queues/leads-importacao';
 import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
 import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales-contagem';
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
@@ -151,7 +151,7 @@ export async function importarCnpjPelaFila(diretorio: string, aoProgredir: (p: u
     // the command runs its own, which at worst shares the queue with another
     const workers = workerDoComando ? 0 : await q.getWorkersCount().catch(semListaDeClientes);
     if (workers === 0) assumir();
-    await q.add('importar', { diretorio: dir }, { jobId: idDoJob });
+    await enfileirarImportacao(dir, idDoJob);
     if (!proprio) {
       vigia = setInterval(() => {
         q.getWorkersCount().then(

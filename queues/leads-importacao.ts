@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { config } from '../config';
-import { DefinicaoDeFila } from './fila';
+import { DefinicaoDeFila, fila } from './fila';
 
 /**
  * Import of the Receita's CNPJ files (DESIGN §6), one at a time. A job whose worker died is not run
@@ -19,3 +20,19 @@ export const filaLeadsImportacao: DefinicaoDeFila = {
     return { concurrency: 1, maxStalledCount: 0, lockDuration, stalledInterval: Math.min(lockDuration, 30_000) };
   },
 };
+
+/** What an import job carries: its directory, and the id it was enqueued under (`pedido`). */
+export interface DadosDaImportacao {
+  diretorio: string;
+  pedido: string;
+}
+
+/**
+ * Enqueues the import of `diretorio` under `id`, which the job also carries: a copy of the job
+ * (the dashboard's "duplicate" or "add") gets another id, and its processor refuses it, since the
+ * month it names may be older than one imported since.
+ */
+export function enfileirarImportacao(diretorio: string, id: string = randomUUID()) {
+  const dados: DadosDaImportacao = { diretorio, pedido: id };
+  return fila(filaLeadsImportacao).add('importar', dados, { jobId: id });
+}

@@ -1,8 +1,7 @@
 import { QueryTypes } from 'sequelize';
 import { banco } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
-import { fila } from '../../queues/fila';
-import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { enfileirarImportacao } from '../../queues/leads-importacao';
 import { esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { importacaoEmFilhosNesteArquivo, leituraPresa, novoCnpj } from './apoio';
 
@@ -70,11 +69,11 @@ test("the worker `import-cnpj` runs for itself takes no job after its own: anoth
   const cnpj = novoCnpj();
   // this command's import held at its swap while another command's job comes to wait behind it
   const leitor = await leituraPresa();
-  let outro: Awaited<ReturnType<ReturnType<typeof fila>['add']>> | undefined;
+  let outro: Awaited<ReturnType<typeof enfileirarImportacao>> | undefined;
   try {
     const esta = importarCnpjPelaFila(await t.mes(cnpj, 'ESTE'), () => undefined);
     await esperarOutraConexao(leitor, 'the swap waiting', ['RENAME TABLE%']);
-    outro = await fila(filaLeadsImportacao).add('importar', { diretorio: await t.mes(cnpj, 'OUTRO') });
+    outro = await enfileirarImportacao(await t.mes(cnpj, 'OUTRO'));
     await leitor.query('UNLOCK TABLES');
     expect((await esta) as { linhas: Record<string, number> }).toMatchObject({ linhas: { estabelecimento: 1 } });
     await new Promise((r) => setTimeout(r, 500));

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
@@ -11,7 +12,7 @@ import { ErroDeDominio } from '../../api/shared/errors';
 import { banco, novaConexao, travaDaMigracao } from '../../lib/database';
 import { importarCnpjPelaFila } from '../../lib/runner';
 import { eventosDaFila, fila } from '../../queues/fila';
-import { filaLeadsImportacao } from '../../queues/leads-importacao';
+import { enfileirarImportacao, filaLeadsImportacao } from '../../queues/leads-importacao';
 import { dormir, esperarAte, esperarOutraConexao } from '../helpers/espera';
 import { cliente } from '../helpers/http';
 import { identityDe } from '../helpers/identity';
@@ -1314,7 +1315,7 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     });
     const eventos = eventosDaFila(filaLeadsImportacao);
     await eventos.waitUntilReady();
-    const job = await fila(filaLeadsImportacao).add('importar', { diretorio: dir });
+    const job = await enfileirarImportacao(dir);
     const vistos: unknown[] = [];
     const ouvir = ({ jobId, data }: { jobId: string; data: unknown }) => jobId === job.id && vistos.push(data);
     eventos.on('progress', ouvir);
@@ -1339,7 +1340,7 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     const eventos = eventosDaFila(filaLeadsImportacao);
     await eventos.waitUntilReady();
     const q = fila(filaLeadsImportacao);
-    const job = await q.add('importar', { diretorio: antigo });
+    const job = await enfileirarImportacao(antigo);
     await job.waitUntilFinished(eventos, 60_000);
     // a newer month imported since
     await importarCnpjPelaFila(await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES NOVO' })] }), () => undefined);
@@ -1354,11 +1355,28 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     expect((await registro(cnpj)).nome_fantasia).toBe('MES NOVO');
   });
 
+  test('a copy of an import job (the dashboard\'s duplicate or add) fails at once, saying why, and imports nothing', async () => {
+    const cnpj = novoCnpj();
+    const mes = await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES COPIADO' })] });
+    const eventos = eventosDaFila(filaLeadsImportacao);
+    await eventos.waitUntilReady();
+    const importacoes = async () => (await banco('leads').query('SELECT id FROM importacao', { type: QueryTypes.SELECT })).length;
+    const antes = await importacoes();
+    // what the dashboard's duplicate makes: a job's data (its pedido, its id) under a new id
+    const copia = await fila(filaLeadsImportacao).add('importar', { diretorio: mes, pedido: randomUUID() });
+    await expect(copia.waitUntilFinished(eventos, 30_000)).rejects.toThrow(/não foi criado por suite import-cnpj/);
+    // and a job added by hand with a directory alone
+    const aMao = await fila(filaLeadsImportacao).add('importar', { diretorio: mes });
+    await expect(aMao.waitUntilFinished(eventos, 30_000)).rejects.toThrow(/não foi criado por suite import-cnpj/);
+    expect(await importacoes()).toBe(antes);
+    expect((await buscar(cnpj)).status).toBe(404);
+  });
+
   test('a job on a directory it cannot import fails once (no retry), with the reason on the job', async () => {
     const dir = dirs.novo();
     const eventos = eventosDaFila(filaLeadsImportacao);
     await eventos.waitUntilReady();
-    const job = await fila(filaLeadsImportacao).add('importar', { diretorio: dir });
+    const job = await enfileirarImportacao(dir);
     await expect(job.waitUntilFinished(eventos, 30_000)).rejects.toThrow(/Estabelecimentos/);
     const falho = await fila(filaLeadsImportacao).getJob(job.id!);
     expect(await falho!.getState()).toBe('failed');
