@@ -29,6 +29,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { esperar } from './comum';
 import { rssMb } from './processo';
 import {
   amostrarRss,
@@ -123,6 +124,8 @@ async function principal(b: Bancada): Promise<number> {
     await totalDeEntregas(c, 'cancelada'),
     await totalDeEntregas(c),
   ];
+  // the subscription's error-queue count, as GET /assinatura/{id} answers it (kept by the database's triggers)
+  const naFilaDeErro = (await esperar(c.e.hub, 'GET', `/assinatura/${c.assinaturas[0]}`, 200, { token: c.admin })).entregas_na_fila_de_erro;
   // the last answers may still be on their way to the subscriber's counters
   await dormir(500);
   const s = await r.pedir<EstadoDoReceptor>('estado');
@@ -131,6 +134,7 @@ async function principal(b: Bancada): Promise<number> {
     // every event taken, each with its one delivery: counts that agree over fewer would prove little
     { nome: 'every event published, each a delivery', ok: publicadas.aceitos === EVENTOS && criadas === EVENTOS, valor: `${f0(publicadas.aceitos)} accepted, ${f0(criadas)} deliveries of ${f0(EVENTOS)}` },
     { nome: 'entregue + fila_de_erro = deliveries created', ok: entregue + filaDeErro === criadas && total === criadas, valor: `${f0(entregue)} + ${f0(filaDeErro)} = ${f0(entregue + filaDeErro)} of ${f0(criadas)}` },
+    { nome: "the subscription's entregas_na_fila_de_erro = fila_de_erro", ok: naFilaDeErro === filaDeErro, valor: `${f0(naFilaDeErro)} vs ${f0(filaDeErro)}` },
     { nome: 'nothing pending or cancelled', ok: pendente === 0 && cancelada === 0, valor: `${pendente} pending, ${cancelada} cancelled` },
     { nome: "subscriber's distinct ids answered 200 = entregue", ok: s.idsComSucesso === entregue, valor: `${f0(s.idsComSucesso)} vs ${f0(entregue)}` },
     { nome: 'no delivery answered 200 twice', ok: s.duplicados === 0, valor: String(s.duplicados) },
