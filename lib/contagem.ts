@@ -41,7 +41,7 @@ export async function consolidarDeltas(
         if (!deltas.length) return 0;
         const porChave = new Map<string, number>();
         for (const d of deltas) porChave.set(d.chave, (porChave.get(d.chave) ?? 0) + Number(d.delta));
-        // in key order: two folds (or a fold and a reader's lock) never wait on each other in a ring
+        // in key order: two folds at once (the job run twice) would lock the base rows in one order
         await conexao.query(`INSERT INTO ${c.base} (${c.chave}, total) VALUES ? ON DUPLICATE KEY UPDATE total = total + VALUES(total)`, [
           [...porChave].sort(([a], [b]) => (a < b ? -1 : 1)),
         ]);
@@ -62,6 +62,7 @@ export async function consolidarDeltas(
  * snapshot, which sees a fold either done or not begun.
  */
 export async function lerContagens(c: ContagemComDeltas, chaves?: readonly string[]): Promise<Map<string, number>> {
+  if (chaves?.length === 0) return new Map();
   const onde = chaves ? `WHERE ${c.chave} IN (?)` : '';
   const linhas = await lerPorTexto<{ chave: string; total: number | string | null }>(
     c.banco,
