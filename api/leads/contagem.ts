@@ -59,11 +59,6 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
 export interface PedidoDeContagem {
   filtros: FiltrosDeEmpresas;
   /**
-   * The cache key as the listing made it: read only by workers of the release before, which took it
-   * from the job (sent for them during a rolling upgrade); this one makes its own from the filters
-   */
-  chave?: string;
-  /**
    * that generation: a name's list is read for it, not for the one this worker last read (up to
    * VALIDADE_DA_GERACAO_MS old), so a count keyed for a new month never uses last month's list
    */
@@ -131,7 +126,7 @@ export async function contagemDasEmpresas(filtros: FiltrosDeEmpresas): Promise<C
   const { chave, geracao, hash } = await chaveNaGeracao('contagem', chaveDosFiltros(filtros));
   const guardada = await r.get(chave);
   if (guardada) return JSON.parse(guardada) as Contagem;
-  const pedido: PedidoDeContagem = { filtros, geracao, chave };
+  const pedido: PedidoDeContagem = { filtros, geracao };
   const q = fila(filaLeadsContagem);
   // APIs and workers run apart (`suite api`, `suite worker`): with no worker of the queue at all,
   // every listing would wait the whole ESPERA for an estimate and leave a job nobody takes. Counted
