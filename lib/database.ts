@@ -550,12 +550,13 @@ export async function lerPorTexto<T>(sequelize: { config: { database: string } }
 }
 
 /**
- * As `lerPorTexto`, for statements that may run for seconds (a listing's page, a count, each
- * under its time limit): on a pool of their own, so a burst of them never holds every connection
- * the lookups by id are waiting for.
+ * As `lerPorTexto`, for statements that may run for seconds (a listing's page, a count): on a pool
+ * of their own, so a burst of them never holds every connection the lookups by id are waiting for.
+ * With `prazoS`, a SELECT the database itself stops after that many seconds (see `tempoEsgotado`).
  */
-export async function lerDemorado<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[]): Promise<T[]> {
-  const [linhas] = await poolRapido(sequelize, 'demorado').query(sql, parametros);
+export async function lerDemorado<T>(sequelize: { config: { database: string } }, sql: string, parametros: unknown[], prazoS?: number): Promise<T[]> {
+  const comando = prazoS === undefined ? sql : await comPrazo(sequelize, sql, prazoS);
+  const [linhas] = await poolRapido(sequelize, 'demorado').query(comando, parametros);
   return linhas as T[];
 }
 
@@ -570,14 +571,14 @@ export const tempoEsgotado = (err: unknown) => TEMPO_ESGOTADO.has((err as { errn
 const servidoresMariaDb = new CacheComPrazo<string, Promise<boolean>>(() => Infinity);
 
 /** MariaDB and MySQL write a few things differently; asked once per database (again after a failure). */
-export function ehMariaDb(sequelize: Sequelize): Promise<boolean> {
+export function ehMariaDb(sequelize: { config: { database: string } }): Promise<boolean> {
   return servidoresMariaDb.compartilhar(sequelize.config.database, () =>
     lerLinhas<{ v: string }>(sequelize, 'SELECT VERSION() AS v', []).then(([l]) => /mariadb/i.test(l.v)),
   );
 }
 
 /** A SELECT the database itself stops after `segundos` (see `tempoEsgotado`). */
-export async function comPrazo(sequelize: Sequelize, select: string, segundos: number): Promise<string> {
+async function comPrazo(sequelize: { config: { database: string } }, select: string, segundos: number): Promise<string> {
   return (await ehMariaDb(sequelize))
     ? `SET STATEMENT max_statement_time = ${segundos} FOR ${select}`
     : select.replace(/^\s*SELECT\b/i, `SELECT /*+ MAX_EXECUTION_TIME(${segundos * 1000}) */`);

@@ -1,5 +1,5 @@
 import { CacheComPrazo } from '../../lib/cache';
-import { banco, comPrazo, lerDemorado, tempoEsgotado } from '../../lib/database';
+import { banco, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { buscaDoNome, Condicoes, condicoesDosFiltros, FiltrosDeEmpresas, nomeNaChave } from './filtros';
 import { chaveNaGeracao } from './geracao';
 
@@ -58,7 +58,7 @@ const TEMPO_ESGOTADO = Symbol('tempo esgotado');
 async function listarDosIndices(busca: string): Promise<string[] | undefined | typeof TEMPO_ESGOTADO> {
   const limite = LIMITES_DO_NOME.lista + 1;
   const ler = async (select: string) =>
-    (await lerDemorado<{ cnpj: string }>(banco('leads'), await comPrazo(banco('leads'), select, LIMITES_DO_NOME.prazoS), [busca, limite])).map((l) => l.cnpj);
+    (await lerDemorado<{ cnpj: string }>(banco('leads'), select, [busca, limite], LIMITES_DO_NOME.prazoS)).map((l) => l.cnpj);
   try {
     const [fantasia, razao] = await Promise.all([
       ler('SELECT e.cnpj FROM estabelecimento e WHERE MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE) LIMIT ?'),

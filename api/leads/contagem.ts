@@ -1,5 +1,5 @@
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
-import { banco, comPrazo, ehMariaDb, lerDemorado, tempoEsgotado } from '../../lib/database';
+import { banco, ehMariaDb, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { logger, umaVezPorMinuto, umaVezPorMinutoPorChave } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
@@ -47,7 +47,7 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
     ? `SELECT COUNT(*) AS total FROM estabelecimento e ${onde ? `${onde} AND` : 'WHERE'} ROWNUM() <= ${linhas}`
     : `SELECT COUNT(*) AS total FROM (SELECT 1 FROM estabelecimento e ${onde} LIMIT ${linhas}) t`;
   try {
-    const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), await comPrazo(banco('leads'), select, PRAZO_DA_CONTAGEM_S), parametros);
+    const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), select, parametros, PRAZO_DA_CONTAGEM_S);
     const n = Number(total);
     return { contagem: n > teto ? estimativa : { total: n, estimado: false }, cortada: false };
   } catch (err) {

@@ -1,4 +1,4 @@
-import { banco, comPrazo, lerDemorado, tempoEsgotado } from '../../lib/database';
+import { banco, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { ErroDeDominio } from '../shared/errors';
 import { capitalComVirgula, descricao, DESCRICOES } from './cnpj';
 import { contagemDasEmpresas } from './contagem';
@@ -60,7 +60,7 @@ async function resumos({ onde, parametros }: Condicoes, pagina: number, porPagin
       LEFT JOIN municipio mu ON mu.codigo = e.municipio
       ORDER BY e.cnpj`;
   try {
-    return await lerDemorado<Resumo>(banco('leads'), await comPrazo(banco('leads'), select, PRAZO_DA_PAGINA_S), [...parametros, porPagina, (pagina - 1) * porPagina]);
+    return await lerDemorado<Resumo>(banco('leads'), select, [...parametros, porPagina, (pagina - 1) * porPagina], PRAZO_DA_PAGINA_S);
   } catch (err) {
     if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A página demorou demais: combine mais filtros ou peça uma página anterior.');
     throw err;

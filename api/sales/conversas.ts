@@ -1,5 +1,5 @@
 import { literal } from 'sequelize';
-import { banco, comPrazo, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, tempoEsgotado } from '../../lib/database';
+import { banco, dataSql, emTransacao, lerDemorado, lerLinhas, lerPorTexto, repetirEmConflito, tempoEsgotado } from '../../lib/database';
 import { Conversa, StatusDaConversa } from '../../models/sales';
 import { iso } from '../../models/shared/base';
 import { semAcentos } from '../../models/shared/sql';
@@ -186,7 +186,7 @@ export async function filtrarConversas(f: FiltroDeConversas): Promise<ConversaJs
   try {
     // stopped by the database past its limit: a rare text over years of messages would otherwise
     // read them for minutes, long after the caller gave up
-    return (await lerDemorado<Linha>(sales(), await comPrazo(sales(), select, PRAZO_DO_FILTRO_S), parametros)).map(comoJson);
+    return (await lerDemorado<Linha>(sales(), select, parametros, PRAZO_DO_FILTRO_S)).map(comoJson);
   } catch (err) {
     if (tempoEsgotado(err)) throw new ErroDeDominio('indisponivel', 'A busca demorou demais: combine mais filtros (status, cliente_id, contato) com o texto.');
     throw err;

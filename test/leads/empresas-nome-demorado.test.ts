@@ -1,6 +1,6 @@
 import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
-import { banco, comPrazo, lerDemorado, tempoEsgotado } from '../../lib/database';
+import { banco, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { estabelecimento, inserir, Leads, leadsDe } from './apoio-empresas';
 
@@ -38,8 +38,8 @@ beforeEach(async () => {
 afterEach(() => (LIMITES_DO_NOME.prazoS = prazo));
 
 test('a full-text read stopped by its time limit is read as a time-out', async () => {
-  const select = await comPrazo(banco('leads'), 'SELECT e.cnpj FROM estabelecimento e WHERE MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE) LIMIT ?', 0.001);
-  const erro = await lerDemorado(banco('leads'), select, ['+atacado*', 5001]).then(
+  const select = 'SELECT e.cnpj FROM estabelecimento e WHERE MATCH(e.nome_fantasia) AGAINST (? IN BOOLEAN MODE) LIMIT ?';
+  const erro = await lerDemorado(banco('leads'), select, ['+atacado*', 5001], 0.001).then(
     () => undefined,
     (err: unknown) => err,
   );

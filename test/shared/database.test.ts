@@ -5,7 +5,19 @@ import { QueryTypes } from 'sequelize';
 import { config, ConfigError, resetConfig } from '../../config';
 import * as database from '../../lib/database';
 import { migrarTudo } from '../../lib/runner';
-import { abrirBanco, apagarBanco, emTransacaoAgrupada, esperarBanco, escreverJuntos, lerDemorado, lerLinhas, lerPorTexto, novaConexao, RespostaDoComando } from '../../lib/database';
+import {
+  abrirBanco,
+  apagarBanco,
+  emTransacaoAgrupada,
+  esperarBanco,
+  escreverJuntos,
+  lerDemorado,
+  lerLinhas,
+  lerPorTexto,
+  novaConexao,
+  RespostaDoComando,
+  tempoEsgotado,
+} from '../../lib/database';
 import { encerrar } from '../../lib/lifecycle';
 import { esperarAte } from '../helpers/espera';
 import { portaLivre } from '../helpers/processo';
@@ -98,6 +110,18 @@ describe('lib/database on a real database: escreverJuntos (one transaction in on
   test('the other pools still refuse two statements in one message', async () => {
     await expect(lerPorTexto(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
     await expect(lerDemorado(sequelize, 'SELECT 1; SELECT 2', [])).rejects.toMatchObject({ code: 'ER_PARSE_ERROR' });
+  });
+
+  test('a slow read given a time limit is stopped by the database itself, and read as a time-out', async () => {
+    const inicio = Date.now();
+    const erro = await lerDemorado(sequelize, 'SELECT SLEEP(3) AS s', [], 0.2).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(tempoEsgotado(erro)).toBe(true);
+    expect(Date.now() - inicio).toBeLessThan(2000);
+    // without one it runs to its end
+    expect(await lerDemorado(sequelize, 'SELECT SLEEP(0.3) AS s', [])).toEqual([{ s: 0 }]);
   });
 
   test('slow statements have a pool of their own: a burst of them does not keep a lookup by id waiting', async () => {
