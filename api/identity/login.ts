@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
+import { CacheComPrazo } from '../../lib/cache';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
@@ -85,21 +86,45 @@ const chavesDoDesconhecido = (email: string) => {
 const fimDoBloqueioDoDesconhecido = (email: string, agora: Date): Promise<number> =>
   redis('produtor').eval(FIM_DO_BLOQUEIO_DE_DESCONHECIDO, 1, chavesDoDesconhecido(email).bloqueio, agora.getTime()).then(Number);
 
+/**
+ * Unknown e-mails' counts and locks while Redis is out of reach, by digest, in this process, under
+ * the script's rule: a known e-mail still locks through its row then, and an unknown one that
+ * never did would tell who has an account. Per process: behind several, an outage lets more
+ * attempts through before a lock, as the in-memory rate limit does.
+ */
+const desconhecidosSemRedis = new CacheComPrazo<string, { falhas: number; fim: number; expiraEm: number }>(() => CONTAGEM_DE_FALHAS_MS);
+
+const fimDoBloqueioSemRedis = (email: string): number => desconhecidosSemRedis.obter(digestoDoEmail(email))?.fim ?? 0;
+
+/** FALHA_DE_DESCONHECIDO's rule, in this process: the lock's end when already locked, else 0. */
+function falhaDoDesconhecidoSemRedis(email: string, agora: Date): number {
+  const chave = digestoDoEmail(email);
+  const t = agora.getTime();
+  const e = desconhecidosSemRedis.obter(chave);
+  if (e && e.fim > t) return e.fim;
+  const contando = e && e.fim === 0 ? e : undefined;
+  const falhas = (contando?.falhas ?? 0) + 1;
+  const expiraEm = contando?.expiraEm ?? t + CONTAGEM_DE_FALHAS_MS;
+  if (falhas >= FALHAS_ATE_BLOQUEIO) desconhecidosSemRedis.guardar(chave, { falhas: 0, fim: t + BLOQUEIO_MS, expiraEm: t + BLOQUEIO_MS }, t + BLOQUEIO_MS);
+  else desconhecidosSemRedis.guardar(chave, { falhas, fim: 0, expiraEm }, expiraEm);
+  return 0;
+}
+
 /** The lock of an unknown e-mail, before its (slow) password check, as a user's is read first. */
 async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promise<void> {
-  const fim = await fimDoBloqueioDoDesconhecido(email, agora).catch(() => 0);
+  const fim = await fimDoBloqueioDoDesconhecido(email, agora).catch(() => fimDoBloqueioSemRedis(email));
   if (fim > agora.getTime()) throw bloqueado(new Date(fim), agora);
 }
 
 /**
  * Counts a failure of an unknown e-mail (`agora`: the attempt's start): 401, or 423 when a lock was
- * set meanwhile. Redis out of reach: 401 uncounted.
+ * set meanwhile. Redis out of reach: counted in this process.
  */
 async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
   const fim = await redis('produtor')
     .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_FALHAS_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS, agora.getTime())
-    .then(Number, () => 0);
+    .then(Number, () => falhaDoDesconhecidoSemRedis(email, agora));
   if (fim > 0) throw bloqueado(new Date(fim), agora);
   throw credenciaisInvalidas();
 }

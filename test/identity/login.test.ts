@@ -162,6 +162,34 @@ test('an e-mail no user has is locked alike (no hint of who exists): five 401s, 
   expect(rajada.map((r) => r.status).sort()).toEqual([401, 401, 401, 401, 401, 423, 423, 423]);
 });
 
+test("Redis out of reach, an e-mail no user has is still locked as a user's is (counted in the process): the sixth answer tells no one who has an account", async () => {
+  const quem = async (email: string) => {
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await entrar(email, `Errada-${i}-Senha`)).status);
+    return statuses;
+  };
+  const existe = await id.criarUsuario();
+  const foraDoAr = jest.spyOn(redis('produtor'), 'eval').mockRejectedValue(new Error('Connection is closed.'));
+  try {
+    const ninguem = `sem-redis-${Date.now()}@exemplo.test`;
+    expect(await quem(ninguem)).toEqual([401, 401, 401, 401, 401, 423]);
+    expect(await quem(existe.email)).toEqual([401, 401, 401, 401, 401, 423]);
+    // the lock holds for the same e-mail written otherwise, while Redis stays away, and answers
+    // before the (slow) password check, as a locked user's does: no time to tell them apart
+    const verificacao = jest.spyOn(senhas, 'senhaConfere');
+    try {
+      esperarProblema(await entrar(`  ${ninguem.toUpperCase()} `, 'Outra-Errada-1'), 423);
+      esperarProblema(await entrar(existe.email, 'Outra-Errada-1'), 423);
+      expect(verificacao).not.toHaveBeenCalled();
+    } finally {
+      verificacao.mockRestore();
+    }
+    expect(foraDoAr).toHaveBeenCalled();
+  } finally {
+    foraDoAr.mockRestore();
+  }
+});
+
 test('every 423 of a lock names the same instant, the locking attempt\'s start plus 15 minutes, for a user and for an e-mail no user has alike', async () => {
   const fimDoBloqueio = async (email: string) => {
     let inicioDaQuinta = 0;
