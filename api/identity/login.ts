@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { config } from '../../config';
-import { CacheComPrazo } from '../../lib/cache';
 import { banco } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { esperarRedis, redis } from '../../lib/redis';
@@ -89,30 +88,39 @@ const fimDoBloqueioDoDesconhecido = (email: string, agora: Date): Promise<number
 /**
  * Unknown e-mails' counts and locks while Redis is out of reach, by digest, in this process, under
  * the script's rule: a known e-mail still locks through its row then, and an unknown one that
- * never did would tell who has an account. Per process: behind several, an outage lets more
- * attempts through before a lock, as the in-memory rate limit does.
+ * never did would tell who has an account. A lock set here holds to its end after Redis returns.
+ * Bounded: when full, what has expired goes, and a new e-mail is not counted rather than a lock
+ * dropped (a flood of made-up e-mails must not lift one). Per process: behind several, an attempt
+ * that reaches another process is not counted there (docs/decisoes.md).
  */
-const desconhecidosSemRedis = new CacheComPrazo<string, { falhas: number; fim: number; expiraEm: number }>(() => CONTAGEM_DE_FALHAS_MS);
+const desconhecidosSemRedis = new Map<string, { falhas: number; fim: number; expiraEm: number }>();
+export const LIMITE_SEM_REDIS = { emails: 10_000 };
 
-const fimDoBloqueioSemRedis = (email: string): number => desconhecidosSemRedis.obter(digestoDoEmail(email))?.fim ?? 0;
+/** The entry of `email` still in force at `t`. */
+function semRedis(email: string, t: number) {
+  const e = desconhecidosSemRedis.get(digestoDoEmail(email));
+  return e && e.expiraEm > t ? e : undefined;
+}
 
 /** FALHA_DE_DESCONHECIDO's rule, in this process: the lock's end when already locked, else 0. */
 function falhaDoDesconhecidoSemRedis(email: string, agora: Date): number {
-  const chave = digestoDoEmail(email);
   const t = agora.getTime();
-  const e = desconhecidosSemRedis.obter(chave);
+  const e = semRedis(email, t);
   if (e && e.fim > t) return e.fim;
-  const contando = e && e.fim === 0 ? e : undefined;
-  const falhas = (contando?.falhas ?? 0) + 1;
-  const expiraEm = contando?.expiraEm ?? t + CONTAGEM_DE_FALHAS_MS;
-  if (falhas >= FALHAS_ATE_BLOQUEIO) desconhecidosSemRedis.guardar(chave, { falhas: 0, fim: t + BLOQUEIO_MS, expiraEm: t + BLOQUEIO_MS }, t + BLOQUEIO_MS);
-  else desconhecidosSemRedis.guardar(chave, { falhas, fim: 0, expiraEm }, expiraEm);
+  const falhas = (e?.falhas ?? 0) + 1;
+  const novo =
+    falhas >= FALHAS_ATE_BLOQUEIO ? { falhas: 0, fim: t + BLOQUEIO_MS, expiraEm: t + BLOQUEIO_MS } : { falhas, fim: 0, expiraEm: e?.expiraEm ?? t + CONTAGEM_DE_FALHAS_MS };
+  if (!e && desconhecidosSemRedis.size >= LIMITE_SEM_REDIS.emails) {
+    for (const [chave, v] of desconhecidosSemRedis) if (v.expiraEm <= t) desconhecidosSemRedis.delete(chave);
+    if (desconhecidosSemRedis.size >= LIMITE_SEM_REDIS.emails) return 0;
+  }
+  desconhecidosSemRedis.set(digestoDoEmail(email), novo);
   return 0;
 }
 
 /** The lock of an unknown e-mail, before its (slow) password check, as a user's is read first. */
 async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promise<void> {
-  const fim = await fimDoBloqueioDoDesconhecido(email, agora).catch(() => fimDoBloqueioSemRedis(email));
+  const fim = Math.max(await fimDoBloqueioDoDesconhecido(email, agora).catch(() => 0), semRedis(email, agora.getTime())?.fim ?? 0);
   if (fim > agora.getTime()) throw bloqueado(new Date(fim), agora);
 }
 
@@ -122,6 +130,8 @@ async function conferirBloqueioDoDesconhecido(email: string, agora: Date): Promi
  */
 async function falhaDoDesconhecido(email: string, agora: Date): Promise<never> {
   const { falhas, bloqueio } = chavesDoDesconhecido(email);
+  const local = semRedis(email, agora.getTime());
+  if (local && local.fim > agora.getTime()) throw bloqueado(new Date(local.fim), agora);
   const fim = await redis('produtor')
     .eval(FALHA_DE_DESCONHECIDO, 2, falhas, bloqueio, CONTAGEM_DE_FALHAS_MS, FALHAS_ATE_BLOQUEIO, BLOQUEIO_MS, agora.getTime())
     .then(Number, () => falhaDoDesconhecidoSemRedis(email, agora));

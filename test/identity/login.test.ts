@@ -1,5 +1,6 @@
 import crypto, { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import { LIMITE_SEM_REDIS } from '../../api/identity/login';
 import * as senhas from '../../api/identity/senhas';
 import { hashDeSenha } from '../../api/identity/senhas';
 import { ErroDeDominio } from '../../api/shared/errors';
@@ -169,9 +170,9 @@ test("Redis out of reach, an e-mail no user has is still locked as a user's is (
     return statuses;
   };
   const existe = await id.criarUsuario();
+  const ninguem = `sem-redis-${Date.now()}@exemplo.test`;
   const foraDoAr = jest.spyOn(redis('produtor'), 'eval').mockRejectedValue(new Error('Connection is closed.'));
   try {
-    const ninguem = `sem-redis-${Date.now()}@exemplo.test`;
     expect(await quem(ninguem)).toEqual([401, 401, 401, 401, 401, 423]);
     expect(await quem(existe.email)).toEqual([401, 401, 401, 401, 401, 423]);
     // the lock holds for the same e-mail written otherwise, while Redis stays away, and answers
@@ -185,9 +186,21 @@ test("Redis out of reach, an e-mail no user has is still locked as a user's is (
       verificacao.mockRestore();
     }
     expect(foraDoAr).toHaveBeenCalled();
+
+    // full, a flood of other e-mails does not lift the lock: they go uncounted instead
+    const limite = LIMITE_SEM_REDIS.emails;
+    LIMITE_SEM_REDIS.emails = 1;
+    try {
+      for (let i = 0; i < 5; i++) esperarProblema(await entrar(`enchente-${i}-${Date.now()}@exemplo.test`, 'Errada-Senha-1'), 401);
+      esperarProblema(await entrar(ninguem, 'Outra-Errada-2'), 423);
+    } finally {
+      LIMITE_SEM_REDIS.emails = limite;
+    }
   } finally {
     foraDoAr.mockRestore();
   }
+  // Redis back, a lock set without it holds to its end, as a user's row does
+  esperarProblema(await entrar(ninguem, 'Outra-Errada-3'), 423);
 });
 
 test('every 423 of a lock names the same instant, the locking attempt\'s start plus 15 minutes, for a user and for an e-mail no user has alike', async () => {
