@@ -61,6 +61,8 @@ describe("the tokens' seal (a reader of Redis, a replica or a backup of its file
 
   test('a token stored again is the same member, its lapse moved: one master listing again and again leaves one copy, not ten that push out every other master', async () => {
     for (let i = 0; i < 12; i++) await tokenDaFila.guardar(def, 'o.mesmo.master');
+    // a later millisecond: two tokens stored in the same one lapse together, and their order is then the sealed forms'
+    await new Promise((r) => setTimeout(r, 5));
     await tokenDaFila.guardar(def, 'outro.master.qualquer');
     expect(await redis('produtor').zcard(chaveDoToken(def))).toBe(2);
     expect((await tokenDaFila.ler(def)).map((t) => t.token)).toEqual(['outro.master.qualquer', 'o.mesmo.master']);
