@@ -1,8 +1,4 @@
-import { Job } from 'bullmq';
 import { compactarContagemDeArquivos } from '../api/files/contagem';
-import { progressoNoPainel } from '../queues/fila';
+import { processadorDeContagem } from './contagem';
 
-/** Adapter: folds the file count deltas, the count so far on the dashboard; a shutdown stops it between two transactions. */
-export async function processarFilesContagem(job: Job, _token?: string, sinal?: AbortSignal) {
-  return { consolidados: await compactarContagemDeArquivos(undefined, progressoNoPainel(job), sinal) };
-}
+export const processarFilesContagem = processadorDeContagem(compactarContagemDeArquivos);

@@ -11,14 +11,15 @@ import { appDoDashboard, conferirCredenciaisDoDashboard } from '../dashboards/bu
 import { AO_INICIAR_WORKER, conferirProcessadores, PROCESSADORES } from '../jobs';
 import { definicaoDaFila, FILAS } from '../queues';
 import { DefinicaoDeFila, emCursoNoWorker, esperarFimDoJob, eventosDaFila, fila, iniciarWorker } from '../queues/fila';
-import { filaFilesContagem, INTERVALO_DA_CONSOLIDACAO_DOS_ARQUIVOS_MS } from '../queues/files-contagem';
+import { INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/contagem';
+import { filaFilesContagem } from '../queues/files-contagem';
 import { filaFilesLimpeza, INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS } from '../queues/files-limpeza';
-import { filaHubContagem, INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS } from '../queues/hub-contagem';
+import { filaHubContagem } from '../queues/hub-contagem';
 import { filaHubRetencao, INTERVALO_DA_RETENCAO_MS, INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS } from '../queues/hub-retencao';
 import { filaIdentityOutbox, INTERVALO_DA_PURGA_MS, INTERVALO_DA_VARREDURA_MS } from '../queues/identity-outbox';
 import { enfileirarImportacao, filaLeadsImportacao } from '../queues/leads-importacao';
 import { filaSalesAnexo, INTERVALO_DA_VARREDURA_DE_ANEXOS_MS } from '../queues/sales-anexo';
-import { filaSalesContagem, INTERVALO_DA_CONSOLIDACAO_MS } from '../queues/sales-contagem';
+import { filaSalesContagem } from '../queues/sales-contagem';
 import { filaSalesTransferencia } from '../queues/sales-transferencia';
 import { abrirBanco, esperarBanco, migrar } from './database';
 import { escutar } from './http-server';
@@ -234,12 +235,12 @@ function repetiveis(): { fila: DefinicaoDeFila; chave: string; cadaMs: number }[
     { fila: filaIdentityOutbox, chave: 'purgar', cadaMs: INTERVALO_DA_PURGA_MS },
     { fila: filaHubRetencao, chave: 'purgar', cadaMs: INTERVALO_DA_RETENCAO_MS },
     { fila: filaHubRetencao, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ENTREGAS_MS },
-    { fila: filaHubContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_DA_FILA_DE_ERRO_MS },
+    { fila: filaHubContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },
     { fila: filaSalesTransferencia, chave: 'transferir', cadaMs: config().sales.transferenciaIntervaloSegundos * 1000 },
     { fila: filaSalesAnexo, chave: 'varrer', cadaMs: INTERVALO_DA_VARREDURA_DE_ANEXOS_MS },
     { fila: filaSalesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },
     { fila: filaFilesLimpeza, chave: 'varrer', cadaMs: INTERVALO_DA_LIMPEZA_DE_ARQUIVOS_MS },
-    { fila: filaFilesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_DOS_ARQUIVOS_MS },
+    { fila: filaFilesContagem, chave: 'compactar', cadaMs: INTERVALO_DA_CONSOLIDACAO_MS },
   ];
 }
 

@@ -1,15 +1,4 @@
-import { DefinicaoDeFila } from './fila';
+import { filaDeContagem } from './contagem';
 
-/**
- * A repeatable job that folds the conversations' count deltas into the base counts
- * (api/sales/contagem.ts), so the listing's total stays one small read. One at a time.
- */
-export const filaSalesContagem: DefinicaoDeFila = {
-  nome: 'sales-contagem',
-  servico: 'sales',
-  descricao: 'Consolidação da contagem de conversas por status',
-  opcoesDosJobs: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
-  opcoesDoWorker: { concurrency: 1 },
-};
-
-export const INTERVALO_DA_CONSOLIDACAO_MS = 10_000;
+/** The conversations' per-status counts (api/sales/contagem.ts). */
+export const filaSalesContagem = filaDeContagem('sales', 'Consolidação da contagem de conversas por status');
