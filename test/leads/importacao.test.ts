@@ -62,6 +62,9 @@ afterAll(async () => {
 const buscar = (cnpj: string) => api.get(`/api/cnpj/${cnpj}`);
 
 /** The record of a CNPJ, failing the test unless it answers 200. */
+/** How many imports the registry has recorded (a refused job records none). */
+const importacoes = async () => (await banco('leads').query('SELECT id FROM importacao', { type: QueryTypes.SELECT })).length;
+
 async function registro(cnpj: string): Promise<Record<string, any>> {
   const res = await buscar(cnpj);
   expect({ cnpj, status: res.status }).toEqual({ cnpj, status: 200 });
@@ -1344,7 +1347,6 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     await job.waitUntilFinished(eventos, 60_000);
     // a newer month imported since
     await importarCnpjPelaFila(await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES NOVO' })] }), () => undefined);
-    const importacoes = async () => (await banco('leads').query('SELECT id FROM importacao', { type: QueryTypes.SELECT })).length;
     const antes = await importacoes();
 
     await (await q.getJob(job.id!))!.retry('completed');
@@ -1360,7 +1362,6 @@ describe('the import as a queue job, with progress (DESIGN §6 and §8)', () => 
     const mes = await diretorioDoMes({ estabelecimentos: [linhaDeEstabelecimento({ cnpj, nome_fantasia: 'MES COPIADO' })] });
     const eventos = eventosDaFila(filaLeadsImportacao);
     await eventos.waitUntilReady();
-    const importacoes = async () => (await banco('leads').query('SELECT id FROM importacao', { type: QueryTypes.SELECT })).length;
     const antes = await importacoes();
     // what the dashboard's duplicate makes: a job's data (its pedido, its id) under a new id
     const copia = await fila(filaLeadsImportacao).add('importar', { diretorio: mes, pedido: randomUUID() });
