@@ -80,10 +80,9 @@ export async function registrarEventoDoGateway(sistema: SistemaDoWebhook, corpo:
 
   const chave = chaveDoTelefone(telefone);
   const mensageiroId = await mensageiroDe(e.sender);
-  // READ COMMITTED: the phone's conversations are found without gap locks, which a chat webhook
-  // creating a conversation would wait on; a deadlock left (the same rows in another order) is retried
-  const vinculadas = await repetirEmConflito('vínculo do gateway', () => vincular(sistema.id, chave, mensageiroId, momentoDaMensagem(e.data.messageTimestamp)));
-  return vinculadas === null ? { conversas_vinculadas: 0, ignorado: 'mensagem mais antiga que a do vínculo do telefone' } : { conversas_vinculadas: vinculadas };
+  const guardado = await repetirEmConflito('vínculo do gateway', () => guardarVinculo(sistema.id, chave, mensageiroId, momentoDaMensagem(e.data.messageTimestamp)));
+  if (!guardado) return { conversas_vinculadas: 0, ignorado: 'mensagem mais antiga que a do vínculo do telefone' };
+  return { conversas_vinculadas: await repetirEmConflito('vínculo do gateway', () => ligarConversas(chave, mensageiroId !== undefined)) };
 }
 
 /**
@@ -97,16 +96,15 @@ function momentoDaMensagem(valor: unknown): Date | null {
 }
 
 /**
- * The phone's link to the gateway and messaging number, kept and copied to its running conversations.
- * `mensageiroId` undefined (the event did not name its number): the gateway alone is written. The
- * event of a message older than the one that wrote the link changes nothing (null): the gateway's
- * instances, one per number, send their events apart, and a late one would move the phone back
- * to the number the contact left. Events that do not say when (`mensagemEm` null), and links kept
- * before the time was, apply in arrival order, as before.
+ * The phone's link to the gateway and messaging number, kept for its running conversations and for
+ * those the chat platform creates later. `mensageiroId` undefined (the event did not name its
+ * number): the gateway alone is written. The event of a message older than the one that wrote the
+ * link changes nothing (false): the gateway's instances, one per number, send their events apart,
+ * and a late one would move the phone back to the number the contact left. Events that do not say
+ * when (`mensagemEm` null), and links kept before the time was, apply in arrival order, as before.
  */
-function vincular(gatewayId: string, chave: string, mensageiroId: string | null | undefined, mensagemEm: Date | null): Promise<number | null> {
+function guardarVinculo(gatewayId: string, chave: string, mensageiroId: string | null | undefined, mensagemEm: Date | null): Promise<boolean> {
   const agora = dataSql(new Date());
-  const conhecido = mensageiroId !== undefined;
   return emTransacao(banco('sales'), async (conexao) => {
     // the phone's row as this event has it when there is none, else the row locked as it stands:
     // read first, a phone two events see for the first time at once was missing for both (READ
@@ -117,23 +115,41 @@ function vincular(gatewayId: string, chave: string, mensageiroId: string | null 
        VALUES (?, ?, ?, ?, ?)`,
       [chave, gatewayId, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora],
     );
-    if (!(inserido as ResultSetHeader).affectedRows) {
-      const [linhas] = await conexao.query('SELECT mensagem_em FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chave]);
-      const anterior = (linhas as { mensagem_em: Date | null }[])[0]?.mensagem_em;
-      if (mensagemEm && anterior && mensagemEm < anterior) return null;
-      // IF(?, new, old): an unknown number keeps the one stored
-      await conexao.query(
-        `UPDATE contato_gateway SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id),
-           mensagem_em = COALESCE(?, mensagem_em), atualizado_em = ? WHERE telefone_chave = ?`,
-        [gatewayId, conhecido, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora, chave],
-      );
-    }
-    const [r] = await conexao.query(
-      `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id), atualizado_em = ?
-        WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'
-          AND NOT (config_system_gateway_id <=> ? AND (NOT ? OR config_system_mensageiro_id <=> ?))`,
-      [gatewayId, conhecido, mensageiroId ?? null, agora, variantesDoTelefone(chave), gatewayId, conhecido, mensageiroId ?? null],
+    if ((inserido as ResultSetHeader).affectedRows) return true;
+    const [linhas] = await conexao.query('SELECT mensagem_em FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chave]);
+    const anterior = (linhas as { mensagem_em: Date | null }[])[0]?.mensagem_em;
+    if (mensagemEm && anterior && mensagemEm < anterior) return false;
+    // IF(?, new, old): an unknown number keeps the one stored
+    await conexao.query(
+      `UPDATE contato_gateway SET config_system_gateway_id = ?, config_system_mensageiro_id = IF(?, ?, config_system_mensageiro_id),
+         mensagem_em = COALESCE(?, mensagem_em), atualizado_em = ? WHERE telefone_chave = ?`,
+      [gatewayId, mensageiroId !== undefined, mensageiroId ?? null, mensagemEm && dataSql(mensagemEm), agora, chave],
     );
-    return (r as { affectedRows: number }).affectedRows;
+    return true;
+  }, { leituraConfirmada: true });
+}
+
+/**
+ * The phone's running conversations take the link as it is stored now, once that link is
+ * committed. A chat webhook writing a conversation of the phone at that moment read the link before
+ * it existed, and this event's writes would not see its uncommitted row (READ COMMITTED skips it):
+ * the lock on the phone's conversations waits for that write, so one of the two always sees the
+ * other. The messaging number is copied only when this event named it (`numeroConhecido`).
+ */
+function ligarConversas(chave: string, numeroConhecido: boolean): Promise<number> {
+  const agora = dataSql(new Date());
+  const telefones = variantesDoTelefone(chave);
+  return emTransacao(banco('sales'), async (conexao) => {
+    await conexao.query('SELECT id FROM conversa WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL FOR UPDATE', [telefones]);
+    const [r] = await conexao.query(
+      `UPDATE conversa c JOIN contato_gateway cg ON cg.telefone_chave = ?
+          SET c.config_system_gateway_id = cg.config_system_gateway_id,
+              c.config_system_mensageiro_id = IF(?, cg.config_system_mensageiro_id, c.config_system_mensageiro_id), c.atualizado_em = ?
+        WHERE c.contato_telefone_digitos IN (?) AND c.deletado_em IS NULL AND c.status <> 'resolved'
+          AND NOT (c.config_system_gateway_id <=> cg.config_system_gateway_id
+                   AND (NOT ? OR c.config_system_mensageiro_id <=> cg.config_system_mensageiro_id))`,
+      [chave, numeroConhecido, agora, telefones, numeroConhecido],
+    );
+    return (r as ResultSetHeader).affectedRows;
   }, { leituraConfirmada: true });
 }

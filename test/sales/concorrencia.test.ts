@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { chaveDoTelefone, variantesDoTelefone } from '../../api/sales/telefone';
+import { chaveDoTelefone } from '../../api/sales/telefone';
 import { novaConexao } from '../../lib/database';
 import { Conversa, ConversaMensagem } from '../../models/sales';
 import { esperarOutraConexao } from '../helpers/espera';
@@ -42,18 +42,12 @@ describe("DESIGN §7: the gateway's first message of a phone and the chat platfo
     const outro = await novaConexao('sales');
     let conversa: number;
     try {
-      // the gateway's link under way, as vincular writes it: the phone's link, then its running
-      // conversations (none yet), not yet committed
+      // the gateway's link under way, as guardarVinculo writes it, not yet committed
       await outro.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await outro.beginTransaction();
       await outro.query(
         `INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, config_system_mensageiro_id, atualizado_em) VALUES (?, ?, ?, NOW(3))`,
         [chave, gateway.id, mensageiro.id],
-      );
-      await outro.query(
-        `UPDATE conversa SET config_system_gateway_id = ?, config_system_mensageiro_id = ?
-          WHERE contato_telefone_digitos IN (?) AND deletado_em IS NULL AND status <> 'resolved'`,
-        [gateway.id, mensageiro.id, variantesDoTelefone(chave)],
       );
       // the chat platform's conversation of that phone arrives meanwhile
       conversa = idDoSuporte();
@@ -69,6 +63,31 @@ describe("DESIGN §7: the gateway's first message of a phone and the chat platfo
       config_system_gateway_id: gateway.id,
       config_system_mensageiro_id: mensageiro.id,
     });
+  });
+
+  it("the gateway's event arriving while a chat webhook writes the phone's new conversation links it, once that write commits", async () => {
+    const telefone = novoTelefone();
+    const conversa = idDoSuporte();
+    const outro = await novaConexao('sales');
+    try {
+      // the chat webhook's write under way: it read no link for the phone (there was none) and
+      // created the conversation without one, not yet committed
+      await outro.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await outro.beginTransaction();
+      await outro.query(
+        `INSERT INTO conversa (id, config_system_suporte_id, suporte_conversa_id, contato_nome, contato_telefone, contato_telefone_digitos,
+           status, ultima_mensagem, criado_em, atualizado_em) VALUES (UUID(), ?, ?, 'Contato', ?, ?, 'pending', '', NOW(3), NOW(3))`,
+        [suporte.id, conversa, telefone, telefone.replace(/\D/g, '')],
+      );
+      const evento = s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO));
+      await ateTerminarOuBloquear(evento, esperarOutraConexao(outro, "the gateway's event waiting on the conversation", ['%FROM conversa %FOR UPDATE%']));
+      await outro.commit();
+      expect((await evento).status).toBe(200);
+      expect((await evento).body).toEqual({ conversas_vinculadas: 1 });
+    } finally {
+      await outro.end();
+    }
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
   });
 
   it('both webhooks sent together, many times: every conversation ends linked', async () => {

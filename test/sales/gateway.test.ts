@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { chaveDoTelefone } from '../../api/sales/telefone';
 import { banco, novaConexao } from '../../lib/database';
-import { esperarOutraConexao } from '../helpers/espera';
+import { esperarOutraConexao, esperarTravaEsperada } from '../helpers/espera';
 import { ContatoGateway } from '../../models/sales';
 import { MIGRACOES_SALES } from '../../models/sales/migracoes';
 import { esperarProblema } from '../helpers/http';
@@ -144,26 +144,29 @@ describe('DESIGN §7: the gateway\'s messages.upsert links the phone\'s conversa
 
   it('a deadlock with another writer of the same rows is retried: the link is kept, not answered 500', async () => {
     const telefone = novoTelefone();
-    const conversa = await conversaCom(telefone, 'open');
-    const { id } = await s.conversaDoSuporte(conversa);
+    const conversas = [await conversaCom(telefone, 'open'), await conversaCom(telefone, 'open')];
+    // the gateway locks the phone's conversations in the index's order: by id
+    const [primeira, segunda] = (await Promise.all(conversas.map((c) => s.conversaDoSuporte(c)))).map((c) => c.id as string).sort();
     const outro = await novaConexao('sales');
     try {
-      // another writer holds the conversation and, having written more, is the one the database keeps
+      // another writer holds the second conversation and, having written more, is the one the database keeps
       await outro.beginTransaction();
-      await outro.query('SELECT id FROM conversa WHERE id = ? FOR UPDATE', [id]);
+      await outro.query('SELECT id FROM conversa WHERE id = ? FOR UPDATE', [segunda]);
       await outro.query('INSERT INTO contato_gateway (telefone_chave, config_system_gateway_id, atualizado_em) VALUES ?', [
         Array.from({ length: 30 }, () => [`teste-${randomInt(1e9)}`, gateway.id, new Date()]),
       ]);
       const res = s.gateway(gateway, eventoDoGateway(telefone, NUMERO_DO_MENSAGEIRO));
-      await esperarOutraConexao(outro, 'the gateway waiting on the conversation', ['%UPDATE conversa SET config_system_gateway_id%']);
-      // then waits on the phone's link the gateway wrote: a deadlock, the gateway's transaction rolled back
-      await outro.query('SELECT * FROM contato_gateway WHERE telefone_chave = ? FOR UPDATE', [chaveDoTelefone(telefone)]);
+      await esperarTravaEsperada(outro, 'the gateway holding the first conversation, waiting on the second');
+      // then waits on the first: a deadlock, the gateway's transaction rolled back
+      await outro.query('SELECT id FROM conversa WHERE id = ? FOR UPDATE', [primeira]);
       await outro.commit();
-      expect((await res).body).toEqual({ conversas_vinculadas: 1 });
+      expect((await res).body).toEqual({ conversas_vinculadas: 2 });
     } finally {
       await outro.end();
     }
-    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+    for (const conversa of conversas) {
+      expect(await s.conversaDoSuporte(conversa)).toMatchObject({ config_system_gateway_id: gateway.id, config_system_mensageiro_id: mensageiro.id });
+    }
   });
 
   it("a phone seen for the first time by two events at once, both past their read: the older message's, writing second, changes nothing", async () => {
