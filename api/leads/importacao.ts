@@ -11,6 +11,7 @@ import { limiteDeConcorrencia } from '../../lib/concorrencia';
 import { banco, dataSql, ehMariaDb, esperaPorTravaEsgotada, nomeDoBanco, novaConexao, pulsar, travaDaMigracao } from '../../lib/database';
 import { logger } from '../../lib/logger';
 import { conflito, dadosInvalidos } from '../shared/errors';
+import { contarFiltrosComuns } from './contagem';
 import { esquecerGeracao, TABELA_DA_GERACAO } from './geracao';
 import { CnaesSecundarios, entradasDoZip, LAYOUTS, LayoutDeArquivo, layoutDoArquivo, lerEntrada, LimpezaDeCampos, sqlDeCarga, sqlDosCnaesSecundarios } from './receita';
 
@@ -541,6 +542,8 @@ export async function importarCnpj(
       );
       await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
       await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
+      // the broad listings' counts, of the month now live: their first pages wait for none
+      await arrumar('contagens comuns', () => contarFiltrosComuns());
       andamento.concluida();
       const duracao = (Date.now() - inicio) / 1000;
       log.info({ id, linhas, segundos: duracao }, 'importação concluída');

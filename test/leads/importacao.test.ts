@@ -5,7 +5,9 @@ import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import * as geracao from '../../api/leads/geracao';
-import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
+import { chaveNaGeracao, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
+import { chaveDosFiltros, FiltrosDeEmpresas } from '../../api/leads/filtros';
+import { redis } from '../../lib/redis';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, PULSO, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import * as receita from '../../api/leads/receita';
 import { ErroDeDominio } from '../../api/shared/errors';
@@ -787,6 +789,24 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     expect((await registro(nosDois)).socios.map((s: any) => s.nome_socio_razao_social)).toEqual(['ANA', 'BRUNO']);
     expect([await contar('estabelecimento'), await contar('empresa'), await contar('socio')]).toEqual([2, 1, 2]);
     expect(await tabelasDeTrabalho()).toEqual([]);
+  });
+
+  test('each month swapped in brings the counts of its broad filter sets (uf, situacao_cadastral, matriz_filial), kept under its generation', async () => {
+    const contagem = async (filtros: FiltrosDeEmpresas) => {
+      const valor = await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros(filtros))).chave);
+      return valor && JSON.parse(valor);
+    };
+    const m1 = dois(novoCnpj(), 'MES 1');
+    await importarMes({ ...m1, estabelecimentos: [...m1.estabelecimentos, linhaDeEstabelecimento({ cnpj: novoCnpj(), uf: 'RJ', situacao_cadastral: '08' })] });
+    geracao.esquecerGeracao();
+    expect([await contagem({}), await contagem({ uf: 'SP' }), await contagem({ uf: 'RJ', situacao_cadastral: '08', matriz_filial: '1' })]).toEqual([
+      { total: 2, estimado: false },
+      { total: 1, estimado: false },
+      { total: 1, estimado: false },
+    ]);
+    await importarMes(dois(novoCnpj(), 'MES 2'));
+    geracao.esquecerGeracao();
+    expect([await contagem({}), await contagem({ uf: 'RJ' })]).toEqual([{ total: 1, estimado: false }, null]);
   });
 
   test('the fresh tables swapped in keep every index of the live ones (the listing filters\' indexes, cep and start date included)', async () => {
