@@ -1,5 +1,5 @@
 import { CacheComPrazo, CargasEmCurso } from '../../lib/cache';
-import { banco, ehMariaDb, lerDemorado, novaConexao, tempoEsgotado } from '../../lib/database';
+import { banco, ehMariaDb, lerDemorado, tempoEsgotado } from '../../lib/database';
 import { logger, umaVezPorMinuto, umaVezPorMinutoPorChave } from '../../lib/logger';
 import { redis } from '../../lib/redis';
 import { ErroDeDominio } from '../shared/errors';
@@ -7,7 +7,7 @@ import { esperarFimDoJob, eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { condicoesComNome } from './busca-por-nome';
 import { chaveDosFiltros, esquemaDosFiltros, FiltrosDeEmpresas } from './filtros';
-import { chaveNaGeracao, TABELA_DA_GERACAO } from './geracao';
+import { chaveNaGeracao, geracaoNoBanco } from './geracao';
 
 /** SPEC 4.2 rule 4: the count stops past this and says it is an estimate. */
 export const TETO_DA_CONTAGEM = 2_000_000;
@@ -29,6 +29,8 @@ export interface Contagem {
 }
 
 const ESTIMATIVA: Contagem = { total: TETO_DA_CONTAGEM, estimado: true };
+/** A count past the cap is the cap, and an estimate (SPEC 4.2 rule 4). */
+const ateOTeto = (n: number, teto: number): Contagem => (n > teto ? { total: teto, estimado: true } : { total: n, estimado: false });
 const log = logger('leads-contagem');
 
 /**
@@ -39,7 +41,6 @@ const log = logger('leads-contagem');
  */
 export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_CONTAGEM, geracao?: string): Promise<{ contagem: Contagem; cortada: boolean }> {
   const { onde, parametros } = await condicoesComNome(filtros, geracao);
-  const estimativa: Contagem = { total: teto, estimado: true };
   const linhas = teto + 1;
   // MariaDB stops the scan at ROWNUM(); MySQL needs a derived table with LIMIT, which MariaDB
   // would fill row by row before counting (60% slower on a count of a few hundred thousand).
@@ -49,9 +50,9 @@ export async function contarEmpresas(filtros: FiltrosDeEmpresas, teto = TETO_DA_
   try {
     const [{ total }] = await lerDemorado<{ total: number | string }>(banco('leads'), select, parametros, PRAZO_DA_CONTAGEM_S);
     const n = Number(total);
-    return { contagem: n > teto ? estimativa : { total: n, estimado: false }, cortada: false };
+    return { contagem: ateOTeto(n, teto), cortada: false };
   } catch (err) {
-    if (tempoEsgotado(err)) return { contagem: estimativa, cortada: true };
+    if (tempoEsgotado(err)) return { contagem: { total: teto, estimado: true }, cortada: true };
     throw err;
   }
 }
@@ -78,28 +79,27 @@ function comoFiltro(campo: FiltroContado, valor: string | null): string | undefi
   return !error && value === v ? v : undefined;
 }
 
+/** How long the pass may read: it scans an index of the whole registry (0.35 s a million rows). */
+const PRAZO_DOS_FILTROS_COMUNS_S = 120;
+
 /**
- * Counts every combination of FILTROS_CONTADOS_NA_IMPORTACAO (each given or not: 28 × 6 × 3 filter
+ * Counts every combination of FILTROS_CONTADOS_NA_IMPORTACAO (each given or not: 29 × 6 × 3 filter
  * sets at most) in one pass over an index, and caches each as its count job would, under the
- * generation read in the same transaction: the swap of a new month waits for the transaction
- * (it renames the generation's table, which the transaction holds), so counts and generation are
- * of one month. Answers how many filter sets were cached.
+ * data's generation. The one statement reads one month's table (a swap renames tables between
+ * statements, never during one), and the generation read before and after it tells which: when
+ * they differ, a month was swapped in meanwhile and nothing is cached. Answers how many filter
+ * sets were cached.
  */
 export async function contarFiltrosComuns(teto = TETO_DA_CONTAGEM): Promise<number> {
-  const conexao = await novaConexao('leads');
-  let geracao: string;
-  let grupos: { uf: string | null; situacao_cadastral: string | null; matriz_filial: string | null; n: number | string }[];
-  try {
-    await conexao.query('START TRANSACTION');
-    [[{ geracao }]] = (await conexao.query(`SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`)) as any;
-    [grupos] = (await conexao.query(
-      `SELECT uf, situacao_cadastral, identificador_matriz_filial AS matriz_filial, COUNT(*) AS n
-         FROM estabelecimento GROUP BY uf, situacao_cadastral, identificador_matriz_filial`,
-    )) as any;
-    await conexao.query('COMMIT');
-  } finally {
-    await conexao.end();
-  }
+  const geracao = await geracaoNoBanco();
+  const grupos = await lerDemorado<Record<FiltroContado, string | null> & { n: number | string }>(
+    banco('leads'),
+    `SELECT uf, situacao_cadastral, identificador_matriz_filial AS matriz_filial, COUNT(*) AS n
+       FROM estabelecimento GROUP BY uf, situacao_cadastral, identificador_matriz_filial`,
+    [],
+    PRAZO_DOS_FILTROS_COMUNS_S,
+  );
+  if ((await geracaoNoBanco()) !== geracao) return 0;
   const totais = new Map<string, number>();
   for (const grupo of grupos) {
     const valores = FILTROS_CONTADOS_NA_IMPORTACAO.map((campo) => [campo, comoFiltro(campo, grupo[campo])] as const);
@@ -114,8 +114,7 @@ export async function contarFiltrosComuns(teto = TETO_DA_CONTAGEM): Promise<numb
   const escrita = redis('produtor').pipeline();
   for (const [filtros, total] of totais) {
     const { chave } = await chaveNaGeracao('contagem', filtros, geracao);
-    const contagem: Contagem = total > teto ? { total: teto, estimado: true } : { total, estimado: false };
-    escrita.set(chave, JSON.stringify(contagem), 'EX', VALIDADE_DAS_CONTADAS_NA_IMPORTACAO_S);
+    escrita.set(chave, JSON.stringify(ateOTeto(total, teto)), 'EX', VALIDADE_DAS_CONTADAS_NA_IMPORTACAO_S);
   }
   for (const [err] of (await escrita.exec()) ?? []) if (err) throw err;
   return totais.size;

@@ -24,11 +24,13 @@ export const VALIDADE_DA_GERACAO_MS = 3000;
 
 const lida = new CacheComPrazo<'geracao', Promise<string>>(() => VALIDADE_DA_GERACAO_MS);
 
+/** The generation as the database has it now, not as this process last read it. */
+export const geracaoNoBanco = () =>
+  lerLinhas<{ geracao: string }>(banco('leads'), `SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`, []).then(([l]) => l.geracao);
+
 /** Shared by the listings that ask while it is read; a failed read is tried again by the next one. */
 export function geracaoDosDados(): Promise<string> {
-  return lida.compartilhar('geracao', () =>
-    lerLinhas<{ geracao: string }>(banco('leads'), `SELECT geracao FROM ${TABELA_DA_GERACAO} WHERE id = 1`, []).then(([l]) => l.geracao),
-  );
+  return lida.compartilhar('geracao', geracaoNoBanco);
 }
 
 /** The process that swapped a month in (or changed the data) reads the new generation at once. */

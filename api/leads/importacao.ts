@@ -542,8 +542,9 @@ export async function importarCnpj(
       );
       await arrumar('tabelas antigas', () => controle.query(`DROP TABLE ${tabelas.map((t) => `${t}_antiga`).join(', ')}`));
       await controle.query('SELECT RELEASE_LOCK(?)', [trava]).catch(() => undefined);
-      // the broad listings' counts, of the month now live: their first pages wait for none
-      await arrumar('contagens comuns', async () => {
+      // the broad listings' counts, of the month now live: their first pages wait for none (a
+      // shutdown under way skips them: they are counted when listed)
+      if (!sinal?.aborted) await arrumar('contagens comuns', async () => {
         const inicioDaContagem = Date.now();
         const conjuntos = await contarFiltrosComuns();
         log.info({ conjuntos, ms: Date.now() - inicioDaContagem }, 'contagens dos filtros comuns guardadas');

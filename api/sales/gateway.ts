@@ -132,9 +132,12 @@ function guardarVinculo(gatewayId: string, chave: string, mensageiroId: string |
 /**
  * The phone's running conversations take the link as it is stored now, once that link is
  * committed. A chat webhook writing a conversation of the phone at that moment read the link before
- * it existed, and this event's writes would not see its uncommitted row (READ COMMITTED skips it):
- * the lock on the phone's conversations waits for that write, so one of the two always sees the
- * other. The messaging number is copied only when this event named it (`numeroConhecido`).
+ * it existed (a webhook reading it later waits for its commit: registro.ts VINCULO_VIVO), and this
+ * event's UPDATE would pass its uncommitted row by (READ COMMITTED): the lock on the phone's
+ * conversations, resolved ones too (a webhook may be reopening one), waits for that write, so one
+ * of the two always sees the other. A deadlock with such a webhook (it holds the link's row
+ * shared, then the conversation) is retried by the caller. The messaging number is copied only
+ * when this event named it (`numeroConhecido`).
  */
 function ligarConversas(chave: string, numeroConhecido: boolean): Promise<number> {
   const agora = dataSql(new Date());

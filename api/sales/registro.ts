@@ -161,6 +161,9 @@ function comoAtualizacao(atribuicoes: [coluna: string, valor: string][]): string
  * The phone's link to the gateway (contato_gateway), only while that gateway is configured: a
  * system deleted since is linked to no conversation created or reopened after (DESIGN §4: a deleted
  * record vanishes from every read), nor is a deleted messaging number. Those linked before keep it.
+ * Read by subselects in the INSERT's VALUES, which InnoDB makes locking reads even in READ
+ * COMMITTED: they wait for a link the gateway has not committed (gateway.ts relies on it; an
+ * INSERT ... SELECT would read a snapshot instead, and miss it).
  */
 const VINCULO_VIVO = 'contato_gateway cg JOIN config_system g ON g.id = cg.config_system_gateway_id AND g.deletado_em IS NULL';
 

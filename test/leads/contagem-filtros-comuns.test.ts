@@ -98,3 +98,21 @@ test("a month's counts are not read for the next: a new generation is counted an
   const res = await leads.listar(master, { uf: 'DF' });
   expect(res.body).toMatchObject({ total: antes!.total + 1, estimado: false });
 });
+
+test('a month swapped in during the pass: nothing is cached, under either generation', async () => {
+  const lerDemorado = database.lerDemorado;
+  const antes = (await chaveNaGeracao('contagem', chaveDosFiltros({}))).geracao;
+  // the swap lands while the pass reads: its generation changes under it
+  const leitura = jest.spyOn(database, 'lerDemorado').mockImplementationOnce(async (...args) => {
+    await novaGeracaoDosDados();
+    return lerDemorado(...args);
+  });
+  try {
+    expect(await contarFiltrosComuns()).toBe(0);
+  } finally {
+    leitura.mockRestore();
+  }
+  for (const geracao of [antes, (await chaveNaGeracao('contagem', '{}')).geracao]) {
+    expect(await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros({}), geracao)).chave)).toBeNull();
+  }
+});

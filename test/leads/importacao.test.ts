@@ -4,6 +4,7 @@ import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } 
 import path from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
+import * as contagem from '../../api/leads/contagem';
 import * as geracao from '../../api/leads/geracao';
 import { chaveNaGeracao, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { chaveDosFiltros, FiltrosDeEmpresas } from '../../api/leads/filtros';
@@ -807,6 +808,20 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
     await importarMes(dois(novoCnpj(), 'MES 2'));
     geracao.esquecerGeracao();
     expect([await contagem({}), await contagem({ uf: 'RJ' })]).toEqual([{ total: 1, estimado: false }, null]);
+  });
+
+  test("a failed count pass fails no import: the month is live and recorded done, and its broad sets are counted when listed", async () => {
+    const falha = jest.spyOn(contagem, 'contarFiltrosComuns').mockRejectedValueOnce(new Error('Redis fora do ar'));
+    try {
+      const cnpj = novoCnpj();
+      const dir = await diretorioDoMes(dois(cnpj, 'MES 1'));
+      await importarCnpj(dir);
+      expect(falha).toHaveBeenCalledTimes(1);
+      expect(await registro(cnpj)).toMatchObject({ nome_fantasia: 'MES 1' });
+      expect(await sql('SELECT situacao FROM importacao WHERE diretorio = ?', [dir])).toEqual([{ situacao: 'concluida' }]);
+    } finally {
+      falha.mockRestore();
+    }
   });
 
   test('the fresh tables swapped in keep every index of the live ones (the listing filters\' indexes, cep and start date included)', async () => {
