@@ -5,7 +5,7 @@ import { banco } from '../../lib/database';
 import { acessoDe } from '../helpers/acesso';
 import { sorteio } from '../helpers/aleatorio';
 import { Opcoes } from '../helpers/http';
-import { SuiteDeTeste } from '../helpers/suite';
+import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
 /*
  * Seed of the leads registry for GET /api/empresas: rows inserted straight into the leads tables
@@ -347,6 +347,15 @@ export async function semear(c: Cadastro): Promise<void> {
     [...c.secundarias].flatMap(([cnpj, cnaes]) => cnaes.map((cnae) => ({ cnae, cnpj }))),
   );
   await novaGeracaoDosDados();
+}
+
+/** The identity and leads services over a registry generated from `semente` and seeded, with a master's token. */
+export async function leadsComCadastro(semente?: number, opcoes?: Parameters<typeof iniciarSuite>[1]) {
+  const suite = await iniciarSuite(['identity', 'leads'], opcoes);
+  const leads = leadsDe(suite);
+  const cadastro = gerarCadastro(semente);
+  await semear(cadastro);
+  return { suite, leads, cadastro, master: await leads.admin() };
 }
 
 /** Adds establishments (and their company / Simples rows) to a generated registry and to the database. */

@@ -3,8 +3,8 @@ import { chaveDosFiltros, FiltrosDeEmpresas, UFS } from '../../api/leads/filtros
 import { chaveNaGeracao, novaGeracaoDosDados } from '../../api/leads/geracao';
 import * as database from '../../lib/database';
 import { redis } from '../../lib/redis';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { acrescentar, Cadastro, estabelecimento, gerarCadastro, Leads, leadsDe, semear } from './apoio-empresas';
+import { SuiteDeTeste } from '../helpers/suite';
+import { acrescentar, Cadastro, estabelecimento, Leads, leadsComCadastro } from './apoio-empresas';
 
 /*
  * DESIGN §6 and docs/leads.md: after an import, every combination of uf, situacao_cadastral and
@@ -18,10 +18,7 @@ let cadastro: Cadastro;
 let master: string;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads']);
-  leads = leadsDe(suite);
-  cadastro = gerarCadastro(11);
-  await semear(cadastro);
+  ({ suite, leads, cadastro, master } = await leadsComCadastro(11));
   // values no filter asks for exactly: a lowercase state (the column compares bytes), an unpadded
   // situation (asked as 02, which `=` never matches with 2), and none at all
   await acrescentar(cadastro, [
@@ -29,7 +26,6 @@ beforeAll(async () => {
     { e: estabelecimento({ uf: 'SP', situacao_cadastral: '2' }) },
     { e: estabelecimento({ uf: null, situacao_cadastral: null, identificador_matriz_filial: null }) },
   ]);
-  master = await leads.admin();
 });
 afterAll(() => suite.encerrar());
 beforeEach(() => novaGeracaoDosDados());

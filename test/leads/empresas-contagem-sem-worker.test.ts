@@ -6,8 +6,8 @@ import { esperarProblema } from '../helpers/http';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
-import { Cadastro, esperados, gerarCadastro, Leads, leadsDe, semear, Visao } from './apoio-empresas';
+import { SuiteDeTeste } from '../helpers/suite';
+import { Cadastro, esperados, Leads, leadsComCadastro, Visao } from './apoio-empresas';
 
 /*
  * APIs and workers run apart (`suite api leads` without `suite worker leads-contagem`): the count
@@ -22,11 +22,7 @@ let cadastro: Cadastro;
 let master: string;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads'], { workers: false });
-  leads = leadsDe(suite);
-  cadastro = gerarCadastro(3);
-  await semear(cadastro);
-  master = await leads.admin();
+  ({ suite, leads, cadastro, master } = await leadsComCadastro(3, { workers: false }));
   await novaGeracaoDosDados();
 });
 afterAll(() => suite.encerrar());

@@ -11,7 +11,7 @@ import { banco, novaConexao } from '../../lib/database';
 import { eventosDaFila, fila } from '../../queues/fila';
 import { filaLeadsContagem } from '../../queues/leads-contagem';
 import { esperarProblema } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { SuiteDeTeste } from '../helpers/suite';
 import {
   acrescentar,
   Cadastro,
@@ -20,12 +20,10 @@ import {
   empresa,
   esperados,
   estabelecimento,
-  gerarCadastro,
   Leads,
-  leadsDe,
+  leadsComCadastro,
   remover,
   resumoEsperado,
-  semear,
   Visao,
 } from './apoio-empresas';
 import type { Registro } from '../helpers/registros';
@@ -50,11 +48,7 @@ let cadastro: Cadastro;
 let master: string;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads']);
-  leads = leadsDe(suite);
-  cadastro = gerarCadastro(7);
-  await semear(cadastro);
-  master = await leads.admin();
+  ({ suite, leads, cadastro, master } = await leadsComCadastro(7));
 });
 afterAll(() => suite.encerrar());
 // each test starts with no cached count

@@ -1,6 +1,6 @@
 import { QueryTypes } from 'sequelize';
 import { esperarProblema } from '../helpers/http';
-import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
+import { SuiteDeTeste } from '../helpers/suite';
 import { cnpjsDoNome, LIMITES_DO_NOME } from '../../api/leads/busca-por-nome';
 import { novaGeracaoDosDados } from '../../api/leads/geracao';
 import { chaveDosFiltros, nomeNaChave } from '../../api/leads/filtros';
@@ -20,11 +20,9 @@ import {
   empresa,
   esperados,
   estabelecimento,
-  gerarCadastro,
   Leads,
-  leadsDe,
+  leadsComCadastro,
   resumoEsperado,
-  semear,
   Visao,
 } from './apoio-empresas';
 
@@ -42,10 +40,7 @@ let cadastro: Cadastro;
 let master: string;
 
 beforeAll(async () => {
-  suite = await iniciarSuite(['identity', 'leads']);
-  leads = leadsDe(suite);
-  cadastro = gerarCadastro();
-  await semear(cadastro);
+  ({ suite, leads, cadastro, master } = await leadsComCadastro());
   // names with words InnoDB's full-text index skips by default ("com" of comércio, "www")
   // and one whose words an underscore joins, which the index reads as one word
   for (const razao_social of ['CASA COM ARTE LTDA', 'WWW INFORMATICA LTDA', 'ABC_DEF COMERCIO LTDA']) {
@@ -58,7 +53,6 @@ beforeAll(async () => {
     await acrescentar(cadastro, [{ e: estabelecimento({ cnpj_basico: basico }), em: empresa({ cnpj_basico: basico, capital_social }) }]);
   }
   await novaGeracaoDosDados();
-  master = await leads.admin();
 });
 afterAll(() => suite.encerrar());
 
