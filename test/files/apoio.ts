@@ -84,16 +84,21 @@ export function filesDe(suite: SuiteDeTeste) {
     });
   }
 
-  /** Starts a chunked upload, sends some bytes and then drops the connection, as a client that dies midway. */
-  async function enviarEInterromper(token: string, nome: string, pedaco: Buffer, antesDeInterromper: () => void): Promise<void> {
+  /**
+   * Starts a chunked upload, sends some bytes and then drops the connection, as a client that dies
+   * midway: once `recebido` says the server holds them (it is awaited, so it may poll).
+   */
+  async function enviarEInterromper(token: string, nome: string, pedaco: Buffer, recebido: () => Promise<unknown>): Promise<void> {
     const url = new URL(`${base}/arquivo`);
     url.searchParams.set('nome', nome);
     const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     req.on('error', () => undefined);
     req.write(pedaco);
-    await new Promise((r) => setTimeout(r, 200));
-    antesDeInterromper();
-    req.destroy();
+    try {
+      await recebido();
+    } finally {
+      req.destroy();
+    }
   }
 
   /** GET of a signed URL, no token. */

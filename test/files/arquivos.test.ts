@@ -6,7 +6,7 @@ import { DatabaseError, Op, QueryTypes } from 'sequelize';
 import { arquivosPelaChave } from '../../api/files/arquivos';
 import { banco, novaConexao } from '../../lib/database';
 import { Arquivo } from '../../models/files';
-import { esperarTravaEsperada } from '../helpers/espera';
+import { esperarAte, esperarTravaEsperada } from '../helpers/espera';
 import { esperarProblema } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 import { arquivosNoDisco, bytesAleatorios, caminhoNoDisco, filesDe, linhasNoBanco } from './apoio';
@@ -210,10 +210,10 @@ describe('size limit FILES_TAMANHO_MAXIMO_MB, here 2 (DESIGN §4: file storage s
 describe('an upload the client abandons midway leaves nothing (DESIGN §7: stream to storage, nothing half-stored)', () => {
   test('the partial file is removed, no row is written, and the service goes on serving', async () => {
     const antes = await retrato();
-    await files.enviarEInterromper(app.token, 'interrompido.bin', bytesAleatorios(300_000), () => {
-      // midway, the bytes received so far sit in a partial file
-      expect(arquivosNoDisco().filter((p) => p.startsWith('parciais'))).toHaveLength(1);
-    });
+    // midway, the bytes received so far sit in a partial file (one: nothing else is being sent)
+    await files.enviarEInterromper(app.token, 'interrompido.bin', bytesAleatorios(300_000), () =>
+      esperarAte(() => arquivosNoDisco().filter((p) => p.startsWith('parciais')).length === 1, 'the partial file'),
+    );
     // the server learns of the drop asynchronously: wait for its clean-up
     for (let i = 0; i < 50 && JSON.stringify(await retrato()) !== JSON.stringify(antes); i++) await new Promise((r) => setTimeout(r, 100));
     expect(await retrato()).toEqual(antes);

@@ -24,13 +24,17 @@ afterAll(() => limparDados([]));
 
 const espera = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A server whose answers take `ms`; `chegou` resolves when its first request reaches the handler. */
 async function servidorLento(ms: number) {
   const app = express();
+  let aoChegar: () => void;
+  const chegou = new Promise<void>((r) => (aoChegar = r));
   app.get('/lento', async (_req, res) => {
+    aoChegar();
     await espera(ms);
     res.json({ ok: true });
   });
-  return ((await escutar(app, 0, 'teste-keepalive', '127.0.0.1')).address() as AddressInfo).port;
+  return { porta: ((await escutar(app, 0, 'teste-keepalive', '127.0.0.1')).address() as AddressInfo).port, chegou };
 }
 
 function pedir(porta: number, agent: http.Agent): Promise<{ status: number; connection?: string }> {
@@ -56,6 +60,8 @@ test('an error the listening server meets (a connection it could not accept: no 
 
 test('a handler whose client left goes on at the signal, and the databases close only after it', async () => {
   const ordem: string[] = [];
+  let aoChegar: () => void;
+  const chegou = new Promise<void>((r) => (aoChegar = r));
   const app = express();
   const router = express.Router();
   const rota: Rota = {
@@ -65,6 +71,7 @@ test('a handler whose client left goes on at the signal, and the databases close
     resumo: 'lento',
     acesso: 'publico',
     tratar: async () => {
+      aoChegar();
       await espera(300);
       ordem.push('tratado');
       return { ok: true };
@@ -76,7 +83,7 @@ test('a handler whose client left goes on at the signal, and the databases close
   aoEncerrar('bancos', 'banco de teste', async () => void ordem.push('bancos'));
   const pedido = http.get({ host: '127.0.0.1', port: porta, path: '/lento' });
   pedido.on('error', () => undefined);
-  await espera(50);
+  await chegou;
   // the client gives up: its connection closes, the handler still runs
   pedido.destroy();
   await espera(20);
@@ -85,10 +92,10 @@ test('a handler whose client left goes on at the signal, and the databases close
 });
 
 test('a request under way at the signal gets its answer, with Connection: close, and the shutdown ends right after it', async () => {
-  const porta = await servidorLento(300);
+  const { porta, chegou } = await servidorLento(300);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const emVoo = pedir(porta, agent);
-  await espera(50);
+  await chegou;
   const inicio = Date.now();
   const duracao = encerrar().then(() => Date.now() - inicio);
   expect(await emVoo).toEqual({ status: 200, connection: 'close' });
@@ -98,7 +105,7 @@ test('a request under way at the signal gets its answer, with Connection: close,
 });
 
 test('a request sent on a connection idle at the signal is answered, with Connection: close, not reset (the idle ones stay open a moment)', async () => {
-  const porta = await servidorLento(20);
+  const { porta } = await servidorLento(20);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   expect(await pedir(porta, agent)).toEqual({ status: 200, connection: 'keep-alive' });
   // the connection is idle in the agent's pool when the shutdown starts; the next request takes it
@@ -109,7 +116,7 @@ test('a request sent on a connection idle at the signal is answered, with Connec
 });
 
 test('a client that keeps sending on its kept-alive connection is answered, never reset, until the server is gone', async () => {
-  const porta = await servidorLento(100);
+  const { porta } = await servidorLento(100);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let parar = false;
   const resultados: { em: number; r: string }[] = [];
@@ -143,7 +150,7 @@ test('a client that keeps sending on its kept-alive connection is answered, neve
 });
 
 test('from the signal on a worker starts no new job, though an HTTP answer is still under way', async () => {
-  const porta = await servidorLento(800);
+  const { porta, chegou } = await servidorLento(800);
   const def: DefinicaoDeFila = {
     nome: 'teste-encerramento',
     servico: 'identity',
@@ -157,18 +164,18 @@ test('from the signal on a worker starts no new job, though an HTTP answer is st
   });
   // enough work for the whole shutdown, queued before it
   await fila(def).addBulk(Array.from({ length: 20 }, () => ({ name: 'x', data: {} })));
-  await espera(100);
+  await esperarAte(() => inicios.length > 0, 'the worker taking jobs');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const emVoo = pedir(porta, agent);
-  await espera(50);
+  await chegou;
   const sinal = Date.now();
   const fim = encerrar();
   await emVoo;
   await fim;
   agent.destroy();
-  // a job the worker was already fetching at the signal may still start (fila.ts): none later
-  expect(inicios.filter((t) => t > sinal + 100).map((t) => t - sinal)).toEqual([]);
-  expect(inicios.length).toBeGreaterThan(0);
+  // the one job the worker (one at a time) was already fetching at the signal may still start
+  // (fila.ts): none after it, though the answer kept the process up 800 ms, time for five more
+  expect(inicios.filter((t) => t > sinal).length).toBeLessThanOrEqual(1);
 });
 
 test('a client that stops reading an answer has its connection destroyed once nothing has moved for the inactivity limit', async () => {
