@@ -203,7 +203,8 @@ describe('pools of a service database', () => {
   });
 
   test('a connection that comes after its waiter gave up goes back to the pool: every connection serves again', async () => {
-    const lentas = [0, 1].map(() => lerPorTexto(alvo, 'SELECT SLEEP(1)', []));
+    // long enough to outlast, however slow the machine, the look for them and the waiter's 400 ms
+    const lentas = [0, 1].map(() => lerPorTexto(alvo, 'SELECT SLEEP(3)', []));
     const desistente = await enquanto(lentas, async () => {
       await dormindo(alvo.config.database, 2);
       return desfecho(lerLinhas(alvo, 'SELECT 1', []));
@@ -211,17 +212,20 @@ describe('pools of a service database', () => {
     expect(desistente.erro).toMatchObject({ code: 'POOL_ESPERA_ESGOTADA' });
     // the first connection freed went to the waiter that gave up, which handed it back
     // both connections at once, each longer than the wait: one kept by that waiter would leave
-    // the second statement waiting past it
-    const [a, b] = await Promise.all([0, 1].map(() => desfecho(lerPorTexto(alvo, 'SELECT SLEEP(1)', []))));
+    // the second statement waiting past it, and failing
+    const duas = [0, 1].map(() => desfecho(lerPorTexto(alvo, 'SELECT SLEEP(2)', [])));
+    // side by side, on a connection each
+    await dormindo(alvo.config.database, 2);
+    const [a, b] = await Promise.all(duas);
     expect([a.erro, b.erro]).toEqual([undefined, undefined]);
-    // side by side: one after the other would take 2 s
-    expect(Math.max(a.ms, b.ms)).toBeLessThan(1800);
   });
 
   test('a server slow to take a connection: the wait is bounded too, and the connection made late serves the next statement', async () => {
     const real = new URL(MYSQL_URL);
     // a "server" that takes every connection a second late, through a proxy to the real one
+    let aceitas = 0;
     const proxy = net.createServer((c) => {
+      aceitas++;
       sockets.add(c);
       c.pause();
       setTimeout(() => {
@@ -251,26 +255,27 @@ describe('pools of a service database', () => {
         async () => Number((await lerLinhas<{ n: string }>(alvo, 'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?', [lento.config.database]))[0].n) > 0,
         'the late connection made',
       );
+      // the server shows it once it has answered the handshake; the pool holds it a moment later
       await dormir(200);
+      // through the connection already made: a new one would take the proxy's second, past the wait
       const segunda = await desfecho(lerLinhas(lento, 'SELECT 2 AS n', []));
       expect(segunda).toEqual({ ms: expect.any(Number) });
-      // through the connection already made: a new one would take the proxy's second
-      expect(segunda.ms).toBeLessThan(300);
+      expect(aceitas).toBe(1);
     } finally {
       LIMITES_DOS_POOLS.ociosaMs = 500;
     }
   });
 
   test("a full line fails at once with the pool's own error, as the database out of reach", async () => {
-    const lentas = [0, 1].map(() => lerPorTexto(alvo, 'SELECT SLEEP(1)', []));
+    // long enough to outlast, however slow the machine, the look for them and the waiters' 400 ms
+    const lentas = [0, 1].map(() => lerPorTexto(alvo, 'SELECT SLEEP(3)', []));
     const { naFila, alemDaFila } = await enquanto(lentas, async () => {
       await dormindo(alvo.config.database, 2);
       const naFila = [0, 1, 2].map(() => desfecho(lerLinhas(alvo, 'SELECT 1', [])));
       return { alemDaFila: await desfecho(lerLinhas(alvo, 'SELECT 1', [])), naFila: await Promise.all(naFila) };
     });
+    // at once: a statement that waited would have ended with POOL_ESPERA_ESGOTADA instead
     expect(alemDaFila.erro).toMatchObject({ code: 'POOL_FILA_CHEIA' });
-    // at once: well under the wait it would otherwise have spent (400 ms)
-    expect(alemDaFila.ms).toBeLessThan(300);
     expect(bancoForaDoAlcance(alemDaFila.erro)).toBe(true);
     for (const r of naFila) expect(r.erro).toMatchObject({ code: 'POOL_ESPERA_ESGOTADA' });
     expect(await lerLinhas(alvo, 'SELECT 1 AS um', [])).toEqual([{ um: 1 }]);
@@ -364,7 +369,8 @@ describe('pools of a service database', () => {
     await esperarAte(async () => (await conexoesNoBanco()) === 0, 'the idle connections closed', 4000);
     expect(Date.now() - inicio).toBeLessThan(3000);
     expect(await lerLinhas(alvo, 'SELECT 1 AS um', [])).toEqual([{ um: 1 }]);
-    expect(await conexoesNoBanco()).toBe(1);
+    // one, once the previous look's own connection has left the server's list (its end does not wait for that)
+    await esperarAte(async () => (await conexoesNoBanco()) === 1, 'one connection opened again');
   });
 });
 
