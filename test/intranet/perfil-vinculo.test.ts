@@ -218,6 +218,36 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     expect(await lerComoAdmin(colaborador.id)).toMatchObject({ master: true, perfil_acesso_id: null });
   });
 
+  test('a profile linked during a sync to a master demoted before it stays: the sync judges by the row, not by what it read at its start', async () => {
+    const admin = await it.admin();
+    const usuario = await it.identity.criarUsuario({ e_master: true });
+    await it.sincronizar();
+    const master = await it.colaboradorDe(usuario);
+    expect(master).toMatchObject({ master: true, perfil_acesso_id: null });
+    expect((await it.identity.api.patch(`/usuario/${usuario.id}`, { token: admin, body: { e_master: false } })).status).toBe(200);
+    const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
+    // the link lands after the sync read its rows (the person still master in its copy) and before
+    // it writes; identity, asked by the link, says the person is master no more
+    const ler = Colaborador.findAll.bind(Colaborador);
+    let vinculado = false;
+    const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
+      const linhas = await ler(...args);
+      expect(await acessoIntranet.colaboradores.vincularPerfil(master.id, perfil.id, async () => 'todas', async () => false)).toMatchObject({
+        master: false,
+        perfil_acesso_id: perfil.id,
+      });
+      vinculado = true;
+      return linhas;
+    });
+    try {
+      await acessoIntranet.sincronizar(admin);
+    } finally {
+      leitura.mockRestore();
+    }
+    expect(vinculado).toBe(true);
+    expect(await lerComoAdmin(master.id)).toMatchObject({ master: false, perfil_acesso_id: perfil.id, perfil_acesso: perfil.nome });
+  });
+
   test('a profile id that names no profile answers 422 and nothing changes (DESIGN §4)', async () => {
     const { colaborador } = await it.pessoa();
     const res = await it.api.patch(vinculo(colaborador.id), { token: await it.admin(), body: { perfil_acesso_id: randomUUID() } });

@@ -1,4 +1,4 @@
-import { ModelStatic, Op, Transaction, WhereOptions } from 'sequelize';
+import { ModelStatic, Op, WhereOptions } from 'sequelize';
 import { repetirEmConflito } from '../../../lib/database';
 import { leituraPorIdEmLotes } from '../../../lib/lotes';
 import { iso } from '../../../models/shared/base';
@@ -172,29 +172,39 @@ export function criarColaboradores(
   }
 
   /**
-   * Writes every field of `mudancas`, not only those that differ from `local`: the sync read its
-   * rows before, and a profile linked since (the row then held null) must still be taken from a
-   * person who became master (SPEC 4.5 rule 7). The UPDATE waits for such a link's row lock.
+   * Writes identity's data of one known collaborator, with the profile that goes with it, decided
+   * from the row as it stands, locked: the sync read every row before it began, and a link made
+   * since must be judged by the row it left. A person who is master loses the profile (SPEC 4.5
+   * rule 7), one linked since included. One whose row still says master had none by that rule, not
+   * by anyone's choice (a master's row refuses a link; a link made after identity said otherwise
+   * cleared the row's flag), and takes `Acesso inicial`, as one registered anew (DESIGN §10), not a
+   * person left with no area; decided from the sync's earlier read, a link made during the sync to
+   * a master demoted before it was replaced by `Acesso inicial`.
+   *
+   * One back in identity is brought back; the profile they had may have been deleted while they
+   * were away: then they come back with `Acesso inicial`. The profile is read FOR SHARE, so a
+   * deletion under way (it locks the profile before counting its links) either finishes first or
+   * counts this person. Locks taken as a link takes them (the person, then the profile); other
+   * orders by other writers: run again on a deadlock.
    */
-  async function escrever(local: ColaboradorBase, mudancas: Record<string, unknown>, transaction?: Transaction): Promise<void> {
-    await Colaborador.update(mudancas, { where: { id: local.id }, transaction });
-  }
-
-  /**
-   * Brings back a collaborator who returned to identity. The profile they had may have been
-   * deleted while they were away: then they come back with `Acesso inicial`, as one registered
-   * anew. The profile is read FOR SHARE, so a deletion under way (it locks the profile before
-   * counting its links) either finishes first or counts this person.
-   */
-  async function restaurar(local: ColaboradorBase, mudancas: Record<string, unknown>, acessoInicialId: string): Promise<void> {
-    await Colaborador.sequelize!.transaction(async (transaction) => {
-      const perfilId = mudancas.perfil_acesso_id === undefined ? local.perfil_acesso_id : null;
-      if (perfilId && !(await PerfilAcesso.findByPk(perfilId, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
-        mudancas.perfil_acesso_id = acessoInicialId;
-      }
-      await local.restore({ transaction });
-      await escrever(local, mudancas, transaction);
-    });
+  function espelharUm(id: string, dados: Record<string, unknown> & { master: boolean }, acessoInicialId: string): Promise<void> {
+    return repetirEmConflito('espelho de colaborador', () =>
+      Colaborador.sequelize!.transaction(async (transaction) => {
+        const linha = await Colaborador.findByPk(id, { paranoid: false, transaction, lock: transaction.LOCK.UPDATE });
+        if (!linha) return;
+        const mudancas: Record<string, unknown> = { ...dados };
+        if (dados.master) mudancas.perfil_acesso_id = null;
+        else if (linha.master) mudancas.perfil_acesso_id = acessoInicialId;
+        if (linha.deletado_em) {
+          const perfilId = mudancas.perfil_acesso_id === undefined ? linha.perfil_acesso_id : null;
+          if (perfilId && !(await PerfilAcesso.findByPk(perfilId, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
+            mudancas.perfil_acesso_id = acessoInicialId;
+          }
+          await linha.restore({ transaction });
+        }
+        await Colaborador.update(mudancas, { where: { id }, transaction });
+      }),
+    );
   }
 
   return {
@@ -320,15 +330,7 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
-          const mudancas: Record<string, unknown> = { ...dados };
-          // a master takes no profile (SPEC 4.5 rule 7): one who becomes master loses the old one
-          if (u.e_master) mudancas.perfil_acesso_id = null;
-          // one who stops being master had none by that rule, not by anyone's choice (a master's
-          // row refuses a link; one made after identity said otherwise cleared the row's flag):
-          // `Acesso inicial`, as one registered anew (DESIGN §10), not a person left with no area
-          else if (local.master) mudancas.perfil_acesso_id = acessoInicialId;
-          if (local.deletado_em) await restaurar(local, mudancas, acessoInicialId);
-          else await escrever(local, mudancas);
+          await espelharUm(local.id, dados, acessoInicialId);
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
           aoProgredir?.({ ...resultado, vistas: i + 1, de: usuarios.length });
