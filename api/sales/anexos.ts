@@ -570,7 +570,10 @@ async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
  * One an attachment took (file storage answering a retry with it) is kept; but if file storage no
  * longer has it, a run cut short between its removal and its repair below (a crash, the database
  * out of reach) left the attachment pointing at nothing, and it is copied again. The line goes
- * only after that, so a run cut anywhere leaves it for the next.
+ * only after that, so a run cut anywhere leaves it for the next; and a kept copy's line goes only
+ * while an attachment still takes it: a deletion of that attachment since lists the copy again,
+ * finding this very line (INSERT IGNORE), and dropped, the copy would stay stored for good. The
+ * statement's read of the attachments locks (REPEATABLE READ): a deletion under way is waited for.
  */
 async function apagarCopia(arquivoId: string): Promise<void> {
   const sales = banco('sales');
@@ -581,13 +584,16 @@ async function apagarCopia(arquivoId: string): Promise<void> {
         EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?) AS registrada`,
     [arquivoId, arquivoId],
   );
+  let mantida = false;
   if (listada && !registrada) {
     await apagarArquivo(arquivoId);
     await copiarDeNovoSeRegistrada(arquivoId);
-  } else if (registrada && !(await urlsDosArquivos([arquivoId])).has(arquivoId)) {
-    await copiarDeNovoSeRegistrada(arquivoId);
+  } else if (registrada) {
+    mantida = (await urlsDosArquivos([arquivoId])).has(arquivoId);
+    if (!mantida) await copiarDeNovoSeRegistrada(arquivoId);
   }
-  await lerLinhas(sales, 'DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?', [arquivoId]);
+  const aindaTomada = mantida ? ' AND EXISTS (SELECT 1 FROM anexo_da_mensagem WHERE arquivo_id = ?)' : '';
+  await lerLinhas(sales, `DELETE FROM arquivo_a_apagar WHERE arquivo_id = ?${aindaTomada}`, mantida ? [arquivoId, arquivoId] : [arquivoId]);
 }
 
 /**

@@ -69,6 +69,40 @@ test('a retry answered (Idempotency-Key replay) with a copy queued for removal k
   expect(await aApagar()).not.toContain(registrado);
 });
 
+test("a kept copy whose attachment is deleted while its removal looks at it is listed again by that deletion, and removed by the next run, not forgotten", async () => {
+  const sales = banco('sales');
+  const nome = `relistada-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob('relistada', nome, '%PDF-relistada', 2);
+  await primeiraCopiaSemRegistro(anexo.id, 'relistada');
+  // the retry records the listed copy: listed and taken at once
+  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
+  const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
+  const listadas = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+  expect(await listadas()).toContain(registrado);
+  // the message's deletion under way, as registro.ts makes it: the attachment gone, its copy
+  // listed again (the line is there: IGNORE), not yet committed
+  const outra = await novaConexao('sales');
+  let remocao: Promise<number> | undefined;
+  try {
+    await outra.beginTransaction();
+    await outra.query('DELETE FROM anexo_da_mensagem WHERE id = ?', [anexo.id]);
+    await outra.query('INSERT IGNORE INTO arquivo_a_apagar (arquivo_id, criado_em) VALUES (?, UTC_TIMESTAMP(3))', [registrado]);
+    // the removal saw the copy taken (the deletion not committed) and keeps it; its line waits
+    remocao = apagarCopiasPendentes();
+    await Promise.race([remocao, esperarOutraConexao(outra, 'the line\'s removal waiting on the deletion', ['DELETE FROM arquivo_a_apagar%'])]);
+    await outra.commit();
+  } finally {
+    await outra.end();
+  }
+  await remocao;
+  expect(await Arquivo.findByPk(registrado)).not.toBeNull();
+  expect(await listadas()).toContain(registrado);
+  // the next run finds it taken by none, and removes it
+  await apagarCopiasPendentes();
+  expect(await Arquivo.findByPk(registrado)).toBeNull();
+  expect(await listadas()).not.toContain(registrado);
+});
+
 test('a removal cut short after removing a copy an attempt recorded meanwhile (before it could copy again): the next removal finds the line, the file gone, and copies the attachment again', async () => {
   const sales = banco('sales');
   const nome = `cortada-${randomBytes(4).toString('hex')}.pdf`;
