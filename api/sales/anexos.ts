@@ -572,8 +572,9 @@ async function procurarCopiasPelaChave(sinal?: AbortSignal): Promise<boolean> {
  * out of reach) left the attachment pointing at nothing, and it is copied again. The line goes
  * only after that, so a run cut anywhere leaves it for the next; and a kept copy's line goes only
  * while an attachment still takes it: a deletion of that attachment since lists the copy again,
- * finding this very line (INSERT IGNORE), and dropped, the copy would stay stored for good. The
- * statement's read of the attachments locks (REPEATABLE READ): a deletion under way is waited for.
+ * finding this very line (INSERT IGNORE), and dropped, the copy would stay stored for good. A
+ * deletion under way is waited for: it holds the line it found, and the attachment's index entry
+ * it removed, which the DELETE's read of the attachments locks (InnoDB locks what a DELETE reads).
  */
 async function apagarCopia(arquivoId: string): Promise<void> {
   const sales = banco('sales');

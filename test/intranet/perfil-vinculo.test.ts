@@ -20,6 +20,29 @@ const vinculo = (id: string) => `/colaborador/${id}/perfil_acesso`;
 /** one collaborator that the bad-body cases try (and fail) to change */
 let alvo: ReturnType<Intranet['pessoa']> | undefined;
 
+/**
+ * Runs `vincular` right after a sync has read every local row (its read with `paranoid: false`),
+ * before it writes any: the other reads of the model meanwhile (permissions, lookups) pass by.
+ */
+async function entreALeituraEAEscritaDoEspelho(sincronizar: () => Promise<unknown>, vincular: () => Promise<void>): Promise<boolean> {
+  const ler = Colaborador.findAll.bind(Colaborador);
+  let vinculado = false;
+  const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementation(async (...args) => {
+    const linhas = await ler(...args);
+    if (!vinculado && args[0]?.paranoid === false) {
+      await vincular();
+      vinculado = true;
+    }
+    return linhas;
+  });
+  try {
+    await sincronizar();
+  } finally {
+    leitura.mockRestore();
+  }
+  return vinculado;
+}
+
 async function lerComoAdmin(id: string) {
   const res = await it.api.get(`/colaborador/${id}`, { token: await it.admin() });
   expect(res.status).toBe(200);
@@ -200,19 +223,12 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     // the link lands after the sync read its rows (the person not yet master there) and before it
     // writes; the link's own question to identity was answered before the person became master
     // there, so it is made here past that question, with what a master may grant
-    const ler = Colaborador.findAll.bind(Colaborador);
-    let vinculado = false;
-    const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
-      const linhas = await ler(...args);
-      expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, async () => 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
-      vinculado = true;
-      return linhas;
-    });
-    try {
-      await acessoIntranet.sincronizar(admin);
-    } finally {
-      leitura.mockRestore();
-    }
+    const vinculado = await entreALeituraEAEscritaDoEspelho(
+      () => acessoIntranet.sincronizar(admin),
+      async () => {
+        expect(await acessoIntranet.colaboradores.vincularPerfil(colaborador.id, perfil.id, async () => 'todas')).toMatchObject({ perfil_acesso_id: perfil.id });
+      },
+    );
     // the link was made between the sync's read and its write (or the race was not set up at all)
     expect(vinculado).toBe(true);
     expect(await lerComoAdmin(colaborador.id)).toMatchObject({ master: true, perfil_acesso_id: null });
@@ -228,22 +244,15 @@ describe('PATCH /colaborador/{id}/perfil_acesso (SPEC 4.5 rule 7, DESIGN §3)', 
     const perfil = await it.criarPerfil({ colaboradores: ['ler'] });
     // the link lands after the sync read its rows (the person still master in its copy) and before
     // it writes; identity, asked by the link, says the person is master no more
-    const ler = Colaborador.findAll.bind(Colaborador);
-    let vinculado = false;
-    const leitura = jest.spyOn(Colaborador, 'findAll').mockImplementationOnce(async (...args) => {
-      const linhas = await ler(...args);
-      expect(await acessoIntranet.colaboradores.vincularPerfil(master.id, perfil.id, async () => 'todas', async () => false)).toMatchObject({
-        master: false,
-        perfil_acesso_id: perfil.id,
-      });
-      vinculado = true;
-      return linhas;
-    });
-    try {
-      await acessoIntranet.sincronizar(admin);
-    } finally {
-      leitura.mockRestore();
-    }
+    const vinculado = await entreALeituraEAEscritaDoEspelho(
+      () => acessoIntranet.sincronizar(admin),
+      async () => {
+        expect(await acessoIntranet.colaboradores.vincularPerfil(master.id, perfil.id, async () => 'todas', async () => false)).toMatchObject({
+          master: false,
+          perfil_acesso_id: perfil.id,
+        });
+      },
+    );
     expect(vinculado).toBe(true);
     expect(await lerComoAdmin(master.id)).toMatchObject({ master: false, perfil_acesso_id: perfil.id, perfil_acesso: perfil.nome });
   });

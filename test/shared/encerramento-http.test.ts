@@ -24,16 +24,16 @@ afterAll(() => limparDados([]));
 
 const espera = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A server whose answers take `ms`; `chegou` resolves when its first request reaches the handler. */
+/** A server whose answers take `ms`; `chegou()` waits (10 s at most) until a request has reached the handler. */
 async function servidorLento(ms: number) {
   const app = express();
-  let aoChegar: () => void;
-  const chegou = new Promise<void>((r) => (aoChegar = r));
+  let chegaram = 0;
   app.get('/lento', async (_req, res) => {
-    aoChegar();
+    chegaram++;
     await espera(ms);
     res.json({ ok: true });
   });
+  const chegou = () => esperarAte(() => chegaram > 0, 'the request reaching the handler');
   return { porta: ((await escutar(app, 0, 'teste-keepalive', '127.0.0.1')).address() as AddressInfo).port, chegou };
 }
 
@@ -60,8 +60,7 @@ test('an error the listening server meets (a connection it could not accept: no 
 
 test('a handler whose client left goes on at the signal, and the databases close only after it', async () => {
   const ordem: string[] = [];
-  let aoChegar: () => void;
-  const chegou = new Promise<void>((r) => (aoChegar = r));
+  let chegou = false;
   const app = express();
   const router = express.Router();
   const rota: Rota = {
@@ -71,7 +70,7 @@ test('a handler whose client left goes on at the signal, and the databases close
     resumo: 'lento',
     acesso: 'publico',
     tratar: async () => {
-      aoChegar();
+      chegou = true;
       await espera(300);
       ordem.push('tratado');
       return { ok: true };
@@ -83,7 +82,7 @@ test('a handler whose client left goes on at the signal, and the databases close
   aoEncerrar('bancos', 'banco de teste', async () => void ordem.push('bancos'));
   const pedido = http.get({ host: '127.0.0.1', port: porta, path: '/lento' });
   pedido.on('error', () => undefined);
-  await chegou;
+  await esperarAte(() => chegou, 'the request reaching the handler');
   // the client gives up: its connection closes, the handler still runs
   pedido.destroy();
   await espera(20);
@@ -95,7 +94,7 @@ test('a request under way at the signal gets its answer, with Connection: close,
   const { porta, chegou } = await servidorLento(300);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const emVoo = pedir(porta, agent);
-  await chegou;
+  await chegou();
   const inicio = Date.now();
   const duracao = encerrar().then(() => Date.now() - inicio);
   expect(await emVoo).toEqual({ status: 200, connection: 'close' });
@@ -167,7 +166,7 @@ test('from the signal on a worker starts no new job, though an HTTP answer is st
   await esperarAte(() => inicios.length > 0, 'the worker taking jobs');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const emVoo = pedir(porta, agent);
-  await chegou;
+  await chegou();
   const sinal = Date.now();
   const fim = encerrar();
   await emVoo;

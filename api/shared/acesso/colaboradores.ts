@@ -330,7 +330,10 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
-          await espelharUm(local.id, dados, acessoInicialId);
+          // only a return or a demotion decide from the row; otherwise its master flag is the one
+          // read (only a sync sets it, one at a time; a link only clears it), and a master loses any profile
+          if (local.deletado_em || (local.master && !u.e_master)) await espelharUm(local.id, dados, acessoInicialId);
+          else await Colaborador.update({ ...dados, ...(u.e_master ? { perfil_acesso_id: null } : {}) }, { where: { id: local.id } });
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
           aoProgredir?.({ ...resultado, vistas: i + 1, de: usuarios.length });
