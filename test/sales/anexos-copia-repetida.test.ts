@@ -50,35 +50,38 @@ async function primeiraCopiaSemRegistro(anexoId: string, pasta: string): Promise
   }
 }
 
-test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
-  const sales = banco('sales');
-  const nome = `orfao-${randomBytes(4).toString('hex')}.pdf`;
-  const anexo = await anexoSemJob('orfao2', nome, '%PDF-replay', 2);
-  await primeiraCopiaSemRegistro(anexo.id, 'orfao2');
-  // second attempt, before the removal job ran: the same key is replayed and the copy recorded
+/** The copies on the removal list, oldest listed first. */
+const listadas = async () =>
+  ((await banco('sales').query('SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
+
+/**
+ * A copy on the removal list that its attachment records all the same: the first attempt's
+ * recording failed (the copy listed), and the retry, before the removal job ran, was answered that
+ * very copy (the same Idempotency-Key replayed) and recorded it.
+ */
+async function copiaListadaERegistrada(pasta: string, bytes: string) {
+  const nome = `${pasta}-${randomBytes(4).toString('hex')}.pdf`;
+  const anexo = await anexoSemJob(pasta, nome, bytes, 2);
+  await primeiraCopiaSemRegistro(anexo.id, pasta);
   expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
   const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
   expect(registrado).toBeTruthy();
+  expect(await listadas()).toContain(registrado);
+  return { anexo, nome, registrado };
+}
+
+test('a retry answered (Idempotency-Key replay) with a copy queued for removal keeps its file: the recorded copy is never removed', async () => {
+  const { anexo, nome, registrado } = await copiaListadaERegistrada('orfao2', '%PDF-replay');
   // the first attempt's copy, still listed: the removal finds it recorded, keeps it and drops the line
   expect((await Arquivo.findAll({ where: { nome } })).map((a) => a.id)).toEqual([registrado]);
-  const aApagar = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
-  expect(await aApagar()).toContain(registrado);
   await apagarCopiasPendentes();
   expect(await Arquivo.findByPk(registrado)).not.toBeNull();
   expect(await AnexoDaMensagem.findByPk(anexo.id)).toMatchObject({ arquivo_id: registrado });
-  expect(await aApagar()).not.toContain(registrado);
+  expect(await listadas()).not.toContain(registrado);
 });
 
 test("a kept copy whose attachment is deleted while its removal looks at it is listed again by that deletion, and removed by the next run, not forgotten", async () => {
-  const sales = banco('sales');
-  const nome = `relistada-${randomBytes(4).toString('hex')}.pdf`;
-  const anexo = await anexoSemJob('relistada', nome, '%PDF-relistada', 2);
-  await primeiraCopiaSemRegistro(anexo.id, 'relistada');
-  // the retry records the listed copy: listed and taken at once
-  expect(await copiarAnexo(anexo.id)).toEqual({ estado: 'copiado' });
-  const registrado = (await AnexoDaMensagem.findByPk(anexo.id))!.arquivo_id!;
-  const listadas = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
-  expect(await listadas()).toContain(registrado);
+  const { anexo, registrado } = await copiaListadaERegistrada('relistada', '%PDF-relistada');
   // the message's deletion under way, as registro.ts makes it: the attachment gone, its copy
   // listed again (the line is there: IGNORE), not yet committed
   const outra = await novaConexao('sales');
@@ -231,8 +234,7 @@ test('a listed copy an attachment refers to by the time its removal comes is not
 
 test('a removal file storage keeps refusing holds back none after it: they are removed, it stays listed, and the run fails for its retry', async () => {
   const sales = banco('sales');
-  const listados = async () => ((await sales.query('SELECT arquivo_id FROM arquivo_a_apagar ORDER BY criado_em', { type: 'SELECT' })) as { arquivo_id: string }[]).map((l) => l.arquivo_id);
-  expect(await listados()).toEqual([]);
+  expect(await listadas()).toEqual([]);
   // copies nobody refers to any more: their attachments let go of them
   const soltos: string[] = [];
   for (const n of [1, 2, 3, 4]) {
@@ -249,7 +251,7 @@ test('a removal file storage keeps refusing holds back none after it: they are r
   );
   try {
     await expect(apagarCopiasPendentes()).rejects.toThrow('2 copies could not be removed from file storage (still listed)');
-    expect({ listados: (await listados()).sort(), guardados: await Arquivo.count({ where: { id: soltos } }) }).toEqual({ listados: [...recusados].sort(), guardados: 0 });
+    expect({ listados: (await listadas()).sort(), guardados: await Arquivo.count({ where: { id: soltos } }) }).toEqual({ listados: [...recusados].sort(), guardados: 0 });
   } finally {
     await sales.query('DELETE FROM arquivo_a_apagar WHERE arquivo_id IN (?)', { replacements: [recusados] });
   }
