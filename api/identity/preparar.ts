@@ -20,11 +20,21 @@ const NOMES: Record<string, string> = {
   tracing: 'Tracing',
 };
 
-/** DESIGN §2: with no user at all, a master is created from IDENTITY_ADMIN_EMAIL/SENHA (or a random password, printed once). */
+/**
+ * DESIGN §2: with no user at all, a master is created from IDENTITY_ADMIN_EMAIL/SENHA (or a random
+ * password, printed once). Printed once on a laptop's terminal; outside LOCALHOST the standard
+ * output is the log stream, which would keep a master's password for anyone who reads the logs:
+ * there the first start refuses without IDENTITY_ADMIN_SENHA.
+ */
 async function criarAdminInicial(): Promise<void> {
   if ((await Usuario.count({ paranoid: false })) > 0) return;
   const email = config().identity.adminEmail ?? 'admin@suite.local';
   const informada = config().identity.adminSenha;
+  if (!informada && config().ambiente !== 'LOCALHOST') {
+    throw new Error(
+      'identity has no user yet: outside LOCALHOST set IDENTITY_ADMIN_SENHA for the first master (a random password would be printed into the logs)',
+    );
+  }
   const senha = informada ?? randomBytes(12).toString('base64url');
   // as any collaborator: subscribers of colaborador.* learn of it too (DESIGN §3)
   await criarUsuario({ nome: 'Administrador', email, perfil: 'colaborador', e_master: true, senha });

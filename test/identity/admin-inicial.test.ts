@@ -1,4 +1,6 @@
 import { prepararIdentity } from '../../api/identity/preparar';
+import * as configuracao from '../../config';
+import { Usuario } from '../../models/identity';
 import { cliente } from '../helpers/http';
 import { iniciarSuite, SuiteDeTeste } from '../helpers/suite';
 
@@ -45,4 +47,19 @@ test('without IDENTITY_ADMIN_SENHA the first master gets a random password, prin
   const segunda = await saidaDe(() => prepararIdentity());
   expect(segunda).not.toContain('Senha');
   expect((await api.post('/auth/login', { body: { email, senha } })).status).toBe(200);
+});
+
+test('outside LOCALHOST, a first start without IDENTITY_ADMIN_SENHA refuses, naming it, and prints no password: the standard output is the logs there', async () => {
+  // the same suite, its users gone: a first start again, as on a new host
+  await Usuario.destroy({ where: {}, force: true });
+  const real = configuracao.config();
+  const ambiente = jest.spyOn(configuracao, 'config').mockReturnValue({ ...real, ambiente: 'SANDBOX' });
+  let saida = '';
+  try {
+    saida = await saidaDe(() => expect(prepararIdentity()).rejects.toThrow(/IDENTITY_ADMIN_SENHA/));
+  } finally {
+    ambiente.mockRestore();
+  }
+  expect(saida).not.toContain('Senha');
+  expect(await Usuario.count({ paranoid: false })).toBe(0);
 });
