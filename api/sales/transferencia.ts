@@ -179,11 +179,13 @@ export async function transferirSemResposta(
     const sistema = c.config_system_suporte_id;
     if ((falhasSeguidas.get(sistema) ?? 0) >= FALHAS_SEGUIDAS_POR_SISTEMA) continue;
     try {
-      // the robot may have answered (or the team taken it) since the list was read
+      // the robot may have answered (or the team taken it) since the list was read, or a run beside
+      // this one (its job's lock lapsed while it was slow) been refused and put this wait off
       const [aindaEspera] = await lerPorTexto<{ id: string }>(
         sales,
-        `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA} AND ${INICIO_DA_ESPERA} < ?`,
-        [c.id, limite],
+        `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA} AND ${INICIO_DA_ESPERA} < ?
+            AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < ${INICIO_DA_ESPERA})`,
+        [c.id, limite, dataSql(agora)],
       );
       if (!aindaEspera) continue;
       // the database failing to read the system is no refusal by the platform: it goes to the outer

@@ -695,6 +695,25 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(segunda.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
   });
 
+  it('a wait another run put off while this one was under way (its job taken over while slow) is not called in this run', async () => {
+    const primeira = await esperando({ esperaS: ESPERA_S + 40 });
+    const segunda = await esperando({ esperaS: ESPERA_S + 30 });
+    // while the platform opens the first, the other run is refused the second and puts it off
+    abrirNoChat(primeira.conversa, 200, () =>
+      banco('sales').query(
+        `UPDATE conversa SET transferencia_falhas = 1, transferencia_falhou_em = UTC_TIMESTAMP(3),
+            transferencia_falhou_contato_em = ultima_mensagem_do_contato_em, transferencia_tentar_apos = UTC_TIMESTAMP(3) + INTERVAL 1 MINUTE
+          WHERE id = ?`,
+        { replacements: [segunda.registro.id] },
+      ),
+    );
+    const segundaNoChat = abrirNoChat(segunda.conversa, 500);
+    await transferirSemResposta();
+    expect(await s.conversaDoSuporte(primeira.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    expect(segundaNoChat.isDone()).toBe(false);
+    expect(await adiada(segunda.registro.id)).toMatchObject({ transferencia_falhas: 1 });
+  });
+
   it('a hand-over the platform accepted is recorded even when the contact writes again during the call', async () => {
     const { conversa } = await esperando({ esperaS: ESPERA_S + 30 });
     abrirNoChat(conversa, 200, () => s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', conteudo: 'alguém aí?' })));
