@@ -397,8 +397,9 @@ test('a 503 with Retry-After is honoured: the next attempt waits the seconds ask
 
     await hub.esperarSituacao(entrega.id, 'entregue', 6000);
     const [a, b] = noCaminho('/ocupado');
+    // not sooner than asked; how much later a loaded machine makes it is the stored schedule's
+    // to say (above), not the clock's
     expect(b.em - a.em).toBeGreaterThanOrEqual(1950);
-    expect(b.em - a.em).toBeLessThan(3500);
   } finally {
     receptor.responder = (r) => (r.caminho.startsWith('/falha') ? 500 : 200);
   }
