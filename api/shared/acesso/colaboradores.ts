@@ -187,14 +187,14 @@ export function criarColaboradores(
    * counts this person. Locks taken as a link takes them (the person, then the profile); other
    * orders by other writers: run again on a deadlock.
    */
-  function espelharUm(id: string, dados: Record<string, unknown> & { master: boolean }, acessoInicialId: string): Promise<void> {
+  function espelharUm(id: string, dados: Record<string, unknown>, acessoInicialId: string): Promise<void> {
     return repetirEmConflito('espelho de colaborador', () =>
       Colaborador.sequelize!.transaction(async (transaction) => {
         const linha = await Colaborador.findByPk(id, { paranoid: false, transaction, lock: transaction.LOCK.UPDATE });
         if (!linha) return;
         const mudancas: Record<string, unknown> = { ...dados };
-        if (dados.master) mudancas.perfil_acesso_id = null;
-        else if (linha.master) mudancas.perfil_acesso_id = acessoInicialId;
+        // a master's null already in `dados`; otherwise a row still saying master takes `Acesso inicial`
+        if (mudancas.perfil_acesso_id === undefined && linha.master) mudancas.perfil_acesso_id = acessoInicialId;
         if (linha.deletado_em) {
           const perfilId = mudancas.perfil_acesso_id === undefined ? linha.perfil_acesso_id : null;
           if (perfilId && !(await PerfilAcesso.findByPk(perfilId, { attributes: ['id'], transaction, lock: transaction.LOCK.SHARE }))) {
@@ -330,10 +330,12 @@ export function criarColaboradores(
         }
         const mudou = (Object.keys(dados) as (keyof typeof dados)[]).some((k) => local.get(k) !== dados[k]);
         if (mudou || local.deletado_em) {
-          // only a return or a demotion decide from the row; otherwise its master flag is the one
-          // read (only a sync sets it, one at a time; a link only clears it), and a master loses any profile
-          if (local.deletado_em || (local.master && !u.e_master)) await espelharUm(local.id, dados, acessoInicialId);
-          else await Colaborador.update({ ...dados, ...(u.e_master ? { perfil_acesso_id: null } : {}) }, { where: { id: local.id } });
+          // a master loses any profile (SPEC 4.5 rule 7); only a return or a demotion decide from the
+          // row, otherwise its master flag is the one read (only a sync sets it, one at a time; a
+          // link only clears it)
+          const mudancas = { ...dados, ...(u.e_master ? { perfil_acesso_id: null } : {}) };
+          if (local.deletado_em || (local.master && !u.e_master)) await espelharUm(local.id, mudancas, acessoInicialId);
+          else await Colaborador.update(mudancas, { where: { id: local.id } });
           aoMudarPerfil(local.auth_id);
           resultado.atualizados++;
           aoProgredir?.({ ...resultado, vistas: i + 1, de: usuarios.length });
