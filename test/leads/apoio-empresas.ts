@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { digitosVerificadores } from '../../api/shared/cnpj';
-import { novaGeracaoDosDados } from '../../api/leads/geracao';
+import { Contagem } from '../../api/leads/contagem';
+import { chaveDosFiltros, FiltrosDeEmpresas } from '../../api/leads/filtros';
+import { chaveNaGeracao, novaGeracaoDosDados } from '../../api/leads/geracao';
+import { redis } from '../../lib/redis';
 import { banco } from '../../lib/database';
 import { acessoDe } from '../helpers/acesso';
 import { sorteio } from '../helpers/aleatorio';
@@ -356,6 +359,12 @@ export async function leadsComCadastro(semente?: number, opcoes?: Parameters<typ
   const cadastro = gerarCadastro(semente);
   await semear(cadastro);
   return { suite, leads, cadastro, master: await leads.admin() };
+}
+
+/** The count cached for a filter set under generation `geracao` (the current one when not given); null when none is. */
+export async function contagemGuardada(filtros: FiltrosDeEmpresas, geracao?: string): Promise<Contagem | null> {
+  const valor = await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros(filtros), geracao)).chave);
+  return valor === null ? null : (JSON.parse(valor) as Contagem);
 }
 
 /** Adds establishments (and their company / Simples rows) to a generated registry and to the database. */

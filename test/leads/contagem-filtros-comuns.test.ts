@@ -1,10 +1,9 @@
-import { Contagem, contarEmpresas, contarFiltrosComuns } from '../../api/leads/contagem';
-import { chaveDosFiltros, FiltrosDeEmpresas, UFS } from '../../api/leads/filtros';
-import { chaveNaGeracao, novaGeracaoDosDados } from '../../api/leads/geracao';
+import { contarEmpresas, contarFiltrosComuns } from '../../api/leads/contagem';
+import { FiltrosDeEmpresas, UFS } from '../../api/leads/filtros';
+import { geracaoDosDados, novaGeracaoDosDados } from '../../api/leads/geracao';
 import * as database from '../../lib/database';
-import { redis } from '../../lib/redis';
 import { SuiteDeTeste } from '../helpers/suite';
-import { acrescentar, Cadastro, estabelecimento, Leads, leadsComCadastro } from './apoio-empresas';
+import { acrescentar, Cadastro, contagemGuardada, estabelecimento, Leads, leadsComCadastro } from './apoio-empresas';
 
 /*
  * DESIGN §6 and docs/leads.md: after an import, every combination of uf, situacao_cadastral and
@@ -43,11 +42,6 @@ function filtrosComuns(): FiltrosDeEmpresas[] {
   return conjuntos;
 }
 
-const guardada = async (f: FiltrosDeEmpresas): Promise<Contagem | null> => {
-  const valor = await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros(f))).chave);
-  return valor === null ? null : (JSON.parse(valor) as Contagem);
-};
-
 test('every filter set of those three the data holds is cached with the count its job would give; one it does not hold, not at all', async () => {
   // a cap some filter sets pass: those are cached as the estimate, as their count job would
   const teto = cadastro.estabelecimentos.filter((e) => e.situacao_cadastral === '02').length - 1;
@@ -57,18 +51,18 @@ test('every filter set of those three the data holds is cached with the count it
   for (const filtros of filtrosComuns()) {
     const { contagem } = await contarEmpresas(filtros, teto);
     if (contagem.total === 0) {
-      expect({ filtros, guardada: await guardada(filtros) }).toEqual({ filtros, guardada: null });
+      expect({ filtros, guardada: await contagemGuardada(filtros) }).toEqual({ filtros, guardada: null });
       continue;
     }
     comLinhas++;
     if (contagem.estimado) estimados++;
-    expect({ filtros, guardada: await guardada(filtros) }).toEqual({ filtros, guardada: contagem });
+    expect({ filtros, guardada: await contagemGuardada(filtros) }).toEqual({ filtros, guardada: contagem });
   }
   expect(cacheados).toBe(comLinhas);
   // the cases the test means to hold: some capped, and the rows no filter asks for exactly
   expect(estimados).toBeGreaterThan(0);
-  expect(await guardada({})).toEqual({ total: teto, estimado: true });
-  expect(await guardada({ uf: 'SP' })).toEqual({ total: cadastro.estabelecimentos.filter((e) => e.uf === 'SP').length, estimado: false });
+  expect(await contagemGuardada({})).toEqual({ total: teto, estimado: true });
+  expect(await contagemGuardada({ uf: 'SP' })).toEqual({ total: cadastro.estabelecimentos.filter((e) => e.uf === 'SP').length, estimado: false });
 });
 
 test('a listing of such a filter set takes its total from them: no count runs', async () => {
@@ -87,17 +81,17 @@ test('a listing of such a filter set takes its total from them: no count runs', 
 
 test("a month's counts are not read for the next: a new generation is counted anew", async () => {
   await contarFiltrosComuns();
-  const antes = await guardada({ uf: 'DF' });
+  const antes = await contagemGuardada({ uf: 'DF' });
   await acrescentar(cadastro, [{ e: estabelecimento({ uf: 'DF' }) }]);
   await novaGeracaoDosDados();
-  expect(await guardada({ uf: 'DF' })).toBeNull();
+  expect(await contagemGuardada({ uf: 'DF' })).toBeNull();
   const res = await leads.listar(master, { uf: 'DF' });
   expect(res.body).toMatchObject({ total: antes!.total + 1, estimado: false });
 });
 
 test('a month swapped in during the pass: nothing is cached, under either generation', async () => {
   const lerDemorado = database.lerDemorado;
-  const antes = (await chaveNaGeracao('contagem', chaveDosFiltros({}))).geracao;
+  const antes = await geracaoDosDados();
   // the swap lands while the pass reads: its generation changes under it
   const leitura = jest.spyOn(database, 'lerDemorado').mockImplementationOnce(async (...args) => {
     await novaGeracaoDosDados();
@@ -108,7 +102,5 @@ test('a month swapped in during the pass: nothing is cached, under either genera
   } finally {
     leitura.mockRestore();
   }
-  for (const geracao of [antes, (await chaveNaGeracao('contagem', '{}')).geracao]) {
-    expect(await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros({}), geracao)).chave)).toBeNull();
-  }
+  for (const geracao of [antes, await geracaoDosDados()]) expect(await contagemGuardada({}, geracao)).toBeNull();
 });

@@ -6,9 +6,7 @@ import type { Connection } from 'mysql2/promise';
 import { QueryTypes } from 'sequelize';
 import * as contagem from '../../api/leads/contagem';
 import * as geracao from '../../api/leads/geracao';
-import { chaveNaGeracao, VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
-import { chaveDosFiltros, FiltrosDeEmpresas } from '../../api/leads/filtros';
-import { redis } from '../../lib/redis';
+import { VALIDADE_DA_GERACAO_MS } from '../../api/leads/geracao';
 import { emOrdemDasPartes, ESPERA_PELAS_SOBRAS, importarCnpj, partesQueFaltam, Progresso, PULSO, TROCA_DAS_TABELAS } from '../../api/leads/importacao';
 import * as receita from '../../api/leads/receita';
 import { ErroDeDominio } from '../../api/shared/errors';
@@ -40,6 +38,7 @@ import {
   novoCnpj,
   tudoNulo,
 } from './apoio';
+import { contagemGuardada } from './apoio-empresas';
 
 /**
  * Import of the Receita Federal's open CNPJ files (DESIGN §6; test/fixtures/receita/LEIA-ME.md):
@@ -793,21 +792,17 @@ describe('importing a new month (DESIGN §6: runs again on a new month\'s files)
   });
 
   test('each month swapped in brings the counts of its broad filter sets (uf, situacao_cadastral, matriz_filial), kept under its generation', async () => {
-    const contagem = async (filtros: FiltrosDeEmpresas) => {
-      const valor = await redis('produtor').get((await chaveNaGeracao('contagem', chaveDosFiltros(filtros))).chave);
-      return valor && JSON.parse(valor);
-    };
     const m1 = dois(novoCnpj(), 'MES 1');
     await importarMes({ ...m1, estabelecimentos: [...m1.estabelecimentos, linhaDeEstabelecimento({ cnpj: novoCnpj(), uf: 'RJ', situacao_cadastral: '08' })] });
     geracao.esquecerGeracao();
-    expect([await contagem({}), await contagem({ uf: 'SP' }), await contagem({ uf: 'RJ', situacao_cadastral: '08', matriz_filial: '1' })]).toEqual([
+    expect([await contagemGuardada({}), await contagemGuardada({ uf: 'SP' }), await contagemGuardada({ uf: 'RJ', situacao_cadastral: '08', matriz_filial: '1' })]).toEqual([
       { total: 2, estimado: false },
       { total: 1, estimado: false },
       { total: 1, estimado: false },
     ]);
     await importarMes(dois(novoCnpj(), 'MES 2'));
     geracao.esquecerGeracao();
-    expect([await contagem({}), await contagem({ uf: 'RJ' })]).toEqual([{ total: 1, estimado: false }, null]);
+    expect([await contagemGuardada({}), await contagemGuardada({ uf: 'RJ' })]).toEqual([{ total: 1, estimado: false }, null]);
   });
 
   test("a failed count pass fails no import: the month is live and recorded done, and its broad sets are counted when listed", async () => {
