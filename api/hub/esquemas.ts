@@ -206,6 +206,12 @@ interface Compilado {
  */
 const ESQUEMAS_PERCORRIDOS_MAXIMO = 100_000;
 
+/**
+ * Schemas one inside another, counting each $ref as a step: the walk below recurses once per step,
+ * and a long chain of refs (a small body) would overflow the stack before the count above is made.
+ */
+const PROFUNDIDADE_MAXIMA = 1_000;
+
 /** RE2 instructions of all of a schema's patterns together (each string meets every one that applies). */
 const TAMANHO_DOS_PADROES_MAXIMO = 10_000;
 
@@ -272,6 +278,7 @@ function percorrer(raiz: unknown, aoVisitar: (esquema: Record<string, unknown>) 
   const visitar = (no: unknown, ehRaiz = false): Percurso => {
     if (!no || typeof no !== 'object' || Array.isArray(no)) return { esquemas: 0, erros: 0 };
     if (noCaminho.has(no)) throw caro('esquemas recursivos (um $ref para um esquema que o contém) não são aceitos');
+    if (noCaminho.size >= PROFUNDIDADE_MAXIMA) throw caro(`mais de ${PROFUNDIDADE_MAXIMA} esquemas um dentro do outro (contando cada $ref como um passo)`);
     const lembrado = lembrados.get(no);
     if (lembrado) return lembrado;
     const esquema = no as Record<string, unknown>;

@@ -227,6 +227,13 @@ describe('what one event may cost the hub, whatever its data or its schema', () 
     expect(() => conferirEsquema(porAncora)).toThrow(expect.objectContaining({ tipo: 'dados_invalidos' }));
     recusado({ $id: 'http://exemplo.test/s', definitions: { d: { type: 'object' } }, $ref: 'http://exemplo.test/s#/definitions/d' }, 'só referências dentro do esquema');
     recusado({ definitions: { x: { $ref: '#/%E0%A4%A' }, y: { type: 'string' } }, type: 'object' }, 'ponteiro JSON');
+    // a long chain of refs (a 0.8 MB body) is refused with its reason, not walked until the stack overflows
+    const corrente = (elos: number) => ({
+      definitions: Object.fromEntries(Array.from({ length: elos }, (_, i) => [`a${i}`, i === elos - 1 ? { type: 'string' } : { $ref: `#/definitions/a${i + 1}` }])),
+      $ref: '#/definitions/a0',
+    });
+    recusado(corrente(20_000), 'mais de 1000 esquemas um dentro do outro');
+    expect(() => conferirEsquema(corrente(400))).not.toThrow();
     // a root $id is fine, as are refs by pointer to a shared definition
     expect(() => conferirEsquema({ $id: 'http://exemplo.test/ok', definitions: { cep: { type: 'string' } }, properties: { a: { $ref: '#/definitions/cep' }, b: { $ref: '#/definitions/cep' } } })).not.toThrow();
   });
