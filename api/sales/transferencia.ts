@@ -24,6 +24,16 @@ interface Esperando {
   transferencia_falhas: number;
 }
 
+/** An answer of the chat platform other than a 2xx, with its status. */
+class RespostaDaPlataforma extends Error {
+  constructor(readonly status: number, mensagem: string) {
+    super(mensagem);
+  }
+}
+
+/** What abrirNoSuporte answers for a conversation the platform does not have (deleted there, say). */
+const NAO_ENCONTRADA = 'nao_encontrada';
+
 /** A conversation of the chat platform as its API addresses it, with the system's API token. */
 interface NaPlataforma {
   url: string;
@@ -52,7 +62,7 @@ async function chamarPlataforma(p: NaPlataforma, caminho: string, corpo?: object
   });
   if (!res.ok) {
     largarResposta(res);
-    throw new Error(`the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
+    throw new RespostaDaPlataforma(res.status, `the chat platform answered ${res.status} to ${corpo ? 'POST' : 'GET'} conversations/{id}${caminho}`);
   }
   const json = (await res.json().catch(() => null)) as unknown;
   if (!json || typeof json !== 'object') throw new Error('the chat platform answered no JSON object');
@@ -73,7 +83,9 @@ const FORA_DA_FILA = new Set(['resolved', 'snoozed']);
  * status webhook lost) or the team's own correction (a PATCH, which changes nothing in the
  * platform, SPEC 4.6 rule 6), and toggling would reopen a conversation resolved or snoozed there.
  * Answers null when the hand-over stands (opened now, or already open there: an earlier call
- * whose answer was lost), or the platform's status when it left the conversation as it is. A
+ * whose answer was lost), or the platform's status when it left the conversation as it is
+ * (NAO_ENCONTRADA when it has no such conversation: nothing to open, and no refusal of the
+ * platform, which answered). A
  * platform that does not tell the status (an agent bot's token, refused the conversation's
  * reading by Chatwoot versions that allow bots only a few calls; an answer without it) is
  * toggled as before. Only the platform's answer that the conversation is open counts; when the
@@ -82,7 +94,10 @@ const FORA_DA_FILA = new Set(['resolved', 'snoozed']);
  */
 async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null, sinal?: AbortSignal): Promise<string | null> {
   const p = naPlataforma(c, sistema);
-  const antes = await statusNaPlataforma(p, sinal).catch(() => undefined);
+  const antes = await statusNaPlataforma(p, sinal).catch((err) =>
+    err instanceof RespostaDaPlataforma && err.status === 404 ? NAO_ENCONTRADA : undefined,
+  );
+  if (antes === NAO_ENCONTRADA) return antes;
   if (antes === 'open') return null;
   if (typeof antes === 'string' && FORA_DA_FILA.has(antes)) return antes;
   try {
@@ -93,6 +108,22 @@ async function abrirNoSuporte(c: Esperando, sistema: ConfigSystem | null, sinal?
   }
   return null;
 }
+
+/**
+ * Tries of one wait after which it is given up: 30 take about a day (1 + 2 + ... + 32 minutes,
+ * then one an hour). A conversation the platform lost, or resolved there with its status webhook
+ * lost, would otherwise be asked about every hour for good, more of them every month.
+ */
+export const TENTATIVAS_POR_ESPERA = 30;
+
+/**
+ * A wait may be tried now (one `?`: the moment a back-off must be due by): never refused, its
+ * back-off due and its tries not used up, or the refusals were of an earlier wait (`inicio`, the
+ * start of this one, is later than the refused one's).
+ */
+const PODE_TENTAR = (inicio: string) => `(c.transferencia_tentar_apos IS NULL
+  OR (c.transferencia_tentar_apos <= ? AND c.transferencia_falhas < ${TENTATIVAS_POR_ESPERA})
+  OR c.transferencia_falhou_contato_em < ${inicio})`;
 
 /**
  * Still waiting for an answer (the run's list may be minutes old), and not handed over since the
@@ -138,9 +169,10 @@ export interface ProgressoDaTransferencia {
  * than SALES_TRANSFERENCIA_ESPERA_SEGUNDOS since a message the robot has not answered goes to the
  * team. It is opened in the chat platform first; only then is `open`, `transferida_em` and
  * `transferida_motivo = sem_resposta` recorded. One the platform refuses stays pending and is
- * tried again after a wait that doubles with each refusal (esperaAposFalhas), so the ones that
- * always fail do not keep the others waiting; a new wait (the robot answered, the contact wrote
- * again) starts over. Each system has its own places in a run, and one that fails three times in a
+ * tried again after a wait that doubles with each refusal (esperaAposFalhas), and given up after
+ * TENTATIVAS_POR_ESPERA; a new wait (the robot answered, the contact wrote again) starts over. In
+ * a run, waits not tried yet go before those tried again, so conversations that always fail do not
+ * keep the others waiting. Each system has its own places in a run, and one that fails three times in a
  * row is left alone for the rest of it, so a system the platform refuses never holds back the others. Conversations of
  * a system without the platform's address, account or API token (or inactive, or deleted) are not
  * tried.
@@ -150,7 +182,11 @@ export async function transferirSemResposta(
   aoProgredir: (p: ProgressoDaTransferencia) => void = () => undefined,
   sinal?: AbortSignal,
 ): Promise<{ transferidas: number; falhas: number }> {
-  const limite = dataSql(new Date(agora.getTime() - config().sales.transferenciaEsperaSegundos * 1000));
+  const { transferenciaEsperaSegundos, transferenciaIntervaloSegundos } = config().sales;
+  const limite = dataSql(new Date(agora.getTime() - transferenciaEsperaSegundos * 1000));
+  // a back-off runs from the refusal, some way into its run, and runs start one interval apart:
+  // one due within half an interval goes now, not a whole interval after it was due
+  const devidaAte = dataSql(new Date(agora.getTime() + (transferenciaIntervaloSegundos * 1000) / 2));
   const sales = banco('sales');
   // only systems that can be called: a conversation of one that never could would keep its place forever
   const sistemas = await lerPorTexto<{ id: string }>(
@@ -161,7 +197,7 @@ export async function transferirSemResposta(
   // each system gets its own places, so one whose backlog the platform keeps refusing cannot take
   // every place of the run from the others; the systems then take turns (each one's oldest wait,
   // then each one's second...), so a slow one cannot hold the others' first ones back either
-  const porSistema = await Promise.all(sistemas.map((sistema) => esperandoNoSistema(sistema.id, limite, agora)));
+  const porSistema = await Promise.all(sistemas.map((sistema) => esperandoNoSistema(sistema.id, limite, devidaAte)));
   const esperando = porSistema
     .flatMap((lista) => lista.map((c, vez) => ({ c, vez })))
     .sort((a, b) => a.vez - b.vez || a.c.espera_desde.getTime() - b.c.espera_desde.getTime())
@@ -184,8 +220,8 @@ export async function transferirSemResposta(
       const [aindaEspera] = await lerPorTexto<{ id: string }>(
         sales,
         `SELECT c.id FROM conversa c WHERE c.id = ? AND c.status = 'pending' AND ${SEM_RESPOSTA} AND ${INICIO_DA_ESPERA} < ?
-            AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < ${INICIO_DA_ESPERA})`,
-        [c.id, limite, dataSql(agora)],
+            AND ${PODE_TENTAR(INICIO_DA_ESPERA)}`,
+        [c.id, limite, devidaAte],
       );
       if (!aindaEspera) continue;
       // the database failing to read the system is no refusal by the platform: it goes to the outer
@@ -206,9 +242,9 @@ export async function transferirSemResposta(
       }
       falhasSeguidas.set(sistema, 0);
       if (naPlataforma !== null) {
-        // resolved or snoozed there: nothing to hand over now; asked again later, as after a
-        // refusal, in case the team gives it back to the robot while this contact still waits
-        log.info({ conversa_id: c.id, status_na_plataforma: naPlataforma }, 'conversa resolvida ou adiada na plataforma: não transferida');
+        // resolved, snoozed or not found there: nothing to hand over now; asked again later, as
+        // after a refusal, in case the team gives it back to the robot while this contact still waits
+        log.info({ conversa_id: c.id, status_na_plataforma: naPlataforma }, 'conversa resolvida, adiada ou ausente na plataforma: não transferida');
         await adiar(c, agora);
         continue;
       }
@@ -227,7 +263,10 @@ export async function transferirSemResposta(
 }
 
 /**
- * A system's conversations waiting for a hand-over that may be tried now, oldest wait first. Read
+ * A system's conversations waiting for a hand-over that may be tried now: waits not tried yet
+ * first, then those tried again, each oldest wait first (a backlog the platform keeps refusing is
+ * the oldest, and after three refusals in a row the run leaves the system: first, it would keep
+ * every new wait behind it). Read
  * in its index's order (`espera_do_contato_em`: the contact's last message while SEM_RESPOSTA
  * holds, null otherwise, so the conversations the robot answered last, pending for good, are not
  * read at every run) and stopped at the run's places, so the
@@ -236,7 +275,7 @@ export async function transferirSemResposta(
  * back-off holds while the wait it was for goes on (its start, `transferencia_falhou_contato_em`);
  * the cheap test in WHERE lets through only those it may not hold.
  */
-async function esperandoNoSistema(sistemaId: string, limite: string, agora: Date): Promise<Esperando[]> {
+async function esperandoNoSistema(sistemaId: string, limite: string, devidaAte: string): Promise<Esperando[]> {
   const linhas = await lerPorTexto<Esperando & { falhou_contato_em: Date | null; tentar_apos: Date | null }>(
     banco('sales'),
     `SELECT c.id, c.config_system_suporte_id, c.suporte_conta_id, c.suporte_conversa_id, c.ultima_mensagem_do_contato_em,
@@ -245,10 +284,10 @@ async function esperandoNoSistema(sistemaId: string, limite: string, agora: Date
        FROM conversa c JOIN config_system s ON s.id = c.config_system_suporte_id
       WHERE c.config_system_suporte_id = ? AND c.status = 'pending' AND c.deletado_em IS NULL AND c.espera_do_contato_em IS NOT NULL
         AND COALESCE(c.suporte_conta_id, s.conta_id) IS NOT NULL
-        AND (c.transferencia_tentar_apos IS NULL OR c.transferencia_tentar_apos <= ? OR c.transferencia_falhou_contato_em < c.ultima_mensagem_do_contato_em)
-     HAVING espera_desde < ? AND (tentar_apos IS NULL OR tentar_apos <= ? OR falhou_contato_em < espera_desde)
+        AND ${PODE_TENTAR('c.ultima_mensagem_do_contato_em')}
+     HAVING espera_desde < ? AND ${PODE_TENTAR('espera_desde')}
       ORDER BY c.espera_do_contato_em LIMIT ${POR_SISTEMA_E_RODADA}`,
-    [sistemaId, dataSql(agora), limite, dataSql(agora)],
+    [sistemaId, devidaAte, limite, devidaAte],
   );
   return linhas
     .map(({ falhou_contato_em, tentar_apos: _, ...c }) => ({
@@ -256,11 +295,12 @@ async function esperandoNoSistema(sistemaId: string, limite: string, agora: Date
       // refusals of an earlier wait do not count for this one
       transferencia_falhas: falhou_contato_em && falhou_contato_em >= c.espera_desde ? c.transferencia_falhas : 0,
     }))
-    .sort((a, b) => a.espera_desde.getTime() - b.espera_desde.getTime());
+    .sort((a, b) => Number(a.transferencia_falhas > 0) - Number(b.transferencia_falhas > 0) || a.espera_desde.getTime() - b.espera_desde.getTime());
 }
 
 async function adiar(c: Esperando, agora: Date): Promise<void> {
   const falhas = c.transferencia_falhas + 1;
+  if (falhas === TENTATIVAS_POR_ESPERA) log.warn({ conversa_id: c.id, falhas }, 'transferência abandonada: a espera só volta a contar com uma nova mensagem do contato');
   // a run slowed by time-outs counts the wait from the refusal, not from its start
   const falhouEm = new Date(Math.max(agora.getTime(), Date.now()));
   // the refused wait is kept by its start's platform time: a wait that begins later starts over

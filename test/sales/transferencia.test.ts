@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { esperaAposFalhas, ProgressoDaTransferencia, SEM_RESPOSTA, transferirSemResposta } from '../../api/sales/transferencia';
+import { esperaAposFalhas, ProgressoDaTransferencia, SEM_RESPOSTA, TENTATIVAS_POR_ESPERA, transferirSemResposta } from '../../api/sales/transferencia';
 import { loadConfig } from '../../config';
 import { banco } from '../../lib/database';
 import { agendarRepetiveis } from '../../lib/runner';
@@ -238,7 +238,9 @@ describe('the hand-over trigger', () => {
   });
 
   it('when the chat platform refuses, the conversation stays with the robot and is tried again a minute later, then after twice as long each time', async () => {
-    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30 });
+    // a system of its own: the earlier tests' waits, not tried yet, would go first in each run
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30, doSistema: proprio });
     // a little ahead, so the refusal is counted from it rather than from the clock
     const t0 = new Date(Date.now() + 5_000);
     const recusa = abrirNoChat(conversa, 500);
@@ -247,16 +249,18 @@ describe('the hand-over trigger', () => {
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
     expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 1, transferencia_tentar_apos: new Date(t0.getTime() + 60_000) });
 
+    // runs are a minute apart (SALES_TRANSFERENCIA_INTERVALO_SEGUNDOS): a back-off due within half
+    // of one is tried by the run starting now
     const cedo = abrirNoChat(conversa, 500);
-    await transferirSemResposta(new Date(t0.getTime() + 59_000));
+    await transferirSemResposta(new Date(t0.getTime() + 29_000));
     expect(cedo.isDone()).toBe(false);
-    const t1 = new Date(t0.getTime() + 61_000);
+    const t1 = new Date(t0.getTime() + 31_000);
     await transferirSemResposta(t1);
     expect(cedo.isDone()).toBe(true);
     expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 2, transferencia_tentar_apos: new Date(t1.getTime() + 120_000) });
 
     const aceite = abrirNoChat(conversa);
-    await transferirSemResposta(new Date(t1.getTime() + 121_000));
+    await transferirSemResposta(new Date(t1.getTime() + 91_000));
     expect(aceite.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
     expect(await adiada(registro.id)).toEqual({ transferencia_falhas: 0, transferencia_tentar_apos: null });
@@ -630,7 +634,9 @@ describe('the hand-over trigger', () => {
   });
 
   it('a conversation pending here but not with the robot in the platform (resolved there, a status webhook lost or a PATCH) is not reopened: nothing changes here, and it is asked again later', async () => {
-    const resolvida = await esperando({ esperaS: ESPERA_S + 30 });
+    // a system of its own: the earlier tests' waits, due by the second run and not yet tried, would go before it
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const resolvida = await esperando({ esperaS: ESPERA_S + 30, doSistema: proprio });
     statusNoChat.set(resolvida.conversa, 'resolved');
     const toggle = abrirNoChat(resolvida.conversa);
     await transferirSemResposta();
@@ -642,6 +648,91 @@ describe('the hand-over trigger', () => {
     await transferirSemResposta(new Date(Date.now() + 61_000));
     expect(toggle.isDone()).toBe(true);
     expect(await s.conversaDoSuporte(resolvida.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a conversation the platform does not have (404) is not toggled nor counted against its system: the run goes on to the next ones, and it is asked again later', async () => {
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const perdidas = [];
+    for (let i = 0; i < 4; i++) perdidas.push(await esperando({ esperaS: ESPERA_S + 50 - i, doSistema: proprio }));
+    const nova = await esperando({ esperaS: ESPERA_S + 10, doSistema: proprio });
+    for (const p of perdidas) statusNoChat.set(p.conversa, 404);
+    const toggles = perdidas.map((p) => abrirNoChat(p.conversa));
+    const aceite = abrirNoChat(nova.conversa);
+    await transferirSemResposta();
+    expect(toggles.map((t) => t.isDone())).toEqual([false, false, false, false]);
+    // after four conversations the platform does not have, the fifth was still called
+    expect(aceite.isDone()).toBe(true);
+    for (const p of perdidas) {
+      expect(await s.conversaDoSuporte(p.conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+      expect((await adiada(p.registro.id)).transferencia_falhas).toBe(1);
+    }
+  });
+
+  it('in a run, waits not tried yet go before those tried again: a backlog the platform keeps refusing, older, does not keep a new wait from the team', async () => {
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const recusadas = [];
+    for (let i = 0; i < 3; i++) recusadas.push(await esperando({ esperaS: 3600 - i, doSistema: proprio }));
+    // refused twice already, their back-off due
+    await banco('sales').query(
+      `UPDATE conversa SET transferencia_falhas = 2, transferencia_falhou_em = ?, transferencia_falhou_contato_em = ultima_mensagem_do_contato_em,
+          transferencia_tentar_apos = ? WHERE id IN (?)`,
+      { replacements: [segundosAtras(180), segundosAtras(60), recusadas.map((r) => r.registro.id)] },
+    );
+    const nova = await esperando({ esperaS: ESPERA_S + 10, doSistema: proprio });
+    const ordem: number[] = [];
+    nock(CHAT)
+      .post(/toggle_status/)
+      .times(4)
+      .reply((uri) => {
+        const conversa = Number(uri.split('/').at(-2));
+        ordem.push(conversa);
+        return conversa === nova.conversa ? [200, { payload: { success: true, current_status: 'open' } }] : [503, {}];
+      });
+    await transferirSemResposta();
+    expect(ordem).toEqual([nova.conversa, ...recusadas.map((c) => c.conversa)]);
+    expect(await s.conversaDoSuporte(nova.conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+    for (const c of recusadas) expect((await adiada(c.registro.id)).transferencia_falhas).toBe(3);
+  });
+
+  it(`a wait tried ${TENTATIVAS_POR_ESPERA} times (about a day) is given up; a new wait of the same conversation is tried again`, async () => {
+    const { conversa, registro } = await esperando({ esperaS: 2 * 86_400 });
+    const recusar = () => abrirNoChat(conversa, 503);
+    await banco('sales').query(
+      `UPDATE conversa SET transferencia_falhas = ?, transferencia_falhou_em = ?, transferencia_falhou_contato_em = ultima_mensagem_do_contato_em,
+          transferencia_tentar_apos = ? WHERE id = ?`,
+      { replacements: [TENTATIVAS_POR_ESPERA - 1, segundosAtras(3600), segundosAtras(1), registro.id] },
+    );
+    const ultima = recusar();
+    await transferirSemResposta();
+    expect(ultima.isDone()).toBe(true);
+    expect((await adiada(registro.id)).transferencia_falhas).toBe(TENTATIVAS_POR_ESPERA);
+    const depois = recusar();
+    await transferirSemResposta(new Date(Date.now() + 7 * 86_400_000));
+    expect(depois.isDone()).toBe(false);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'pending', transferida_em: null });
+
+    // the robot answers, and the contact writes again: a new wait
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', ...DO_ROBO, criadaEm: segundosAtras(ESPERA_S + 20) }));
+    await s.registrar(sistema, eventoDeMensagem({ conversa, conta: CONTA, status: 'pending', criadaEm: segundosAtras(ESPERA_S + 10) }));
+    nock.removeInterceptor({ hostname: 'chat.exemplo.test', method: 'POST', path: `/api/v1/accounts/${CONTA}/conversations/${conversa}/toggle_status`, proto: 'https' });
+    const aceite = abrirNoChat(conversa);
+    await transferirSemResposta();
+    expect(aceite.isDone()).toBe(true);
+    expect(await s.conversaDoSuporte(conversa)).toMatchObject({ status: 'open', transferida_motivo: 'sem_resposta' });
+  });
+
+  it('a back-off, counted from the refusal some way into its run, is tried by the run one interval later, not the one after', async () => {
+    const proprio = await s.criarSistema('suporte', { url: CHAT, conta_id: CONTA, token_api: 'token-da-api' });
+    const { conversa, registro } = await esperando({ esperaS: ESPERA_S + 30, doSistema: proprio });
+    // the run began a moment before this refusal
+    const t0 = segundosAtras(2);
+    abrirNoChat(conversa, 503);
+    await transferirSemResposta(t0);
+    const { transferencia_tentar_apos } = await adiada(registro.id);
+    expect(transferencia_tentar_apos.getTime()).toBeGreaterThan(t0.getTime() + 60_000);
+    const aceite = abrirNoChat(conversa);
+    await transferirSemResposta(new Date(t0.getTime() + 60_000));
+    expect(aceite.isDone()).toBe(true);
   });
 
   it("the platform's status decides: snoozed there, left alone; open there already, recorded without a call; not told (an agent bot's token refused the reading, no status in the answer), opened as before", async () => {
