@@ -362,9 +362,16 @@ export async function comTokenDaFila<T>(def: DefinicaoDeFila, agir: (token: stri
 /**
  * A failure that is an outcome, not a fault (a subscriber refusing a delivery): its job's log line
  * carries the message alone, where any other carries its stack. A subscriber down fails every
- * attempt, and a stack per attempt would only fill the logs.
+ * attempt, and a stack per attempt would only fill the logs; nor does the job keep one (it keeps
+ * the message where BullMQ keeps stacks): a subscriber down holds each of its deliveries in Redis
+ * as a delayed job for hours or days, and stacks were most of each job's size.
  */
-export class FalhaEsperada extends Error {}
+export class FalhaEsperada extends Error {
+  constructor(message: string) {
+    super(message);
+    this.stack = message;
+  }
+}
 
 /** Each worker's jobs under way (their run, and the job's id), so that shutdown can wait for them a bounded time. */
 const jobsEmCurso = new WeakMap<Worker, Map<Promise<unknown>, string | undefined>>();

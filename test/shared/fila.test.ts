@@ -4,6 +4,7 @@ import {
   DefinicaoDeFila,
   esperarFimDoJob,
   eventosDaFila,
+  FalhaEsperada,
   fecharWorker,
   fila,
   iniciarWorker,
@@ -305,6 +306,24 @@ test('a job failing attempt after attempt keeps the stacks of its last failures 
     expect((guardado.stacktrace ?? []).map((p) => p.split('\n')[0])).toEqual(
       Array.from({ length: PILHAS_POR_JOB }, (_, i) => `Error: falha ${i + 4}`),
     );
+  } finally {
+    await fecharWorker(worker);
+  }
+});
+
+test("a job failing with an expected outcome (FalhaEsperada: a subscriber refusing) keeps each failure's message, not a stack", async () => {
+  const def = { ...definicao(), opcoesDosJobs: { attempts: 3, removeOnComplete: false, removeOnFail: false } };
+  let tentativas = 0;
+  const worker = iniciarWorker(def, async () => {
+    tentativas++;
+    throw new FalhaEsperada(`recusada ${tentativas}`);
+  });
+  try {
+    const job = await fila(def).add('recusar', {});
+    await esperarAte(async () => (await job.getState()) === 'failed', 'the job failed for good');
+    const guardado = (await fila(def).getJob(job.id!))!;
+    expect(guardado.stacktrace).toEqual(['recusada 1', 'recusada 2', 'recusada 3']);
+    expect(guardado.failedReason).toBe('recusada 3');
   } finally {
     await fecharWorker(worker);
   }
