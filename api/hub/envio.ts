@@ -51,11 +51,19 @@ function guardaDoHub(): GuardaDeDestino | null {
   return guardaFeita.guarda;
 }
 
+/** RFC 9110's obsolete asctime date (`Sun Nov  6 08:49:37 1994`), GMT without saying so. */
+const DATA_ASCTIME = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$/;
+
+/**
+ * A Retry-After as RFC 9110 writes it: whole seconds, or an HTTP date, which is always GMT. A date
+ * that does not say GMT (other than asctime's) is no HTTP date: Date.parse would read it in the
+ * host's time zone, so hosts in different zones would wait hours apart.
+ */
 function retryAfter(valor: string | undefined): number | undefined {
-  if (!valor) return undefined;
-  const segundos = Number(valor);
-  if (Number.isFinite(segundos)) return Math.max(0, segundos * 1000);
-  const data = Date.parse(valor);
+  const v = valor?.trim();
+  if (!v) return undefined;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const data = / GMT$/.test(v) ? Date.parse(v) : DATA_ASCTIME.test(v) ? Date.parse(`${v} GMT`) : NaN;
   return Number.isNaN(data) ? undefined : Math.max(0, data - Date.now());
 }
 

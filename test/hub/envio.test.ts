@@ -140,6 +140,18 @@ test('a Retry-After is read from a 429 or 503, in seconds or as an HTTP date, an
   expect(data.retryAfterMs).toBeLessThanOrEqual(30_000);
   expect((await com(503, new Date(Date.now() - 60_000).toUTCString())).retryAfterMs).toBe(0);
   expect((await com(503, 'amanhã')).retryAfterMs).toBeUndefined();
+  // an HTTP date is GMT, whatever the host's zone: the obsolete forms too (asctime does not say so),
+  // while a date with no zone, or another one, is no HTTP date
+  const em = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000);
+  const [semana, dia, mes, ano, hora] = em.toUTCString().replace(',', '').split(' ');
+  const formas = [`${semana} ${mes} ${dia.padStart(2, ' ')} ${hora} ${ano}`, `${semana}, ${dia}-${mes}-${ano.slice(2)} ${hora} GMT`];
+  for (const forma of formas) {
+    const ms = (await com(503, forma)).retryAfterMs!;
+    expect([forma, Math.abs(ms - (em.getTime() - Date.now())) < 5_000]).toEqual([forma, true]);
+  }
+  expect((await com(503, `${semana}, ${dia} ${mes} ${ano} ${hora}`)).retryAfterMs).toBeUndefined();
+  expect((await com(503, `${em.toISOString()}`)).retryAfterMs).toBeUndefined();
+  expect((await com(503, '1e3')).retryAfterMs).toBeUndefined();
   expect((await com(500, '7')).retryAfterMs).toBeUndefined();
   expect((await com(200, '7')).retryAfterMs).toBeUndefined();
 });
