@@ -95,11 +95,12 @@ const mensagem = Joi.object({
   content: texto,
   // unix seconds up to the year 9999, or an ISO date in the years a date column holds (an offset
   // could move 9999-12-31 past them); one without an offset is UTC, as the platform keeps its
-  // times, not the time of whatever zone this server's host is in (Date.parse's reading)
+  // times, not the time of whatever zone this server's host is in (Date.parse's reading), its
+  // year's expanded form (+002026) too
   created_at: Joi.alternatives(
     Joi.number().min(0).max(ULTIMO_SEGUNDO),
     Joi.string()
-      .replace(/^(\d{4}-\d{2}-\d{2})[T ]([\d:.]+)$/, '$1T$2Z')
+      .replace(/^([+-]\d{6}|\d{4})(-\d{2}-\d{2})[T ]([\d:.]+)$/, '$1$2T$3Z')
       .isoDate()
       .custom((v: string, h) =>
         Date.parse(v) >= PRIMEIRO_SEGUNDO * 1000 && Date.parse(v) <= ULTIMO_SEGUNDO * 1000 ? v : h.message({ custom: '{{#label}} deve estar entre os anos 1000 e 9999 (UTC)' }),
